@@ -1,0 +1,40 @@
+// `kimina`: the command-line face of the backend. Each subcommand lives in backend/cli/<name>.ts.
+import { version } from '../package.json';
+
+type Command = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };
+
+const commands: Record<string, Command> = {
+  serve: { summary: 'start the backend (HTTP API and verifier pool)', load: () => import('./cli/serve') },
+  check: { summary: 'verify Lean files: a verdict per declaration', load: () => import('./cli/check') },
+  prove: { summary: 'prove a theorem: kimina prove FILE[:THEOREM]', load: () => import('./cli/prove') },
+  'format-check': { summary: 'check Kimina answers (JSON Lines on stdin)', load: () => import('./cli/formatCheck') },
+  model: { summary: 'pull or list models', load: () => import('./cli/model') },
+  lean: { summary: 'set up the Lean REPL for a project', load: () => import('./cli/lean') },
+  train: { summary: 'fine-tune on your proofs: start|status|pause|resume|cancel|export-verl', load: () => import('./cli/train') },
+  eval: { summary: 'evaluate a model on a benchmark (pass@k)', load: () => import('./cli/evaluate') },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  return [`kimina ${version}`, '', 'usage: kimina <command> [options]', '',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '', 'Run `kimina <command> --help` for a command\'s options.'].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') { console.log(usage()); return 0; }
+  if (name === '--version' || name === '-v') { console.log(version); return 0; }
+  const command = commands[name];
+  if (!command) { console.error(`kimina: unknown command '${name}'\n\n${usage()}`); return 2; }
+  return (await command.load()).run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (err: unknown) => {
+    console.error(`kimina: ${err instanceof Error ? err.message : String(err)}`);
+    if (process.env.KIMINA_DEBUG) console.error(err);
+    process.exitCode = 1;
+  },
+);

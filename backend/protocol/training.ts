@@ -1,0 +1,2 @@
+// Training messages (runs, metrics, rollouts): filled in by the training work.
+export {};

@@ -1,0 +1,2 @@
+// Proof view webview (filled in by the extension work).
+export {};

@@ -1,0 +1,2 @@
+// Training Monitor webview (filled in by the training work).
+export {};

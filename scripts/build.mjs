@@ -1,0 +1,22 @@
+// One build for the whole project: the CLI/backend, the VS Code extension and the webviews.
+import { build } from 'esbuild';
+import { chmodSync, mkdirSync } from 'node:fs';
+
+const watch = process.argv.includes('--watch');
+const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'node20' };
+// Native modules stay outside the bundle and load from node_modules at run time.
+const nativeExternals = ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js'];
+
+mkdirSync('dist/media', { recursive: true });
+const jobs = [
+  build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['backend/cli.ts'], outfile: 'dist/cli.js',
+    external: nativeExternals, banner: { js: '#!/usr/bin/env node' } }),
+  build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['extension/main.ts'], outfile: 'dist/extension.js',
+    external: ['vscode'] }),
+  build({ ...common, platform: 'browser', format: 'iife', target: 'es2022',
+    entryPoints: { proofView: 'media/proofView.ts', trainingMonitor: 'media/trainingMonitor.ts' },
+    outdir: 'dist/media', loader: { '.css': 'css' } }),
+];
+await Promise.all(jobs);
+chmodSync('dist/cli.js', 0o755);
+if (!watch) console.log('build: dist/cli.js, dist/extension.js, dist/media/*');

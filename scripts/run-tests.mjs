@@ -1,0 +1,24 @@
+// Runs every *.test.ts under the given folder with node's test runner (TypeScript through tsx).
+// `test` alone skips the e2e and trainer folders, which have their own scripts.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const root = process.argv[2] ?? 'test';
+const ownSuites = new Set(['test/e2e', 'test/trainer']);
+function find(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) {
+      if (root === 'test' && ownSuites.has(p)) continue;
+      if (name === 'fixtures' || name === 'node_modules') continue;
+      out.push(...find(p));
+    } else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+const files = find(root);
+if (files.length === 0) { console.error(`no tests under ${root}`); process.exit(1); }
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+process.exit(r.status ?? 1);

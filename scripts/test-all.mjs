@@ -1,0 +1,22 @@
+// The README's test command: typecheck, build, then every suite in turn. Exits non-zero if any step fails.
+import { spawnSync } from 'node:child_process';
+
+const steps = [
+  ['typecheck', ['npm', 'run', '-s', 'typecheck']],
+  ['build', ['npm', 'run', '-s', 'build']],
+  ['unit', ['npm', 'run', '-s', 'test:unit']],
+  ['trainer', ['npm', 'run', '-s', 'test:trainer']],
+  ['e2e', ['npm', 'run', '-s', 'test:e2e']],
+];
+const only = process.env.KIMINA_TEST_ONLY?.split(',');
+const results = [];
+for (const [name, cmd] of steps) {
+  if (only && !only.includes(name)) continue;
+  const t0 = Date.now();
+  console.log(`\n=== ${name}: ${cmd.join(' ')}`);
+  const r = spawnSync(cmd[0], cmd.slice(1), { stdio: 'inherit' });
+  results.push({ name, ok: r.status === 0, s: ((Date.now() - t0) / 1000).toFixed(0) });
+}
+console.log('\n=== summary');
+for (const r of results) console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name} (${r.s} s)`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);
