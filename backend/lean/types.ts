@@ -1,0 +1,22 @@
+// What the rest of the backend needs from the Lean verifier: one snippet in, a strict verdict out.
+import type { CommandResponse, InfotreeKind, Verdict } from '../protocol';
+
+export interface CheckOptions {
+  /** Seconds for the body (the header import gets its own budget). */
+  timeout?: number;
+  infotree?: InfotreeKind | null;
+  /** Declaration names whose axioms to audit; default: every theorem/lemma/example in the snippet. */
+  theorems?: string[];
+  signal?: AbortSignal;
+}
+
+export interface CheckOutcome {
+  verdict: Verdict;
+  /** The REPL's raw answer (positions already relative to the full snippet), when Lean answered. */
+  response?: CommandResponse;
+}
+
+export interface LeanVerifier {
+  check(code: string, options?: CheckOptions): Promise<CheckOutcome>;
+  close(): Promise<void>;
+}

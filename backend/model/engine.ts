@@ -1,0 +1,42 @@
+// The engine interface every inference backend implements (in-process ONNX, OpenAI-compatible server).
+import type { ChatMessage } from '../protocol';
+
+export interface SamplingOptions {
+  maxTokens: number;
+  /** 0 means greedy. */
+  temperature: number;
+  topP: number;
+  /** Generation stops when the text ends with one of these (the stop string is not included). */
+  stop?: string[];
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'cancelled';
+
+export interface Generation {
+  text: string;
+  /** Tokens generated. */
+  tokens: number;
+  finishReason: FinishReason;
+}
+
+/** Streaming callback: `index` is the prompt's position in the batch; `delta` new text (think tags included). */
+export type OnDelta = (index: number, delta: string) => void;
+
+export interface Engine {
+  readonly name: 'onnx' | 'openai' | string;
+  /** The model's id or folder, for logs and the store. */
+  readonly model: string;
+  /** The model's context limit in tokens, when known. */
+  readonly maxContext?: number;
+  /**
+   * Generates one answer per conversation, all decoded together where the engine can batch.
+   * n samples of one prompt = the same conversation n times. Rejects only on setup failures;
+   * a cancelled signal resolves with what was generated so far and finishReason 'cancelled'.
+   */
+  generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta): Promise<Generation[]>;
+  /** Tokens of the rendered prompt (chat template with the generation prompt), for length limits. */
+  countPromptTokens(conversation: ChatMessage[]): Promise<number>;
+  close(): Promise<void>;
+}
