@@ -1,0 +1,129 @@
+// Runs a benchmark: for each problem, the samples it still lacks, several problems at once,
+// each problem's finished samples written to the store as soon as they are known.
+import type { BenchmarkProblem, EvalAttemptRecord, EvalProgress } from '../protocol';
+import type { EvalStore, StoredAttempt } from '../store/eval';
+
+/** One answer (and its check) for sample index `sample` in [0, samples). */
+export type AttemptOutcome = Omit<EvalAttemptRecord, 'problem'> & { response?: string | null };
+
+/**
+ * Proves one problem `samples` times, with up to `fixTurns` error-fix turns per failed sample,
+ * without stopping at the first proof. Resolves with every turn of every sample; when `signal`
+ * aborts it may resolve early with fewer samples (those are dropped and redone later).
+ */
+export type AttemptProblem = (problem: BenchmarkProblem, request: { samples: number; fixTurns: number }, signal: AbortSignal) => Promise<AttemptOutcome[]>;
+
+export interface RunOptions {
+  store: EvalStore;
+  run: string;
+  attempt: AttemptProblem;
+  /** Problems proved at the same time. */
+  concurrency: number;
+  signal?: AbortSignal;
+  onProgress?: (p: EvalProgress) => void;
+  /** Keep whole responses in the store (large: up to ~100 KB per answer). */
+  keepResponses?: boolean;
+}
+
+export interface RunOutcome {
+  /** Problems finished in this call. */
+  finished: number;
+  /** True when every problem of the run has all its samples. */
+  complete: boolean;
+  stopped: boolean;
+}
+
+/** Groups a problem's outcomes by sample and checks each sample has its first answer. */
+function bySample(problem: string, outcomes: AttemptOutcome[], samples: number): Map<number, AttemptOutcome[]> {
+  const groups = new Map<number, AttemptOutcome[]>();
+  for (const o of outcomes) {
+    if (!Number.isInteger(o.sample) || o.sample < 0 || o.sample >= samples) throw new Error(`${problem}: attempt for sample ${o.sample}, expected 0..${samples - 1}`);
+    if (o.turn !== 1 && o.turn !== 2) throw new Error(`${problem}: attempt with turn ${o.turn}`);
+    let g = groups.get(o.sample);
+    if (!g) groups.set(o.sample, (g = []));
+    if (g.some((x) => x.turn === o.turn)) throw new Error(`${problem}: two answers for sample ${o.sample} turn ${o.turn}`);
+    g.push(o);
+  }
+  for (const [s, g] of groups) if (!g.some((x) => x.turn === 1)) throw new Error(`${problem}: sample ${s} has a fix turn but no first answer`);
+  return groups;
+}
+
+export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
+  const { store, run, attempt } = options;
+  const row = store.getRun(run);
+  if (!row) throw new Error(`no evaluation run named '${run}'`);
+  const { samples, fixTurns } = row.config;
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`concurrency must be a positive integer, got ${options.concurrency}`);
+
+  const problems = store.problems(run);
+  const finished = store.finishedSamples(run);
+  const solvedIds = new Set(store.attempts(run).filter((a) => a.valid).map((a) => a.problem));
+  const todo = problems.filter((p) => (finished.get(p.id)?.size ?? 0) < samples);
+  const total = problems.length;
+  let done = total - todo.length;
+  let finishedNow = 0;
+
+  const started = Date.now();
+  let lastWall = started;
+  const saveWallTime = () => { const now = Date.now(); store.addWallTime(run, now - lastWall); lastWall = now; };
+  const report = () => {
+    const elapsed = (Date.now() - started) / 1000;
+    const etaSeconds = finishedNow > 0 ? (elapsed / finishedNow) * (total - done) : null;
+    options.onProgress?.({ run, done, total, solved: solvedIds.size, etaSeconds });
+  };
+  report();
+
+  const inner = new AbortController();
+  const outer = options.signal;
+  const onAbort = () => inner.abort(outer?.reason);
+  outer?.addEventListener('abort', onAbort, { once: true });
+  let failure: unknown = null;
+  const queue = [...todo];
+
+  async function worker(): Promise<void> {
+    while (!inner.signal.aborted) {
+      const problem = queue.shift();
+      if (!problem) return;
+      const have = finished.get(problem.id) ?? new Set<number>();
+      const missing: number[] = [];
+      for (let s = 0; s < samples; s++) if (!have.has(s)) missing.push(s);
+      let outcomes: AttemptOutcome[];
+      try {
+        outcomes = await attempt(problem, { samples: missing.length, fixTurns }, inner.signal);
+      } catch (err) {
+        if (inner.signal.aborted) return;
+        failure ??= err;
+        inner.abort(err);
+        return;
+      }
+      const groups = bySample(problem.id, outcomes, missing.length);
+      if (inner.signal.aborted) return; // an interrupted problem is redone whole next time
+      if (groups.size < missing.length) {
+        failure ??= new Error(`${problem.id}: ${missing.length} samples asked, ${groups.size} answered`);
+        inner.abort(failure);
+        return;
+      }
+      const stored: StoredAttempt[] = [];
+      for (const [local, group] of groups) {
+        for (const o of group) {
+          stored.push({ ...o, problem: problem.id, sample: missing[local], response: options.keepResponses ? o.response ?? null : null });
+        }
+      }
+      store.recordSamples(run, problem.id, missing, stored);
+      if (stored.some((a) => a.valid)) solvedIds.add(problem.id);
+      done++;
+      finishedNow++;
+      saveWallTime();
+      report();
+    }
+  }
+
+  try {
+    await Promise.all(Array.from({ length: Math.min(options.concurrency, Math.max(1, todo.length)) }, () => worker()));
+  } finally {
+    outer?.removeEventListener('abort', onAbort);
+    saveWallTime();
+  }
+  if (failure) throw failure;
+  return { finished: finishedNow, complete: done === total, stopped: inner.signal.aborted };
+}
