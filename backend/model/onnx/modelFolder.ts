@@ -1,0 +1,85 @@
+// The model folder layout the engine loads (Hugging Face / Optimum style):
+//   config.json, generation_config.json, tokenizer.json, tokenizer_config.json,
+//   onnx/model.onnx (+ onnx/model.onnx_data holding the large initializers).
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ExternalDataFile, GraphBuilder } from './graphBuilder';
+import { buildQwen3Graph, type Qwen3GraphOptions, type WeightSource } from './qwen3Graph';
+import { qwen3ShapeFromConfig, type Qwen3Shape } from './qwen3Config';
+
+export const ONNX_FILE = join('onnx', 'model.onnx');
+export const ONNX_DATA_FILE = 'model.onnx_data';
+/** Written into model.onnx metadata so the engine can refuse graphs in another layout. */
+export const LAYOUT_KEY = 'kimina.layout';
+export const LAYOUT_VALUE = 'qwen3-split-cache-v1';
+
+/**
+ * Writes onnx/model.onnx (+ external data) for the given weights. model.onnx is written last (to a
+ * temporary name, then renamed), so an interrupted conversion never leaves a loadable half model.
+ */
+export function writeOnnxGraph(modelDir: string, shape: Qwen3Shape, weights: WeightSource, options: Qwen3GraphOptions): void {
+  const onnxDir = join(modelDir, 'onnx');
+  mkdirSync(onnxDir, { recursive: true });
+  const modelPath = join(modelDir, ONNX_FILE);
+  rmSync(modelPath, { force: true });
+  const external = new ExternalDataFile(join(onnxDir, ONNX_DATA_FILE));
+  let bytes: Uint8Array;
+  try {
+    const g = new GraphBuilder('qwen3', external);
+    buildQwen3Graph(g, shape, weights, options);
+    bytes = g.encode({ [LAYOUT_KEY]: LAYOUT_VALUE, 'kimina.quant': options.quant });
+  } finally {
+    external.close();
+  }
+  writeFileSync(`${modelPath}.partial`, bytes);
+  renameSync(`${modelPath}.partial`, modelPath);
+}
+
+export interface ModelFolderFiles {
+  config: Record<string, unknown>;
+  generationConfig: Record<string, unknown>;
+  tokenizerJson: unknown;
+  tokenizerConfig: Record<string, unknown>;
+}
+
+export function writeModelMetadata(modelDir: string, files: ModelFolderFiles): void {
+  mkdirSync(modelDir, { recursive: true });
+  const write = (name: string, value: unknown) => writeFileSync(join(modelDir, name), JSON.stringify(value, null, 2) + '\n');
+  write('config.json', files.config);
+  write('generation_config.json', files.generationConfig);
+  write('tokenizer.json', files.tokenizerJson);
+  write('tokenizer_config.json', files.tokenizerConfig);
+}
+
+export interface ModelFolderInfo {
+  dir: string;
+  shape: Qwen3Shape;
+  config: Record<string, unknown>;
+  generationConfig: Record<string, unknown>;
+  onnxPath: string;
+}
+
+function readJson(path: string, what: string): Record<string, unknown> {
+  if (!existsSync(path)) throw new Error(`model folder: ${what} not found at ${path}`);
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`model folder: ${path} is not valid JSON (${(e as Error).message})`);
+  }
+}
+
+/** Reads and checks a model folder (without loading the graph). */
+export function readModelFolder(dir: string): ModelFolderInfo {
+  const config = readJson(join(dir, 'config.json'), 'config.json');
+  const generationPath = join(dir, 'generation_config.json');
+  const generationConfig = existsSync(generationPath) ? readJson(generationPath, 'generation_config.json') : {};
+  const onnxPath = join(dir, ONNX_FILE);
+  if (!existsSync(onnxPath)) {
+    throw new Error(`model folder ${dir} has no ${ONNX_FILE}; convert the checkpoint first (kimina model pull converts automatically)`);
+  }
+  return { dir, shape: qwen3ShapeFromConfig(config), config, generationConfig, onnxPath };
+}
+
+export function removeModelGraph(modelDir: string): void {
+  rmSync(join(modelDir, 'onnx'), { recursive: true, force: true });
+}
