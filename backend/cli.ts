@@ -12,6 +12,7 @@ const commands: Record<string, Command> = {
   lean: { summary: 'set up the Lean REPL for a project', load: () => import('./cli/lean') },
   train: { summary: 'fine-tune on your proofs: start|status|pause|resume|cancel|export-verl', load: () => import('./cli/train') },
   eval: { summary: 'evaluate a model on a benchmark (pass@k)', load: () => import('./cli/evaluate') },
+  lsp: { summary: 'language-server face for the editor (stdio)', load: () => import('./cli/lsp') },
 };
 
 function usage(): string {

@@ -1,13 +1,41 @@
 // Custom LSP requests and notifications between the extension and the backend's language-server face.
 // Each is declared once here: its method name and its parameter and result types.
 import type { ProveEvent, ProveRequest, ProveResult } from './prove';
+import type { Verdict } from './verify';
+
+/** An editor range; positions are 0-based lines and 0-based characters in UTF-16 code units (LSP). */
+export interface LspRange { start: { line: number; character: number }; end: { line: number; character: number } }
+
+/** `theorem`: prove the whole declaration at the position; `goal`: prove the goal of the `sorry` at the position. */
+export type ProveMode = 'theorem' | 'goal';
 
 export interface ProveParams extends ProveRequest {
   /** The document the theorem comes from, for code lenses and gutter marks. */
   uri?: string;
   /** An id chosen by the client so that it can cancel and match events. */
   id: string;
+  /** Where the cursor is; with `code` holding the whole document, the backend finds the declaration or `sorry` there. */
+  position?: LspRange['start'];
+  mode?: ProveMode;
 }
+
+/** A text edit in the document the request was made from (the `code` sent with it). */
+export interface ProofEdit { range: LspRange; newText: string }
+
+export interface EditorProveResult extends ProveResult {
+  mode: ProveMode;
+  /** The declaration that was worked on: its name ("example" when unnamed) and its range in the document. */
+  declaration: { name: string; range: LspRange } | null;
+  /** The edit that puts the verified proof into the document; null unless proved. */
+  edit: ProofEdit | null;
+  /** Goal mode: the goal as a standalone lemma, and Lean's verdict on the whole declaration once spliced. */
+  goal?: { statement: string; recheck: Verdict | null };
+  /** Why nothing was attempted (no declaration at the cursor, no goal, backend not set up), when so. */
+  problem?: string;
+}
+
+/** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
+export type LspProveEvent = ProveEvent | { type: 'stage'; id: string; message: string };
 
 export interface CancelParams { id: string }
 export interface BackendStatus {
@@ -16,6 +44,12 @@ export interface BackendStatus {
   engine?: string;
   model?: string;
   lean?: string;
+  /** Proofs running now. */
+  running?: number;
+  /** Where proofs run: in the language-server process, or forwarded to a running `kimina serve`. */
+  backend?: 'in-process' | 'server';
+  /** What a first-time user still has to set up; empty or absent when ready. */
+  setup?: { model: boolean; lean: boolean; hints: string[] };
 }
 
 export const lspMethods = {
@@ -31,12 +65,18 @@ export const lspMethods = {
   statusChanged: 'kimina/statusChanged',
 } as const;
 
+/** Client-side commands the backend names in code lenses and code actions (arguments: uri, LspPosition). */
+export const editorCommands = {
+  proveTheorem: 'kimina.proveTheorem',
+  proveGoal: 'kimina.proveGoal',
+} as const;
+
 export interface LspRequestTypes {
-  'kimina/prove': { params: ProveParams; result: ProveResult };
+  'kimina/prove': { params: ProveParams; result: EditorProveResult };
   'kimina/cancel': { params: CancelParams; result: { cancelled: boolean } };
   'kimina/status': { params: Record<string, never>; result: BackendStatus };
 }
 export interface LspNotificationTypes {
-  'kimina/proveEvent': ProveEvent;
+  'kimina/proveEvent': LspProveEvent;
   'kimina/statusChanged': BackendStatus;
 }

@@ -1,0 +1,143 @@
+// The backend's language-server face: code lenses above declarations containing `sorry`, code actions on each
+// `sorry`, and the custom requests/notifications of protocol/lsp.ts (prove, cancel, status; proveEvent,
+// statusChanged). It runs the proofs through a ProveService: in this process, or forwarded to `kimina serve`.
+import { CodeActionKind, type CodeAction, type CodeLens, type Connection, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { type BackendStatus, type EditorProveResult, type LspNotificationTypes, type LspRequestTypes, editorCommands, lspMethods } from '../protocol';
+import { declarationAt, findDeclarations } from './editor/leanSource';
+import { proveInEditor } from './editor/editorProve';
+import type { ProveService } from './editor/service';
+
+export interface LspFaceOptions {
+  connection: Connection;
+  /** Builds the services (may fail, e.g. no model yet: the face then reports an error status with the reason). */
+  createService: () => Promise<ProveService>;
+  log?: (line: string) => void;
+}
+
+export interface LspFace { status(): BackendStatus; close(): Promise<void> }
+
+const provableKinds = new Set(['theorem', 'lemma', 'example']);
+
+export function startLspFace({ connection, createService, log = () => {} }: LspFaceOptions): LspFace {
+  const documents = new TextDocuments(TextDocument);
+  const running = new Map<string, AbortController>();
+  let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
+  let service: Promise<ProveService> | null = null;
+
+  const notify = <M extends keyof LspNotificationTypes>(method: M, params: LspNotificationTypes[M]) => void connection.sendNotification(method, params);
+  const setStatus = (next: BackendStatus) => { status = next; notify(lspMethods.statusChanged, status); };
+  const idleStatus = (base: BackendStatus): BackendStatus => ({ ...base, state: running.size ? 'proving' : base.state === 'proving' ? 'ready' : base.state, running: running.size });
+
+  const getService = (): Promise<ProveService> => {
+    service ??= createService().then(async (s) => {
+      const described = await s.describe();
+      setStatus({ state: 'ready', backend: s.kind, ...described, running: running.size });
+      return s;
+    }, (err: Error) => {
+      log(`backend services failed to start: ${err.message}`);
+      setStatus({ state: 'error', detail: err.message, setup: setupHints(err.message) });
+      service = null;
+      throw err;
+    });
+    return service;
+  };
+
+  connection.onInitialize(() => ({
+    capabilities: {
+      textDocumentSync: TextDocumentSyncKind.Incremental,
+      codeLensProvider: { resolveProvider: false },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+    },
+    serverInfo: { name: 'kimina-lsp' },
+  }));
+  connection.onInitialized(() => { getService().catch(() => {}); });
+
+  connection.onCodeLens(({ textDocument }): CodeLens[] => {
+    const doc = documents.get(textDocument.uri);
+    if (!doc) return [];
+    return findDeclarations(doc.getText())
+      .filter((d) => provableKinds.has(d.kind) && d.sorries.length > 0)
+      .map((d) => ({
+        range: { start: { line: d.startLine, character: d.indent }, end: { line: d.startLine, character: d.indent } },
+        command: { title: '$(sparkle) Prove with Kimina', command: editorCommands.proveTheorem, arguments: [textDocument.uri, { line: d.startLine, character: d.indent }] },
+      }));
+  });
+
+  connection.onCodeAction(({ textDocument, range }): CodeAction[] => {
+    const doc = documents.get(textDocument.uri);
+    if (!doc) return [];
+    const decls = findDeclarations(doc.getText());
+    const actions: CodeAction[] = [];
+    for (const decl of decls.filter((d) => provableKinds.has(d.kind))) {
+      for (const s of decl.sorries) {
+        if (s.line < range.start.line || s.line > range.end.line) continue;
+        const at = { line: s.line, character: s.character };
+        actions.push({ title: 'Prove this goal with Kimina', kind: CodeActionKind.QuickFix,
+          command: { title: 'Prove this goal with Kimina', command: editorCommands.proveGoal, arguments: [textDocument.uri, at] } });
+        if (!actions.some((a) => a.title.startsWith(`Prove ${decl.name}`))) {
+          actions.push({ title: `Prove ${decl.name} with Kimina`, kind: CodeActionKind.QuickFix,
+            command: { title: `Prove ${decl.name} with Kimina`, command: editorCommands.proveTheorem, arguments: [textDocument.uri, at] } });
+        }
+      }
+    }
+    return actions;
+  });
+
+  connection.onRequest(lspMethods.prove, async (params: LspRequestTypes['kimina/prove']['params'], token): Promise<EditorProveResult> => {
+    if (!params || typeof params.id !== 'string' || !params.id) throw new Error('kimina/prove needs an id');
+    if (running.has(params.id)) throw new Error(`a proof with id ${params.id} is already running`);
+    const text = params.code || (params.uri ? documents.get(params.uri)?.getText() : undefined);
+    if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
+    const controller = new AbortController();
+    token.onCancellationRequested(() => controller.abort());
+    running.set(params.id, controller);
+    try {
+      const svc = await getService();
+      setStatus(idleStatus(status));
+      const decl = params.position ? declarationAt(findDeclarations(text), params.position.line) : null;
+      log(`prove ${params.id}: ${params.mode ?? 'theorem'} ${decl?.name ?? ''}`);
+      const result = await proveInEditor(params, text, svc, (event) => notify(lspMethods.proveEvent, event), controller.signal);
+      log(`prove ${params.id}: ${result.status}${result.problem ? ` (${result.problem})` : ''}`);
+      return result;
+    } catch (err) {
+      if (controller.signal.aborted) {
+        return { id: params.id, status: 'cancelled', proof: null, attempts: [], mode: params.mode ?? 'theorem', declaration: null, edit: null };
+      }
+      throw err;
+    } finally {
+      running.delete(params.id);
+      if (status.state !== 'error') setStatus(idleStatus(status));
+    }
+  });
+
+  connection.onRequest(lspMethods.cancel, (params: LspRequestTypes['kimina/cancel']['params']) => {
+    const controller = params?.id ? running.get(params.id) : undefined;
+    controller?.abort();
+    return { cancelled: controller !== undefined };
+  });
+
+  connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
+    if (status.state === 'error') await getService().catch(() => {});
+    return status;
+  });
+
+  documents.listen(connection);
+  return {
+    status: () => status,
+    async close() {
+      for (const c of running.values()) c.abort();
+      if (service) await (await service.catch(() => null))?.close();
+    },
+  };
+}
+
+/** First-run guidance from a start-up failure: what is missing and how to get it. */
+export function setupHints(message: string): BackendStatus['setup'] {
+  const model = /model/i.test(message);
+  const lean = /lean|repl|lake/i.test(message);
+  const hints: string[] = [];
+  if (model) hints.push('Pull a model: "Kimina: Pull Model" (kimina model pull), or set kimina.model to a local folder.');
+  if (lean) hints.push('Set up the Lean verifier: "Kimina: Set Up Lean Verifier" (kimina lean setup).');
+  return { model, lean, hints };
+}

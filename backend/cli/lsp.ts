@@ -1,0 +1,34 @@
+// `kimina lsp --stdio`: the language-server face for the editor, speaking LSP over stdin/stdout.
+import { ProposedFeatures, StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
+import { startLspFace } from '../api/lsp';
+import { chooseService } from '../api/editor/chooseService';
+import { parseArgs } from './args';
+
+const usage = `usage: kimina lsp --stdio
+
+Runs the language-server face the VS Code extension starts: code lenses, code actions and the
+kimina/prove, kimina/cancel and kimina/status requests. Proofs are forwarded to a running
+\`kimina serve\` when KIMINA_SERVER_URL is set or <KIMINA_HOME>/serve.json names one; otherwise the
+engine and the Lean verifier run in this process (settings: KIMINA_* environment variables).`;
+
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseArgs(args, ['stdio', 'help']);
+  if (parsed.flags.has('help')) { console.log(usage); return 0; }
+  if (!parsed.flags.has('stdio')) { console.error(`kimina lsp: only --stdio is supported\n\n${usage}`); return 2; }
+  // stdout carries LSP frames only: anything else printed by a module goes to stderr (the extension's log).
+  const toStderr = (...parts: unknown[]) => process.stderr.write(parts.map(String).join(' ') + '\n');
+  console.log = toStderr; console.info = toStderr; console.debug = toStderr;
+  const log = (line: string) => process.stderr.write(`[kimina lsp] ${line}\n`);
+  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
+  const face = startLspFace({ connection, createService: () => chooseService(log), log });
+  const closed = new Promise<number>((resolve) => {
+    connection.onShutdown(async () => { await face.close(); });
+    connection.onExit(() => resolve(0));
+    process.stdin.on('end', () => { void face.close().then(() => resolve(0)); });
+  });
+  connection.listen();
+  log(`listening on stdio (pid ${process.pid})`);
+  const code = await closed;
+  setTimeout(() => process.exit(code), 100).unref();
+  return code;
+}

@@ -1,0 +1,133 @@
+// TEST DOUBLE: a stand-in for `kimina serve` (POST /v1/prove as server-sent events, POST /v1/check, GET /health)
+// that answers from a script instead of a model and Lean. It lets the editor face's "attach to a running
+// backend" path be tested end to end without weights or a Lean toolchain. Scripts, chosen by theorem name:
+//   name contains "fails": two attempts (turn 1 and the fix turn), both rejected with Lean's
+//                          "unknown identifier 'bogus_lemma'" error: not proved.
+//   name contains "slow":  thinks for a long time (until cancelled).
+//   otherwise:             thinks in a few chunks, then one verified attempt with the algebra_example proof.
+// /v1/check reports a goal for each `sorry` (positions in codepoints) and "valid" for sorry-free code.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Attempt, ProveEvent, ProveRequest, ProveResult, ReplSorry, V1CheckResult, Verdict } from '../../backend/protocol';
+
+export const standInProof = '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith';
+export const standInGoal = 'x : ℝ\nh₀ : 2 * x + 3 = 11\n⊢ x = 4';
+const thinkChunks = ['Let me think about this. ', 'We have 2x + 3 = 11, ', 'so 2x = 8 ', 'and x = 4.\n```tactics\nhave h₁ : 2 * x = 8 := by linarith\n```\n'];
+
+export interface StandInServe { url: string; token: string | undefined; requests: string[]; close(): Promise<void> }
+
+function theoremName(code: string): string {
+  return /(?:theorem|lemma)\s+([^\s(:]+)/.exec(code)?.[1] ?? 'example';
+}
+
+function verdict(status: Verdict['status'], reason: string, extra: Partial<Verdict> = {}): Verdict {
+  return { status, reason, messages: [], sorries: [], time: 0.01, ...extra };
+}
+
+function sorriesOf(code: string): ReplSorry[] {
+  const out: ReplSorry[] = [];
+  code.split('\n').forEach((line, i) => {
+    let k = line.indexOf('sorry');
+    while (k >= 0) {
+      const column = Array.from(line.slice(0, k)).length;
+      out.push({ goal: standInGoal, proofState: out.length, pos: { line: i + 1, column }, endPos: { line: i + 1, column: column + 5 } });
+      k = line.indexOf('sorry', k + 5);
+    }
+  });
+  return out;
+}
+
+export function check(code: string): V1CheckResult {
+  const sorries = sorriesOf(code);
+  const bogus = /bogus_\w+/.exec(code);
+  if (bogus) {
+    const lines = code.slice(0, bogus.index).split('\n');
+    const pos = { line: lines.length, column: Array.from(lines[lines.length - 1]).length };
+    return { id: 'editor', ...verdict('lean_error', `Lean reported an error: unknown identifier '${bogus[0]}'`, {
+      messages: [{ pos, endPos: null, severity: 'error', data: `unknown identifier '${bogus[0]}'` }] }) };
+  }
+  if (sorries.length) {
+    return { id: 'editor', ...verdict('sorry', 'the proof uses sorry', { sorries, messages: sorries.map((s) => ({ pos: s.pos!, endPos: null, severity: 'warning', data: "declaration uses 'sorry'" })) }),
+      response: { env: 0, sorries } };
+  }
+  return { id: 'editor', ...verdict('valid', 'Lean accepted the proof; axioms clean') };
+}
+
+const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+  const t = setTimeout(resolve, ms);
+  signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+});
+
+async function runScript(req: ProveRequest, id: string, send: (e: ProveEvent) => void, signal: AbortSignal): Promise<ProveResult> {
+  const name = theoremName(req.code);
+  const statement = req.code.replace(/\s*sorry\s*$/, '').replace(/:=\s*by\s*$/, ':= by');
+  const attempts: Attempt[] = [];
+  send({ type: 'started', id, samples: 1, fixTurns: name.includes('fails') ? 1 : 0 });
+  const turns = name.includes('fails') ? 2 : 1;
+  for (let turn = 1; turn <= turns; turn++) {
+    const chunks = name.includes('slow') ? Array.from({ length: 600 }, (_, i) => `step ${i} `) : thinkChunks;
+    let think = '';
+    for (const delta of chunks) {
+      if (signal.aborted) return { id, status: 'cancelled', proof: null, attempts };
+      await sleep(name.includes('slow') ? 100 : 250, signal);
+      think += delta;
+      send({ type: 'think', id, sample: 0, turn, delta });
+      send({ type: 'progress', id, tokens: think.length, tokensPerSecond: 40 });
+    }
+    const body = name.includes('fails') ? `\n  exact bogus_lemma${turn === 2 ? ' x h₀' : ''}` : standInProof;
+    const code = `${statement}${body}`;
+    const response = `<think>${think}</think>\n\`\`\`lean4\n${code}\n\`\`\``;
+    send({ type: 'text', id, sample: 0, turn, delta: response.slice(response.indexOf('</think>') + 8) });
+    const v = check(code);
+    const attempt: Attempt = { sample: 0, turn, response, think, code, format: { ok: true, error: 'NONE' }, verdict: v, tokens: response.length, timings: { generateMs: 900, verifyMs: 20 } };
+    attempts.push(attempt);
+    send({ type: 'attempt', id, attempt });
+    send({ type: 'verdict', id, sample: 0, turn, verdict: v });
+    if (v.status === 'valid') return { id, status: 'proved', proof: code, tactics: body, attempts };
+  }
+  return { id, status: 'not_proved', proof: null, attempts };
+}
+
+export async function startStandInServe(options: { port?: number; token?: string } = {}): Promise<StandInServe> {
+  const requests: string[] = [];
+  let next = 0;
+  const server: Server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    if (options.token && req.headers.authorization !== `Bearer ${options.token}`) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Invalid API Key' }));
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/health') { res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","version":"stand-in"}'); return; }
+    let raw = '';
+    req.on('data', (c: Buffer) => { raw += c.toString('utf8'); });
+    req.on('end', () => {
+      let body: { code?: string; snippets?: { code: string }[] };
+      try { body = JSON.parse(raw); } catch { res.writeHead(422).end('{"detail":"malformed JSON"}'); return; }
+      if (req.method === 'POST' && req.url === '/v1/check' && body.snippets) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: body.snippets.map((s) => check(s.code)) }));
+        return;
+      }
+      if (req.method === 'POST' && req.url === '/v1/prove' && typeof body.code === 'string') {
+        const controller = new AbortController();
+        res.on('close', () => controller.abort());
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        const send = (e: ProveEvent) => { if (!res.writableEnded) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`); };
+        const id = `standin-${++next}`;
+        void runScript(body as ProveRequest, id, send, controller.signal).then((result) => {
+          send({ type: 'done', id, result });
+          res.end();
+        });
+        return;
+      }
+      res.writeHead(404).end('{"detail":"not found"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token: options.token,
+    requests,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
