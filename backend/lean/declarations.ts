@@ -1,0 +1,318 @@
+// Finding declarations, their statements and their `sorry`s in Lean 4 source, without Lean.
+// Comments (nested `/- -/`, `--`), strings and char literals are masked first, so keywords and
+// brackets inside them are never mistaken for code. Commands are recognised where Lean code
+// conventionally starts them: at column 0 (attributes, modifiers and `open … in` prefixes are
+// folded into the declaration that follows them).
+
+export type DeclarationKind =
+  | 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'structure'
+  | 'inductive' | 'class' | 'axiom' | 'opaque';
+
+/** Kinds whose body is a proof a prover can write. */
+export const PROVABLE_KINDS: readonly DeclarationKind[] = ['theorem', 'lemma', 'example'];
+
+/** A place in the source: UTF-16 offset (JS string index), 1-based line, 0-based column in codepoints (as Lean counts). */
+export interface SourcePos { offset: number; line: number; column: number }
+
+export interface Declaration {
+  kind: DeclarationKind;
+  /** The declared name as written (`''` for `example` and anonymous instances). */
+  name: string;
+  /** Enclosing namespaces joined with `.`, `''` at top level. */
+  namespace: string;
+  /** First character of the declaration, prefixes (attributes, modifiers, `open … in`) included, doc comment excluded. */
+  start: SourcePos;
+  /** One past the last non-blank character of the declaration. */
+  end: SourcePos;
+  /** From `start` to the end of the signature's `:=`, plus ` by` (`:= by` when the source says `by`). */
+  statement: string;
+  /** Where the body starts (just after `:= by` or `:=`) and ends (= `end`); null when there is no `:=`. */
+  body: { start: SourcePos; end: SourcePos } | null;
+  /** The body is a tactic block (`:= by`). */
+  tactic: boolean;
+  /** Text of the `/-- … -/` doc comment right before the declaration, trimmed, or null. */
+  docComment: string | null;
+  sorries: SourcePos[];
+}
+
+const DECL_KINDS = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'structure',
+  'inductive', 'class', 'axiom', 'opaque']);
+const MODIFIERS = new Set(['private', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec', 'scoped', 'local']);
+/** Column-0 words that start a command which is not a declaration. */
+const OTHER_COMMANDS = new Set(['import', 'open', 'set_option', 'namespace', 'section', 'end', 'variable', 'universe',
+  'attribute', 'export', 'mutual', 'macro', 'macro_rules', 'syntax', 'elab', 'notation', 'infix', 'infixl', 'infixr',
+  'prefix', 'postfix', 'deriving', 'initialize', 'omit', 'include', 'termination_by', 'decreasing_by', 'run_cmd']);
+
+function isIdentChar(ch: string | undefined): boolean {
+  return ch !== undefined && /[\p{L}\p{N}_'!?.₀-₉ₐ-ₜᵢ-ᵪ]/u.test(ch);
+}
+
+/** The whole codepoint ending just before / starting at a UTF-16 offset (astral letters like 𝔸 included). */
+function charBefore(s: string, i: number): string | undefined {
+  if (i <= 0) return undefined;
+  const low = s.charCodeAt(i - 1);
+  return low >= 0xdc00 && low <= 0xdfff && i >= 2 ? s.slice(i - 2, i) : s[i - 1];
+}
+function charAt(s: string, i: number): string | undefined {
+  const cp = s.codePointAt(i);
+  return cp === undefined ? undefined : String.fromCodePoint(cp);
+}
+
+interface Masked { text: string; docs: { start: number; end: number; body: string }[] }
+
+/** Replaces comments, strings and char literals by spaces (newlines kept), recording doc comments. */
+export function maskLean(src: string): Masked {
+  const out = src.split('');
+  const docs: Masked['docs'] = [];
+  const blank = (from: number, to: number) => { for (let k = from; k < to; k++) if (out[k] !== '\n') out[k] = ' '; };
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (c === '-' && src[i + 1] === '-') {
+      let j = src.indexOf('\n', i);
+      if (j < 0) j = src.length;
+      blank(i, j); i = j; continue;
+    }
+    if (c === '/' && src[i + 1] === '-') {
+      let depth = 1, j = i + 2;
+      while (j < src.length && depth > 0) {
+        if (src[j] === '/' && src[j + 1] === '-') { depth++; j += 2; }
+        else if (src[j] === '-' && src[j + 1] === '/') { depth--; j += 2; }
+        else j++;
+      }
+      if (src[i + 2] === '-' && src[i + 3] !== '/') docs.push({ start: i, end: j, body: src.slice(i + 3, Math.max(i + 3, j - 2)).trim() });
+      blank(i, j); i = j; continue;
+    }
+    if (c === '"') {
+      let j = i + 1;
+      while (j < src.length && src[j] !== '"') j += src[j] === '\\' ? 2 : 1;
+      blank(i, Math.min(j + 1, src.length)); i = j + 1; continue;
+    }
+    if (c === "'" && !isIdentChar(charBefore(src, i))) {
+      const m = /^'(?:\\.[^']*|[^'\\\n])'/u.exec(src.slice(i, i + 12));
+      if (m) { blank(i, i + m[0].length); i += m[0].length; continue; }
+    }
+    i++;
+  }
+  return { text: out.join(''), docs };
+}
+
+/** Converts UTF-16 offsets to line/column positions (column in codepoints, like Lean). */
+class Positions {
+  private readonly lineStarts: number[] = [0];
+  constructor(private readonly src: string) {
+    for (let i = 0; i < src.length; i++) if (src[i] === '\n') this.lineStarts.push(i + 1);
+  }
+  at(offset: number): SourcePos {
+    let lo = 0, hi = this.lineStarts.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (this.lineStarts[mid] <= offset) lo = mid; else hi = mid - 1; }
+    const column = [...this.src.slice(this.lineStarts[lo], offset)].length;
+    return { offset, line: lo + 1, column };
+  }
+}
+
+interface Command { start: number; end: number; word: string }
+
+/** Column-0 command starts in masked text, each running to the next start (trailing blanks excluded). */
+function commands(masked: string): Command[] {
+  const starts: { start: number; word: string }[] = [];
+  const re = /^(@\[|[^\s]+)/gmu;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    const word = m[1] === '@[' ? '@[' : (/^[#\p{L}_][\p{L}\p{N}_!?']*/u.exec(m[1])?.[0] ?? '');
+    if (word === '@[' || DECL_KINDS.has(word) || MODIFIERS.has(word) || OTHER_COMMANDS.has(word) || word.startsWith('#')) {
+      starts.push({ start: m.index, word });
+    }
+  }
+  return starts.map((s, k) => {
+    let end = k + 1 < starts.length ? starts[k + 1].start : masked.length;
+    while (end > s.start && /\s/.test(masked[end - 1])) end--;
+    return { start: s.start, end, word: s.word };
+  });
+}
+
+interface Head { kind: string; keywordEnd: number; prefixOnly: boolean }
+
+/** Skips attributes, modifiers and `open … in` from `start`; returns the keyword that follows, if any. */
+function readHead(masked: string, start: number, end: number): Head {
+  let i = start;
+  for (;;) {
+    while (i < end && /\s/.test(masked[i])) i++;
+    if (i >= end) return { kind: '', keywordEnd: i, prefixOnly: true };
+    if (masked.startsWith('@[', i)) {
+      let depth = 0;
+      for (; i < end; i++) {
+        if (masked[i] === '[') depth++;
+        else if (masked[i] === ']' && --depth === 0) { i++; break; }
+      }
+      continue;
+    }
+    const word = /^[\p{L}_][\p{L}\p{N}_!?']*/u.exec(masked.slice(i, i + 40))?.[0] ?? '';
+    if (MODIFIERS.has(word)) { i += word.length; continue; }
+    if (word === 'open') {
+      const rest = masked.slice(i, end);
+      const inMatch = /\sin(?=\s|$)/u.exec(rest);
+      if (inMatch) { i += inMatch.index + inMatch[0].length; continue; }
+      return { kind: 'open', keywordEnd: i + word.length, prefixOnly: false };
+    }
+    return { kind: word, keywordEnd: i + word.length, prefixOnly: false };
+  }
+}
+
+/** Offset of the signature's `:=` (outside brackets) between `from` and `to`, or -1. */
+function signatureAssign(masked: string, from: number, to: number): number {
+  let depth = 0;
+  for (let i = from; i < to; i++) {
+    const c = masked[i];
+    if (c === '(' || c === '[' || c === '{' || c === '⦃' || c === '⟨') depth++;
+    else if (c === ')' || c === ']' || c === '}' || c === '⦄' || c === '⟩') depth = Math.max(0, depth - 1);
+    else if (depth === 0 && c === ':' && masked[i + 1] === '=') return i;
+    else if (depth === 0 && c === '|' && isMatchArm(masked, i)) return -1;
+  }
+  return -1;
+}
+
+/** `| pattern => …` at the start of a line: an equation-compiler arm, so the declaration has no signature `:=`. */
+function isMatchArm(masked: string, bar: number): boolean {
+  const lineStart = masked.lastIndexOf('\n', bar) + 1;
+  if (masked.slice(lineStart, bar).trim() !== '') return false;
+  const lineEnd = masked.indexOf('\n', bar);
+  return masked.slice(bar, lineEnd < 0 ? masked.length : lineEnd).includes('=>');
+}
+
+function sorriesIn(masked: string, from: number, to: number, pos: Positions): SourcePos[] {
+  const found: SourcePos[] = [];
+  const re = /sorry/g;
+  re.lastIndex = from;
+  for (let m = re.exec(masked); m && m.index < to; m = re.exec(masked)) {
+    if (!isIdentChar(charBefore(masked, m.index)) && !isIdentChar(charAt(masked, m.index + 5))) found.push(pos.at(m.index));
+  }
+  return found;
+}
+
+/** Every declaration in `source`, in order. */
+export function findDeclarations(source: string): Declaration[] {
+  const { text: masked, docs } = maskLean(source);
+  const pos = new Positions(source);
+  const cmds = commands(masked);
+  const result: Declaration[] = [];
+  const namespaces: { kind: 'namespace' | 'section'; name: string }[] = [];
+  let prefixStart = -1;
+  for (const cmd of cmds) {
+    const head = readHead(masked, cmd.start, cmd.end);
+    if (head.prefixOnly) { if (prefixStart < 0) prefixStart = cmd.start; continue; }
+    const start = prefixStart >= 0 ? prefixStart : cmd.start;
+    prefixStart = -1;
+    if (head.kind === 'namespace' || head.kind === 'section') {
+      const name = masked.slice(head.keywordEnd, cmd.end).trim();
+      namespaces.push({ kind: head.kind, name });
+      continue;
+    }
+    if (head.kind === 'end') {
+      namespaces.pop();
+      continue;
+    }
+    if (!DECL_KINDS.has(head.kind)) continue;
+    const nameMatch = /^\s+([^\s(:{[⦃⟨]+)/u.exec(masked.slice(head.keywordEnd, cmd.end));
+    const name = head.kind === 'example' || !nameMatch || nameMatch[1] === 'where' ? '' : nameMatch[1];
+    const assign = signatureAssign(masked, head.keywordEnd, cmd.end);
+    let statement: string, body: Declaration['body'] = null, tactic = false;
+    if (assign >= 0) {
+      const after = /^:=\s*by(?![\p{L}\p{N}_'])/u.exec(masked.slice(assign, assign + 400));
+      tactic = after !== null;
+      const bodyStart = assign + (after ? after[0].length : 2);
+      statement = source.slice(start, assign) + ':= by';
+      body = { start: pos.at(bodyStart), end: pos.at(cmd.end) };
+    } else {
+      statement = source.slice(start, cmd.end);
+    }
+    const doc = docs.find((d) => d.end <= start && source.slice(d.end, start).trim() === '');
+    result.push({
+      kind: head.kind as DeclarationKind,
+      name,
+      namespace: namespaces.filter((n) => n.kind === 'namespace').map((n) => n.name).join('.'),
+      start: pos.at(start),
+      end: pos.at(cmd.end),
+      statement,
+      body,
+      tactic,
+      docComment: doc ? doc.body : null,
+      sorries: sorriesIn(masked, start, cmd.end, pos),
+    });
+  }
+  return result;
+}
+
+/** The text before the first declaration (imports, options, opens, …), trailing blank lines removed. */
+export function headerOf(source: string): string {
+  const first = findDeclarations(source)[0];
+  const upto = first ? first.start.offset : source.length;
+  const doc = first ? maskLean(source).docs.find((d) => d.end <= upto && source.slice(d.end, upto).trim() === '') : undefined;
+  return source.slice(0, doc ? doc.start : upto).trimEnd();
+}
+
+export interface FormalStatement {
+  /** Header, scope commands in force, and the theorem ending in `:= by` (no `sorry`). */
+  text: string;
+  declaration: Declaration;
+  /** The doc comment, to use as the informal problem. */
+  informal: string | null;
+}
+
+const SCOPE_COMMANDS = new Set(['open', 'set_option', 'namespace', 'section', 'end', 'variable', 'universe', 'include', 'omit']);
+
+/**
+ * Non-declaration commands between the header and `decl` that still shape it (`open`, `namespace`,
+ * `section`, `end`, `variable`, `set_option`, `universe`, …), in source order.
+ */
+function scopeCommands(source: string, header: string, decl: Declaration): string[] {
+  const { text: masked } = maskLean(source);
+  const kept: string[] = [];
+  let prefixStart = -1;
+  for (const cmd of commands(masked)) {
+    if (cmd.start < header.length) continue;
+    if (cmd.start >= decl.start.offset) break;
+    const head = readHead(masked, cmd.start, cmd.end);
+    if (head.prefixOnly) { if (prefixStart < 0) prefixStart = cmd.start; continue; }
+    const start = prefixStart >= 0 ? prefixStart : cmd.start;
+    prefixStart = -1;
+    if (SCOPE_COMMANDS.has(head.kind)) kept.push(source.slice(start, cmd.end).trim());
+  }
+  return kept;
+}
+
+/** Builds the standalone formal statement for `decl` of `source`. */
+export function formalStatementOf(source: string, decl: Declaration): FormalStatement {
+  const header = headerOf(source);
+  const parts = [header, ...scopeCommands(source, header, decl), decl.statement.trim()].filter((p) => p !== '');
+  return { text: parts.join('\n\n'), declaration: decl, informal: decl.docComment };
+}
+
+/**
+ * Picks the declaration to prove: by name (with or without namespace), by 1-based line (inside its range),
+ * or, with neither, the only provable one / the first provable one holding a `sorry`.
+ */
+export function selectDeclaration(source: string, target: { name?: string; line?: number } = {}): Declaration {
+  const all = findDeclarations(source);
+  const provable = all.filter((d) => PROVABLE_KINDS.includes(d.kind));
+  if (target.name !== undefined) {
+    const wanted = target.name;
+    const hit = provable.find((d) => d.name === wanted || (d.namespace && `${d.namespace}.${d.name}` === wanted));
+    if (!hit) {
+      const names = provable.map((d) => d.name || '(example)').join(', ');
+      throw new Error(`no theorem named '${wanted}' in the code${names ? ` (found: ${names})` : ''}`);
+    }
+    return hit;
+  }
+  if (target.line !== undefined) {
+    const line = target.line;
+    const hit = all.find((d) => d.start.line <= line && line <= d.end.line);
+    if (!hit) throw new Error(`no declaration at line ${line}`);
+    if (!PROVABLE_KINDS.includes(hit.kind)) throw new Error(`the declaration at line ${line} is a ${hit.kind}, not a theorem, lemma or example`);
+    return hit;
+  }
+  if (provable.length === 0) throw new Error('the code holds no theorem, lemma or example');
+  if (provable.length === 1) return provable[0];
+  const withSorry = provable.find((d) => d.sorries.length > 0);
+  if (withSorry) return withSorry;
+  throw new Error(`the code holds ${provable.length} theorems; name the one to prove`);
+}
