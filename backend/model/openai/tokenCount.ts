@@ -1,0 +1,92 @@
+// Counting a conversation's prompt tokens for an OpenAI-compatible server, most exact source first:
+// the server's own tokenizer (vLLM `POST /tokenize` with messages; llama.cpp `/apply-template` then
+// `/tokenize`), else a local copy of the model's tokenizer and chat template, else an estimate.
+import type { AxiosInstance } from 'axios';
+import type { ChatMessage } from '../../protocol';
+import { loadTokenizer } from '../tokenizer';
+import { chatTemplateOf } from '../chatTemplate';
+
+export type TokenCountSource = 'server' | 'server-template' | 'local' | 'estimate';
+
+/** Characters per token assumed by the estimate; low on purpose, so limits err on the safe side. */
+export const ESTIMATE_CHARS_PER_TOKEN = 3;
+
+export interface TokenCounterOptions {
+  http: AxiosInstance;
+  /** The server root (the base URL without its trailing /v1). */
+  rootUrl: string;
+  model: string;
+  /** A model folder with tokenizer.json and a chat template, used when the server cannot count. */
+  tokenizerDir?: string;
+  log: (line: string) => void;
+}
+
+type Counter = (conversation: ChatMessage[]) => Promise<number | undefined>;
+
+export class PromptTokenCounter {
+  /** Where the last count came from. */
+  source: TokenCountSource | undefined;
+  private chosen: { source: TokenCountSource; count: Counter } | undefined;
+  private local: Promise<Counter> | undefined;
+
+  constructor(private readonly o: TokenCounterOptions) {}
+
+  async count(conversation: ChatMessage[]): Promise<number> {
+    if (this.chosen) {
+      const n = await this.chosen.count(conversation);
+      if (n !== undefined) return n;
+    }
+    const candidates: Array<{ source: TokenCountSource; count: Counter }> = [
+      { source: 'server', count: (c) => this.vllmTokenize(c) },
+      { source: 'server-template', count: (c) => this.llamaCppTokenize(c) },
+    ];
+    if (this.o.tokenizerDir) candidates.push({ source: 'local', count: (c) => this.localCount(c) });
+    for (const candidate of candidates) {
+      const n = await candidate.count(conversation).catch(() => undefined);
+      if (n !== undefined) {
+        this.chosen = candidate;
+        this.source = candidate.source;
+        return n;
+      }
+    }
+    if (this.source !== 'estimate') {
+      this.o.log(`prompt token counts are estimates (characters / ${ESTIMATE_CHARS_PER_TOKEN}): the server has no tokenize endpoint`
+        + (this.o.tokenizerDir ? ` and the tokenizer in ${this.o.tokenizerDir} could not be used` : ' and no local model folder is known (set KIMINA_MODEL to a model folder or pull the model)'));
+    }
+    this.source = 'estimate';
+    this.chosen = { source: 'estimate', count: async (c) => estimate(c) };
+    return estimate(conversation);
+  }
+
+  private async vllmTokenize(conversation: ChatMessage[]): Promise<number | undefined> {
+    const r = await this.o.http.post(`${this.o.rootUrl}/tokenize`,
+      { model: this.o.model, messages: conversation, add_generation_prompt: true }, { validateStatus: () => true });
+    if (r.status !== 200 || !r.data || typeof r.data !== 'object') return undefined;
+    // vLLM answers {count, max_model_len, tokens}; llama.cpp's /tokenize ignores messages and has no count.
+    return typeof r.data.count === 'number' && r.data.count > 0 ? r.data.count : undefined;
+  }
+
+  private async llamaCppTokenize(conversation: ChatMessage[]): Promise<number | undefined> {
+    const t = await this.o.http.post(`${this.o.rootUrl}/apply-template`, { messages: conversation }, { validateStatus: () => true });
+    if (t.status !== 200 || typeof t.data?.prompt !== 'string') return undefined;
+    const r = await this.o.http.post(`${this.o.rootUrl}/tokenize`, { content: t.data.prompt, add_special: false, parse_special: true }, { validateStatus: () => true });
+    if (r.status !== 200 || !Array.isArray(r.data?.tokens)) return undefined;
+    return r.data.tokens.length;
+  }
+
+  private async localCount(conversation: ChatMessage[]): Promise<number | undefined> {
+    this.local ??= (async () => {
+      const dir = this.o.tokenizerDir!;
+      const tokenizer = await loadTokenizer(dir);
+      const template = chatTemplateOf(tokenizer, dir);
+      return async (c: ChatMessage[]) => tokenizer.encode(template.render(c)).length;
+    })();
+    return (await this.local)(conversation);
+  }
+}
+
+function estimate(conversation: ChatMessage[]): number {
+  // Chat markup: about 5 tokens per message plus the generation prompt.
+  const chars = conversation.reduce((sum, m) => sum + m.content.length, 0);
+  return Math.ceil(chars / ESTIMATE_CHARS_PER_TOKEN) + 5 * conversation.length + 3;
+}
