@@ -7,9 +7,10 @@ export function passAtKSvg(report: EvalReport): string {
   const m = report.metrics;
   const series: Series[] = [{ name: 'pass@k', points: m.passAtK.map((p) => ({ x: p.k, y: p.value })), color: palette[0] }];
   if (m.passAtKWithFix) series.push({ name: 'pass@k + fix turn', points: m.passAtKWithFix.map((p) => ({ x: p.k, y: p.value })), color: palette[1] });
-  if (m.passAtKFixEqualBudget) series.push({ name: 'k/2 + k/2 fixes', points: m.passAtKFixEqualBudget.map((p) => ({ x: p.k, y: p.value })), color: palette[2], dashed: true });
+  if (m.passAtKFixEqualBudget) series.push({ name: 'k/2 answers + k/2 fixes', points: m.passAtKFixEqualBudget.map((p) => ({ x: p.k, y: p.value })), color: palette[2], dashed: true });
   series.push({ name: 'best@k (verl)', points: m.bestAtK.map((p) => ({ x: p.k, y: p.value })), color: palette[3], dashed: true });
-  return lineChartSvg({ title: `${report.run.name}: pass@k (${m.problems} problems)`, xLabel: 'k (samples per problem)', yLabel: 'share of problems solved', series, logX: true, yMax: 1 });
+  const xLabel = m.passAtKFixEqualBudget ? 'k (samples per problem; generations for k/2 answers + k/2 fixes)' : 'k (samples per problem)';
+  return lineChartSvg({ title: `${report.run.name}: pass@k (${m.problems} problems)`, xLabel, yLabel: 'share of problems solved', series, logX: true, yMax: 1 });
 }
 
 export function bySourceSvg(report: EvalReport): string {

@@ -37,7 +37,7 @@ function legend(entries: { name: string; color: string; dashed?: boolean; bar?: 
   return entries.flatMap((e, i) => {
     const y = M.top + 10 + i * 22;
     const mark = e.bar
-      ? `<rect x="${x}" y="${y - 8}" width="18" height="12" fill="${e.color}"/>`
+      ? `<rect x="${x}" y="${y - 8}" width="18" height="12" fill="${e.color}" stroke="#999" stroke-width="0.5"/>`
       : `<line x1="${x}" y1="${y - 2}" x2="${x + 18}" y2="${y - 2}" stroke="${e.color}" stroke-width="2.5"${e.dashed ? ' stroke-dasharray="6 4"' : ''}/>`;
     return [mark, text(x + 24, y + 2, e.name, { anchor: 'start', size: 11 })];
   });
@@ -84,11 +84,12 @@ export function lineChartSvg(chart: LineChart): string {
 export function barChartSvg(chart: BarChart): string {
   const pw = W - M.left - M.right;
   const ph = H - M.top - M.bottom;
-  const yMax = Math.max(1, ...(chart.totals ?? []), ...chart.series.flatMap((s) => s.values));
+  const top = Math.max(1, ...(chart.totals ?? []), ...chart.series.flatMap((s) => s.values));
+  const yMax = top * 1.08; // headroom for the labels above the tallest bar
   const py = (y: number) => M.top + ph - (y / yMax) * ph;
   const body: string[] = [];
   const yStep = Math.max(1, niceStep(yMax, 5));
-  for (let y = 0; y <= yMax + 1e-9; y += yStep) {
+  for (let y = 0; y <= top + 1e-9; y += yStep) {
     body.push(`<line x1="${M.left}" y1="${f(py(y))}" x2="${M.left + pw}" y2="${f(py(y))}" stroke="#e3e3e3"/>`);
     body.push(text(M.left - 8, py(y) + 4, String(Math.round(y)), { anchor: 'end', size: 11 }));
   }
@@ -106,7 +107,8 @@ export function barChartSvg(chart: BarChart): string {
       const v = s.values[i] ?? 0;
       body.push(`<rect x="${f(gx + j * barW)}" y="${f(py(v))}" width="${f(barW - 1)}" height="${f(M.top + ph - py(v))}" fill="${s.color}"/>`);
     });
-    body.push(text(M.left + i * slot + slot / 2, M.top + ph + 18, cat, { size: cat.length > 8 ? 9 : 11 }));
+    // Two-word names go on two lines so neighbours never overlap.
+    cat.split(' ').forEach((word, line) => body.push(text(M.left + i * slot + slot / 2, M.top + ph + 18 + line * 14, word, { size: 11 })));
   });
   body.push(`<rect x="${M.left}" y="${M.top}" width="${pw}" height="${ph}" fill="none" stroke="#888"/>`);
   body.push(text(20, M.top + ph / 2, chart.yLabel, { size: 13, rotate: true }));

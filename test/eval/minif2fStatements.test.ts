@@ -1,0 +1,80 @@
+// Every miniF2F file (244 test + 244 valid) must turn into a statement the prover accepts: the
+// declaration parser finds the theorem, the formal statement keeps header and binders intact,
+// the prompt carries it, and proof extraction finds it again in an answer that repeats it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { formalStatementOf, selectDeclaration } from '../../backend/lean/declarations';
+import { extractProof, normalizeStatement, signatureOf } from '../../backend/prover/extract';
+import { buildPrompt } from '../../backend/prover/prompt';
+import { firstTheoremName } from '../../backend/eval/theoremName';
+import { minif2fDir } from './helpers';
+
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/** Checks one Lean source; returns a list of problems found (empty when the prover accepts it). */
+export function statementProblems(code: string, theorem: string): string[] {
+  const issues: string[] = [];
+  let decl;
+  try { decl = selectDeclaration(code, { name: theorem }); } catch (e) { return [`selectDeclaration: ${(e as Error).message}`]; }
+  if (decl.kind !== 'theorem' && decl.kind !== 'lemma') issues.push(`kind ${decl.kind}`);
+  if (!decl.tactic) issues.push('body not recognised as `:= by`');
+  const formal = formalStatementOf(code, decl).text;
+  if (!formal.trimEnd().endsWith(':= by')) issues.push('statement does not end in `:= by`');
+  if (!/^import Mathlib/m.test(formal)) issues.push('header lost');
+  const signature = signatureOf(normalizeStatement(formal));
+  if (signature === null) issues.push('extraction cannot find a signature');
+  else if (!signature.includes(theorem)) issues.push(`signature does not name the theorem: ${signature.slice(0, 60)}`);
+  const answer = `<think>\n</think>\n\`\`\`lean4\n${formal}\n  nlinarith [sq_nonneg (1 : ℝ)]\n\`\`\`\n`;
+  const extracted = extractProof(answer, formal);
+  if (!extracted.ok) issues.push(`extraction failed: ${extracted.reason}`);
+  else if (extracted.proof !== '\n  nlinarith [sq_nonneg (1 : ℝ)]') issues.push(`extracted proof differs: ${JSON.stringify(extracted.proof)}`);
+  if (!buildPrompt(formal)[1].content.includes(formal)) issues.push('prompt lacks the statement');
+  return issues;
+}
+
+function files(split: string): string[] {
+  const dir = join(minif2fDir(), 'MiniF2F', split);
+  return readdirSync(dir).filter((f) => f.endsWith('.lean')).sort().map((f) => join(dir, f));
+}
+
+for (const split of ['Test', 'Valid']) {
+  test(`every miniF2F ${split} file parses into a statement the prover accepts`, () => {
+    const all = files(split);
+    assert.equal(all.length, 244);
+    const failures: string[] = [];
+    for (const file of all) {
+      const code = readFileSync(file, 'utf8');
+      const theorem = basename(file, '.lean');
+      if (firstTheoremName(code) !== theorem) failures.push(`${theorem}: loader found ${firstTheoremName(code)}`);
+      const issues = statementProblems(code, theorem);
+      // The statement Lean checks must be the file itself, less its `sorry`: nothing dropped, nothing added.
+      if (issues.length === 0) {
+        const formal = formalStatementOf(code, selectDeclaration(code, { name: theorem })).text;
+        if (squash(`${formal} sorry`) !== squash(code)) issues.push('statement differs from the file');
+      }
+      for (const i of issues) failures.push(`${theorem}: ${i}`);
+    }
+    assert.deepEqual(failures, [], `files the prover would not accept:\n${failures.join('\n')}`);
+  });
+}
+
+// Real-world syntax beyond miniF2F's uniform files: each must parse into an accepted statement.
+const header = 'import Mathlib\n\nopen Real\n\n';
+const syntaxCases: [string, string, string][] = [
+  ['multi-line binders', 'multi_line', `${header}theorem multi_line\n    (a b : ℝ)\n    (h₀ : 0 < a ∧\n      0 < b)\n    (h₁ : a + b = 1) :\n    a * b ≤ 1 / 4 := by\n  sorry\n`],
+  ['docstring', 'with_doc', `${header}/-- Show that $2 + 2 = 4$. Uses := inside the doc. -/\ntheorem with_doc : (2 : ℕ) + 2 = 4 := by sorry\n`],
+  ['open … in', 'opened', `${header}open Finset in\ntheorem opened (n : ℕ) : ∑ i ∈ range (n + 1), i = n * (n + 1) / 2 := by\n  sorry\n`],
+  ['unicode names and binders', 'ι_unicode₁', `${header}theorem ι_unicode₁ {α : Type*} [Fintype α] (f : α → ℝ) (hf : ∀ x, 0 ≤ f x) :\n    0 ≤ ∑ x, f x := by sorry\n`],
+  ['comment inside binders', 'commented', `${header}theorem commented (S : Finset ℕ)\n  -- a comment with := and theorem inside\n  (h₀ : ∀ n, n ∈ S ↔ 0 < n) :\n  S.card = 1 := by sorry\n`],
+  ['attribute and lemma', 'attr_lemma', `${header}@[simp]\nlemma attr_lemma (x : ℤ) : x + 0 = x := by sorry\n`],
+  ['set_option … in', 'opt_in', `${header}set_option maxRecDepth 10000 in\ntheorem opt_in : (10 : ℕ) ^ 3 = 1000 := by sorry\n`],
+];
+
+for (const [what, name, code] of syntaxCases) {
+  test(`statement accepted: ${what}`, () => {
+    assert.equal(firstTheoremName(code), name);
+    assert.deepEqual(statementProblems(code, name), []);
+  });
+}
