@@ -20,6 +20,8 @@ export interface FormatResult { ok: boolean; error: FormatErrorName; message?: s
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
 
 export interface ProveRequest {
+  /** Optional caller-chosen id (letters, digits, `_.:-`), so a JSON request can be cancelled with `DELETE /v1/prove/:id`. */
+  id?: string;
   /** The Lean file text, or a header plus the theorem. */
   code: string;
   /** Name of the theorem to prove when `code` holds several declarations. */
@@ -46,6 +48,12 @@ export interface Attempt {
   tokens?: number;
   /** Milliseconds: generation and Lean check. */
   timings?: { generateMs: number; verifyMs: number };
+  /** Why generation stopped: end of answer, token limit, or cancellation. */
+  finishReason?: 'stop' | 'length' | 'cancelled';
+  /** The error-fix message built from this attempt's verdict (sent as the next turn when one follows). */
+  feedback?: string | null;
+  /** Why no fix turn followed this failed attempt (the recipe's filter names), when none did. */
+  fixSkipped?: 'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded' | 'cancelled';
 }
 
 export type ProveStatus = 'proved' | 'not_proved' | 'cancelled';
@@ -62,7 +70,7 @@ export interface ProveResult {
 
 /** Events streamed while proving (SSE `event:` names = `type`). */
 export type ProveEvent =
-  | { type: 'started'; id: string; samples: number; fixTurns: number }
+  | { type: 'started'; id: string; samples: number; fixTurns: number; theorem?: string; statement?: string }
   | { type: 'think'; id: string; sample: number; turn: number; delta: string }
   | { type: 'text'; id: string; sample: number; turn: number; delta: string }
   | { type: 'attempt'; id: string; attempt: Attempt }

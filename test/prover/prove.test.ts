@@ -1,0 +1,155 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChatMessage, ProveEvent } from '../../backend/protocol';
+import { prove } from '../../backend/prover/prove';
+import { openDb } from '../../backend/store/db';
+import { AttemptStore } from '../../backend/store/attempts';
+import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
+import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH, WELL_FORMED } from './kiminaExamples';
+
+const FILE = `import Mathlib
+
+/-- Solve 2x + 3 = 11. -/
+theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by
+  sorry
+`;
+const FORMAL = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by';
+/** §8.3's failing attempt, well formed: `exact h₁` in the last tactics block and the final block. */
+const BAD = WELL_FORMED.replaceAll('  linarith\n```', '  exact h₁\n```');
+const infotree = [{ node: { stx: { range: { start: { line: 5, column: 2 }, finish: { line: 5, column: 10 } } },
+  goalsBefore: ['x : ℝ\nh₀ : 2 * x + 3 = 11\nh₁ : 2 * x = 8\n⊢ x = 4'] } }];
+const mismatch = { severity: 'error' as const, pos: { line: 5, column: 2 }, endPos: { line: 5, column: 10 }, data: TYPE_MISMATCH };
+
+/** Stand-in judgement: `linarith` as the last tactic proves it; `exact h₁` is the §8.3 type mismatch. */
+const judgeByProof = (code: string) => code.endsWith('  linarith')
+  ? { verdict: valid() }
+  : { verdict: leanError([mismatch]), response: { infotree } };
+const turnOf = (c: ChatMessage[]) => c.filter((m) => m.role === 'user').length;
+
+test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and streamed', async () => {
+  const engine = new ScriptedEngine((c) => (turnOf(c) === 1 ? BAD : WELL_FORMED));
+  const verifier = new StandInVerifier(judgeByProof);
+  const store = new AttemptStore(openDb(':memory:'));
+  const events: ProveEvent[] = [];
+  const result = await prove({ code: FILE, samples: 1 }, { engine, verifier, store }, (e) => events.push(e));
+
+  assert.equal(result.status, 'proved');
+  assert.equal(result.proof, FORMAL + '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith');
+  assert.equal(result.tactics, '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith');
+  assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status, a.format.error]), [[1, 'lean_error', 'NONE'], [2, 'valid', 'NONE']]);
+  assert.equal(verifier.calls[0].code, FAILING_CODE);
+  assert.equal(verifier.calls[0].options?.infotree, 'original', 'goals are asked for when a fix turn may follow');
+  assert.equal(verifier.calls[1].options?.infotree, null);
+  assert.deepEqual(verifier.calls[0].options?.theorems, ['algebra_example']);
+
+  const fix = engine.calls[1].conversations[0];
+  assert.deepEqual(fix.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
+  assert.equal(fix[2].content, BAD, 'the full turn-1 text is the assistant message');
+  assert.equal(fix[3].content, FIX_MESSAGE);
+  assert.ok(fix[1].content.includes('# Problem:\nSolve 2x + 3 = 11.\n\n# Formal Statement:\n```lean4\n' + FORMAL + '\n```\n'));
+
+  const types = events.map((e) => e.type);
+  assert.equal(types[0], 'started');
+  assert.equal(types.at(-1), 'done');
+  const think = events.filter((e) => e.type === 'think' && e.turn === 1).map((e) => (e as { delta: string }).delta).join('');
+  assert.ok(think.startsWith('\nThe hypothesis is linear') && think.endsWith('```\n') && !think.includes('<think>'));
+  const text = events.filter((e) => e.type === 'text' && e.turn === 2).map((e) => (e as { delta: string }).delta).join('');
+  assert.equal(text, WELL_FORMED.slice(WELL_FORMED.indexOf('</think>') + '</think>'.length));
+  assert.ok(types.includes('progress') && types.includes('verdict'));
+  assert.ok(types.indexOf('attempt') < types.lastIndexOf('verdict'), 'attempt 1 is reported before turn 2 is judged');
+
+  const stored = store.attemptsOf(result.id);
+  assert.equal(stored.length, 2);
+  assert.equal(stored[0].feedback, FIX_MESSAGE);
+  assert.equal(stored[0].think, result.attempts[0].think);
+  assert.equal(stored[1].messages.length, 4);
+  assert.equal(store.getRun(result.id)?.status, 'proved');
+  assert.equal(store.getRun(result.id)?.proof, result.proof);
+});
+
+test('n samples decoded together; the first verified proof cancels the other checks', async () => {
+  const engine = new ScriptedEngine((_c, i) => (i === 2 ? WELL_FORMED : BAD));
+  const verifier = new StandInVerifier((code) => (code.endsWith('  linarith') ? { verdict: valid(), delayMs: 5 } : { ...judgeByProof(code), delayMs: 5000 }));
+  const started = Date.now();
+  const result = await prove({ code: FILE, samples: 3 }, { engine, verifier });
+  assert.ok(Date.now() - started < 3000, 'slow checks were cancelled');
+  assert.equal(engine.calls.length, 1);
+  assert.equal(engine.calls[0].conversations.length, 3);
+  assert.equal(result.status, 'proved');
+  assert.equal(verifier.aborted, 2);
+  assert.deepEqual(result.attempts.map((a) => [a.sample, a.verdict?.status ?? null, a.fixSkipped ?? null]),
+    [[0, null, 'cancelled'], [1, null, 'cancelled'], [2, 'valid', null]]);
+});
+
+test('no fix turns when disabled; malformed and unextractable answers say why', async () => {
+  const engine = new ScriptedEngine((_c, i) => (i === 0 ? BAD : 'I cannot do this.'));
+  const verifier = new StandInVerifier(judgeByProof);
+  const result = await prove({ code: FILE, samples: 2, fixTurns: 0 }, { engine, verifier });
+  assert.equal(result.status, 'not_proved');
+  assert.equal(result.proof, null);
+  assert.equal(engine.calls.length, 1);
+  assert.deepEqual(result.attempts.map((a) => [a.format.error, a.code === null, a.fixSkipped]),
+    [['NONE', false, 'exceed_max_turn'], ['NO_VALID_LEAN4_CODE_BLOCK', true, 'filtered']]);
+  assert.equal(verifier.calls.length, 1, 'nothing extracted, nothing sent to Lean');
+});
+
+test('a second fix turn only when asked; turn-1 format failures carry into later turns', async () => {
+  const engine = new ScriptedEngine(() => BAD + '\nDone.');
+  const verifier = new StandInVerifier(judgeByProof);
+  const result = await prove({ code: FILE, samples: 1, fixTurns: 2 }, { engine, verifier });
+  assert.equal(result.status, 'not_proved');
+  assert.deepEqual(result.attempts.map((a) => [a.turn, a.format.error]), [[1, 'NO_VALID_LEAN4_CODE_BLOCK'], [2, 'NO_VALID_LEAN4_CODE_BLOCK'], [3, 'NO_VALID_LEAN4_CODE_BLOCK']]);
+  assert.equal(engine.calls[2].conversations[0].length, 6);
+  assert.equal(result.attempts[2].fixSkipped, 'exceed_max_turn');
+});
+
+test('feedback over 3000 characters and prompts over the token limit are dropped, not truncated', async () => {
+  const long = { ...mismatch, data: 'x'.repeat(3100) };
+  const engine = new ScriptedEngine(() => BAD);
+  const r1 = await prove({ code: FILE, samples: 1 }, { engine, verifier: new StandInVerifier(() => ({ verdict: leanError([long]) })) });
+  assert.equal(r1.attempts[0].fixSkipped, 'feedback_too_long');
+  const r2 = await prove({ code: FILE, samples: 1 }, { engine, verifier: new StandInVerifier(judgeByProof), options: { maxPromptTokens: 100 } });
+  assert.equal(r2.attempts[0].fixSkipped, 'max_prompt_token_len_exceeded');
+  assert.equal(r2.attempts.length, 1);
+});
+
+test('cancelling mid-generation resolves as cancelled and keeps what was generated', async () => {
+  const engine = new ScriptedEngine(() => WELL_FORMED, undefined, 3, 2);
+  const verifier = new StandInVerifier(judgeByProof);
+  const controller = new AbortController();
+  const store = new AttemptStore(openDb(':memory:'));
+  const pending = prove({ code: FILE, samples: 2 }, { engine, verifier, store }, (e) => { if (e.type === 'think') controller.abort(); }, controller.signal);
+  const result = await pending;
+  assert.equal(result.status, 'cancelled');
+  assert.equal(verifier.calls.length, 0);
+  assert.ok(result.attempts.every((a) => a.finishReason === 'cancelled' && a.fixSkipped === 'cancelled'));
+  assert.equal(store.getRun(result.id)?.status, 'cancelled');
+});
+
+test('maxTokens is cut to the context the prompt leaves; a prompt that does not fit is a clear error', async () => {
+  const engine = new ScriptedEngine(() => WELL_FORMED, 400);
+  await prove({ code: FILE, samples: 1, maxTokens: 5000 }, { engine, verifier: new StandInVerifier(judgeByProof) });
+  const budget = engine.calls[0].options.maxTokens;
+  assert.ok(budget < 400 && budget > 0);
+  const tiny = new ScriptedEngine(() => WELL_FORMED, 10);
+  await assert.rejects(prove({ code: FILE }, { engine: tiny, verifier: new StandInVerifier(judgeByProof) }), /does not fit the model's context of 10 tokens/);
+});
+
+test('a verifier that throws gives a server_error verdict and a # System Error fix message', async () => {
+  const engine = new ScriptedEngine((c) => (turnOf(c) === 1 ? BAD : WELL_FORMED));
+  let first = true;
+  const verifier = new StandInVerifier((code) => {
+    if (first) { first = false; throw new Error('pool is down'); }
+    return judgeByProof(code);
+  });
+  const result = await prove({ code: FILE, samples: 1 }, { engine, verifier });
+  assert.equal(result.attempts[0].verdict?.status, 'server_error');
+  assert.equal(result.attempts[0].feedback, '# System Error:\nError message: \nthe Lean verifier failed: pool is down\n\n');
+  assert.equal(result.status, 'proved');
+});
+
+test('bad targets are request errors', async () => {
+  const deps = { engine: new ScriptedEngine(() => ''), verifier: new StandInVerifier(judgeByProof) };
+  await assert.rejects(prove({ code: FILE, theorem: 'other' }, deps), { name: 'ProveRequestError', message: /no theorem named 'other'/ });
+  await assert.rejects(prove({ code: 'import Mathlib\n' }, deps), /no theorem, lemma or example/);
+});
