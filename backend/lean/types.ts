@@ -14,6 +14,8 @@ export interface CheckOutcome {
   verdict: Verdict;
   /** The REPL's raw answer (positions already relative to the full snippet), when Lean answered. */
   response?: CommandResponse;
+  /** Which REPL ran it and how much memory its process tree held afterwards (for `debug`). */
+  run?: { replId?: string; memoryBytes?: number };
 }
 
 export interface LeanVerifier {

@@ -56,7 +56,10 @@ export interface VerifyResponse {
   results: { custom_id: string | number; error?: string; response?: (CommandResponse | ReplErrorResponse) & { time: number } }[];
 }
 
-/** Status names as kimina-client's `analyze()`, plus `rejected` for code refused before it reaches Lean. */
+/**
+ * Status names as kimina-client's `analyze()`, plus `rejected`: code refused before it reaches Lean
+ * (untrusted-code filter) or a proof that depends on an axiom outside the allow-list.
+ */
 export type VerdictStatus = 'valid' | 'sorry' | 'lean_error' | 'repl_error' | 'timeout_error' | 'server_error' | 'rejected';
 
 /** Our strict verdict: valid only with no errors, no sorry (also admit/sorryAx) and only allowed axioms. */
@@ -68,6 +71,8 @@ export interface Verdict {
   axioms?: string[];
   /** Axioms outside the allow-list. */
   forbiddenAxioms?: string[];
+  /** Per audited declaration (full name): the axioms `#print axioms` listed. */
+  axiomsByDeclaration?: Record<string, string[]>;
   /** Messages with positions relative to the full snippet the caller sent. */
   messages: ReplMessage[];
   sorries: ReplSorry[];
@@ -87,3 +92,25 @@ export interface V1CheckResult extends Verdict { id: string; response?: CommandR
 export interface V1CheckResponse { results: V1CheckResult[] }
 
 export interface HealthResponse { status: 'ok'; version?: string; repls?: { total: number; busy: number; queued: number } }
+
+/** An LSP position: 0-based line, 0-based character in UTF-16 code units. */
+export interface LspPosition { line: number; character: number }
+
+/** Converts a codepoint column on `lineText` (as Lean counts) to UTF-16 code units (as LSP counts). */
+export function codepointColumnToUtf16(lineText: string, column: number): number {
+  let units = 0;
+  let seen = 0;
+  for (const ch of lineText) {
+    if (seen >= column) break;
+    units += ch.length;
+    seen++;
+  }
+  return units + Math.max(0, column - seen);
+}
+
+/** Converts a REPL position (1-based line, codepoint column) in `text` to an LSP position. */
+export function replPosToLsp(text: string, pos: ReplPos): LspPosition {
+  const lines = text.split('\n');
+  const line = Math.max(0, pos.line - 1);
+  return { line, character: codepointColumnToUtf16(lines[line] ?? '', pos.column) };
+}

@@ -1,0 +1,19 @@
+// Typed failures of the verifier, so each layer can map them (the HTTP layer: 429, per-snippet errors).
+
+/** The verifier's queue is full: try again after `retryAfterS` seconds (HTTP 429 + Retry-After). */
+export class QueueFull extends Error {
+  constructor(readonly retryAfterS: number) {
+    super('No available REPLs');
+    this.name = 'QueueFull';
+  }
+}
+
+export type ReplFailureKind = 'timeout' | 'exited' | 'garbage' | 'spawn' | 'closed';
+
+/** One REPL process failed while answering a command; the process is gone or must be killed. */
+export class ReplFailure extends Error {
+  constructor(readonly kind: ReplFailureKind, message: string) {
+    super(message);
+    this.name = 'ReplFailure';
+  }
+}

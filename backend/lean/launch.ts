@@ -1,0 +1,68 @@
+// How one REPL process is started: the base command (KIMINA_REPL_COMMAND, or `lake env <repl>`),
+// wrapped in the OS sandbox and an address-space cap.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { kiminaHome } from '../config';
+import type { Sandbox } from './sandbox';
+
+export interface LaunchSpec {
+  argv: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface LaunchOptions {
+  /** Shell command line that starts one REPL (KIMINA_REPL_COMMAND); overrides `replPath`. */
+  command?: string;
+  /** The REPL binary, run as `lake env <replPath>`. */
+  replPath?: string;
+  /** The Lean project (cwd of every REPL). */
+  projectDir: string;
+  /** Address-space cap per REPL in MiB (0: none). */
+  memoryLimitMb: number;
+  sandbox: Sandbox;
+}
+
+/** `leanprover/lean4:v4.24.0` -> `v4.24.0` (undefined when the project has no lean-toolchain). */
+export function projectToolchainTag(projectDir: string): string | undefined {
+  const file = join(projectDir, 'lean-toolchain');
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, 'utf8').trim();
+  const m = /:(v[^\s]+)$/.exec(text) ?? /^(v\d[^\s]*)$/.exec(text);
+  return m?.[1];
+}
+
+/** Where `kimina lean setup` builds the REPL for a toolchain tag. */
+export function setupReplDir(tag: string): string {
+  return join(kiminaHome(), 'repl', tag);
+}
+
+/** The REPL binary to use: KIMINA_REPL_PATH, the project's own `repl` package, or the one `kimina lean setup` built. */
+export function findReplBinary(projectDir: string, explicit?: string): string | undefined {
+  if (explicit) return resolve(explicit);
+  const candidates = [join(projectDir, '.lake', 'packages', 'repl', '.lake', 'build', 'bin', 'repl')];
+  const tag = projectToolchainTag(projectDir);
+  if (tag) candidates.push(join(setupReplDir(tag), '.lake', 'build', 'bin', 'repl'));
+  return candidates.find((c) => existsSync(c));
+}
+
+/** Builds the argv of one REPL process; `scratch` is its private writable folder. */
+export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec {
+  let base: string[];
+  if (options.command) base = ['sh', '-c', options.command];
+  else if (options.replPath) base = ['lake', 'env', options.replPath];
+  else throw new Error('no REPL command: set KIMINA_REPL_COMMAND or KIMINA_REPL_PATH, or run `kimina lean setup`');
+  let argv = options.sandbox.wrap(base, scratch);
+  if (options.memoryLimitMb > 0) {
+    const kb = Math.floor(options.memoryLimitMb * 1024);
+    argv = ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-repl', ...argv];
+  }
+  return { argv, cwd: options.projectDir, env: { ...process.env, HOME: scratch, TMPDIR: scratch, ...homeKeepers() } };
+}
+
+// Lean and lake find their toolchain through elan's folder under the real HOME; keep it reachable.
+function homeKeepers(): NodeJS.ProcessEnv {
+  const home = process.env.HOME;
+  if (!home || process.env.ELAN_HOME) return {};
+  return { ELAN_HOME: join(home, '.elan') };
+}

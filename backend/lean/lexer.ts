@@ -1,0 +1,118 @@
+// A Lean 4 lexer just precise enough for the untrusted-code filter and for finding declarations:
+// comments (nested), string and char literals are skipped, so words inside them never count.
+// Positions are Lean's: 1-based line, 0-based column in Unicode codepoints.
+
+export type TokenKind = 'ident' | 'command' | 'name' | 'number' | 'symbol';
+export interface Token {
+  kind: TokenKind;
+  text: string;
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+}
+
+const identStart = /[\p{L}_]/u;
+const identRest = /[\p{L}\p{N}_'!?\u2080-\u209c\u1d62-\u1d6a\u2c7c]/u;
+// λ, Π and Σ are Lean tokens, not letters.
+const notLetters = new Set(['λ', 'Π', 'Σ']);
+const isIdentStart = (c: string | undefined): boolean => c !== undefined && !notLetters.has(c) && identStart.test(c);
+const isIdentRest = (c: string | undefined): boolean => c !== undefined && !notLetters.has(c) && identRest.test(c);
+
+export function lexLean(source: string): Token[] {
+  const chars = Array.from(source);
+  const tokens: Token[] = [];
+  let i = 0, line = 1, column = 0;
+  const at = (k = 0): string | undefined => chars[i + k];
+  const step = (): void => {
+    if (chars[i] === '\n') { line++; column = 0; } else column++;
+    i++;
+  };
+  const push = (kind: TokenKind, text: string, l: number, c: number): void => {
+    tokens.push({ kind, text, line: l, column: c, endLine: line, endColumn: column });
+  };
+
+  const skipBlockComment = (): void => {
+    let depth = 0;
+    do {
+      if (at() === '/' && at(1) === '-') { depth++; step(); step(); continue; }
+      if (at() === '-' && at(1) === '/') { depth--; step(); step(); continue; }
+      step();
+    } while (i < chars.length && depth > 0);
+  };
+
+  // Strings; an interpolated one (`s!"…{e}…"`) has its `{…}` parts lexed as code.
+  const lexString = (interpolated: boolean): void => {
+    step(); // opening quote
+    while (i < chars.length && at() !== '"') {
+      if (at() === '\\') { step(); step(); continue; }
+      if (interpolated && at() === '{') { step(); lexCodeUntilBrace(); continue; }
+      step();
+    }
+    step(); // closing quote
+  };
+
+  const lexIdent = (): string => {
+    let text = '';
+    for (;;) {
+      if (at() === '«') {
+        while (i < chars.length && at() !== '»') { text += at(); step(); }
+        if (at() === '»') { text += '»'; step(); }
+      } else {
+        while (isIdentRest(at())) { text += at(); step(); }
+      }
+      if (at() === '.' && (isIdentStart(at(1)) || at(1) === '«')) { text += '.'; step(); continue; }
+      return text;
+    }
+  };
+
+  // Lexes tokens until the `}` that closes the current interpolation (or the end).
+  function lexCodeUntilBrace(): void {
+    let depth = 0;
+    while (i < chars.length) {
+      if (at() === '}' && depth === 0) { step(); return; }
+      if (at() === '{') depth++;
+      if (at() === '}') depth--;
+      lexOne();
+    }
+  }
+
+  function lexOne(): void {
+    const c = at() as string;
+    const l = line, col = column;
+    if (c === '-' && at(1) === '-') { while (i < chars.length && at() !== '\n') step(); return; }
+    if (c === '/' && at(1) === '-') { skipBlockComment(); return; }
+    if (c === '"') { lexString(tokens.length > 0 && tokens[tokens.length - 1].text === '!' && tokens[tokens.length - 1].endColumn === column); return; }
+    if (c === "'" && !(tokens.length && tokens[tokens.length - 1].endLine === line && tokens[tokens.length - 1].endColumn === column && tokens[tokens.length - 1].kind === 'ident')) {
+      // char literal 'x' or '\n' / '\x41' / '\u{..}'
+      const m = /^'(\\[^']*|[^\\'])'/u.exec(chars.slice(i, i + 12).join(''));
+      if (m) { for (let k = 0; k < Array.from(m[0]).length; k++) step(); return; }
+    }
+    if (c === '#' && isIdentStart(at(1))) { step(); push('command', '#' + lexIdent(), l, col); return; }
+    if (c === '`') {
+      step(); if (at() === '`') step();
+      if (isIdentStart(at()) || at() === '«') { push('name', lexIdent(), l, col); }
+      return;
+    }
+    if (isIdentStart(c) || c === '«') {
+      const text = lexIdent();
+      // `s!"…"`, `m!"…"`: the `!` belongs to the identifier lexically; split it off before a string.
+      if (text.endsWith('!') && at() === '"') {
+        tokens.push({ kind: 'ident', text: text.slice(0, -1), line: l, column: col, endLine: line, endColumn: column - 1 });
+        tokens.push({ kind: 'symbol', text: '!', line, column: column - 1, endLine: line, endColumn: column });
+        return;
+      }
+      push('ident', text, l, col);
+      return;
+    }
+    if (/[0-9]/.test(c)) { while (at() !== undefined && /[0-9a-fA-FxXbBoO._]/.test(at() as string)) step(); push('number', '', l, col); return; }
+    if (/\s/u.test(c)) { step(); return; }
+    if (c === '@' && at(1) === '[') { step(); step(); push('symbol', '@[', l, col); return; }
+    if (c === ':' && at(1) === '=') { step(); step(); push('symbol', ':=', l, col); return; }
+    step();
+    push('symbol', c, l, col);
+  }
+
+  while (i < chars.length) lexOne();
+  return tokens;
+}

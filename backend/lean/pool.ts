@@ -1,0 +1,232 @@
+// The REPL pool: REPLs kept per import header (the header is elaborated once per REPL and reused
+// through its env id), least-recently-used eviction, a cap on REPLs, recycling after N uses or above
+// an RSS threshold, pre-warming. Waiters are served in arrival order.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CommandResponse, ReplErrorResponse } from '../protocol';
+import { ReplFailure } from './errors';
+import type { LaunchSpec } from './launch';
+import { ReplProcess } from './repl';
+
+export interface PoolOptions {
+  /** Builds the launch of one REPL given its private scratch folder. */
+  launch(scratch: string): LaunchSpec;
+  maxRepls: number;
+  /** Body checks per REPL before it is replaced (0: unlimited). */
+  maxUses: number;
+  /** Replace a REPL whose process tree holds more than this many MiB (0: never). */
+  maxRssMb: number;
+}
+
+export interface PoolStats {
+  total: number;
+  busy: number;
+  idle: number;
+  waiting: number;
+  /** Header commands sent since start (each one is a full import). */
+  headerImports: number;
+  started: number;
+  replaced: number;
+}
+
+/** A header command that Lean answered with an error (e.g. an unknown module). */
+export class HeaderFailed extends Error {
+  constructor(readonly response: CommandResponse | ReplErrorResponse) {
+    super('the import header failed');
+    this.name = 'HeaderFailed';
+  }
+}
+
+interface Member {
+  repl: ReplProcess;
+  header: string;
+  headerEnv: number;
+  uses: number;
+  lastUsed: number;
+  scratch: string;
+}
+
+/** A REPL lent to one check. Call exactly one of release() and discard(). */
+export interface Lease {
+  readonly repl: ReplProcess;
+  readonly headerEnv: number;
+  /** True when this check paid for the header import. */
+  readonly freshImport: boolean;
+  release(): void;
+  discard(): void;
+}
+
+interface Waiter {
+  header: string;
+  reuse: boolean;
+  headerTimeoutMs: number;
+  resolve(lease: Lease): void;
+  reject(err: Error): void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+export class ReplPool {
+  private readonly idle: Member[] = [];
+  private readonly busy = new Set<Member>();
+  private starting = 0;
+  private readonly waiters: Waiter[] = [];
+  private closed = false;
+  private counters = { headerImports: 0, started: 0, replaced: 0 };
+
+  constructor(private readonly options: PoolOptions) {
+    if (!(options.maxRepls >= 1)) throw new Error('maxRepls must be at least 1');
+  }
+
+  stats(): PoolStats {
+    return {
+      total: this.idle.length + this.busy.size + this.starting, busy: this.busy.size + this.starting,
+      idle: this.idle.length, waiting: this.waiters.length, ...this.counters,
+    };
+  }
+
+  /** Waits for a REPL that has elaborated `header` (importing it first when needed). */
+  acquire(header: string, options: { reuse?: boolean; headerTimeoutMs: number; signal?: AbortSignal }): Promise<Lease> {
+    if (this.closed) return Promise.reject(new Error('the REPL pool is closed'));
+    if (options.signal?.aborted) return Promise.reject(new Error('cancelled'));
+    return new Promise<Lease>((resolve, reject) => {
+      const waiter: Waiter = { header, reuse: options.reuse ?? true, headerTimeoutMs: options.headerTimeoutMs, resolve, reject, signal: options.signal };
+      if (options.signal) {
+        waiter.onAbort = () => {
+          const i = this.waiters.indexOf(waiter);
+          if (i >= 0) { this.waiters.splice(i, 1); reject(new Error('cancelled')); }
+        };
+        options.signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.waiters.push(waiter);
+      this.dispatch();
+    });
+  }
+
+  /** Starts REPLs with these headers (header -> count) and leaves them idle. */
+  async prewarm(headers: Record<string, number>, headerTimeoutMs = 60_000): Promise<void> {
+    const leases: Promise<Lease>[] = [];
+    for (const [header, count] of Object.entries(headers)) {
+      for (let i = 0; i < count; i++) leases.push(this.acquire(header, { reuse: false, headerTimeoutMs }));
+    }
+    const settled = await Promise.allSettled(leases);
+    for (const s of settled) if (s.status === 'fulfilled') s.value.release();
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) w.reject(new Error('the REPL pool is closed'));
+    for (const m of [...this.idle, ...this.busy]) this.destroy(m);
+    this.idle.length = 0;
+    this.busy.clear();
+  }
+
+  private dispatch(): void {
+    while (this.waiters.length > 0 && !this.closed) {
+      const w = this.waiters[0];
+      const matchIndex = w.reuse ? this.findIdle(w.header) : -1;
+      if (matchIndex >= 0) {
+        const [m] = this.idle.splice(matchIndex, 1);
+        this.take(w);
+        this.busy.add(m);
+        w.resolve(this.lease(m, false));
+        continue;
+      }
+      const total = this.idle.length + this.busy.size + this.starting;
+      if (total >= this.options.maxRepls) {
+        if (this.idle.length === 0) return;
+        // evict the least recently used idle REPL to make room
+        let lru = 0;
+        for (let i = 1; i < this.idle.length; i++) if (this.idle[i].lastUsed < this.idle[lru].lastUsed) lru = i;
+        const [victim] = this.idle.splice(lru, 1);
+        this.destroy(victim);
+      }
+      this.take(w);
+      this.startFor(w);
+    }
+  }
+
+  private findIdle(header: string): number {
+    let best = -1;
+    for (let i = 0; i < this.idle.length; i++) {
+      if (this.idle[i].header !== header) continue;
+      if (best < 0 || this.idle[i].lastUsed > this.idle[best].lastUsed) best = i;
+    }
+    return best;
+  }
+
+  private take(w: Waiter): void {
+    this.waiters.shift();
+    if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
+  }
+
+  private startFor(w: Waiter): void {
+    this.starting++;
+    const scratch = mkdtempSync(join(tmpdir(), 'kimina-repl-'));
+    let repl: ReplProcess;
+    try {
+      repl = new ReplProcess(this.options.launch(scratch));
+    } catch (err) {
+      this.starting--;
+      rmSync(scratch, { recursive: true, force: true });
+      w.reject(err instanceof Error ? err : new Error(String(err)));
+      this.dispatch();
+      return;
+    }
+    this.counters.started++;
+    this.counters.headerImports++;
+    const seconds = w.headerTimeoutMs / 1000;
+    repl.send({ cmd: w.header }, w.headerTimeoutMs, `Lean REPL header command timed out in ${seconds} seconds`).then(
+      (answer) => {
+        this.starting--;
+        const response = answer as CommandResponse & Partial<ReplErrorResponse>;
+        const headerBroken = typeof response.message === 'string' || typeof response.env !== 'number'
+          || (response.messages ?? []).some((msg) => msg.severity === 'error');
+        const m: Member = { repl, header: w.header, headerEnv: response.env ?? 0, uses: 0, lastUsed: Date.now(), scratch };
+        if (headerBroken || this.closed) {
+          this.destroy(m);
+          w.reject(this.closed ? new Error('the REPL pool is closed') : new HeaderFailed(response));
+        } else {
+          this.busy.add(m);
+          w.resolve(this.lease(m, true));
+        }
+        this.dispatch();
+      },
+      (err: unknown) => {
+        this.starting--;
+        repl.kill();
+        rmSync(scratch, { recursive: true, force: true });
+        w.reject(err instanceof Error ? err : new ReplFailure('exited', String(err)));
+        this.dispatch();
+      },
+    );
+  }
+
+  private lease(m: Member, freshImport: boolean): Lease {
+    let done = false;
+    const finish = (keep: boolean): void => {
+      if (done) return;
+      done = true;
+      this.busy.delete(m);
+      m.uses++;
+      m.lastUsed = Date.now();
+      const worn = (this.options.maxUses > 0 && m.uses >= this.options.maxUses)
+        || (this.options.maxRssMb > 0 && m.repl.rssBytes() > this.options.maxRssMb * 1024 * 1024);
+      if (keep && !this.closed && m.repl.alive && !worn) this.idle.push(m);
+      else {
+        if (keep && worn) this.counters.replaced++;
+        this.destroy(m);
+      }
+      this.dispatch();
+    };
+    return { repl: m.repl, headerEnv: m.headerEnv, freshImport, release: () => finish(true), discard: () => finish(false) };
+  }
+
+  private destroy(m: Member): void {
+    m.repl.kill();
+    rmSync(m.scratch, { recursive: true, force: true });
+  }
+}

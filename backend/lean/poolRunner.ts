@@ -1,0 +1,59 @@
+// Runs snippets on the REPL pool: header via the pool, body on the header's env, then the axiom
+// audit on the body's env. Every failure becomes this snippet's own result; a REPL that timed out,
+// crashed or spoke garbage is discarded (the pool starts a new one when needed).
+import type { CommandResponse, ReplErrorResponse, ReplMessage } from '../protocol';
+import { ReplFailure } from './errors';
+import { HeaderFailed, type Lease, type ReplPool } from './pool';
+import { auditAnswers, auditCommand, type RunRequest, type RunResult, type RunnerStats, type SnippetRunner } from './runner';
+
+export class PoolRunner implements SnippetRunner {
+  readonly mode = 'repl' as const;
+  constructor(readonly pool: ReplPool) {}
+
+  stats(): RunnerStats { return { mode: 'repl', ...this.pool.stats() }; }
+  close(): Promise<void> { return this.pool.close(); }
+
+  async run(req: RunRequest): Promise<RunResult> {
+    let lease: Lease;
+    try {
+      lease = await this.pool.acquire(req.header, { reuse: req.reuse, headerTimeoutMs: req.timeoutMs, signal: req.signal });
+    } catch (err) {
+      if (err instanceof HeaderFailed) {
+        const r = err.response;
+        if ('message' in r && typeof r.message === 'string') return { kind: 'repl_error', message: r.message, time: 0 };
+        return { kind: 'header_error', response: r as CommandResponse };
+      }
+      return failure(err);
+    }
+    const replId = lease.repl.id;
+    try {
+      const cmd: Record<string, unknown> = { cmd: req.body, env: lease.headerEnv };
+      if (req.infotree) cmd.infotree = req.infotree;
+      const t0 = performance.now();
+      const answer = await lease.repl.send(cmd, req.timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
+      const time = round6((performance.now() - t0) / 1000);
+      if (typeof answer.message === 'string') {
+        lease.release();
+        return { kind: 'repl_error', message: answer.message, time, replId };
+      }
+      let audit = new Map<string, ReplMessage[]>();
+      if (req.audit.length > 0 && typeof answer.env === 'number') {
+        const auditAnswer = await lease.repl.send({ cmd: auditCommand(req.audit), env: answer.env }, req.timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
+        audit = auditAnswers(req.audit, auditAnswer.messages ?? []);
+      }
+      const memoryBytes = lease.repl.rssBytes();
+      lease.release();
+      return { kind: 'ok', response: answer, audit, time, replId, memoryBytes };
+    } catch (err) {
+      lease.discard();
+      return { ...failure(err), replId };
+    }
+  }
+}
+
+function failure(err: unknown): RunResult {
+  if (err instanceof ReplFailure && err.kind === 'timeout') return { kind: 'timeout', message: err.message };
+  return { kind: 'server_error', message: err instanceof Error ? err.message : String(err) };
+}
+
+function round6(x: number): number { return Math.round(x * 1e6) / 1e6; }

@@ -1,0 +1,56 @@
+// What the verifier needs from whatever runs Lean: the body's answer and the axiom audit's answer.
+// Two implementations: the REPL pool (poolRunner.ts) and the zero-setup `lake env lean --json`
+// fallback (leanFileRunner.ts). Positions in results are relative to the body (line 1 = first body line).
+import type { CommandResponse, InfotreeKind, ReplMessage } from '../protocol';
+import type { PoolStats } from './pool';
+
+export interface RunRequest {
+  header: string;
+  body: string;
+  /** Full declaration names to audit with `#print axioms` (one line each, after the body). */
+  audit: string[];
+  timeoutMs: number;
+  infotree?: InfotreeKind | null;
+  reuse?: boolean;
+  signal?: AbortSignal;
+}
+
+export type RunResult =
+  | {
+      kind: 'ok';
+      response: CommandResponse;
+      /** Per audited name, the messages Lean gave for its `#print axioms` line. */
+      audit: Map<string, ReplMessage[]>;
+      /** Seconds from sending the body to its answer. */
+      time: number;
+      replId?: string;
+      memoryBytes?: number;
+    }
+  | { kind: 'repl_error'; message: string; time: number; replId?: string }
+  | { kind: 'header_error'; response: CommandResponse; replId?: string }
+  | { kind: 'timeout'; message: string; replId?: string }
+  | { kind: 'server_error'; message: string; replId?: string };
+
+export interface RunnerStats extends Partial<PoolStats> { mode: 'repl' | 'lean-file' }
+
+export interface SnippetRunner {
+  readonly mode: 'repl' | 'lean-file';
+  run(request: RunRequest): Promise<RunResult>;
+  stats(): RunnerStats;
+  close(): Promise<void>;
+}
+
+/** The audit command: one `#print axioms` per line, so answers are matched by line. */
+export function auditCommand(names: string[]): string {
+  return names.map((n) => `#print axioms ${n}`).join('\n');
+}
+
+/** Groups the audit command's messages by the name on their line (1-based lines of auditCommand). */
+export function auditAnswers(names: string[], messages: ReplMessage[], firstLine = 1): Map<string, ReplMessage[]> {
+  const out = new Map<string, ReplMessage[]>(names.map((n) => [n, []]));
+  for (const m of messages) {
+    const name = names[m.pos.line - firstLine];
+    if (name !== undefined) out.get(name)?.push(m);
+  }
+  return out;
+}

@@ -1,0 +1,117 @@
+// The verifier: untrusted-code filter, header split, a runner (REPL pool or lean-file fallback),
+// the axiom audit and the strict verdict. Admission is bounded: a batch that does not fit the queue
+// is refused as a whole (QueueFull) before any work starts; an admitted snippet always gets a result.
+import type { CommandResponse, Verdict } from '../protocol';
+import { QueueFull } from './errors';
+import { nameExamples } from './exampleNames';
+import { rebaseResponse, splitHeader } from './header';
+import { findLeanDecls } from './leanDecls';
+import { lexLean } from './lexer';
+import type { RunnerStats, SnippetRunner } from './runner';
+import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
+import { findUntrustedCode } from './untrusted';
+import { judgeResponse, type AxiomPolicy } from './verdict';
+
+export interface VerifierOptions {
+  runner: SnippetRunner;
+  policy: AxiomPolicy;
+  /** Checks admitted at once (running + queued); beyond it, QueueFull. */
+  maxInFlight: number;
+  /** Seconds, when a check names none. */
+  defaultTimeoutS: number;
+}
+
+export interface BatchCheckOptions extends CheckOptions {
+  /** Take a warm REPL with the same header (default true). */
+  reuse?: boolean;
+}
+
+export interface VerifierStats extends RunnerStats { inFlight: number; maxInFlight: number }
+
+/** A LeanVerifier that also takes batches and reports its load (the HTTP layer needs both). */
+export interface BatchVerifier extends LeanVerifier {
+  checkBatch(codes: string[], options?: BatchCheckOptions): Promise<CheckOutcome[]>;
+  stats(): VerifierStats;
+  readonly policy: AxiomPolicy;
+}
+
+export class Verifier implements BatchVerifier {
+  private inFlight = 0;
+  private recentSeconds = 1;
+  readonly policy: AxiomPolicy;
+  readonly runner: SnippetRunner;
+
+  constructor(private readonly options: VerifierOptions) {
+    this.policy = options.policy;
+    this.runner = options.runner;
+  }
+
+  stats(): VerifierStats {
+    return { ...this.options.runner.stats(), inFlight: this.inFlight, maxInFlight: this.options.maxInFlight };
+  }
+
+  async check(code: string, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
+    return (await this.checkBatch([code], options))[0];
+  }
+
+  checkBatch(codes: string[], options: BatchCheckOptions = {}): Promise<CheckOutcome[]> {
+    if (this.inFlight + codes.length > this.options.maxInFlight) {
+      const stats = this.options.runner.stats();
+      const lanes = Math.max(1, stats.total ?? 1);
+      throw new QueueFull(Math.max(1, Math.ceil((this.recentSeconds * (this.inFlight + codes.length)) / lanes)));
+    }
+    this.inFlight += codes.length;
+    return Promise.all(codes.map(async (code) => {
+      const t0 = performance.now();
+      try {
+        return await this.checkOne(code, options);
+      } finally {
+        this.inFlight--;
+        this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
+      }
+    }));
+  }
+
+  private async checkOne(code: string, options: BatchCheckOptions): Promise<CheckOutcome> {
+    const { header, body, headerLines } = splitHeader(code);
+    const tokens = lexLean(code);
+    const rejections = findUntrustedCode(code, { allowNativeDecide: this.policy.allowNativeDecide }, headerLines, tokens);
+    if (rejections.length > 0) {
+      const messages = rejections.map((r) => ({
+        pos: { line: r.line, column: r.column }, endPos: { line: r.endLine, column: r.endColumn },
+        severity: 'error' as const, data: `kimina: rejected before Lean: ${r.message}`,
+      }));
+      const first = rejections[0];
+      return { verdict: { status: 'rejected', reason: `Rejected before Lean (line ${first.line}): ${first.message}`, messages, sorries: [], time: 0 } };
+    }
+    const named = nameExamples(body);
+    const audit = options.theorems ?? findLeanDecls(named.body)
+      .filter((d) => (d.kind === 'theorem' || d.kind === 'lemma') && d.name !== '')
+      .map((d) => d.name);
+    const timeoutS = options.timeout ?? this.options.defaultTimeoutS;
+    const result = await this.options.runner.run({
+      header, body: named.body, audit, timeoutMs: timeoutS * 1000, infotree: options.infotree, reuse: options.reuse, signal: options.signal,
+    });
+    const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({ verdict, ...(response ? { response } : {}), run: { replId: 'replId' in result ? result.replId : undefined } });
+    switch (result.kind) {
+      case 'timeout':
+        return outcome({ status: 'timeout_error', reason: result.message, messages: [], sorries: [], time: timeoutS });
+      case 'server_error':
+        return outcome({ status: 'server_error', reason: result.message, messages: [], sorries: [], time: 0 });
+      case 'repl_error':
+        return outcome({ status: 'repl_error', reason: `The Lean REPL refused the command: ${result.message}`, messages: [], sorries: [], time: result.time });
+      case 'header_error': {
+        const messages = result.response.messages ?? [];
+        const first = messages.find((m) => m.severity === 'error');
+        return outcome({ status: 'lean_error', reason: `The imports failed: ${first?.data.split('\n')[0] ?? 'unknown error'}`, messages, sorries: [], time: 0 }, result.response);
+      }
+      case 'ok': {
+        const response = rebaseResponse(result.response, headerLines, named.edits);
+        const verdict = judgeResponse({ response, audit: result.audit, policy: this.policy, time: result.time });
+        return { verdict, response, run: { replId: result.replId, memoryBytes: result.memoryBytes } };
+      }
+    }
+  }
+
+  close(): Promise<void> { return this.options.runner.close(); }
+}

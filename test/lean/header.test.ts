@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rebaseResponse, splitHeader } from '../../backend/lean/header';
+import { nameExamples } from '../../backend/lean/exampleNames';
+import { codepointColumnToUtf16, replPosToLsp } from '../../backend/protocol';
+
+test('splitHeader collapses Mathlib imports, de-duplicates, and counts stripped lines', () => {
+  const s = splitHeader('import Mathlib.Tactic\nimport Aesop\n\nimport Mathlib\nimport Aesop\nset_option maxHeartbeats 0\ntheorem t : True := trivial');
+  assert.equal(s.header, 'import Mathlib\nimport Aesop');
+  assert.equal(s.headerLines, 5);
+  assert.equal(s.body, 'set_option maxHeartbeats 0\ntheorem t : True := trivial');
+});
+
+test('an import-free snippet gets the empty header and keeps every line in the body', () => {
+  const s = splitHeader('theorem t : True := trivial');
+  assert.deepEqual(s, { header: '', body: 'theorem t : True := trivial', headerLines: 0 });
+});
+
+test('a comment line before the imports ends the header (kimina-lean-server rule)', () => {
+  const s = splitHeader('-- hello\nimport Mathlib\n');
+  assert.equal(s.header, '');
+  assert.equal(s.headerLines, 0);
+});
+
+test('rebaseResponse shifts message and sorry lines back to the full snippet', () => {
+  const r = rebaseResponse({
+    env: 3,
+    messages: [{ pos: { line: 2, column: 4 }, endPos: { line: 2, column: 9 }, severity: 'error', data: 'x' }],
+    sorries: [{ goal: '⊢ True', pos: { line: 1, column: 0 }, endPos: { line: 1, column: 5 } }],
+  }, 3);
+  assert.deepEqual(r.messages?.[0].pos, { line: 5, column: 4 });
+  assert.deepEqual(r.sorries?.[0].pos, { line: 4, column: 0 });
+  assert.equal(r.env, 3);
+});
+
+test('nameExamples renames examples and rebaseResponse undoes the column shift', () => {
+  const body = 'example : True := bogus_a\nexample : 1 = 1 := rfl';
+  const named = nameExamples(body);
+  assert.equal(named.body, 'theorem kimina_example_1 : True := bogus_a\ntheorem kimina_example_2 : 1 = 1 := rfl');
+  const col = named.body.indexOf('bogus_a');
+  const r = rebaseResponse({ messages: [{ pos: { line: 1, column: col }, endPos: null, severity: 'error', data: 'x' }] }, 0, named.edits);
+  assert.deepEqual(r.messages?.[0].pos, { line: 1, column: body.indexOf('bogus_a') });
+});
+
+test('codepoint columns convert to UTF-16 for LSP (astral characters count twice)', () => {
+  const line = 'theorem t (𝕜 : Type) (x : 𝔽) : x = x';
+  const cp = Array.from(line).indexOf('x');
+  assert.equal(codepointColumnToUtf16(line, cp), line.indexOf('x'));
+  assert.equal(codepointColumnToUtf16(line, cp) - cp, 1);
+  assert.deepEqual(replPosToLsp(`import Mathlib\n${line}`, { line: 2, column: Array.from(line).lastIndexOf('x') }), { line: 1, character: line.lastIndexOf('x') });
+  assert.equal(codepointColumnToUtf16('abc', 10), 10);
+});

@@ -1,0 +1,44 @@
+// Builds the real pool/verifier over the stand-in REPL (a TEST DOUBLE for the Lean REPL).
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildLaunch } from '../../backend/lean/launch';
+import { ReplPool, type PoolOptions } from '../../backend/lean/pool';
+import { PoolRunner } from '../../backend/lean/poolRunner';
+import { detectSandbox } from '../../backend/lean/sandbox';
+import { defaultAllowedAxioms } from '../../backend/lean/verdict';
+import { Verifier } from '../../backend/lean/verifier';
+import { standInReplCommand } from '../fixtures/stand-in-repl/index';
+
+export interface StandInSetup {
+  pool: ReplPool;
+  verifier: Verifier;
+  logFile: string;
+  /** Lines the stand-in logged: `<pid> import …`, `<pid> fresh`, `<pid> command`. */
+  log(): string[];
+}
+
+export function standInPool(options: Partial<PoolOptions> & { importDelayMs?: number; memoryLimitMb?: number; sandbox?: boolean } = {}): { pool: ReplPool; logFile: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-test-'));
+  const logFile = join(dir, 'stand-in.log');
+  const launchOptions = {
+    command: `STAND_IN_LOG=${logFile} STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
+    projectDir: dir, memoryLimitMb: options.memoryLimitMb ?? 0,
+    sandbox: options.sandbox ? detectSandbox('auto') : detectSandbox('none'),
+  };
+  const pool = new ReplPool({
+    launch: (scratch) => buildLaunch(launchOptions, scratch),
+    maxRepls: options.maxRepls ?? 2, maxUses: options.maxUses ?? 0, maxRssMb: options.maxRssMb ?? 0,
+  });
+  return { pool, logFile };
+}
+
+export function standInVerifier(options: Parameters<typeof standInPool>[0] & { allowNativeDecide?: boolean; maxInFlight?: number; timeoutS?: number } = {}): StandInSetup {
+  const { pool, logFile } = standInPool(options);
+  const verifier = new Verifier({
+    runner: new PoolRunner(pool),
+    policy: { allowed: defaultAllowedAxioms, allowNativeDecide: options.allowNativeDecide ?? false },
+    maxInFlight: options.maxInFlight ?? 64, defaultTimeoutS: options.timeoutS ?? 10,
+  });
+  return { pool, verifier, logFile, log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean) : []) };
+}
