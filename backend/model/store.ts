@@ -1,0 +1,234 @@
+// The local model store: ~/.kimina/models/<org>/<name> holds one model folder per hub id, in the layout
+// the ONNX engine loads (config.json, tokenizer files, onnx/model.onnx); `checkpoint/` keeps the
+// downloaded safetensors checkpoint it was converted from (training starts from it). `pullModel`
+// downloads from the hub and converts; `listModels` and `resolveModelDir` answer what is available.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { kiminaHome } from '../config';
+import { LAYOUT_VALUE } from './onnx/modelFolder';
+import { checkRepoId, downloadFile, listRepoFiles, type DownloadProgress, type HubFile, type HubOptions } from './hub';
+
+/** The model the prover uses when none is configured (Kimina-Prover-RL 0.6B, Qwen3-based). */
+export const DEFAULT_MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
+/** Written into model.onnx metadata by the converter: graphs in our split-cache layout carry it. */
+export const ONNX_LAYOUT_MARKER = LAYOUT_VALUE;
+export const MANIFEST = '.kimina-model.json';
+export const CHECKPOINT_SUBDIR = 'checkpoint';
+
+export type ModelFormat = 'onnx' | 'checkpoint' | 'incomplete';
+
+export interface Manifest {
+  id: string;
+  revision: string;
+  commit?: string;
+  /** 'hub-onnx': the repository ships our ONNX layout; 'converted': built from its checkpoint. */
+  source: 'hub-onnx' | 'converted';
+  quantize?: Quantize;
+  files: HubFile[];
+  pulledAt: string;
+}
+
+export type Quantize = 'q4' | 'fp32';
+
+export interface ConvertProgress { done: number; total: number; stage?: string }
+/** The checkpoint converter (backend/model/onnx/convert.ts), passed in so the store stays independent of it. */
+export type ConvertCheckpoint = (srcDir: string, outDir: string, options: { quantize: Quantize; onProgress?: (p: ConvertProgress) => void }) => Promise<unknown>;
+
+export function modelsRoot(): string {
+  return join(kiminaHome(), 'models');
+}
+
+/** The store folder of a hub id (which need not exist). */
+export function storeDirOf(id: string): string {
+  checkRepoId(id);
+  const [org, name] = id.split('/');
+  return join(modelsRoot(), org, name);
+}
+
+function expandHome(p: string): string {
+  return p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
+}
+
+/** True when `spec` names a folder (a path) rather than a hub id. */
+export function isFolderSpec(spec: string): boolean {
+  return isAbsolute(spec) || spec.startsWith('.') || spec.startsWith('~') || spec.includes('\\') || spec.split('/').length !== 2 || existsSync(spec);
+}
+
+export function detectFormat(dir: string): ModelFormat {
+  if (existsSync(join(dir, 'onnx', 'model.onnx')) && existsSync(join(dir, 'config.json'))) return 'onnx';
+  const hasWeights = (d: string): boolean => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.safetensors'));
+  if (hasWeights(dir) || hasWeights(join(dir, CHECKPOINT_SUBDIR))) return 'checkpoint';
+  return 'incomplete';
+}
+
+export function readManifest(dir: string): Manifest | undefined {
+  try { return JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as Manifest; } catch { return undefined; }
+}
+
+function folderBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) total += folderBytes(p);
+    else if (entry.isFile()) total += statSync(p).size;
+  }
+  return total;
+}
+
+export interface ResolvedModel { id: string; dir: string; format: ModelFormat }
+
+/** Where a model spec (folder path or hub id; default DEFAULT_MODEL) lives, whatever state it is in. */
+export function locateModel(spec: string = DEFAULT_MODEL): ResolvedModel {
+  if (isFolderSpec(spec)) {
+    const dir = resolve(expandHome(spec));
+    return { id: dir, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
+  }
+  const dir = storeDirOf(spec);
+  return { id: spec, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
+}
+
+/** The folder of a model ready for the ONNX engine, or an error saying how to get one. */
+export function resolveModelDir(spec: string = DEFAULT_MODEL): string {
+  const m = locateModel(spec);
+  const folder = m.id === m.dir;
+  if (m.format === 'onnx') return m.dir;
+  if (folder && !existsSync(m.dir)) throw new Error(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
+  if (m.format === 'checkpoint') {
+    throw new Error(folder
+      ? `${m.dir} holds a checkpoint without an ONNX graph; convert it with \`kimina model convert ${m.dir}\``
+      : `${m.id} was downloaded but not converted yet: run \`kimina model pull ${m.id}\` again to finish`);
+  }
+  throw new Error(folder
+    ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
+    : `no model available: ${m.id} is not in ${modelsRoot()}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)`);
+}
+
+/** A folder with the model's tokenizer files, when one is at hand locally (for counting tokens). */
+export function findTokenizerDir(spec: string = DEFAULT_MODEL): string | undefined {
+  try {
+    const { dir } = locateModel(spec);
+    for (const d of [dir, join(dir, CHECKPOINT_SUBDIR)]) if (existsSync(join(d, 'tokenizer.json'))) return d;
+  } catch { /* not a valid id: nothing local */ }
+  return undefined;
+}
+
+export interface ModelEntry { id: string; dir: string; bytes: number; format: ModelFormat; isDefault: boolean; quantize?: Quantize }
+
+/** Every model in the store, plus `defaultSpec` when it is a folder outside it; the default one marked. */
+export function listModels(defaultSpec: string = DEFAULT_MODEL): ModelEntry[] {
+  const root = modelsRoot();
+  const def = (() => { try { return locateModel(defaultSpec).dir; } catch { return undefined; } })();
+  const entries: ModelEntry[] = [];
+  const add = (id: string, dir: string): void => {
+    entries.push({ id, dir, bytes: folderBytes(dir), format: detectFormat(dir), isDefault: dir === def, quantize: readManifest(dir)?.quantize });
+  };
+  if (existsSync(root)) {
+    for (const org of readdirSync(root, { withFileTypes: true })) {
+      if (!org.isDirectory()) continue;
+      for (const name of readdirSync(join(root, org.name), { withFileTypes: true })) {
+        if (name.isDirectory()) add(`${org.name}/${name.name}`, join(root, org.name, name.name));
+      }
+    }
+  }
+  if (def && !entries.some((e) => e.dir === def) && existsSync(def) && isFolderSpec(defaultSpec)) add(def, def);
+  return entries.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Files a checkpoint conversion needs: top-level configs, tokenizer files, chat template, safetensors. */
+function isCheckpointFile(path: string): boolean {
+  if (path.includes('/')) return false;
+  return /\.(json|jinja|txt|safetensors)$/.test(path) && !/^(README|LICENSE)/i.test(path);
+}
+
+export interface PullEvent {
+  stage: 'listing' | 'download' | 'convert' | 'done';
+  /** download: bytes so far over all files; convert: converter's progress. */
+  done?: number;
+  total?: number;
+  file?: string;
+  message?: string;
+}
+
+export interface PullOptions extends HubOptions {
+  revision?: string;
+  quantize?: Quantize;
+  /** Required when the repository has no ONNX export in our layout. */
+  convert?: ConvertCheckpoint;
+  /** Convert again even when the store already holds a graph built from this commit. */
+  force?: boolean;
+  onEvent?: (e: PullEvent) => void;
+  signal?: AbortSignal;
+}
+
+export interface PullResult { id: string; dir: string; manifest: Manifest; downloadedBytes: number; converted: boolean }
+
+async function downloadAll(id: string, commit: string, files: HubFile[], dir: string, o: PullOptions): Promise<number> {
+  const total = files.reduce((s, f) => s + (f.size ?? 0), 0);
+  let finished = 0;
+  for (const file of files) {
+    await downloadFile(id, commit, file, dir, {
+      ...o,
+      onProgress: (p: DownloadProgress) => o.onEvent?.({ stage: 'download', file: p.file, done: finished + p.bytes, total }),
+    });
+    finished += file.size ?? 0;
+  }
+  return total;
+}
+
+/**
+ * Downloads a model from the hub into the store. A repository that ships onnx/model.onnx in our layout
+ * is used as is; otherwise its safetensors checkpoint goes to `checkpoint/` and is converted
+ * (4-bit by default, for CPU). Interrupted downloads resume on the next pull.
+ */
+export async function pullModel(id: string, o: PullOptions = {}): Promise<PullResult> {
+  const revision = o.revision ?? 'main';
+  const hubOptions: PullOptions = { ...o, offlineHint: o.offlineHint ?? `copy a model folder to ${storeDirOf(id)} or set KIMINA_MODEL to a local folder` };
+  o.onEvent?.({ stage: 'listing', message: `listing ${id}@${revision}` });
+  const listing = await listRepoFiles(id, revision, hubOptions);
+  const commit = listing.commit ?? revision;
+  const dir = storeDirOf(id);
+  mkdirSync(dir, { recursive: true });
+  const paths = new Set(listing.files.map((f) => f.path));
+
+  // 1. A ready ONNX export in our layout? Fetch model.onnx (small: weights are external) and look.
+  if (paths.has('onnx/model.onnx')) {
+    const onnx = listing.files.find((f) => f.path === 'onnx/model.onnx')!;
+    const path = await downloadFile(id, commit, onnx, dir, hubOptions);
+    if (readFileSync(path).includes(ONNX_LAYOUT_MARKER)) {
+      const files = listing.files.filter((f) => f.path.startsWith('onnx/') || (isCheckpointFile(f.path) && !f.path.endsWith('.safetensors')));
+      const bytes = await downloadAll(id, commit, files, dir, hubOptions);
+      const manifest: Manifest = { id, revision, commit: listing.commit, source: 'hub-onnx', files, pulledAt: new Date().toISOString() };
+      writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+      o.onEvent?.({ stage: 'done', message: dir });
+      return { id, dir, manifest, downloadedBytes: bytes, converted: false };
+    }
+    rmSync(join(dir, 'onnx'), { recursive: true, force: true }); // another layout (Optimum, …): convert instead
+  }
+
+  // 2. The checkpoint, then our conversion.
+  const files = listing.files.filter((f) => isCheckpointFile(f.path));
+  if (!files.some((f) => f.path.endsWith('.safetensors'))) {
+    throw new Error(`${id}@${revision} has neither an ONNX export in Kimina's layout nor safetensors weights to convert (files: ${[...paths].slice(0, 20).join(', ')})`);
+  }
+  const checkpoint = join(dir, CHECKPOINT_SUBDIR);
+  const bytes = await downloadAll(id, commit, files, checkpoint, hubOptions);
+  const quantize = o.quantize ?? 'q4';
+  const previous = readManifest(dir);
+  const upToDate = !o.force && previous?.source === 'converted' && previous.commit === listing.commit
+    && previous.quantize === quantize && detectFormat(dir) === 'onnx';
+  if (!upToDate) {
+    if (!o.convert) throw new Error(`${id} has no ONNX export in Kimina's layout and no converter is available to build one`);
+    o.onEvent?.({ stage: 'convert', message: `converting ${id} to ONNX (${quantize === 'q4' ? '4-bit weights, for CPU' : 'fp32'})` });
+    rmSync(join(dir, MANIFEST), { force: true });
+    await o.convert(checkpoint, dir, { quantize, onProgress: (p) => o.onEvent?.({ stage: 'convert', done: p.done, total: p.total, message: p.stage }) });
+    for (const extra of ['chat_template.jinja', 'special_tokens_map.json']) {
+      if (existsSync(join(checkpoint, extra)) && !existsSync(join(dir, extra))) copyFileSync(join(checkpoint, extra), join(dir, extra));
+    }
+    if (detectFormat(dir) !== 'onnx') throw new Error(`converting ${id} did not produce ${join(dir, 'onnx', 'model.onnx')}`);
+  }
+  const manifest: Manifest = { id, revision, commit: listing.commit, source: 'converted', quantize, files, pulledAt: new Date().toISOString() };
+  writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+  o.onEvent?.({ stage: 'done', message: dir });
+  return { id, dir, manifest, downloadedBytes: bytes, converted: !upToDate };
+}

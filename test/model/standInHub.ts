@@ -1,0 +1,123 @@
+// TEST DOUBLE: a stand-in Hugging Face hub (a real HTTP server on 127.0.0.1) serving the endpoints the
+// model store uses: /api/models/<repo>/revision/<rev>?blobs=true, /api/models/<repo>/tree/<rev>, and
+// /<repo>/resolve/<rev>/<file> with HTTP Range. It can cut a transfer short, serve wrong bytes, or
+// demand a token, to exercise resume, checksum and error paths.
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface StandInRepo {
+  commit: string;
+  files: Record<string, Buffer | string>;
+  /** Files that the listing marks as LFS (sha256); the rest get a git blob id. */
+  lfs?: string[];
+  /** Require `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
+export interface StandInHubOptions {
+  repos: Record<string, StandInRepo>;
+  /** Leave `size`, `blobId` and `lfs` out of the revision listing (forces the tree listing). */
+  namesOnly?: boolean;
+  /** Page size of the tree listing (Link: rel="next" beyond it). */
+  treePageSize?: number;
+}
+
+export interface StandInHub {
+  endpoint: string;
+  /** Every request: method, path and Range header. */
+  log: Array<{ method: string; path: string; range?: string; authorization?: string }>;
+  /** Cut the next transfer of `file` after `bytes` bytes (once). */
+  cutNext(file: string, bytes: number): void;
+  /** Serve these bytes for `file` instead of the listed content (a corrupted mirror). */
+  corrupt(file: string, bytes: Buffer): void;
+  close(): Promise<void>;
+}
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+const gitOid = (b: Buffer): string => createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex');
+
+export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub> {
+  const log: StandInHub['log'] = [];
+  const cuts = new Map<string, number>();
+  const corrupted = new Map<string, Buffer>();
+  const bytesOf = (repo: StandInRepo, f: string): Buffer => Buffer.from(repo.files[f]);
+
+  const authorized = (repo: StandInRepo, req: IncomingMessage): boolean => !repo.token || req.headers.authorization === `Bearer ${repo.token}`;
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const path = decodeURIComponent(url.pathname);
+    log.push({ method: req.method ?? '', path, range: req.headers.range, authorization: req.headers.authorization });
+    const json = (status: number, body: unknown): void => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    const api = /^\/api\/models\/([^/]+\/[^/]+)\/(revision|tree)\/([^/]+)$/.exec(path);
+    const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
+    const repoName = api?.[1] ?? resolve?.[1];
+    const repo = repoName ? o.repos[repoName] : undefined;
+    if (!repo) { json(404, { error: 'Repository not found' }); return; }
+    if (!authorized(repo, req)) { json(401, { error: `Access to model ${repoName} is restricted. You must have access to it and be authenticated to access it. Please log in.` }); return; }
+    const rev = api?.[3] ?? resolve?.[2];
+    if (rev !== 'main' && rev !== repo.commit) { json(404, { error: `Revision Not Found for url ${path}` }); return; }
+    const names = Object.keys(repo.files).sort();
+    if (api?.[2] === 'revision') {
+      json(200, {
+        id: repoName, sha: repo.commit,
+        siblings: names.map((f) => {
+          if (o.namesOnly) return { rfilename: f };
+          const b = bytesOf(repo, f);
+          return repo.lfs?.includes(f)
+            ? { rfilename: f, size: b.length, blobId: gitOid(Buffer.from(`pointer ${f}`)), lfs: { sha256: sha256(b), size: b.length, pointerSize: 130 } }
+            : { rfilename: f, size: b.length, blobId: gitOid(b) };
+        }),
+      });
+      return;
+    }
+    if (api?.[2] === 'tree') {
+      const page = o.treePageSize ?? 1000;
+      const start = Number(url.searchParams.get('cursor') ?? 0);
+      const entries = names.slice(start, start + page).map((f) => {
+        const b = bytesOf(repo, f);
+        return repo.lfs?.includes(f)
+          ? { type: 'file', path: f, size: 130, oid: gitOid(Buffer.from(`pointer ${f}`)), lfs: { oid: sha256(b), size: b.length, pointerSize: 130 } }
+          : { type: 'file', path: f, size: b.length, oid: gitOid(b) };
+      });
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (start + page < names.length) {
+        const next = new URL(req.url ?? '/', `http://${req.headers.host}`);
+        next.searchParams.set('cursor', String(start + page));
+        headers.link = `<${next.toString()}>; rel="next"`;
+      }
+      res.writeHead(200, headers);
+      res.end(JSON.stringify(entries));
+      return;
+    }
+    const file = resolve![3];
+    if (!(file in repo.files)) { json(404, { error: 'Entry not found' }); return; }
+    const body = corrupted.get(file) ?? bytesOf(repo, file);
+    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const from = range ? Number(range[1]) : 0;
+    if (from > body.length) { res.writeHead(416); res.end(); return; }
+    const slice = body.subarray(from);
+    const head: Record<string, string | number> = {
+      'content-length': slice.length, 'x-repo-commit': repo.commit, etag: `"${repo.lfs?.includes(file) ? sha256(body) : gitOid(body)}"`,
+    };
+    if (range) head['content-range'] = `bytes ${from}-${body.length - 1}/${body.length}`;
+    res.writeHead(range ? 206 : 200, head);
+    const cut = cuts.get(file);
+    if (cut !== undefined) {
+      cuts.delete(file);
+      res.write(slice.subarray(0, cut), () => setTimeout(() => res.destroy(), 20));
+      return;
+    }
+    res.end(slice);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    log,
+    cutNext: (file, bytes) => cuts.set(file, bytes),
+    corrupt: (file, bytes) => corrupted.set(file, bytes),
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
