@@ -1,0 +1,97 @@
+// HTTP face of the prove loop: `POST /v1/prove` (JSON answer, or server-sent events with
+// `Accept: text/event-stream`), `DELETE /v1/prove/:id` to cancel, `GET /v1/prove/:id` for a stored run.
+// Closing the connection cancels the request too.
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { ProveEvent, ProveResult } from '../protocol';
+import { prove, type ProveDeps } from '../prover/prove';
+import { ProveRequestError, parseProveRequest } from '../prover/request';
+import { randomUUID } from 'node:crypto';
+import { selectDeclaration } from '../lean/declarations';
+
+/** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
+export type ProveRouterDeps = ProveDeps | (() => ProveDeps | Promise<ProveDeps>);
+
+function wantsStream(req: Request): boolean {
+  return (req.headers.accept ?? '').split(',').some((part) => part.trim().startsWith('text/event-stream'));
+}
+
+function writeEvent(res: Response, event: ProveEvent): void {
+  res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+}
+
+export function createProveRouter(deps: ProveRouterDeps): Router {
+  const router = express.Router();
+  const running = new Map<string, AbortController>();
+  let resolved: Promise<ProveDeps> | null = null;
+  const getDeps = (): Promise<ProveDeps> => {
+    if (typeof deps !== 'function') return Promise.resolve(deps);
+    resolved ??= Promise.resolve().then(deps).catch((err: unknown) => { resolved = null; throw err; });
+    return resolved;
+  };
+
+  router.post('/v1/prove', express.json({ limit: '4mb' }), async (req: Request, res: Response) => {
+    let body;
+    try {
+      body = parseProveRequest(req.body);
+      selectDeclaration(body.code, { name: body.theorem }); // a missing theorem is a 422, even before a stream starts
+    } catch (err) { res.status(422).json({ error: (err as Error).message }); return; }
+    const id = body.id ?? randomUUID();
+    if (running.has(id)) { res.status(409).json({ error: `a prove request with id '${id}' is already running` }); return; }
+    const controller = new AbortController();
+    running.set(id, controller);
+    const stream = wantsStream(req);
+    // The response closing before the answer is written means the client went away: stop the work.
+    res.on('close', () => { if (!res.writableFinished) controller.abort(); });
+    let heartbeat: NodeJS.Timeout | undefined;
+    if (stream) {
+      res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+      res.flushHeaders();
+      heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    }
+    let errorStreamed = false;
+    const onEvent = (e: ProveEvent) => {
+      if (e.type === 'error') errorStreamed = true;
+      writeEvent(res, e);
+    };
+    try {
+      const proveDeps = await getDeps();
+      const result: ProveResult = await prove({ ...body, id }, proveDeps, stream ? onEvent : () => {}, controller.signal);
+      if (stream) res.end();
+      else res.json(result);
+    } catch (err) {
+      const status = err instanceof ProveRequestError ? 422 : 500;
+      const message = (err as Error).message;
+      if (stream) {
+        // prove() streams an `error` event for failures inside the loop; setup failures have not been sent yet.
+        if (!errorStreamed) writeEvent(res, { type: 'error', id, message });
+        res.end();
+      } else if (!res.headersSent) res.status(status).json({ error: message });
+    } finally {
+      clearInterval(heartbeat);
+      running.delete(id);
+    }
+  });
+
+  router.delete('/v1/prove/:id', (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const controller = running.get(id);
+    if (!controller) { res.status(404).json({ error: `no running prove request with id '${id}'` }); return; }
+    controller.abort();
+    res.status(202).json({ id, cancelled: true });
+  });
+
+  router.get('/v1/prove/:id', async (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const store = (await getDeps().catch(() => null))?.store;
+    const run = store?.getRun(id);
+    if (!store || !run) { res.status(404).json({ error: `no stored prove run with id '${id}'` }); return; }
+    res.json({ ...run, running: running.has(id), attempts: store.attemptsOf(id) });
+  });
+
+  // Body-parser failures (bad JSON, too large) as JSON errors rather than HTML pages.
+  router.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, next: NextFunction) => {
+    if (!err.type || res.headersSent) { next(err); return; }
+    res.status(err.status ?? 400).json({ error: err.type === 'entity.parse.failed' ? `the body is not valid JSON: ${err.message}` : err.message });
+  });
+  return router;
+}

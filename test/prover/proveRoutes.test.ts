@@ -1,0 +1,127 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import type { ProveEvent, ProveResult } from '../../backend/protocol';
+import { createProveRouter, type ProveRouterDeps } from '../../backend/api/proveRoutes';
+import { openDb } from '../../backend/store/db';
+import { AttemptStore } from '../../backend/store/attempts';
+import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
+import { WELL_FORMED } from './kiminaExamples';
+
+const FILE = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
+const judge = (code: string) => (code.endsWith('  linarith') ? { verdict: valid() } : { verdict: leanError([]) });
+
+async function serve(deps: ProveRouterDeps): Promise<{ url: string; close: () => Promise<void> }> {
+  const app = express();
+  app.use(createProveRouter(deps));
+  const server: Server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+/** Reads an SSE body into events until it ends. */
+async function readEvents(res: Response): Promise<ProveEvent[]> {
+  const text = await res.text();
+  return text.split('\n\n').filter((b) => b.startsWith('event:')).map((b) => {
+    const [eventLine, dataLine] = b.split('\n');
+    const event = JSON.parse(dataLine.slice('data: '.length)) as ProveEvent;
+    assert.equal(eventLine, `event: ${event.type}`);
+    return event;
+  });
+}
+
+test('POST /v1/prove answers JSON; GET /v1/prove/:id returns the stored run', async () => {
+  const store = new AttemptStore(openDb(':memory:'));
+  const s = await serve({ engine: new ScriptedEngine(() => WELL_FORMED), verifier: new StandInVerifier(judge), store });
+  try {
+    const res = await post(s.url, { code: FILE, samples: 2 });
+    assert.equal(res.status, 200);
+    const result = await res.json() as ProveResult;
+    assert.equal(result.status, 'proved');
+    assert.ok(result.proof?.endsWith('  linarith'));
+    assert.equal(result.attempts[0].format.error, 'NONE');
+    const stored = await (await fetch(`${s.url}/v1/prove/${result.id}`)).json() as { status: string; attempts: unknown[]; running: boolean };
+    assert.equal(stored.status, 'proved');
+    assert.equal(stored.running, false);
+    assert.ok(stored.attempts.length >= 1);
+    assert.equal((await fetch(`${s.url}/v1/prove/unknown`)).status, 404);
+  } finally { await s.close(); }
+});
+
+test('validation errors are 422 with the field named; bad JSON is a JSON 400', async () => {
+  const s = await serve({ engine: new ScriptedEngine(() => WELL_FORMED), verifier: new StandInVerifier(judge) });
+  try {
+    const cases: [unknown, RegExp][] = [
+      [{}, /'code' is required/], [{ code: 5 }, /'code' must be a string/], [{ code: '  ' }, /'code' is empty/],
+      [{ code: FILE, samples: 0 }, /'samples' must be at least 1/], [{ code: FILE, samples: 1.5 }, /whole number/],
+      [{ code: FILE, temperature: 'hot' }, /'temperature' must be a number/], [{ code: FILE, topP: 0 }, /'topP' must be above 0/],
+      [{ code: FILE, bogus: 1 }, /unknown field: bogus/], [{ code: FILE, theorem: 'nope' }, /no theorem named 'nope'/],
+      [[1, 2], /JSON object/], [{ code: FILE, id: 'has space' }, /'id' must be/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post(s.url, body);
+      assert.equal(res.status, 422, JSON.stringify(body));
+      assert.match((await res.json() as { error: string }).error, message);
+    }
+    const bad = await post(s.url, '{"code": ');
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json() as { error: string }).error, /not valid JSON/);
+  } finally { await s.close(); }
+});
+
+test('Accept: text/event-stream streams the events, ending with done', async () => {
+  const s = await serve(() => ({ engine: new ScriptedEngine(() => WELL_FORMED), verifier: new StandInVerifier(judge) }));
+  try {
+    const res = await post(s.url, { code: FILE, samples: 1 }, { accept: 'text/event-stream' });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    const events = await readEvents(res);
+    const types = events.map((e) => e.type);
+    assert.equal(types[0], 'started');
+    assert.equal(types.at(-1), 'done');
+    for (const t of ['think', 'text', 'progress', 'verdict', 'attempt']) assert.ok(types.includes(t as ProveEvent['type']), t);
+    const done = events.at(-1) as Extract<ProveEvent, { type: 'done' }>;
+    assert.equal(done.result.status, 'proved');
+    const errorRes = await post(s.url, { code: FILE, theorem: 'nope' }, { accept: 'text/event-stream' });
+    assert.equal(errorRes.status, 422, 'validation happens before the stream starts');
+  } finally { await s.close(); }
+});
+
+test('DELETE /v1/prove/:id cancels a running JSON request; closing a stream cancels its work', async () => {
+  const engine = new ScriptedEngine(() => WELL_FORMED, undefined, 1, 5);
+  const s = await serve({ engine, verifier: new StandInVerifier(judge) });
+  try {
+    const pending = post(s.url, { code: FILE, samples: 1, id: 'job-1' });
+    await new Promise((r) => setTimeout(r, 100));
+    const dup = await post(s.url, { code: FILE, id: 'job-1' });
+    assert.equal(dup.status, 409);
+    const del = await fetch(`${s.url}/v1/prove/job-1`, { method: 'DELETE' });
+    assert.equal(del.status, 202);
+    const result = await (await pending).json() as ProveResult;
+    assert.equal(result.id, 'job-1');
+    assert.equal(result.status, 'cancelled');
+    assert.equal((await fetch(`${s.url}/v1/prove/job-1`, { method: 'DELETE' })).status, 404);
+
+    const res = await post(s.url, { code: FILE, samples: 1 }, { accept: 'text/event-stream' });
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    const deadline = Date.now() + 3000;
+    while (!engine.calls.at(-1)?.options.signal?.aborted && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(engine.calls.at(-1)?.options.signal?.aborted, true, 'the engine saw the cancellation');
+  } finally { await s.close(); }
+});
+
+test('an engine that fails to load is a 500 (JSON) or an error event (stream)', async () => {
+  const s = await serve(() => { throw new Error('no model at ~/.kimina/models'); });
+  try {
+    const res = await post(s.url, { code: FILE });
+    assert.equal(res.status, 500);
+    assert.match((await res.json() as { error: string }).error, /no model/);
+    const events = await readEvents(await post(s.url, { code: FILE }, { accept: 'text/event-stream' }));
+    assert.deepEqual(events.map((e) => e.type), ['error']);
+  } finally { await s.close(); }
+});
