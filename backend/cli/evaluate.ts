@@ -1,5 +1,239 @@
-// Placeholder until this command lands.
-export async function run(_args: string[]): Promise<number> {
-  console.error('kimina: this command is not available in this build yet');
-  return 2;
+// `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { kiminaHome } from '../config';
+import { openDb } from '../store/db';
+import { EvalStore } from '../store/eval';
+import type { EvalConfig, EvalReport } from '../protocol';
+import { flagNumber, flagString, parseArgs, type Parsed } from './args';
+import { ProgressBar } from './progress';
+import { loadBenchmark } from '../eval/benchmark';
+import { statementProblems } from '../eval/statementCheck';
+import { runEvaluation, type AttemptProblem } from '../eval/runner';
+import { buildReport } from '../eval/report';
+import { compareReports } from '../eval/compare';
+import { pct } from '../eval/markdown';
+import { writeComparison, writeReport } from '../eval/writeReports';
+import { describeCheck, fetchMiniF2F } from '../eval/fetch';
+import { openBackends, type Backends } from '../eval/backends';
+import { proveAttempter } from '../eval/proveAttempt';
+
+const USAGE = `usage:
+  kimina eval run BENCHMARK --model NAME [options]   evaluate (BENCHMARK: a folder of .lean files or a .jsonl)
+  kimina eval report RUN [--out DIR]                 write the report of a stored run
+  kimina eval compare RUN_A RUN_B [--out DIR]        per-problem differences (runs or report.json files)
+  kimina eval list                                   stored runs
+  kimina eval delete RUN                             forget a run
+  kimina eval fetch minif2f [--dest DIR]             download and check the Lean 4 miniF2F
+
+run options:
+  --engine openai|onnx   inference engine (default openai)   --base-url URL  OpenAI-compatible server root
+  --samples N            samples per problem (default 32)     --fix-turns 0|1 error-fix turns (default 1)
+  --split test|valid     keep one split                       --limit N       first N problems
+  --problems a,b,c       only these problem ids               --run NAME      run name (default from model/benchmark)
+  --parallel N           samples proved at once (default: the verifier's capacity, at most 64)
+  --temperature T (1.0)  --top-p P (0.95)  --max-tokens N (24576)  --lean-timeout S (60)  --seed N
+  --out DIR              report folder (default kimina-eval/RUN)   --db PATH  store (default ~/.kimina/kimina.db)
+  --keep-responses       store whole answers (large)
+A rerun of the same command continues where the last one stopped.
+
+fetch options: --dest DIR (default ~/.kimina/benchmarks/miniF2F-lean4)  --method git|archive|auto  --url URL  --ref REF  --force`;
+
+/** How `run` gets its engine-backed attempter; tests swap in test doubles. */
+export interface EvalCliDeps {
+  openBackends: typeof openBackends;
+  makeAttempter?: (backends: Backends, config: EvalConfig, parallel: number, seed: number | undefined) => AttemptProblem;
+}
+
+const defaultDeps: EvalCliDeps = { openBackends };
+
+function dbPath(p: Parsed): string {
+  return resolve(flagString(p, 'db') ?? process.env.KIMINA_DB ?? join(kiminaHome(), 'kimina.db'));
+}
+
+function openStore(p: Parsed): EvalStore {
+  return new EvalStore(openDb(dbPath(p)));
+}
+
+function intFlag(p: Parsed, name: string, fallback: number, min: number, max: number): number {
+  const v = flagNumber(p, name) ?? fallback;
+  if (!Number.isInteger(v) || v < min || v > max) throw new Error(`--${name} must be a whole number from ${min} to ${max}, got ${v}`);
+  return v;
+}
+
+function realFlag(p: Parsed, name: string, fallback: number, min: number, max: number): number {
+  const v = flagNumber(p, name) ?? fallback;
+  if (v < min || v > max) throw new Error(`--${name} must be from ${min} to ${max}, got ${v}`);
+  return v;
+}
+
+function defaultRunName(model: string, benchmark: string, split: string | null, samples: number, fixTurns: number): string {
+  const clean = (s: string) => s.replace(/[^\w.+-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';
+  return [clean(basename(model)), clean(basename(benchmark).replace(/\.jsonl$/, '')), split ? clean(split) : null, `n${samples}`, fixTurns ? 'fix' : null]
+    .filter(Boolean).join('-');
+}
+
+function headline(report: EvalReport): string[] {
+  const m = report.metrics;
+  const n = m.samples;
+  const at = (c: { k: number; value: number }[] | null) => c?.find((x) => x.k === n)?.value ?? null;
+  const lines = [`${report.run.name}: ${m.problems} problems, pass@${n} ${pct(at(m.passAtK))}`];
+  if (m.passAtKWithFix) lines[0] += `, with one error-fix turn ${pct(at(m.passAtKWithFix))}`;
+  if (m.passAtK.length) lines[0] += ` (pass@1 ${pct(m.passAtK[0].value)})`;
+  if (report.run.complete < report.run.problems) lines.push(`partial: ${report.run.problems - report.run.complete} problems still lack samples`);
+  return lines;
+}
+
+async function runCommand(p: Parsed, deps: EvalCliDeps): Promise<number> {
+  const benchmark = p.positionals[1];
+  if (!benchmark) throw new Error('kimina eval run needs a benchmark folder or .jsonl file');
+  const model = flagString(p, 'model');
+  if (!model) throw new Error('kimina eval run needs --model NAME');
+  const engineName = flagString(p, 'engine') ?? 'openai';
+  const split = flagString(p, 'split')?.toLowerCase() ?? null;
+  const samples = intFlag(p, 'samples', 32, 1, 1024);
+  const fixTurns = intFlag(p, 'fix-turns', 1, 0, 1);
+  const only = flagString(p, 'problems')?.split(',').map((s) => s.trim()).filter(Boolean);
+  const limitRaw = flagNumber(p, 'limit');
+  const loaded = loadBenchmark(resolve(benchmark), { split, only, limit: limitRaw });
+  const bad = loaded.problems.flatMap((pr) => statementProblems(pr.code, pr.theorem).map((i) => `${pr.origin}: ${i}`));
+  if (bad.length > 0) throw new Error(`the prover would not accept ${bad.length} statement(s):\n  ${bad.slice(0, 10).join('\n  ')}`);
+  const config: EvalConfig = {
+    benchmark: resolve(benchmark), split, model, engine: engineName, samples, fixTurns,
+    temperature: realFlag(p, 'temperature', 1.0, 0, 2),
+    topP: realFlag(p, 'top-p', 0.95, 0.01, 1),
+    maxTokens: intFlag(p, 'max-tokens', 24576, 1, 131072),
+    leanTimeout: realFlag(p, 'lean-timeout', 60, 1, 3600),
+  };
+  const runName = flagString(p, 'run') ?? defaultRunName(model, benchmark, split, samples, fixTurns);
+  const seed = flagNumber(p, 'seed');
+  const store = openStore(p);
+  store.openRun(runName, config, loaded.problems);
+  const outDir = resolve(flagString(p, 'out') ?? join('kimina-eval', runName));
+  const before = store.summary(runName);
+  console.error(`run '${runName}': ${before.problems} problems × ${samples} samples${fixTurns ? ' (+ fix turn)' : ''}, ${before.complete} already complete`);
+
+  let outcome = { finished: 0, complete: before.complete === before.problems, stopped: false };
+  if (!outcome.complete) {
+    const backends = await deps.openBackends({ engine: engineName, model, baseUrl: flagString(p, 'base-url'), log: (l) => console.error(l) });
+    for (const line of backends.describe) console.error(line);
+    const parallel = flagNumber(p, 'parallel') !== undefined
+      ? intFlag(p, 'parallel', 1, 1, 4096)
+      : Math.max(1, Math.min(64, backends.verifierCapacity));
+    if (parallel > backends.verifierCapacity) throw new Error(`--parallel ${parallel} exceeds what the verifier queues (${backends.verifierCapacity}); raise KIMINA_MAX_QUEUE or lower --parallel`);
+    const attempt = deps.makeAttempter?.(backends, config, parallel, seed) ?? proveAttempter({
+      deps: { engine: backends.engine, verifier: backends.verifier, options: { verifyTimeout: config.leanTimeout } },
+      temperature: config.temperature, topP: config.topP, maxTokens: config.maxTokens, parallel, seed,
+    });
+    const ctl = new AbortController();
+    const onSignal = () => {
+      if (ctl.signal.aborted) process.exit(130);
+      console.error('\nstopping: unfinished problems are dropped and redone by the next run (Ctrl-C again to quit now)');
+      ctl.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const todo = before.problems - before.complete;
+    const bar = new ProgressBar('eval', todo);
+    try {
+      outcome = await runEvaluation({
+        store, run: runName, attempt, signal: ctl.signal, keepResponses: p.flags.has('keep-responses'),
+        // Problems are a few at a time; samples are bounded by the attempter's gate.
+        concurrency: Math.max(1, Math.ceil(parallel / samples) + 1),
+        onProgress: (pr) => bar.update(pr.done - before.complete, `solved ${pr.solved}/${pr.done} (${pr.done}/${pr.total} problems)`),
+      });
+      bar.done(`finished ${outcome.finished} problems`);
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await backends.close();
+    }
+  }
+  const report = buildReport(store, runName);
+  if (p.flags.has('no-report')) { for (const l of headline(report)) console.log(l); return outcome.stopped ? 130 : 0; }
+  const files = writeReport(report, outDir);
+  for (const l of headline(report)) console.log(l);
+  console.log(`report: ${files.join(', ')}`);
+  if (outcome.stopped) { console.error(`stopped; rerun the same command to continue run '${runName}'`); return 130; }
+  return 0;
+}
+
+function loadReport(ref: string, store: () => EvalStore): EvalReport {
+  if (ref.endsWith('.json') && existsSync(ref)) {
+    const parsed = JSON.parse(readFileSync(ref, 'utf8')) as EvalReport;
+    if (!parsed?.run?.name || !Array.isArray(parsed.problems)) throw new Error(`${ref} is not a kimina eval report.json`);
+    return parsed;
+  }
+  return buildReport(store(), ref);
+}
+
+async function fetchCommand(p: Parsed): Promise<number> {
+  const what = p.positionals[1];
+  if (what !== 'minif2f') throw new Error(`kimina eval fetch knows only 'minif2f', got ${what === undefined ? 'nothing' : `'${what}'`}`);
+  const method = flagString(p, 'method') ?? 'auto';
+  if (!['git', 'archive', 'auto'].includes(method)) throw new Error(`--method must be git, archive or auto, got '${method}'`);
+  const dest = resolve(flagString(p, 'dest') ?? join(kiminaHome(), 'benchmarks', 'miniF2F-lean4'));
+  const check = await fetchMiniF2F({
+    dest, method: method as 'git' | 'archive' | 'auto', url: flagString(p, 'url'), ref: flagString(p, 'ref'),
+    force: p.flags.has('force'), log: (l) => console.error(l),
+  });
+  for (const l of describeCheck(check)) console.log(l);
+  console.log(`evaluate with: kimina eval run ${join(dest, 'MiniF2F')} --split test --model NAME`);
+  return check.problems.length === 0 ? 0 : 1;
+}
+
+export async function run(args: string[], deps: EvalCliDeps = defaultDeps): Promise<number> {
+  const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json']);
+  const sub = p.positionals[0];
+  if (!sub || p.flags.has('help') || sub === 'help') { console.log(USAGE); return sub || p.flags.has('help') ? 0 : 2; }
+  const lazyStore = (() => { let s: EvalStore | null = null; return () => (s ??= openStore(p)); })();
+  switch (sub) {
+    case 'run':
+      return runCommand(p, deps);
+    case 'report': {
+      const name = p.positionals[1];
+      if (!name) throw new Error('kimina eval report needs a run name');
+      const report = buildReport(lazyStore(), name);
+      const files = writeReport(report, resolve(flagString(p, 'out') ?? join('kimina-eval', name)));
+      for (const l of headline(report)) console.log(l);
+      console.log(`report: ${files.join(', ')}`);
+      return 0;
+    }
+    case 'compare': {
+      const [, a, b] = p.positionals;
+      if (!a || !b) throw new Error('kimina eval compare needs two runs (names or report.json files)');
+      const cmp = compareReports(loadReport(a, lazyStore), loadReport(b, lazyStore));
+      const files = writeComparison(cmp, resolve(flagString(p, 'out') ?? join('kimina-eval', `compare-${cmp.a.name}-vs-${cmp.b.name}`)));
+      const last = cmp.passAtK[cmp.passAtK.length - 1];
+      console.log(`${cmp.common} common problems; pass@${cmp.k}: A ${pct(last.a)}, B ${pct(last.b)}; only A solves ${cmp.onlyA.length}, only B solves ${cmp.onlyB.length}`);
+      for (const d of cmp.changed.slice(0, 20)) console.log(`  ${d.id}: ${d.a.correct}/${d.a.samples} → ${d.b.correct}/${d.b.samples}`);
+      if (cmp.changed.length > 20) console.log(`  … ${cmp.changed.length - 20} more in compare.md`);
+      console.log(`report: ${files.join(', ')}`);
+      return 0;
+    }
+    case 'list': {
+      const store = lazyStore();
+      const runs = store.listRuns();
+      if (runs.length === 0) console.log('no evaluation runs yet');
+      for (const r of runs) {
+        const s = store.summary(r.name);
+        console.log(`${r.name}  ${r.config.model}  ${s.complete}/${s.problems} problems × ${r.config.samples}  ${r.createdAt}`);
+      }
+      return 0;
+    }
+    case 'delete': {
+      const name = p.positionals[1];
+      if (!name) throw new Error('kimina eval delete needs a run name');
+      if (!lazyStore().deleteRun(name)) throw new Error(`no evaluation run named '${name}'`);
+      console.log(`deleted run '${name}'`);
+      return 0;
+    }
+    case 'fetch':
+      return fetchCommand(p);
+    default:
+      // `kimina eval BENCHMARK …` is short for `kimina eval run BENCHMARK …`.
+      if (existsSync(sub)) return runCommand({ ...p, positionals: ['run', ...p.positionals] }, deps);
+      console.error(`kimina eval: unknown subcommand '${sub}'\n\n${USAGE}`);
+      return 2;
+  }
 }

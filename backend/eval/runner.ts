@@ -3,15 +3,16 @@
 import type { BenchmarkProblem, EvalAttemptRecord, EvalProgress } from '../protocol';
 import type { EvalStore, StoredAttempt } from '../store/eval';
 
-/** One answer (and its check) for sample index `sample` in [0, samples). */
+/** One answer (and its check) for one of the requested sample indices. */
 export type AttemptOutcome = Omit<EvalAttemptRecord, 'problem'> & { response?: string | null };
 
 /**
- * Proves one problem `samples` times, with up to `fixTurns` error-fix turns per failed sample,
- * without stopping at the first proof. Resolves with every turn of every sample; when `signal`
- * aborts it may resolve early with fewer samples (those are dropped and redone later).
+ * Proves one problem once per requested sample index (the run's global indices, so seeds and
+ * records stay stable across resumes), with up to `fixTurns` error-fix turns per failed sample,
+ * never stopping at the first proof. Resolves with every turn of every sample; when `signal`
+ * aborts it may resolve early with fewer (the problem is then redone whole next time).
  */
-export type AttemptProblem = (problem: BenchmarkProblem, request: { samples: number; fixTurns: number }, signal: AbortSignal) => Promise<AttemptOutcome[]>;
+export type AttemptProblem = (problem: BenchmarkProblem, request: { samples: number[]; fixTurns: number }, signal: AbortSignal) => Promise<AttemptOutcome[]>;
 
 export interface RunOptions {
   store: EvalStore;
@@ -34,10 +35,11 @@ export interface RunOutcome {
 }
 
 /** Groups a problem's outcomes by sample and checks each sample has its first answer. */
-function bySample(problem: string, outcomes: AttemptOutcome[], samples: number): Map<number, AttemptOutcome[]> {
+function bySample(problem: string, outcomes: AttemptOutcome[], samples: number[]): Map<number, AttemptOutcome[]> {
+  const asked = new Set(samples);
   const groups = new Map<number, AttemptOutcome[]>();
   for (const o of outcomes) {
-    if (!Number.isInteger(o.sample) || o.sample < 0 || o.sample >= samples) throw new Error(`${problem}: attempt for sample ${o.sample}, expected 0..${samples - 1}`);
+    if (!asked.has(o.sample)) throw new Error(`${problem}: attempt for sample ${o.sample}, which was not asked for`);
     if (o.turn !== 1 && o.turn !== 2) throw new Error(`${problem}: attempt with turn ${o.turn}`);
     let g = groups.get(o.sample);
     if (!g) groups.set(o.sample, (g = []));
@@ -89,14 +91,14 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
       for (let s = 0; s < samples; s++) if (!have.has(s)) missing.push(s);
       let outcomes: AttemptOutcome[];
       try {
-        outcomes = await attempt(problem, { samples: missing.length, fixTurns }, inner.signal);
+        outcomes = await attempt(problem, { samples: missing, fixTurns }, inner.signal);
       } catch (err) {
         if (inner.signal.aborted) return;
         failure ??= err;
         inner.abort(err);
         return;
       }
-      const groups = bySample(problem.id, outcomes, missing.length);
+      const groups = bySample(problem.id, outcomes, missing);
       if (inner.signal.aborted) return; // an interrupted problem is redone whole next time
       if (groups.size < missing.length) {
         failure ??= new Error(`${problem.id}: ${missing.length} samples asked, ${groups.size} answered`);
@@ -104,10 +106,8 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
         return;
       }
       const stored: StoredAttempt[] = [];
-      for (const [local, group] of groups) {
-        for (const o of group) {
-          stored.push({ ...o, problem: problem.id, sample: missing[local], response: options.keepResponses ? o.response ?? null : null });
-        }
+      for (const group of groups.values()) {
+        for (const o of group) stored.push({ ...o, problem: problem.id, response: options.keepResponses ? o.response ?? null : null });
       }
       store.recordSamples(run, problem.id, missing, stored);
       if (stored.some((a) => a.valid)) solvedIds.add(problem.id);

@@ -47,7 +47,7 @@ function outcome(sample: number, turn: number, valid: boolean, filtered = false)
 }
 
 /** TEST DOUBLE for the prove loop: scripted outcomes, optional delay, records every call. */
-export function scriptedAttempter(options: { delayMs?: number; calls?: { id: string; samples: number }[]; inFlight?: { now: number; max: number } } = {}): AttemptProblem {
+export function scriptedAttempter(options: { delayMs?: number; calls?: { id: string; samples: number[] }[]; inFlight?: { now: number; max: number } } = {}): AttemptProblem {
   return async (problem: BenchmarkProblem, request, signal) => {
     options.calls?.push({ id: problem.id, samples: request.samples });
     const flight = options.inFlight;
@@ -57,7 +57,7 @@ export function scriptedAttempter(options: { delayMs?: number; calls?: { id: str
       if (signal.aborted) return [];
       const kind = scriptedKind(problem.id);
       const out: AttemptOutcome[] = [];
-      for (let s = 0; s < request.samples; s++) {
+      for (const s of request.samples) {
         if (kind === 'hopeless') { out.push(outcome(s, 1, false, true)); continue; }
         const first = kind === 'easy' || (kind === 'half' && s % 2 === 0);
         out.push(outcome(s, 1, first));
