@@ -1,5 +1,37 @@
-// Activation entry of the VS Code extension (filled in by the extension work).
-import type * as vscode from 'vscode';
+// Activation of the VS Code extension: a thin client. The backend (`kimina lsp --stdio`) does the work;
+// this side wires commands, the status bar, the Proof view, proposals (diff, accept) and gutter marks.
+import * as vscode from 'vscode';
+import { Ctx } from './ctx';
+import { registerCommands } from './commands';
+import { restartingSettings } from './config';
+import { ProvedMarks } from './decorations';
+import { ProofRunner } from './proofRunner';
+import { ProofView } from './proofView';
+import { Proposals } from './proposal';
+import { createStatusBar } from './statusBar';
+import { watchSetup } from './setup';
 
-export function activate(_context: vscode.ExtensionContext): void {}
-export function deactivate(): void {}
+let ctx: Ctx | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  ctx = new Ctx(context);
+  const view = new ProofView(context);
+  const proposals = new Proposals();
+  const marks = new ProvedMarks(context);
+  const runner = new ProofRunner(ctx, view, proposals, marks);
+  context.subscriptions.push(view, proposals, marks, runner,
+    createStatusBar(ctx.onStatus, ctx.currentStatus),
+    watchSetup(context, ctx),
+    ...registerCommands(context, ctx, runner, view),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();
+    }));
+  // TODO(training): context.subscriptions.push(registerTrainingMonitor(context, { httpUrl, token })) once extension/trainingMonitor.ts lands.
+  ctx.log.info(`[extension] Kimina ${context.extension.packageJSON.version} activated`);
+  void ctx.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await ctx?.dispose();
+  ctx = undefined;
+}

@@ -1,0 +1,24 @@
+// Builds the LanguageClient that runs `node dist/cli.js lsp --stdio` (the backend's language-server face).
+import * as vscode from 'vscode';
+import { CloseAction, ErrorAction, LanguageClient, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { backendEnv, type KiminaSettings } from './config';
+
+export interface ClientHooks {
+  /** Called when the backend process died; return false to stop restarting it. */
+  onCrash(): boolean;
+}
+
+export function createClient(context: vscode.ExtensionContext, settings: KiminaSettings, log: vscode.LogOutputChannel, hooks: ClientHooks): LanguageClient {
+  const cli = context.asAbsolutePath('dist/cli.js');
+  const run = { command: settings.nodePath, args: [cli, 'lsp', '--stdio'], options: { env: { ...process.env, ...backendEnv(settings) } } };
+  const serverOptions: ServerOptions = { run, debug: run };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ language: 'lean4' }, { language: 'lean' }, { pattern: '**/*.lean' }],
+    outputChannel: log,
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Continue }),
+      closed: () => ({ action: hooks.onCrash() ? CloseAction.Restart : CloseAction.DoNotRestart, handled: true }),
+    },
+  };
+  return new LanguageClient('kimina', 'Kimina', serverOptions, clientOptions);
+}

@@ -1,0 +1,93 @@
+// Owns the backend connection: starts the language client, restarts it on crash (at most 5 times in 3 minutes),
+// tracks the backend's status and routes the kimina/* notifications to whoever listens.
+import * as vscode from 'vscode';
+import { State, type LanguageClient } from 'vscode-languageclient/node';
+import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../backend/protocol';
+import { createClient } from './client';
+import { readSettings } from './config';
+
+type Method = keyof LspRequestTypes;
+
+export class Ctx implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private crashes: number[] = [];
+  private status: BackendStatus = { state: 'starting' };
+  private readonly statusEmitter = new vscode.EventEmitter<BackendStatus>();
+  private readonly eventEmitter = new vscode.EventEmitter<LspProveEvent>();
+  readonly onStatus = this.statusEmitter.event;
+  readonly onProveEvent = this.eventEmitter.event;
+  readonly log: vscode.LogOutputChannel;
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.log = vscode.window.createOutputChannel('Kimina', { log: true });
+  }
+
+  get currentStatus(): BackendStatus { return this.status; }
+
+  private setStatus(status: BackendStatus): void {
+    this.status = status;
+    this.statusEmitter.fire(status);
+  }
+
+  private starting: Promise<void> = Promise.resolve();
+
+  /** Starts the backend; requests made meanwhile wait for it. */
+  start(): Promise<void> {
+    this.starting = this.startClient();
+    return this.starting;
+  }
+
+  private async startClient(): Promise<void> {
+    this.setStatus({ state: 'starting', detail: 'starting the backend' });
+    const client = createClient(this.context, readSettings(), this.log, { onCrash: () => this.onCrash() });
+    this.client = client;
+    client.onDidChangeState(({ newState }) => {
+      if (newState === State.Stopped && this.client === client && this.status.state !== 'error') {
+        this.setStatus({ state: 'error', detail: 'the backend stopped; see the Kimina log' });
+      }
+    });
+    try {
+      await client.start();
+    } catch (err) {
+      this.setStatus({ state: 'error', detail: `the backend did not start: ${(err as Error).message}` });
+      this.log.appendLine(`[extension] start failed: ${(err as Error).stack ?? err}`);
+      return;
+    }
+    client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => this.setStatus(s));
+    client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => this.eventEmitter.fire(e));
+    this.setStatus(await client.sendRequest(lspMethods.status, {}).then((s) => s as BackendStatus, () => this.status));
+  }
+
+  private onCrash(): boolean {
+    const now = Date.now();
+    this.crashes = this.crashes.filter((t) => now - t < 180_000);
+    this.crashes.push(now);
+    const restart = this.crashes.length <= 5;
+    this.log.appendLine(`[extension] the backend exited${restart ? '; restarting' : ' 5 times in 3 minutes; not restarting (run "Kimina: Restart Backend")'}`);
+    this.setStatus(restart ? { state: 'starting', detail: 'restarting the backend after a crash' } : { state: 'error', detail: 'the backend keeps crashing; see the Kimina log' });
+    return restart;
+  }
+
+  async restart(): Promise<void> {
+    const old = this.client;
+    this.client = undefined;
+    this.crashes = [];
+    if (old) await old.stop().catch(() => {});
+    await this.start();
+  }
+
+  async request<M extends Method>(method: M, params: LspRequestTypes[M]['params'], token?: vscode.CancellationToken): Promise<LspRequestTypes[M]['result']> {
+    await this.starting;
+    if (!this.client || !this.client.isRunning()) throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
+    return this.client.sendRequest(method, params, token) as Promise<LspRequestTypes[M]['result']>;
+  }
+
+  async dispose(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) await client.stop().catch(() => {});
+    this.statusEmitter.dispose();
+    this.eventEmitter.dispose();
+    this.log.dispose();
+  }
+}
