@@ -14,6 +14,8 @@ export interface CheckOutcome {
   verdict: Verdict;
   /** The REPL's raw answer (positions already relative to the full snippet), when Lean answered. */
   response?: CommandResponse;
+  /** The REPL's own error text (`{"message": …}`), for repl_error. */
+  replMessage?: string;
   /** Which REPL ran it and how much memory its process tree held afterwards (for `debug`). */
   run?: { replId?: string; memoryBytes?: number };
 }

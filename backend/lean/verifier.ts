@@ -84,6 +84,10 @@ export class Verifier implements BatchVerifier {
       const first = rejections[0];
       return { verdict: { status: 'rejected', reason: `Rejected before Lean (line ${first.line}): ${first.message}`, messages, sorries: [], time: 0 } };
     }
+    const badName = options.theorems?.find((n) => !/^[^\s]+$/.test(n));
+    if (badName !== undefined) {
+      return { verdict: { status: 'server_error', reason: `Invalid declaration name to audit: ${JSON.stringify(badName)}`, messages: [], sorries: [], time: 0 } };
+    }
     const named = nameExamples(body);
     const audit = options.theorems ?? findLeanDecls(named.body)
       .filter((d) => (d.kind === 'theorem' || d.kind === 'lemma') && d.name !== '')
@@ -99,7 +103,7 @@ export class Verifier implements BatchVerifier {
       case 'server_error':
         return outcome({ status: 'server_error', reason: result.message, messages: [], sorries: [], time: 0 });
       case 'repl_error':
-        return outcome({ status: 'repl_error', reason: `The Lean REPL refused the command: ${result.message}`, messages: [], sorries: [], time: result.time });
+        return { ...outcome({ status: 'repl_error', reason: `The Lean REPL refused the command: ${result.message}`, messages: [], sorries: [], time: result.time }), replMessage: result.message };
       case 'header_error': {
         const messages = result.response.messages ?? [];
         const first = messages.find((m) => m.severity === 'error');

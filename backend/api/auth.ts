@@ -1,0 +1,30 @@
+// Bearer-token auth, kimina-lean-server style: active only when a token is configured
+// (KIMINA_API_TOKEN, or LEAN_SERVER_API_KEY); `Authorization: Bearer <token>`, the prefix optional.
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { sendDetail } from './httpErrors';
+
+/** The configured API token, if any. */
+export function apiTokenFromEnv(): string | undefined {
+  return process.env.KIMINA_API_TOKEN || process.env.LEAN_SERVER_API_KEY || undefined;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/** Paths anyone may read (health checks), as in kimina-lean-server. */
+export const publicPaths = new Set(['/', '/health', '/health/']);
+
+export function requireToken(token: string | undefined): RequestHandler {
+  return (req, res, next) => {
+    if (!token || (req.method === 'GET' && publicPaths.has(req.path))) { next(); return; }
+    const header = req.headers.authorization;
+    if (!header) { sendDetail(res, 401, 'Missing API key'); return; }
+    const given = header.replace(/^Bearer\s+/i, '').trim();
+    if (!sameSecret(given, token)) { sendDetail(res, 401, 'Invalid API key'); return; }
+    next();
+  };
+}

@@ -1,0 +1,5 @@
+// Routers other areas add to `kimina serve` (prove, training, evaluation). SHARED REGISTRY: each area
+// appends one entry here and owns its own router file; server.ts and serve.ts need no edits.
+import type { RouterFactory } from './server';
+
+export const extraRouters: RouterFactory[] = [];

@@ -1,0 +1,63 @@
+// The HTTP face of the backend (express 5): shared plumbing (body limits, JSON errors, auth), the
+// verification routes, and whatever routers other areas pass in.
+import express, { type Express, type Router } from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BatchVerifier } from '../lean/verifier';
+import { requireToken } from './auth';
+import { jsonBody, defaultBodyLimitBytes } from './body';
+import { jsonErrorHandler, sendDetail } from './httpErrors';
+import { verifyRouter } from './verifyRoutes';
+
+/** What routers get from the server: the verifier, plus anything the caller adds. */
+export interface ApiContext {
+  verifier: BatchVerifier;
+  [key: string]: unknown;
+}
+
+/** A router to mount at the root; its own paths should start with `/v1/…`. */
+export type RouterFactory = (ctx: ApiContext) => Router | Promise<Router>;
+
+export interface AppOptions {
+  /** Bearer token required on every route except health (KIMINA_API_TOKEN / LEAN_SERVER_API_KEY). */
+  token?: string;
+  bodyLimitBytes?: number;
+}
+
+export async function createApp(ctx: ApiContext, extraRouters: RouterFactory[] = [], options: AppOptions = {}): Promise<Express> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requireToken(options.token));
+  app.use(jsonBody(options.bodyLimitBytes ?? defaultBodyLimitBytes));
+  app.use(verifyRouter(ctx.verifier));
+  for (const make of extraRouters) app.use(await make(ctx));
+  app.use((req, res) => sendDetail(res, 404, `Not Found: ${req.method} ${req.path}`));
+  app.use(jsonErrorHandler);
+  return app;
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export interface Listening { server: Server; url: string; port: number; close(): Promise<void> }
+
+/** Listens on host:port; refuses a non-loopback address unless a token protects the API. */
+export function listen(app: Express, host: string, port: number, token: string | undefined): Promise<Listening> {
+  if (!isLoopback(host) && !token) {
+    return Promise.reject(new Error(`refusing to listen on ${host} without an API token: set KIMINA_API_TOKEN, or use KIMINA_HOST=127.0.0.1`));
+  }
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once('error', reject);
+    server.once('listening', () => {
+      const actual = (server.address() as AddressInfo).port;
+      const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+      resolve({
+        server, port: actual, url: `http://${shown}:${actual}`,
+        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+      });
+    });
+  });
+}
