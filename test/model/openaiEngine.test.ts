@@ -127,6 +127,22 @@ test('cancellation aborts the request and resolves with the text so far', async 
   });
 });
 
+test('a server that goes quiet times out with a clear error', async () => {
+  const server = await startStandInOpenAIServer({ answer: () => 'a'.repeat(40), chunkDelayMs: 400 });
+  try {
+    const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL, idleTimeoutMs: 150 });
+    await assert.rejects(engine.generate([PROMPT], SAMPLING), /model server at .* timed out/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a connection dropped mid-answer rejects and says the server broke off', async () => {
+  await withServer({ dropAfterChunks: 3, chunkDelayMs: 5 }, async (engine) => {
+    await assert.rejects(engine.generate([PROMPT], SAMPLING), /the model server at .*chat\/completions (broke off the answer|closed the stream before the answer was finished)/);
+  });
+});
+
 test('an error event mid-stream rejects with the server\'s message', async () => {
   await withServer({ failAfterChunks: 2 }, async (engine) => {
     await assert.rejects(engine.generate([PROMPT], SAMPLING), /failed during generation: CUDA out of memory/);

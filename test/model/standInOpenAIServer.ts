@@ -26,6 +26,8 @@ export interface StandInOptions {
   ignoreStream?: boolean;
   /** Send an error event after this many chunks. */
   failAfterChunks?: number;
+  /** Drop the connection after this many chunks (a crashed server). */
+  dropAfterChunks?: number;
   /** Answer /v1/models with an empty list (some servers list nothing useful). */
   hideModelList?: boolean;
   /** Send usage in the last chunk. */
@@ -104,6 +106,7 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
           res.end();
           return;
         }
+        if (o.dropAfterChunks !== undefined && sent >= o.dropAfterChunks) { res.destroy(); return; }
         send({ id: 'c', object: 'chat.completion.chunk', choices: [{ index, delta, finish_reason: null }] });
         sent++;
       }

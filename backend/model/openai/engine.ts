@@ -1,7 +1,7 @@
 // An Engine over an OpenAI-compatible chat server (vLLM, SGLang, llama.cpp server, Ollama):
 // `POST {base}/chat/completions` with streaming, n samples per request (or parallel requests for
 // servers that ignore n), reasoning fields folded back into <think>…</think>, cancellation.
-import axios, { type AxiosInstance, isCancel } from 'axios';
+import axios, { type AxiosInstance, isAxiosError, isCancel } from 'axios';
 import type { Readable } from 'node:stream';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
@@ -24,6 +24,8 @@ export interface OpenAIEngineOptions {
   tokenizerDir?: string;
   /** Connect timeout for the initial model listing, in ms. */
   connectTimeoutMs?: number;
+  /** Give up on a generation request after this long without any data (queueing included), in ms. */
+  idleTimeoutMs?: number;
   log?: (line: string) => void;
 }
 
@@ -145,14 +147,28 @@ export class OpenAIEngine implements Engine {
     };
     if (options.stop && options.stop.length > 0) body.stop = options.stop;
     if (job.seed !== undefined) body.seed = job.seed;
+    // Idle watchdog: no data for idleTimeoutMs (queueing included) ends the request with a clear error.
+    const idleMs = this.o.idleTimeoutMs ?? 600_000;
+    const watchdog = new AbortController();
+    let idle: NodeJS.Timeout | undefined;
+    const touch = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(() => watchdog.abort(), idleMs);
+    };
+    const timedOut = (): Error => new Error(`the model server at ${url} timed out: no data for ${Math.round(idleMs / 1000)} s`);
+    const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
     let stream: Readable;
     let contentType: string;
+    touch();
     try {
-      const r = await this.http.post(url, body, { responseType: 'stream', signal: options.signal });
+      const r = await this.http.post(url, body, { responseType: 'stream', signal });
       stream = r.data as Readable;
       contentType = String(r.headers['content-type'] ?? '');
     } catch (err) {
-      if (isCancel(err) || options.signal?.aborted) return;
+      clearTimeout(idle);
+      if (options.signal?.aborted) return;
+      if (watchdog.signal.aborted) throw timedOut();
+      if (isCancel(err)) return;
       throw await describeRequestError(err, { url, model: this.model });
     }
     const counts: number[] = job.targets.map(() => 0);
@@ -175,7 +191,7 @@ export class OpenAIEngine implements Engine {
       if (contentType.includes('application/json')) {
         // A server that ignores `stream` answers one JSON body.
         let raw = '';
-        for await (const chunk of stream) raw += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+        for await (const chunk of stream) { touch(); raw += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'); }
         const data = JSON.parse(raw) as { choices?: Array<Record<string, unknown>>; usage?: { completion_tokens?: number } };
         for (const choice of data.choices ?? []) {
           apply(choice, choice.message as Record<string, unknown> | undefined);
@@ -199,14 +215,19 @@ export class OpenAIEngine implements Engine {
           const usage = event.usage as { completion_tokens?: number } | undefined | null;
           if (usage && typeof usage.completion_tokens === 'number') usageTokens = usage.completion_tokens;
         };
-        for await (const chunk of stream) for (const data of parser.push(chunk)) handle(data);
+        for await (const chunk of stream) { touch(); for (const data of parser.push(chunk)) handle(data); }
         for (const data of parser.end()) handle(data);
         const unfinished = job.targets.filter((t) => outputs[t].finish === undefined && outputs[t].text.length > 0);
         if (!done && unfinished.length > 0) throw new Error(`the model server at ${url} closed the stream before the answer was finished`);
       }
     } catch (err) {
       if (options.signal?.aborted) return;
-      throw err instanceof Error && err.message.startsWith('the model server') ? err : await describeRequestError(err, { url, model: this.model });
+      if (watchdog.signal.aborted) throw timedOut();
+      if (err instanceof Error && err.message.startsWith('the model server')) throw err;
+      if (err instanceof Error && !isAxiosError(err)) throw new Error(`the model server at ${url} broke off the answer (${err.message})`);
+      throw await describeRequestError(err, { url, model: this.model });
+    } finally {
+      clearTimeout(idle);
     }
     // Token counts: the server's usage is exact for one choice; otherwise one streamed chunk per token.
     job.targets.forEach((t, i) => {
