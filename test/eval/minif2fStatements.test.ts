@@ -50,3 +50,9 @@ for (const [what, name, code] of syntaxCases) {
     assert.deepEqual(statementProblems(code, name), []);
   });
 }
+
+test('statements the prover cannot use are reported, not accepted', () => {
+  assert.match(statementProblems(`${header}def not_a_theorem : ℕ := 3\n`, 'not_a_theorem').join(), /not found by the declaration parser/);
+  assert.match(statementProblems(`${header}theorem term_mode : True := trivial\n`, 'term_mode').join(), /not recognised as `:= by`/);
+  assert.match(statementProblems(`${header}theorem present : True := by sorry\n`, 'absent').join(), /no theorem named 'absent'/);
+});

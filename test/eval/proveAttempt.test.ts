@@ -1,0 +1,88 @@
+// The real attempter over the real prove loop, with an in-test engine and verifier (TEST DOUBLES).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChatMessage, Verdict } from '../../backend/protocol';
+import type { Engine, Generation, SamplingOptions } from '../../backend/model/engine';
+import type { LeanVerifier } from '../../backend/lean/types';
+import { proveAttempter } from '../../backend/eval/proveAttempt';
+import { loadBenchmark } from '../../backend/eval/benchmark';
+import { minif2fDir } from './helpers';
+import { scriptedAnswer } from './scriptedServerAnswers';
+
+/** TEST DOUBLE engine: scripted answers (scriptedServerAnswers), records seeds and concurrency. */
+class ScriptedEngine implements Engine {
+  readonly name = 'scripted-test-double';
+  readonly model = 'scripted';
+  seeds: (number | undefined)[] = [];
+  batchSizes: number[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  async generate(conversations: ChatMessage[][], options: SamplingOptions): Promise<Generation[]> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.batchSizes.push(conversations.length);
+    this.seeds.push(options.seed);
+    await new Promise((r) => setTimeout(r, 3));
+    this.inFlight--;
+    if (options.signal?.aborted) return conversations.map(() => ({ text: '', tokens: 0, finishReason: 'cancelled' as const }));
+    return conversations.map((c) => {
+      const text = scriptedAnswer(c, 0, options.seed);
+      return { text, tokens: Math.ceil(text.length / 4), finishReason: 'stop' as const };
+    });
+  }
+  async countPromptTokens(): Promise<number> { return 100; }
+  async close(): Promise<void> {}
+}
+
+/** TEST DOUBLE verifier: valid unless the code uses a bogus_ name. */
+const verifier: LeanVerifier = {
+  async check(code: string) {
+    const bad = code.includes('bogus_');
+    const verdict: Verdict = {
+      status: bad ? 'lean_error' : 'valid', reason: bad ? 'unknown identifier' : 'ok', time: 0.25, sorries: [],
+      messages: bad ? [{ pos: { line: 8, column: 2 }, endPos: { line: 8, column: 20 }, severity: 'error', data: "unknown identifier 'bogus_lemma'" }] : [],
+    };
+    return { verdict };
+  },
+  async close() {},
+};
+
+const problems = loadBenchmark(minif2fDir(), { split: 'test', limit: 8 }).problems;
+const byKind = (id: string) => problems.find((p) => p.id === id)!;
+
+test('each sample is one prove call with its own stable seed; failed samples get their fix turn', async () => {
+  const engine = new ScriptedEngine();
+  const attempt = proveAttempter({ deps: { engine, verifier }, temperature: 1, topP: 0.95, maxTokens: 4096, parallel: 3, seed: 7 });
+  const fixable = await attempt(byKind('aime_1983_p1'), { samples: [0, 1, 2, 3], fixTurns: 1 }, new AbortController().signal);
+  assert.ok(engine.batchSizes.every((n) => n === 1));
+  assert.equal(engine.maxInFlight, 3);
+  assert.deepEqual(fixable.map((o) => `${o.sample}/${o.turn}/${o.status}`).sort(),
+    ['0/1/lean_error', '0/2/valid', '1/1/lean_error', '1/2/valid', '2/1/lean_error', '2/2/valid', '3/1/lean_error', '3/2/valid']);
+  const firstSeeds = [...new Set(engine.seeds)];
+  assert.equal(engine.seeds.length, 8);
+  assert.equal(firstSeeds.length, 4, 'every sample has its own seed (its fix turn reuses it)');
+
+  // The same (problem, sample) gets the same seed again, so a resumed sample is drawn the same way.
+  engine.seeds = [];
+  await attempt(byKind('aime_1983_p1'), { samples: [2], fixTurns: 0 }, new AbortController().signal);
+  assert.ok(firstSeeds.includes(engine.seeds[0]));
+
+  const easy = await attempt(byKind('aime_1983_p2'), { samples: [5, 9], fixTurns: 1 }, new AbortController().signal);
+  assert.deepEqual(easy.map((o) => [o.sample, o.turn, o.valid, o.formatError]), [[5, 1, true, 'NONE'], [9, 1, true, 'NONE']]);
+  assert.equal(easy[0].leanSeconds, 0.25);
+  assert.ok(easy[0].tokens > 0 && easy[0].chars > easy[0].tokens);
+
+  const hopeless = await attempt(byKind('aime_1983_p3'), { samples: [0], fixTurns: 1 }, new AbortController().signal);
+  assert.deepEqual(hopeless.map((o) => [o.turn, o.status, o.formatError, o.code]), [[1, 'filtered', 'NO_VALID_LEAN4_CODE_BLOCK', null]]);
+});
+
+test('an aborted evaluation returns no half-finished samples', async () => {
+  const engine = new ScriptedEngine();
+  const attempt = proveAttempter({ deps: { engine, verifier }, temperature: 1, topP: 0.95, maxTokens: 4096, parallel: 1 });
+  const ctl = new AbortController();
+  const pending = attempt(byKind('aime_1983_p2'), { samples: [0, 1, 2, 3], fixTurns: 1 }, ctl.signal);
+  setTimeout(() => ctl.abort(), 1);
+  const out = await pending;
+  assert.ok(out.length < 4, `got ${out.length} outcomes after the abort`);
+  assert.ok(engine.seeds.every((s) => s === undefined), 'no seed without --seed');
+});
