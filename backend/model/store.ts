@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { kiminaHome } from '../config';
 import { LAYOUT_VALUE } from './onnx/modelFolder';
-import { checkRepoId, downloadFile, listRepoFiles, type DownloadProgress, type HubFile, type HubOptions } from './hub';
+import { checkRepoId, downloadFile, listRepoFiles, type DownloadProgress, type HubFile, type HubOptions, type RepoListing } from './hub';
 
 /** The model the prover uses when none is configured (Kimina-Prover-RL 0.6B, Qwen3-based). */
 export const DEFAULT_MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
@@ -186,14 +186,47 @@ export async function pullModel(id: string, o: PullOptions = {}): Promise<PullRe
   const hubOptions: PullOptions = { ...o, offlineHint: o.offlineHint ?? `copy a model folder to ${storeDirOf(id)} or set KIMINA_MODEL to a local folder` };
   o.onEvent?.({ stage: 'listing', message: `listing ${id}@${revision}` });
   const listing = await listRepoFiles(id, revision, hubOptions);
-  const commit = listing.commit ?? revision;
   const dir = storeDirOf(id);
   mkdirSync(dir, { recursive: true });
+  const release = takePullLock(dir, id);
+  try {
+    return await pullInto(dir, id, revision, listing, o, hubOptions);
+  } finally {
+    release();
+  }
+}
+
+/** One pull per model folder at a time: a lock file holding the pid, taken over when that process is gone. */
+function takePullLock(dir: string, id: string): () => void {
+  const lock = join(dir, '.pull.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return () => rmSync(lock, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(lock, 'utf8'));
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        throw new Error(`another \`kimina model pull\` of ${id} is running (pid ${pid}); wait for it or stop it`);
+      }
+      rmSync(lock, { force: true }); // stale: its process is gone
+    }
+  }
+  throw new Error(`cannot lock ${dir} for pulling ${id}`);
+}
+
+function isAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+async function pullInto(dir: string, id: string, revision: string, listing: RepoListing, o: PullOptions, hubOptions: PullOptions): Promise<PullResult> {
+  const commit = listing.commit ?? revision;
   const paths = new Set(listing.files.map((f) => f.path));
 
   // 1. A ready ONNX export in our layout? Fetch model.onnx (small: weights are external) and look.
-  if (paths.has('onnx/model.onnx')) {
-    const onnx = listing.files.find((f) => f.path === 'onnx/model.onnx')!;
+  // Our graphs keep weights in external data, so model.onnx is small; a big one is another layout.
+  const onnx = listing.files.find((f) => f.path === 'onnx/model.onnx');
+  if (onnx && (onnx.size === undefined || onnx.size < 64 * 1024 * 1024)) {
     const path = await downloadFile(id, commit, onnx, dir, hubOptions);
     if (readFileSync(path).includes(ONNX_LAYOUT_MARKER)) {
       const files = listing.files.filter((f) => f.path.startsWith('onnx/') || (isCheckpointFile(f.path) && !f.path.endsWith('.safetensors')));

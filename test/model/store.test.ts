@@ -184,3 +184,19 @@ test('list and resolve: formats, sizes, default marker, folder paths, clear erro
   assert.throws(() => resolveModelDir(join(folder, 'missing')), /does not exist/);
   assert.throws(() => resolveModelDir(join(folder, 'onnx')), /is not a model folder/);
 });
+
+test('one pull per model at a time; a stale lock is taken over; a foreign ONNX export is replaced by conversion', async () => {
+  await hub.close();
+  hub = await startStandInHub({ repos: { [REPO]: { ...checkpoint, files: { ...checkpoint.files, 'onnx/model.onnx': 'optimum graph with concat cache' } } } });
+  const dir = storeDirOf(REPO);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, '.pull.lock'), String(process.ppid));
+  await assert.rejects(pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert([]) }), new RegExp(`another \`kimina model pull\` of ${REPO} is running \\(pid ${process.ppid}\\)`));
+  writeFileSync(join(dir, '.pull.lock'), '2147483646');
+  const calls: string[] = [];
+  const r = await pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert(calls) });
+  assert.equal(r.converted, true);
+  assert.equal(calls.length, 1);
+  assert.match(readFileSync(join(dir, 'onnx', 'model.onnx'), 'utf8'), new RegExp(ONNX_LAYOUT_MARKER));
+  assert.ok(!existsSync(join(dir, '.pull.lock')), 'lock released');
+});
