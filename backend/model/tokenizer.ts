@@ -304,7 +304,7 @@ export class Tokenizer {
   }
 
   streamDecoder(options: DecodeOptions = {}): StreamDecoder {
-    const utf8 = new TextDecoder('utf-8', { fatal: false });
+    const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
     return {
       push: (id) => {
         if (options.skipSpecialTokens && this.isSpecial(id)) return '';
