@@ -139,3 +139,29 @@ test('kimina eval run: killed mid-run, resumed to the end, reports and plots wri
   assert.ok(existsSync(join(dir, 'cmp', 'compare-pass-at-k.png')));
   assert.match(readFileSync(join(dir, 'cmp', 'compare.md'), 'utf8'), /## Per-problem differences/);
 });
+
+test('kimina eval run: Ctrl-C stops cleanly with exit 130 and the next run finishes the rest', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t);
+  const server = await startStandInOpenAIServer({ models: [{ id: 'kimina-stand-in', max_model_len: 32768 }], answer: scriptedAnswer, chunkChars: 24, chunkDelayMs: 8 });
+  t.after(() => server.close());
+  const dbFile = join(dir, 'kimina.db');
+  const child = spawn(cli[0], evalArgs(dir, server.baseUrl), { env: env(dir), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  for (let i = 0; i < 600 && finishedSamples(dbFile).length < SAMPLES && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
+  child.kill('SIGINT');
+  const code = await exited;
+  assert.equal(code, 130, stderr);
+  assert.match(stderr, /stopping: unfinished problems are dropped/);
+  assert.match(stderr, /rerun the same command to continue run 'e2e'/);
+  const stored = new Set(finishedSamples(dbFile).map((s) => s.problem)).size;
+  assert.ok(stored >= 1 && stored < PROBLEMS, `stored ${stored}`);
+  const db = new Database(dbFile, { readonly: true });
+  const wall = (db.prepare("SELECT wall_ms FROM eval_runs WHERE name = 'e2e'").get() as { wall_ms: number }).wall_ms;
+  db.close();
+  assert.ok(wall > 0, 'the stopped session kept its wall time');
+  const rest = await runCli(evalArgs(dir, server.baseUrl), env(dir));
+  assert.equal(rest.status, 0, rest.stderr);
+  assert.equal(finishedSamples(dbFile).length, PROBLEMS * SAMPLES);
+});
