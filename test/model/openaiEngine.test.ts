@@ -215,3 +215,21 @@ test('prompt tokens: vLLM /tokenize, llama.cpp apply-template + tokenize, local 
     await server.close();
   }
 });
+
+test('one failing request stops its siblings instead of waiting for them', async () => {
+  const server = await startStandInOpenAIServer({
+    chunkDelayMs: 5, answer: () => 'x'.repeat(4000), failWhen: (m) => m[1].content === 'bad',
+  });
+  try {
+    const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL });
+    const good: ChatMessage[] = [PROMPT[0], { role: 'user', content: 'good' }];
+    const bad: ChatMessage[] = [PROMPT[0], { role: 'user', content: 'bad' }];
+    const started = Date.now();
+    await assert.rejects(engine.generate([good, bad], SAMPLING), /failed during generation: CUDA out of memory/);
+    assert.ok(Date.now() - started < 2500, 'did not wait for the 5 s answer');
+    for (let i = 0; i < 50 && server.abortedStreams === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.abortedStreams, 1, 'the sibling request was closed');
+  } finally {
+    await server.close();
+  }
+});

@@ -26,6 +26,8 @@ export interface StandInOptions {
   ignoreStream?: boolean;
   /** Send an error event after this many chunks. */
   failAfterChunks?: number;
+  /** Send an error event at once for requests whose messages match. */
+  failWhen?: (messages: Array<{ role: string; content: string }>) => boolean;
   /** Drop the connection after this many chunks (a crashed server). */
   dropAfterChunks?: number;
   /** Answer /v1/models with an empty list (some servers list nothing useful). */
@@ -101,7 +103,7 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
         const delta = plans[index].deltas[step];
         if (!delta) continue;
         if (closed) return;
-        if (o.failAfterChunks !== undefined && sent >= o.failAfterChunks) {
+        if ((o.failAfterChunks !== undefined && sent >= o.failAfterChunks) || o.failWhen?.(messages)) {
           send({ error: { message: 'CUDA out of memory (stand-in)', code: 500 } });
           res.end();
           return;

@@ -123,14 +123,21 @@ export class OpenAIEngine implements Engine {
   async close(): Promise<void> { /* HTTP only: nothing held open between requests */ }
 
   private async runAll(jobs: Job[], outputs: Output[], options: SamplingOptions, onDelta?: OnDelta): Promise<void> {
+    // The first failure stops the other requests: their answers would be thrown away anyway.
+    const failure = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, failure.signal]) : failure.signal;
+    const scoped = { ...options, signal };
     let next = 0;
+    let error: unknown;
     const worker = async (): Promise<void> => {
-      while (next < jobs.length && !options.signal?.aborted) await this.request(jobs[next++], outputs, options, onDelta);
+      while (next < jobs.length && !signal.aborted) {
+        try { await this.request(jobs[next++], outputs, scoped, onDelta); }
+        catch (err) { if (!failure.signal.aborted) { error = err; failure.abort(); } }
+      }
     };
     const lanes = Math.max(1, Math.min(this.o.maxParallel, jobs.length));
-    const results = await Promise.allSettled(Array.from({ length: lanes }, worker));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    await Promise.all(Array.from({ length: lanes }, worker));
+    if (error !== undefined) throw error;
   }
 
   private async request(job: Job, outputs: Output[], options: SamplingOptions, onDelta?: OnDelta): Promise<void> {
