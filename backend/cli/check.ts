@@ -1,5 +1,60 @@
-// Placeholder until this command lands.
-export async function run(_args: string[]): Promise<number> {
-  console.error('kimina: this command is not available in this build yet');
-  return 2;
+// `kimina check FILE…`: a verdict per declaration; exit 1 if any is not valid.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { verdictsPerDeclaration, type DeclarationVerdict } from '../lean/perDeclaration';
+import { buildVerifier, verifierSettingsFromEnv } from '../lean/settings';
+import { parseArgs, flagNumber, flagString } from './args';
+
+const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide]
+
+Checks each Lean file with the verifier and prints one verdict per declaration
+(valid | sorry | lean_error | rejected | timeout_error | repl_error | server_error).
+Exits 1 if any declaration is not valid, 2 on usage errors.`;
+
+interface FileReport { file: string; status: string; reason: string; declarations: DeclarationVerdict[]; problems: string[] }
+
+export async function run(args: string[]): Promise<number> {
+  const p = parseArgs(args, ['json', 'help', 'allow-native-decide']);
+  if (p.flags.has('help')) { console.log(help); return 0; }
+  if (p.positionals.length === 0) { console.error(help); return 2; }
+  const settings = verifierSettingsFromEnv();
+  const project = flagString(p, 'project');
+  if (project) settings.projectDir = resolve(project);
+  if (p.flags.has('allow-native-decide')) settings.allowNativeDecide = true;
+  const timeout = flagNumber(p, 'timeout');
+  const sources: [string, string][] = [];
+  for (const file of p.positionals) {
+    try { sources.push([file, readFileSync(file, 'utf8')]); } catch (err) {
+      console.error(`kimina check: cannot read ${file}: ${(err as Error).message}`);
+      return 2;
+    }
+  }
+  settings.maxRepls = Math.min(settings.maxRepls, Math.max(1, sources.length));
+  const built = buildVerifier(settings);
+  const reports: FileReport[] = [];
+  try {
+    const outcomes = await built.verifier.checkBatch(sources.map(([, code]) => code), { timeout });
+    sources.forEach(([file, code], i) => {
+      const { declarations, fileProblems } = verdictsPerDeclaration(code, outcomes[i], built.verifier.policy);
+      reports.push({
+        file, status: outcomes[i].verdict.status, reason: outcomes[i].verdict.reason, declarations,
+        problems: fileProblems.map((m) => `line ${m.pos.line}: ${m.data.split('\n')[0]}`),
+      });
+    });
+  } finally {
+    await built.verifier.close();
+  }
+  const allValid = reports.every((r) => r.problems.length === 0 && r.declarations.every((d) => d.status === 'valid') && (r.declarations.length > 0 || r.status === 'valid'));
+  if (p.flags.has('json')) {
+    console.log(JSON.stringify({ ok: allValid, files: reports }, null, 2));
+  } else {
+    for (const r of reports) {
+      for (const problem of r.problems) console.log(`${r.file}: lean_error: ${problem}`);
+      if (r.declarations.length === 0) console.log(`${r.file}: ${r.status}: ${r.reason}`);
+      for (const d of r.declarations) console.log(`${r.file}:${d.line}: ${d.kind} ${d.kind === 'example' ? '' : d.name + ' '}${d.status}: ${d.reason}`.replace('  ', ' '));
+    }
+    const counted = reports.flatMap((r) => r.declarations);
+    console.log(`${counted.filter((d) => d.status === 'valid').length}/${counted.length} declarations valid`);
+  }
+  return allValid ? 0 : 1;
 }

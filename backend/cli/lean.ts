@@ -1,5 +1,38 @@
-// Placeholder until this command lands.
-export async function run(_args: string[]): Promise<number> {
-  console.error('kimina: this command is not available in this build yet');
+// `kimina lean setup|status`: build the Lean REPL for a project, or show what the verifier will use.
+import { resolve } from 'node:path';
+import { findReplBinary, projectToolchainTag } from '../lean/launch';
+import { detectSandbox } from '../lean/sandbox';
+import { setupRepl } from '../lean/setup';
+import { verifierSettingsFromEnv } from '../lean/settings';
+import { parseArgs, flagString } from './args';
+
+const help = `usage: kimina lean setup [--project DIR]   build leanprover-community/repl for the project's toolchain
+       kimina lean status [--project DIR]  show how proofs will be checked
+
+DIR defaults to KIMINA_LEAN_PROJECT or the current folder (it must hold lean-toolchain).`;
+
+export async function run(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const p = parseArgs(rest, ['help']);
+  if (!sub || sub === '--help' || p.flags.has('help')) { console.log(help); return sub ? 0 : 2; }
+  const settings = verifierSettingsFromEnv();
+  const project = resolve(flagString(p, 'project') ?? settings.projectDir);
+  if (sub === 'setup') {
+    const result = await setupRepl(project, (line) => console.error(line));
+    console.log(result.binary);
+    console.error(`kimina serve and kimina check will now use it for projects on ${result.tag} (or set KIMINA_REPL_PATH=${result.binary}).`);
+    return 0;
+  }
+  if (sub === 'status') {
+    const tag = projectToolchainTag(project);
+    const binary = settings.replCommand ? undefined : findReplBinary(project, settings.replPath);
+    console.log(`project:   ${project} (${tag ?? 'no lean-toolchain'})`);
+    console.log(`checks by: ${settings.replCommand ? `KIMINA_REPL_COMMAND (${settings.replCommand})` : binary ? `REPL pool, lake env ${binary}` : 'lake env lean --json per snippet (no REPL build: run `kimina lean setup`)'}`);
+    const sandbox = detectSandbox(settings.sandbox);
+    console.log(`sandbox:   ${sandbox.kind}: ${sandbox.enforces}`);
+    console.log(`limits:    ${settings.maxRepls} REPLs, queue ${settings.maxQueue}, ${settings.memoryLimitMb} MiB address space, recycle after ${settings.maxUses} uses or ${settings.maxRssMb} MiB RSS`);
+    return 0;
+  }
+  console.error(`kimina lean: unknown subcommand '${sub}'\n\n${help}`);
   return 2;
 }

@@ -46,7 +46,20 @@ export interface JudgeInput {
 export function judgeResponse(input: JudgeInput): Verdict {
   const messages = input.response.messages ?? [];
   const sorries: ReplSorry[] = input.response.sorries ?? [];
-  const base = { messages, sorries, time: input.time };
+  // the audit is read first, so every verdict carries what it found (per-declaration reports need it)
+  const axiomsByDeclaration: Record<string, string[]> = {};
+  const all = new Set<string>();
+  let auditProblem: string | undefined;
+  for (const [name, answerMessages] of input.audit) {
+    const answer = readAxiomAnswer(answerMessages);
+    if (!answer.ok) { auditProblem ??= `Could not audit the axioms of '${name}': ${firstLine(answer.problem)}`; continue; }
+    axiomsByDeclaration[name] = answer.axioms;
+    for (const a of answer.axioms) all.add(a);
+  }
+  const axioms = [...all].sort();
+  const forbidden = axioms.filter((a) => !axiomAllowed(a, input.policy));
+  const base = { messages, sorries, time: input.time, axioms, forbiddenAxioms: forbidden, axiomsByDeclaration };
+
   const errors = messages.filter((m) => m.severity === 'error');
   if (errors.length > 0) {
     const first = errors[0];
@@ -58,32 +71,15 @@ export function judgeResponse(input: JudgeInput): Verdict {
     const how = sorries.length > 0 ? 'uses sorry' : "uses 'sorry' without a sorry tactic (admit, sorryAx or a sorry-producing macro)";
     return { ...base, status: 'sorry', reason: `The proof ${how}${where ? ` (line ${where})` : ''}.` };
   }
-  const axiomsByDeclaration: Record<string, string[]> = {};
-  const all = new Set<string>();
-  for (const [name, answerMessages] of input.audit) {
-    const answer = readAxiomAnswer(answerMessages);
-    if (!answer.ok) {
-      return { ...base, status: 'lean_error', reason: `Could not audit the axioms of '${name}': ${firstLine(answer.problem)}`, axiomsByDeclaration };
-    }
-    axiomsByDeclaration[name] = answer.axioms;
-    for (const a of answer.axioms) all.add(a);
-  }
-  const axioms = [...all].sort();
-  const forbidden = axioms.filter((a) => !axiomAllowed(a, input.policy));
-  if (forbidden.includes('sorryAx')) {
-    return { ...base, status: 'sorry', reason: 'The proof depends on sorryAx.', axioms, forbiddenAxioms: forbidden, axiomsByDeclaration };
-  }
+  if (auditProblem) return { ...base, status: 'lean_error', reason: auditProblem };
+  if (forbidden.includes('sorryAx')) return { ...base, status: 'sorry', reason: 'The proof depends on sorryAx.' };
   if (forbidden.length > 0) {
-    return {
-      ...base, status: 'rejected', axioms, forbiddenAxioms: forbidden, axiomsByDeclaration,
-      reason: `The proof depends on axioms outside the allow-list: ${forbidden.join(', ')}.`,
-    };
+    return { ...base, status: 'rejected', reason: `The proof depends on axioms outside the allow-list: ${forbidden.join(', ')}.` };
   }
-  const audited = input.audit.size;
-  const reason = audited > 0
+  const reason = input.audit.size > 0
     ? `Lean accepted; axioms clean (${axioms.length ? axioms.join(', ') : 'none'}).`
     : 'Lean accepted (no theorem to audit for axioms).';
-  return { ...base, status: 'valid', reason, axioms, forbiddenAxioms: [], axiomsByDeclaration };
+  return { ...base, status: 'valid', reason };
 }
 
 function firstLine(s: string): string { return s.split('\n')[0]; }

@@ -1,0 +1,54 @@
+// Splits one file's verdict into a verdict per declaration (for `kimina check`): messages and sorries
+// are attributed by line to the declaration that contains them; axioms come from the audit.
+import type { ReplMessage, Verdict, VerdictStatus } from '../protocol';
+import { splitHeader } from './header';
+import { findLeanDecls, type DeclKind } from './leanDecls';
+import type { CheckOutcome } from './types';
+import { axiomAllowed, type AxiomPolicy, sorryWarning } from './verdict';
+
+export interface DeclarationVerdict {
+  kind: DeclKind;
+  /** Full name; `example` declarations are shown as `example` (audited as kimina_example_<n>). */
+  name: string;
+  line: number;
+  status: VerdictStatus;
+  reason: string;
+  axioms?: string[];
+}
+
+export function verdictsPerDeclaration(code: string, outcome: CheckOutcome, policy: AxiomPolicy): { declarations: DeclarationVerdict[]; fileProblems: ReplMessage[] } {
+  const v: Verdict = outcome.verdict;
+  const { headerLines } = splitHeader(code);
+  const decls = findLeanDecls(code).filter((d) => d.line > headerLines);
+  let exampleNo = 0;
+  const named = decls.map((d) => ({ ...d, auditName: d.kind === 'example' ? `kimina_example_${++exampleNo}` : d.name }));
+  const lineEnd = (i: number): number => (i + 1 < named.length ? named[i + 1].line - 1 : Number.MAX_SAFE_INTEGER);
+  const firstLine = named[0]?.line ?? Number.MAX_SAFE_INTEGER;
+  const fileProblems = v.messages.filter((m) => m.severity === 'error' && m.pos.line < firstLine);
+  const ranOk = outcome.response !== undefined && ['valid', 'sorry', 'lean_error', 'rejected'].includes(v.status) && outcome.verdict.messages.every((m) => !m.data.startsWith('kimina: rejected before Lean'));
+
+  const declarations = named.map((d, i): DeclarationVerdict => {
+    const base = { kind: d.kind, name: d.kind === 'example' ? 'example' : d.name, line: d.line };
+    const inside = (line: number): boolean => line >= d.line && line <= lineEnd(i);
+    if (!ranOk) {
+      const own = v.messages.find((m) => m.severity === 'error' && inside(m.pos.line));
+      return { ...base, status: v.status, reason: own ? own.data.replace(/^kimina: /, '') : v.reason };
+    }
+    const error = v.messages.find((m) => m.severity === 'error' && inside(m.pos.line));
+    if (error) return { ...base, status: 'lean_error', reason: `line ${error.pos.line}: ${error.data.split('\n')[0]}` };
+    const sorryHere = v.sorries.some((s) => s.pos && inside(s.pos.line))
+      || v.messages.some((m) => m.severity === 'warning' && m.data.includes(sorryWarning) && inside(m.pos.line));
+    const axioms = v.axiomsByDeclaration?.[d.auditName];
+    if (sorryHere || axioms?.includes('sorryAx')) return { ...base, status: 'sorry', reason: 'uses sorry (or admit/sorryAx)', ...(axioms ? { axioms } : {}) };
+    if (axioms) {
+      const forbidden = axioms.filter((a) => !axiomAllowed(a, policy));
+      if (forbidden.length) return { ...base, status: 'rejected', reason: `depends on axioms outside the allow-list: ${forbidden.join(', ')}`, axioms };
+      return { ...base, status: 'valid', reason: `axioms clean (${axioms.length ? axioms.join(', ') : 'none'})`, axioms };
+    }
+    if (d.kind === 'theorem' || d.kind === 'lemma' || d.kind === 'example') {
+      return { ...base, status: 'lean_error', reason: 'axioms were not audited' };
+    }
+    return { ...base, status: 'valid', reason: 'Lean accepted' };
+  });
+  return { declarations, fileProblems };
+}

@@ -1,0 +1,149 @@
+// `kimina check`, `kimina serve` and `kimina lean` as a user runs them, over the stand-in REPL (test double).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { standInReplCommand } from '../fixtures/stand-in-repl/index';
+
+const root = join(__dirname, '..', '..');
+const cli = join(root, 'backend', 'cli.ts');
+
+function kimina(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
+    cwd: root, encoding: 'utf8', timeout: 60_000,
+    env: { ...process.env, KIMINA_REPL_COMMAND: standInReplCommand(), KIMINA_SANDBOX: 'none', KIMINA_MAX_REPLS: '2', ...env },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Running (not gone, not a zombie waiting for a reaper). */
+function alive(pid: number): boolean {
+  try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
+}
+
+function tempFile(name: string, text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-check-'));
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+test('kimina check: one verdict per declaration, exit 1 when any is not valid', () => {
+  const file = tempFile('Mixed.lean', [
+    'import Mathlib', '',
+    'theorem good (a : ℕ) : a = a := by simp', '',
+    'theorem holey : 1 = 1 := by', '  sorry', '',
+    'lemma broken : True := bogus_z', '',
+    'example : 2 = 2 := by omega',
+  ].join('\n'));
+  const r = kimina(['check', file]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stdout, /Mixed\.lean:3: theorem good valid: axioms clean/);
+  assert.match(r.stdout, /Mixed\.lean:5: theorem holey sorry/);
+  assert.match(r.stdout, /Mixed\.lean:8: lemma broken lean_error: line 8: unknown identifier 'bogus_z'/);
+  assert.match(r.stdout, /Mixed\.lean:10: example valid: axioms clean \(propext\)/);
+  assert.match(r.stdout, /2\/4 declarations valid/);
+});
+
+test('kimina check --json; exit 0 when everything is valid', () => {
+  const file = tempFile('Good.lean', 'theorem a : 1 = 1 := by simp\ntheorem b : True := trivial');
+  const r = kimina(['check', '--json', file]);
+  assert.equal(r.code, 0, r.stderr + r.stdout);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.ok, true);
+  assert.deepEqual(out.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]), [['a', 'valid'], ['b', 'valid']]);
+});
+
+test('kimina check: a rejected file names the rule at the offending declaration', () => {
+  const file = tempFile('Cheat.lean', 'theorem ok : True := trivial\n\ntheorem t : 2 + 2 = 4 := by native_decide');
+  const r = kimina(['check', file]);
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, /Cheat\.lean:3: theorem t rejected: rejected before Lean: 'native_decide' is not allowed/);
+});
+
+test('kimina check: missing file -> exit 2 with the reason', () => {
+  const r = kimina(['check', '/nonexistent/X.lean']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /cannot read \/nonexistent\/X.lean/);
+});
+
+test('kimina serve: prints the URL, answers /api/check, stops REPLs on SIGINT', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-serve-'));
+  const log = join(dir, 'repl.log');
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--port', '0'], {
+    cwd: root, env: { ...process.env, KIMINA_REPL_COMMAND: `STAND_IN_LOG=${log} ${standInReplCommand()}`, KIMINA_SANDBOX: 'none', KIMINA_MAX_REPLS: '1' },
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => { out += c.toString(); const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]); });
+      child.on('exit', (code) => reject(new Error(`serve exited early (${code})`)));
+      setTimeout(() => reject(new Error('no URL printed')), 20_000);
+    });
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${url}/api/check`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ snippets: [{ id: 'a', code: 'theorem t : True := trivial' }] }) });
+    assert.equal(res.status, 200);
+    const body = await res.json() as { results: { response: { env: number } }[] };
+    assert.equal(body.results[0].response.env, 1);
+    const replPid = Number(readFileSync(log, 'utf8').split(' ')[0]);
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.kill('SIGINT');
+    assert.equal(await exited, 0);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(!alive(replPid), 'the REPL was stopped with the server');
+  } finally { child.kill('SIGKILL'); }
+});
+
+test('kimina serve refuses a non-loopback host without a token', () => {
+  const r = kimina(['serve', '--host', '0.0.0.0', '--port', '0'], { KIMINA_API_TOKEN: '', LEAN_SERVER_API_KEY: '' });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /refusing to listen on 0.0.0.0 without an API token/);
+});
+
+// TEST DOUBLES of git and lake for `kimina lean setup`: they create what the real tools would.
+function fakeTools(dir: string, options: { gitFails?: boolean } = {}): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const git = options.gitFails
+    ? '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "fatal: unable to access: Could not resolve host: github.com" >&2\nexit 128\n'
+    : '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nfor last; do :; done\nmkdir -p "$last" && echo "Cloning into $last..." >&2\n';
+  const lake = '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "Building REPL"\nmkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl\n';
+  writeFileSync(join(bin, 'git'), git); chmodSync(join(bin, 'git'), 0o755);
+  writeFileSync(join(bin, 'lake'), lake); chmodSync(join(bin, 'lake'), 0o755);
+  return bin;
+}
+
+test('kimina lean setup: clones at the toolchain tag, builds with progress, and the verifier then finds the binary', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
+  const project = join(dir, 'proj');
+  mkdirSync(project);
+  writeFileSync(join(project, 'lean-toolchain'), 'leanprover/lean4:v4.24.0\n');
+  const bin = fakeTools(dir);
+  const env = { PATH: `${bin}:${process.env.PATH}`, KIMINA_HOME: join(dir, 'home'), KIMINA_REPL_COMMAND: '' };
+  const r = kimina(['lean', 'setup', '--project', project], env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /\[1\/3\] cloning .* at v4\.24\.0/);
+  assert.match(r.stderr, /\[2\/3\] lake build/);
+  assert.match(r.stderr, /Building REPL/);
+  const binary = r.stdout.trim();
+  assert.equal(binary, join(dir, 'home', 'repl', 'v4.24.0', '.lake', 'build', 'bin', 'repl'));
+  assert.ok(existsSync(binary));
+  const status = kimina(['lean', 'status', '--project', project], env);
+  assert.match(status.stdout, new RegExp(`REPL pool, lake env ${binary.replace(/[.]/g, '\\.')}`));
+  const again = kimina(['lean', 'setup', '--project', project], env);
+  assert.match(again.stderr, /already built/);
+});
+
+test('kimina lean setup: clear errors offline, without lake, and outside a Lean project', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
+  writeFileSync(join(dir, 'lean-toolchain'), 'leanprover/lean4:v4.24.0\n');
+  const offline = kimina(['lean', 'setup', '--project', dir], { PATH: `${fakeTools(dir, { gitFails: true })}:${process.env.PATH}`, KIMINA_HOME: join(dir, 'home') });
+  assert.equal(offline.code, 1);
+  assert.match(offline.stderr, /could not clone .* \(offline, or no such tag\?\).*Could not resolve host/);
+  const noLake = kimina(['lean', 'setup', '--project', dir], { PATH: '/nonexistent', KIMINA_HOME: join(dir, 'home') });
+  assert.match(noLake.stderr, /'lake' was not found on PATH\. Install Lean with elan/);
+  const notProject = kimina(['lean', 'setup', '--project', tmpdir()]);
+  assert.match(notProject.stderr, /no lean-toolchain in/);
+});

@@ -1,0 +1,42 @@
+// OS sandbox of REPL processes: detected, applied, and what it enforces (runs what this machine allows).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { detectSandbox } from '../../backend/lean/sandbox';
+import { buildLaunch } from '../../backend/lean/launch';
+import { standInVerifier } from './standInVerifier';
+
+test('buildLaunch wraps the REPL in the sandbox and the address-space cap, with a private HOME/TMPDIR', () => {
+  const fake = { kind: 'unshare' as const, enforces: 'x', wrap: (argv: string[]) => ['unshare', '--net', '--', ...argv] };
+  const spec = buildLaunch({ command: 'repl --flag', projectDir: '/proj', memoryLimitMb: 2048, sandbox: fake }, '/tmp/scratch');
+  assert.deepEqual(spec.argv, ['sh', '-c', 'ulimit -v 2097152 && exec "$@"', 'kimina-repl', 'unshare', '--net', '--', 'sh', '-c', 'repl --flag']);
+  assert.equal(spec.cwd, '/proj');
+  assert.equal(spec.env.HOME, '/tmp/scratch');
+  assert.equal(spec.env.TMPDIR, '/tmp/scratch');
+  const lake = buildLaunch({ replPath: '/r/repl', projectDir: '/proj', memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s');
+  assert.deepEqual(lake.argv, ['lake', 'env', '/r/repl']);
+  assert.throws(() => buildLaunch({ projectDir: '/p', memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s'), /kimina lean setup/);
+});
+
+test('bwrap confines writes and network when present', () => {
+  const box = detectSandbox('auto');
+  if (box.kind === 'bwrap') {
+    const argv = box.wrap(['repl'], '/tmp/s');
+    assert.ok(argv.includes('--unshare-net') && argv.includes('--ro-bind'));
+  }
+  assert.ok(['bwrap', 'unshare', 'none'].includes(box.kind));
+  assert.ok(box.enforces.length > 5);
+});
+
+test('a sandboxed REPL sees no network interfaces and gets a private HOME', async (t) => {
+  const box = detectSandbox('auto');
+  if (box.kind === 'none') { t.skip('no bwrap or unshare on this machine'); return; }
+  const s = standInVerifier({ maxRepls: 1, sandbox: true });
+  try {
+    const out = await s.verifier.check('theorem t : True := trivial -- stand_in_net_probe stand_in_env_probe');
+    const net = out.verdict.messages.find((m) => m.data.startsWith('interfaces:'));
+    assert.ok(net, JSON.stringify(out.verdict));
+    assert.deepEqual(net.data.replace('interfaces: ', '').split(',').filter((i) => i && i !== 'lo'), []);
+    const env = out.verdict.messages.find((m) => m.data.startsWith('cwd='));
+    assert.match(env?.data ?? '', /home=\S*kimina-repl-\S+ tmp=\S*kimina-repl-/);
+  } finally { await s.verifier.close(); }
+});
