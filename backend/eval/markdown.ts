@@ -76,7 +76,7 @@ export function reportMarkdown(report: EvalReport): string {
   out.push(table(['Format check', 'First answers', ...(fix ? ['Fix turns'] : [])],
     errors.map((e) => [e, pct(m.formatErrors.turn1[e] ?? 0), ...(fix ? [pct(m.formatErrors.turn2?.[e] ?? 0)] : [])])));
   out.push('');
-  out.push(table(['Lean verdict', 'Share of answers'], Object.entries(m.verdicts).map(([k, v]) => [k, pct(v)])));
+  out.push(table(['Lean verdict', fix ? 'Share of answers (both turns)' : 'Share of answers'], Object.entries(m.verdicts).map(([k, v]) => [k, pct(v)])));
   out.push('');
 
   out.push('## Speed', '');

@@ -47,6 +47,10 @@ export function proveAttempter(options: ProveAttempterOptions): AttemptProblem {
   return async (problem: BenchmarkProblem, request, signal) => {
     const perSample = await Promise.all(request.samples.map(async (sample): Promise<AttemptOutcome[]> => {
       try { await gate.acquire(signal); } catch { return []; }
+      // A signal per sample, unlinked afterwards, so listeners the loop leaves on it go with it.
+      const own = new AbortController();
+      const relay = () => own.abort(signal.reason);
+      signal.addEventListener('abort', relay, { once: true });
       try {
         if (signal.aborted) return [];
         const seed = options.seed === undefined ? undefined : (options.seed + hash(`${problem.id}#${sample}`)) >>> 0;
@@ -55,11 +59,12 @@ export function proveAttempter(options: ProveAttempterOptions): AttemptProblem {
           code: problem.code, theorem: problem.theorem, ...(problem.informal ? { informal: problem.informal } : {}),
           samples: 1, fixTurns: request.fixTurns,
           temperature: options.temperature, topP: options.topP, maxTokens: options.maxTokens,
-        }, deps, undefined, signal);
+        }, deps, undefined, own.signal);
         if (result.status === 'cancelled') return [];
         // With one sample the loop only stops early after a valid answer, which needs no fix.
         return result.attempts.map((a) => outcomeOf(a, sample));
       } finally {
+        signal.removeEventListener('abort', relay);
         gate.release();
       }
     }));

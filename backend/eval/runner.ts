@@ -1,5 +1,6 @@
 // Runs a benchmark: for each problem, the samples it still lacks, several problems at once,
 // each problem's finished samples written to the store as soon as they are known.
+import { setMaxListeners } from 'node:events';
 import type { BenchmarkProblem, EvalAttemptRecord, EvalProgress } from '../protocol';
 import type { EvalStore, StoredAttempt } from '../store/eval';
 
@@ -76,6 +77,8 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
   report();
 
   const inner = new AbortController();
+  // Every sample in flight (gate, prove loop, engine, verifier) listens on this one signal.
+  setMaxListeners(0, inner.signal);
   const outer = options.signal;
   const onAbort = () => inner.abort(outer?.reason);
   outer?.addEventListener('abort', onAbort, { once: true });
