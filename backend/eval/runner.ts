@@ -60,7 +60,7 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
 
   const problems = store.problems(run);
   const finished = store.finishedSamples(run);
-  const solvedIds = new Set(store.attempts(run).filter((a) => a.valid).map((a) => a.problem));
+  const solvedIds = store.solvedProblems(run);
   const todo = problems.filter((p) => (finished.get(p.id)?.size ?? 0) < samples);
   const total = problems.length;
   let done = total - todo.length;

@@ -141,16 +141,25 @@ export class EvalStore {
     })();
   }
 
-  attempts(run: string): StoredAttempt[] {
-    const rows = this.db.prepare(`SELECT a.* FROM eval_attempts a JOIN eval_problems p ON p.run = a.run AND p.problem = a.problem
+  /** Every attempt of a run, in problem order; whole responses only when asked (they can be large). */
+  attempts(run: string, withResponses = false): StoredAttempt[] {
+    const columns = `a.problem, a.sample, a.turn, a.format_error, a.status, a.valid, a.tokens, a.chars, a.generate_ms, a.verify_ms,
+      a.lean_seconds, a.code${withResponses ? ', a.response' : ''}`;
+    const rows = this.db.prepare(`SELECT ${columns} FROM eval_attempts a JOIN eval_problems p ON p.run = a.run AND p.problem = a.problem
       WHERE a.run = ? ORDER BY p.position, a.sample, a.turn`).all(run) as Record<string, unknown>[];
     return rows.map((r) => ({
       problem: r.problem as string, sample: r.sample as number, turn: r.turn as number,
       formatError: r.format_error as StoredAttempt['formatError'], status: r.status as StoredAttempt['status'],
       valid: r.valid === 1, tokens: r.tokens as number, chars: r.chars as number,
       generateMs: r.generate_ms as number, verifyMs: r.verify_ms as number, leanSeconds: r.lean_seconds as number | null,
-      code: r.code as string | null, response: r.response as string | null,
+      code: r.code as string | null, response: (r.response as string | undefined) ?? null,
     }));
+  }
+
+  /** Problems with at least one valid answer. */
+  solvedProblems(run: string): Set<string> {
+    const rows = this.db.prepare('SELECT DISTINCT problem FROM eval_attempts WHERE run = ? AND valid = 1').all(run) as { problem: string }[];
+    return new Set(rows.map((r) => r.problem));
   }
 
   addWallTime(run: string, ms: number): void {

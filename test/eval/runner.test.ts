@@ -137,3 +137,18 @@ test('report files are written: Markdown table, JSON, SVG and PNG plots', async 
   assert.equal(png.readUInt32BE(16), 1080); // 720 px at zoom 1.5
   assert.match(readFileSync(join(dir, 'out', 'by-source.svg'), 'utf8'), /<svg[^>]*>[\s\S]*AIME[\s\S]*<\/svg>/);
 });
+
+test('whole responses are stored only with keepResponses, and read back only on request', async () => {
+  const store = new EvalStore(openDb(':memory:'));
+  store.openRun('keep', config({ samples: 1 }), slice(2));
+  await runEvaluation({ store, run: 'keep', attempt: scriptedAttempter(), concurrency: 1, keepResponses: true });
+  assert.ok(store.attempts('keep').every((a) => a.response === null));
+  assert.ok(store.attempts('keep', true).every((a) => a.response?.startsWith('answer ')));
+  store.openRun('drop', config({ samples: 1 }), slice(2));
+  await runEvaluation({ store, run: 'drop', attempt: scriptedAttempter(), concurrency: 1 });
+  assert.ok(store.attempts('drop', true).every((a) => a.response === null));
+  assert.deepEqual([...store.solvedProblems('keep')].sort(), slice(2).filter((p) => scriptedKind(p.id) !== 'hopeless').map((p) => p.id).sort());
+  assert.equal(store.deleteRun('keep'), true);
+  assert.equal(store.attempts('keep', true).length, 0);
+  assert.equal(store.listRuns().map((r) => r.name).join(), 'drop');
+});
