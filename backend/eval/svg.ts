@@ -22,7 +22,7 @@ function text(x: number, y: number, s: string, opts: { anchor?: string; size?: n
 
 function frame(title: string, body: string[]): string {
   return [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">`,
-    `<rect width="${W}" height="${H}" fill="#ffffff"/>`, text(W / 2 - (M.right - M.left) / 2, 28, title, { size: 16, weight: 'bold' }), ...body, '</svg>', ''].join('\n');
+    `<rect width="${W}" height="${H}" fill="#ffffff"/>`, text(W / 2, 28, title, { size: Math.min(16, Math.floor((W - 24) / (0.62 * title.length))), weight: 'bold' }), ...body, '</svg>', ''].join('\n');
 }
 
 function niceStep(range: number, target: number): number {
