@@ -1,0 +1,393 @@
+// The job manager: creates, schedules (one run per GPU set, optionally only when the GPUs are idle),
+// launches and supervises trainer processes, pauses, resumes, cancels, and restarts a crashed trainer from its
+// last checkpoint. State lives in SQLite (TrainingStore), so runs survive a restart of the backend.
+import { EventEmitter } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type {
+  MetricsReport, RewardRequest, RewardResponse, StartTrainingRequest, TrainerEvent, TrainingPrompt, TrainingRun,
+  TrainingStreamEvent,
+} from '../protocol';
+import type { TrainingStore } from '../store/training';
+import { nvidiaSmiProbe, gpuSetsOverlap, gpusIdle, type GpuProbe } from './gpu';
+import { dedupe, type FixSeed, type Harvest } from './harvest';
+import { trainerPython, trainerSourceDir } from './paths';
+import { presetHyper } from './presets';
+import { splitHeldOut, trainerRows } from './promptSet';
+import { rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
+import {
+  isOurTrainer, logTail, runFiles, spawnTrainer, trainerConfig, writeTrainerConfig, type TrainerExit, type TrainerHandle,
+  type TrainerLauncher,
+} from './trainerProcess';
+
+export interface TrainingJobsOptions {
+  store: TrainingStore;
+  /** Folder holding one sub-folder per run. */
+  runsRoot: string;
+  /** How the trainer reaches this backend (http://127.0.0.1:PORT). */
+  backendUrl: () => string;
+  token?: () => string | undefined;
+  scorer: RewardScorer;
+  python?: () => string;
+  sourceDir?: () => string;
+  launcher?: TrainerLauncher;
+  gpuProbe?: GpuProbe;
+  /** Harvests personal proofs from a workspace folder. */
+  harvest?: (workspace: string) => Promise<Harvest> | Harvest;
+  /** Crash restarts before a run is marked failed. */
+  maxRestarts?: number;
+  restartDelayMs?: number;
+  /** How often queued `when-idle` runs re-check the GPUs. */
+  pollMs?: number;
+  /** Rollouts kept per reward call for the monitor. */
+  rolloutsPerBatch?: number;
+  /** ONNX conversion of the final weights (backend/model/onnx/convert.ts), when available. */
+  convert?: (srcDir: string, outDir: string, options: { quantize: boolean }) => Promise<unknown>;
+}
+
+type Intent = 'pause' | 'cancel' | 'shutdown' | null;
+interface Active { handle: TrainerHandle; intent: Intent; finished: boolean }
+
+export class TrainingError extends Error {
+  constructor(message: string, readonly status = 400) { super(message); }
+}
+
+export class TrainingJobs extends EventEmitter {
+  private readonly active = new Map<string, Active>();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private scheduling: Promise<void> = Promise.resolve();
+  /** Reward batches of recent steps, per run/step/purpose (only aggregates are kept). */
+  private readonly batches = new Map<string, { items: RewardRequest['items']; results: Pick<ScoredItem, 'acc' | 'score' | 'formatError'>[] }>();
+
+  constructor(private readonly o: TrainingJobsOptions) {
+    super();
+    mkdirSync(o.runsRoot, { recursive: true });
+    this.timer = setInterval(() => void this.schedule(), o.pollMs ?? 30_000);
+    this.timer.unref();
+  }
+
+  private emitEvent(event: TrainingStreamEvent): void { this.emit('event', event); }
+
+  private publish(run: TrainingRun): TrainingRun {
+    this.emitEvent({ type: 'run', run });
+    return run;
+  }
+
+  private log(runId: string, message: string): void {
+    this.emitEvent({ type: 'log', runId, line: this.o.store.log(runId, message) });
+  }
+
+  list(): TrainingRun[] { return this.o.store.listRuns(); }
+
+  get(id: string): TrainingRun {
+    const run = this.o.store.getRun(id);
+    if (!run) throw new TrainingError(`no training run '${id}'`, 404);
+    return run;
+  }
+
+  /** Creates a run: gathers prompts (given and harvested), splits held-out, writes the run folder, queues it. */
+  async start(req: StartTrainingRequest): Promise<TrainingRun> {
+    if (!req || typeof req.model !== 'string' || req.model.trim() === '') throw new TrainingError('model is required (a Hugging Face id or a local folder)');
+    let hyper;
+    try { hyper = presetHyper(req.preset, req.overrides); } catch (err) { throw new TrainingError((err as Error).message); }
+    if (req.preset === 'recipe-8gpu') throw new TrainingError('the recipe-8gpu preset runs on a Ray cluster: use `kimina train export-verl`');
+    const schedule = req.schedule ?? 'now';
+    if (schedule !== 'now' && schedule !== 'when-idle') throw new TrainingError(`schedule must be now or when-idle, got '${schedule}'`);
+    let prompts: TrainingPrompt[] = [...(req.prompts ?? [])];
+    let fixSeeds: FixSeed[] = [];
+    if (req.workspace) {
+      if (!this.o.harvest) throw new TrainingError('harvesting a workspace is not available here');
+      if (!existsSync(req.workspace)) throw new TrainingError(`workspace not found: ${req.workspace}`);
+      const h = await this.o.harvest(req.workspace);
+      prompts.push(...h.prompts);
+      fixSeeds = h.fixSeeds;
+    }
+    for (const p of prompts) {
+      if (!p || typeof p.id !== 'string' || !Array.isArray(p.prompt) || typeof p.formalStatement !== 'string') {
+        throw new TrainingError('each prompt needs id, prompt (chat messages) and formalStatement');
+      }
+    }
+    prompts = dedupe(prompts);
+    const split = req.heldOut ? { train: prompts, heldOut: req.heldOut } : splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
+    if (split.train.length === 0) throw new TrainingError('no training prompts: give prompts or a workspace with theorems');
+    const gpus = req.gpus ?? (await this.defaultGpus());
+    const id = `run-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomUUID().slice(0, 6)}`;
+    const dir = join(this.o.runsRoot, id);
+    const files = runFiles(dir);
+    mkdirSync(files.output, { recursive: true });
+    writeFileSync(files.train, trainerRows(split.train));
+    writeFileSync(files.heldOut, trainerRows(split.heldOut));
+    if (fixSeeds.length) writeFileSync(join(dir, 'fix_seed.jsonl'), fixSeeds.map((s) => JSON.stringify({ prompt_id: s.id, prompt: s.prompt, formal_statement: s.formalStatement })).join('\n') + '\n');
+    const run = this.o.store.createRun({
+      id, name: req.name?.trim() || `${req.preset} on ${req.model.split('/').pop()}`, preset: req.preset, model: req.model, gpus,
+      schedule, hyper, outputDir: files.output, trainPrompts: split.train.length, heldOutPrompts: split.heldOut.length,
+    });
+    this.log(id, `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}`);
+    this.publish(run);
+    await this.schedule();
+    return this.get(id);
+  }
+
+  private async defaultGpus(): Promise<string> {
+    const report = await (this.o.gpuProbe ?? nvidiaSmiProbe)();
+    return report.available && report.gpus.length ? report.gpus.map((g) => g.index).join(',') : 'cpu';
+  }
+
+  /** Starts queued runs whose GPU set is free (and idle, for `when-idle`). Serialized. */
+  schedule(): Promise<void> {
+    this.scheduling = this.scheduling.then(() => this.scheduleOnce()).catch((err) => { this.emit('error', err); });
+    return this.scheduling;
+  }
+
+  private async scheduleOnce(): Promise<void> {
+    if (this.closed) return;
+    const queued = this.o.store.listRuns(['queued']).reverse(); // oldest first
+    let report: Awaited<ReturnType<GpuProbe>> | null = null;
+    for (const run of queued) {
+      const busy = [...this.active.keys()].map((id) => this.o.store.getRun(id)).some((r) => r && gpuSetsOverlap(r.gpus, run.gpus));
+      if (busy) continue;
+      if (run.schedule === 'when-idle') {
+        report ??= await (this.o.gpuProbe ?? nvidiaSmiProbe)();
+        if (!gpusIdle(report, run.gpus)) continue;
+      }
+      this.launch(run);
+    }
+  }
+
+  private launch(run: TrainingRun): void {
+    const dir = join(this.o.runsRoot, run.id);
+    const files = runFiles(dir);
+    const config = trainerConfig({
+      runId: run.id, backendUrl: this.o.backendUrl(), token: this.o.token?.(), model: run.model, outputDir: files.output,
+      trainFile: files.train, heldOutFile: run.heldOutPrompts > 0 ? files.heldOut : null, hyper: run.hyper, cpu: run.gpus === 'cpu',
+    });
+    if (existsSync(join(dir, 'fix_seed.jsonl'))) config.fix_seed_file = join(dir, 'fix_seed.jsonl');
+    writeTrainerConfig(files.config, config);
+    let handle: TrainerHandle;
+    try {
+      handle = (this.o.launcher ?? spawnTrainer)({
+        python: (this.o.python ?? trainerPython)(), sourceDir: (this.o.sourceDir ?? trainerSourceDir)(),
+        configPath: files.config, logPath: files.log, gpus: run.gpus,
+      });
+    } catch (err) {
+      this.publish(this.o.store.updateRun(run.id, { state: 'failed', error: `could not start the trainer: ${(err as Error).message}` }));
+      return;
+    }
+    const entry: Active = { handle, intent: null, finished: false };
+    this.active.set(run.id, entry);
+    this.publish(this.o.store.updateRun(run.id, { state: 'running', pid: handle.pid, error: null }));
+    this.log(run.id, `trainer started (pid ${handle.pid}${run.checkpointStep ? `, resuming from step ${run.checkpointStep}` : ''})`);
+    void handle.exited.then((exit) => this.onExit(run.id, entry, exit));
+  }
+
+  private onExit(id: string, entry: Active, exit: TrainerExit): void {
+    this.active.delete(id);
+    const run = this.o.store.getRun(id);
+    if (!run) return;
+    const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+    if (entry.intent === 'shutdown') {
+      this.o.store.updateRun(id, { pid: null });
+      return; // stays 'running': recover() resumes it when the backend starts again
+    }
+    if (entry.intent === 'cancel') {
+      this.log(id, `cancelled (trainer ${how})`);
+      this.publish(this.o.store.updateRun(id, { state: 'cancelled', pid: null }));
+    } else if (entry.finished && exit.code === 0) {
+      this.log(id, 'finished');
+      this.publish(this.o.store.updateRun(id, { state: 'completed', pid: null }));
+    } else if (exit.code === 0 || entry.intent === 'pause') {
+      this.log(id, `paused at step ${run.checkpointStep}`);
+      this.publish(this.o.store.updateRun(id, { state: 'paused', pid: null }));
+    } else if (exit.code === 2) {
+      const tail = logTail(runFiles(join(this.o.runsRoot, id)).log, 5);
+      this.publish(this.o.store.updateRun(id, { state: 'failed', pid: null, error: `the trainer refused its configuration:\n${tail}` }));
+    } else if (run.restarts < (this.o.maxRestarts ?? 3)) {
+      this.log(id, `trainer exited (${how}); restarting from the checkpoint at step ${run.checkpointStep}`);
+      this.publish(this.o.store.updateRun(id, { state: 'queued', pid: null, restarts: run.restarts + 1 }));
+      const t = setTimeout(() => void this.schedule(), this.o.restartDelayMs ?? 2000);
+      t.unref();
+      return;
+    } else {
+      const tail = logTail(runFiles(join(this.o.runsRoot, id)).log);
+      this.log(id, `failed after ${run.restarts} restarts (${how})`);
+      this.publish(this.o.store.updateRun(id, { state: 'failed', pid: null, error: `trainer exited (${how}):\n${tail}` }));
+    }
+    void this.schedule();
+  }
+
+  pause(id: string): TrainingRun {
+    const run = this.get(id);
+    const a = this.active.get(id);
+    if (a) {
+      a.intent = 'pause';
+      a.handle.kill('SIGTERM'); // the step in flight finishes, a checkpoint is written, then it exits
+      this.log(id, 'pausing: finishing the current step and saving a checkpoint');
+      return this.publish(this.o.store.updateRun(id, { state: 'pausing' }));
+    }
+    if (run.state !== 'queued') throw new TrainingError(`run is ${run.state}; only queued or running runs can be paused`, 409);
+    return this.publish(this.o.store.updateRun(id, { state: 'paused' }));
+  }
+
+  async resume(id: string): Promise<TrainingRun> {
+    const run = this.get(id);
+    if (!['paused', 'failed'].includes(run.state)) throw new TrainingError(`run is ${run.state}; only paused or failed runs can be resumed`, 409);
+    this.publish(this.o.store.updateRun(id, { state: 'queued', restarts: 0, error: null }));
+    this.log(id, `resuming from the checkpoint at step ${run.checkpointStep}`);
+    await this.schedule();
+    return this.get(id);
+  }
+
+  cancel(id: string): TrainingRun {
+    const run = this.get(id);
+    const a = this.active.get(id);
+    if (a) {
+      a.intent = 'cancel';
+      a.handle.kill('SIGKILL');
+      return this.publish(this.o.store.updateRun(id, { state: 'cancelled' }));
+    }
+    if (['completed', 'cancelled'].includes(run.state)) throw new TrainingError(`run is already ${run.state}`, 409);
+    this.log(id, 'cancelled');
+    return this.publish(this.o.store.updateRun(id, { state: 'cancelled' }));
+  }
+
+  /** After a backend restart: stops orphaned trainers of this store and re-queues runs that were running. */
+  async recover(): Promise<void> {
+    for (const run of this.o.store.listRuns(['running', 'pausing'])) {
+      if (this.active.has(run.id)) continue;
+      const pid = this.o.store.pidOf(run.id);
+      const config = runFiles(join(this.o.runsRoot, run.id)).config;
+      if (pid && isOurTrainer(pid, config)) {
+        try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+        for (let i = 0; i < 50 && isOurTrainer(pid, config); i++) await new Promise((r) => setTimeout(r, 100));
+      }
+      const state = run.state === 'pausing' ? 'paused' : 'queued';
+      this.log(run.id, state === 'queued' ? `backend restarted: resuming from the checkpoint at step ${run.checkpointStep}` : 'backend restarted while pausing: paused');
+      this.publish(this.o.store.updateRun(run.id, { state, pid: null }));
+    }
+    await this.schedule();
+  }
+
+  /** The reward service for a run's trainer: scores, stores the batch metrics and a sample of rollouts. */
+  async reward(id: string, req: RewardRequest): Promise<RewardResponse> {
+    this.get(id);
+    validateReward(req);
+    const purpose = req.purpose === 'eval' ? 'eval' : 'train';
+    const scored = await this.o.scorer(req.items);
+    // The trainer sends a step's batch in chunks (body size limit): metrics cover every chunk of the step so far.
+    const acc = this.accumulate(`${id}\u0000${req.step}\u0000${purpose}`, req.items, scored);
+    const metrics = rewardMetrics(acc.items, acc.results);
+    const kind = purpose;
+    const prefixed = kind === 'eval' ? Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`eval/${k}`, v])) : metrics;
+    this.o.store.putMetrics(id, req.step, kind, prefixed);
+    this.emitEvent({ type: 'metrics', runId: id, step: req.step, kind, metrics: prefixed });
+    const sample = pickSample(scored, this.o.rolloutsPerBatch ?? 4);
+    const rollouts = this.o.store.addRollouts(id, sample.map((i) => ({
+      step: req.step, purpose, promptId: String(req.items[i].promptId), turn: req.items[i].turn, think: scored[i].think,
+      code: scored[i].code, response: req.items[i].response.slice(0, 20_000), formatError: scored[i].formatError,
+      verdict: scored[i].verdict, score: scored[i].score,
+    })));
+    if (rollouts.length) this.emitEvent({ type: 'rollouts', runId: id, rollouts });
+    return { results: scored.map(({ think: _think, ...result }) => result) };
+  }
+
+  /** Scoring only, stored nowhere: the reward service for clusters (verl's reward module). */
+  async scoreOnly(req: RewardRequest): Promise<RewardResponse> {
+    validateReward(req);
+    const scored = await this.o.scorer(req.items);
+    return { results: scored.map(({ think: _think, ...result }) => result) };
+  }
+
+  private accumulate(key: string, items: RewardRequest['items'], scored: ScoredItem[]) {
+    let entry = this.batches.get(key);
+    if (!entry) {
+      entry = { items: [], results: [] };
+      this.batches.set(key, entry);
+      while (this.batches.size > 8) this.batches.delete(this.batches.keys().next().value as string);
+    }
+    entry.items.push(...items);
+    entry.results.push(...scored.map(({ acc, score, formatError }) => ({ acc, score, formatError })));
+    return entry;
+  }
+
+  /** Per-step metrics from the trainer. A resumed run re-reports redone steps, replacing their values. */
+  report(id: string, m: MetricsReport): void {
+    const run = this.get(id);
+    if (!m || !Number.isInteger(m.step) || m.step < 0 || typeof m.metrics !== 'object') throw new TrainingError('metrics need step and metrics');
+    const kind = m.kind === 'eval' ? 'eval' : 'train';
+    const clean = Object.fromEntries(Object.entries(m.metrics).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)));
+    this.o.store.putMetrics(id, m.step, kind, clean);
+    this.emitEvent({ type: 'metrics', runId: id, step: m.step, kind, metrics: clean });
+    if (kind === 'train') {
+      this.publish(this.o.store.updateRun(id, { step: m.step }));
+    } else {
+      const all = Object.fromEntries(this.o.store.metrics(id, { kind: 'eval', sinceStep: m.step }).filter((s) => s.step === m.step).flatMap((s) => Object.entries(s.metrics)));
+      const summary = { step: m.step, metrics: all };
+      this.publish(this.o.store.updateRun(id, m.step === 0 || !run.baseEval ? { baseEval: summary, latestEval: summary } : { latestEval: summary }));
+    }
+  }
+
+  trainerEvent(id: string, e: TrainerEvent): void {
+    this.get(id);
+    switch (e?.kind) {
+      case 'started': this.log(id, `training from step ${e.step} to ${e.maxSteps}`); break;
+      case 'checkpoint':
+        this.publish(this.o.store.updateRun(id, { checkpointStep: e.step }));
+        this.log(id, `checkpoint at step ${e.step}`);
+        break;
+      case 'log': this.log(id, String(e.message).slice(0, 2000)); break;
+      case 'stopped': this.log(id, `trainer stopped at step ${e.step}`); break;
+      case 'finished': {
+        const a = this.active.get(id);
+        if (a) a.finished = true;
+        this.publish(this.o.store.updateRun(id, { finalDir: e.finalDir ?? null, step: e.step }));
+        break;
+      }
+      default: throw new TrainingError(`unknown trainer event '${(e as { kind?: string })?.kind}'`);
+    }
+  }
+
+  /** Converts a finished run's merged weights to ONNX for the in-process engine. */
+  async exportOnnx(id: string, quantize: boolean): Promise<TrainingRun> {
+    const run = this.get(id);
+    if (!run.finalDir || !existsSync(run.finalDir)) throw new TrainingError('the run has no final weights yet (it must finish first)', 409);
+    if (!this.o.convert) throw new TrainingError('ONNX conversion is not available in this backend', 501);
+    const out = join(this.o.runsRoot, id, quantize ? 'onnx-q4' : 'onnx');
+    this.log(id, `exporting ${run.finalDir} to ONNX (${quantize ? 'q4' : 'fp32'})`);
+    await this.o.convert(run.finalDir, out, { quantize });
+    return this.publish(this.o.store.updateRun(id, { onnxDir: out }));
+  }
+
+  /** Stops the timer; running trainers get SIGTERM (they checkpoint) and stay 'running' for recover(). */
+  async close(graceMs = 30_000): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    const waits = [...this.active.values()].map((a) => {
+      a.intent = 'shutdown';
+      a.handle.kill('SIGTERM');
+      const kill = setTimeout(() => a.handle.kill('SIGKILL'), graceMs);
+      return a.handle.exited.finally(() => clearTimeout(kill));
+    });
+    await Promise.all(waits);
+  }
+
+  isActive(id: string): boolean { return this.active.has(id); }
+}
+
+function validateReward(req: RewardRequest): void {
+  if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step)) throw new TrainingError('reward needs step and items');
+  for (const it of req.items) {
+    if (!it || typeof it.response !== 'string' || typeof it.formalStatement !== 'string' || !Array.isArray(it.previous)
+      || !it.previous.every((p) => typeof p === 'string') || !Number.isInteger(it.turn) || it.turn < 1) {
+      throw new TrainingError('each reward item needs promptId, turn (1 or 2), formalStatement, previous[] and response');
+    }
+  }
+}
+
+/** Up to n rollouts spread over the batch (one per group when groups are larger than the batch / n). */
+function pickSample(scored: ScoredItem[], n: number): number[] {
+  if (scored.length <= n) return scored.map((_, i) => i);
+  const step = scored.length / n;
+  return Array.from({ length: n }, (_, k) => Math.floor(k * step));
+}

@@ -1,0 +1,31 @@
+// Where the Python trainer sources and environments live.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { kiminaHome } from '../config';
+
+/** backend/trainer (from source: next to this folder; from the bundle dist/cli.js: ../backend/trainer). */
+export function trainerSourceDir(): string {
+  const candidates = [resolve(__dirname, '..', 'trainer'), resolve(__dirname, '..', 'backend', 'trainer')];
+  const found = candidates.find((d) => existsSync(join(d, 'kimina_trainer', 'worker.py')));
+  if (!found) throw new Error(`the Python trainer sources are missing (looked in ${candidates.join(', ')})`);
+  return found;
+}
+
+/** The trainer environment for users: ~/.kimina/trainer-venv, or KIMINA_TRAINER_VENV. */
+export function defaultTrainerVenv(): string {
+  return process.env.KIMINA_TRAINER_VENV || join(kiminaHome(), 'trainer-venv');
+}
+
+export function venvPython(venv: string): string {
+  return process.platform === 'win32' ? join(venv, 'Scripts', 'python.exe') : join(venv, 'bin', 'python');
+}
+
+/** The interpreter that runs the trainer: KIMINA_TRAINER_PYTHON, else the default environment's. */
+export function trainerPython(): string {
+  return process.env.KIMINA_TRAINER_PYTHON || venvPython(defaultTrainerVenv());
+}
+
+/** Folder of one run: config, prompts, checkpoints, final weights, trainer log. */
+export function runDir(runsRoot: string, runId: string): string {
+  return join(runsRoot, runId);
+}

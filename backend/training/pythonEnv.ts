@@ -1,0 +1,129 @@
+// Creates the trainer's Python environment (venv + pinned requirements), idempotently: a marker holding the
+// requirements' hash makes a second call return at once. Errors name what is missing.
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { venvPython } from './paths';
+
+export interface PythonEnvOptions {
+  /** The environment's folder. */
+  dir: string;
+  /** A requirements file (requirements-cpu.txt or requirements-gpu.txt). */
+  requirements: string;
+  /** The interpreter to create it with; default python3, then python. */
+  basePython?: string;
+  /** One line at a time from venv and pip. */
+  onProgress?: (line: string) => void;
+  /** Modules that must import afterwards. */
+  verifyModules?: string[];
+}
+
+export interface PythonEnvResult { python: string; created: boolean; seconds: number; versions: Record<string, string> }
+
+const execFileAsync = promisify(execFile);
+const MARKER = '.kimina-env.json';
+const DEFAULT_MODULES = ['torch', 'transformers', 'trl', 'peft', 'datasets', 'requests'];
+
+export class PythonEnvError extends Error {}
+
+export function requirementsHash(requirements: string): string {
+  // Includes referenced files (-r other.txt) so editing either reinstalls.
+  const text = readFileSync(requirements, 'utf8');
+  const h = createHash('sha256').update(text);
+  for (const m of text.matchAll(/^-r\s+(\S+)/gm)) h.update(readFileSync(join(dirname(requirements), m[1]), 'utf8'));
+  return h.digest('hex');
+}
+
+/** A Python 3.10+ interpreter with the venv module, or a clear error naming what to install. */
+export function findBasePython(explicit?: string): string {
+  const candidates = explicit ? [explicit] : ['python3', 'python'];
+  const problems: string[] = [];
+  for (const c of candidates) {
+    const r = spawnSync(c, ['-c', 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
+    if (r.error) { problems.push(`${c}: not found`); continue; }
+    if (r.status !== 0) { problems.push(`${c}: the venv/ensurepip modules are missing (Debian/Ubuntu: apt install python3-venv)`); continue; }
+    const [major, minor] = r.stdout.trim().split('.').map(Number);
+    if (major !== 3 || minor < 10) { problems.push(`${c}: Python ${r.stdout.trim()} is too old (3.10+ needed)`); continue; }
+    return c;
+  }
+  throw new PythonEnvError(`no usable Python for the trainer: ${problems.join('; ')}`);
+}
+
+function run(cmd: string, args: string[], onLine: (l: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number; tail: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', ...env } });
+    let tail = '';
+    const feed = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      tail = (tail + text).slice(-4000);
+      for (const line of text.split(/\r?\n/)) if (line.trim()) onLine(line);
+    };
+    child.stdout.on('data', feed);
+    child.stderr.on('data', feed);
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code: code ?? 1, tail }));
+  });
+}
+
+export async function ensurePythonEnv(options: PythonEnvOptions): Promise<PythonEnvResult> {
+  const t0 = Date.now();
+  const onProgress = options.onProgress ?? (() => {});
+  if (!existsSync(options.requirements)) throw new PythonEnvError(`requirements file not found: ${options.requirements}`);
+  const hash = requirementsHash(options.requirements);
+  const python = venvPython(options.dir);
+  const marker = join(options.dir, MARKER);
+  const modules = options.verifyModules ?? DEFAULT_MODULES;
+  const previous = readMarker(marker);
+  if (existsSync(python) && previous?.hash === hash) {
+    return { python, created: false, seconds: (Date.now() - t0) / 1000, versions: previous.versions };
+  }
+  const base = findBasePython(options.basePython);
+  if (existsSync(options.dir) && !existsSync(python)) rmSync(options.dir, { recursive: true, force: true });
+  if (!existsSync(python)) {
+    mkdirSync(dirname(options.dir), { recursive: true });
+    onProgress(`creating ${options.dir}`);
+    const v = await run(base, ['-m', 'venv', options.dir], onProgress);
+    if (v.code !== 0) throw new PythonEnvError(`could not create the environment with ${base} -m venv:\n${v.tail}`);
+  }
+  onProgress(`installing ${options.requirements} (torch and friends: a few GB on first install)`);
+  const pip = await run(python, ['-m', 'pip', 'install', '--progress-bar', 'off', '-r', options.requirements], onProgress);
+  if (pip.code !== 0) {
+    throw new PythonEnvError(`pip could not install the trainer requirements (${options.requirements}); last output:\n${pip.tail}`);
+  }
+  const versions = await moduleVersions(python, modules);
+  writeFileSync(marker, JSON.stringify({ hash, versions }) + '\n');
+  return { python, created: true, seconds: (Date.now() - t0) / 1000, versions };
+}
+
+function readMarker(path: string): { hash: string; versions: Record<string, string> } | null {
+  try {
+    const m = JSON.parse(readFileSync(path, 'utf8')) as { hash?: unknown; versions?: unknown };
+    return typeof m.hash === 'string' && typeof m.versions === 'object' && m.versions ? { hash: m.hash, versions: m.versions as Record<string, string> } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Imports each module and returns its version; throws naming the modules that fail to import. */
+export async function moduleVersions(python: string, modules: string[]): Promise<Record<string, string>> {
+  const script = [
+    'import importlib, json',
+    'out, bad = {}, {}',
+    `for m in ${JSON.stringify(modules)}:`,
+    '    try: out[m] = getattr(importlib.import_module(m), "__version__", "?")',
+    '    except Exception as e: bad[m] = f"{type(e).__name__}: {e}"',
+    'print(json.dumps({"ok": out, "bad": bad}))',
+  ].join('\n');
+  let parsed: { ok: Record<string, string>; bad: Record<string, string> };
+  try {
+    const { stdout } = await execFileAsync(python, ['-c', script], { maxBuffer: 1 << 20 });
+    parsed = JSON.parse(stdout.trim().split('\n').pop() ?? '');
+  } catch (err) {
+    throw new PythonEnvError(`could not run ${python}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const bad = Object.entries(parsed.bad);
+  if (bad.length) throw new PythonEnvError(`the trainer environment is missing modules: ${bad.map(([m, e]) => `${m} (${e})`).join('; ')}`);
+  return parsed.ok;
+}

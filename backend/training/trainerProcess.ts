@@ -1,0 +1,91 @@
+// Launching one Python trainer process for a run: its JSON config, environment and log file.
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TrainingHyperparameters } from '../protocol';
+
+export interface TrainerLaunch {
+  python: string;
+  sourceDir: string;
+  configPath: string;
+  logPath: string;
+  /** "cpu" or GPU ids for CUDA_VISIBLE_DEVICES. */
+  gpus: string;
+}
+
+export interface TrainerExit { code: number | null; signal: NodeJS.Signals | null }
+
+export interface TrainerHandle {
+  pid: number;
+  kill(signal: NodeJS.Signals): void;
+  exited: Promise<TrainerExit>;
+}
+
+export type TrainerLauncher = (launch: TrainerLaunch) => TrainerHandle;
+
+/** The Python run config (kimina_trainer/config.py field names). */
+export function trainerConfig(options: {
+  runId: string; backendUrl: string; token?: string; model: string; outputDir: string; trainFile: string;
+  heldOutFile: string | null; hyper: TrainingHyperparameters; cpu: boolean;
+}): Record<string, unknown> {
+  const h = options.hyper;
+  return {
+    run_id: options.runId, backend_url: options.backendUrl, token: options.token ?? null, model_path: options.model,
+    output_dir: options.outputDir, train_file: options.trainFile, held_out_file: options.heldOutFile,
+    learning_rate: h.learningRate, num_generations: h.numGenerations, prompts_per_step: h.promptsPerStep,
+    per_device_batch: h.perDeviceBatch, max_completion_length: h.maxCompletionLength, max_prompt_length: h.maxPromptLength,
+    temperature: h.temperature, top_p: h.topP, epsilon: h.epsilon, epsilon_high: h.epsilonHigh, beta: h.beta,
+    max_steps: h.maxSteps, save_steps: h.saveSteps, eval_steps: h.evalSteps, eval_samples: h.evalSamples, seed: h.seed,
+    lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank } : null, use_vllm: h.useVllm,
+    fix_sampling_rate: h.fixSamplingRate, use_cpu: options.cpu,
+  };
+}
+
+export function writeTrainerConfig(path: string, config: Record<string, unknown>): void {
+  writeFileSync(path, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 }); // holds the API token
+}
+
+/** Spawns `python -m kimina_trainer.worker`, output appended to the run's log file. */
+export const spawnTrainer: TrainerLauncher = (launch) => {
+  const log = openSync(launch.logPath, 'a');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PYTHONPATH: [launch.sourceDir, process.env.PYTHONPATH].filter(Boolean).join(':'),
+    PYTHONUNBUFFERED: '1',
+    TOKENIZERS_PARALLELISM: 'false',
+    HF_HUB_DISABLE_TELEMETRY: '1',
+  };
+  env.CUDA_VISIBLE_DEVICES = launch.gpus === 'cpu' ? '' : launch.gpus;
+  const child = spawn(launch.python, ['-m', 'kimina_trainer.worker', '--config', launch.configPath],
+    { cwd: launch.sourceDir, env, stdio: ['ignore', log, log] });
+  closeSync(log);
+  const exited = new Promise<TrainerExit>((resolve) => {
+    child.on('error', () => resolve({ code: 127, signal: null }));
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  if (child.pid === undefined) return { pid: -1, kill: () => {}, exited };
+  return { pid: child.pid, kill: (s) => { try { child.kill(s); } catch { /* already gone */ } }, exited };
+};
+
+/** The last lines of a run's trainer log, for error messages. */
+export function logTail(logPath: string, lines = 15): string {
+  if (!existsSync(logPath)) return '';
+  return readFileSync(logPath, 'utf8').split('\n').filter((l) => l.trim()).slice(-lines).join('\n');
+}
+
+/** True when `pid` is alive and is a Kimina trainer for this config (so it is safe to stop after a backend restart). */
+export function isOurTrainer(pid: number, configPath: string): boolean {
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.includes('kimina_trainer.worker') && cmdline.includes(configPath);
+  } catch {
+    return false;
+  }
+}
+
+export function runFiles(dir: string) {
+  return {
+    config: join(dir, 'run.json'), train: join(dir, 'train.jsonl'), heldOut: join(dir, 'held_out.jsonl'),
+    log: join(dir, 'trainer.log'), output: join(dir, 'output'),
+  };
+}
