@@ -79,7 +79,9 @@ export class Ctx implements vscode.Disposable {
   async request<M extends Method>(method: M, params: LspRequestTypes[M]['params'], token?: vscode.CancellationToken): Promise<LspRequestTypes[M]['result']> {
     await this.starting;
     if (!this.client || !this.client.isRunning()) throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
-    return this.client.sendRequest(method, params, token) as Promise<LspRequestTypes[M]['result']>;
+    // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
+    const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
+    return pending as Promise<LspRequestTypes[M]['result']>;
   }
 
   async dispose(): Promise<void> {

@@ -16,6 +16,14 @@ export interface Proposal {
   declarationLine: number;
 }
 
+/** The column of an open editor of `uri` (tabs included), else the first column. */
+function columnOf(uri: vscode.Uri): vscode.ViewColumn {
+  for (const group of vscode.window.tabGroups.all) {
+    if (group.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri.toString())) return group.viewColumn;
+  }
+  return vscode.ViewColumn.One;
+}
+
 export type AcceptOutcome = 'accepted' | 'stale' | 'none';
 
 export class Proposals implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -44,7 +52,8 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Dis
     const p = this.current;
     if (!p) return;
     const name = p.uri.path.split('/').pop();
-    await vscode.commands.executeCommand('vscode.diff', p.uri, this.proposalUri(p), `${name} ↔ Kimina proof of ${p.declaration}`, { preview: true, preserveFocus: true });
+    await vscode.commands.executeCommand('vscode.diff', p.uri, this.proposalUri(p), `${name} ↔ Kimina proof of ${p.declaration}`,
+      { preview: false, preserveFocus: true, viewColumn: columnOf(p.uri) });
   }
 
   async accept(): Promise<{ outcome: AcceptOutcome; proposal?: Proposal }> {
@@ -63,7 +72,10 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Dis
     const applied = await vscode.workspace.applyEdit(edit);
     this.set(undefined);
     await this.closeDiffs();
-    await vscode.window.showTextDocument(doc, { preview: false });
+    // Bring the file back where it was (the diff may have covered it), leaving the Proof view visible.
+    if (!vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === p.uri.toString())) {
+      await vscode.window.showTextDocument(doc, { preview: false, viewColumn: columnOf(p.uri), preserveFocus: false });
+    }
     return { outcome: applied ? 'accepted' : 'stale', proposal: p };
   }
 

@@ -90,7 +90,7 @@ export function startLspFace({ connection, createService, log = () => {} }: LspF
     const text = params.code || (params.uri ? documents.get(params.uri)?.getText() : undefined);
     if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
     const controller = new AbortController();
-    token.onCancellationRequested(() => controller.abort());
+    token?.onCancellationRequested(() => controller.abort());
     running.set(params.id, controller);
     try {
       const svc = await getService();

@@ -54,8 +54,9 @@ export function check(code: string): V1CheckResult {
 }
 
 const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  const done = () => { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); };
+  const t = setTimeout(done, ms);
+  signal.addEventListener('abort', done, { once: true });
 });
 
 async function runScript(req: ProveRequest, id: string, send: (e: ProveEvent) => void, signal: AbortSignal): Promise<ProveResult> {

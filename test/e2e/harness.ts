@@ -1,0 +1,128 @@
+// The end-to-end harness: a real VS Code (code-server 4.100.3) with the packaged extension installed into
+// isolated folders, driven by playwright-core through Debian's Chromium. Recipe: shared reference vscode-e2e.md.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync, writeFileSync, readdirSync, unlinkSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type FrameLocator, type Page } from 'playwright-core';
+
+export const root = resolve(import.meta.dirname, '../..');
+export const outDir = join(root, 'test-output', 'e2e');
+const work = join(root, '.e2e', 'work');
+const codeServer = join(root, '.e2e', 'code-server', 'node_modules', '.bin', 'code-server');
+export const stepTimeout = 30_000;
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): void {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}`);
+}
+
+export interface Workbench {
+  page: Page;
+  workspace: string;
+  console: string[];
+  close(): Promise<void>;
+}
+
+/** Installs what is missing, packages the extension, starts code-server and opens the workspace in Chromium. */
+export async function openWorkbench(settings: Record<string, unknown>): Promise<Workbench> {
+  run('bash', ['scripts/e2e-setup.sh']);
+  run('node', ['scripts/build.mjs']);
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const home = join(work, 'home'); const data = join(work, 'data'); const workspace = join(work, 'workspace');
+  for (const dir of [home, join(data, 'user', 'User'), join(data, 'ext')]) mkdirSync(dir, { recursive: true });
+  cpSync(join(root, 'test', 'e2e', 'fixtures', 'workspace'), workspace, { recursive: true });
+  const port = 18000 + Math.floor(Math.random() * 2000);
+  const config = join(data, 'config.yaml');
+  writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+  writeFileSync(join(data, 'user', 'User', 'settings.json'), JSON.stringify({
+    'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false, 'update.mode': 'none', 'workbench.enableExperiments': false,
+    'workbench.tips.enabled': false, 'files.autoSave': 'off', 'git.enabled': false, 'git.openRepositoryInParentFolders': 'never', 'editor.codeLens': true, ...settings,
+  }, null, 2));
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(work, 'xdg-config'), XDG_DATA_HOME: join(work, 'xdg-data'), ONNXRUNTIME_NODE_INSTALL: 'skip' };
+  const vsix = join(work, 'kimina.vsix');
+  run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--target', 'linux-x64', '--out', vsix]);
+  const dirs = ['--config', config, '--user-data-dir', join(data, 'user'), '--extensions-dir', join(data, 'ext')];
+  run(codeServer, [...dirs, '--install-extension', vsix], env);
+  const listed = spawnSync(codeServer, [...dirs, '--list-extensions', '--show-versions'], { env, encoding: 'utf8' }).stdout;
+  if (!listed.includes('kimina-local.kimina-prover@')) throw new Error(`extension not installed: ${listed}`);
+
+  const server: ChildProcess = spawn(codeServer, [...dirs, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
+    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', workspace],
+  { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const serverLog: string[] = [];
+  server.stdout!.on('data', (c: Buffer) => serverLog.push(c.toString()));
+  server.stderr!.on('data', (c: Buffer) => serverLog.push(c.toString()));
+  const killServer = () => { try { process.kill(-server.pid!, 'SIGTERM'); } catch { /* already gone */ } };
+  process.once('exit', killServer);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
+    if (Date.now() > deadline) { killServer(); throw new Error(`code-server did not answer /healthz:\n${serverLog.join('')}`); }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const profile = mkdtempSync(join(tmpdir(), 'kimina-e2e-chromium-'));
+  const browser: BrowserContext = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 850 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    env: { ...process.env, HOME: home },
+  });
+  const page = browser.pages()[0] ?? await browser.newPage();
+  page.setDefaultTimeout(stepTimeout);
+  const consoleLines: string[] = [];
+  page.on('console', (m) => consoleLines.push(`[${m.type()}] ${m.text()}`));
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.monaco-workbench').waitFor();
+  return {
+    page, workspace, console: consoleLines,
+    async close() {
+      writeFileSync(join(outDir, 'console.log'), consoleLines.join('\n'));
+      writeFileSync(join(outDir, 'code-server.log'), serverLog.join(''));
+      await browser.close().catch(() => {});
+      killServer();
+      process.removeListener('exit', killServer);
+      rmSync(profile, { recursive: true, force: true });
+      for (const f of readdirSync(tmpdir())) if (/^vscode-(ipc|git)-.*\.sock$/.test(f)) { try { unlinkSync(join(tmpdir(), f)); } catch { /* in use */ } }
+    },
+  };
+}
+
+export async function openFile(page: Page, name: string): Promise<void> {
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().dblclick();
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
+}
+
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+/** Moves the cursor to a 1-based line with Go to Line. */
+export async function goToLine(page: Page, line: number): Promise<void> {
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(`:${line}`);
+  await page.keyboard.press('Enter');
+}
+
+/** The Proof view's content (two nested frames). */
+export function proofView(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').first().frameLocator('iframe#active-frame');
+}
+
+export async function editorText(page: Page): Promise<string> {
+  return (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(outDir, `${name}.png`) });
+}

@@ -1,0 +1,82 @@
+// End to end in a real VS Code: open a Lean file, run "Kimina: Prove This Theorem" from the palette, watch the
+// think block stream in the Proof view, see the verdict, Accept, and find the proof in the file; a failing
+// theorem shows Lean's error and the fix turn; Cancel stops a running proof.
+// The backend is the packaged extension's own `kimina lsp`, attached over HTTP to the stand-in `kimina serve`
+// (a TEST DOUBLE answering from a script: standInServe.ts), so no model weights or Lean toolchain are needed.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { expect } from './expect';
+import { editorText, goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, type Workbench } from './harness';
+import { startStandInServe, type StandInServe } from './standInServe';
+
+let serve: StandInServe;
+let wb: Workbench;
+
+async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    await screenshot(wb.page, `failed-${name}`).catch(() => {});
+    console.error(`step '${name}' failed; console tail:\n${wb.console.slice(-30).join('\n')}`);
+    throw err;
+  }
+}
+
+before(async () => {
+  serve = await startStandInServe({ token: 'e2e-token' });
+  wb = await openWorkbench({ 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token', 'kimina.samples': 1 });
+});
+
+after(async () => {
+  await wb?.close();
+  await serve?.close();
+});
+
+test('prove from the palette: the think block streams, Lean accepts, Accept puts the proof in the file', async () => {
+  const { page } = wb;
+  await step('open-file', () => openFile(page, 'Algebra.lean'));
+  await step('code-lens', () => page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor());
+  await step('status-ready', () => page.locator('.statusbar-item', { hasText: 'Kimina' }).first().waitFor());
+  await goToLine(page, 7);
+  await step('prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
+  const view = proofView(page);
+  await step('thinking', () => view.locator('details.think summary', { hasText: 'Thinking…' }).first().waitFor());
+  await step('think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor());
+  await screenshot(page, '1-thinking');
+  await step('thought', () => view.locator('details.think summary', { hasText: /Thought for \d+ s/ }).first().waitFor());
+  await step('verdict', () => view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor());
+  await step('diff', () => page.locator('.tab', { hasText: 'Kimina proof of algebra_example' }).first().waitFor());
+  await screenshot(page, '2-proved-diff');
+  await step('accept', () => view.locator('#accept').click());
+  await step('accepted', () => view.locator('.result.ok', { hasText: 'Accepted' }).waitFor());
+  await step('file-holds-proof', () => expect(async () => {
+    const text = await editorText(page);
+    assert.match(text, /have h₁ : 2 \* x = 8 := by linarith/);
+  }));
+  await screenshot(page, '3-accepted');
+});
+
+test('a failing theorem shows Lean\'s error on the candidate and the fix turn', async () => {
+  const { page } = wb;
+  await goToLine(page, 11); // the sorry of algebra_fails (the accepted proof added a line above)
+  await step('prove-fails', () => runCommand(page, 'Kimina: Prove This Theorem'));
+  const view = proofView(page);
+  await step('turn-2', () => view.locator('.turn-2 h3', { hasText: 'Turn 2 (error fix)' }).waitFor());
+  await step('lean-error', () => view.locator('.lean-message.error', { hasText: "unknown identifier 'bogus_lemma'" }).first().waitFor());
+  await step('not-proved', () => view.locator('.result.bad', { hasText: 'Not proved' }).waitFor());
+  await screenshot(page, '4-failed');
+  assert.ok(!(await editorText(page)).includes('bogus_lemma'), 'a failed proof never reaches the file');
+});
+
+test('Cancel stops a running proof', async () => {
+  const { page } = wb;
+  await goToLine(page, 14); // the sorry of algebra_slow
+  await step('prove-slow', () => runCommand(page, 'Kimina: Prove This Theorem'));
+  const view = proofView(page);
+  await step('slow-thinking', () => view.locator('.think-text', { hasText: 'step 3' }).first().waitFor());
+  await step('cancel', () => runCommand(page, 'Kimina: Cancel'));
+  await step('cancelled', () => view.locator('.result.cancelled', { hasText: 'Cancelled' }).waitFor());
+  await screenshot(page, '5-cancelled');
+  const proves = serve.requests.filter((r) => r === 'POST /v1/prove').length;
+  assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend');
+});
