@@ -17,6 +17,11 @@ export interface PoolOptions {
   maxUses: number;
   /** Replace a REPL whose process tree holds more than this many MiB (0: never). */
   maxRssMb: number;
+  /**
+   * When the pool is full and the header's REPL is busy, wait for it instead of evicting another
+   * header's idle REPL (default true; false is kimina-lean-server's acquire order, kept for the benchmark).
+   */
+  waitForBusyHeader?: boolean;
 }
 
 export interface PoolStats {
@@ -70,7 +75,8 @@ interface Waiter {
 export class ReplPool {
   private readonly idle: Member[] = [];
   private readonly busy = new Set<Member>();
-  private starting = 0;
+  /** Headers of REPLs being started (one entry each). */
+  private readonly starting: string[] = [];
   private readonly waiters: Waiter[] = [];
   private closed = false;
   private counters = { headerImports: 0, started: 0, replaced: 0 };
@@ -81,7 +87,7 @@ export class ReplPool {
 
   stats(): PoolStats {
     return {
-      total: this.idle.length + this.busy.size + this.starting, busy: this.busy.size + this.starting,
+      total: this.idle.length + this.busy.size + this.starting.length, busy: this.busy.size + this.starting.length,
       idle: this.idle.length, waiting: this.waiters.length, ...this.counters,
     };
   }
@@ -124,28 +130,41 @@ export class ReplPool {
     this.busy.clear();
   }
 
+  /**
+   * Serves waiters in arrival order where possible: a warm REPL with the header; else a new REPL while
+   * under maxRepls; else, if no REPL holds that header at all, a new one in place of the least recently
+   * used idle REPL. A waiter whose header has a busy REPL waits for it (an import costs far more than
+   * a check), and later waiters that can be served are not held up behind it.
+   */
   private dispatch(): void {
-    while (this.waiters.length > 0 && !this.closed) {
-      const w = this.waiters[0];
+    let i = 0;
+    while (i < this.waiters.length && !this.closed) {
+      const w = this.waiters[i];
       const matchIndex = w.reuse ? this.findIdle(w.header) : -1;
       if (matchIndex >= 0) {
         const [m] = this.idle.splice(matchIndex, 1);
-        this.take(w);
+        this.take(i);
         this.busy.add(m);
         w.resolve(this.lease(m, false));
         continue;
       }
-      const total = this.idle.length + this.busy.size + this.starting;
-      if (total >= this.options.maxRepls) {
-        if (this.idle.length === 0) return;
-        // evict the least recently used idle REPL to make room
+      const total = this.idle.length + this.busy.size + this.starting.length;
+      if (total < this.options.maxRepls) {
+        this.take(i);
+        this.startFor(w);
+        continue;
+      }
+      const headerHeld = w.reuse && this.options.waitForBusyHeader !== false && ([...this.busy].some((m) => m.header === w.header) || this.starting.includes(w.header));
+      if (this.idle.length > 0 && !headerHeld) {
         let lru = 0;
-        for (let i = 1; i < this.idle.length; i++) if (this.idle[i].lastUsed < this.idle[lru].lastUsed) lru = i;
+        for (let k = 1; k < this.idle.length; k++) if (this.idle[k].lastUsed < this.idle[lru].lastUsed) lru = k;
         const [victim] = this.idle.splice(lru, 1);
         this.destroy(victim);
+        this.take(i);
+        this.startFor(w);
+        continue;
       }
-      this.take(w);
-      this.startFor(w);
+      i++;
     }
   }
 
@@ -158,19 +177,20 @@ export class ReplPool {
     return best;
   }
 
-  private take(w: Waiter): void {
-    this.waiters.shift();
+  private take(index: number): void {
+    const [w] = this.waiters.splice(index, 1);
     if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
   }
 
   private startFor(w: Waiter): void {
-    this.starting++;
+    this.starting.push(w.header);
+    const started = (): void => { this.starting.splice(this.starting.indexOf(w.header), 1); };
     const scratch = mkdtempSync(join(tmpdir(), 'kimina-repl-'));
     let repl: ReplProcess;
     try {
       repl = new ReplProcess(this.options.launch(scratch));
     } catch (err) {
-      this.starting--;
+      started();
       rmSync(scratch, { recursive: true, force: true });
       w.reject(err instanceof Error ? err : new Error(String(err)));
       this.dispatch();
@@ -181,7 +201,7 @@ export class ReplPool {
     const seconds = w.headerTimeoutMs / 1000;
     repl.send({ cmd: w.header }, w.headerTimeoutMs, `Lean REPL header command timed out in ${seconds} seconds`).then(
       (answer) => {
-        this.starting--;
+        started();
         const response = answer as CommandResponse & Partial<ReplErrorResponse>;
         const headerBroken = typeof response.message === 'string' || typeof response.env !== 'number'
           || (response.messages ?? []).some((msg) => msg.severity === 'error');
@@ -196,7 +216,7 @@ export class ReplPool {
         this.dispatch();
       },
       (err: unknown) => {
-        this.starting--;
+        started();
         repl.kill();
         rmSync(scratch, { recursive: true, force: true });
         w.reject(err instanceof Error ? err : new ReplFailure('exited', String(err)));

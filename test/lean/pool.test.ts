@@ -44,6 +44,16 @@ test('REPLs are kept per header with LRU eviction at maxRepls', async () => {
   } finally { await s.verifier.close(); }
 });
 
+test('concurrent checks over as many headers as REPLs import each header once (no eviction thrash)', async () => {
+  const s = standInVerifier({ maxRepls: 4, maxInFlight: 256 });
+  try {
+    const codes = Array.from({ length: 80 }, (_, i) => `import H${i % 4}\ntheorem t : True := trivial`);
+    const out = await Promise.all(codes.map((c) => s.verifier.check(c)));
+    assert.ok(out.every((o) => o.verdict.status === 'valid'));
+    assert.equal(s.pool.stats().headerImports, 4);
+  } finally { await s.verifier.close(); }
+});
+
 test('reuse=false starts a fresh REPL instead of taking the warm one', async () => {
   const s = standInVerifier({ maxRepls: 2 });
   try {
