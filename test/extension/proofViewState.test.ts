@@ -1,0 +1,80 @@
+// The Proof view's reducer: think deltas accumulate per sample and turn, the block closes when the answer
+// starts ("Thought for N s"), attempts and verdicts attach to their turn, the fix turn is labelled as such.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Attempt, EditorProveResult, LspProveEvent, Verdict } from '../../backend/protocol';
+import { emptyState, reduce, thinkLabel, turnLabel, verdictLabel, type ViewState } from '../../media/proofViewState';
+
+const id = 'p1';
+const ev = (event: LspProveEvent, at: number) => ({ type: 'event' as const, event, at });
+const bad: Verdict = { status: 'lean_error', reason: "unknown identifier 'bogus_lemma'", messages: [{ pos: { line: 6, column: 8 }, endPos: null, severity: 'error', data: "unknown identifier 'bogus_lemma'" }], sorries: [], time: 0.1 };
+const good: Verdict = { status: 'valid', reason: 'Lean accepted', axioms: ['propext'], messages: [], sorries: [], time: 0.1 };
+const attempt = (turn: number, verdict: Verdict): Attempt => ({ sample: 0, turn, response: '<think>t</think>', think: 't', code: 'theorem t : True := by\n  trivial', format: { ok: true, error: 'NONE' }, verdict });
+
+function run(messages: Parameters<typeof reduce>[1][]): ViewState {
+  return messages.reduce(reduce, emptyState());
+}
+
+test('think deltas stream into one block per sample and turn, which closes when the answer starts', () => {
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'think', id, sample: 0, turn: 1, delta: 'Let me ' }, 1000),
+    ev({ type: 'think', id, sample: 0, turn: 1, delta: 'think.' }, 2000),
+  ]);
+  assert.equal(s.turns.length, 1);
+  assert.equal(s.turns[0].think, 'Let me think.');
+  assert.equal(thinkLabel(s.turns[0]), 'Thinking…');
+  const answered = reduce(s, ev({ type: 'text', id, sample: 0, turn: 1, delta: '```lean4' }, 4400));
+  assert.equal(thinkLabel(answered.turns[0]), 'Thought for 3 s');
+  assert.equal(s.turns[0].thinkEnd, undefined, 'the reducer never mutates the previous state');
+});
+
+test('attempts and verdicts attach to their turn; the fix turn is labelled; progress is kept', () => {
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'stage', id, message: 'Proving theorem t' }, 0),
+    ev({ type: 'think', id, sample: 0, turn: 1, delta: 'a' }, 0),
+    ev({ type: 'attempt', id, attempt: attempt(1, bad) }, 1000),
+    ev({ type: 'think', id, sample: 0, turn: 2, delta: 'b' }, 1500),
+    ev({ type: 'progress', id, tokens: 120, tokensPerSecond: 30.5 }, 1600),
+    ev({ type: 'attempt', id, attempt: { ...attempt(2, bad), verdict: null } }, 2500),
+    ev({ type: 'verdict', id, sample: 0, turn: 2, verdict: good }, 2600),
+  ]);
+  assert.deepEqual(s.stages, ['Proving theorem t']);
+  assert.deepEqual(s.turns.map(turnLabel), ['Sample 1 · Turn 1', 'Sample 1 · Turn 2 (error fix)']);
+  assert.equal(s.turns[0].attempt?.verdict?.status, 'lean_error');
+  assert.equal(s.turns[1].attempt?.verdict?.status, 'valid');
+  assert.equal(s.tokens, 120);
+  assert.match(verdictLabel(s.turns[0].attempt!).text, /^✘ Lean error: unknown identifier/);
+  assert.equal(verdictLabel(s.turns[1].attempt!).text, '✔✔ Lean accepted, axioms clean');
+});
+
+test('events of another run are ignored; a new start clears the view', () => {
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'think', id: 'other', sample: 0, turn: 1, delta: 'x' }, 0),
+  ]);
+  assert.equal(s.turns.length, 0);
+  const again = reduce(reduce(s, ev({ type: 'think', id, sample: 0, turn: 1, delta: 'y' }, 0)), { type: 'start', id: 'p2', title: 'Again', mode: 'goal', file: 'A.lean', startedAt: 5 });
+  assert.equal(again.turns.length, 0);
+  assert.equal(again.mode, 'goal');
+});
+
+test('the result closes open think blocks, fills attempts the stream missed, and Accept state resolves', () => {
+  const result: EditorProveResult = { id, status: 'proved', proof: 'p', tactics: 'trivial', attempts: [attempt(1, good)], mode: 'theorem', declaration: null, edit: { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: '' } };
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    { type: 'result', result, canAccept: true, at: 2000 },
+  ]);
+  assert.equal(s.turns.length, 1);
+  assert.equal(thinkLabel(s.turns[0]), 'Thought for 1 s');
+  assert.equal(s.canAccept, true);
+  const accepted = reduce(s, { type: 'resolved', outcome: 'accepted' });
+  assert.equal(accepted.canAccept, false);
+  assert.equal(accepted.resolved, 'accepted');
+});
+
+test('format failures are named in the verdict line', () => {
+  const a: Attempt = { ...attempt(1, good), format: { ok: false, error: 'NO_VALID_LEAN4_CODE_BLOCK' }, verdict: null, code: null };
+  assert.equal(verdictLabel(a).text, '✘ Format: NO_VALID_LEAN4_CODE_BLOCK');
+});
