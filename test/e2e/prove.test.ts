@@ -80,3 +80,19 @@ test('Cancel stops a running proof', async () => {
   const proves = serve.requests.filter((r) => r === 'POST /v1/prove').length;
   assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend');
 });
+
+test('Prove Goal at Cursor proves the sorry\'s goal as a lemma and splices it in place', async () => {
+  const { page } = wb;
+  await goToLine(page, 18); // `  · sorry` of algebra_goal
+  await page.keyboard.press('End');
+  await step('prove-goal', () => runCommand(page, 'Kimina: Prove Goal at Cursor'));
+  const view = proofView(page);
+  await step('goal-lemma', () => view.locator('.stages li', { hasText: 'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11)' }).waitFor());
+  await step('goal-recheck', () => view.locator('.result.ok', { hasText: 'The whole declaration re-checked' }).waitFor());
+  await screenshot(page, '6-goal-proved');
+  await step('goal-accept', () => view.locator('#accept').click());
+  await step('goal-in-file', () => expect(async () => {
+    assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
+  }));
+  await screenshot(page, '7-goal-accepted');
+});
