@@ -1,0 +1,141 @@
+// The reward service: format reward x strict Lean verdict over the stand-in REPL (TEST DOUBLE for Lean), its
+// metrics, and the HTTP routes the trainer and verl's reward module call.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RewardItem, RewardResponse } from '../../backend/protocol';
+import { createApp, listen, type Listening } from '../../backend/api/server';
+import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/settings';
+import { openDb } from '../../backend/store/db';
+import { openTrainingService, type TrainingService } from '../../backend/training/service';
+import { leanRewardScorer, rewardMetrics } from '../../backend/training/rewardService';
+import { standInReplCommand } from '../fixtures/stand-in-repl';
+
+const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
+const GOOD = [
+  '<think>',
+  'The hypothesis is linear in x, so subtracting 3 and halving should give the claim.',
+  '',
+  '```tactics',
+  'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by',
+  '  have h₁ : 2 * x = 8 := by linarith',
+  '```',
+  '',
+  '```tactics',
+  '  have h₁ : 2 * x = 8 := by linarith',
+  '  linarith',
+  '```',
+  '</think>',
+  'Isolate 2x, then finish with linear arithmetic.',
+  '',
+  '```lean4',
+  'import Mathlib',
+  '',
+  'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by',
+  '  have h₁ : 2 * x = 8 := by linarith',
+  '  linarith',
+  '```',
+].join('\n');
+const WRONG_LEMMA = GOOD.replaceAll('  linarith\n```', '  exact bogus_lemma\n```');
+const NO_THINK = GOOD.replace('<think>\n', '');
+const NO_CODE = '<think>\nno idea\n</think>\nI give up.';
+
+const item = (response: string, extra: Partial<RewardItem> = {}): RewardItem =>
+  ({ promptId: 'p', turn: 1, formalStatement: STATEMENT, previous: [], response, ...extra });
+
+let built: BuiltVerifier;
+before(() => {
+  built = buildVerifier({ ...verifierSettingsFromEnv(), replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, initRepls: {}, maxRepls: 2 });
+});
+after(async () => { await built.verifier.close(); });
+
+test('a well-formed valid answer scores 1; the checked code is the trusted statement plus the proof', async () => {
+  const [r] = await leanRewardScorer({ verifier: built.verifier })([item(GOOD)]);
+  assert.deepEqual({ score: r.score, acc: r.acc, formatError: r.formatError, verdict: r.verdict, feedback: r.feedback },
+    { score: 1, acc: 1, formatError: 'NONE', verdict: 'valid', feedback: null });
+  assert.equal(r.formatErrorText, 'No error.');
+  assert.ok(r.code?.startsWith('import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by'));
+  assert.match(r.think, /linear in x/);
+});
+
+test('a Lean error scores 0 and yields the fix-turn feedback; a format error alone keeps acc 1 but scores 0', async () => {
+  const [wrong, noThink, noCode] = await leanRewardScorer({ verifier: built.verifier })([item(WRONG_LEMMA), item(NO_THINK), item(NO_CODE)]);
+  assert.equal(wrong.score, 0);
+  assert.equal(wrong.acc, 0);
+  assert.equal(wrong.verdict, 'lean_error');
+  assert.match(wrong.feedback ?? '', /^# Error 1:\n/);
+  assert.match(wrong.feedback ?? '', /bogus_lemma/);
+  assert.deepEqual([noThink.score, noThink.acc, noThink.formatError], [0, 1, 'NO_VALID_THINK_BLOCK']);
+  assert.equal(noThink.feedback, null, 'Lean-valid: no fix prompt');
+  assert.deepEqual([noCode.score, noCode.acc, noCode.verdict, noCode.feedback, noCode.code], [0, 0, null, null, null], 'filtered: never reaches Lean');
+});
+
+test('turn 2 scores only when the earlier answer passes the format checks too', async () => {
+  const score = leanRewardScorer({ verifier: built.verifier });
+  const [afterGood, afterMalformed] = await score([item(GOOD, { turn: 2, previous: [WRONG_LEMMA] }), item(GOOD, { turn: 2, previous: [NO_THINK] })]);
+  assert.equal(afterGood.score, 1);
+  assert.equal(afterMalformed.score, 0);
+  assert.equal(afterMalformed.acc, 1);
+});
+
+test('batch metrics use the recipe names: acc and format errors per turn, zeros included', () => {
+  const items = [item('a'), item('b'), item('c', { turn: 2 })];
+  const m = rewardMetrics(items, [
+    { acc: 1, score: 1, formatError: 'NONE' }, { acc: 1, score: 0, formatError: 'NO_VALID_THINK_BLOCK' }, { acc: 0, score: 0, formatError: 'NONE' },
+  ]);
+  assert.equal(m['acc/turn_1'], 1);
+  assert.equal(m['score/turn_1'], 0.5);
+  assert.equal(m['acc/turn_2'], 0);
+  assert.equal(m['format_error/turn_1/No error.'], 1);
+  assert.equal(m['format_error/turn_1/Could not find a valid think block.'], 1);
+  assert.equal(m['format_error/turn_1/Generation repeats.'], 0);
+  assert.equal(m['format_error_rate/turn_1'], 0.5);
+  assert.equal(m['count/turn_2'], 1);
+});
+
+test('HTTP: the trainer route stores chunked batch metrics and rollouts; the stateless route stores nothing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-reward-'));
+  const db = openDb(join(dir, 'k.db'));
+  let url = '';
+  const service: TrainingService = await openTrainingService({ db, verifier: built.verifier, backendUrl: () => url, runsRoot: join(dir, 'runs'),
+    jobs: { launcher: () => { throw new Error('no trainer in this test'); } } });
+  const app = await createApp({ verifier: built.verifier }, [() => service.router], { token: 'secret' });
+  const http: Listening = await listen(app, '127.0.0.1', 0, 'secret');
+  url = http.url;
+  const post = async (path: string, body: unknown, token = 'secret') => {
+    const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    return { status: res.status, body: await res.json() as unknown };
+  };
+  try {
+    const created = await post('/v1/training/runs', { preset: 'tiny-cpu', model: '/nowhere', prompts: [{ id: 'p', prompt: [{ role: 'user', content: 'x' }], formalStatement: STATEMENT }], heldOut: [], gpus: 'cpu' });
+    assert.equal(created.status, 201);
+    const id = (created.body as { id: string; state: string }).id;
+    assert.equal(service.jobs.get(id).state, 'failed', 'the launcher refused: the run failed with a reason');
+    assert.match(service.jobs.get(id).error ?? '', /could not start the trainer/);
+
+    const first = await post(`/v1/training/runs/${id}/reward`, { step: 3, purpose: 'train', items: [item(GOOD), item(NO_CODE)] });
+    assert.equal(first.status, 200);
+    assert.deepEqual((first.body as RewardResponse).results.map((r) => r.score), [1, 0]);
+    await post(`/v1/training/runs/${id}/reward`, { step: 3, purpose: 'train', items: [item(WRONG_LEMMA)] });
+    const step3 = service.store.metrics(id, { kind: 'train' }).find((s) => s.step === 3)!;
+    assert.equal(step3.metrics['count/turn_1'], 3, 'both chunks of step 3 counted');
+    assert.equal(step3.metrics['acc/turn_1'], 1 / 3);
+    assert.equal(service.store.rollouts(id).length, 3);
+
+    const unauthorized = await post(`/v1/training/runs/${id}/reward`, { step: 1, items: [] }, 'wrong');
+    assert.equal(unauthorized.status, 401);
+    const bad = await post(`/v1/training/runs/${id}/reward`, { step: 1, items: [{ response: 1 }] });
+    assert.equal(bad.status, 400);
+
+    const stateless = await post('/v1/training/reward', { step: 0, purpose: 'train', items: [item(GOOD)] });
+    assert.equal((stateless.body as RewardResponse).results[0].score, 1);
+    assert.equal(service.store.rollouts(id).length, 3, 'nothing stored');
+  } finally {
+    await service.close();
+    await http.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
