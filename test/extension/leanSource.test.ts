@@ -121,3 +121,26 @@ test('every miniF2F statement: one theorem, one tactic sorry right after := by',
   if (seen === 0) return; // data folder absent on this machine: nothing to check
   assert.ok(seen >= 400, `only ${seen} files`);
 });
+
+test('the snippet keeps the scope commands in force: namespace, open, variable', () => {
+  const src = `import Mathlib
+
+namespace Algebra
+open Real
+variable (x : ℝ)
+
+theorem uses_variable (h₀ : 2 * x + 3 = 11) : x = 4 := by
+  sorry
+
+end Algebra
+`;
+  const decls = findDeclarations(src);
+  const { code, declOffset } = standaloneSnippet(src, decls[0], decls);
+  assert.equal(code, 'import Mathlib\n\nnamespace Algebra\nopen Real\nvariable (x : ℝ)\n\ntheorem uses_variable (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n');
+  const later = `${src}\nnamespace Other\nopen Nat\n\nlemma second (n : ℕ) : n + 0 = n := by\n  sorry\n`;
+  const all = findDeclarations(later);
+  const second = standaloneSnippet(later, all[1], all).code;
+  assert.match(second, /^import Mathlib\n\nnamespace Algebra\nopen Real\nvariable \(x : ℝ\)\n\nend Algebra\n\nnamespace Other\n\nopen Nat\n\nlemma second/);
+  assert.ok(!second.includes('uses_variable'));
+  assert.equal(code.slice(declOffset).split('\n')[0], 'theorem uses_variable (h₀ : 2 * x + 3 = 11) : x = 4 := by');
+});

@@ -2,7 +2,7 @@
 // service, and turn a verified proof into an edit of the user's document. Goal mode proves the sorry's goal as
 // a lemma, splices the proof back and has Lean re-check the whole declaration before offering the edit.
 import type { EditorProveResult, LspProveEvent, ProveParams, ProveRequest, ReplSorry, Verdict } from '../../protocol';
-import { type Declaration, type SorrySite, declarationAt, findDeclarations, headerOf, positionAt, sorryAt, standaloneSnippet } from './leanSource';
+import { type Declaration, type SorrySite, declarationAt, findDeclarations, positionAt, sorryAt, standaloneSnippet } from './leanSource';
 import { goalToLemma } from './goalLemma';
 import { replToLsp } from './positions';
 import { proofBodyOf, sorryEdit, theoremEdit } from './splice';
@@ -95,7 +95,7 @@ async function proveGoal(params: ProveParams, text: string, decls: Declaration[]
   if (!replSorry?.goal) {
     return nothing(params, 'goal', `Lean reported no goal for this sorry (${before.verdict.reason}).`, where);
   }
-  const header = headerOf(text, decls);
+  const header = snippet.slice(0, declOffset);
   let statement: string;
   try { statement = goalToLemma(replSorry.goal, lemmaName(decl.name)); } catch (err) {
     return nothing(params, 'goal', `Cannot state the goal as a lemma: ${(err as Error).message}`, where);

@@ -1,6 +1,9 @@
 // Finds declarations and `sorry`s in Lean 4 source for the editor face: which declaration the cursor is in,
 // where its statement ends, where each `sorry` is and whether it stands in tactic or term position.
 // Offsets are JavaScript string indices (UTF-16 code units), which is what LSP positions count.
+// Unlike lean/declarations.ts (column-0 commands, used for statements), it also finds indented declarations
+// and tells tactic from term `sorry`s, which splicing needs.
+import { findDeclarations as findLeanDeclarations, formalStatementOf } from '../../lean/declarations';
 
 export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
 export type SorryPosition = 'tactic' | 'term';
@@ -221,8 +224,22 @@ export function headerOf(text: string, decls = findDeclarations(text)): string {
   return text.slice(0, codeEnd) + '\n\n';
 }
 
-/** Header plus the declaration's own text (doc comment excluded): what is sent to the prover or Lean. */
+/**
+ * What must precede the declaration in a standalone snippet: the header plus the scope commands in force
+ * (`namespace`, `open`, `variable`, …), as the prover's own statement builder (lean/declarations.ts) finds them.
+ */
+export function scopePrefix(text: string, decl: Declaration, decls?: Declaration[]): string {
+  const theirs = findLeanDeclarations(text).find((d) => d.start.offset <= decl.start && decl.start < Math.max(d.end.offset, d.start.offset + 1));
+  if (!theirs) return headerOf(text, decls);
+  const formal = formalStatementOf(text, theirs).text;
+  const statement = theirs.statement.trim();
+  if (!formal.endsWith(statement)) return headerOf(text, decls);
+  const prefix = formal.slice(0, formal.length - statement.length).trimEnd();
+  return prefix ? prefix + '\n\n' : '';
+}
+
+/** Header, scope commands and the declaration's own text (doc comment excluded): what is sent to the prover or Lean. */
 export function standaloneSnippet(text: string, decl: Declaration, decls?: Declaration[]): { code: string; declOffset: number } {
-  const header = headerOf(text, decls);
-  return { code: header + text.slice(decl.start, decl.end) + '\n', declOffset: header.length };
+  const prefix = scopePrefix(text, decl, decls);
+  return { code: prefix + text.slice(decl.start, decl.end) + '\n', declOffset: prefix.length };
 }
