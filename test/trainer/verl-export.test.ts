@@ -1,0 +1,102 @@
+// verl export: the parquet datasets, the launch script and overrides (checked against the recipe's keys),
+// the runtime env, and the generated reward module run on sample rollouts against a real backend whose
+// reward service uses the stand-in REPL (TEST DOUBLE for Lean).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { exportVerl, verlOverrides } from '../../backend/training/verlExport';
+import { presetHyper } from '../../backend/training/presets';
+import { PROMPTS, removeDir, startBackend, tempDir, type Backend } from './harness';
+import { testPython, trainerSource } from './pythonSetup';
+
+const execFileAsync = promisify(execFile);
+let backend: Backend;
+let out: string;
+
+before(async () => {
+  backend = await startBackend({ token: 'tok' });
+  out = tempDir('kimina-verl-');
+});
+after(async () => {
+  await backend.close();
+  removeDir(backend.dir);
+  removeDir(out);
+});
+
+test('recipe overrides: Dr.GRPO, asymmetric clipping, no KL, batch reward with dicts', () => {
+  const o = verlOverrides({ model: 'AI-MO/Kimina-Prover-Distill-1.7B', hyper: presetHyper('recipe-8gpu') });
+  assert.equal(o['algorithm.adv_estimator'], 'grpo');
+  assert.equal(o['algorithm.norm_adv_by_std_in_grpo'], false);
+  assert.equal(o['actor_rollout_ref.actor.loss_agg_mode'], 'seq-mean-token-sum-norm');
+  assert.equal(o['actor_rollout_ref.actor.clip_ratio_low'], 0.2);
+  assert.equal(o['actor_rollout_ref.actor.clip_ratio_high'], 0.3);
+  assert.equal(o['actor_rollout_ref.actor.use_kl_loss'], false);
+  assert.equal(o['actor_rollout_ref.actor.optim.lr'], 2e-6);
+  assert.equal(o['data.train_batch_size'], 256);
+  assert.equal(o['actor_rollout_ref.rollout.n'], 8);
+  assert.equal(o['actor_rollout_ref.actor.ppo_mini_batch_size'], 32, '256 sequences per optimizer step, in prompts');
+  assert.equal(o['data.max_prompt_length'], 8192);
+  assert.equal(o['data.max_response_length'], 24576);
+  assert.equal(o['reward_model.reward_manager'], 'batch');
+  assert.equal(o['custom_reward_function.name'], 'reward');
+  assert.equal(o['data.dataloader_num_workers'], 0);
+});
+
+test('export writes valid parquet, script, env and a reward module that scores through the backend', { timeout: 300_000 }, async () => {
+  const python = await testPython();
+  const result = await exportVerl({ outDir: out, model: 'AI-MO/Kimina-Prover-Distill-1.7B', train: PROMPTS.slice(0, 3), test: [PROMPTS[3]],
+    hyper: presetHyper('recipe-8gpu'), rewardUrl: backend.url, python, sourceDir: trainerSource, nodes: 2 });
+  for (const f of result.files) assert.ok(statSync(join(out, f)).size > 0, f);
+  assert.deepEqual(result.submitCommand.slice(0, 3), ['ray', 'job', 'submit']);
+
+  const script = readFileSync(join(out, 'run_verl.sh'), 'utf8');
+  assert.match(script, /^#!\/usr\/bin\/env bash/);
+  assert.match(script, /python3 -m verl\.trainer\.main_ppo/);
+  assert.match(script, /trainer\.nnodes=2 /);
+  await execFileAsync('bash', ['-n', join(out, 'run_verl.sh')]); // syntax check
+  assert.match(readFileSync(join(out, 'runtime_env.yaml'), 'utf8'), /KIMINA_REWARD_URL: "http:\/\/127\.0\.0\.1:\d+"/);
+
+  // The datasets: recipe columns, prompts as [system, user] messages, the trusted statement in extra_info.
+  const check = `
+import json, sys, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1]).to_pylist()
+print(json.dumps({"n": len(t), "cols": sorted(t[0].keys()), "roles": [m["role"] for m in t[0]["prompt"]],
+  "fs": t[0]["extra_info"]["formal_statement"], "idx": t[0]["extra_info"]["index"], "gt": t[0]["reward_model"]["ground_truth"]}))`;
+  const { stdout } = await execFileAsync(python, ['-c', check, join(out, 'data', 'train.parquet')]);
+  const info = JSON.parse(stdout);
+  assert.equal(info.n, 3);
+  assert.deepEqual(info.cols, ['ability', 'data_source', 'extra_info', 'prompt', 'reward_model']);
+  assert.deepEqual(info.roles, ['system', 'user']);
+  assert.equal(info.fs, PROMPTS[0].formalStatement);
+  assert.equal(info.idx, 'p1');
+  assert.equal(info.gt, 'Should be solved in Lean 4.');
+
+  // The reward module, as verl's batch reward manager calls it, on sample rollouts.
+  const statement = PROMPTS[2].formalStatement; // theorem t3 (n : ℕ) : n + 0 = n
+  const good = ['<think>', 'Simplify.', '```tactics', 'import Mathlib', 'theorem t3 (n : ℕ) : n + 0 = n := by', '  simp', '```', '```tactics', '  simp', '```', '</think>', 'Done.', '',
+    '```lean4', 'import Mathlib', '', 'theorem t3 (n : ℕ) : n + 0 = n := by', '  simp', '```'].join('\n');
+  const bad = good.replaceAll('  simp\n```', '  exact bogus_fact\n```');
+  const call = `
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import kimina_reward
+infos = [{"formal_statement": sys.argv[2], "index": "p3"}] * 3
+sols = [sys.argv[3], sys.argv[4], "no answer"]
+print(json.dumps({"plain": kimina_reward.reward(["s"] * 3, sols, [None] * 3, infos),
+                  "dicts": kimina_reward.reward(["s"] * 3, sols, [None] * 3, infos, return_dict=True)}))`;
+  const env = { ...process.env, KIMINA_API_TOKEN: 'tok' };
+  const run = await execFileAsync(python, ['-c', call, out, statement, good, bad], { env });
+  const scored = JSON.parse(run.stdout);
+  assert.deepEqual(scored.plain, [1, 0, 0]);
+  assert.deepEqual(scored.dicts.map((d: { acc: number }) => d.acc), [1, 0, 0]);
+  assert.equal(scored.dicts[0].tool_feedback, 'valid proof found.');
+  assert.match(scored.dicts[1].tool_feedback, /^# Error 1:/);
+  assert.equal(scored.dicts[2].tool_feedback, 'filtered proof.');
+  assert.equal(scored.dicts[2].format_error, 'Could not find a valid lean4 code block.');
+
+  const denied = await execFileAsync(python, ['-c', call, out, statement, good, bad], { env: { ...process.env, KIMINA_API_TOKEN: 'wrong' } }).catch((e: { stderr: string }) => e);
+  assert.match((denied as { stderr: string }).stderr, /refused the batch: 401/);
+});
