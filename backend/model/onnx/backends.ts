@@ -1,0 +1,154 @@
+// Where decoding runs: in a worker thread (default: session.run blocks its thread for the whole
+// forward pass, so the server's event loop must not host it) or in the calling thread.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Decoder, type DecodeRequest, type RowResult } from './decoder';
+import { createSession, type Device } from './session';
+import type { Qwen3Shape } from './qwen3Config';
+import type { WorkerReply, WorkerRequest } from './workerProtocol';
+
+export interface DecodeJob {
+  stopRow(row: number): void;
+  cancel(): void;
+  done: Promise<RowResult[]>;
+}
+
+export interface LoadSpec {
+  onnxPath: string;
+  shape: Qwen3Shape;
+  device?: Device;
+  threads?: number;
+  padId: number;
+}
+
+export interface BackendInfo {
+  device: Device;
+  threads: number;
+  fallbackReason?: string;
+}
+
+export interface DecodeBackend {
+  readonly info: BackendInfo;
+  start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob;
+  close(): Promise<void>;
+}
+
+/** Runs jobs one after another (one session, one cache at a time). */
+class Queue {
+  private tail: Promise<unknown> = Promise.resolve();
+  add<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(task, task);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+}
+
+export class InThreadBackend implements DecodeBackend {
+  private queue = new Queue();
+  private constructor(private decoder: Decoder, readonly info: BackendInfo) {}
+
+  static async load(spec: LoadSpec, log?: (line: string) => void): Promise<InThreadBackend> {
+    const s = await createSession(spec.onnxPath, { device: spec.device, threads: spec.threads, log });
+    return new InThreadBackend(new Decoder(s.session, spec.shape, { padId: spec.padId }), { device: s.device, threads: s.threads, fallbackReason: s.fallbackReason });
+  }
+
+  start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob {
+    const stopped = new Set<number>();
+    let cancelled = false;
+    const done = this.queue.add(() => this.decoder.decode(req, {
+      onTokens,
+      isStopped: (row) => stopped.has(row),
+      isCancelled: () => cancelled,
+    }));
+    return { stopRow: (row) => stopped.add(row), cancel: () => { cancelled = true; }, done };
+  }
+
+  async close(): Promise<void> {
+    await this.decoder.session.release();
+  }
+}
+
+/** The worker script next to this module: worker.ts under tsx, onnx-worker.js next to a bundle. */
+export function workerScript(): string | undefined {
+  const candidates = __filename.endsWith('.ts') ? [join(__dirname, 'worker.ts')] : [join(__dirname, 'onnx-worker.js'), join(__dirname, 'worker.js')];
+  return candidates.find((p) => existsSync(p));
+}
+
+/** Source checkouts (tests under tsx): the worker loads tsx's require hook before the .ts script. */
+function tsWorker(script: string): Worker {
+  const hook = require.resolve('tsx/cjs');
+  return new Worker(`require(${JSON.stringify(hook)}); require(${JSON.stringify(script)});`, { eval: true });
+}
+
+export class WorkerBackend implements DecodeBackend {
+  private nextId = 1;
+  private jobs = new Map<number, { onTokens: (rows: number[], tokens: number[]) => void; resolve: (r: RowResult[]) => void; reject: (e: Error) => void }>();
+  private failure?: Error;
+  private closing = false;
+
+  private constructor(private worker: Worker, readonly info: BackendInfo, private log?: (line: string) => void) {
+    worker.on('message', (msg: WorkerReply) => this.onMessage(msg));
+    worker.on('error', (e) => this.failAll(e));
+    worker.on('exit', (code) => { if (!this.closing) this.failAll(new Error(`ONNX worker exited (code ${code})`)); });
+  }
+
+  static async load(script: string, spec: LoadSpec, log?: (line: string) => void): Promise<WorkerBackend> {
+    const worker = script.endsWith('.ts') ? tsWorker(script) : new Worker(script);
+    let onMessage: (msg: WorkerReply) => void = () => undefined;
+    let onError: (e: Error) => void = () => undefined;
+    let onExit: (code: number) => void = () => undefined;
+    try {
+      const info = await new Promise<BackendInfo>((resolve, reject) => {
+        onMessage = (msg) => {
+          if (msg.type === 'loaded') resolve(msg.info);
+          else if (msg.type === 'error') reject(new Error(msg.message));
+        };
+        onError = reject;
+        onExit = (code) => reject(new Error(`ONNX worker exited while loading (code ${code})`));
+        worker.on('message', onMessage);
+        worker.once('error', onError);
+        worker.once('exit', onExit);
+        worker.postMessage({ type: 'load', spec } satisfies WorkerRequest);
+      });
+      return new WorkerBackend(worker, info, log);
+    } catch (e) {
+      await worker.terminate();
+      throw e;
+    } finally {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    }
+  }
+
+  private onMessage(msg: WorkerReply): void {
+    if (msg.type === 'log') this.log?.(msg.line);
+    else if (msg.type === 'tokens') this.jobs.get(msg.id)?.onTokens(msg.rows, msg.tokens);
+    else if (msg.type === 'done') { this.jobs.get(msg.id)?.resolve(msg.results); this.jobs.delete(msg.id); }
+    else if (msg.type === 'error' && msg.id !== undefined) { this.jobs.get(msg.id)?.reject(new Error(msg.message)); this.jobs.delete(msg.id); }
+  }
+
+  private failAll(e: Error): void {
+    this.failure ??= e;
+    for (const job of this.jobs.values()) job.reject(e);
+    this.jobs.clear();
+  }
+
+  start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob {
+    const id = this.nextId++;
+    const post = (m: WorkerRequest) => this.worker.postMessage(m);
+    const done = new Promise<RowResult[]>((resolve, reject) => {
+      if (this.failure) return reject(this.failure);
+      this.jobs.set(id, { onTokens, resolve, reject });
+      post({ type: 'generate', id, request: req });
+    });
+    return { stopRow: (row) => post({ type: 'stop', id, row }), cancel: () => post({ type: 'cancel', id }), done };
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.failAll(new Error('engine closed'));
+    await this.worker.terminate();
+  }
+}

@@ -1,0 +1,123 @@
+// OnnxEngine: the in-process engine. Loads a model folder (config.json, generation_config.json,
+// tokenizer files, onnx/model.onnx in our split-cache layout), renders conversations with the
+// checkpoint's chat template and decodes all of them together in a worker thread.
+import { randomInt } from 'node:crypto';
+import type { ChatMessage } from '../../protocol';
+import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
+import { loadTokenizer, type Tokenizer } from '../tokenizer';
+import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
+import { readModelFolder, type ModelFolderInfo } from './modelFolder';
+import { InThreadBackend, WorkerBackend, workerScript, type BackendInfo, type DecodeBackend } from './backends';
+import { SampleText } from './textStream';
+import type { Device } from './session';
+
+export interface OnnxEngineOptions {
+  device?: Device;
+  /** CPU threads for onnxruntime; default: every core. */
+  threads?: number;
+  /** Decode on the calling thread instead of a worker (tests, tools without an event loop to protect). */
+  inThread?: boolean;
+  log?: (line: string) => void;
+}
+
+function idList(v: unknown): number[] {
+  if (typeof v === 'number') return [v];
+  if (Array.isArray(v)) return v.filter((x): x is number => typeof x === 'number');
+  return [];
+}
+
+export class OnnxEngine implements Engine {
+  readonly name = 'onnx';
+  readonly model: string;
+  readonly maxContext: number;
+  private readonly eosIds: number[];
+
+  private constructor(
+    private readonly folder: ModelFolderInfo,
+    private readonly tokenizer: Tokenizer,
+    private readonly template: ChatTemplate,
+    private readonly backend: DecodeBackend,
+  ) {
+    this.model = folder.dir;
+    this.maxContext = folder.shape.maxPositions;
+    this.eosIds = [...new Set([...tokenizer.eosTokenIds, ...idList(folder.generationConfig.eos_token_id)])];
+  }
+
+  static async load(modelDir: string, options: OnnxEngineOptions = {}): Promise<OnnxEngine> {
+    const log = options.log ?? ((line: string) => console.error(line));
+    const folder = readModelFolder(modelDir);
+    const tokenizer = await loadTokenizer(modelDir);
+    const template = chatTemplateOf(tokenizer, modelDir);
+    if (tokenizer.vocabSize > folder.shape.vocabSize) {
+      throw new Error(`model folder ${modelDir}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${folder.shape.vocabSize}`);
+    }
+    const padId = tokenizer.padTokenId ?? tokenizer.eosTokenIds[0] ?? 0;
+    const spec = { onnxPath: folder.onnxPath, shape: folder.shape, device: options.device, threads: options.threads, padId };
+    let backend: DecodeBackend;
+    const script = options.inThread ? undefined : workerScript();
+    if (script) backend = await WorkerBackend.load(script, spec, log);
+    else {
+      if (!options.inThread) log('onnx: no worker script found next to the engine; decoding on the main thread');
+      backend = await InThreadBackend.load(spec, log);
+    }
+    return new OnnxEngine(folder, tokenizer, template, backend);
+  }
+
+  /** Where decoding runs (device, threads, why CUDA fell back). */
+  get runtime(): BackendInfo {
+    return this.backend.info;
+  }
+
+  promptIds(conversation: ChatMessage[]): number[] {
+    return this.tokenizer.encode(this.template.render(conversation, { addGenerationPrompt: true }));
+  }
+
+  async countPromptTokens(conversation: ChatMessage[]): Promise<number> {
+    return this.promptIds(conversation).length;
+  }
+
+  async generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta): Promise<Generation[]> {
+    if (conversations.length === 0) return [];
+    if (!(options.maxTokens >= 1)) throw new Error(`maxTokens must be at least 1, got ${options.maxTokens}`);
+    const prompts = conversations.map((c) => this.promptIds(c));
+    prompts.forEach((p, i) => {
+      if (p.length >= this.maxContext) throw new Error(`conversation ${i}: prompt of ${p.length} tokens does not fit the model's ${this.maxContext}-token context`);
+    });
+    const samples = prompts.map(() => new SampleText(this.tokenizer.streamDecoder({ skipSpecialTokens: true }), options.stop ?? []));
+    const emit = (row: number, delta: string) => { if (delta && onDelta) onDelta(row, delta); };
+    const signal = options.signal;
+    if (signal?.aborted) return samples.map(() => ({ text: '', tokens: 0, finishReason: 'cancelled' }));
+
+    const job = this.backend.start({
+      prompts,
+      maxTokens: Math.floor(options.maxTokens),
+      temperature: options.temperature,
+      topP: options.topP,
+      seed: options.seed ?? randomInt(2 ** 31),
+      eosIds: this.eosIds,
+    }, (rows, tokens) => {
+      rows.forEach((row, i) => {
+        const sample = samples[row];
+        if (sample.stopped) return;
+        emit(row, sample.push(tokens[i]));
+        if (sample.stopped) job.stopRow(row);
+      });
+    });
+    const onAbort = () => job.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const results = await job.done;
+      return results.map((r, row) => {
+        const sample = samples[row];
+        emit(row, sample.finish());
+        return { text: sample.text, tokens: sample.tokens, finishReason: sample.stopped ? 'stop' : r.finishReason };
+      });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close();
+  }
+}
