@@ -39,7 +39,7 @@ function unshare(userNamespace: boolean): Sandbox {
   };
 }
 
-const none: Sandbox = { kind: 'none', enforces: 'nothing (no bwrap or unshare available); only the untrusted-code filter guards', wrap: (argv) => argv };
+const none: Sandbox = { kind: 'none', enforces: 'no OS sandbox; only the untrusted-code filter guards', wrap: (argv) => argv };
 
 let detected: Sandbox | undefined;
 

@@ -1,0 +1,44 @@
+// The stand-in REPL (test double) keeps the real REPL's protocol: other suites rely on it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { standInReplScript } from '../fixtures/stand-in-repl/index';
+
+function talk(input: string) {
+  const r = spawnSync(process.execPath, [standInReplScript], { input, encoding: 'utf8', timeout: 10_000 });
+  const answers = r.stdout.split('\n\n').map((s) => s.trim()).filter(Boolean).map((s) => JSON.parse(s));
+  return { code: r.status, answers, stderr: r.stderr };
+}
+
+test('framing: multi-line JSON requests, comment requests skipped, exit 0 on EOF', () => {
+  const r = talk('{"cmd":\n  "import Mathlib"}\n\n-- a comment request\n\n# another\n\n{"cmd": "theorem t : True := trivial",\n "env": 0}\n\n');
+  assert.equal(r.code, 0);
+  assert.deepEqual(r.answers, [{ env: 0 }, { env: 1 }]);
+});
+
+test('env ids increment; unknown env; imports only in the first env-less command', () => {
+  const r = talk([
+    '{"cmd": "import Mathlib"}', '{"cmd": "import Aesop", "env": 0}', '{"cmd": "#check Nat", "env": 7}', '{"cmd": "#check Nat", "env": 1}',
+  ].join('\n\n') + '\n\n');
+  assert.equal(r.answers[0].env, 0);
+  assert.equal(r.answers[1].env, 1);
+  assert.match(r.answers[1].messages[0].data, /invalid 'import' command/);
+  assert.deepEqual(r.answers[2], { message: 'Unknown environment.' });
+  assert.equal(r.answers[3].env, 2);
+});
+
+test('sorries with goals and codepoint positions; admit only warns; axioms per declaration', () => {
+  const cmd = 'theorem 𝔽t : True := by sorry\ntheorem u : 1 = 1 := by admit\ntheorem v : 1 = 1 := by simp\n#print axioms 𝔽t\n#print axioms v';
+  const r = talk(JSON.stringify({ cmd }) + '\n\n');
+  const a = r.answers[0];
+  assert.deepEqual(a.sorries, [{ pos: { line: 1, column: 24 }, endPos: { line: 1, column: 29 }, goal: '⊢ theorem 𝔽t : True := by sorry', proofState: 0 }]);
+  assert.equal(a.messages.filter((m: { data: string }) => m.data === "declaration uses 'sorry'").length, 2);
+  assert.ok(a.messages.some((m: { data: string }) => m.data === "'𝔽t' depends on axioms: [sorryAx]"));
+  assert.ok(a.messages.some((m: { data: string }) => m.data === "'v' depends on axioms: [Classical.choice, Quot.sound, propext]"));
+});
+
+test('unparsable input ends the process with an error, as the real REPL', () => {
+  const r = talk('{"cmd": \n\n');
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /Could not parse JSON/);
+});
