@@ -1,6 +1,6 @@
 // OS sandboxing for REPL processes, used when the platform offers it:
 // - bubblewrap (`bwrap`): no network, the whole filesystem read-only, writes only to a scratch folder
-//   (bound at the same path, also HOME and TMPDIR), a private /tmp;
+//   (bound at the same path, also HOME and TMPDIR);
 // - `unshare --net` (root, or an unprivileged user namespace): no network only; HOME and TMPDIR point
 //   at the scratch folder, but writes elsewhere are not prevented;
 // - none: the REPL runs with the server's rights (the untrusted-code filter is then the only guard).
@@ -24,10 +24,10 @@ function works(argv: string[]): boolean {
 
 const bwrap: Sandbox = {
   kind: 'bwrap',
-  enforces: 'no network; filesystem read-only except a per-REPL scratch folder and a private /tmp',
+  enforces: 'no network; filesystem read-only except a per-REPL scratch folder',
   wrap: (argv, scratch) => [
     'bwrap', '--die-with-parent', '--unshare-net', '--unshare-ipc', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
-    '--tmpfs', '/tmp', '--bind', scratch, scratch, '--setenv', 'HOME', scratch, '--setenv', 'TMPDIR', scratch, '--', ...argv,
+    '--bind', scratch, scratch, '--setenv', 'HOME', scratch, '--setenv', 'TMPDIR', scratch, '--', ...argv,
   ],
 };
 

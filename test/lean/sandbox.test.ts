@@ -32,11 +32,14 @@ test('a sandboxed REPL sees no network interfaces and gets a private HOME', asyn
   if (box.kind === 'none') { t.skip('no bwrap or unshare on this machine'); return; }
   const s = standInVerifier({ maxRepls: 1, sandbox: true });
   try {
-    const out = await s.verifier.check('theorem t : True := trivial -- stand_in_net_probe stand_in_env_probe');
+    const out = await s.verifier.check('theorem t : True := trivial -- stand_in_net_probe stand_in_env_probe stand_in_write_probe');
     const net = out.verdict.messages.find((m) => m.data.startsWith('interfaces:'));
     assert.ok(net, JSON.stringify(out.verdict));
     assert.deepEqual(net.data.replace('interfaces: ', '').split(',').filter((i) => i && i !== 'lo'), []);
     const env = out.verdict.messages.find((m) => m.data.startsWith('cwd='));
     assert.match(env?.data ?? '', /home=\S*kimina-repl-\S+ tmp=\S*kimina-repl-/);
+    const write = out.verdict.messages.find((m) => m.data.startsWith('write '))?.data;
+    // bwrap confines writes to the scratch folder; unshare alone does not (as docs/verifier.md says)
+    assert.equal(write, box.kind === 'bwrap' ? 'write cwd=EROFS home=ok' : 'write cwd=ok home=ok');
   } finally { await s.verifier.close(); }
 });

@@ -22,7 +22,7 @@ export function standInPool(options: Partial<PoolOptions> & { importDelayMs?: nu
   const dir = mkdtempSync(join(tmpdir(), 'kimina-test-'));
   const logFile = join(dir, 'stand-in.log');
   const launchOptions = {
-    command: `STAND_IN_LOG=${logFile} STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
+    command: `${options.sandbox ? '' : `STAND_IN_LOG=${logFile} `}STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
     projectDir: dir, memoryLimitMb: options.memoryLimitMb ?? 0,
     sandbox: options.sandbox ? detectSandbox('auto') : detectSandbox('none'),
   };
