@@ -72,3 +72,28 @@ export function configForShape(s: Qwen3Shape, extra: Record<string, unknown> = {
     ...extra,
   };
 }
+
+/** Tensor names of a Qwen3 checkpoint and their shapes ([out, in] for Linear weights). */
+export function qwen3TensorShapes(s: Qwen3Shape): Map<string, number[]> {
+  const m = new Map<string, number[]>();
+  const D = s.headDim;
+  m.set('model.embed_tokens.weight', [s.vocabSize, s.hiddenSize]);
+  for (let l = 0; l < s.layers; l++) {
+    const p = `model.layers.${l}`;
+    m.set(`${p}.input_layernorm.weight`, [s.hiddenSize]);
+    m.set(`${p}.self_attn.q_proj.weight`, [s.heads * D, s.hiddenSize]);
+    m.set(`${p}.self_attn.k_proj.weight`, [s.kvHeads * D, s.hiddenSize]);
+    m.set(`${p}.self_attn.v_proj.weight`, [s.kvHeads * D, s.hiddenSize]);
+    m.set(`${p}.self_attn.o_proj.weight`, [s.hiddenSize, s.heads * D]);
+    m.set(`${p}.self_attn.q_norm.weight`, [D]);
+    m.set(`${p}.self_attn.k_norm.weight`, [D]);
+    m.set(`${p}.post_attention_layernorm.weight`, [s.hiddenSize]);
+    m.set(`${p}.mlp.gate_proj.weight`, [s.intermediateSize, s.hiddenSize]);
+    m.set(`${p}.mlp.up_proj.weight`, [s.intermediateSize, s.hiddenSize]);
+    m.set(`${p}.mlp.down_proj.weight`, [s.hiddenSize, s.intermediateSize]);
+  }
+  m.set('model.norm.weight', [s.hiddenSize]);
+  if (!s.tieWordEmbeddings) m.set('lm_head.weight', [s.vocabSize, s.hiddenSize]);
+  return m;
+}
+

@@ -108,6 +108,9 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   const end = g.constInt64([INT64_MAX]);
 
   const embedValues = weight('model.embed_tokens.weight');
+  if (embedValues.length !== s.vocabSize * s.hiddenSize) {
+    throw new Error(`model.embed_tokens.weight has ${embedValues.length} values, expected ${s.vocabSize}x${s.hiddenSize}`);
+  }
   let hidden: string;
   if (quant === 'q4') {
     const e = g.initializer('model.embed_tokens.weight.f16', DataType.FLOAT16, [s.vocabSize, s.hiddenSize], float32ToHalf(embedValues));
@@ -154,7 +157,8 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   const normed = g.node('Reshape', [rmsNorm(last, 'model.norm.weight', s.hiddenSize), g.constInt64([-1, s.hiddenSize])]);
   const headName = s.tieWordEmbeddings || !w.has('lm_head.weight') ? 'model.embed_tokens.weight' : 'lm_head.weight';
   if (quant === 'q4') {
-    const values = headName === 'model.embed_tokens.weight' ? embedValues : weight(headName);
+    // Read again rather than kept: the embedding of a real checkpoint is hundreds of MB.
+    const values = weight(headName);
     const q = quantizeQ4(values, s.vocabSize, s.hiddenSize);
     const blocks = s.hiddenSize / Q4_BLOCK;
     const b = g.initializer('lm_head.q4', DataType.UINT8, [s.vocabSize, blocks, Q4_BLOCK / 2], q.packed);
