@@ -59,7 +59,7 @@ for (const [label, dir] of [['fp32', fp32Dir], ['4-bit', q4Dir]] as const) {
     const chunked = await loadDecoder(dir, { prefillChunk: 3, growStep: 4 });
     const a = await whole.feed(whole.newState(1), [prompt]);
     const s = whole.newState(1);
-    let b = new Float32Array(0);
+    let b: Float32Array = new Float32Array(0);
     for (const t of prompt) b = await whole.feed(s, [[t]]);
     const c = await chunked.prefill(chunked.newState(1), [prompt]);
     assert.ok(maxAbsDiff(a, b) < 1e-4, `token by token: ${maxAbsDiff(a, b)}`);
