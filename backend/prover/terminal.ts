@@ -1,0 +1,119 @@
+// What `kimina prove` shows while it works: the followed sample's thinking (dimmed) and answer, a progress
+// line kept at the bottom (tokens, tokens/s), one line per attempt, then the proof.
+import type { Attempt, ProveEvent, ProveResult } from '../protocol';
+
+export interface TerminalOptions {
+  out: NodeJS.WritableStream & { isTTY?: boolean };
+  err: NodeJS.WritableStream & { isTTY?: boolean };
+  color: boolean;
+}
+
+const dim = (on: boolean, s: string) => (on ? `\x1b[2m${s}\x1b[22m` : s);
+const bold = (on: boolean, s: string) => (on ? `\x1b[1m${s}\x1b[22m` : s);
+
+export function attemptLine(a: Attempt): string {
+  const verdict = a.verdict ? `${a.verdict.status}: ${a.verdict.reason}`
+    : a.code === null ? 'nothing to check (no proof found in the answer)'
+      : a.finishReason === 'cancelled' ? 'cancelled' : 'not checked (another sample won)';
+  const format = a.format.ok ? 'format ok' : `format ${a.format.error}`;
+  const tokens = a.tokens !== undefined ? `, ${a.tokens} tokens` : '';
+  const fix = a.fixSkipped && a.fixSkipped !== 'valid' && a.fixSkipped !== 'cancelled' ? ` (no fix turn: ${a.fixSkipped})` : '';
+  return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}; Lean ${verdict}${fix}`;
+}
+
+/** Renders prove events; call `event` for each, then `finish` with the result. */
+export class TerminalView {
+  private followed: { sample: number; turn: number } | null = null;
+  private line = '';
+  private lineIsThink = false;
+  private progress = '';
+  private lastPlainProgress = 0;
+  private readonly live: boolean;
+
+  constructor(private readonly o: TerminalOptions) {
+    this.live = Boolean(o.err.isTTY && o.out.isTTY);
+  }
+
+  event(e: ProveEvent): void {
+    switch (e.type) {
+      case 'started':
+        this.note(`Proving ${e.theorem || 'the example'} with ${e.samples} sample${e.samples === 1 ? '' : 's'}, up to ${e.fixTurns} fix turn${e.fixTurns === 1 ? '' : 's'}.`);
+        break;
+      case 'think': case 'text': {
+        if (!this.followed || this.followed.turn !== e.turn) {
+          this.flushLine();
+          this.followed = { sample: e.sample, turn: e.turn };
+          this.note(bold(this.o.color, `── sample ${e.sample + 1}, turn ${e.turn} ──`));
+        }
+        if (e.sample !== this.followed.sample) break;
+        this.write(e.delta, e.type === 'think');
+        break;
+      }
+      case 'progress':
+        this.progress = `${e.tokens} tokens · ${e.tokensPerSecond.toFixed(1)} tok/s`;
+        this.drawProgress();
+        break;
+      case 'attempt':
+        this.flushLine();
+        this.note(attemptLine(e.attempt));
+        break;
+      case 'error':
+        this.flushLine();
+        this.note(`error: ${e.message}`);
+        break;
+      default:
+        break;
+    }
+  }
+
+  finish(result: ProveResult): void {
+    this.flushLine();
+    this.clearProgress();
+    this.progress = '';
+    if (result.status === 'proved' && result.proof) {
+      this.o.out.write(`\n${bold(this.o.color, 'Proved.')} Verified proof:\n\n${result.proof}\n`);
+    } else {
+      this.o.out.write(`\n${bold(this.o.color, result.status === 'cancelled' ? 'Cancelled.' : 'Not proved.')} ${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'}, none verified by Lean.\n`);
+    }
+  }
+
+  /** Streams text; on a live terminal only whole lines are printed so the progress line stays at the bottom. */
+  private write(delta: string, think: boolean): void {
+    if (!this.live) { this.o.out.write(think ? dim(this.o.color, delta) : delta); return; }
+    if (this.line && this.lineIsThink !== think) this.flushLine();
+    this.lineIsThink = think;
+    this.line += delta;
+    const nl = this.line.lastIndexOf('\n');
+    if (nl < 0) return;
+    const whole = this.line.slice(0, nl + 1);
+    this.line = this.line.slice(nl + 1);
+    this.clearProgress();
+    this.o.out.write(think ? whole.split('\n').map((l) => (l ? dim(this.o.color, l) : l)).join('\n') : whole);
+    this.drawProgress();
+  }
+
+  private flushLine(): void {
+    if (!this.line) return;
+    const rest = this.line + '\n';
+    this.line = '';
+    this.clearProgress();
+    this.o.out.write(this.lineIsThink ? dim(this.o.color, rest) : rest);
+  }
+
+  private note(text: string): void {
+    this.clearProgress();
+    this.o.err.write(text + '\n');
+    this.drawProgress();
+  }
+
+  private clearProgress(): void {
+    if (this.live && this.progress) this.o.err.write('\r\x1b[2K');
+  }
+
+  private drawProgress(): void {
+    if (!this.progress) return;
+    if (this.live) { this.o.err.write(`\r\x1b[2K${this.progress}`); return; }
+    const now = Date.now();
+    if (now - this.lastPlainProgress >= 5000) { this.lastPlainProgress = now; this.o.err.write(`[${this.progress}]\n`); }
+  }
+}
