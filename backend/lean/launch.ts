@@ -1,5 +1,6 @@
 // How one REPL process is started: the base command (KIMINA_REPL_COMMAND, or `lake env <repl>`),
 // wrapped in the OS sandbox and an address-space cap.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { kiminaHome } from '../config';
@@ -18,6 +19,11 @@ export interface LaunchOptions {
   replPath?: string;
   /** The Lean project (cwd of every REPL). */
   projectDir: string;
+  /**
+   * The environment `lake env` gives programs of the project (see lakeEnvironment): when set, the REPL
+   * binary starts directly with it, so lake itself never runs inside the sandbox (it may want to write).
+   */
+  lakeEnv?: NodeJS.ProcessEnv;
   /** Address-space cap per REPL in MiB (0: none). */
   memoryLimitMb: number;
   sandbox: Sandbox;
@@ -50,14 +56,27 @@ export function findReplBinary(projectDir: string, explicit?: string): string | 
 export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec {
   let base: string[];
   if (options.command) base = ['sh', '-c', options.command];
-  else if (options.replPath) base = ['lake', 'env', options.replPath];
+  else if (options.replPath) base = options.lakeEnv ? [options.replPath] : ['lake', 'env', options.replPath];
   else throw new Error('no REPL command: set KIMINA_REPL_COMMAND or KIMINA_REPL_PATH, or run `kimina lean setup`');
   let argv = options.sandbox.wrap(base, scratch);
   if (options.memoryLimitMb > 0) {
     const kb = Math.floor(options.memoryLimitMb * 1024);
     argv = ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-repl', ...argv];
   }
-  return { argv, cwd: options.projectDir, env: { ...process.env, HOME: scratch, TMPDIR: scratch, ...homeKeepers() } };
+  const env = options.lakeEnv && !options.command ? options.lakeEnv : process.env;
+  return { argv, cwd: options.projectDir, env: { ...env, HOME: scratch, TMPDIR: scratch, ...homeKeepers() } };
+}
+
+/**
+ * Runs `lake env` once, outside any sandbox, and returns the environment it sets up for programs of
+ * the project (LEAN_PATH, LEAN_SYSROOT, PATH, …); undefined when lake is missing or fails.
+ */
+export function lakeEnvironment(projectDir: string, lake = 'lake'): NodeJS.ProcessEnv | undefined {
+  const r = spawnSync(lake, ['env', process.execPath, '-e', 'process.stdout.write(JSON.stringify(process.env))'], {
+    cwd: projectDir, encoding: 'utf8', timeout: 300_000, env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  if (r.status !== 0) return undefined;
+  try { return JSON.parse(r.stdout) as NodeJS.ProcessEnv; } catch { return undefined; }
 }
 
 // Lean and lake find their toolchain through elan's folder under the real HOME; keep it reachable.

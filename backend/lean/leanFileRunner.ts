@@ -12,6 +12,8 @@ export interface LeanFileRunnerOptions {
   projectDir: string;
   /** argv prefix that runs Lean with the project's path (default `lake env lean`). */
   leanCommand?: string[];
+  /** Environment for Lean (e.g. what `lake env` sets); default: this process's. */
+  env?: NodeJS.ProcessEnv;
   /** Wraps the argv (sandbox, memory cap); `scratch` is the only writable folder. */
   wrap?(argv: string[], scratch: string): string[];
   maxParallel: number;
@@ -73,7 +75,8 @@ export class LeanFileRunner implements SnippetRunner {
     const argv = this.options.wrap ? this.options.wrap(base, scratch) : base;
     return new Promise<RunResult>((resolve) => {
       const t0 = performance.now();
-      const child = spawn(argv[0], argv.slice(1), { cwd: this.options.projectDir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const env = { ...(this.options.env ?? process.env), HOME: scratch, TMPDIR: scratch };
+      const child = spawn(argv[0], argv.slice(1), { cwd: this.options.projectDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '', stderr = '';
       let settled = false;
       const done = (r: RunResult): void => {

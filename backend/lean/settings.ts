@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { env } from '../config';
-import { buildLaunch, findReplBinary } from './launch';
+import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
 import { ReplPool } from './pool';
@@ -68,14 +68,18 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
   let runner: SnippetRunner;
   let describe: string;
   if (settings.replCommand || replPath) {
-    const launchOptions = { command: settings.replCommand, replPath, projectDir: settings.projectDir, memoryLimitMb: settings.memoryLimitMb, sandbox };
+    const lakeEnv = settings.replCommand ? undefined : lakeEnvironment(settings.projectDir);
+    const launchOptions = { command: settings.replCommand, replPath, lakeEnv, projectDir: settings.projectDir, memoryLimitMb: settings.memoryLimitMb, sandbox };
     const pool = new ReplPool({ launch: (scratch) => buildLaunch(launchOptions, scratch), maxRepls: settings.maxRepls, maxUses: settings.maxUses, maxRssMb: settings.maxRssMb });
     runner = new PoolRunner(pool);
-    describe = `REPL pool (${settings.replCommand ?? `lake env ${replPath}`}), up to ${settings.maxRepls} REPLs`;
+    describe = `REPL pool (${settings.replCommand ?? (lakeEnv ? `${replPath} with lake's environment` : `lake env ${replPath}`)}), up to ${settings.maxRepls} REPLs`;
   } else {
     const kb = Math.floor(settings.memoryLimitMb * 1024);
+    // lake runs once here, outside the sandbox; Lean then starts directly with lake's environment
+    const lakeEnv = lakeEnvironment(settings.projectDir);
     runner = new LeanFileRunner({
       projectDir: settings.projectDir, maxParallel: settings.maxRepls,
+      ...(lakeEnv ? { leanCommand: ['lean'], env: lakeEnv } : {}),
       wrap: (argv, scratch) => {
         const boxed = sandbox.wrap(argv, scratch);
         return settings.memoryLimitMb > 0 ? ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-lean', ...boxed] : boxed;

@@ -54,7 +54,8 @@ export class Verifier implements BatchVerifier {
     return (await this.checkBatch([code], options))[0];
   }
 
-  checkBatch(codes: string[], options: BatchCheckOptions = {}): Promise<CheckOutcome[]> {
+  /** Rejects with QueueFull, before any work starts, when the batch does not fit. */
+  async checkBatch(codes: string[], options: BatchCheckOptions = {}): Promise<CheckOutcome[]> {
     if (this.inFlight + codes.length > this.options.maxInFlight) {
       const stats = this.options.runner.stats();
       const lanes = Math.max(1, stats.total ?? 1);

@@ -157,7 +157,7 @@ test('admission is bounded: a batch beyond running + queued capacity gets QueueF
   const s = standInVerifier({ maxRepls: 1, maxInFlight: 3 });
   try {
     const running = s.verifier.checkBatch(['theorem a : True := trivial -- stand_in_slow_300', 'theorem b : True := trivial']);
-    assert.throws(() => s.verifier.checkBatch(['theorem c : True := trivial', 'theorem d : True := trivial']), (e: unknown) => e instanceof QueueFull && e.retryAfterS >= 1);
+    await assert.rejects(s.verifier.checkBatch(['theorem c : True := trivial', 'theorem d : True := trivial']), (e: unknown) => e instanceof QueueFull && e.retryAfterS >= 1);
     const fits = s.verifier.check('theorem c : True := trivial');
     const all = await Promise.all([running, fits]);
     assert.deepEqual(all.flat().map((r) => r.verdict.status), ['valid', 'valid', 'valid']);

@@ -2,7 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { detectSandbox } from '../../backend/lean/sandbox';
-import { buildLaunch } from '../../backend/lean/launch';
+import { buildLaunch, lakeEnvironment } from '../../backend/lean/launch';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { standInVerifier } from './standInVerifier';
 
 test('buildLaunch wraps the REPL in the sandbox and the address-space cap, with a private HOME/TMPDIR', () => {
@@ -15,6 +18,20 @@ test('buildLaunch wraps the REPL in the sandbox and the address-space cap, with 
   const lake = buildLaunch({ replPath: '/r/repl', projectDir: '/proj', memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s');
   assert.deepEqual(lake.argv, ['lake', 'env', '/r/repl']);
   assert.throws(() => buildLaunch({ projectDir: '/p', memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s'), /kimina lean setup/);
+});
+
+test('lakeEnvironment captures what `lake env` sets, and the REPL then starts without lake', () => {
+  // TEST DOUBLE of lake: `lake env CMD…` runs CMD with LEAN_PATH set, as the real one does
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-lake-'));
+  const fakeLake = join(dir, 'lake');
+  writeFileSync(fakeLake, '#!/bin/sh\nshift\nLEAN_PATH=/proj/.lake/build/lib/lean exec "$@"\n');
+  chmodSync(fakeLake, 0o755);
+  const env = lakeEnvironment(dir, fakeLake);
+  assert.equal(env?.LEAN_PATH, '/proj/.lake/build/lib/lean');
+  const spec = buildLaunch({ replPath: '/r/repl', lakeEnv: env, projectDir: dir, memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s');
+  assert.deepEqual(spec.argv, ['/r/repl']);
+  assert.equal(spec.env.LEAN_PATH, '/proj/.lake/build/lib/lean');
+  assert.equal(lakeEnvironment(dir, join(dir, 'missing-lake')), undefined);
 });
 
 test('bwrap confines writes and network when present', () => {
