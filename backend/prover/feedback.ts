@@ -53,9 +53,11 @@ export function windowLines(code: string): { lines: string[]; shift: number } {
   return { lines: lines.slice(imports), shift: leadingBlank + imports };
 }
 
-function errorSection(index: number, error: ReplMessage, window: { lines: string[]; shift: number }, infotree: unknown): string {
+const shiftLine = (p: ReplPos, by: number): ReplPos => ({ line: p.line - by, column: p.column });
+
+function errorSection(index: number, error: ReplMessage, window: { lines: string[]; shift: number }, infotree: unknown, infotreeLineOffset: number): string {
   let out = `# Error ${index}:\n`;
-  const goals = error.pos ? goalsAt(infotree, error.pos, error.endPos) : null;
+  const goals = error.pos ? goalsAt(infotree, shiftLine(error.pos, infotreeLineOffset), error.endPos && shiftLine(error.endPos, infotreeLineOffset)) : null;
   if (goals) out += `Goals state before error position: \n${goals.join('\n')}\n\n`;
   out += `Error message: \n${pyStrip(error.data ?? 'Unknown error')}\n\n`;
   if (error.pos) {
@@ -75,10 +77,19 @@ function errorSection(index: number, error: ReplMessage, window: { lines: string
  * Verdicts without Lean errors that Lean did not accept (timeouts, REPL or server failures, rejected code)
  * get the `# System Error:` form with the verdict's reason.
  */
-export function buildFeedback(code: string, verdict: Verdict, response?: CommandResponse): string {
+export interface FeedbackOptions {
+  /**
+   * Lines to subtract from message positions (full-snippet) to reach infotree positions. The verifier
+   * rebases messages to the full snippet but leaves the infotree relative to the body after the import header.
+   */
+  infotreeLineOffset?: number;
+}
+
+export function buildFeedback(code: string, verdict: Verdict, response?: CommandResponse, options: FeedbackOptions = {}): string {
   const errors = verdict.messages.filter((m) => m.severity === 'error').slice(0, MAX_FEEDBACK_ERRORS);
   const window = windowLines(code);
-  let out = errors.map((e, i) => errorSection(i + 1, e, window, response?.infotree)).join('');
+  const offset = options.infotreeLineOffset ?? 0;
+  let out = errors.map((e, i) => errorSection(i + 1, e, window, response?.infotree, offset)).join('');
   if (out === '' && verdict.status !== 'valid' && SYSTEM_STATUSES.has(verdict.status) && pyStrip(verdict.reason) !== '') {
     out = `# System Error:\nError message: \n${pyStrip(verdict.reason)}\n\n`;
   }

@@ -7,6 +7,7 @@ import type { Engine, Generation } from '../model/engine';
 import type { CheckOutcome, LeanVerifier } from '../lean/types';
 import type { AttemptStore } from '../store/attempts';
 import { formalStatementOf, selectDeclaration } from '../lean/declarations';
+import { splitHeader } from '../lean/header';
 import { buildPrompt, informalFromDocComment } from './prompt';
 import { checkConversation } from './format';
 import { extractProof, normalizeStatement } from './extract';
@@ -204,7 +205,11 @@ async function judge(ctx: Context, lane: Lane, gen: Generation, generateMs: numb
   if (outcome === null) return attempt; // cancelled: another sample won, or the caller stopped
   attempt.verdict = outcome.verdict;
   ctx.emit({ type: 'verdict', id: ctx.id, sample: lane.sample, turn: lane.turn, verdict: outcome.verdict });
-  if (outcome.verdict.status !== 'valid') attempt.feedback = buildFeedback(extraction.code, outcome.verdict, outcome.response);
+  if (outcome.verdict.status !== 'valid') {
+    // The verifier's infotree stays relative to the body after the import header (messages are rebased).
+    const infotreeLineOffset = splitHeader(extraction.code).headerLines;
+    attempt.feedback = buildFeedback(extraction.code, outcome.verdict, outcome.response, { infotreeLineOffset });
+  }
   return attempt;
 }
 

@@ -23,6 +23,12 @@ test('§8.3: the fix message byte for byte (goals from the infotree, marker on t
   assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree }), FIX_MESSAGE);
 });
 
+test('an infotree relative to the body is matched with the header offset', () => {
+  const shifted = JSON.parse(JSON.stringify(infotree).replaceAll('"line":5', '"line":3').replaceAll('"line":4', '"line":2').replaceAll('"line":3,"column":0', '"line":1,"column":0')) as unknown;
+  assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: shifted }, { infotreeLineOffset: 2 }), FIX_MESSAGE);
+  assert.ok(!buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: shifted }).includes('Goals'), 'unmatched ranges give no goals');
+});
+
 test('without an infotree there is no goal section', () => {
   const expected = FIX_MESSAGE.replace(/Goals state before error position: \n[\s\S]*?\n\n/, '');
   assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch])), expected);

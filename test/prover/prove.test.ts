@@ -16,7 +16,8 @@ theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by
 const FORMAL = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by';
 /** §8.3's failing attempt, well formed: `exact h₁` in the last tactics block and the final block. */
 const BAD = WELL_FORMED.replaceAll('  linarith\n```', '  exact h₁\n```');
-const infotree = [{ node: { stx: { range: { start: { line: 5, column: 2 }, finish: { line: 5, column: 10 } } },
+/** Body-relative, as the verifier returns it: body line 3 (after `import Mathlib` and the blank line) = snippet line 5. */
+const infotree = [{ node: { stx: { range: { start: { line: 3, column: 2 }, finish: { line: 3, column: 10 } } },
   goalsBefore: ['x : ℝ\nh₀ : 2 * x + 3 = 11\nh₁ : 2 * x = 8\n⊢ x = 4'] } }];
 const mismatch = { severity: 'error' as const, pos: { line: 5, column: 2 }, endPos: { line: 5, column: 10 }, data: TYPE_MISMATCH };
 
