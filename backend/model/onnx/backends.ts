@@ -101,7 +101,8 @@ export class WorkerBackend implements DecodeBackend {
     try {
       const info = await new Promise<BackendInfo>((resolve, reject) => {
         onMessage = (msg) => {
-          if (msg.type === 'loaded') resolve(msg.info);
+          if (msg.type === 'log') log?.(msg.line);
+          else if (msg.type === 'loaded') resolve(msg.info);
           else if (msg.type === 'error') reject(new Error(msg.message));
         };
         onError = reject;
