@@ -94,10 +94,10 @@ export class TerminalView {
 
   private flushLine(): void {
     if (!this.line) return;
-    const rest = this.line + '\n';
+    const rest = this.line;
     this.line = '';
     this.clearProgress();
-    this.o.out.write(this.lineIsThink ? dim(this.o.color, rest) : rest);
+    this.o.out.write((this.lineIsThink ? dim(this.o.color, rest) : rest) + '\n');
   }
 
   private note(text: string): void {
