@@ -12,6 +12,8 @@ import { verifyRouter } from './verifyRoutes';
 /** What routers get from the server: the verifier, plus anything the caller adds. */
 export interface ApiContext {
   verifier: BatchVerifier;
+  /** The server's own URL once it listens (`kimina serve` provides it), for processes it starts. */
+  backendUrl?: () => string | undefined;
   [key: string]: unknown;
 }
 

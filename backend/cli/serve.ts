@@ -23,7 +23,8 @@ export async function run(args: string[]): Promise<number> {
   if (project) settings.projectDir = resolve(project);
   const token = apiTokenFromEnv();
   const built = buildVerifier(settings);
-  const app = await createApp({ verifier: built.verifier, settings }, extraRouters, { token });
+  let url: string | undefined;
+  const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url }, extraRouters, { token });
   let http;
   try {
     http = await listen(app, host, port, token);
@@ -31,6 +32,7 @@ export async function run(args: string[]): Promise<number> {
     await built.verifier.close();
     throw err;
   }
+  url = http.url;
   console.log(`Kimina backend listening on ${http.url}`);
   console.error(`lean: ${built.describe}; project ${settings.projectDir}`);
   console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces})${token ? '; API token required' : ''}`);
