@@ -67,12 +67,10 @@ export class ReplProcess {
     if (!w) return; // output nobody asked for: ignore
     this.waiting = undefined;
     clearTimeout(w.timer);
-    try {
-      w.resolve(JSON.parse(text));
-    } catch {
-      this.kill();
-      w.reject(new ReplFailure('garbage', `Lean REPL answered with unparsable output: ${text.slice(0, 200)}`));
-    }
+    const parsed = parseAnswer(text);
+    if (parsed !== undefined) { w.resolve(parsed); return; }
+    this.kill();
+    w.reject(new ReplFailure('garbage', `Lean REPL answered with unparsable output: ${text.slice(0, 200)}`));
   }
 
   private fail(err: ReplFailure): void {
@@ -113,6 +111,15 @@ export class ReplProcess {
     const pid = this.child.pid;
     return pid === undefined ? 0 : treeRss(pid, 0);
   }
+}
+
+/** The answer's JSON; lines before a line starting with `{` (e.g. lake's build chatter) are skipped. */
+function parseAnswer(text: string): unknown {
+  try { return JSON.parse(text); } catch { /* try without a prefix */ }
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.startsWith('{'));
+  if (start <= 0) return undefined;
+  try { return JSON.parse(lines.slice(start).join('\n')); } catch { return undefined; }
 }
 
 function treeRss(pid: number, depth: number): number {

@@ -140,6 +140,18 @@ test('crash and garbage are their own snippet\'s errors; the batch still answers
   } finally { await s.verifier.close(); }
 });
 
+test('chatter printed before the REPL starts (e.g. lake building) does not spoil the first answer', async () => {
+  const { Verifier } = await import('../../backend/lean/verifier');
+  const { ReplPool } = await import('../../backend/lean/pool');
+  const { PoolRunner } = await import('../../backend/lean/poolRunner');
+  const { standInReplCommand } = await import('../fixtures/stand-in-repl/index');
+  const launch = () => ({ argv: ['sh', '-c', `echo "⚠ [2/5] Building Foo"; exec ${standInReplCommand()}`], cwd: process.cwd(), env: process.env });
+  const v = new Verifier({ runner: new PoolRunner(new ReplPool({ launch, maxRepls: 1, maxUses: 0, maxRssMb: 0 })), policy: { allowed: [], allowNativeDecide: false }, maxInFlight: 4, defaultTimeoutS: 5 });
+  try {
+    assert.equal((await v.check('import A\ntheorem t : True := trivial')).verdict.status, 'valid');
+  } finally { await v.close(); }
+});
+
 test('a REPL that cannot start gives a server error naming the command', async () => {
   const { Verifier } = await import('../../backend/lean/verifier');
   const { ReplPool } = await import('../../backend/lean/pool');
