@@ -1,5 +1,153 @@
-// Placeholder until this command lands.
-export async function run(_args: string[]): Promise<number> {
-  console.error('kimina: this command is not available in this build yet');
-  return 2;
+// `kimina model pull|list|path|convert`: the model store on the command line.
+import { basename } from 'node:path';
+import { parseArgs, flagString } from './args';
+import { ProgressBar, formatSeconds } from './progress';
+import { DEFAULT_MODEL, listModels, locateModel, pullModel, resolveModelDir, type ConvertCheckpoint, type PullEvent, type Quantize } from '../model/store';
+import { hubEndpoint } from '../model/hub';
+
+const USAGE = `usage: kimina model <command>
+
+  pull [ID] [--revision REV] [--quantize q4|fp32] [--force]
+        download a model from the Hugging Face hub into the store (default ${DEFAULT_MODEL});
+        checkpoints without an ONNX export in Kimina's layout are converted (4-bit by default, for CPU).
+        Resumes interrupted downloads. Honours HF_TOKEN and HF_ENDPOINT.
+  list [--json]
+        the models in the store: name, size, format, folder; * marks the one in use (KIMINA_MODEL)
+  path [ID]
+        the folder the ONNX engine would load for ID (default: KIMINA_MODEL or ${DEFAULT_MODEL})
+  convert SRC [OUT] [--quantize q4|fp32]
+        convert a local safetensors checkpoint folder into a model folder (OUT defaults to SRC)`;
+
+export function formatBytes(n: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1000 && u < units.length - 1) { v /= 1000; u++; }
+  return `${u === 0 ? v : v.toFixed(v < 10 ? 2 : 1)} ${units[u]}`;
+}
+
+function quantizeFlag(value: string | undefined): Quantize {
+  if (value === undefined) return 'q4';
+  if (value !== 'q4' && value !== 'fp32') throw new Error(`--quantize must be q4 or fp32, got '${value}'`);
+  return value;
+}
+
+async function loadConverter(): Promise<ConvertCheckpoint> {
+  const { convertCheckpoint } = await import('../model/onnx/convert');
+  return (src, out, { quantize, onProgress }) => convertCheckpoint(src, out, {
+    quantize,
+    onProgress: (p) => onProgress?.({ done: p.done, total: p.total, stage: p.tensor }),
+  });
+}
+
+/** One progress line for byte transfers: bar, MB done/total, speed, ETA, file (redrawn on a terminal). */
+class ByteProgress {
+  private readonly started = Date.now();
+  private lastDraw = 0;
+  private finished = false;
+  constructor(private readonly label: string, private readonly stream = process.stderr) {}
+
+  update(done: number, total: number, file: string): void {
+    if (this.finished) return;
+    const now = Date.now();
+    const complete = done >= total;
+    const every = this.stream.isTTY ? 100 : 5000;
+    if (!complete && now - this.lastDraw < every) return;
+    this.lastDraw = now;
+    const seconds = (now - this.started) / 1000;
+    const speed = seconds > 0 ? done / seconds : 0;
+    const frac = total > 0 ? Math.min(1, done / total) : 1;
+    const filled = Math.round(frac * 24);
+    const eta = !complete && speed > 0 ? ` eta ${formatSeconds((total - done) / speed)}` : '';
+    const line = `${this.label} [${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${formatBytes(done)} / ${formatBytes(total)} ${formatBytes(speed)}/s${eta} ${complete ? '' : file}`.trimEnd();
+    if (this.stream.isTTY) this.stream.write(`\r\x1b[2K${line}${complete ? '\n' : ''}`);
+    else this.stream.write(line + '\n');
+    if (complete) this.finished = true;
+  }
+}
+
+/** Draws pull progress: bytes, speed and ETA while downloading, steps while converting. */
+function pullReporter(id: string): (e: PullEvent) => void {
+  let download: ByteProgress | undefined;
+  let convert: ProgressBar | undefined;
+  return (e) => {
+    if (e.stage === 'listing') console.error(`kimina: ${e.message}`);
+    if (e.stage === 'download' && e.total !== undefined && e.done !== undefined) {
+      download ??= new ByteProgress(`downloading ${id}`);
+      download.update(e.done, e.total, e.file ?? '');
+    }
+    if (e.stage === 'convert') {
+      if (e.total === undefined) { console.error(`kimina: ${e.message}`); return; }
+      convert ??= new ProgressBar('converting', e.total);
+      convert.setTotal(e.total);
+      if (e.done === e.total) convert.done(e.message ?? '');
+      else convert.update(e.done ?? 0, e.message ?? '');
+    }
+  };
+}
+
+async function pull(args: string[]): Promise<number> {
+  const p = parseArgs(args, ['force']);
+  const id = p.positionals[0] ?? DEFAULT_MODEL;
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  try {
+    const result = await pullModel(id, {
+      revision: flagString(p, 'revision'),
+      quantize: quantizeFlag(flagString(p, 'quantize')),
+      force: p.flags.get('force') === true,
+      convert: async (src, out, o) => (await loadConverter())(src, out, o),
+      onEvent: pullReporter(id),
+      signal: controller.signal,
+    });
+    console.error(`kimina: ${id} is ready in ${result.dir}${result.converted ? ` (converted, ${result.manifest.quantize})` : ''}`);
+    if ((process.env.KIMINA_MODEL ?? DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
+    return 0;
+  } finally {
+    process.removeListener('SIGINT', stop);
+  }
+}
+
+function list(args: string[]): number {
+  const p = parseArgs(args, ['json']);
+  const current = process.env.KIMINA_MODEL || DEFAULT_MODEL;
+  const models = listModels(current);
+  if (p.flags.get('json') === true) { console.log(JSON.stringify(models, null, 2)); return 0; }
+  if (models.length === 0) {
+    console.log(`no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint()})`);
+    return 0;
+  }
+  const rows = models.map((m) => [m.isDefault ? '*' : ' ', m.id, formatBytes(m.bytes), m.format + (m.quantize ? ` ${m.quantize}` : ''), m.dir]);
+  const header = [' ', 'NAME', 'SIZE', 'FORMAT', 'PATH'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  for (const r of [header, ...rows]) console.log(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  '));
+  if (!models.some((m) => m.isDefault)) console.log(`\n(in use: ${current}, not in the store: run \`kimina model pull ${current}\`)`);
+  return 0;
+}
+
+async function convert(args: string[]): Promise<number> {
+  const p = parseArgs(args);
+  const src = p.positionals[0];
+  if (!src) throw new Error('kimina model convert needs a checkpoint folder');
+  const { dir: srcDir } = locateModel(src);
+  const out = p.positionals[1] ? locateModel(p.positionals[1]).dir : srcDir;
+  const quantize = quantizeFlag(flagString(p, 'quantize'));
+  const report = pullReporter(basename(srcDir));
+  const converter = await loadConverter();
+  await converter(srcDir, out, { quantize, onProgress: (e) => report({ stage: 'convert', done: e.done, total: e.total, message: e.stage }) });
+  console.error(`kimina: converted ${srcDir} into ${out} (${quantize})`);
+  return 0;
+}
+
+export async function run(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  switch (command) {
+    case 'pull': return pull(rest);
+    case 'list': return list(rest);
+    case 'path': console.log(resolveModelDir(rest[0] ?? (process.env.KIMINA_MODEL || DEFAULT_MODEL))); return 0;
+    case 'convert': return convert(rest);
+    case undefined: case '--help': case '-h': case 'help': console.log(USAGE); return command === undefined ? 2 : 0;
+    default: console.error(`kimina model: unknown command '${command}'\n\n${USAGE}`); return 2;
+  }
 }

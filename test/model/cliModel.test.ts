@@ -1,0 +1,58 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ONNX_LAYOUT_MARKER } from '../../backend/model/store';
+import { startStandInHub } from './standInHub';
+
+const CLI = join(__dirname, '..', '..', 'backend', 'cli.ts');
+
+function kimina(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const hubPromise = startStandInHub({ repos: { 'me/ready': { commit: 'd'.repeat(40), lfs: ['onnx/model.onnx_data'], files: {
+  'config.json': '{}', 'generation_config.json': '{}', 'tokenizer.json': '{}', 'tokenizer_config.json': '{}',
+  'onnx/model.onnx': `graph ${ONNX_LAYOUT_MARKER}`, 'onnx/model.onnx_data': Buffer.alloc(2_500_000, 3),
+} } } });
+after(async () => (await hubPromise).close());
+
+test('kimina model pull / list / path through the real CLI against a stand-in hub', async () => {
+  const hub = await hubPromise;
+  const env = { KIMINA_HOME: mkdtempSync(join(tmpdir(), 'kimina-cli-')), HF_ENDPOINT: hub.endpoint, KIMINA_MODEL: 'me/ready' };
+  const empty = await kimina(['model', 'list'], env);
+  assert.equal(empty.code, 0);
+  assert.match(empty.stdout, /no models yet; run `kimina model pull AI-MO\/Kimina-Prover-RL-0.6B`/);
+
+  const pulled = await kimina(['model', 'pull', 'me/ready'], env);
+  assert.equal(pulled.code, 0, pulled.stderr);
+  assert.match(pulled.stderr, /downloading me\/ready \[#{24}\] 2\.50 MB \/ 2\.50 MB [\d.]+ [KMG]?B\/s$/m);
+  assert.match(pulled.stderr, /me\/ready is ready in .*models\/me\/ready/);
+
+  const list = await kimina(['model', 'list'], env);
+  assert.match(list.stdout, /^\s+NAME\s+SIZE\s+FORMAT\s+PATH$/m);
+  assert.match(list.stdout, /^\*\s+me\/ready\s+2\.50 MB\s+onnx\s+\S+models\/me\/ready$/m);
+
+  const path = await kimina(['model', 'path'], env);
+  assert.equal(path.stdout.trim(), join(env.KIMINA_HOME, 'models', 'me', 'ready'));
+});
+
+test('kimina model: offline and usage errors', async () => {
+  const env = { KIMINA_HOME: mkdtempSync(join(tmpdir(), 'kimina-cli-')), HF_ENDPOINT: 'http://127.0.0.1:9' };
+  const offline = await kimina(['model', 'pull'], env);
+  assert.equal(offline.code, 1);
+  assert.match(offline.stderr, /kimina: cannot reach 127\.0\.0\.1:9: ECONNREFUSED .*set KIMINA_MODEL to a local folder/);
+  const missing = await kimina(['model', 'path'], env);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /run `kimina model pull AI-MO\/Kimina-Prover-RL-0.6B`/);
+  const bad = await kimina(['model', 'frobnicate'], env);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /unknown command 'frobnicate'/);
+  assert.equal((await kimina(['model', 'pull', 'x', '--quantize', 'q8'], env)).stderr.trim(), "kimina: --quantize must be q4 or fp32, got 'q8'");
+});
