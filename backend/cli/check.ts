@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { verdictsPerDeclaration, type DeclarationVerdict } from '../lean/perDeclaration';
+import type { CheckOutcome } from '../lean/types';
 import { buildVerifier, verifierSettingsFromEnv } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
 
@@ -33,7 +34,12 @@ export async function run(args: string[]): Promise<number> {
   const built = buildVerifier(settings);
   const reports: FileReport[] = [];
   try {
-    const outcomes = await built.verifier.checkBatch(sources.map(([, code]) => code), { timeout });
+    // in chunks that fit the verifier's admission limit, so any number of files can be checked
+    const chunk = Math.max(1, built.verifier.stats().maxInFlight);
+    const outcomes: CheckOutcome[] = [];
+    for (let i = 0; i < sources.length; i += chunk) {
+      outcomes.push(...await built.verifier.checkBatch(sources.slice(i, i + chunk).map(([, code]) => code), { timeout }));
+    }
     sources.forEach(([file, code], i) => {
       const { declarations, fileProblems } = verdictsPerDeclaration(code, outcomes[i], built.verifier.policy);
       reports.push({
