@@ -28,6 +28,8 @@ export class TerminalView {
   private lineIsThink = false;
   private progress = '';
   private lastPlainProgress = 0;
+  /** Piped output: whether the streamed text ended a line (notes on stderr start on a fresh line). */
+  private outAtLineStart = true;
   private readonly live: boolean;
 
   constructor(private readonly o: TerminalOptions) {
@@ -68,6 +70,7 @@ export class TerminalView {
 
   finish(result: ProveResult): void {
     this.flushLine();
+    if (!this.outAtLineStart) { this.o.out.write('\n'); this.outAtLineStart = true; }
     this.clearProgress();
     this.progress = '';
     if (result.status === 'proved' && result.proof) {
@@ -79,7 +82,11 @@ export class TerminalView {
 
   /** Streams text; on a live terminal only whole lines are printed so the progress line stays at the bottom. */
   private write(delta: string, think: boolean): void {
-    if (!this.live) { this.o.out.write(think ? dim(this.o.color, delta) : delta); return; }
+    if (!this.live) {
+      this.o.out.write(think ? dim(this.o.color, delta) : delta);
+      if (delta) this.outAtLineStart = delta.endsWith('\n');
+      return;
+    }
     if (this.line && this.lineIsThink !== think) this.flushLine();
     this.lineIsThink = think;
     this.line += delta;
@@ -101,6 +108,7 @@ export class TerminalView {
   }
 
   private note(text: string): void {
+    if (!this.outAtLineStart) { this.o.out.write('\n'); this.outAtLineStart = true; }
     this.clearProgress();
     this.o.err.write(text + '\n');
     this.drawProgress();
