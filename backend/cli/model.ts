@@ -70,6 +70,7 @@ class ByteProgress {
 function pullReporter(id: string): (e: PullEvent) => void {
   let download: ByteProgress | undefined;
   let convert: ProgressBar | undefined;
+  let convertDone = false;
   return (e) => {
     if (e.stage === 'listing') console.error(`kimina: ${e.message}`);
     if (e.stage === 'download' && e.total !== undefined && e.done !== undefined) {
@@ -78,9 +79,10 @@ function pullReporter(id: string): (e: PullEvent) => void {
     }
     if (e.stage === 'convert') {
       if (e.total === undefined) { console.error(`kimina: ${e.message}`); return; }
+      if (convertDone) return;
       convert ??= new ProgressBar('converting', e.total);
       convert.setTotal(e.total);
-      if (e.done === e.total) convert.done(e.message ?? '');
+      if (e.done === e.total) { convert.done(e.message ?? ''); convertDone = true; }
       else convert.update(e.done ?? 0, e.message ?? '');
     }
   };
