@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ONNX_LAYOUT_MARKER } from '../../backend/model/store';
 import { startStandInHub } from './standInHub';
+import { tinyCheckpointFiles } from './tinyCheckpoint';
 
 const CLI = join(__dirname, '..', '..', 'backend', 'cli.ts');
 
@@ -20,7 +21,7 @@ function kimina(args: string[], env: Record<string, string>): Promise<{ code: nu
 const hubPromise = startStandInHub({ repos: { 'me/ready': { commit: 'd'.repeat(40), lfs: ['onnx/model.onnx_data'], files: {
   'config.json': '{}', 'generation_config.json': '{}', 'tokenizer.json': '{}', 'tokenizer_config.json': '{}',
   'onnx/model.onnx': `graph ${ONNX_LAYOUT_MARKER}`, 'onnx/model.onnx_data': Buffer.alloc(2_500_000, 3),
-} } } });
+} }, 'tiny-org/ck': { commit: 'f'.repeat(40), files: tinyCheckpointFiles(), lfs: ['model.safetensors'] } } });
 after(async () => (await hubPromise).close());
 
 test('kimina model pull / list / path through the real CLI against a stand-in hub', async () => {
@@ -41,6 +42,19 @@ test('kimina model pull / list / path through the real CLI against a stand-in hu
 
   const path = await kimina(['model', 'path'], env);
   assert.equal(path.stdout.trim(), join(env.KIMINA_HOME, 'models', 'me', 'ready'));
+});
+
+test('kimina model pull converts a checkpoint with the real converter and shows its progress', async () => {
+  const hub = await hubPromise;
+  const env = { KIMINA_HOME: mkdtempSync(join(tmpdir(), 'kimina-cli-')), HF_ENDPOINT: hub.endpoint, KIMINA_MODEL: 'tiny-org/ck' };
+  const pulled = await kimina(['model', 'pull', 'tiny-org/ck', '--quantize', 'fp32'], env);
+  assert.equal(pulled.code, 0, pulled.stderr);
+  assert.match(pulled.stderr, /kimina: converting tiny-org\/ck to ONNX \(fp32\)/);
+  assert.match(pulled.stderr, /^converting \[#{24}\] (\d+)\/\1 /m);
+  assert.match(pulled.stderr, /tiny-org\/ck is ready in .* \(converted, fp32\)/);
+  const list = await kimina(['model', 'list', '--json'], env);
+  const [entry] = JSON.parse(list.stdout) as Array<{ id: string; format: string; quantize: string; isDefault: boolean }>;
+  assert.deepEqual([entry.id, entry.format, entry.quantize, entry.isDefault], ['tiny-org/ck', 'onnx', 'fp32', true]);
 });
 
 test('kimina model: offline and usage errors', async () => {

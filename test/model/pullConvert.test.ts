@@ -7,29 +7,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { convertCheckpoint } from '../../backend/model/onnx/convert';
-import { encodeSafetensors } from '../../backend/model/onnx/safetensors';
-import { configForShape, qwen3TensorShapes } from '../../backend/model/onnx/qwen3Config';
 import { createEngine, engineConfigFromEnv } from '../../backend/model/index';
 import { CHECKPOINT_SUBDIR, pullModel, readManifest } from '../../backend/model/store';
-import { buildTokenizer } from '../fixtures/models/tinyTokenizer';
-import { tinyShape } from '../fixtures/models/tinyModel';
-import { randomWeights } from '../fixtures/models/randomWeights';
 import { startStandInHub } from './standInHub';
+import { tinyCheckpointFiles } from './tinyCheckpoint';
 
-const tok = buildTokenizer();
-const shape = tinyShape(tok.vocabSize);
-const weights = randomWeights(shape, 11);
-const files: Record<string, string | Buffer> = {
-  'config.json': JSON.stringify(configForShape(shape, { torch_dtype: 'float32' })),
-  'generation_config.json': JSON.stringify({ eos_token_id: tok.added.get('<|im_end|>') }),
-  'tokenizer.json': JSON.stringify(tok.tokenizerJson),
-  'tokenizer_config.json': JSON.stringify(tok.tokenizerConfig),
-  'model.safetensors': encodeSafetensors([...qwen3TensorShapes(shape)].map(([name, dims]) => {
-    const v = weights.get(name);
-    return { name, dtype: 'F32' as const, shape: dims, data: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) };
-  })),
-  'README.md': '# tiny',
-};
+const files = tinyCheckpointFiles();
 const hubPromise = startStandInHub({ repos: { 'tiny-org/tiny-qwen3': { commit: 'e'.repeat(40), files, lfs: ['model.safetensors'] } } });
 after(async () => (await hubPromise).close());
 
