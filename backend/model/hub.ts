@@ -93,7 +93,10 @@ export async function listRepoFiles(repo: string, revision = 'main', options: Hu
   let files: HubFile[] = siblings.map((s) => ({ path: s.rfilename, size: s.lfs?.size ?? s.size, sha256: s.lfs?.sha256, gitOid: s.lfs ? undefined : s.blobId }));
   if (files.length === 0 || files.some((f) => f.size === undefined)) {
     // Mirrors that ignore `blobs` give names only: the tree listing has sizes and ids.
-    const tree = await listTree(repo, info.sha ?? revision, options);
+    // Best effort when names are known: the headers of each file can still give its checksum.
+    const tree = files.length > 0
+      ? await listTree(repo, info.sha ?? revision, options).catch(() => [] as HubFile[])
+      : await listTree(repo, info.sha ?? revision, options);
     if (tree.length > 0) files = tree;
   }
   return { repo, revision, commit: info.sha, files };
@@ -123,6 +126,35 @@ export interface DownloadOptions extends HubOptions {
   signal?: AbortSignal;
 }
 
+function resolveUrl(repo: string, revision: string, path: string, options: HubOptions): string {
+  return `${hubEndpoint(options)}/${repo}/resolve/${encodeURIComponent(revision)}/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/**
+ * When the listing carried no checksum: the hub's own headers on the resolve URL (before any CDN
+ * redirect) give it: X-Linked-Etag / X-Linked-Size for LFS files (sha256), ETag for git files (blob id).
+ */
+async function checksumFromHeaders(repo: string, revision: string, file: HubFile, options: HubOptions): Promise<HubFile> {
+  let r: AxiosResponse;
+  try {
+    r = await axios.head(resolveUrl(repo, revision, file.path, options), {
+      headers: { ...headers(options), 'accept-encoding': 'identity' }, maxRedirects: 0, timeout: options.timeoutMs ?? 30_000,
+      validateStatus: (status) => status < 400,
+    });
+  } catch (err) {
+    throw await hubError(err, `file ${file.path} of ${repo}`, repo, options);
+  }
+  const unquote = (v: unknown): string | undefined => (typeof v === 'string' ? v.replace(/^W\//, '').replace(/"/g, '').toLowerCase() : undefined);
+  const linked = unquote(r.headers['x-linked-etag']);
+  const linkedSize = Number(r.headers['x-linked-size']);
+  if (linked && /^[0-9a-f]{64}$/.test(linked)) return { ...file, sha256: linked, size: Number.isFinite(linkedSize) ? linkedSize : file.size };
+  const etag = unquote(r.headers.etag);
+  const length = Number(r.headers['content-length']);
+  const size = file.size ?? (Number.isFinite(length) ? length : undefined);
+  if (etag && /^[0-9a-f]{40}$/.test(etag) && size !== undefined) return { ...file, gitOid: etag, size };
+  return { ...file, size };
+}
+
 function safeJoin(dir: string, path: string): string {
   if (path.startsWith('/') || path.split('/').some((p) => p === '..' || p === '')) throw new Error(`refusing the unsafe file name '${path}' from the hub`);
   return join(dir, ...path.split('/'));
@@ -137,8 +169,9 @@ async function hashFile(path: string, hash: Hash): Promise<void> {
  * is resumed with an HTTP Range request; the result is checked against the listing's checksum and only
  * then renamed into place. A file already present with the right size and checksum is kept.
  */
-export async function downloadFile(repo: string, revision: string, file: HubFile, dir: string, options: DownloadOptions = {}): Promise<string> {
-  const target = safeJoin(dir, file.path);
+export async function downloadFile(repo: string, revision: string, listed: HubFile, dir: string, options: DownloadOptions = {}): Promise<string> {
+  const target = safeJoin(dir, listed.path);
+  const file = listed.sha256 || listed.gitOid ? listed : await checksumFromHeaders(repo, revision, listed, options);
   const part = `${target}.part`;
   mkdirSync(dirname(target), { recursive: true });
   const makeHash = (): { hash: Hash; kind: 'sha256' | 'git' | 'none' } => {
@@ -171,7 +204,7 @@ export async function downloadFile(repo: string, revision: string, file: HubFile
 
   let have = existsSync(part) ? statSync(part).size : 0;
   if (file.size !== undefined && have > file.size) { rmSync(part); have = 0; }
-  const url = `${hubEndpoint(options)}/${repo}/resolve/${encodeURIComponent(revision)}/${file.path.split('/').map(encodeURIComponent).join('/')}`;
+  const url = resolveUrl(repo, revision, file.path, options);
   let { hash, kind } = makeHash();
   let total = file.size;
   if (!(file.size !== undefined && have === file.size)) {

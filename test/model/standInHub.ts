@@ -19,6 +19,8 @@ export interface StandInHubOptions {
   repos: Record<string, StandInRepo>;
   /** Leave `size`, `blobId` and `lfs` out of the revision listing (forces the tree listing). */
   namesOnly?: boolean;
+  /** Answer 404 for the tree listing (a mirror without it). */
+  noTree?: boolean;
   /** Page size of the tree listing (Link: rel="next" beyond it). */
   treePageSize?: number;
 }
@@ -72,6 +74,7 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
       });
       return;
     }
+    if (api?.[2] === 'tree' && o.noTree) { json(404, { error: 'no tree here' }); return; }
     if (api?.[2] === 'tree') {
       const page = o.treePageSize ?? 1000;
       const start = Number(url.searchParams.get('cursor') ?? 0);
@@ -98,9 +101,15 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
     const from = range ? Number(range[1]) : 0;
     if (from > body.length) { res.writeHead(416); res.end(); return; }
     const slice = body.subarray(from);
+    const lfs = repo.lfs?.includes(file) ?? false;
+    const listed = bytesOf(repo, file);
+    // Like huggingface.co: LFS files carry the content's sha256 in X-Linked-Etag, git files their blob id in ETag.
     const head: Record<string, string | number> = {
-      'content-length': slice.length, 'x-repo-commit': repo.commit, etag: `"${repo.lfs?.includes(file) ? sha256(body) : gitOid(body)}"`,
+      'content-length': slice.length, 'x-repo-commit': repo.commit,
+      etag: lfs ? `"${sha256(listed).slice(0, 32)}-1"` : `"${gitOid(listed)}"`,
+      ...(lfs ? { 'x-linked-etag': `"${sha256(listed)}"`, 'x-linked-size': listed.length } : {}),
     };
+    if (req.method === 'HEAD') { res.writeHead(200, head); res.end(); return; }
     if (range) head['content-range'] = `bytes ${from}-${body.length - 1}/${body.length}`;
     res.writeHead(range ? 206 : 200, head);
     const cut = cuts.get(file);

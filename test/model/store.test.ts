@@ -200,3 +200,22 @@ test('one pull per model at a time; a stale lock is taken over; a foreign ONNX e
   assert.match(readFileSync(join(dir, 'onnx', 'model.onnx'), 'utf8'), new RegExp(ONNX_LAYOUT_MARKER));
   assert.ok(!existsSync(join(dir, '.pull.lock')), 'lock released');
 });
+
+test('without checksums in any listing, the hub\'s X-Linked-Etag / ETag headers are used', async () => {
+  await hub.close();
+  hub = await startStandInHub({ repos: { [REPO]: checkpoint }, namesOnly: true, noTree: true });
+  const listing = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+  assert.ok(listing.files.every((f) => f.size === undefined && !f.sha256 && !f.gitOid));
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-dl-'));
+  const st = listing.files.find((f) => f.path === 'model.safetensors')!;
+  await downloadFile(REPO, 'main', st, dir, { endpoint: hub.endpoint });
+  assert.deepEqual(readFileSync(join(dir, 'model.safetensors')), weights);
+  const bad = Buffer.from(weights);
+  bad[7] ^= 1;
+  hub.corrupt('model.safetensors', bad);
+  hub.corrupt('config.json', Buffer.from('{"model_type":"qwen4","hidden_size":8}'));
+  await assert.rejects(downloadFile(REPO, 'main', st, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { endpoint: hub.endpoint }), /checksum mismatch for model.safetensors.*sha256/);
+  const cfg = listing.files.find((f) => f.path === 'config.json')!;
+  await assert.rejects(downloadFile(REPO, 'main', cfg, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { endpoint: hub.endpoint }), /checksum mismatch for config.json.*git blob/);
+  assert.ok(hub.log.some((r) => r.method === 'HEAD'));
+});
