@@ -80,6 +80,9 @@ export async function hubError(err: unknown, what: string, repo: string, options
 /** Lists the files of a model repository at a revision (branch, tag or commit). */
 export async function listRepoFiles(repo: string, revision = 'main', options: HubOptions = {}): Promise<RepoListing> {
   checkRepoId(repo);
+  if (/^(1|true|yes|on)$/i.test(process.env.HF_HUB_OFFLINE ?? '')) {
+    throw new Error(`HF_HUB_OFFLINE is set, so ${new URL(hubEndpoint(options)).host} is not contacted; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`);
+  }
   const base = hubEndpoint(options);
   const rev = encodeURIComponent(revision);
   const request = { headers: headers(options), timeout: options.timeoutMs ?? 30_000 };

@@ -143,6 +143,12 @@ test('hub errors: offline, unknown repo, gated repo with and without HF_TOKEN, b
   });
   await assert.rejects(pullModel(REPO, { endpoint: `http://127.0.0.1:${port}` }),
     (e: Error) => e.message.startsWith(`cannot reach 127.0.0.1:${port}: ECONNREFUSED`) && e.message.includes(`copy a model folder to ${storeDirOf(REPO)} or set KIMINA_MODEL to a local folder`));
+  process.env.HF_HUB_OFFLINE = '1';
+  try {
+    await assert.rejects(pullModel(REPO, { endpoint: hub.endpoint }), /HF_HUB_OFFLINE is set, so 127\.0\.0\.1:\d+ is not contacted; copy a model folder to/);
+  } finally {
+    delete process.env.HF_HUB_OFFLINE;
+  }
   await assert.rejects(pullModel('nobody/nothing', { endpoint: hub.endpoint }), /has no model nobody\/nothing at revision main \(HTTP 404/);
   await assert.rejects(pullModel(REPO, { endpoint: hub.endpoint, revision: 'v9' }), /at revision v9 \(HTTP 404/);
   await assert.rejects(pullModel('../etc', { endpoint: hub.endpoint }), /not a Hugging Face model id/);
