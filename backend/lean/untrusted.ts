@@ -80,7 +80,8 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
       continue;
     }
     if (t.kind !== 'ident' && t.kind !== 'name') continue;
-    const text = t.text;
+    // «x» is the same name as x: compare without the guillemets
+    const text = t.text.replace(/[«»]/g, '');
     const parts = text.split('.');
     const last = parts[parts.length - 1];
     if (t.kind === 'ident' && text === 'attribute' && next?.text === '[') { attributeDepth = 1; k++; continue; }
@@ -95,7 +96,7 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
       continue;
     }
     if (t.kind === 'ident' && (text === 'axiom' || text === 'opaque')) { reject(t, 'axiom-declaration', `'${text}' declarations are not allowed`); continue; }
-    if (t.kind === 'ident' && text === 'set_option' && next && (next.kind === 'ident') && optionBanned(next.text)) {
+    if (t.kind === 'ident' && text === 'set_option' && next && (next.kind === 'ident') && optionBanned(next.text.replace(/[«»]/g, ''))) {
       reject(next, 'kernel-option', `option '${next.text}' is not allowed`);
       k++;
       continue;

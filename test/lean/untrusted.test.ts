@@ -31,6 +31,7 @@ const cheats: [string, string, string][] = [
   ['opaque', `opaque cheat : False\n${stmt}  exact cheat.elim`, 'axiom-declaration'],
   ['debug.skipKernelTC', `set_option debug.skipKernelTC true\n${stmt}  omega`, 'kernel-option'],
   ['debug option in', `${stmt}  set_option debug.skipKernelTC true in omega`, 'kernel-option'],
+  ['guillemet option name', `set_option «debug».skipKernelTC true\n${stmt}  omega`, 'kernel-option'],
   ['trace.profiler.output', `set_option trace.profiler.output "/tmp/x"\n${stmt}  omega`, 'kernel-option'],
   ['native_decide', `theorem t : 2 + 2 = 4 := by native_decide`, 'native-decide'],
   ['bv_decide', `theorem t (x : BitVec 8) : x &&& x = x := by bv_decide`, 'native-decide'],
@@ -106,4 +107,15 @@ test('no false positives on any miniF2F statement (Test and Valid, 488 files)', 
     const found = findUntrustedCode(code, {}, splitHeader(code).headerLines);
     assert.deepEqual(found, [], `${name}: ${JSON.stringify(found)}`);
   }
+});
+
+test('lexer edge cases: escaped quotes, char literals, comment markers inside strings, nesting', () => {
+  const flagged = (code: string) => findUntrustedCode(code).map((r) => r.rule);
+  assert.deepEqual(flagged('def s := "a\\"#eval" -- fine'), []);
+  assert.deepEqual(flagged("def c := '\"'\n#eval 1"), ['hash-command']);
+  assert.deepEqual(flagged('def s := "--"\n#eval 1'), ['hash-command']);
+  assert.deepEqual(flagged('/- outer /- inner -/ #eval still comment -/\ntheorem t : True := trivial'), []);
+  assert.deepEqual(flagged("theorem t (h' : 1 = 1) (h'' : True) : True := by\n  exact h''\n#exit"), ['hash-command']);
+  assert.deepEqual(flagged('theorem t : 2 + 2 = 4 := «Lean».«ofReduceBool» _ _ rfl'), ['native-decide']);
+  assert.deepEqual(flagged('axiom «x» : False\ndef f := Lean.«addDecl»'), ['axiom-declaration', 'meta-api']);
 });
