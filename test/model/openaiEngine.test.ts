@@ -119,6 +119,7 @@ test('cancellation aborts the request and resolves with the text so far', async 
     });
     assert.equal(gen.finishReason, 'cancelled');
     assert.ok(gen.text.length >= 40 && gen.text.length < long.length && long.startsWith(gen.text));
+    assert.equal(gen.tokens, Math.ceil(gen.text.length / 4), 'tokens so far are counted');
     assert.ok(Date.now() - started < 2000, 'returned promptly');
     for (let i = 0; i < 50 && server.abortedStreams === 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(server.abortedStreams, 1, 'the server saw the client go away');

@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
 import { SseParser } from './sse';
 import { ThinkFolder, reasoningOf } from './reasoning';
-import { describeRequestError, START_SERVER_HINT } from './errors';
+import { describeRequestError } from './errors';
 import { PromptTokenCounter, type TokenCountSource } from './tokenCount';
 
 export interface OpenAIEngineOptions {
@@ -180,6 +180,10 @@ export class OpenAIEngine implements Engine {
     }
     const counts: number[] = job.targets.map(() => 0);
     let usageTokens: number | undefined;
+    // Token counts: the server's usage is exact for one choice; otherwise one streamed chunk per token.
+    const settleTokens = (): void => job.targets.forEach((t, i) => {
+      outputs[t].tokens = job.targets.length === 1 && usageTokens !== undefined ? usageTokens : counts[i];
+    });
     const apply = (choice: Record<string, unknown>, delta: Record<string, unknown> | undefined): void => {
       const index = typeof choice.index === 'number' ? choice.index : 0;
       const target = job.targets[index];
@@ -199,7 +203,8 @@ export class OpenAIEngine implements Engine {
         // A server that ignores `stream` answers one JSON body.
         let raw = '';
         for await (const chunk of stream) { touch(); raw += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'); }
-        const data = JSON.parse(raw) as { choices?: Array<Record<string, unknown>>; usage?: { completion_tokens?: number } };
+        let data: { choices?: Array<Record<string, unknown>>; usage?: { completion_tokens?: number } };
+        try { data = JSON.parse(raw); } catch { throw new Error(`the model server at ${url} sent an unreadable answer: ${raw.slice(0, 200)}`); }
         for (const choice of data.choices ?? []) {
           apply(choice, choice.message as Record<string, unknown> | undefined);
           if (choice.finish_reason === undefined || choice.finish_reason === null) apply({ ...choice, finish_reason: 'stop' }, undefined);
@@ -228,7 +233,7 @@ export class OpenAIEngine implements Engine {
         if (!done && unfinished.length > 0) throw new Error(`the model server at ${url} closed the stream before the answer was finished`);
       }
     } catch (err) {
-      if (options.signal?.aborted) return;
+      if (options.signal?.aborted) { settleTokens(); return; }
       if (watchdog.signal.aborted) throw timedOut();
       if (err instanceof Error && err.message.startsWith('the model server')) throw err;
       if (err instanceof Error && !isAxiosError(err)) throw new Error(`the model server at ${url} broke off the answer (${err.message})`);
@@ -236,10 +241,7 @@ export class OpenAIEngine implements Engine {
     } finally {
       clearTimeout(idle);
     }
-    // Token counts: the server's usage is exact for one choice; otherwise one streamed chunk per token.
-    job.targets.forEach((t, i) => {
-      outputs[t].tokens = job.targets.length === 1 && usageTokens !== undefined ? usageTokens : counts[i];
-    });
+    settleTokens();
   }
 }
 
@@ -251,5 +253,3 @@ export function rootOf(baseUrl: string): string {
 function seedFor(seed: number | undefined, k: number): number | undefined {
   return seed === undefined ? undefined : seed + k;
 }
-
-export { START_SERVER_HINT };
