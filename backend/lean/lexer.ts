@@ -32,23 +32,36 @@ export function lexLean(source: string): Token[] {
     tokens.push({ kind, text, line: l, column: c, endLine: line, endColumn: column });
   };
 
+  // Where Lean's reading could differ from ours (an unterminated comment or string, an unknown
+  // escape), Lean reports an error and resumes at the next command it recognises; so we read the
+  // rest as code too, and the filter errs on the side of flagging.
   const skipBlockComment = (): void => {
+    const start = { i, line, column };
     let depth = 0;
     do {
       if (at() === '/' && at(1) === '-') { depth++; step(); step(); continue; }
       if (at() === '-' && at(1) === '/') { depth--; step(); step(); continue; }
       step();
     } while (i < chars.length && depth > 0);
+    if (depth > 0) { i = start.i + 2; line = start.line; column = start.column + 2; }
   };
+
+  const validEscape = /^(\\[\\"'nrt]|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\\n)/;
 
   // Strings; an interpolated one (`s!"…{e}…"`) has its `{…}` parts lexed as code.
   const lexString = (interpolated: boolean): void => {
+    const start = { i, line, column };
     step(); // opening quote
     while (i < chars.length && at() !== '"') {
-      if (at() === '\\') { step(); step(); continue; }
+      if (at() === '\\') {
+        if (!validEscape.test(chars.slice(i, i + 6).join(''))) { i = start.i + 1; line = start.line; column = start.column + 1; return; }
+        step(); step();
+        continue;
+      }
       if (interpolated && at() === '{') { step(); lexCodeUntilBrace(); continue; }
       step();
     }
+    if (i >= chars.length) { i = start.i + 1; line = start.line; column = start.column + 1; return; }
     step(); // closing quote
   };
 
@@ -85,7 +98,7 @@ export function lexLean(source: string): Token[] {
     if (c === '"') { lexString(tokens.length > 0 && tokens[tokens.length - 1].text === '!' && tokens[tokens.length - 1].endColumn === column); return; }
     if (c === "'" && !(tokens.length && tokens[tokens.length - 1].endLine === line && tokens[tokens.length - 1].endColumn === column && tokens[tokens.length - 1].kind === 'ident')) {
       // char literal 'x' or '\n' / '\x41' / '\u{..}'
-      const m = /^'(\\[^']*|[^\\'])'/u.exec(chars.slice(i, i + 12).join(''));
+      const m = /^'(\\[\\"'nrt]|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|[^\\'\n])'/u.exec(chars.slice(i, i + 12).join(''));
       if (m) { for (let k = 0; k < Array.from(m[0]).length; k++) step(); return; }
     }
     if (c === '#' && isIdentStart(at(1))) { step(); push('command', '#' + lexIdent(), l, col); return; }

@@ -119,3 +119,16 @@ test('lexer edge cases: escaped quotes, char literals, comment markers inside st
   assert.deepEqual(flagged('theorem t : 2 + 2 = 4 := «Lean».«ofReduceBool» _ _ rfl'), ['native-decide']);
   assert.deepEqual(flagged('axiom «x» : False\ndef f := Lean.«addDecl»'), ['axiom-declaration', 'meta-api']);
 });
+
+test('where Lean could read code that looks quoted to us, we read it as code too', () => {
+  const flagged = (code: string) => findUntrustedCode(code).map((r) => r.rule);
+  // an invalid char escape: Lean errors and resumes at the next command
+  assert.ok(flagged("def c := '\\q #eval IO.println 1 '").includes('hash-command'));
+  // an invalid string escape
+  assert.ok(flagged('def s := "\\q #eval IO.println 1 "').includes('hash-command'));
+  // an unterminated string or block comment
+  assert.deepEqual(flagged('def s := "abc\n#eval 1'), ['hash-command']);
+  assert.deepEqual(flagged('/- never closed\n#eval 1'), ['hash-command']);
+  // valid escapes stay strings
+  assert.deepEqual(flagged('def s := "tab\\t quote\\" hex\\x41 uni\\u00e9 #eval"\ndef c := \'\\n\''), []);
+});
