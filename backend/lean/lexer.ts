@@ -90,6 +90,19 @@ export function lexLean(source: string): Token[] {
     }
   }
 
+  // Lean's number literals: 0x…, 0b…, 0o…, or decimal with an optional fraction and exponent.
+  // (Read exactly, so `1builtin_initialize` is the number 1 and then a command, as Lean reads it.)
+  function lexNumber(): void {
+    const digits = (re: RegExp): void => { while (at() !== undefined && re.test(at() as string)) step(); };
+    const radix = at() === '0' ? at(1) : undefined;
+    if (radix === 'x' || radix === 'X') { step(); step(); digits(/[0-9a-fA-F_]/); return; }
+    if (radix === 'b' || radix === 'B') { step(); step(); digits(/[01_]/); return; }
+    if (radix === 'o' || radix === 'O') { step(); step(); digits(/[0-7_]/); return; }
+    digits(/[0-9_]/);
+    if (at() === '.' && /[0-9]/.test(at(1) ?? '')) { step(); digits(/[0-9_]/); }
+    if ((at() === 'e' || at() === 'E') && /[0-9+-]/.test(at(1) ?? '')) { step(); if (at() === '+' || at() === '-') step(); digits(/[0-9_]/); }
+  }
+
   function lexOne(): void {
     const c = at() as string;
     const l = line, col = column;
@@ -118,7 +131,7 @@ export function lexLean(source: string): Token[] {
       push('ident', text, l, col);
       return;
     }
-    if (/[0-9]/.test(c)) { while (at() !== undefined && /[0-9a-fA-FxXbBoO._]/.test(at() as string)) step(); push('number', '', l, col); return; }
+    if (/[0-9]/.test(c)) { lexNumber(); push('number', '', l, col); return; }
     if (/\s/u.test(c)) { step(); return; }
     if (c === '@' && at(1) === '[') { step(); step(); push('symbol', '@[', l, col); return; }
     if (c === ':' && at(1) === '=') { step(); step(); push('symbol', ':=', l, col); return; }

@@ -129,6 +129,10 @@ test('where Lean could read code that looks quoted to us, we read it as code too
   // an unterminated string or block comment
   assert.deepEqual(flagged('def s := "abc\n#eval 1'), ['hash-command']);
   assert.deepEqual(flagged('/- never closed\n#eval 1'), ['hash-command']);
+  // a number glued to a command word: Lean reads the number, then the command
+  assert.deepEqual(flagged('def x := 1builtin_initialize pure ()'), ['meta-command']);
+  assert.deepEqual(flagged('def x := 0xffelab "x" : tactic => pure ()'), []); // 0xffe then `lab`: not a keyword
+  assert.deepEqual(flagged('def x := 2.5e3 + 0b101 + 0o17'), []);
   // valid escapes stay strings
   assert.deepEqual(flagged('def s := "tab\\t quote\\" hex\\x41 uni\\u00e9 #eval"\ndef c := \'\\n\''), []);
 });
