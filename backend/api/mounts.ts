@@ -1,5 +1,8 @@
 // Routers other areas add to `kimina serve` (prove, training, evaluation). SHARED REGISTRY: each area
 // appends one entry here and owns its own router file; server.ts and serve.ts need no edits.
 import type { RouterFactory } from './server';
+import { proveRouterFactory } from './proveRoutes';
 
-export const extraRouters: RouterFactory[] = [];
+export const extraRouters: RouterFactory[] = [
+  proveRouterFactory, // POST /v1/prove, DELETE|GET /v1/prove/:id (prover)
+];

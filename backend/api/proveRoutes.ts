@@ -7,6 +7,11 @@ import { prove, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { randomUUID } from 'node:crypto';
 import { selectDeclaration } from '../lean/declarations';
+import type { LeanVerifier } from '../lean/types';
+import { createEngine, engineConfigFromEnv } from '../model/index';
+import { openDb } from '../store/db';
+import { AttemptStore } from '../store/attempts';
+import { storePath } from '../prover/runtime';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
 export type ProveRouterDeps = ProveDeps | (() => ProveDeps | Promise<ProveDeps>);
@@ -19,6 +24,13 @@ function writeEvent(res: Response, event: ProveEvent): void {
   res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 }
 
+const parseJson = express.json({ limit: '4mb' });
+/** Parses the body unless the server's own body reader already did (then the stream is spent). */
+function readJsonOnce(req: Request, res: Response, next: NextFunction): void {
+  if (req.body !== undefined || req.readableEnded) { next(); return; }
+  parseJson(req, res, next);
+}
+
 export function createProveRouter(deps: ProveRouterDeps): Router {
   const router = express.Router();
   const running = new Map<string, AbortController>();
@@ -29,7 +41,7 @@ export function createProveRouter(deps: ProveRouterDeps): Router {
     return resolved;
   };
 
-  router.post('/v1/prove', express.json({ limit: '4mb' }), async (req: Request, res: Response) => {
+  router.post('/v1/prove', readJsonOnce, async (req: Request, res: Response) => {
     let body;
     try {
       body = parseProveRequest(req.body);
@@ -94,4 +106,15 @@ export function createProveRouter(deps: ProveRouterDeps): Router {
     res.status(err.status ?? 400).json({ error: err.type === 'entity.parse.failed' ? `the body is not valid JSON: ${err.message}` : err.message });
   });
   return router;
+}
+
+/**
+ * For `kimina serve` (backend/api/mounts.ts): the server's verifier, the configured engine (loaded on the
+ * first prove request, so the server starts at once) and the attempt store at KIMINA_DB.
+ */
+export function proveRouterFactory(ctx: { verifier: LeanVerifier }): Router {
+  return createProveRouter(async () => {
+    const engine = await createEngine(engineConfigFromEnv(), { log: (line) => console.error(line) });
+    return { engine, verifier: ctx.verifier, store: new AttemptStore(openDb(storePath())) };
+  });
 }

@@ -14,6 +14,7 @@ import type { ProveEvent, ProveResult } from '../../backend/protocol';
 import { OnnxEngine } from '../../backend/model/onnx/engine';
 import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/settings';
 import { createProveRouter } from '../../backend/api/proveRoutes';
+import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { writeScriptedModel } from '../fixtures/models/scriptedModel';
@@ -32,6 +33,12 @@ async function scriptedEngine(variant: 'fix' | 'direct'): Promise<OnnxEngine> {
   const engine = await OnnxEngine.load(dir, { inThread: true, threads: 1, log: () => {} });
   closers.push(() => engine.close());
   return engine;
+}
+
+function standInBuilt() {
+  const built = buildVerifier({ ...verifierSettingsFromEnv(), replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, maxRepls: 2, initRepls: {} });
+  closers.push(() => built.verifier.close());
+  return built;
 }
 
 function standInVerifier() {
@@ -100,4 +107,20 @@ test('POST /v1/prove (JSON) with a model that is right the first time: one turn,
   const result = await res.json() as ProveResult;
   assert.equal(result.status, 'proved');
   assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status]), [[1, 'valid']]);
+});
+
+test('mounted in the server app (createApp): its body reader and the prove router work together', { timeout: 60_000 }, async () => {
+  const verifier = standInBuilt().verifier;
+  const engine = await scriptedEngine('fix');
+  const app = await createApp({ verifier }, [(ctx) => createProveRouter({ engine, verifier: ctx.verifier })]);
+  const listening = await listen(app, '127.0.0.1', 0, undefined);
+  closers.push(() => listening.close());
+  const res = await fetch(`${listening.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code: EXAMPLE, samples: 1, temperature: 0 }) });
+  assert.equal(res.status, 200);
+  const result = await res.json() as ProveResult;
+  assert.equal(result.status, 'proved');
+  assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status]), [[1, 'lean_error'], [2, 'valid']]);
+  const bad = await fetch(`${listening.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: EXAMPLE, samples: 0 }) });
+  assert.equal(bad.status, 422);
 });
