@@ -27,7 +27,8 @@ const USAGE = `usage:
   kimina eval fetch minif2f [--dest DIR]             download and check the Lean 4 miniF2F
 
 run options:
-  --engine openai|onnx   inference engine (default openai)   --base-url URL  OpenAI-compatible server root
+  --engine openai|onnx   engine (default $KIMINA_ENGINE, else openai)   --base-url URL  OpenAI server root
+                         (default $KIMINA_OPENAI_BASE_URL or http://127.0.0.1:8000/v1)
   --samples N            samples per problem (default 32)     --fix-turns 0|1 error-fix turns (default 1)
   --split test|valid     keep one split                       --limit N       first N problems
   --problems a,b,c       only these problem ids               --run NAME      run name (default from model/benchmark)
@@ -89,7 +90,8 @@ async function runCommand(p: Parsed, deps: EvalCliDeps): Promise<number> {
   if (!benchmark) throw new Error('kimina eval run needs a benchmark folder or .jsonl file');
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
-  const engineName = flagString(p, 'engine') ?? 'openai';
+  const engineName = flagString(p, 'engine') ?? process.env.KIMINA_ENGINE ?? 'openai';
+  if (engineName !== 'openai' && engineName !== 'onnx') throw new Error(`--engine must be openai or onnx, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
   const samples = intFlag(p, 'samples', 32, 1, 1024);
   const fixTurns = intFlag(p, 'fix-turns', 1, 0, 1);

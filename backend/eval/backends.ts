@@ -1,12 +1,14 @@
 // Opens the engine and the Lean verifier an evaluation runs on, from the command line's choices
 // and the KIMINA_* environment (verifier settings: docs/verifier.md).
 import type { Engine } from '../model/engine';
-import { OpenAIEngine } from '../model/openai/engine';
+import { createEngine, engineConfigFromEnv } from '../model/index';
 import type { LeanVerifier } from '../lean/types';
 import { buildVerifier, verifierSettingsFromEnv } from '../lean/settings';
 
 export interface BackendChoice {
+  /** onnx (in-process) or openai (a vLLM/SGLang/llama.cpp server). */
   engine: string;
+  /** onnx: a model folder or pulled hub id; openai: the name the server knows. */
   model: string;
   /** OpenAI-compatible server root (engine openai). */
   baseUrl?: string;
@@ -24,14 +26,12 @@ export interface Backends {
 
 export async function openBackends(choice: BackendChoice): Promise<Backends> {
   const settings = verifierSettingsFromEnv();
-  let engine: Engine;
-  if (choice.engine === 'openai') {
-    const baseUrl = choice.baseUrl ?? process.env.KIMINA_OPENAI_BASE_URL;
-    if (!baseUrl) throw new Error('--engine openai needs --base-url (or KIMINA_OPENAI_BASE_URL), e.g. http://127.0.0.1:8000/v1');
-    engine = await OpenAIEngine.connect({ baseUrl, model: choice.model, log: choice.log });
-  } else {
-    throw new Error(`engine '${choice.engine}' is not available to kimina eval in this build; use --engine openai with a vLLM/SGLang server`);
-  }
+  if (choice.engine !== 'onnx' && choice.engine !== 'openai') throw new Error(`--engine must be onnx or openai, got '${choice.engine}'`);
+  const base = engineConfigFromEnv();
+  const engine: Engine = await createEngine(
+    { ...base, engine: choice.engine, model: choice.model, baseUrl: choice.baseUrl ?? base.baseUrl },
+    { log: choice.log },
+  );
   const built = buildVerifier(settings);
   return {
     engine,
