@@ -11,6 +11,7 @@ const commands: Record<string, Command> = {
   model: { summary: 'pull or list models', load: () => import('./cli/model') },
   lean: { summary: 'set up the Lean REPL for a project', load: () => import('./cli/lean') },
   train: { summary: 'fine-tune on your proofs: start|status|pause|resume|cancel|export-verl', load: () => import('./cli/train') },
+  trainer: { summary: 'set up the trainer\'s Python environment: kimina trainer setup [--gpu]', load: async () => ({ run: (await import('./cli/train')).runTrainer }) },
   eval: { summary: 'evaluate a model on a benchmark (pass@k)', load: () => import('./cli/evaluate') },
   lsp: { summary: 'language-server face for the editor (stdio)', load: () => import('./cli/lsp') },
 };

@@ -1,0 +1,85 @@
+// `kimina train …` and `kimina trainer setup` as a user runs them (the CLI from source through tsx), against a
+// real backend with the stand-in REPL (TEST DOUBLE for Lean).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROMPTS, removeDir, startBackend, waitFor, type Backend } from './harness';
+import { repoRoot, testPython, testVenv } from './pythonSetup';
+
+let backend: Backend;
+before(async () => { backend = await startBackend(); });
+after(async () => { await backend.close(); removeDir(backend.dir); });
+
+/** Runs the CLI without blocking this process (which also hosts the backend it talks to). */
+function kimina(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'backend', 'cli.ts'), ...args], {
+      cwd: repoRoot, env: { ...process.env, KIMINA_SERVER_URL: backend.url, KIMINA_HOME: join(backend.dir, 'home'), ...env },
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+test('start, status, cancel and logs through the CLI; bad settings are named', { timeout: 180_000 }, async () => {
+  const python = await testPython();
+  const file = join(backend.dir, 'prompts.jsonl');
+  writeFileSync(file, PROMPTS.map((p) => JSON.stringify({ id: p.id, formalStatement: p.formalStatement })).join('\n') + '\n');
+  const bad = await kimina(['train', 'start', '--model', '/m', '--prompts', file, '--set', 'bogus=1']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /unknown setting 'bogus'/);
+  const started = await kimina(['train', 'start', '--model', join(backend.dir, 'no-such-model'), '--preset', 'tiny-cpu', '--prompts', file, '--gpus', 'cpu',
+    '--set', 'maxSteps=50', '--set', 'heldOutShare=0', '--name', 'cli run'], { KIMINA_TRAINER_PYTHON: python });
+  assert.equal(started.code, 0, started.err);
+  const id = /^(run-\S+)/.exec(started.out)?.[1];
+  assert.ok(id, started.out);
+  assert.match(started.out, /4 training prompts, 0 held out/);
+  const list = await kimina(['train', 'status']);
+  assert.match(list.out, new RegExp(`${id}\\s+\\w+\\s+step 0/50`));
+  const cancelled = await kimina(['train', 'cancel', id]);
+  assert.equal(cancelled.code, 0, cancelled.err);
+  assert.match(cancelled.out, /cancelled/);
+  await waitFor('the trainer to exit', () => !backend.service.jobs.isActive(id) || undefined, 30_000);
+  const json = JSON.parse((await kimina(['train', 'status', id, '--json'])).out);
+  assert.equal(json.run.state, 'cancelled');
+  assert.match((await kimina(['train', 'logs', id])).out, /created: 4 training prompts/);
+  const missing = await kimina(['train', 'pause', 'run-nope']);
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /404 no training run 'run-nope'/);
+});
+
+test('the CLI names an unreachable backend', async () => {
+  const r = await kimina(['train', 'status'], { KIMINA_SERVER_URL: 'http://127.0.0.1:9' });
+  assert.equal(r.code, 1);
+  assert.match(r.err, /cannot reach the backend at http:\/\/127\.0\.0\.1:9 \(is `kimina serve` running\?\)/);
+});
+
+test('export-verl writes the job and prints the submit command', { timeout: 120_000 }, async () => {
+  const python = await testPython();
+  const file = join(backend.dir, 'verl-prompts.jsonl');
+  writeFileSync(file, PROMPTS.map((p) => JSON.stringify({ formalStatement: p.formalStatement, informal: 'A problem.' })).join('\n') + '\n');
+  const out = join(backend.dir, 'verl-job');
+  const r = await kimina(['train', 'export-verl', '--out', out, '--reward-url', 'http://10.1.2.3:8000', '--prompts', file, '--nodes', '2'], { KIMINA_TRAINER_PYTHON: python });
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /ray job submit --address=http:\/\/HEAD_NODE:8265 --runtime-env=runtime_env.yaml --no-wait -- bash run_verl.sh/);
+  for (const f of ['data/train.parquet', 'data/test.parquet', 'kimina_reward.py', 'run_verl.sh', 'runtime_env.yaml']) assert.ok(existsSync(join(out, f)), f);
+  const noUrl = await kimina(['train', 'export-verl', '--out', out, '--prompts', file]);
+  assert.equal(noUrl.code, 1);
+  assert.match(noUrl.err, /--reward-url/);
+});
+
+test('trainer setup on an existing environment returns at once with its versions', { timeout: 60_000 }, async () => {
+  await testPython();
+  const r = await kimina(['trainer', 'setup', '--venv', testVenv]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /already up to date/);
+  assert.match(r.out, /trl 1\.16\.0/);
+  const noPython = await kimina(['trainer', 'setup', '--venv', join(backend.dir, 'fresh-venv'), '--python', 'python-does-not-exist']);
+  assert.equal(noPython.code, 1);
+  assert.match(noPython.err, /no usable Python for the trainer: python-does-not-exist: not found/);
+});
