@@ -6,6 +6,7 @@ import type { ProveEvent, ProveResult } from '../protocol';
 import { prove, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { randomUUID } from 'node:crypto';
+import { openSse, type SseStream } from './sse';
 import { selectDeclaration } from '../lean/declarations';
 import type { LeanVerifier } from '../lean/types';
 import { createEngine, engineConfigFromEnv } from '../model/index';
@@ -18,10 +19,6 @@ export type ProveRouterDeps = ProveDeps | (() => ProveDeps | Promise<ProveDeps>)
 
 function wantsStream(req: Request): boolean {
   return (req.headers.accept ?? '').split(',').some((part) => part.trim().startsWith('text/event-stream'));
-}
-
-function writeEvent(res: Response, event: ProveEvent): void {
-  res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 }
 
 const parseJson = express.json({ limit: '4mb' });
@@ -51,35 +48,27 @@ export function createProveRouter(deps: ProveRouterDeps): Router {
     if (running.has(id)) { res.status(409).json({ error: `a prove request with id '${id}' is already running` }); return; }
     const controller = new AbortController();
     running.set(id, controller);
-    const stream = wantsStream(req);
     // The response closing before the answer is written means the client went away: stop the work.
     res.on('close', () => { if (!res.writableFinished) controller.abort(); });
-    let heartbeat: NodeJS.Timeout | undefined;
-    if (stream) {
-      res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-      res.flushHeaders();
-      heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-    }
+    const sse: SseStream | null = wantsStream(req) ? openSse(req, res) : null;
     let errorStreamed = false;
     const onEvent = (e: ProveEvent) => {
       if (e.type === 'error') errorStreamed = true;
-      writeEvent(res, e);
+      sse?.send(e.type, e);
     };
     try {
       const proveDeps = await getDeps();
-      const result: ProveResult = await prove({ ...body, id }, proveDeps, stream ? onEvent : () => {}, controller.signal);
-      if (stream) res.end();
+      const result: ProveResult = await prove({ ...body, id }, proveDeps, onEvent, controller.signal);
+      if (sse) sse.close();
       else res.json(result);
     } catch (err) {
-      const status = err instanceof ProveRequestError ? 422 : 500;
       const message = (err as Error).message;
-      if (stream) {
+      if (sse) {
         // prove() streams an `error` event for failures inside the loop; setup failures have not been sent yet.
-        if (!errorStreamed) writeEvent(res, { type: 'error', id, message });
-        res.end();
-      } else if (!res.headersSent) res.status(status).json({ error: message });
+        if (!errorStreamed) sse.send('error', { type: 'error', id, message });
+        sse.close();
+      } else if (!res.headersSent) res.status(err instanceof ProveRequestError ? 422 : 500).json({ error: message });
     } finally {
-      clearInterval(heartbeat);
       running.delete(id);
     }
   });
