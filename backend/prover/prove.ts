@@ -51,11 +51,13 @@ interface Context {
   tokens: number;
 }
 
-function linkedController(signal?: AbortSignal): AbortController {
+/** A controller that aborts when `signal` does; `unlink` removes the listener it left on `signal`. */
+function linkedController(signal?: AbortSignal): AbortController & { unlink(): void } {
   const controller = new AbortController();
+  const onAbort = () => controller.abort();
   if (signal?.aborted) controller.abort();
-  else signal?.addEventListener('abort', () => controller.abort(), { once: true });
-  return controller;
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  return Object.assign(controller, { unlink: () => signal?.removeEventListener('abort', onAbort) });
 }
 
 /** Proves `req` with the engine and verifier in `deps`; resolves with status 'cancelled' when `signal` aborts. */
@@ -90,6 +92,8 @@ export async function prove(req: ProveRequest, deps: ProveDeps, onEvent: OnProve
     deps.store?.finishRun(id, 'error', null, (err as Error).message);
     onEvent({ type: 'error', id, message: (err as Error).message });
     throw err;
+  } finally {
+    controller.unlink();
   }
   const status = winner ? 'proved' : ctx.signal.aborted ? 'cancelled' : 'not_proved';
   const proof = winner?.code ?? null;
@@ -116,6 +120,7 @@ async function runRound(ctx: Context, lanes: Lane[]): Promise<RoundResult> {
     return attempt;
   }));
   const winner = won.attempt;
+  verifyAbort.unlink();
   const next: Lane[] = [];
   for (const [k, attempt] of results.entries()) {
     const lane = lanes[k];

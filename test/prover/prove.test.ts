@@ -154,3 +154,15 @@ test('bad targets are request errors', async () => {
   await assert.rejects(prove({ code: FILE, theorem: 'other' }, deps), { name: 'ProveRequestError', message: /no theorem named 'other'/ });
   await assert.rejects(prove({ code: 'import Mathlib\n' }, deps), /no theorem, lemma or example/);
 });
+
+test('the loop leaves no listener on the caller\'s signal', async () => {
+  const controller = new AbortController();
+  let added = 0, removed = 0;
+  const signal = controller.signal;
+  const add = signal.addEventListener.bind(signal), remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = ((...a: Parameters<typeof add>) => { added++; add(...a); }) as typeof add;
+  signal.removeEventListener = ((...a: Parameters<typeof remove>) => { removed++; remove(...a); }) as typeof remove;
+  await prove({ code: FILE, samples: 2 }, { engine: new ScriptedEngine(() => BAD), verifier: new StandInVerifier(judgeByProof) }, () => {}, signal);
+  assert.ok(added > 0);
+  assert.equal(removed, added);
+});
