@@ -112,10 +112,14 @@ async function runCommand(p: Parsed, deps: EvalCliDeps): Promise<number> {
   const store = openStore(p);
   store.openRun(runName, config, loaded.problems);
   const outDir = resolve(flagString(p, 'out') ?? join('kimina-eval', runName));
-  const before = store.summary(runName);
-  console.error(`run '${runName}': ${before.problems} problems × ${samples} samples${fixTurns ? ' (+ fix turn)' : ''}, ${before.complete} already complete`);
+  // This invocation works on the problems it selected; the run (and its report) may hold more.
+  const selected = loaded.problems.map((pr) => pr.id);
+  const finishedBefore = store.finishedSamples(runName);
+  const samplesNow = store.getRun(runName)!.config.samples;
+  const doneBefore = selected.filter((id) => (finishedBefore.get(id)?.size ?? 0) >= samplesNow).length;
+  console.error(`run '${runName}': ${selected.length} problems × ${samplesNow} samples${fixTurns ? ' (+ fix turn)' : ''}, ${doneBefore} already complete`);
 
-  let outcome = { finished: 0, complete: before.complete === before.problems, stopped: false };
+  let outcome = { finished: 0, complete: doneBefore === selected.length, stopped: false };
   if (!outcome.complete) {
     const backends = await deps.openBackends({ engine: engineName, model, baseUrl: flagString(p, 'base-url'), log: (l) => console.error(l) });
     for (const line of backends.describe) console.error(line);
@@ -135,14 +139,13 @@ async function runCommand(p: Parsed, deps: EvalCliDeps): Promise<number> {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    const todo = before.problems - before.complete;
-    const bar = new ProgressBar('eval', todo);
+    const bar = new ProgressBar('eval', selected.length - doneBefore);
     try {
       outcome = await runEvaluation({
-        store, run: runName, attempt, signal: ctl.signal, keepResponses: p.flags.has('keep-responses'),
+        store, run: runName, attempt, signal: ctl.signal, keepResponses: p.flags.has('keep-responses'), only: selected,
         // Problems are a few at a time; samples are bounded by the attempter's gate.
         concurrency: Math.max(1, Math.ceil(parallel / samples) + 1),
-        onProgress: (pr) => bar.update(pr.done - before.complete, `solved ${pr.solved}/${pr.done} (${pr.done}/${pr.total} problems)`),
+        onProgress: (pr) => bar.update(pr.done - doneBefore, `solved ${pr.solved}/${pr.done} (${pr.done}/${pr.total} problems)`),
       });
       bar.done(`finished ${outcome.finished} problems`);
     } finally {

@@ -25,6 +25,8 @@ export interface RunOptions {
   onProgress?: (p: EvalProgress) => void;
   /** Keep whole responses in the store (large: up to ~100 KB per answer). */
   keepResponses?: boolean;
+  /** Work only on these problems of the run (the others keep what they have). */
+  only?: string[];
 }
 
 export interface RunOutcome {
@@ -58,9 +60,11 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
   const { samples, fixTurns } = row.config;
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`concurrency must be a positive integer, got ${options.concurrency}`);
 
-  const problems = store.problems(run);
+  const wanted = options.only ? new Set(options.only) : null;
+  const problems = store.problems(run).filter((p) => !wanted || wanted.has(p.id));
   const finished = store.finishedSamples(run);
-  const solvedIds = store.solvedProblems(run);
+  const ids = new Set(problems.map((p) => p.id));
+  const solvedIds = new Set([...store.solvedProblems(run)].filter((id) => ids.has(id)));
   const todo = problems.filter((p) => (finished.get(p.id)?.size ?? 0) < samples);
   const total = problems.length;
   let done = total - todo.length;

@@ -152,3 +152,15 @@ test('whole responses are stored only with keepResponses, and read back only on 
   assert.equal(store.attempts('keep', true).length, 0);
   assert.equal(store.listRuns().map((r) => r.name).join(), 'drop');
 });
+
+test('a run can work on a subset of its problems; the others keep what they have', async () => {
+  const store = new EvalStore(openDb(':memory:'));
+  const problems = slice(6);
+  store.openRun('subset', config({ samples: 2 }), problems);
+  const calls: { id: string; samples: number[] }[] = [];
+  const out = await runEvaluation({ store, run: 'subset', attempt: scriptedAttempter({ calls }), concurrency: 2, only: problems.slice(0, 2).map((p) => p.id) });
+  assert.deepEqual(out, { finished: 2, complete: true, stopped: false });
+  assert.deepEqual(calls.map((c) => c.id).sort(), problems.slice(0, 2).map((p) => p.id).sort());
+  assert.equal(store.summary('subset').complete, 2);
+  assert.equal(buildReport(store, 'subset').metrics.problems, 2); // the report covers what was measured
+});
