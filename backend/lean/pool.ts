@@ -141,6 +141,11 @@ export class ReplPool {
     while (i < this.waiters.length && !this.closed) {
       const w = this.waiters[i];
       const matchIndex = w.reuse ? this.findIdle(w.header) : -1;
+      if (matchIndex >= 0 && !this.idle[matchIndex].repl.alive) {
+        // died while idle: drop it and look again
+        this.destroy(this.idle.splice(matchIndex, 1)[0]);
+        continue;
+      }
       if (matchIndex >= 0) {
         const [m] = this.idle.splice(matchIndex, 1);
         this.take(i);

@@ -152,6 +152,30 @@ test('chatter printed before the REPL starts (e.g. lake building) does not spoil
   } finally { await v.close(); }
 });
 
+test('a failing import header is a lean_error for that snippet; its REPL is not kept', async () => {
+  const s = standInVerifier({ maxRepls: 1 });
+  try {
+    const [bad, good] = await s.verifier.checkBatch(['import BogusLib\ntheorem t : True := trivial', 'import A\ntheorem t : True := trivial']);
+    assert.equal(bad.verdict.status, 'lean_error');
+    assert.match(bad.verdict.reason, /The imports failed: unknown module prefix 'BogusLib'/);
+    assert.equal(good.verdict.status, 'valid');
+    assert.equal(s.pool.stats().total, 1);
+  } finally { await s.verifier.close(); }
+});
+
+test('a REPL that died while idle is dropped, not lent', async () => {
+  const s = standInVerifier({ maxRepls: 1 });
+  try {
+    const lease = await s.pool.acquire('import A', { headerTimeoutMs: 5000 });
+    lease.release();
+    process.kill(-(lease.repl.pid as number), 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    const out = await s.verifier.check('import A\ntheorem t : True := trivial');
+    assert.equal(out.verdict.status, 'valid', out.verdict.reason);
+    assert.equal(s.pool.stats().started, 2);
+  } finally { await s.verifier.close(); }
+});
+
 test('a REPL that cannot start gives a server error naming the command', async () => {
   const { Verifier } = await import('../../backend/lean/verifier');
   const { ReplPool } = await import('../../backend/lean/pool');
