@@ -66,6 +66,10 @@ export class Verifier implements BatchVerifier {
       const t0 = performance.now();
       try {
         return await this.checkOne(code, options);
+      } catch (err) {
+        // an unexpected failure is this snippet's own result, never the batch's
+        const reason = `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`;
+        return { verdict: { status: 'server_error' as const, reason, messages: [], sorries: [], time: 0 } };
       } finally {
         this.inFlight--;
         this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
