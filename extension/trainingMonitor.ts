@@ -1,0 +1,148 @@
+// The Training Monitor view host: a webview view in the Kimina side bar. It follows the backend's training
+// events (SSE), loads runs, metrics, rollouts, logs and GPU status over HTTP, relays the view's controls,
+// and offers to switch the prover to a finished run's better model.
+import * as vscode from 'vscode';
+import type {
+  ExportModelResponse, GpuReport, StartTrainingRequest, TrainingLogResponse, TrainingMetricsResponse, TrainingPresetName,
+  TrainingRolloutsResponse, TrainingRun, TrainingRunsResponse, TrainingStreamEvent,
+} from '../backend/protocol';
+import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
+import { callBackend, followTrainingEvents, type BackendAddress } from './trainingMonitorClient';
+
+const GPU_POLL_MS = 10_000;
+
+class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private stream: { stop(): void } | null = null;
+  private gpuTimer: NodeJS.Timeout | null = null;
+  private selected: string | null = null;
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly backend: BackendAddress) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.context.extensionUri, 'dist', 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
+    view.webview.html = this.html(view.webview, media);
+    view.webview.onDidReceiveMessage((m: FromMonitor) => { void this.onMessage(m); });
+    view.onDidDispose(() => { this.stopFollowing(); this.view = undefined; });
+    view.onDidChangeVisibility(() => { if (view.visible) void this.refreshGpus(); });
+  }
+
+  private post(m: ToMonitor): void { void this.view?.webview.postMessage(m); }
+
+  private async onMessage(m: FromMonitor): Promise<void> {
+    try {
+      switch (m.type) {
+        case 'ready': await this.start(); break;
+        case 'select': await this.select(m.runId); break;
+        case 'start': await this.startRun(m.preset, m.model, m.schedule); break;
+        case 'control': this.post({ type: 'run', run: await callBackend<TrainingRun>(this.backend, 'POST', `/v1/training/runs/${encodeURIComponent(m.runId)}/${m.action}`) }); break;
+        case 'useModel': await this.useModel(m.runId); break;
+      }
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.post({ type: 'error', message });
+      void vscode.window.showErrorMessage(`Kimina training: ${message}`);
+    }
+  }
+
+  private async start(): Promise<void> {
+    this.stopFollowing();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
+    const configured = vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
+    try {
+      const { presets } = await callBackend<{ presets: Record<TrainingPresetName, { summary: string }> }>(this.backend, 'GET', '/v1/training/presets');
+      this.post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
+        defaultModel: configured || 'AI-MO/Kimina-Prover-RL-1.7B', workspace: folder });
+      const { runs } = await callBackend<TrainingRunsResponse>(this.backend, 'GET', '/v1/training/runs');
+      this.post({ type: 'runs', runs });
+      if (runs[0]) await this.select(this.selected ?? runs[0].id);
+    } catch (err) {
+      this.post({ type: 'connection', status: this.backend.httpUrl() ? 'disconnected' : 'no-backend', message: (err as Error).message });
+    }
+    this.stream = followTrainingEvents(this.backend, (e) => this.onEvent(e), (status, message) => this.post({ type: 'connection', status, message }));
+    void this.refreshGpus();
+    this.gpuTimer = setInterval(() => { if (this.view?.visible) void this.refreshGpus(); }, GPU_POLL_MS);
+  }
+
+  private onEvent(e: TrainingStreamEvent): void {
+    switch (e.type) {
+      case 'run': this.post({ type: 'run', run: e.run }); break;
+      case 'metrics': if (e.runId === this.selected) this.post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false }); break;
+      case 'rollouts': if (e.runId === this.selected) this.post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false }); break;
+      case 'log': if (e.runId === this.selected) this.post({ type: 'log', runId: e.runId, lines: [e.line], replace: false }); break;
+    }
+  }
+
+  private async select(runId: string): Promise<void> {
+    this.selected = runId;
+    const id = encodeURIComponent(runId);
+    const [metrics, rollouts, log] = await Promise.all([
+      callBackend<TrainingMetricsResponse>(this.backend, 'GET', `/v1/training/runs/${id}/metrics`),
+      callBackend<TrainingRolloutsResponse>(this.backend, 'GET', `/v1/training/runs/${id}/rollouts?limit=20`),
+      callBackend<TrainingLogResponse>(this.backend, 'GET', `/v1/training/runs/${id}/log?limit=200`),
+    ]);
+    this.post({ type: 'metrics', runId, steps: metrics.steps, replace: true });
+    this.post({ type: 'rollouts', runId, rollouts: rollouts.rollouts, replace: true });
+    this.post({ type: 'log', runId, lines: log.lines, replace: true });
+  }
+
+  private async startRun(preset: TrainingPresetName, model: string, schedule: StartTrainingRequest['schedule']): Promise<void> {
+    if (!model) throw new Error('enter a model (a Hugging Face id or a folder with safetensors weights)');
+    const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (!workspace) throw new Error('open a Lean workspace first: its theorems are the training prompts');
+    const run = await callBackend<TrainingRun>(this.backend, 'POST', '/v1/training/runs', { preset, model, workspace, schedule } satisfies StartTrainingRequest);
+    this.post({ type: 'run', run });
+    await this.select(run.id);
+    this.post({ type: 'runs', runs: (await callBackend<TrainingRunsResponse>(this.backend, 'GET', '/v1/training/runs')).runs });
+  }
+
+  /** Exports the run's merged weights to ONNX when needed, then points the prover at them after confirmation. */
+  private async useModel(runId: string): Promise<void> {
+    let run = await callBackend<TrainingRun>(this.backend, 'GET', `/v1/training/runs/${encodeURIComponent(runId)}`);
+    let dir = run.onnxDir;
+    if (!dir) {
+      dir = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Kimina: exporting the fine-tuned model to ONNX' },
+        async () => (await callBackend<ExportModelResponse>(this.backend, 'POST', `/v1/training/runs/${encodeURIComponent(runId)}/export`, { quantize: 'q4' })).onnxDir);
+      run = await callBackend<TrainingRun>(this.backend, 'GET', `/v1/training/runs/${encodeURIComponent(runId)}`);
+      this.post({ type: 'run', run });
+    }
+    const choice = await vscode.window.showInformationMessage(`Prove with the fine-tuned model from "${run.name}"? (${dir})`, 'Switch', 'Not now');
+    if (choice !== 'Switch') return;
+    const config = vscode.workspace.getConfiguration('kimina');
+    await config.update('engine', 'onnx', vscode.ConfigurationTarget.Global);
+    await config.update('model', dir, vscode.ConfigurationTarget.Global);
+    void vscode.window.showInformationMessage('Kimina now proves with the fine-tuned model.');
+  }
+
+  private async refreshGpus(): Promise<void> {
+    try { this.post({ type: 'gpus', report: await callBackend<GpuReport>(this.backend, 'GET', '/v1/training/gpus') }); } catch { /* the stream reports the connection */ }
+  }
+
+  private stopFollowing(): void {
+    this.stream?.stop();
+    this.stream = null;
+    if (this.gpuTimer) clearInterval(this.gpuTimer);
+    this.gpuTimer = null;
+  }
+
+  private html(webview: vscode.Webview, media: vscode.Uri): string {
+    const nonce = Array.from({ length: 24 }, () => Math.floor(Math.random() * 36).toString(36)).join('');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(media, 'trainingMonitor.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(media, 'trainingMonitor.css'));
+    return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource} 'unsafe-inline'; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0"><link rel="stylesheet" href="${style}"><title>Kimina Training</title></head>
+<body><main id="root"><p>Loading…</p></main><script nonce="${nonce}" src="${script}"></script></body></html>`;
+  }
+
+  dispose(): void { this.stopFollowing(); }
+}
+
+/** Registers the `kimina.trainingMonitor` webview view (contributed in package.json by the extension). */
+export function registerTrainingMonitor(context: vscode.ExtensionContext, backend: BackendAddress): vscode.Disposable {
+  const provider = new TrainingMonitorProvider(context, backend);
+  const registration = vscode.window.registerWebviewViewProvider('kimina.trainingMonitor', provider, { webviewOptions: { retainContextWhenHidden: true } });
+  return vscode.Disposable.from(registration, provider);
+}
