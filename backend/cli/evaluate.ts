@@ -9,13 +9,13 @@ import { flagNumber, flagString, parseArgs, type Parsed } from './args';
 import { ProgressBar } from './progress';
 import { loadBenchmark } from '../eval/benchmark';
 import { statementProblems } from '../eval/statementCheck';
-import { runEvaluation, type AttemptProblem } from '../eval/runner';
+import { runEvaluation } from '../eval/runner';
 import { buildReport } from '../eval/report';
 import { compareReports } from '../eval/compare';
 import { pct } from '../eval/markdown';
 import { writeComparison, writeReport } from '../eval/writeReports';
 import { describeCheck, fetchMiniF2F } from '../eval/fetch';
-import { openBackends, type Backends } from '../eval/backends';
+import { openBackends } from '../eval/backends';
 import { proveAttempter } from '../eval/proveAttempt';
 
 const USAGE = `usage:
@@ -39,14 +39,6 @@ run options:
 A rerun of the same command continues where the last one stopped.
 
 fetch options: --dest DIR (default ~/.kimina/benchmarks/miniF2F-lean4)  --method git|archive|auto  --url URL  --ref REF  --force`;
-
-/** How `run` gets its engine-backed attempter; tests swap in test doubles. */
-export interface EvalCliDeps {
-  openBackends: typeof openBackends;
-  makeAttempter?: (backends: Backends, config: EvalConfig, parallel: number, seed: number | undefined) => AttemptProblem;
-}
-
-const defaultDeps: EvalCliDeps = { openBackends };
 
 function dbPath(p: Parsed): string {
   return resolve(flagString(p, 'db') ?? process.env.KIMINA_DB ?? join(kiminaHome(), 'kimina.db'));
@@ -85,7 +77,7 @@ function headline(report: EvalReport): string[] {
   return lines;
 }
 
-async function runCommand(p: Parsed, deps: EvalCliDeps): Promise<number> {
+async function runCommand(p: Parsed): Promise<number> {
   const benchmark = p.positionals[1];
   if (!benchmark) throw new Error('kimina eval run needs a benchmark folder or .jsonl file');
   const model = flagString(p, 'model');
@@ -121,13 +113,13 @@ async function runCommand(p: Parsed, deps: EvalCliDeps): Promise<number> {
 
   let outcome = { finished: 0, complete: doneBefore === selected.length, stopped: false };
   if (!outcome.complete) {
-    const backends = await deps.openBackends({ engine: engineName, model, baseUrl: flagString(p, 'base-url'), log: (l) => console.error(l) });
+    const backends = await openBackends({ engine: engineName, model, baseUrl: flagString(p, 'base-url'), log: (l) => console.error(l) });
     for (const line of backends.describe) console.error(line);
     const parallel = flagNumber(p, 'parallel') !== undefined
       ? intFlag(p, 'parallel', 1, 1, 4096)
       : Math.max(1, Math.min(64, backends.verifierCapacity));
     if (parallel > backends.verifierCapacity) throw new Error(`--parallel ${parallel} exceeds what the verifier queues (${backends.verifierCapacity}); raise KIMINA_MAX_QUEUE or lower --parallel`);
-    const attempt = deps.makeAttempter?.(backends, config, parallel, seed) ?? proveAttempter({
+    const attempt = proveAttempter({
       deps: { engine: backends.engine, verifier: backends.verifier, options: { verifyTimeout: config.leanTimeout } },
       temperature: config.temperature, topP: config.topP, maxTokens: config.maxTokens, parallel, seed,
     });
@@ -187,14 +179,14 @@ async function fetchCommand(p: Parsed): Promise<number> {
   return check.problems.length === 0 ? 0 : 1;
 }
 
-export async function run(args: string[], deps: EvalCliDeps = defaultDeps): Promise<number> {
+export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json']);
   const sub = p.positionals[0];
   if (!sub || p.flags.has('help') || sub === 'help') { console.log(USAGE); return sub || p.flags.has('help') ? 0 : 2; }
   const lazyStore = (() => { let s: EvalStore | null = null; return () => (s ??= openStore(p)); })();
   switch (sub) {
     case 'run':
-      return runCommand(p, deps);
+      return runCommand(p);
     case 'report': {
       const name = p.positionals[1];
       if (!name) throw new Error('kimina eval report needs a run name');
@@ -237,7 +229,7 @@ export async function run(args: string[], deps: EvalCliDeps = defaultDeps): Prom
       return fetchCommand(p);
     default:
       // `kimina eval BENCHMARK …` is short for `kimina eval run BENCHMARK …`.
-      if (existsSync(sub)) return runCommand({ ...p, positionals: ['run', ...p.positionals] }, deps);
+      if (existsSync(sub)) return runCommand({ ...p, positionals: ['run', ...p.positionals] });
       console.error(`kimina eval: unknown subcommand '${sub}'\n\n${USAGE}`);
       return 2;
   }
