@@ -17,6 +17,11 @@ export interface WeightSource {
 
 export interface Qwen3GraphOptions {
   quant: Quantization;
+  /**
+   * 'split' (default): our layout. 'optimum': the usual export (past_key_values.N.* in, present.N.*
+   * = Concat(past, new) out, attention_mask), kept only as the benchmark's baseline for transformers.js.
+   */
+  layout?: 'split' | 'optimum';
   /** MatMulNBits accuracy_level (0 = float compute, 4 = int8 compute); default 0. */
   accuracyLevel?: number;
   onTensor?: (name: string) => void;
@@ -47,13 +52,22 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     return w.get(name);
   };
 
+  const optimum = options.layout === 'optimum';
   g.input(io.inputIds, DataType.INT64, ['batch', 'seq']);
+  if (optimum) g.input('attention_mask', DataType.INT64, ['batch', 'total']);
   g.input(io.positionIds, DataType.INT64, ['batch', 'seq']);
-  g.input(io.pastBias, DataType.FLOAT, ['batch', 'past']);
-  g.input(io.newBias, DataType.FLOAT, ['batch', 'seq', 'seq']);
+  if (!optimum) {
+    g.input(io.pastBias, DataType.FLOAT, ['batch', 'past']);
+    g.input(io.newBias, DataType.FLOAT, ['batch', 'seq', 'seq']);
+  }
   for (let l = 0; l < s.layers; l++) {
-    g.input(io.pastKey(l), DataType.FLOAT, ['batch', s.kvHeads, 1, D, 'past']);
-    g.input(io.pastValue(l), DataType.FLOAT, ['batch', s.kvHeads, 1, 'past', D]);
+    if (optimum) {
+      g.input(`past_key_values.${l}.key`, DataType.FLOAT, ['batch', s.kvHeads, 'past', D]);
+      g.input(`past_key_values.${l}.value`, DataType.FLOAT, ['batch', s.kvHeads, 'past', D]);
+    } else {
+      g.input(io.pastKey(l), DataType.FLOAT, ['batch', s.kvHeads, 1, D, 'past']);
+      g.input(io.pastValue(l), DataType.FLOAT, ['batch', s.kvHeads, 1, 'past', D]);
+    }
   }
 
   const linear = (x: string, name: string, outDim: number, inDim: number): string => {
@@ -100,12 +114,47 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     return g.node('Add', [g.node('Mul', [x, cos]), g.node('Mul', [rotated, sin])]);
   };
 
-  const pastLen = g.node('Shape', [io.pastBias], { start: attr.int(1), end: attr.int(2) });
-  const pastBias5 = g.node('Reshape', [io.pastBias, g.constInt64([0, 1, 1, 1, -1])]);
-  const newBias5 = g.node('Unsqueeze', [io.newBias, g.constInt64([1, 2])]);
   const lastAxis = g.constInt64([-1]);
   const zero = g.constInt64([0]);
   const end = g.constInt64([INT64_MAX]);
+  const masked = g.constFloat([-1e9], []);
+  let attention: (l: number, q5: string, kr: string, v: string) => string;
+  if (optimum) {
+    // Padding bias from attention_mask, causal bias from positions in the concatenated cache.
+    const maskF = g.node('Cast', [g.node('Reshape', ['attention_mask', g.constInt64([0, 1, 1, 1, -1])])], { to: attr.int(DataType.FLOAT) });
+    const padBias = g.node('Mul', [g.node('Sub', [g.constFloat([1], []), maskF]), masked]);
+    const past = g.node('Squeeze', [g.node('Shape', ['past_key_values.0.key'], { start: attr.int(2), end: attr.int(3) }), zero]);
+    const total = g.node('Squeeze', [g.node('Shape', ['attention_mask'], { start: attr.int(1), end: attr.int(2) }), zero]);
+    const one = g.constInt64([1], []);
+    const qPos = g.node('Unsqueeze', [g.node('Range', [past, total, one]), g.constInt64([1])]);
+    const kPos = g.node('Unsqueeze', [g.node('Range', [g.constInt64([0], []), total, one]), zero]);
+    const causal = g.node('Where', [g.node('Greater', [kPos, qPos]), masked, g.constFloat([0], [])]);
+    const bias = g.node('Add', [padBias, causal]);
+    attention = (l, q5, kr, v) => {
+      const kAll = g.node('Concat', [`past_key_values.${l}.key`, g.node('Transpose', [kr], { perm: attr.ints([0, 2, 1, 3]) })], { axis: attr.int(2) }, { outputNames: [`present.${l}.key`] });
+      const vAll = g.node('Concat', [`past_key_values.${l}.value`, g.node('Transpose', [v], { perm: attr.ints([0, 2, 1, 3]) })], { axis: attr.int(2) }, { outputNames: [`present.${l}.value`] });
+      const kT = g.node('Unsqueeze', [g.node('Transpose', [kAll], { perm: attr.ints([0, 1, 3, 2]) }), g.constInt64([2])]);
+      const probs = g.node('Softmax', [g.node('Add', [g.node('MatMul', [q5, kT]), bias])], { axis: attr.int(-1) });
+      return g.node('MatMul', [probs, g.node('Unsqueeze', [vAll, g.constInt64([2])])]);
+    };
+  } else {
+    const pastLen = g.node('Shape', [io.pastBias], { start: attr.int(1), end: attr.int(2) });
+    const pastBias5 = g.node('Reshape', [io.pastBias, g.constInt64([0, 1, 1, 1, -1])]);
+    const newBias5 = g.node('Unsqueeze', [io.newBias, g.constInt64([1, 2])]);
+    attention = (l, q5, kr, v) => {
+      g.node('Transpose', [kr], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newKey(l)] });
+      g.node('Transpose', [v], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newValue(l)] });
+      const kNewT = g.node('Unsqueeze', [g.node('Transpose', [kr], { perm: attr.ints([0, 2, 3, 1]) }), g.constInt64([2])]);
+      const vNew = g.node('Unsqueeze', [io.newValue(l), g.constInt64([2])]);
+      // Scores against the cache (vector-matrix, K stored transposed) and against the new tokens.
+      const scoresPast = g.node('Add', [g.node('MatMul', [q5, io.pastKey(l)]), pastBias5]);
+      const scoresNew = g.node('Add', [g.node('MatMul', [q5, kNewT]), newBias5]);
+      const probs = g.node('Softmax', [g.node('Concat', [scoresPast, scoresNew], { axis: attr.int(-1) })], { axis: attr.int(-1) });
+      const pPast = g.node('Slice', [probs, zero, pastLen, lastAxis]);
+      const pNew = g.node('Slice', [probs, pastLen, end, lastAxis]);
+      return g.node('Add', [g.node('MatMul', [pPast, io.pastValue(l)]), g.node('MatMul', [pNew, vNew])]);
+    };
+  }
 
   const embedValues = weight('model.embed_tokens.weight');
   if (embedValues.length !== s.vocabSize * s.hiddenSize) {
@@ -131,17 +180,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const kr = rope(rmsNorm(k, `${p}.self_attn.k_norm.weight`, D));
     // Queries grouped per KV head: [batch, kv, G, seq, D].
     const q5 = g.node('Transpose', [g.node('Reshape', [qr, g.constInt64([0, 0, s.kvHeads, G, D])])], { perm: attr.ints([0, 2, 3, 1, 4]) });
-    g.node('Transpose', [kr], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newKey(l)] });
-    g.node('Transpose', [v], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newValue(l)] });
-    const kNewT = g.node('Unsqueeze', [g.node('Transpose', [kr], { perm: attr.ints([0, 2, 3, 1]) }), g.constInt64([2])]);
-    const vNew = g.node('Unsqueeze', [io.newValue(l), g.constInt64([2])]);
-    // Scores against the cache (vector-matrix, K stored transposed) and against the new tokens.
-    const scoresPast = g.node('Add', [g.node('MatMul', [q5, io.pastKey(l)]), pastBias5]);
-    const scoresNew = g.node('Add', [g.node('MatMul', [q5, kNewT]), newBias5]);
-    const probs = g.node('Softmax', [g.node('Concat', [scoresPast, scoresNew], { axis: attr.int(-1) })], { axis: attr.int(-1) });
-    const pPast = g.node('Slice', [probs, zero, pastLen, lastAxis]);
-    const pNew = g.node('Slice', [probs, pastLen, end, lastAxis]);
-    const ctx = g.node('Add', [g.node('MatMul', [pPast, io.pastValue(l)]), g.node('MatMul', [pNew, vNew])]);
+    const ctx = attention(l, q5, kr, v);
     const merged = g.node('Reshape', [g.node('Transpose', [ctx], { perm: attr.ints([0, 3, 1, 2, 4]) }), g.constInt64([0, 0, s.heads * D])]);
     hidden = g.node('Add', [hidden, linear(merged, `${p}.self_attn.o_proj.weight`, s.hiddenSize, s.heads * D)]);
 
@@ -155,6 +194,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   // Logits for the last position only: [batch, vocab].
   const last = g.node('Slice', [hidden, g.constInt64([-1]), end, g.constInt64([1])]);
   const normed = g.node('Reshape', [rmsNorm(last, 'model.norm.weight', s.hiddenSize), g.constInt64([-1, s.hiddenSize])]);
+  const logitsName = optimum ? 'logits_last' : io.logits;
   const headName = s.tieWordEmbeddings || !w.has('lm_head.weight') ? 'model.embed_tokens.weight' : 'lm_head.weight';
   if (quant === 'q4') {
     // Read again rather than kept: the embedding of a real checkpoint is hundreds of MB.
@@ -166,12 +206,22 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     g.node('MatMulNBits', [normed, b, sc], {
       K: attr.int(s.hiddenSize), N: attr.int(s.vocabSize), bits: attr.int(4), block_size: attr.int(Q4_BLOCK),
       accuracy_level: attr.int(options.accuracyLevel ?? 0),
-    }, { domain: 'com.microsoft', outputNames: [io.logits] });
+    }, { domain: 'com.microsoft', outputNames: [logitsName] });
   } else {
     if (headName === 'lm_head.weight') g.initializer('lm_head.weight', DataType.FLOAT, [s.vocabSize, s.hiddenSize], weight(headName));
-    g.node('Gemm', [normed, headName], { transB: attr.int(1) }, { outputNames: [io.logits] });
+    g.node('Gemm', [normed, headName], { transB: attr.int(1) }, { outputNames: [logitsName] });
   }
 
+  if (optimum) {
+    // transformers.js reads logits[:, -1]: the last position as [batch, 1, vocab].
+    g.node('Reshape', [logitsName, g.constInt64([-1, 1, s.vocabSize])], {}, { outputNames: ['logits'] });
+    g.output('logits', DataType.FLOAT, ['batch', 1, s.vocabSize]);
+    for (let l = 0; l < s.layers; l++) {
+      g.output(`present.${l}.key`, DataType.FLOAT, ['batch', s.kvHeads, 'total', D]);
+      g.output(`present.${l}.value`, DataType.FLOAT, ['batch', s.kvHeads, 'total', D]);
+    }
+    return;
+  }
   g.output(io.logits, DataType.FLOAT, ['batch', s.vocabSize]);
   for (let l = 0; l < s.layers; l++) {
     g.output(io.newKey(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);
