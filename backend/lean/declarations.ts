@@ -1,8 +1,9 @@
 // Finding declarations, their statements and their `sorry`s in Lean 4 source, without Lean.
 // Comments (nested `/- -/`, `--`), strings and char literals are masked first, so keywords and
 // brackets inside them are never mistaken for code. Commands are recognised where Lean code
-// conventionally starts them: at column 0 (attributes, modifiers and `open … in` prefixes are
-// folded into the declaration that follows them).
+// conventionally starts them: at the start of a line (column 0, or indented for declaration keywords,
+// attributes and modifiers, which never start a tactic); attributes, modifiers and `open … in` /
+// `set_option … in` prefixes are folded into the declaration that follows them.
 
 export type DeclarationKind =
   | 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'structure'
@@ -38,6 +39,8 @@ export interface Declaration {
 const DECL_KINDS = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'structure',
   'inductive', 'class', 'axiom', 'opaque']);
 const MODIFIERS = new Set(['private', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec', 'scoped', 'local']);
+/** Modifiers that may start an indented declaration (inside an indented namespace or section). */
+const INDENTABLE_MODIFIERS = new Set(['private', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec']);
 /** Column-0 words that start a command which is not a declaration. */
 const OTHER_COMMANDS = new Set(['import', 'open', 'set_option', 'namespace', 'section', 'end', 'variable', 'universe',
   'attribute', 'export', 'mutual', 'macro', 'macro_rules', 'syntax', 'elab', 'notation', 'infix', 'infixl', 'infixr',
@@ -113,15 +116,30 @@ class Positions {
 
 interface Command { start: number; end: number; word: string }
 
-/** Column-0 command starts in masked text, each running to the next start (trailing blanks excluded). */
+/**
+ * An indented `open … in` / `set_option … in` line is a declaration prefix only when a declaration starts
+ * on the next non-blank line (as tactics, the same words prefix a tactic instead).
+ */
+function isIndentedPrefix(masked: string, from: number, word: string): boolean {
+  if (word !== 'open' && word !== 'set_option') return false;
+  const lineEnd = masked.indexOf('\n', from);
+  if (lineEnd < 0 || !/\sin\s*$/u.test(masked.slice(from, lineEnd))) return false;
+  const next = /^\s*(@\[|[\p{L}_][\p{L}\p{N}_!?']*)/u.exec(masked.slice(lineEnd + 1, lineEnd + 200));
+  return next !== null && (next[1] === '@[' || DECL_KINDS.has(next[1]) || INDENTABLE_MODIFIERS.has(next[1]));
+}
+
+/** Command starts in masked text, each running to the next start (trailing blanks excluded). */
 function commands(masked: string): Command[] {
   const starts: { start: number; word: string }[] = [];
-  const re = /^(@\[|[^\s]+)/gmu;
+  const re = /^([ \t]*)(@\[|[^\s]+)/gmu;
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
-    const word = m[1] === '@[' ? '@[' : (/^[#\p{L}_][\p{L}\p{N}_!?']*/u.exec(m[1])?.[0] ?? '');
-    if (word === '@[' || DECL_KINDS.has(word) || MODIFIERS.has(word) || OTHER_COMMANDS.has(word) || word.startsWith('#')) {
-      starts.push({ start: m.index, word });
-    }
+    const word = m[2] === '@[' ? '@[' : (/^[#\p{L}_][\p{L}\p{N}_!?']*/u.exec(m[2])?.[0] ?? '');
+    const indented = m[1].length > 0;
+    // Indented lines start a command only with words that cannot begin a tactic or a term.
+    const starts_ = indented
+      ? word === '@[' || DECL_KINDS.has(word) || INDENTABLE_MODIFIERS.has(word) || isIndentedPrefix(masked, m.index + m[0].length, word)
+      : word === '@[' || DECL_KINDS.has(word) || MODIFIERS.has(word) || OTHER_COMMANDS.has(word) || word.startsWith('#');
+    if (starts_) starts.push({ start: m.index + m[1].length, word });
   }
   return starts.map((s, k) => {
     let end = k + 1 < starts.length ? starts[k + 1].start : masked.length;
@@ -148,11 +166,12 @@ function readHead(masked: string, start: number, end: number): Head {
     }
     const word = /^[\p{L}_][\p{L}\p{N}_!?']*/u.exec(masked.slice(i, i + 40))?.[0] ?? '';
     if (MODIFIERS.has(word)) { i += word.length; continue; }
-    if (word === 'open') {
+    if (word === 'open' || word === 'set_option') {
+      // `open Foo in` / `set_option name value in`: a prefix of the command that follows.
       const rest = masked.slice(i, end);
       const inMatch = /\sin(?=\s|$)/u.exec(rest);
       if (inMatch) { i += inMatch.index + inMatch[0].length; continue; }
-      return { kind: 'open', keywordEnd: i + word.length, prefixOnly: false };
+      return { kind: word, keywordEnd: i + word.length, prefixOnly: false };
     }
     return { kind: word, keywordEnd: i + word.length, prefixOnly: false };
   }

@@ -146,3 +146,38 @@ test('every miniF2F-lean4 file parses to one theorem ending in := by with one so
   }
   assert.equal(n, 488);
 });
+
+test('indented declarations in a namespace, set_option … in prefixes, lemma with := by on the next line', () => {
+  const src = `import Mathlib
+
+namespace Foo
+  /-- indented doc -/
+  theorem inner (n : ℕ) : n + 0 = n := by
+    simp
+
+  set_option maxHeartbeats 400000 in
+  lemma heavy (n : ℕ) :
+      n * 1 = n
+      := by
+    sorry
+end Foo
+`;
+  const [inner, heavy] = findDeclarations(src);
+  assert.deepEqual([inner.name, inner.namespace, inner.start.column, inner.docComment], ['inner', 'Foo', 2, 'indented doc']);
+  assert.equal(inner.sorries.length, 0);
+  assert.ok(heavy.statement.startsWith('set_option maxHeartbeats 400000 in\n  lemma heavy'));
+  assert.ok(heavy.statement.endsWith('n * 1 = n\n      := by'));
+  assert.equal(heavy.sorries.length, 1);
+  assert.equal(formalStatementOf(src, heavy).text, 'import Mathlib\n\nnamespace Foo\n\n' + heavy.statement);
+  // A tactic line never starts a command, even indented.
+  const tactics = 'theorem t : True := by\n  have h : True := trivial\n  exact h\n';
+  assert.equal(findDeclarations(tactics).length, 1);
+  assert.equal(findDeclarations(tactics)[0].end.line, 3);
+});
+
+test('set_option … in before a tactic stays inside the proof', () => {
+  const src = 'theorem t (n : ℕ) : n = n := by\n  set_option maxRecDepth 1000 in\n  rfl\n\ntheorem u : True := trivial\n';
+  const [t, u] = findDeclarations(src);
+  assert.equal(t.end.line, 3);
+  assert.equal(u.name, 'u');
+});
