@@ -192,6 +192,8 @@ export class Tokenizer {
   private readonly addedById = new Map<number, AddedToken>();
   private readonly addedByContent = new Map<string, AddedToken>();
   private readonly addedSplitter: RegExp | null;
+  private readonly lstrip = new Set<string>();
+  private readonly rstrip = new Set<string>();
   private readonly normalize: (s: string) => string;
   private readonly preTokenize: PreTokenizeStep;
   private readonly cache = new Map<string, number[]>();
@@ -220,12 +222,15 @@ export class Tokenizer {
       added.push(t);
       this.addedById.set(t.id, t);
       this.addedByContent.set(t.content, t);
+      if (raw.lstrip === true) this.lstrip.add(t.content);
+      if (raw.rstrip === true) this.rstrip.add(t.content);
     }
     this.addedTokens = added;
-    // Longest first, so a token that is a prefix of another never wins.
+    // Longest first, so a token that is a prefix of another never wins. Each token is a capture group
+    // (the match may include whitespace an lstrip/rstrip token absorbs, as HF does).
     const alternatives = [...this.addedByContent.keys()].sort((a, b) => b.length - a.length)
-      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    this.addedSplitter = alternatives.length > 0 ? new RegExp(alternatives.join('|'), 'g') : null;
+      .map((c) => `${this.lstrip.has(c) ? '\\s*' : ''}(${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')})${this.rstrip.has(c) ? '\\s*' : ''}`);
+    this.addedSplitter = alternatives.length > 0 ? new RegExp(alternatives.join('|'), 'gu') : null;
 
     let maxId = -1;
     for (const id of this.vocab.values()) maxId = Math.max(maxId, id);
@@ -273,7 +278,8 @@ export class Tokenizer {
       for (const m of text.matchAll(this.addedSplitter!)) {
         const at = m.index ?? 0;
         if (at > last) this.encodeOrdinary(text.slice(last, at), ids);
-        ids.push(this.addedByContent.get(m[0])!.id);
+        const content = m.slice(1).find((g) => g !== undefined)!;
+        ids.push(this.addedByContent.get(content)!.id);
         last = at + m[0].length;
       }
     }

@@ -118,3 +118,11 @@ test('a chat_template.jinja file is used when tokenizer_config.json has none', a
   assert.equal(tok.chatTemplate, '{{ messages[0].content }}');
   assert.equal(tok.eosToken, '<|end|>');
 });
+
+test('added tokens with lstrip / rstrip absorb the whitespace next to them, as HF does', () => {
+  const json = tinyTokenizerJson() as { added_tokens: unknown[] };
+  json.added_tokens.push({ id: 8, content: '<mask>', special: true, lstrip: true, rstrip: false });
+  const tok = tokenizerFromFiles({ tokenizerJson: json });
+  assert.deepEqual(tok.encode('ab  <mask>ab'), [3, 8, 3]);
+  assert.deepEqual(tok.encode('ab <|end|>'), [3, 2, 7], 'a token without lstrip leaves the space alone');
+});
