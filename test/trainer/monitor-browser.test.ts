@@ -1,0 +1,101 @@
+// The Training Monitor webview in a real browser (Debian's Chromium through playwright-core), fed live by a
+// real backend running a tiny GRPO run: the run appears, its charts are drawn and grow as steps finish.
+// The VS Code side is a TEST DOUBLE: a fake acquireVsCodeApi in the page and a small relay here that does
+// what extension/trainingMonitor.ts does (with the same client: trainingMonitorClient.ts).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { TrainingPresetName, TrainingRun, TrainingStreamEvent } from '../../backend/protocol';
+import type { FromMonitor, ToMonitor } from '../../media/trainingMonitorMessages';
+import { callBackend, followTrainingEvents } from '../../extension/trainingMonitorClient';
+import { PRESETS } from '../../backend/training/presets';
+import { api, makeTinyModel, PROMPTS, removeDir, startBackend, waitFor, type Backend } from './harness';
+import { repoRoot } from './pythonSetup';
+
+const CHROMIUM = '/usr/bin/chromium';
+let backend: Backend;
+let browser: Browser;
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) return;
+  backend = await startBackend();
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+});
+after(async () => {
+  await browser?.close();
+  if (backend) { await backend.close(); removeDir(backend.dir); }
+});
+
+async function bundle(out: string): Promise<{ js: string; css: string }> {
+  await build({ entryPoints: { trainingMonitor: join(repoRoot, 'media', 'trainingMonitor.ts') }, bundle: true, outdir: out, platform: 'browser',
+    format: 'iife', target: 'es2022', loader: { '.css': 'css' }, logLevel: 'error' });
+  return { js: readFileSync(join(out, 'trainingMonitor.js'), 'utf8'), css: readFileSync(join(out, 'trainingMonitor.css'), 'utf8') };
+}
+
+/** TEST DOUBLE of the view host: relays between the page and the backend like extension/trainingMonitor.ts. */
+async function relay(page: Page, b: Backend): Promise<() => void> {
+  const address = { httpUrl: () => b.url, token: () => undefined };
+  const post = (m: ToMonitor) => page.evaluate((msg) => window.postMessage(msg, '*'), m as never).catch(() => {});
+  let selected: string | null = null;
+  let stream: { stop(): void } | null = null;
+  const select = async (runId: string) => {
+    selected = runId;
+    const m = await callBackend<{ steps: never[] }>(address, 'GET', `/v1/training/runs/${runId}/metrics`);
+    await post({ type: 'metrics', runId, steps: m.steps, replace: true });
+  };
+  await page.exposeFunction('hostReceive', async (m: FromMonitor) => {
+    if (m.type === 'ready') {
+      await post({ type: 'presets', presets: Object.entries(PRESETS).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })), defaultModel: 'm', workspace: '/ws' });
+      await post({ type: 'gpus', report: await callBackend(address, 'GET', '/v1/training/gpus') });
+      stream = followTrainingEvents(address, (e: TrainingStreamEvent) => {
+        if (e.type === 'run') { void post({ type: 'run', run: e.run }); if (!selected) void select(e.run.id); }
+        else if (e.type === 'metrics' && e.runId === selected) void post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false });
+        else if (e.type === 'rollouts' && e.runId === selected) void post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false });
+      }, (status, message) => void post({ type: 'connection', status, message }));
+    } else if (m.type === 'control') {
+      await post({ type: 'run', run: await callBackend<TrainingRun>(address, 'POST', `/v1/training/runs/${m.runId}/${m.action}`) });
+    }
+  });
+  return () => stream?.stop();
+}
+
+test('live charts of a tiny run update in the webview', { timeout: 600_000 }, async (t) => {
+  if (!existsSync(CHROMIUM)) { t.skip(`${CHROMIUM} is not installed (the e2e suite installs it)`); return; }
+  const assets = await bundle(join(backend.dir, 'media'));
+  const page = await browser.newPage({ viewport: { width: 380, height: 2400 } });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const stop = await relay(page, backend);
+  await page.setContent(`<!DOCTYPE html><html><head><style>${assets.css}</style></head><body><main id="root"></main>
+<script>window.acquireVsCodeApi = () => ({ postMessage: (m) => window.hostReceive(m) });</script><script>${assets.js}</script></body></html>`);
+  try {
+    await page.waitForSelector('.connection.connected', { timeout: 30_000 });
+    const modelDir = await makeTinyModel(join(backend.dir, 'tiny-model'));
+    const created = await api<TrainingRun>(backend, 'POST', '/v1/training/runs', {
+      preset: 'tiny-cpu', model: modelDir, prompts: PROMPTS.slice(0, 3), heldOut: [PROMPTS[3]], gpus: 'cpu', name: 'monitor run',
+      overrides: { maxSteps: 4, saveSteps: 2, evalSteps: 2, evalSamples: 2, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 },
+    });
+    assert.equal(created.status, 201);
+    await page.waitForSelector('.run .state.running', { timeout: 60_000 });
+    await page.waitForSelector('#chart-reward canvas', { timeout: 300_000 });
+    const early = await page.evaluate(() => document.querySelectorAll('.chart').length);
+    await waitFor('the run to complete', () => backend.service.jobs.get(created.body.id).state === 'completed' || undefined, 400_000, 250);
+    await page.waitForSelector('.run .state.completed', { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('.run .muted')?.textContent?.startsWith('step 4/4'), undefined, { timeout: 30_000 });
+    const chartIds = await page.evaluate(() => [...document.querySelectorAll('.chart')].map((c) => c.getAttribute('data-chart')));
+    for (const id of ['reward', 'eval', 'format', 'length', 'clipped', 'loss', 'grad', 'entropy', 'throughput', 'steptime']) assert.ok(chartIds.includes(id), `chart ${id} missing: ${chartIds.join(',')}`);
+    assert.ok(chartIds.length >= early);
+    const evalText = await page.textContent('.details .eval');
+    assert.match(evalText ?? '', /held-out pass@2 with fix turn: base 0 → step 4: 0/);
+    assert.match(await page.textContent('.rollouts') ?? '', /step \d+ · (train|eval)/);
+    mkdirSync(join(repoRoot, 'test-output'), { recursive: true });
+    await page.screenshot({ path: join(repoRoot, 'test-output', 'training-monitor.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  } finally {
+    stop();
+    await page.close();
+  }
+});
