@@ -22,6 +22,8 @@ export interface PoolOptions {
    * header's idle REPL (default true; false is kimina-lean-server's acquire order, kept for the benchmark).
    */
   waitForBusyHeader?: boolean;
+  /** Stop REPLs left idle this long, to give their memory back (0 or absent: keep them). */
+  idleTimeoutMs?: number;
 }
 
 export interface PoolStats {
@@ -81,8 +83,21 @@ export class ReplPool {
   private closed = false;
   private counters = { headerImports: 0, started: 0, replaced: 0 };
 
+  private readonly sweeper: NodeJS.Timeout | undefined;
+
   constructor(private readonly options: PoolOptions) {
     if (!(options.maxRepls >= 1)) throw new Error('maxRepls must be at least 1');
+    const idleMs = options.idleTimeoutMs ?? 0;
+    if (idleMs > 0) {
+      this.sweeper = setInterval(() => this.stopIdleSince(Date.now() - idleMs), Math.max(10, Math.min(idleMs / 2, 30_000)));
+      this.sweeper.unref();
+    }
+  }
+
+  private stopIdleSince(cutoff: number): void {
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      if (this.idle[i].lastUsed < cutoff) this.destroy(this.idle.splice(i, 1)[0]);
+    }
   }
 
   stats(): PoolStats {
@@ -124,6 +139,7 @@ export class ReplPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
     for (const w of this.waiters.splice(0)) w.reject(new Error('the REPL pool is closed'));
     for (const m of [...this.idle, ...this.busy]) this.destroy(m);
     this.idle.length = 0;

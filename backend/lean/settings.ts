@@ -20,6 +20,8 @@ export interface VerifierSettings {
   maxUses: number;
   maxRssMb: number;
   memoryLimitMb: number;
+  /** Stop REPLs idle this many seconds (0: keep them). */
+  idleTimeoutS?: number;
   sandbox: SandboxPreference;
   allowedAxioms: string[];
   allowNativeDecide: boolean;
@@ -46,6 +48,7 @@ export function verifierSettingsFromEnv(): VerifierSettings {
     maxUses: env.num('KIMINA_REPL_MAX_USES', 200),
     maxRssMb: env.num('KIMINA_REPL_MAX_RSS_MB', 12_000),
     memoryLimitMb: env.num('KIMINA_REPL_MEMORY_MB', 16_384),
+    idleTimeoutS: env.num('KIMINA_REPL_IDLE_S', 1800),
     sandbox: sandbox as SandboxPreference,
     allowedAxioms: env.str('KIMINA_ALLOWED_AXIOMS', defaultAllowedAxioms.join(',')).split(',').map((s) => s.trim()).filter(Boolean),
     allowNativeDecide: ['1', 'true', 'yes'].includes(env.str('KIMINA_ALLOW_NATIVE_DECIDE', '').toLowerCase()),
@@ -70,7 +73,7 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
   if (settings.replCommand || replPath) {
     const lakeEnv = settings.replCommand ? undefined : lakeEnvironment(settings.projectDir);
     const launchOptions = { command: settings.replCommand, replPath, lakeEnv, projectDir: settings.projectDir, memoryLimitMb: settings.memoryLimitMb, sandbox };
-    const pool = new ReplPool({ launch: (scratch) => buildLaunch(launchOptions, scratch), maxRepls: settings.maxRepls, maxUses: settings.maxUses, maxRssMb: settings.maxRssMb });
+    const pool = new ReplPool({ launch: (scratch) => buildLaunch(launchOptions, scratch), maxRepls: settings.maxRepls, maxUses: settings.maxUses, maxRssMb: settings.maxRssMb, idleTimeoutMs: (settings.idleTimeoutS ?? 0) * 1000 });
     runner = new PoolRunner(pool);
     describe = `REPL pool (${settings.replCommand ?? (lakeEnv ? `${replPath} with lake's environment` : `lake env ${replPath}`)}), up to ${settings.maxRepls} REPLs`;
   } else {

@@ -84,6 +84,17 @@ test('a REPL whose memory grows past maxRssMb is replaced', async () => {
   } finally { await s.verifier.close(); }
 });
 
+test('REPLs left idle past idleTimeoutMs are stopped', async () => {
+  const s = standInVerifier({ maxRepls: 2, idleTimeoutMs: 150 });
+  try {
+    await s.verifier.check('import A\ntheorem t : True := trivial');
+    assert.equal(s.pool.stats().idle, 1);
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(s.pool.stats().total, 0);
+    assert.equal((await s.verifier.check('import A\ntheorem t : True := trivial')).verdict.status, 'valid');
+  } finally { await s.verifier.close(); }
+});
+
 test('prewarm imports headers ahead of the first check', async () => {
   const s = standInVerifier({ maxRepls: 3 });
   try {

@@ -28,7 +28,7 @@ export function standInPool(options: Partial<PoolOptions> & { importDelayMs?: nu
   };
   const pool = new ReplPool({
     launch: (scratch) => buildLaunch(launchOptions, scratch),
-    maxRepls: options.maxRepls ?? 2, maxUses: options.maxUses ?? 0, maxRssMb: options.maxRssMb ?? 0,
+    maxRepls: options.maxRepls ?? 2, maxUses: options.maxUses ?? 0, maxRssMb: options.maxRssMb ?? 0, idleTimeoutMs: options.idleTimeoutMs,
   });
   return { pool, logFile };
 }
