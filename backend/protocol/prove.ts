@@ -52,8 +52,11 @@ export interface Attempt {
   finishReason?: 'stop' | 'length' | 'cancelled';
   /** The error-fix message built from this attempt's verdict (sent as the next turn when one follows). */
   feedback?: string | null;
-  /** Why no fix turn followed this failed attempt (the recipe's filter names), when none did. */
-  fixSkipped?: 'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded' | 'cancelled';
+  /**
+   * Why no fix turn followed this attempt, when none did: the recipe's filter names, or `proved` (another
+   * sample was verified) and `cancelled` (the request or its check was stopped).
+   */
+  fixSkipped?: 'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded' | 'proved' | 'cancelled';
 }
 
 export type ProveStatus = 'proved' | 'not_proved' | 'cancelled';

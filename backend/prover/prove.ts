@@ -124,12 +124,14 @@ async function runRound(ctx: Context, lanes: Lane[]): Promise<RoundResult> {
   const next: Lane[] = [];
   for (const [k, attempt] of results.entries()) {
     const lane = lanes[k];
-    if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null)) {
-      if (attempt.verdict?.status !== 'valid') attempt.fixSkipped = 'cancelled';
-    } else if (!winner && !ctx.signal.aborted) {
+    if (attempt.verdict?.status === 'valid') attempt.fixSkipped = 'valid';
+    else if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null) || ctx.signal.aborted) {
+      attempt.fixSkipped = 'cancelled';
+    } else if (winner) attempt.fixSkipped = 'proved';
+    else {
       const plan = await planFixTurn({
         conversation: lane.conversation, response: attempt.response,
-        feedback: attempt.verdict?.status === 'valid' ? null : attempt.code === null ? 'filtered' : (attempt.feedback ?? null),
+        feedback: attempt.code === null ? 'filtered' : (attempt.feedback ?? ''),
         maxFixTurns: ctx.settings.fixTurns, engine: ctx.deps.engine,
         maxFeedbackChars: ctx.deps.options?.maxFeedbackChars, maxPromptTokens: ctx.deps.options?.maxPromptTokens,
       });

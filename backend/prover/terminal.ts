@@ -17,7 +17,7 @@ export function attemptLine(a: Attempt): string {
       : a.finishReason === 'cancelled' ? 'cancelled' : 'not checked (another sample won)';
   const format = a.format.ok ? 'format ok' : `format ${a.format.error}`;
   const tokens = a.tokens !== undefined ? `, ${a.tokens} tokens` : '';
-  const fix = a.fixSkipped && a.fixSkipped !== 'valid' && a.fixSkipped !== 'cancelled' ? ` (no fix turn: ${a.fixSkipped})` : '';
+  const fix = a.fixSkipped && !['valid', 'cancelled', 'proved'].includes(a.fixSkipped) ? ` (no fix turn: ${a.fixSkipped})` : '';
   return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}; Lean ${verdict}${fix}`;
 }
 

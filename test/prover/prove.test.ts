@@ -79,7 +79,7 @@ test('n samples decoded together; the first verified proof cancels the other che
   assert.equal(result.status, 'proved');
   assert.equal(verifier.aborted, 2);
   assert.deepEqual(result.attempts.map((a) => [a.sample, a.verdict?.status ?? null, a.fixSkipped ?? null]),
-    [[0, null, 'cancelled'], [1, null, 'cancelled'], [2, 'valid', null]]);
+    [[0, null, 'cancelled'], [1, null, 'cancelled'], [2, 'valid', 'valid']]);
 });
 
 test('no fix turns when disabled; malformed and unextractable answers say why', async () => {
@@ -165,4 +165,13 @@ test('the loop leaves no listener on the caller\'s signal', async () => {
   await prove({ code: FILE, samples: 2 }, { engine: new ScriptedEngine(() => BAD), verifier: new StandInVerifier(judgeByProof) }, () => {}, signal);
   assert.ok(added > 0);
   assert.equal(removed, added);
+});
+
+test('a sample that failed before another was verified gets no fix turn: proved', async () => {
+  const engine = new ScriptedEngine((_c, i) => (i === 0 ? BAD : WELL_FORMED));
+  const verifier = new StandInVerifier((code) => (code.endsWith('  linarith') ? { verdict: valid(), delayMs: 30 } : judgeByProof(code)));
+  const result = await prove({ code: FILE, samples: 2 }, { engine, verifier });
+  assert.equal(result.status, 'proved');
+  assert.deepEqual(result.attempts.map((a) => [a.verdict?.status, a.fixSkipped]), [['lean_error', 'proved'], ['valid', 'valid']]);
+  assert.equal(engine.calls.length, 1);
 });
