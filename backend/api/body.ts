@@ -18,6 +18,8 @@ export function jsonBody(limitBytes = defaultBodyLimitBytes): RequestHandler {
       size += chunk.length;
       if (size > limitBytes) over = true;
       if (!over) chunks.push(chunk);
+      // an oversized body is read and dropped so the client can read the 413; a huge one is cut off
+      if (size > Math.max(64 * 1024 * 1024, limitBytes * 4)) req.destroy();
     });
     req.on('error', (err) => next(err));
     req.on('end', () => {
