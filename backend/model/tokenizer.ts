@@ -207,12 +207,16 @@ export class Tokenizer {
     const decoder = tj.decoder as Json | null;
     if (decoder && decoder.type !== 'ByteLevel') throw new Error(`tokenizer.json: decoder '${String(decoder.type)}' is not supported (ByteLevel only)`);
 
-    this.vocab = new Map(Object.entries(model.vocab as Record<string, number>));
+    // Plain loops: Object.entries / forEach over 150k entries cost several times as much at load.
+    const vocab = model.vocab as Record<string, number>;
+    this.vocab = new Map();
+    for (const piece in vocab) this.vocab.set(piece, vocab[piece]);
     this.ranks = new Map();
-    (model.merges as unknown[]).forEach((m, rank) => {
-      const [a, b] = Array.isArray(m) ? (m as string[]) : String(m).split(' ');
-      this.ranks.set(a + ' ' + b, rank);
-    });
+    const merges = model.merges as Array<string | string[]>;
+    for (let rank = 0; rank < merges.length; rank++) {
+      const m = merges[rank];
+      this.ranks.set(typeof m === 'string' ? m : m[0] + ' ' + m[1], rank);
+    }
     this.normalize = buildNormalizer(tj.normalizer);
     this.preTokenize = buildPreTokenizer(tj.pre_tokenizer);
 
@@ -232,12 +236,11 @@ export class Tokenizer {
       .map((c) => `${this.lstrip.has(c) ? '\\s*' : ''}(${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')})${this.rstrip.has(c) ? '\\s*' : ''}`);
     this.addedSplitter = alternatives.length > 0 ? new RegExp(alternatives.join('|'), 'gu') : null;
 
-    let maxId = -1;
-    for (const id of this.vocab.values()) maxId = Math.max(maxId, id);
-    for (const t of added) maxId = Math.max(maxId, t.id);
-    this.vocabSize = maxId + 1;
-    this.idToPiece = new Array(this.vocabSize);
+    this.idToPiece = [];
     for (const [piece, id] of this.vocab) this.idToPiece[id] = piece;
+    let maxId = this.idToPiece.length - 1;
+    for (const t of added) if (t.id > maxId) maxId = t.id;
+    this.vocabSize = maxId + 1;
 
     const cfg = (files.tokenizerConfig ?? {}) as Json;
     this.templateTokens = {};
