@@ -36,7 +36,8 @@ export class PoolRunner implements SnippetRunner {
         lease.release();
         return { kind: 'repl_error', message: answer.message, time, replId };
       }
-      let audit = new Map<string, ReplMessage[]>();
+      // every name gets an entry: one without an answer fails the verdict (never passes it)
+      let audit: Map<string, ReplMessage[]> = auditAnswers(req.audit, []);
       if (req.audit.length > 0 && typeof answer.env === 'number') {
         const auditAnswer = await lease.repl.send({ cmd: auditCommand(req.audit), env: answer.env }, req.timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
         audit = auditAnswers(req.audit, auditAnswer.messages ?? []);

@@ -24,3 +24,13 @@ test('an unexpected exception is that snippet\'s server_error; the rest of the b
   assert.match(b.verdict.reason, /runner blew up/);
   assert.equal(v.stats().inFlight, 0);
 });
+
+test('a body answer without an env (so no audit could run) is never valid', async () => {
+  const { standInVerifier } = await import('./standInVerifier');
+  const s = standInVerifier({ maxRepls: 1 });
+  try {
+    const out = await s.verifier.check('theorem t : 1 = 1 := by simp -- stand_in_no_env');
+    assert.equal(out.verdict.status, 'lean_error');
+    assert.match(out.verdict.reason, /Could not audit the axioms of 't': no answer/);
+  } finally { await s.verifier.close(); }
+});
