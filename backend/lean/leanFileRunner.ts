@@ -96,7 +96,8 @@ export class LeanFileRunner implements SnippetRunner {
       child.on('close', (code) => {
         const time = Math.round((performance.now() - t0) * 1000) / 1e6;
         const messages = parseLeanJson(stdout);
-        if (messages.length === 0 && code !== 0) {
+        // Lean exits non-zero on errors; a non-zero exit with no error message means it did not finish
+        if (code !== 0 && !messages.some((m) => m.severity === 'error')) {
           done({ kind: 'server_error', message: `Lean exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join('\n') || stdout.slice(0, 500)}` });
           return;
         }
