@@ -8,7 +8,6 @@ import { chromium, type BrowserContext, type FrameLocator, type Page } from 'pla
 
 export const root = resolve(import.meta.dirname, '../..');
 export const outDir = join(root, 'test-output', 'e2e');
-const work = join(root, '.e2e', 'work');
 const codeServer = join(root, '.e2e', 'code-server', 'node_modules', '.bin', 'code-server');
 export const stepTimeout = 30_000;
 
@@ -18,14 +17,24 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
 }
 
 export interface Workbench {
+  name: string;
   page: Page;
   workspace: string;
   console: string[];
   close(): Promise<void>;
 }
 
+export interface WorkbenchOptions {
+  /** Names the run's folders (.e2e/<name>) and its outputs (test-output/e2e/<name>-*). */
+  name: string;
+  settings: Record<string, unknown>;
+  /** Extra environment for code-server, inherited by the extension host and the backend it starts. */
+  env?: Record<string, string>;
+}
+
 /** Installs what is missing, packages the extension, starts code-server and opens the workspace in Chromium. */
-export async function openWorkbench(settings: Record<string, unknown>): Promise<Workbench> {
+export async function openWorkbench({ name, settings, env: extraEnv = {} }: WorkbenchOptions): Promise<Workbench> {
+  const work = join(root, '.e2e', name);
   run('bash', ['scripts/e2e-setup.sh']);
   run('node', ['scripts/build.mjs']);
   rmSync(work, { recursive: true, force: true });
@@ -41,7 +50,7 @@ export async function openWorkbench(settings: Record<string, unknown>): Promise<
     'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false, 'update.mode': 'none', 'workbench.enableExperiments': false,
     'workbench.tips.enabled': false, 'files.autoSave': 'off', 'git.enabled': false, 'git.openRepositoryInParentFolders': 'never', 'editor.codeLens': true, ...settings,
   }, null, 2));
-  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(work, 'xdg-config'), XDG_DATA_HOME: join(work, 'xdg-data'), ONNXRUNTIME_NODE_INSTALL: 'skip' };
+  const env = { ...process.env, ...extraEnv, HOME: home, XDG_CONFIG_HOME: join(work, 'xdg-config'), XDG_DATA_HOME: join(work, 'xdg-data'), ONNXRUNTIME_NODE_INSTALL: 'skip' };
   const vsix = join(work, 'kimina.vsix');
   run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--target', 'linux-x64', '--out', vsix]);
   const dirs = ['--config', config, '--user-data-dir', join(data, 'user'), '--extensions-dir', join(data, 'ext')];
@@ -77,10 +86,10 @@ export async function openWorkbench(settings: Record<string, unknown>): Promise<
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator('.monaco-workbench').waitFor();
   return {
-    page, workspace, console: consoleLines,
+    name, page, workspace, console: consoleLines,
     async close() {
-      writeFileSync(join(outDir, 'console.log'), consoleLines.join('\n'));
-      writeFileSync(join(outDir, 'code-server.log'), serverLog.join(''));
+      writeFileSync(join(outDir, `${name}-console.log`), consoleLines.join('\n'));
+      writeFileSync(join(outDir, `${name}-code-server.log`), serverLog.join(''));
       await browser.close().catch(() => {});
       killServer();
       process.removeListener('exit', killServer);
@@ -125,4 +134,15 @@ export async function editorText(page: Page): Promise<string> {
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(outDir, `${name}.png`) });
+}
+
+/** Runs one step; on failure saves a screenshot and prints the end of the browser console. */
+export async function step<T>(wb: Workbench, name: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    await screenshot(wb.page, `${wb.name}-failed-${name}`).catch(() => {});
+    console.error(`step '${name}' failed; console tail:\n${wb.console.slice(-30).join('\n')}`);
+    throw err;
+  }
 }

@@ -6,25 +6,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expect } from './expect';
-import { editorText, goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, type Workbench } from './harness';
+import { editorText, goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
 import { startStandInServe, type StandInServe } from './standInServe';
 
 let serve: StandInServe;
 let wb: Workbench;
 
-async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    await screenshot(wb.page, `failed-${name}`).catch(() => {});
-    console.error(`step '${name}' failed; console tail:\n${wb.console.slice(-30).join('\n')}`);
-    throw err;
-  }
-}
-
 before(async () => {
   serve = await startStandInServe({ token: 'e2e-token' });
-  wb = await openWorkbench({ 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token', 'kimina.samples': 1 });
+  wb = await openWorkbench({ name: 'attached', settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token', 'kimina.samples': 1 } });
 });
 
 after(async () => {
@@ -34,49 +24,49 @@ after(async () => {
 
 test('prove from the palette: the think block streams, Lean accepts, Accept puts the proof in the file', async () => {
   const { page } = wb;
-  await step('open-file', () => openFile(page, 'Algebra.lean'));
-  await step('code-lens', () => page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor());
-  await step('status-ready', () => page.locator('.statusbar-item', { hasText: 'Kimina' }).first().waitFor());
+  await step(wb, 'open-file', () => openFile(page, 'Algebra.lean'));
+  await step(wb, 'code-lens', () => page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor());
+  await step(wb, 'status-ready', () => page.locator('.statusbar-item', { hasText: 'Kimina' }).first().waitFor());
   await goToLine(page, 7);
-  await step('prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
+  await step(wb, 'prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
   const view = proofView(page);
-  await step('thinking', () => view.locator('details.think summary', { hasText: 'Thinking…' }).first().waitFor());
-  await step('think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor());
-  await screenshot(page, '1-thinking');
-  await step('thought', () => view.locator('details.think summary', { hasText: /Thought for \d+ s/ }).first().waitFor());
-  await step('verdict', () => view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor());
-  await step('diff', () => page.locator('.tab', { hasText: 'Kimina proof of algebra_example' }).first().waitFor());
-  await screenshot(page, '2-proved-diff');
-  await step('accept', () => view.locator('#accept').click());
-  await step('accepted', () => view.locator('.result.ok', { hasText: 'Accepted' }).waitFor());
-  await step('file-holds-proof', () => expect(async () => {
+  await step(wb, 'thinking', () => view.locator('details.think summary', { hasText: 'Thinking…' }).first().waitFor());
+  await step(wb, 'think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor());
+  await screenshot(page, 'attached-1-thinking');
+  await step(wb, 'thought', () => view.locator('details.think summary', { hasText: /Thought for \d+ s/ }).first().waitFor());
+  await step(wb, 'verdict', () => view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor());
+  await step(wb, 'diff', () => page.locator('.tab', { hasText: 'Kimina proof of algebra_example' }).first().waitFor());
+  await screenshot(page, 'attached-2-proved-diff');
+  await step(wb, 'accept', () => view.locator('#accept').click());
+  await step(wb, 'accepted', () => view.locator('.result.ok', { hasText: 'Accepted' }).waitFor());
+  await step(wb, 'file-holds-proof', () => expect(async () => {
     const text = await editorText(page);
     assert.match(text, /have h₁ : 2 \* x = 8 := by linarith/);
   }));
-  await screenshot(page, '3-accepted');
+  await screenshot(page, 'attached-3-accepted');
 });
 
 test('a failing theorem shows Lean\'s error on the candidate and the fix turn', async () => {
   const { page } = wb;
   await goToLine(page, 11); // the sorry of algebra_fails (the accepted proof added a line above)
-  await step('prove-fails', () => runCommand(page, 'Kimina: Prove This Theorem'));
+  await step(wb, 'prove-fails', () => runCommand(page, 'Kimina: Prove This Theorem'));
   const view = proofView(page);
-  await step('turn-2', () => view.locator('.turn-2 h3', { hasText: 'Turn 2 (error fix)' }).waitFor());
-  await step('lean-error', () => view.locator('.lean-message.error', { hasText: "unknown identifier 'bogus_lemma'" }).first().waitFor());
-  await step('not-proved', () => view.locator('.result.bad', { hasText: 'Not proved' }).waitFor());
-  await screenshot(page, '4-failed');
+  await step(wb, 'turn-2', () => view.locator('.turn-2 h3', { hasText: 'Turn 2 (error fix)' }).waitFor());
+  await step(wb, 'lean-error', () => view.locator('.lean-message.error', { hasText: "unknown identifier 'bogus_lemma'" }).first().waitFor());
+  await step(wb, 'not-proved', () => view.locator('.result.bad', { hasText: 'Not proved' }).waitFor());
+  await screenshot(page, 'attached-4-failed');
   assert.ok(!(await editorText(page)).includes('bogus_lemma'), 'a failed proof never reaches the file');
 });
 
 test('Cancel stops a running proof', async () => {
   const { page } = wb;
   await goToLine(page, 14); // the sorry of algebra_slow
-  await step('prove-slow', () => runCommand(page, 'Kimina: Prove This Theorem'));
+  await step(wb, 'prove-slow', () => runCommand(page, 'Kimina: Prove This Theorem'));
   const view = proofView(page);
-  await step('slow-thinking', () => view.locator('.think-text', { hasText: 'step 3' }).first().waitFor());
-  await step('cancel', () => runCommand(page, 'Kimina: Cancel'));
-  await step('cancelled', () => view.locator('.result.cancelled', { hasText: 'Cancelled' }).waitFor());
-  await screenshot(page, '5-cancelled');
+  await step(wb, 'slow-thinking', () => view.locator('.think-text', { hasText: 'step 3' }).first().waitFor());
+  await step(wb, 'cancel', () => runCommand(page, 'Kimina: Cancel'));
+  await step(wb, 'cancelled', () => view.locator('.result.cancelled', { hasText: 'Cancelled' }).waitFor());
+  await screenshot(page, 'attached-5-cancelled');
   const proves = serve.requests.filter((r) => r === 'POST /v1/prove').length;
   assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend');
 });
@@ -85,14 +75,14 @@ test('Prove Goal at Cursor proves the sorry\'s goal as a lemma and splices it in
   const { page } = wb;
   await goToLine(page, 18); // `  · sorry` of algebra_goal
   await page.keyboard.press('End');
-  await step('prove-goal', () => runCommand(page, 'Kimina: Prove Goal at Cursor'));
+  await step(wb, 'prove-goal', () => runCommand(page, 'Kimina: Prove Goal at Cursor'));
   const view = proofView(page);
-  await step('goal-lemma', () => view.locator('.stages li', { hasText: 'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11)' }).waitFor());
-  await step('goal-recheck', () => view.locator('.result.ok', { hasText: 'The whole declaration re-checked' }).waitFor());
-  await screenshot(page, '6-goal-proved');
-  await step('goal-accept', () => view.locator('#accept').click());
-  await step('goal-in-file', () => expect(async () => {
+  await step(wb, 'goal-lemma', () => view.locator('.stages li', { hasText: 'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11)' }).waitFor());
+  await step(wb, 'goal-recheck', () => view.locator('.result.ok', { hasText: 'The whole declaration re-checked' }).waitFor());
+  await screenshot(page, 'attached-6-goal-proved');
+  await step(wb, 'goal-accept', () => view.locator('#accept').click());
+  await step(wb, 'goal-in-file', () => expect(async () => {
     assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
   }));
-  await screenshot(page, '7-goal-accepted');
+  await screenshot(page, 'attached-7-goal-accepted');
 });
