@@ -51,6 +51,9 @@ export class Decoder {
   private cacheFeeds?: { version: number; cache: KvCache; feeds: Feeds };
 
   constructor(readonly session: ort.InferenceSession, readonly shape: Qwen3Shape, options: DecoderOptions = {}) {
+    if (!session.inputNames.includes(io.pastBias)) {
+      throw new Error('onnx/model.onnx is not in the split-cache layout this engine needs (an Optimum / transformers.js export?); convert the checkpoint with `kimina model pull` (convertCheckpoint)');
+    }
     this.prefillChunk = options.prefillChunk ?? 256;
     this.growStep = options.growStep ?? 128;
     this.padId = options.padId ?? 0;

@@ -27,7 +27,7 @@ export function writeOnnxGraph(modelDir: string, shape: Qwen3Shape, weights: Wei
   try {
     const g = new GraphBuilder('qwen3', external);
     buildQwen3Graph(g, shape, weights, options);
-    bytes = g.encode({ [LAYOUT_KEY]: LAYOUT_VALUE, 'kimina.quant': options.quant });
+    bytes = g.encode({ [LAYOUT_KEY]: options.layout === 'optimum' ? 'qwen3-optimum-concat' : LAYOUT_VALUE, 'kimina.quant': options.quant });
   } finally {
     external.close();
   }
