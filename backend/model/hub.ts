@@ -7,7 +7,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 export interface HubFile {
   path: string;
@@ -235,22 +236,26 @@ export async function downloadFile(repo: string, revision: string, listed: HubFi
       const length = Number(response.headers['content-length']);
       if (total === undefined && Number.isFinite(length)) total = length;
     }
-    const out = createWriteStream(part, { flags: resumed ? 'a' : 'w' });
     let bytes = have;
-    try {
-      for await (const chunk of response.data) {
-        const buf = chunk as Buffer;
-        hash.update(buf);
-        bytes += buf.length;
-        if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
+    const count = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        hash.update(chunk);
+        bytes += chunk.length;
         options.onProgress?.({ file: file.path, bytes, total });
-      }
+        done(null, chunk);
+      },
+    });
+    const out = createWriteStream(part, { flags: resumed ? 'a' : 'w' });
+    let writeError: NodeJS.ErrnoException | undefined;
+    out.once('error', (e) => { writeError = e; });
+    try {
+      await pipeline(response.data, count, out);
     } catch (err) {
-      await new Promise<void>((r) => out.end(() => r()));
       if (options.signal?.aborted) throw new Error(`download of ${file.path} cancelled; the partial file is kept for resuming`);
+      if (writeError?.code === 'ENOSPC' || writeError?.code === 'EDQUOT') throw new Error(`no space left to write ${part}; free some space and run the command again to resume`);
+      if (writeError) throw new Error(`cannot write ${part}: ${writeError.message}`);
       throw new Error(`download of ${file.path} from ${new URL(url).host} was interrupted (${(err as Error).message}); run the command again to resume`);
     }
-    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
     if (total !== undefined && bytes !== total) {
       throw new Error(`download of ${file.path} ended early (${bytes} of ${total} bytes); run the command again to resume`);
     }

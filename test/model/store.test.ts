@@ -225,3 +225,20 @@ test('without checksums in any listing, the hub\'s X-Linked-Etag / ETag headers 
   await assert.rejects(downloadFile(REPO, 'main', cfg, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { endpoint: hub.endpoint }), /checksum mismatch for config.json.*git blob/);
   assert.ok(hub.log.some((r) => r.method === 'HEAD'));
 });
+
+test('a cancelled download keeps its .part file and says so; the next pull resumes it', async () => {
+  const controller = new AbortController();
+  const big = Buffer.alloc(4_000_000, 9);
+  await hub.close();
+  hub = await startStandInHub({ repos: { [REPO]: { ...checkpoint, files: { ...checkpoint.files, 'model.safetensors': big } } } });
+  await assert.rejects(pullModel(REPO, {
+    endpoint: hub.endpoint, convert: standInConvert([]), signal: controller.signal,
+    onEvent: (e) => { if (e.file === 'model.safetensors' && (e.done ?? 0) > 1_000_000) controller.abort(); },
+  }), /download of model.safetensors cancelled; the partial file is kept for resuming/);
+  const part = join(storeDirOf(REPO), CHECKPOINT_SUBDIR, 'model.safetensors.part');
+  const kept = existsSync(part) ? statSync(part).size : -1;
+  assert.ok(kept > 0 && kept < big.length, `partial file kept (${kept} bytes)`);
+  await pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert([]) });
+  assert.deepEqual(readFileSync(join(storeDirOf(REPO), CHECKPOINT_SUBDIR, 'model.safetensors')), big);
+  assert.ok(hub.log.some((r) => r.path.endsWith('model.safetensors') && r.range !== undefined), 'resumed with Range');
+});
