@@ -8,6 +8,7 @@ import { OnnxEngine } from '../../../backend/model/onnx/engine';
 import type { ChatMessage } from '../../../backend/protocol';
 import { writeScriptedModel, ALGEBRA_STATEMENT, BOGUS_ANSWER, CORRECT_ANSWER } from '../../fixtures/models/scriptedModel';
 import { writeTinyModel } from '../../fixtures/models/tinyModel';
+import { writeOnnxGraph } from '../../../backend/model/onnx/modelFolder';
 import { tempDir } from './helpers';
 
 const system: ChatMessage = { role: 'system', content: 'You are an expert in mathematics and proving theorems in Lean 4.' };
@@ -137,6 +138,9 @@ test('clear errors: no graph, bad maxTokens, a prompt longer than the context', 
   rmSync(join(broken, 'onnx'), { recursive: true });
   await assert.rejects(OnnxEngine.load(broken, { log: () => undefined }), /has no onnx\/model.onnx/);
   await assert.rejects(OnnxEngine.load(tempDir(), { log: () => undefined }), /config.json not found/);
+  const optimum = writeTinyModel(tempDir(), { seed: 2 });
+  writeOnnxGraph(optimum.dir, optimum.shape, optimum.weights, { quant: 'fp32', layout: 'optimum' });
+  await assert.rejects(OnnxEngine.load(optimum.dir, { log: () => undefined }), /not in the split-cache layout/);
   const short = writeTinyModel(tempDir(), { seed: 2, shape: { maxPositions: 64 } }).dir;
   await withEngine(short, async (engine) => {
     await assert.rejects(engine.generate([firstTurn], { ...greedy, maxTokens: 0 }), /maxTokens/);
