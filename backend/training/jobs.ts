@@ -352,10 +352,17 @@ export class TrainingJobs extends EventEmitter {
   async exportOnnx(id: string, quantize: boolean): Promise<TrainingRun> {
     const run = this.get(id);
     if (!run.finalDir || !existsSync(run.finalDir)) throw new TrainingError('the run has no final weights yet (it must finish first)', 409);
-    if (!this.o.convert) throw new TrainingError('ONNX conversion is not available in this backend', 501);
+    const convert = this.o.convert ?? (async (src: string, dst: string, opts: { quantize: boolean }) => {
+      const { convertCheckpoint } = await import('../model/onnx/convert');
+      return convertCheckpoint(src, dst, { quantize: opts.quantize ? 'q4' : 'fp32' });
+    });
     const out = join(this.o.runsRoot, id, quantize ? 'onnx-q4' : 'onnx');
     this.log(id, `exporting ${run.finalDir} to ONNX (${quantize ? 'q4' : 'fp32'})`);
-    await this.o.convert(run.finalDir, out, { quantize });
+    try {
+      await convert(run.finalDir, out, { quantize });
+    } catch (err) {
+      throw new TrainingError(`ONNX export failed: ${(err as Error).message}`, 500);
+    }
     return this.publish(this.o.store.updateRun(id, { onnxDir: out }));
   }
 

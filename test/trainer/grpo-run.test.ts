@@ -70,6 +70,12 @@ test('a tiny GRPO run goes through the whole path and finishes', { timeout: 600_
   assert.deepEqual(checkpoints, ['checkpoint-2', 'checkpoint-4']);
   assert.ok(existsSync(join(output, 'checkpoint-4', 'fix_cache.json')));
   assert.ok(run.finalDir && existsSync(join(run.finalDir, 'model.safetensors')));
+
+  // The merged weights convert to the in-process engine's ONNX folder.
+  const exported = await api<{ onnxDir: string }>(backend, 'POST', `/v1/training/runs/${id}/export`, { quantize: 'none' });
+  assert.equal(exported.status, 200, JSON.stringify(exported.body));
+  assert.ok(existsSync(join(exported.body.onnxDir, 'onnx')) && existsSync(join(exported.body.onnxDir, 'tokenizer.json')));
+  assert.equal(backend.service.jobs.get(id).onnxDir, exported.body.onnxDir);
 });
 
 test('bad requests get clear errors and create nothing', async () => {
