@@ -28,7 +28,13 @@ function readJsonOnce(req: Request, res: Response, next: NextFunction): void {
   parseJson(req, res, next);
 }
 
-export function createProveRouter(deps: ProveRouterDeps): Router {
+export interface ProveRouterOptions {
+  /** Where `GET /v1/prove/:id` reads stored runs (default: the store in `deps`, when they are an object). */
+  store?: AttemptStore;
+}
+
+export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOptions = {}): Router {
+  const readStore = options.store ?? (typeof deps === 'function' ? undefined : deps.store);
   const router = express.Router();
   const running = new Map<string, AbortController>();
   let resolved: Promise<ProveDeps> | null = null;
@@ -81,9 +87,9 @@ export function createProveRouter(deps: ProveRouterDeps): Router {
     res.status(202).json({ id, cancelled: true });
   });
 
-  router.get('/v1/prove/:id', async (req: Request, res: Response) => {
+  router.get('/v1/prove/:id', (req: Request, res: Response) => {
     const id = String(req.params.id);
-    const store = (await getDeps().catch(() => null))?.store;
+    const store = readStore;
     const run = store?.getRun(id);
     if (!store || !run) { res.status(404).json({ error: `no stored prove run with id '${id}'` }); return; }
     res.json({ ...run, running: running.has(id), attempts: store.attemptsOf(id) });
@@ -102,8 +108,9 @@ export function createProveRouter(deps: ProveRouterDeps): Router {
  * first prove request, so the server starts at once) and the attempt store at KIMINA_DB.
  */
 export function proveRouterFactory(ctx: { verifier: LeanVerifier }): Router {
+  const store = new AttemptStore(openDb(storePath()));
   return createProveRouter(async () => {
     const engine = await createEngine(engineConfigFromEnv(), { log: (line) => console.error(line) });
-    return { engine, verifier: ctx.verifier, store: new AttemptStore(openDb(storePath())) };
-  });
+    return { engine, verifier: ctx.verifier, store };
+  }, { store });
 }

@@ -115,8 +115,16 @@ test('DELETE /v1/prove/:id cancels a running JSON request; closing a stream canc
   } finally { await s.close(); }
 });
 
-test('an engine that fails to load is a 500 (JSON) or an error event (stream)', async () => {
-  const s = await serve(() => { throw new Error('no model at ~/.kimina/models'); });
+test('an engine that fails to load is a 500 (JSON) or an error event (stream); stored runs stay readable', async () => {
+  const store = new AttemptStore(openDb(':memory:'));
+  store.startRun({ id: 'old', theorem: 't', statement: 's', informal: '', engine: 'e', model: 'm', settings: {} });
+  let loads = 0;
+  const app = express();
+  app.use(createProveRouter(() => { loads++; throw new Error('no model at ~/.kimina/models'); }, { store }));
+  const server: Server = await new Promise((resolve) => { const x = app.listen(0, '127.0.0.1', () => resolve(x)); });
+  const s = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  assert.equal(((await (await fetch(`${s.url}/v1/prove/old`)).json()) as { status: string }).status, 'running');
+  assert.equal(loads, 0, 'reading the store does not load the model');
   try {
     const res = await post(s.url, { code: FILE });
     assert.equal(res.status, 500);
