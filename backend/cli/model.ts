@@ -104,8 +104,12 @@ async function pull(args: string[]): Promise<number> {
       signal: controller.signal,
     });
     console.error(`kimina: ${id} is ready in ${result.dir}${result.converted ? ` (converted, ${result.manifest.quantize})` : ''}`);
-    if ((process.env.KIMINA_MODEL ?? DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
+    if ((process.env.KIMINA_MODEL || DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
     return 0;
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+    console.error(`kimina: ${(err as Error).message}`);
+    return 130;
   } finally {
     process.removeListener('SIGINT', stop);
   }
@@ -120,7 +124,7 @@ function list(args: string[]): number {
     console.log(`no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint()})`);
     return 0;
   }
-  const rows = models.map((m) => [m.isDefault ? '*' : ' ', m.id, formatBytes(m.bytes), m.format + (m.quantize ? ` ${m.quantize}` : ''), m.dir]);
+  const rows = models.map((m) => [m.isDefault ? '*' : ' ', m.id === m.dir ? `${basename(m.dir)} (folder)` : m.id, formatBytes(m.bytes), m.format + (m.quantize ? ` ${m.quantize}` : ''), m.dir]);
   const header = [' ', 'NAME', 'SIZE', 'FORMAT', 'PATH'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) console.log(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  '));

@@ -1,7 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ONNX_LAYOUT_MARKER } from '../../backend/model/store';
@@ -55,6 +55,27 @@ test('kimina model pull converts a checkpoint with the real converter and shows 
   const list = await kimina(['model', 'list', '--json'], env);
   const [entry] = JSON.parse(list.stdout) as Array<{ id: string; format: string; quantize: string; isDefault: boolean }>;
   assert.deepEqual([entry.id, entry.format, entry.quantize, entry.isDefault], ['tiny-org/ck', 'onnx', 'fp32', true]);
+});
+
+test('Ctrl-C during a pull exits 130 and keeps the partial file for the next pull', async () => {
+  const hub = await startStandInHub({ slowMs: 20, repos: { 'slow/model': { commit: '1'.repeat(40), lfs: ['model.safetensors'], files: {
+    'config.json': '{}', 'model.safetensors': Buffer.alloc(8_000_000, 5),
+  } } } });
+  try {
+    const home = mkdtempSync(join(tmpdir(), 'kimina-cli-'));
+    const part = join(home, 'models', 'slow', 'model', 'checkpoint', 'model.safetensors.part');
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'model', 'pull', 'slow/model'], { env: { ...process.env, KIMINA_HOME: home, HF_ENDPOINT: hub.endpoint } });
+    let stderr = '';
+    child.stderr.on('data', (d) => { stderr += d; });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    for (let i = 0; i < 400 && !(existsSync(part) && statSync(part).size > 0); i++) await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGINT');
+    assert.equal(await exited, 130, stderr);
+    assert.match(stderr, /download of model.safetensors cancelled; the partial file is kept for resuming/);
+    assert.ok(statSync(part).size > 0 && statSync(part).size < 8_000_000);
+  } finally {
+    await hub.close();
+  }
 });
 
 test('kimina model: offline and usage errors', async () => {

@@ -19,6 +19,8 @@ export interface StandInHubOptions {
   repos: Record<string, StandInRepo>;
   /** Leave `size`, `blobId` and `lfs` out of the revision listing (forces the tree listing). */
   namesOnly?: boolean;
+  /** Send file bodies in 64 KB pieces this many ms apart (a slow link). */
+  slowMs?: number;
   /** Answer 404 for the tree listing (a mirror without it). */
   noTree?: boolean;
   /** Page size of the tree listing (Link: rel="next" beyond it). */
@@ -116,6 +118,18 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
     if (cut !== undefined) {
       cuts.delete(file);
       res.write(slice.subarray(0, cut), () => setTimeout(() => res.destroy(), 20));
+      return;
+    }
+    if (o.slowMs) {
+      let at = 0;
+      const tick = (): void => {
+        if (res.destroyed) return;
+        if (at >= slice.length) { res.end(); return; }
+        res.write(slice.subarray(at, at + 65536));
+        at += 65536;
+        setTimeout(tick, o.slowMs);
+      };
+      tick();
       return;
     }
     res.end(slice);
