@@ -19,10 +19,12 @@ const cli = [process.execPath, '--import', 'tsx', join(repoRoot, 'backend', 'cli
 const PROBLEMS = 8;
 const SAMPLES = 4;
 
+/** The stand-in server, slow (10 ms per chunk) until `fast()`: the first run must still be going when it is killed. */
 async function withServer(t: { after(fn: () => Promise<void> | void): void }) {
-  const server = await startStandInOpenAIServer({ models: [{ id: 'kimina-stand-in', max_model_len: 32768 }], answer: scriptedAnswer, chunkChars: 24, chunkDelayMs: 4 });
+  const options = { models: [{ id: 'kimina-stand-in', max_model_len: 32768 }], answer: scriptedAnswer, chunkChars: 24, chunkDelayMs: 10 };
+  const server = await startStandInOpenAIServer(options);
   t.after(() => server.close());
-  return server;
+  return Object.assign(server, { fast: () => { options.chunkDelayMs = 0; } });
 }
 
 function env(dir: string): NodeJS.ProcessEnv {
@@ -79,6 +81,7 @@ test('kimina eval run: killed mid-run, resumed to the end, reports and plots wri
   assert.ok(doneAtKill.size >= 2, `problems stored before the kill: ${doneAtKill.size}\n${stderr}`);
   assert.ok(doneAtKill.size < PROBLEMS, `the run finished before it could be killed\n${stderr}`);
   const requestsBefore = server.requests.length;
+  server.fast();
 
   // Second run: the same command continues.
   const second = await runCli(evalArgs(dir, server.baseUrl), env(dir));
