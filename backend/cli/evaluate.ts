@@ -101,6 +101,7 @@ async function runCommand(p: Parsed): Promise<number> {
   };
   const runName = flagString(p, 'run') ?? defaultRunName(model, benchmark, split, samples, fixTurns);
   const seed = flagNumber(p, 'seed');
+  const parallelFlag = flagNumber(p, 'parallel') !== undefined ? intFlag(p, 'parallel', 1, 1, 4096) : undefined;
   const store = openStore(p);
   store.openRun(runName, config, loaded.problems);
   const outDir = resolve(flagString(p, 'out') ?? join('kimina-eval', runName));
@@ -114,25 +115,23 @@ async function runCommand(p: Parsed): Promise<number> {
   let outcome = { finished: 0, complete: doneBefore === selected.length, stopped: false };
   if (!outcome.complete) {
     const backends = await openBackends({ engine: engineName, model, baseUrl: flagString(p, 'base-url'), log: (l) => console.error(l) });
-    for (const line of backends.describe) console.error(line);
-    const parallel = flagNumber(p, 'parallel') !== undefined
-      ? intFlag(p, 'parallel', 1, 1, 4096)
-      : Math.max(1, Math.min(64, backends.verifierCapacity));
-    if (parallel > backends.verifierCapacity) throw new Error(`--parallel ${parallel} exceeds what the verifier queues (${backends.verifierCapacity}); raise KIMINA_MAX_QUEUE or lower --parallel`);
-    const attempt = proveAttempter({
-      deps: { engine: backends.engine, verifier: backends.verifier, options: { verifyTimeout: config.leanTimeout } },
-      temperature: config.temperature, topP: config.topP, maxTokens: config.maxTokens, parallel, seed,
-    });
     const ctl = new AbortController();
     const onSignal = () => {
       if (ctl.signal.aborted) process.exit(130);
       console.error('\nstopping: unfinished problems are dropped and redone by the next run (Ctrl-C again to quit now)');
       ctl.abort();
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    const bar = new ProgressBar('eval', selected.length - doneBefore);
     try {
+      for (const line of backends.describe) console.error(line);
+      const parallel = parallelFlag ?? Math.max(1, Math.min(64, backends.verifierCapacity));
+      if (parallel > backends.verifierCapacity) throw new Error(`--parallel ${parallel} exceeds what the verifier queues (${backends.verifierCapacity}); raise KIMINA_MAX_QUEUE or lower --parallel`);
+      const attempt = proveAttempter({
+        deps: { engine: backends.engine, verifier: backends.verifier, options: { verifyTimeout: config.leanTimeout } },
+        temperature: config.temperature, topP: config.topP, maxTokens: config.maxTokens, parallel, seed,
+      });
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      const bar = new ProgressBar('eval', selected.length - doneBefore);
       outcome = await runEvaluation({
         store, run: runName, attempt, signal: ctl.signal, keepResponses: p.flags.has('keep-responses'), only: selected,
         // Problems are a few at a time; samples are bounded by the attempter's gate.

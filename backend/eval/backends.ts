@@ -32,7 +32,8 @@ export async function openBackends(choice: BackendChoice): Promise<Backends> {
     { ...base, engine: choice.engine, model: choice.model, baseUrl: choice.baseUrl ?? base.baseUrl },
     { log: choice.log },
   );
-  const built = buildVerifier(settings);
+  let built;
+  try { built = buildVerifier(settings); } catch (err) { await engine.close(); throw err; }
   return {
     engine,
     verifier: built.verifier,
