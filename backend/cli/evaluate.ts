@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { kiminaHome } from '../config';
+import { evalDbPath } from '../eval/paths';
 import { openDb } from '../store/db';
 import { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
@@ -41,7 +42,7 @@ A rerun of the same command continues where the last one stopped.
 fetch options: --dest DIR (default ~/.kimina/benchmarks/miniF2F-lean4)  --method git|archive|auto  --url URL  --ref REF  --force`;
 
 function dbPath(p: Parsed): string {
-  return resolve(flagString(p, 'db') ?? process.env.KIMINA_DB ?? join(kiminaHome(), 'kimina.db'));
+  return resolve(flagString(p, 'db') ?? evalDbPath());
 }
 
 function openStore(p: Parsed): EvalStore {
