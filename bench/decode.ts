@@ -6,6 +6,7 @@
 // KIMINA_BENCH_ONLY=ours,llama,tfjs.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { CACHE_DIR, ensureOnnxModel } from './decodeModel';
 import { measureOurs, openOurs } from './oursDecode';
 import { ensureGguf, loadLlamaModule, measureLlama } from './llamaDecode';
@@ -28,6 +29,7 @@ const range = (xs: number[] | undefined) => (!xs || xs.length === 0 ? 'n/a' : Ma
 const best = (xs: number[] | undefined) => (xs && xs.length > 0 ? Math.max(...xs) : NaN);
 
 async function main(): Promise<void> {
+  const loadBefore = loadavg()[0];
   const oursDir = ensureOnnxModel(0, log);
   const llama = only.has('llama') ? await loadLlamaModule() : undefined;
   const tf = only.has('tfjs') ? await loadTransformersModule() : undefined;
@@ -54,7 +56,8 @@ async function main(): Promise<void> {
   }
   const stall = { inThread: await maxEventLoopStall(oursDir, true, 12, threads), worker: await maxEventLoopStall(oursDir, false, 12, threads) };
 
-  console.log(`\ndecode tokens/s at N cached tokens (random Qwen3-0.6B-shaped weights, 4-bit, ${threads} threads, ${rounds} round(s), min–max)\n`);
+  const load = `load average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end, on ${cpus().length} cores`;
+  console.log(`\ndecode tokens/s at N cached tokens (random Qwen3-0.6B-shaped weights, 4-bit, ${threads} threads, ${rounds} round(s), min–max; ${load})\n`);
   console.log(`| engine | ${POINTS.join(' | ')} |`);
   console.log(`|---|${POINTS.map(() => '---').join('|')}|`);
   for (const [name, series] of Object.entries(results)) {
@@ -65,7 +68,7 @@ async function main(): Promise<void> {
   console.log(`\nours, 8 rows decoded together at 512 cached tokens: ${range(batch8)} tok/s aggregate vs ${range(batch1)} for 1 row`);
   console.log(`event loop stall while generating: ${stall.inThread.stallMs.toFixed(0)} ms on the calling thread, ${stall.worker.stallMs.toFixed(0)} ms with the worker thread`);
   writeFileSync(join(CACHE_DIR, 'decode-results.json'), JSON.stringify({
-    date: new Date().toISOString(), threads, rounds, steps,
+    date: new Date().toISOString(), threads, rounds, steps, load,
     results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Object.fromEntries(v)])), batch1, batch8, stall,
   }, null, 2));
   console.log(`ratio@4096=${Number.isFinite(ratio) ? ratio.toFixed(2) : 'n/a'} batch8=${Number.isFinite(b8) ? b8.toFixed(2) : 'n/a'}`);

@@ -77,7 +77,9 @@ export function workerScript(): string | undefined {
 
 /** Source checkouts (tests under tsx): the worker loads tsx's require hook before the .ts script. */
 function tsWorker(script: string): Worker {
-  const hook = require.resolve('tsx/cjs');
+  // Resolved at run time only (tsx is a dev dependency; the bundle never takes this path).
+  const hookModule = ['tsx', 'cjs'].join('/');
+  const hook = require.resolve(hookModule);
   return new Worker(`require(${JSON.stringify(hook)}); require(${JSON.stringify(script)});`, { eval: true });
 }
 
