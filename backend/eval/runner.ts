@@ -89,39 +89,38 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
   let failure: unknown = null;
   const queue = [...todo];
 
+  /** Proves one problem and stores its finished samples. */
+  async function one(problem: BenchmarkProblem): Promise<void> {
+    const have = finished.get(problem.id) ?? new Set<number>();
+    const missing: number[] = [];
+    for (let s = 0; s < samples; s++) if (!have.has(s)) missing.push(s);
+    const outcomes = await attempt(problem, { samples: missing, fixTurns }, inner.signal);
+    if (inner.signal.aborted) return; // an interrupted problem is redone whole next time
+    const groups = bySample(problem.id, outcomes, missing);
+    if (groups.size < missing.length) throw new Error(`${problem.id}: ${missing.length} samples asked, ${groups.size} answered`);
+    const stored: StoredAttempt[] = [];
+    for (const group of groups.values()) {
+      for (const o of group) stored.push({ ...o, problem: problem.id, response: options.keepResponses ? o.response ?? null : null });
+    }
+    store.recordSamples(run, problem.id, missing, stored);
+    if (stored.some((a) => a.valid)) solvedIds.add(problem.id);
+    done++;
+    finishedNow++;
+    saveWallTime();
+    report();
+  }
+
+  /** Takes problems until none are left or the run stops; the first failure stops every worker. */
   async function worker(): Promise<void> {
-    while (!inner.signal.aborted) {
-      const problem = queue.shift();
-      if (!problem) return;
-      const have = finished.get(problem.id) ?? new Set<number>();
-      const missing: number[] = [];
-      for (let s = 0; s < samples; s++) if (!have.has(s)) missing.push(s);
-      let outcomes: AttemptOutcome[];
+    for (let problem = queue.shift(); problem && !inner.signal.aborted; problem = queue.shift()) {
       try {
-        outcomes = await attempt(problem, { samples: missing, fixTurns }, inner.signal);
+        await one(problem);
       } catch (err) {
-        if (inner.signal.aborted) return;
+        if (inner.signal.aborted && failure === null && outer?.aborted) return;
         failure ??= err;
         inner.abort(err);
         return;
       }
-      const groups = bySample(problem.id, outcomes, missing);
-      if (inner.signal.aborted) return; // an interrupted problem is redone whole next time
-      if (groups.size < missing.length) {
-        failure ??= new Error(`${problem.id}: ${missing.length} samples asked, ${groups.size} answered`);
-        inner.abort(failure);
-        return;
-      }
-      const stored: StoredAttempt[] = [];
-      for (const group of groups.values()) {
-        for (const o of group) stored.push({ ...o, problem: problem.id, response: options.keepResponses ? o.response ?? null : null });
-      }
-      store.recordSamples(run, problem.id, missing, stored);
-      if (stored.some((a) => a.valid)) solvedIds.add(problem.id);
-      done++;
-      finishedNow++;
-      saveWallTime();
-      report();
     }
   }
 

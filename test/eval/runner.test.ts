@@ -113,6 +113,10 @@ test('an attempter failure stops the run with its error and loses no finished pr
   }), /engine went away/);
   assert.equal(store.summary('fail').complete, 3);
   await assert.rejects(runEvaluation({ store, run: 'fail', concurrency: 1, attempt: async () => [] }), /4 samples asked, 0 answered/);
+  await assert.rejects(runEvaluation({
+    store, run: 'fail', concurrency: 2,
+    attempt: async (p, r, s) => (await good(p, r, s)).map((o) => ({ ...o, sample: o.sample + 10 })),
+  }), /attempt for sample 10, which was not asked for/);
   assert.equal(store.summary('fail').complete, 3);
 });
 
