@@ -3,11 +3,10 @@
 // Closing the connection cancels the request too.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { ProveEvent, ProveResult } from '../protocol';
-import { prove, type ProveDeps } from '../prover/prove';
+import { prove, proveTarget, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { randomUUID } from 'node:crypto';
 import { openSse, type SseStream } from './sse';
-import { selectDeclaration } from '../lean/declarations';
 import type { LeanVerifier } from '../lean/types';
 import { createEngine, engineConfigFromEnv } from '../model/index';
 import { openDb } from '../store/db';
@@ -48,7 +47,7 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     let body;
     try {
       body = parseProveRequest(req.body);
-      selectDeclaration(body.code, { name: body.theorem }); // a missing theorem is a 422, even before a stream starts
+      proveTarget(body.code, body.theorem); // a missing theorem is a 422, even before a stream starts
     } catch (err) { res.status(422).json({ error: (err as Error).message }); return; }
     const id = body.id ?? randomUUID();
     if (running.has(id)) { res.status(409).json({ error: `a prove request with id '${id}' is already running` }); return; }

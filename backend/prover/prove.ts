@@ -6,7 +6,7 @@ import type { Attempt, ChatMessage, InfotreeKind, ProveEvent, ProveRequest, Prov
 import type { Engine, Generation } from '../model/engine';
 import type { CheckOutcome, LeanVerifier } from '../lean/types';
 import type { AttemptStore } from '../store/attempts';
-import { formalStatementOf, selectDeclaration } from '../lean/declarations';
+import { type Declaration, formalStatementOf, selectDeclaration } from '../lean/declarations';
 import { splitHeader } from '../lean/header';
 import { buildPrompt, informalFromDocComment } from './prompt';
 import { checkConversation } from './format';
@@ -60,13 +60,22 @@ function linkedController(signal?: AbortSignal): AbortController & { unlink(): v
   return Object.assign(controller, { unlink: () => signal?.removeEventListener('abort', onAbort) });
 }
 
+/** The declaration `prove` works on; throws ProveRequestError saying why there is none. */
+export function proveTarget(code: string, theorem?: string): Declaration {
+  let decl: Declaration;
+  try { decl = selectDeclaration(code, { name: theorem }); }
+  catch (err) { throw new ProveRequestError((err as Error).message); }
+  if (!decl.body) {
+    throw new ProveRequestError(`${decl.kind} ${decl.name || ''} has no ':=' to prove after (pattern-matching proofs are not supported)`.replace('  ', ' '));
+  }
+  return decl;
+}
+
 /** Proves `req` with the engine and verifier in `deps`; resolves with status 'cancelled' when `signal` aborts. */
 export async function prove(req: ProveRequest, deps: ProveDeps, onEvent: OnProveEvent = () => {}, signal?: AbortSignal): Promise<ProveResult> {
   const id = req.id ?? randomUUID();
   const settings = settingsOf(req, deps.options?.defaults ?? DEFAULT_SETTINGS);
-  let decl;
-  try { decl = selectDeclaration(req.code, { name: req.theorem }); }
-  catch (err) { throw new ProveRequestError((err as Error).message); }
+  const decl = proveTarget(req.code, req.theorem);
   const formal = formalStatementOf(req.code, decl);
   const informal = req.informal ?? informalFromDocComment(formal.informal);
   const prompt = buildPrompt(formal.text, informal);

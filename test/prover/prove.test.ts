@@ -175,3 +175,9 @@ test('a sample that failed before another was verified gets no fix turn: proved'
   assert.deepEqual(result.attempts.map((a) => [a.verdict?.status, a.fixSkipped]), [['lean_error', 'proved'], ['valid', 'valid']]);
   assert.equal(engine.calls.length, 1);
 });
+
+test('a theorem proved by pattern matching has nothing to prove after := and says so', async () => {
+  const code = 'theorem t : ∀ n : ℕ, n = n\n  | 0 => rfl\n  | n + 1 => rfl\n';
+  const deps = { engine: new ScriptedEngine(() => ''), verifier: new StandInVerifier(judgeByProof) };
+  await assert.rejects(prove({ code }, deps), { name: 'ProveRequestError', message: /theorem t has no ':=' to prove after/ });
+});
