@@ -15,6 +15,8 @@ export interface DecodeRequest {
   topP: number;
   seed: number;
   eosIds: number[];
+  /** Only ids below this are sampled (the tokenizer's size; model vocabularies are padded). */
+  vocabLimit?: number;
 }
 
 export interface DecodeControl {
@@ -168,6 +170,7 @@ export class Decoder {
     rowToUnique.forEach((u, row) => logits.set(prefillLogits.subarray(u * V, (u + 1) * V), row * V));
 
     const randoms = req.prompts.map((_, row) => rowRandom(req.seed, row));
+    const limit = Math.min(V, req.vocabLimit ?? V);
     const eos = new Set(req.eosIds);
     let active = req.prompts.map((_, row) => row); // request row of each batch row
     while (active.length > 0) {
@@ -180,7 +183,7 @@ export class Decoder {
       const emittedRows: number[] = [];
       const keep: number[] = [];
       active.forEach((row, b) => {
-        const token = sampleToken(logits.subarray(b * V, (b + 1) * V), req.temperature, req.topP, randoms[row]);
+        const token = sampleToken(logits.subarray(b * V, b * V + limit), req.temperature, req.topP, randoms[row]);
         if (eos.has(token)) {
           results[row].finishReason = 'stop';
           return;

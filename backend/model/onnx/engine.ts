@@ -95,6 +95,7 @@ export class OnnxEngine implements Engine {
       topP: options.topP,
       seed: options.seed ?? randomInt(2 ** 31),
       eosIds: this.eosIds,
+      vocabLimit: this.tokenizer.vocabSize,
     }, (rows, tokens) => {
       rows.forEach((row, i) => {
         const sample = samples[row];

@@ -172,3 +172,16 @@ test('the prefill logits of n identical prompts are shared (one prefill row) and
   assert.deepEqual(ctl.seen.get(1), ref.tokens);
   assert.equal(argmaxOf(new Float32Array([0, 3, 1])), 1);
 });
+
+test('vocabLimit: ids at or above the limit (model vocabulary padding) are never sampled', async () => {
+  const d = await loadDecoder(fp32Dir);
+  const free = control();
+  await d.decode({ ...baseRequest, prompts: [prompt], maxTokens: 8 }, free);
+  const top = Math.max(...free.seen.get(0)!);
+  const limited = control();
+  await d.decode({ ...baseRequest, prompts: [prompt], maxTokens: 8, vocabLimit: top }, limited);
+  assert.ok(limited.seen.get(0)!.every((t) => t < top));
+  const sampled = control();
+  await d.decode({ ...baseRequest, prompts: [prompt, prompt], maxTokens: 30, temperature: 1, vocabLimit: 50 }, sampled);
+  assert.ok([...sampled.seen.values()].flat().every((t) => t < 50));
+});
