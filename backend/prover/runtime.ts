@@ -18,8 +18,11 @@ export interface ProveRuntime {
   close(): Promise<void>;
 }
 
+/** KIMINA_DB (`:memory:` allowed), default ~/.kimina/kimina.db. */
 export function storePath(): string {
-  return resolve(process.env.KIMINA_DB || join(kiminaHome(), 'kimina.db'));
+  const configured = process.env.KIMINA_DB;
+  if (configured === ':memory:') return configured;
+  return resolve(configured || join(kiminaHome(), 'kimina.db'));
 }
 
 /** The real thing: KIMINA_ENGINE / KIMINA_MODEL engine, the Lean verifier, the store at KIMINA_DB. */

@@ -1,0 +1,25 @@
+// Opt-in: the prove loop with a real Kimina model folder and a real Lean project (skipped unless both are set).
+//   KIMINA_TEST_MODEL_DIR=~/.kimina/models/AI-MO--Kimina-Prover-RL-0.6B KIMINA_TEST_LEAN_PROJECT=examples npm run test:unit
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openRuntime } from '../../backend/prover/runtime';
+import { prove } from '../../backend/prover/prove';
+
+const modelDir = process.env.KIMINA_TEST_MODEL_DIR;
+const project = process.env.KIMINA_TEST_LEAN_PROJECT;
+
+test('a real model and Lean prove the algebra example', { skip: !(modelDir && project) && 'set KIMINA_TEST_MODEL_DIR and KIMINA_TEST_LEAN_PROJECT', timeout: 30 * 60_000 }, async () => {
+  process.env.KIMINA_MODEL = modelDir;
+  process.env.KIMINA_LEAN_PROJECT = project;
+  process.env.KIMINA_DB = ':memory:';
+  const runtime = await openRuntime(() => {});
+  try {
+    const code = readFileSync(join(__dirname, '..', '..', 'examples', 'algebra_example.lean'), 'utf8');
+    const result = await prove({ code, samples: 4, fixTurns: 1, maxTokens: 8192 }, runtime.deps);
+    assert.ok(result.attempts.length >= 1);
+    for (const a of result.attempts) assert.ok(a.think.length > 0 || a.format.error !== 'NONE', 'a well-formed answer thinks first');
+    assert.equal(result.status, 'proved', JSON.stringify(result.attempts.map((a) => [a.format.error, a.verdict?.reason])));
+  } finally { await runtime.close(); }
+});
