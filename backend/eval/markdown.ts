@@ -89,6 +89,11 @@ export function reportMarkdown(report: EvalReport): string {
     ['Wall time of the run', `${num(run.wallSeconds, 0)} s`],
   ]));
   out.push('');
+
+  out.push('## Problems', '', '<details><summary>Valid samples per problem</summary>', '');
+  out.push(table(['Problem', 'Source', 'Valid first answers', ...(fix ? ['Valid with fix'] : [])],
+    report.problems.map((p) => [`\`${p.id}\``, p.source, `${p.correct}/${p.samples}`, ...(fix ? [`${p.correctWithFix ?? 0}/${p.samples}`] : [])])));
+  out.push('', '</details>', '');
   return out.join('\n');
 }
 
