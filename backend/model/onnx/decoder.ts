@@ -126,13 +126,17 @@ export class Decoder {
     return out[io.logits].data as Float32Array;
   }
 
-  /** Prefills left-padded prompts in chunks; returns the last position's logits per row. */
-  async prefill(state: BatchState, prompts: number[][]): Promise<Float32Array> {
+  /**
+   * Prefills left-padded prompts in chunks; returns the last position's logits per row, or undefined
+   * when `isCancelled` turned true between chunks.
+   */
+  async prefill(state: BatchState, prompts: number[][], isCancelled: () => boolean = () => false): Promise<Float32Array | undefined> {
     const longest = Math.max(...prompts.map((p) => p.length));
     if (longest === 0) throw new Error('cannot generate from an empty prompt');
     const padded = prompts.map((p) => [...new Array<null>(longest - p.length).fill(null), ...p]);
     let logits: Float32Array = new Float32Array(0);
     for (let at = 0; at < longest; at += this.prefillChunk) {
+      if (isCancelled()) return undefined;
       logits = await this.feed(state, padded.map((r) => r.slice(at, at + this.prefillChunk)));
     }
     return logits;
@@ -159,11 +163,11 @@ export class Decoder {
       return u;
     });
     const state = this.newState(unique.length);
-    if (control.isCancelled()) {
+    const prefillLogits = await this.prefill(state, unique, () => control.isCancelled());
+    if (!prefillLogits) {
       for (const r of results) r.finishReason = 'cancelled';
       return results;
     }
-    const prefillLogits = await this.prefill(state, unique);
     state.cache.selectRows(rowToUnique);
     state.nextPosition = rowToUnique.map((u) => state.nextPosition[u]);
     let logits: Float32Array = new Float32Array(req.prompts.length * V);

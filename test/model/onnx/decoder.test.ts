@@ -61,7 +61,7 @@ for (const [label, dir] of [['fp32', fp32Dir], ['4-bit', q4Dir]] as const) {
     const s = whole.newState(1);
     let b: Float32Array = new Float32Array(0);
     for (const t of prompt) b = await whole.feed(s, [[t]]);
-    const c = await chunked.prefill(chunked.newState(1), [prompt]);
+    const c = (await chunked.prefill(chunked.newState(1), [prompt]))!;
     assert.ok(maxAbsDiff(a, b) < 1e-4, `token by token: ${maxAbsDiff(a, b)}`);
     assert.ok(maxAbsDiff(a, c) < 1e-4, `chunks of 3: ${maxAbsDiff(a, c)}`);
   });
@@ -79,7 +79,7 @@ test('growing the cache keeps its contents (small steps equal one big allocation
 test('left padding: a batch of prompts of different lengths gives each row its own logits', async () => {
   const d = await loadDecoder(fp32Dir, { prefillChunk: 4 });
   const prompts = [[1, 2, 3], [9, 8, 7, 6, 5, 4, 3, 2, 1, 200], [42]];
-  const batched = await d.prefill(d.newState(3), prompts);
+  const batched = (await d.prefill(d.newState(3), prompts))!;
   for (let r = 0; r < prompts.length; r++) {
     const alone = await d.feed(d.newState(1), [prompts[r]]);
     assert.ok(maxAbsDiff(batched.subarray(r * V, (r + 1) * V), alone) < 1e-4, `row ${r}`);
@@ -184,4 +184,14 @@ test('vocabLimit: ids at or above the limit (model vocabulary padding) are never
   const sampled = control();
   await d.decode({ ...baseRequest, prompts: [prompt, prompt], maxTokens: 30, temperature: 1, vocabLimit: 50 }, sampled);
   assert.ok([...sampled.seen.values()].flat().every((t) => t < 50));
+});
+
+test('cancellation during a long prefill stops between chunks', async () => {
+  const d = await loadDecoder(fp32Dir, { prefillChunk: 4 });
+  let checks = 0;
+  const ctl = control({ isCancelled: () => ++checks > 2 });
+  const results = await d.decode({ ...baseRequest, prompts: [Array.from({ length: 40 }, (_, i) => i + 1)] }, ctl);
+  assert.equal(results[0].finishReason, 'cancelled');
+  assert.equal(results[0].tokens, 0);
+  assert.equal(checks, 3, 'stopped after two of ten chunks');
 });
