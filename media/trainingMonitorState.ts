@@ -125,6 +125,7 @@ export function latestFormatErrors(state: MonitorState, runId: string): { text: 
 export function controlsFor(run: TrainingRun): ('pause' | 'resume' | 'cancel')[] {
   switch (run.state) {
     case 'queued': case 'running': return ['pause', 'cancel'];
+    case 'preparing': return ['cancel'];
     case 'pausing': return ['cancel'];
     case 'paused': case 'failed': return ['resume', 'cancel'];
     default: return [];

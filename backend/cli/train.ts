@@ -20,8 +20,9 @@ import { flagNumber, flagString, parseArgs, type Parsed } from './args';
 const help = `usage: kimina train <command> [options]
 
   start --model M [--preset P] [--workspace DIR] [--prompts FILE.jsonl] [--held-out FILE.jsonl]
-        [--gpus 0,1|cpu] [--when-idle] [--name NAME] [--set key=value ...]
-                         start a GRPO run on the running backend (kimina serve)
+        [--gpus 0,1|cpu] [--when-idle] [--win-rate K] [--name NAME] [--set key=value ...]
+                         start a GRPO run on the running backend (kimina serve); --win-rate K samples K
+                         answers per prompt with the current model first and drops prompts won over half the time
   status [RUN] [--json]  list runs, or one run with its latest metrics
   pause RUN | resume RUN | cancel RUN
   logs RUN               the run's log
@@ -136,6 +137,8 @@ async function start(p: Parsed, args: string[]): Promise<number> {
     name: flagString(p, 'name'),
     overrides: parseOverrides(setValues(args)),
   };
+  const winRate = flagNumber(p, 'win-rate');
+  if (winRate !== undefined) req.winRate = { samples: winRate };
   const run = await call<TrainingRun>('POST', '/v1/training/runs', req);
   if (p.flags.has('json')) console.log(JSON.stringify(run, null, 2));
   else console.log(`${describe(run)}\n${run.trainPrompts} training prompts, ${run.heldOutPrompts} held out; follow with \`kimina train status ${run.id}\``);

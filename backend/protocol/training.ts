@@ -2,8 +2,11 @@
 import type { ChatMessage, FormatErrorName } from './prove';
 import type { VerdictStatus } from './verify';
 
-/** queued: waiting for its GPUs (or for them to go idle); running includes restarting after a crash. */
-export type TrainingRunState = 'queued' | 'running' | 'pausing' | 'paused' | 'completed' | 'failed' | 'cancelled';
+/**
+ * preparing: estimating win rates to filter the prompt set; queued: waiting for its GPUs (or for them to go
+ * idle); running includes restarting after a crash.
+ */
+export type TrainingRunState = 'preparing' | 'queued' | 'running' | 'pausing' | 'paused' | 'completed' | 'failed' | 'cancelled';
 
 export type TrainingPresetName = 'tiny-cpu' | 'single-gpu-lora' | 'single-gpu-full' | 'recipe-8gpu';
 
@@ -62,6 +65,11 @@ export interface StartTrainingRequest {
   gpus?: string;
   schedule?: TrainingSchedule;
   overrides?: Partial<TrainingHyperparameters>;
+  /**
+   * The recipe's prompt-set filter: sample `samples` answers per training prompt with the current prover model,
+   * drop prompts won more often than `maxWinRate` (default 0.5), repeat never-won ones `hardCopies` times (default 2).
+   */
+  winRate?: { samples: number; maxWinRate?: number; hardCopies?: number };
 }
 
 export interface TrainingEvalSummary { step: number; metrics: Record<string, number> }

@@ -39,7 +39,7 @@ interface RunRow {
 
 export type NewRun = Pick<TrainingRun, 'id' | 'name' | 'preset' | 'model' | 'gpus' | 'schedule' | 'hyper' | 'outputDir' | 'trainPrompts' | 'heldOutPrompts'>;
 
-export type RunPatch = Partial<Pick<TrainingRun, 'state' | 'step' | 'checkpointStep' | 'restarts' | 'finalDir' | 'baseEval' | 'latestEval' | 'onnxDir' | 'error'>> & { pid?: number | null };
+export type RunPatch = Partial<Pick<TrainingRun, 'state' | 'trainPrompts' | 'step' | 'checkpointStep' | 'restarts' | 'finalDir' | 'baseEval' | 'latestEval' | 'onnxDir' | 'error'>> & { pid?: number | null };
 
 export class TrainingStore {
   constructor(private readonly db: Db, private readonly now: () => Date = () => new Date()) {
@@ -74,6 +74,7 @@ export class TrainingStore {
     const columns: Record<string, unknown> = {};
     if (patch.state !== undefined) columns.state = patch.state;
     if (patch.step !== undefined) columns.step = patch.step;
+    if (patch.trainPrompts !== undefined) columns.train_prompts = patch.trainPrompts;
     if (patch.checkpointStep !== undefined) columns.checkpoint_step = patch.checkpointStep;
     if (patch.restarts !== undefined) columns.restarts = patch.restarts;
     if (patch.finalDir !== undefined) columns.final_dir = patch.finalDir;

@@ -14,7 +14,8 @@ import { nvidiaSmiProbe, gpuSetsOverlap, gpusIdle, type GpuProbe } from './gpu';
 import { dedupe, type FixSeed, type Harvest } from './harvest';
 import { trainerPython, trainerSourceDir } from './paths';
 import { presetHyper } from './presets';
-import { splitHeldOut, trainerRows } from './promptSet';
+import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './promptSet';
+import type { Engine } from '../model/engine';
 import { rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
 import {
   isOurTrainer, logTail, runFiles, spawnTrainer, trainerConfig, writeTrainerConfig, type TrainerExit, type TrainerHandle,
@@ -44,6 +45,8 @@ export interface TrainingJobsOptions {
   rolloutsPerBatch?: number;
   /** ONNX conversion of the final weights (backend/model/onnx/convert.ts), when available. */
   convert?: (srcDir: string, outDir: string, options: { quantize: boolean }) => Promise<unknown>;
+  /** The current prover model, for win-rate estimation (StartTrainingRequest.winRate). */
+  engine?: () => Promise<Pick<Engine, 'generate'>>;
 }
 
 type Intent = 'pause' | 'cancel' | 'shutdown' | null;
@@ -112,6 +115,10 @@ export class TrainingJobs extends EventEmitter {
     prompts = dedupe(prompts);
     const split = req.heldOut ? { train: prompts, heldOut: req.heldOut } : splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
     if (split.train.length === 0) throw new TrainingError('no training prompts: give prompts or a workspace with theorems');
+    if (req.winRate) {
+      if (!Number.isInteger(req.winRate.samples) || req.winRate.samples < 1) throw new TrainingError('winRate.samples must be a positive integer');
+      if (!this.o.engine) throw new TrainingError('win-rate filtering needs the prover engine, which this backend does not have');
+    }
     const gpus = req.gpus ?? (await this.defaultGpus());
     const id = `run-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomUUID().slice(0, 6)}`;
     const dir = join(this.o.runsRoot, id);
@@ -126,8 +133,37 @@ export class TrainingJobs extends EventEmitter {
     });
     this.log(id, `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}`);
     this.publish(run);
+    if (req.winRate) {
+      this.publish(this.o.store.updateRun(id, { state: 'preparing' }));
+      void this.filterPrompts(id, split.train, req.winRate, files.train);
+      return this.get(id);
+    }
     await this.schedule();
     return this.get(id);
+  }
+
+  /** In the background: win rates with the current model, the recipe's filter, then the run is queued. */
+  private async filterPrompts(id: string, train: TrainingPrompt[], options: NonNullable<StartTrainingRequest['winRate']>, file: string): Promise<void> {
+    try {
+      const run = this.get(id);
+      this.log(id, `estimating win rates: ${options.samples} samples for each of ${train.length} prompts`);
+      const engine = await this.o.engine!();
+      const rates = await estimateWinRates(train, { engine, scorer: this.o.scorer, samples: options.samples,
+        sampling: { maxTokens: run.hyper.maxCompletionLength, temperature: run.hyper.temperature, topP: run.hyper.topP } });
+      const kept = filterByWinRate(train, rates, { maxWinRate: options.maxWinRate ?? 0.5, hardCopies: options.hardCopies ?? 2 });
+      if (this.get(id).state !== 'preparing') return; // cancelled meanwhile
+      if (kept.length === 0) {
+        this.publish(this.o.store.updateRun(id, { state: 'failed', error: 'every prompt is already won more often than the win-rate limit: nothing left to train on' }));
+        return;
+      }
+      writeFileSync(file, trainerRows(kept));
+      const dropped = rates.filter((r) => r > (options.maxWinRate ?? 0.5)).length;
+      this.log(id, `win-rate filter: ${dropped} easy prompts dropped, ${kept.length} training prompts (never-won ones repeated)`);
+      this.publish(this.o.store.updateRun(id, { state: 'queued', trainPrompts: kept.length }));
+      await this.schedule();
+    } catch (err) {
+      this.publish(this.o.store.updateRun(id, { state: 'failed', error: `win-rate estimation failed: ${(err as Error).message}` }));
+    }
   }
 
   private async defaultGpus(): Promise<string> {
@@ -248,6 +284,7 @@ export class TrainingJobs extends EventEmitter {
       return this.publish(this.o.store.updateRun(id, { state: 'cancelled' }));
     }
     if (['completed', 'cancelled'].includes(run.state)) throw new TrainingError(`run is already ${run.state}`, 409);
+    // a preparing run: the background filter sees the state change and stops there
     this.log(id, 'cancelled');
     return this.publish(this.o.store.updateRun(id, { state: 'cancelled' }));
   }

@@ -5,6 +5,7 @@ import { apiTokenFromEnv } from '../api/auth';
 import type { RouterFactory } from '../api/server';
 import { env } from '../config';
 import { openDb } from '../store/db';
+import { createEngine, engineConfigFromEnv } from '../model/index';
 import { kiminaHome } from '../config';
 import type { LeanVerifier } from '../lean/types';
 import type { Db } from '../store/db';
@@ -69,8 +70,11 @@ export const trainingRouterFactory: RouterFactory = async (ctx) => {
   const db = openDb(databasePath());
   let learned: string | undefined;
   const fromCtx = typeof ctx.backendUrl === 'function' ? (ctx.backendUrl as () => string | undefined) : () => undefined;
+  let engine: ReturnType<typeof createEngine> | null = null;
   const service = await openTrainingService({
     db, verifier: ctx.verifier, token: apiTokenFromEnv, deferRecover: true,
+    // the configured prover model (KIMINA_ENGINE / KIMINA_MODEL), loaded on the first win-rate estimation
+    jobs: { engine: () => (engine ??= createEngine(engineConfigFromEnv())) },
     backendUrl: () => fromCtx() ?? learned ?? process.env.KIMINA_TRAINER_BACKEND_URL ?? `http://127.0.0.1:${env.num('KIMINA_PORT', 8000)}`,
   });
   const router = express.Router();

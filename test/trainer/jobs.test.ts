@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import type { GpuReport, TrainingPrompt } from '../../backend/protocol';
 import { openDb } from '../../backend/store/db';
 import { TrainingStore } from '../../backend/store/training';
-import { TrainingJobs } from '../../backend/training/jobs';
+import { TrainingJobs, type TrainingJobsOptions } from '../../backend/training/jobs';
+import { readFileSync } from 'node:fs';
 import type { TrainerExit, TrainerLaunch } from '../../backend/training/trainerProcess';
 
 const PROMPTS: TrainingPrompt[] = ['a', 'b', 'c'].map((x) => ({ id: x, prompt: [{ role: 'user', content: x }], formalStatement: `theorem ${x} : True := by` }));
@@ -26,7 +27,7 @@ class ScriptedLauncher {
   };
 }
 
-function setup(gpu: GpuReport = { available: false, gpus: [] }) {
+function setup(gpu: GpuReport = { available: false, gpus: [] }, extra: Partial<TrainingJobsOptions> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-jobs-'));
   const db = openDb(join(dir, 'k.db'));
   const store = new TrainingStore(db);
@@ -34,7 +35,7 @@ function setup(gpu: GpuReport = { available: false, gpus: [] }) {
   let report = gpu;
   const jobs = new TrainingJobs({
     store, runsRoot: join(dir, 'runs'), backendUrl: () => 'http://127.0.0.1:1', scorer: async () => [], launcher: scripted.launcher,
-    python: () => 'python3', sourceDir: () => dir, gpuProbe: async () => report, restartDelayMs: 10, pollMs: 60_000, maxRestarts: 2,
+    python: () => 'python3', sourceDir: () => dir, gpuProbe: async () => report, restartDelayMs: 10, pollMs: 60_000, maxRestarts: 2, ...extra,
   });
   return { dir, db, store, jobs, scripted, setGpus: (r: GpuReport) => { report = r; }, done: async () => { await jobs.close(10); db.close(); rmSync(dir, { recursive: true, force: true }); } };
 }
@@ -142,4 +143,27 @@ test('eval metrics set the base and latest evaluation and whether the model impr
     assert.throws(() => t.jobs.report(run.id, { step: -1, kind: 'train', metrics: {} }), /metrics need step/);
     await assert.rejects(t.jobs.exportOnnx(run.id, true), /no final weights/);
   } finally { await t.done(); }
+});
+
+test('win-rate filtering prepares the prompt set in the background, then queues the run', async () => {
+  // TEST DOUBLES: the engine answers 'win' for prompt a, 'lose' otherwise; the scorer scores 'win' 1.
+  const engine = async () => ({ generate: async (convs: { content: string }[][]) => convs.map((c) => ({ text: c[0].content === 'a' ? 'win' : 'lose', tokens: 1, finishReason: 'stop' as const })) });
+  const scorer = async (items: { response: string }[]) => items.map((it) => ({ score: it.response === 'win' ? 1 : 0, acc: 0, formatError: 'NONE' as const,
+    formatErrorText: 'No error.', verdict: null, feedback: null, code: null, think: '' }));
+  const t = setup(undefined, { engine, scorer });
+  try {
+    const run = await t.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: PROMPTS, heldOut: [], gpus: 'cpu', winRate: { samples: 2 } });
+    assert.equal(run.state, 'preparing');
+    await tick(100);
+    const ready = t.jobs.get(run.id);
+    assert.equal(ready.state, 'running');
+    assert.equal(ready.trainPrompts, 4, 'a dropped, b and c repeated twice');
+    const rows = readFileSync(join(t.dir, 'runs', run.id, 'train.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).prompt_id);
+    assert.deepEqual(rows, ['b', 'b#2', 'c', 'c#2']);
+    await assert.rejects(t.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: PROMPTS, winRate: { samples: 0 } }), /winRate.samples/);
+  } finally { await t.done(); }
+  const noEngine = setup();
+  try {
+    await assert.rejects(noEngine.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: PROMPTS, winRate: { samples: 2 } }), /needs the prover engine/);
+  } finally { await noEngine.done(); }
 });
