@@ -105,12 +105,21 @@ export async function openFile(page: Page, name: string): Promise<void> {
 }
 
 export async function runCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor();
-  await page.keyboard.press('Enter');
+  // The palette's command list can still be loading right after start-up: reopen it until the title shows.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    try {
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (err) {
+      await page.keyboard.press('Escape');
+      if (attempt === 3) throw err;
+    }
+  }
 }
 
 /** Moves the cursor to a 1-based line with Go to Line. */
