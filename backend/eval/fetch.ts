@@ -177,6 +177,9 @@ export function describeCheck(check: BenchmarkCheck): string[] {
   lines.push(`Lean toolchain: ${v.leanToolchain ?? 'unknown (no lean-toolchain file)'}`);
   const m = v.mathlib;
   lines.push(`Mathlib: ${m ? [m.inputRev, m.rev ? `rev ${m.rev}` : null].filter(Boolean).join(', ') || 'unpinned' : 'unknown (no lake-manifest.json or lakefile)'}`);
-  lines.push('Proofs are checked against these versions: build the Lean REPL with the same toolchain and Mathlib (see `kimina lean`).');
+  lines.push('Proofs must be checked with these versions. Build the project and its REPL, then point the verifier at it:');
+  lines.push(`  cd ${check.root} && lake exe cache get && lake build`);
+  lines.push(`  kimina lean setup --project ${check.root}`);
+  lines.push(`  export KIMINA_LEAN_PROJECT=${check.root}`);
   return lines;
 }
