@@ -2,7 +2,9 @@
 // appends one entry here and owns its own router file; server.ts and serve.ts need no edits.
 import type { RouterFactory } from './server';
 import { proveRouterFactory } from './proveRoutes';
+import { evalRouterFactory } from '../eval/routes';
 
 export const extraRouters: RouterFactory[] = [
   proveRouterFactory, // POST /v1/prove, DELETE|GET /v1/prove/:id (prover)
+  evalRouterFactory, // GET /v1/eval/runs[/:name[/…]] (evaluation)
 ];
