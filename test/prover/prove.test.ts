@@ -79,7 +79,7 @@ test('n samples decoded together; the first verified proof cancels the other che
   assert.equal(result.status, 'proved');
   assert.equal(verifier.aborted, 2);
   assert.deepEqual(result.attempts.map((a) => [a.sample, a.verdict?.status ?? null, a.fixSkipped ?? null]),
-    [[0, null, 'cancelled'], [1, null, 'cancelled'], [2, 'valid', 'valid']]);
+    [[0, null, 'proved'], [1, null, 'proved'], [2, 'valid', 'valid']]);
 });
 
 test('no fix turns when disabled; malformed and unextractable answers say why', async () => {
@@ -180,4 +180,41 @@ test('a theorem proved by pattern matching has nothing to prove after := and say
   const code = 'theorem t : ∀ n : ℕ, n = n\n  | 0 => rfl\n  | n + 1 => rfl\n';
   const deps = { engine: new ScriptedEngine(() => ''), verifier: new StandInVerifier(judgeByProof) };
   await assert.rejects(prove({ code }, deps), { name: 'ProveRequestError', message: /theorem t has no ':=' to prove after/ });
+});
+
+test('early check: a short answer verified while a long one still decodes stops the decoding', async () => {
+  const LONG = WELL_FORMED.replace('With h₁ available', 'Let me think more about this. '.repeat(400) + '\nWith h₁ available');
+  const run = async (earlyCheck: boolean) => {
+    const engine = new ScriptedEngine((_c, i) => (i === 0 ? WELL_FORMED : LONG), undefined, 7, 1);
+    const verifier = new StandInVerifier(judgeByProof);
+    const events: ProveEvent[] = [];
+    const result = await prove({ code: FILE, samples: 2 }, { engine, verifier, options: { earlyCheck } }, (e) => events.push(e));
+    return { result, verifier, events };
+  };
+  const early = await run(true);
+  assert.equal(early.result.status, 'proved');
+  const [short, long] = early.result.attempts;
+  assert.equal(short.verdict?.status, 'valid');
+  assert.equal(long.finishReason, 'cancelled');
+  assert.ok(long.response.length < LONG.length / 2, 'the long answer was cut short');
+  assert.equal(long.fixSkipped, 'proved');
+  assert.equal(early.verifier.calls.length, 1);
+  const verdictAt = early.events.findIndex((e) => e.type === 'verdict');
+  assert.ok(early.events.slice(verdictAt).some((e) => e.type === 'think'), 'the verdict came while the other sample was still thinking');
+
+  const late = await run(false);
+  assert.equal(late.result.status, 'proved');
+  assert.equal(late.result.attempts[1].response, LONG, 'without early checks the batch decodes to the end');
+});
+
+test('early check on an answer that then changes: the final text is what gets judged', async () => {
+  // The first final block is wrong; the model keeps writing and ends with a second, right block.
+  const revised = BAD + '\n\nWait, that is wrong.\n\n```lean4\n' + FORMAL + '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith\n```';
+  const engine = new ScriptedEngine(() => revised, undefined, 5, 1);
+  const verifier = new StandInVerifier((code) => ({ ...judgeByProof(code), delayMs: 1 }));
+  const result = await prove({ code: FILE, samples: 1, fixTurns: 0 }, { engine, verifier });
+  assert.equal(result.status, 'proved');
+  assert.equal(result.attempts[0].code?.endsWith('  linarith'), true);
+  assert.equal(result.attempts[0].format.error, 'NO_VALID_LEAN4_CODE_BLOCK', 'two final blocks: the recipe format check fails');
+  assert.equal(verifier.calls.length, 2, 'early check of the first block, then the final code');
 });

@@ -1,0 +1,122 @@
+// One round of the prove loop: decode every lane together, check each answer's format, extract its proof,
+// have Lean judge it (early, as soon as the final block has streamed, when allowed), stop everything at the
+// first verified proof, and plan the fix turns of the failed answers.
+import type { Attempt, Verdict } from '../protocol';
+import type { CheckOutcome } from '../lean/types';
+import { splitHeader } from '../lean/header';
+import { linkedController, type Lane, type ProveContext } from './context';
+import { checkConversation } from './format';
+import { extractProof } from './extract';
+import { buildFeedback } from './feedback';
+import { planFixTurn } from './fixTurn';
+import { generateRound } from './generate';
+import { splitThink } from './thinkStream';
+
+export interface RoundResult { attempts: Attempt[]; winner: Attempt | null; next: Lane[] }
+
+/** A Lean check of one lane's code; `outcome` is null when it was cancelled. */
+interface Check { code: string; outcome: Promise<CheckOutcome | null>; verifyMs: number }
+
+async function verify(ctx: ProveContext, code: string, turn: number, signal: AbortSignal): Promise<CheckOutcome | null> {
+  const fixMayFollow = turn <= ctx.settings.fixTurns;
+  const infotree = ctx.deps.options?.infotree === undefined ? 'original' : ctx.deps.options.infotree;
+  try {
+    const outcome = await ctx.deps.verifier.check(code, {
+      timeout: ctx.deps.options?.verifyTimeout,
+      infotree: fixMayFollow ? infotree : null,
+      theorems: ctx.theoremName ? [ctx.theoremName] : undefined,
+      signal,
+    });
+    return signal.aborted && outcome.verdict.status !== 'valid' ? null : outcome;
+  } catch (err) {
+    if (signal.aborted) return null;
+    const verdict: Verdict = { status: 'server_error', reason: `the Lean verifier failed: ${(err as Error).message}`, messages: [], sorries: [], time: 0 };
+    return { verdict };
+  }
+}
+
+export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundResult> {
+  const stopDecoding = linkedController(ctx.signal);
+  const stopChecks = linkedController(ctx.signal);
+  const checks = new Map<number, Check>();
+  let winnerLane = -1;
+
+  const startCheck = (k: number, code: string): Check => {
+    const started = Date.now();
+    const check: Check = { code, verifyMs: 0, outcome: Promise.resolve(null) };
+    check.outcome = verify(ctx, code, lanes[k].turn, stopChecks.signal).then((outcome) => {
+      check.verifyMs = Date.now() - started;
+      if (outcome) ctx.emit({ type: 'verdict', id: ctx.id, sample: lanes[k].sample, turn: lanes[k].turn, verdict: outcome.verdict });
+      if (outcome?.verdict.status === 'valid' && winnerLane < 0) {
+        winnerLane = k;
+        stopChecks.abort(); // the first verified proof wins: stop the other checks…
+        stopDecoding.abort(); // …and the samples still decoding
+      }
+      return outcome;
+    });
+    checks.set(k, check);
+    return check;
+  };
+
+  const early = ctx.deps.options?.earlyCheck !== false;
+  const { generations, generateMs } = await generateRound(ctx, lanes, stopDecoding.signal, (k, text) => {
+    if (!early || winnerLane >= 0 || stopChecks.signal.aborted) return;
+    const extraction = extractProof(text, ctx.statement);
+    if (extraction.ok) startCheck(k, extraction.code);
+  });
+
+  const attempts = await Promise.all(lanes.map(async (lane, k): Promise<Attempt> => {
+    const gen = generations[k];
+    const format = checkConversation([...lane.conversation, { role: 'assistant', content: gen.text }], ctx.statement);
+    const extraction = extractProof(gen.text, ctx.statement);
+    const attempt: Attempt = {
+      sample: lane.sample, turn: lane.turn, response: gen.text, think: splitThink(gen.text).think,
+      code: extraction.ok ? extraction.code : null,
+      format: { ok: format.ok, error: format.error, message: format.message },
+      verdict: null, tokens: gen.tokens, finishReason: gen.finishReason, timings: { generateMs, verifyMs: 0 },
+    };
+    let check = checks.get(k);
+    // An early check stands when it judged the same code (or won: its code is the proof).
+    if (check && winnerLane !== k && check.code !== attempt.code) check = undefined;
+    if (!check) {
+      if (!extraction.ok || gen.finishReason === 'cancelled' || stopChecks.signal.aborted) return attempt;
+      check = startCheck(k, extraction.code);
+    }
+    const outcome = await check.outcome;
+    attempt.code = check.code;
+    attempt.timings = { generateMs, verifyMs: check.verifyMs };
+    if (!outcome) return attempt;
+    attempt.verdict = outcome.verdict;
+    if (outcome.verdict.status !== 'valid') {
+      // The verifier's infotree stays relative to the body after the import header (messages are rebased).
+      const infotreeLineOffset = splitHeader(check.code).headerLines;
+      attempt.feedback = buildFeedback(check.code, outcome.verdict, outcome.response, { infotreeLineOffset });
+    }
+    return attempt;
+  }));
+  stopDecoding.unlink();
+  stopChecks.unlink();
+
+  const winner = winnerLane >= 0 ? attempts[winnerLane] : null;
+  const next: Lane[] = [];
+  for (const [k, attempt] of attempts.entries()) {
+    const lane = lanes[k];
+    if (attempt.verdict?.status === 'valid') attempt.fixSkipped = 'valid';
+    else if (ctx.signal.aborted) attempt.fixSkipped = 'cancelled';
+    else if (winner) attempt.fixSkipped = 'proved';
+    else if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null)) attempt.fixSkipped = 'cancelled';
+    else {
+      const plan = await planFixTurn({
+        conversation: lane.conversation, response: attempt.response,
+        feedback: attempt.code === null ? 'filtered' : (attempt.feedback ?? ''),
+        maxFixTurns: ctx.settings.fixTurns, engine: ctx.deps.engine,
+        maxFeedbackChars: ctx.deps.options?.maxFeedbackChars, maxPromptTokens: ctx.deps.options?.maxPromptTokens,
+      });
+      if (plan.ok) next.push({ sample: lane.sample, turn: lane.turn + 1, conversation: plan.conversation });
+      else attempt.fixSkipped = plan.reason;
+    }
+    ctx.deps.store?.recordAttempt(ctx.id, lane.conversation, attempt);
+    ctx.emit({ type: 'attempt', id: ctx.id, attempt });
+  }
+  return { attempts, winner, next };
+}
