@@ -203,8 +203,10 @@ export class TrainingJobs extends EventEmitter {
     writeTrainerConfig(files.config, config);
     let handle: TrainerHandle;
     try {
+      const python = (this.o.python ?? trainerPython)();
+      if (python.includes('/') && !existsSync(python)) throw new Error(`${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`);
       handle = (this.o.launcher ?? spawnTrainer)({
-        python: (this.o.python ?? trainerPython)(), sourceDir: (this.o.sourceDir ?? trainerSourceDir)(),
+        python, sourceDir: (this.o.sourceDir ?? trainerSourceDir)(),
         configPath: files.config, logPath: files.log, gpus: run.gpus,
       });
     } catch (err) {

@@ -167,3 +167,13 @@ test('win-rate filtering prepares the prompt set in the background, then queues 
     await assert.rejects(noEngine.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: PROMPTS, winRate: { samples: 2 } }), /needs the prover engine/);
   } finally { await noEngine.done(); }
 });
+
+test('a missing trainer environment fails the run with the setup command to run', async () => {
+  const t = setup(undefined, { python: () => '/nonexistent/venv/bin/python' });
+  try {
+    const run = await t.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: PROMPTS, gpus: 'cpu' });
+    assert.equal(run.state, 'failed');
+    assert.match(run.error ?? '', /\/nonexistent\/venv\/bin\/python does not exist: run `kimina trainer setup`/);
+    assert.equal(t.scripted.launches.length, 0);
+  } finally { await t.done(); }
+});
