@@ -44,7 +44,9 @@ const INDENTABLE_MODIFIERS = new Set(['private', 'protected', 'noncomputable', '
 /** Column-0 words that start a command which is not a declaration. */
 const OTHER_COMMANDS = new Set(['import', 'open', 'set_option', 'namespace', 'section', 'end', 'variable', 'universe',
   'attribute', 'export', 'mutual', 'macro', 'macro_rules', 'syntax', 'elab', 'notation', 'infix', 'infixl', 'infixr',
-  'prefix', 'postfix', 'deriving', 'initialize', 'omit', 'include', 'termination_by', 'decreasing_by', 'run_cmd']);
+  'prefix', 'postfix', 'initialize', 'omit', 'include', 'run_cmd']);
+// Not here on purpose: `termination_by`, `decreasing_by`, `deriving` and `where` at column 0 continue the
+// declaration above them.
 
 function isIdentChar(ch: string | undefined): boolean {
   return ch !== undefined && /[\p{L}\p{N}_'!?.₀-₉ₐ-ₜᵢ-ᵪ]/u.test(ch);

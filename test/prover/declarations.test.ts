@@ -181,3 +181,12 @@ test('set_option … in before a tactic stays inside the proof', () => {
   assert.equal(t.end.line, 3);
   assert.equal(u.name, 'u');
 });
+
+test('termination_by and deriving at column 0 belong to the declaration above', () => {
+  const src = 'def f : ℕ → ℕ\n  | 0 => 0\n  | n + 1 => f n\ntermination_by n => n\n\nstructure P where\n  x : ℕ\nderiving Repr\n\ntheorem t : f 0 = 0 := by\n  sorry\n';
+  const [f, p, t] = findDeclarations(src);
+  assert.equal(f.end.line, 4);
+  assert.equal(f.body, null, 'pattern-matching definition: no signature :=');
+  assert.equal(p.end.line, 8);
+  assert.equal(t.name, 't');
+});
