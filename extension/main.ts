@@ -3,13 +3,14 @@
 import * as vscode from 'vscode';
 import { Ctx } from './ctx';
 import { registerCommands } from './commands';
-import { restartingSettings } from './config';
+import { readSettings, restartingSettings } from './config';
 import { ProvedMarks } from './decorations';
 import { ProofRunner } from './proofRunner';
 import { ProofView } from './proofView';
 import { Proposals } from './proposal';
 import { createStatusBar } from './statusBar';
 import { watchSetup } from './setup';
+import { registerTrainingMonitor } from './trainingMonitor';
 
 let ctx: Ctx | undefined;
 
@@ -26,7 +27,12 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();
     }));
-  // TODO(training): context.subscriptions.push(registerTrainingMonitor(context, { httpUrl, token })) once extension/trainingMonitor.ts lands.
+  // The Training Monitor talks to the attached `kimina serve` (training outlives a window).
+  const current = ctx;
+  context.subscriptions.push(registerTrainingMonitor(context, {
+    httpUrl: () => current.currentStatus.server?.url ?? (readSettings().serverUrl || undefined),
+    token: () => current.currentStatus.server?.token ?? (readSettings().serverToken || undefined),
+  }));
   ctx.log.info(`[extension] Kimina ${context.extension.packageJSON.version} activated`);
   void ctx.start();
 }

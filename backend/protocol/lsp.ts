@@ -48,6 +48,8 @@ export interface BackendStatus {
   running?: number;
   /** Where proofs run: in the language-server process, or forwarded to a running `kimina serve`. */
   backend?: 'in-process' | 'server';
+  /** The attached `kimina serve` (HTTP API for the Training Monitor), when there is one. */
+  server?: { url: string; token?: string };
   /** What a first-time user still has to set up; empty or absent when ready. */
   setup?: { model: boolean; lean: boolean; hints: string[] };
 }

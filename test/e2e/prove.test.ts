@@ -86,3 +86,10 @@ test('Prove Goal at Cursor proves the sorry\'s goal as a lemma and splices it in
   }));
   await screenshot(page, 'attached-7-goal-accepted');
 });
+
+test('Open Training Monitor shows the Kimina side bar view', async () => {
+  const { page } = wb;
+  await step(wb, 'open-monitor', () => runCommand(page, 'Kimina: Open Training Monitor'));
+  await step(wb, 'monitor-pane', () => page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor());
+  await screenshot(page, 'attached-8-training-monitor');
+});

@@ -89,6 +89,7 @@ test('prove a theorem: think deltas stream, the result carries the edit, status 
   const status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
   assert.equal(status.state, 'ready');
   assert.equal(status.backend, 'server');
+  assert.deepEqual(status.server, { url: serve.url, token: 'secret-token' }, 'the Training Monitor reaches the attached server with this');
   assert.ok(statuses.some((s) => s.state === 'proving'));
 });
 

@@ -31,10 +31,14 @@ export class HttpProveService implements ProveService {
     try {
       const res = await fetch(this.server.url + '/health', { headers: this.headers() });
       const health = (await res.json()) as { version?: string; repls?: { total: number } };
-      return { backend: 'server' as const, detail: `attached to ${this.server.url}`, lean: health.repls ? `${health.repls.total} REPLs` : undefined };
+      return { backend: 'server' as const, server: this.address(), detail: `attached to ${this.server.url}`, lean: health.repls ? `${health.repls.total} REPLs` : undefined };
     } catch (err) {
-      return { backend: 'server' as const, state: 'error' as const, detail: `cannot reach ${this.server.url}: ${(err as Error).message}` };
+      return { backend: 'server' as const, server: this.address(), state: 'error' as const, detail: `cannot reach ${this.server.url}: ${(err as Error).message}` };
     }
+  }
+
+  private address() {
+    return { url: this.server.url, ...(this.server.token ? { token: this.server.token } : {}) };
   }
 
   async prove(req: ProveRequest, onEvent: (event: ProveEvent) => void, signal: AbortSignal): Promise<ProveResult> {
