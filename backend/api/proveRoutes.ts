@@ -1,5 +1,6 @@
 // HTTP face of the prove loop: `POST /v1/prove` (JSON answer, or server-sent events with
-// `Accept: text/event-stream`), `DELETE /v1/prove/:id` to cancel, `GET /v1/prove/:id` for a stored run.
+// `Accept: text/event-stream`), `DELETE /v1/prove/:id` to cancel, `GET /v1/prove/:id` for a stored run,
+// `GET /v1/prove?limit=N` for the most recent runs.
 // Closing the connection cancels the request too.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { ProveEvent, ProveResult } from '../protocol';
@@ -84,6 +85,13 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     if (!controller) { res.status(404).json({ error: `no running prove request with id '${id}'` }); return; }
     controller.abort();
     res.status(202).json({ id, cancelled: true });
+  });
+
+  router.get('/v1/prove', (req: Request, res: Response) => {
+    const raw = req.query.limit;
+    const limit = raw === undefined ? 20 : Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) { res.status(422).json({ error: "'limit' must be a whole number from 1 to 500" }); return; }
+    res.json({ runs: (readStore?.recentRuns(limit) ?? []).map((run) => ({ ...run, running: running.has(run.id) })) });
   });
 
   router.get('/v1/prove/:id', (req: Request, res: Response) => {

@@ -49,6 +49,9 @@ test('POST /v1/prove answers JSON; GET /v1/prove/:id returns the stored run', as
     assert.equal(stored.running, false);
     assert.ok(stored.attempts.length >= 1);
     assert.equal((await fetch(`${s.url}/v1/prove/unknown`)).status, 404);
+    const list = await (await fetch(`${s.url}/v1/prove?limit=5`)).json() as { runs: { id: string; status: string }[] };
+    assert.deepEqual(list.runs.map((r) => [r.id, r.status]), [[result.id, 'proved']]);
+    assert.equal((await fetch(`${s.url}/v1/prove?limit=0`)).status, 422);
   } finally { await s.close(); }
 });
 
