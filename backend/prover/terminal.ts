@@ -24,6 +24,7 @@ export function attemptLine(a: Attempt): string {
 /** Renders prove events; call `event` for each, then `finish` with the result. */
 export class TerminalView {
   private followed: { sample: number; turn: number } | null = null;
+  private samples = 0;
   private line = '';
   private lineIsThink = false;
   private progress = '';
@@ -39,13 +40,15 @@ export class TerminalView {
   event(e: ProveEvent): void {
     switch (e.type) {
       case 'started':
+        this.samples = e.samples;
         this.note(`Proving ${e.theorem || 'the example'} with ${e.samples} sample${e.samples === 1 ? '' : 's'}, up to ${e.fixTurns} fix turn${e.fixTurns === 1 ? '' : 's'}.`);
         break;
       case 'think': case 'text': {
         if (!this.followed || this.followed.turn !== e.turn) {
           this.flushLine();
           this.followed = { sample: e.sample, turn: e.turn };
-          this.note(bold(this.o.color, `── sample ${e.sample + 1}, turn ${e.turn} ──`));
+          const of = this.samples > 1 ? ` (showing 1 of the samples)` : '';
+          this.note(bold(this.o.color, `── sample ${e.sample + 1}, turn ${e.turn}${of} ──`));
         }
         if (e.sample !== this.followed.sample) break;
         this.write(e.delta, e.type === 'think');

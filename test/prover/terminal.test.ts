@@ -45,7 +45,7 @@ test('piped output: the followed sample streams as is, notes go to stderr', () =
   v2.event({ type: 'text', id: 'x', sample: 0, turn: 1, delta: '```' });
   v2.event({ type: 'attempt', id: 'x', attempt: attempt({}) });
   assert.equal(unterminated.text(), '```\n', 'a note after unterminated text starts a new line');
-  assert.ok(err.text().startsWith('Proving t with 2 samples, up to 1 fix turn.\n── sample 1, turn 1 ──\n'));
+  assert.ok(err.text().startsWith('Proving t with 2 samples, up to 1 fix turn.\n── sample 1, turn 1 (showing 1 of the samples) ──\n'), err.text());
   assert.ok(err.text().includes('[10 tokens · 5.0 tok/s]\n'));
   assert.ok(!out.text().includes('OTHER SAMPLE'));
 });
