@@ -72,6 +72,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
 
   const linear = (x: string, name: string, outDim: number, inDim: number): string => {
     const values = weight(name);
+    if (values.length !== outDim * inDim) throw new Error(`${name}: ${values.length} values, expected ${outDim}x${inDim}`);
     if (quant === 'q4') {
       const q = quantizeQ4(values, outDim, inDim);
       const blocks = inDim / Q4_BLOCK;
