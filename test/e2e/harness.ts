@@ -104,6 +104,16 @@ export async function openFile(page: Page, name: string): Promise<void> {
   await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
 }
 
+/** Opens a workspace file with Quick Open (works whichever side bar view is showing). */
+export async function quickOpen(page: Page, name: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(name);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
 export async function runCommand(page: Page, title: string): Promise<void> {
   // The palette's command list can still be loading right after start-up: reopen it until the title shows.
   for (let attempt = 1; ; attempt++) {

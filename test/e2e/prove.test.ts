@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expect } from './expect';
-import { editorText, goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
+import { editorText, goToLine, openFile, openWorkbench, proofView, quickOpen, runCommand, screenshot, step, type Workbench } from './harness';
 import { startStandInServe, type StandInServe } from './standInServe';
 
 let serve: StandInServe;
@@ -68,7 +68,7 @@ test('Cancel stops a running proof', async () => {
   await step(wb, 'cancelled', () => view.locator('.result.cancelled', { hasText: 'Cancelled' }).waitFor());
   await screenshot(page, 'attached-5-cancelled');
   const proves = serve.requests.filter((r) => r === 'POST /v1/prove').length;
-  assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend');
+  assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend so far');
 });
 
 test('Prove Goal at Cursor proves the sorry\'s goal as a lemma and splices it in place', async () => {
@@ -92,4 +92,18 @@ test('Open Training Monitor shows the Kimina side bar view', async () => {
   await step(wb, 'open-monitor', () => runCommand(page, 'Kimina: Open Training Monitor'));
   await step(wb, 'monitor-pane', () => page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor());
   await screenshot(page, 'attached-8-training-monitor');
+});
+
+test('Prove All Sorries in File works through the queue and inserts each verified proof', async () => {
+  const { page } = wb;
+  await step(wb, 'open-queue', async () => {
+    await quickOpen(page, 'Queue.lean');
+    await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().waitFor();
+  });
+  await step(wb, 'prove-all', () => runCommand(page, 'Kimina: Prove All Sorries in File'));
+  await step(wb, 'queue-done', () => page.locator('.notifications-toasts', { hasText: 'Kimina proved 2 of 2' }).first().waitFor());
+  const text = (await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().innerText()).replace(/\u00a0/g, ' ');
+  assert.ok(!text.includes('sorry'), text);
+  assert.equal(text.match(/have h₁ : 2 \* x = 8 := by linarith/g)?.length, 2);
+  await screenshot(page, 'attached-9-queue');
 });
