@@ -78,6 +78,22 @@ test('a tiny GRPO run goes through the whole path and finishes', { timeout: 600_
   assert.equal(backend.service.jobs.get(id).onnxDir, exported.body.onnxDir);
 });
 
+test('LoRA through peft: adapter checkpoints, merged full weights at the end', { timeout: 600_000 }, async () => {
+  const created = await api<TrainingRun>(backend, 'POST', '/v1/training/runs', {
+    preset: 'tiny-cpu', model: modelDir, prompts: PROMPTS, heldOut: [], gpus: 'cpu', name: 'lora',
+    overrides: { maxSteps: 2, saveSteps: 2, evalSteps: 0, loraRank: 4, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const run = await waitFor('the LoRA run to finish', () => {
+    const r = backend.service.jobs.get(created.body.id);
+    if (r.state === 'failed') throw new Error(`run failed: ${r.error}`);
+    return r.state === 'completed' ? r : undefined;
+  }, 540_000, 250);
+  assert.ok(existsSync(join(run.outputDir, 'checkpoint-2', 'adapter_model.safetensors')), 'the checkpoint holds the adapter');
+  assert.ok(existsSync(join(run.finalDir!, 'model.safetensors')), 'the final export is full weights');
+  assert.ok(!existsSync(join(run.finalDir!, 'adapter_config.json')), 'merged, not an adapter');
+});
+
 test('bad requests get clear errors and create nothing', async () => {
   const before = backend.service.jobs.list().length;
   const noModel = await api<{ detail: string }>(backend, 'POST', '/v1/training/runs', { preset: 'tiny-cpu', prompts: PROMPTS });
