@@ -7,16 +7,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
-import { type BackendStatus, type EditorProveResult, type LspProveEvent, lspMethods } from '../../backend/protocol';
-import { startLspFace, type LspFace } from '../../backend/api/lsp';
+import { type EditorProveResult, lspMethods } from '../../backend/protocol';
 import { createInProcessService } from '../../backend/api/editor/inProcess';
 import { applyEdit } from '../../backend/api/editor/splice';
 import { offsetAt } from '../../backend/api/editor/leanSource';
 import { writeScriptedModel, ALGEBRA_STATEMENT } from '../fixtures/models/scriptedModel';
 import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { connectFace, settledStatus, type FaceClient } from './faceClient';
 
 const text = `import Mathlib
 
@@ -26,10 +23,8 @@ ${ALGEBRA_STATEMENT} := by
 `;
 
 let dir: string;
-let client: MessageConnection;
-let face: LspFace;
+let conn: FaceClient;
 const saved = { ...process.env };
-const events: LspProveEvent[] = [];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kimina-inprocess-'));
@@ -38,40 +33,27 @@ before(async () => {
     KIMINA_ENGINE: 'onnx', KIMINA_MODEL: join(dir, 'model'), KIMINA_DEVICE: 'cpu', KIMINA_THREADS: '1',
     KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '1', KIMINA_LEAN_PROJECT: dir, KIMINA_DB: join(dir, 'kimina.db'), KIMINA_HOME: dir,
   });
-  const up = new PassThrough(); const down = new PassThrough();
-  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
-  face = startLspFace({ connection, createService: () => createInProcessService(() => {}) });
-  connection.listen();
-  client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
-  client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => { events.push(e); });
-  client.listen();
-  await client.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
-  await client.sendNotification('initialized', {});
+  conn = await connectFace(() => createInProcessService(() => {}));
 });
 
 after(async () => {
-  client?.dispose();
-  await face?.close();
+  await conn?.close();
   process.env = saved;
   rmSync(dir, { recursive: true, force: true });
 });
 
 test('status names the in-process engine and model', async () => {
-  let status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
-  for (let i = 0; i < 100 && status.state === 'starting'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
-  }
+  const status = await settledStatus(conn.client);
   assert.equal(status.state, 'ready', status.detail);
   assert.equal(status.backend, 'in-process');
   assert.equal(status.engine, 'onnx');
 });
 
 test('prove in process: turn 1 fails in the stand-in Lean, the fix turn is verified, the edit splices it in', async () => {
-  const result = await client.sendRequest(lspMethods.prove, { id: 'inproc-1', code: text, position: { line: 4, character: 2 }, samples: 1 }) as EditorProveResult;
+  const result = await conn.client.sendRequest(lspMethods.prove, { id: 'inproc-1', code: text, position: { line: 4, character: 2 }, samples: 1 }) as EditorProveResult;
   assert.equal(result.status, 'proved');
   assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status]), [[1, 'lean_error'], [2, 'valid']]);
-  assert.ok(events.some((e) => e.type === 'think' && e.id === 'inproc-1'), 'think deltas stream');
+  assert.ok(conn.events.some((e) => e.type === 'think' && e.id === 'inproc-1'), 'think deltas stream');
   const updated = applyEdit(text, result.edit!, (l, c) => offsetAt(text, l, c));
   assert.match(updated, /x = 4 := by\n  have h₁ : 2 \* x = 8 := by linarith\n  linarith\n$/);
 });

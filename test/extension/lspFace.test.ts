@@ -3,15 +3,13 @@
 // (a test double: test/e2e/standInServe.ts), which exercises the attach-to-a-running-backend path.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
+import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { type BackendStatus, type EditorProveResult, type LspProveEvent, lspMethods } from '../../backend/protocol';
-import { startLspFace, type LspFace } from '../../backend/api/lsp';
 import { HttpProveService } from '../../backend/api/editor/httpService';
 import { applyEdit } from '../../backend/api/editor/splice';
 import { offsetAt } from '../../backend/api/editor/leanSource';
 import { startStandInServe, type StandInServe } from '../e2e/standInServe';
+import { connectFace, type FaceClient } from './faceClient';
 
 const uri = 'file:///work/Algebra.lean';
 const text = `import Mathlib
@@ -32,30 +30,20 @@ theorem with_goal (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 ∧ True := by
 `;
 
 let serve: StandInServe;
+let conn: FaceClient;
 let client: MessageConnection;
-let face: LspFace;
-const events: LspProveEvent[] = [];
-const statuses: BackendStatus[] = [];
+let events: LspProveEvent[];
+let statuses: BackendStatus[];
 
 before(async () => {
   serve = await startStandInServe({ token: 'secret-token' });
-  const up = new PassThrough(); const down = new PassThrough();
-  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
-  face = startLspFace({ connection, createService: async () => new HttpProveService({ url: serve.url, token: 'secret-token', source: 'setting' }) });
-  connection.listen();
-  client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
-  client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => { events.push(e); });
-  client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => { statuses.push(s); });
-  client.listen();
-  const init = await client.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} }) as { capabilities: Record<string, unknown> };
-  assert.ok(init.capabilities.codeLensProvider);
-  await client.sendNotification('initialized', {});
+  conn = await connectFace(async () => new HttpProveService({ url: serve.url, token: 'secret-token', source: 'setting' }));
+  ({ client, events, statuses } = conn);
   await client.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'lean4', version: 1, text } });
 });
 
 after(async () => {
-  client.dispose();
-  await face.close();
+  await conn.close();
   await serve.close();
 });
 
@@ -77,7 +65,7 @@ test('code actions on a sorry: prove the goal, prove the theorem', async () => {
 });
 
 test('prove a theorem: think deltas stream, the result carries the edit, status returns to ready', async () => {
-  events.length = 0;
+  events.splice(0);
   const result = await client.sendRequest(lspMethods.prove, { id: 'p1', uri, code: text, mode: 'theorem', position: { line: 3, character: 2 } }) as EditorProveResult;
   assert.equal(result.status, 'proved');
   assert.equal(result.declaration?.name, 'algebra_example');
@@ -102,7 +90,7 @@ test('a failing proof: both turns with Lean errors, no edit', async () => {
 });
 
 test('goal mode: the sorry goal becomes a lemma, its proof is spliced in and re-checked', async () => {
-  events.length = 0;
+  events.splice(0);
   const result = await client.sendRequest(lspMethods.prove, { id: 'p3', code: text, mode: 'goal', position: { line: 13, character: 5 } }) as EditorProveResult;
   assert.equal(result.status, 'proved', result.problem);
   assert.match(result.goal!.statement, /^theorem with_goal_goal \(x : ℝ\) \(h₀ : 2 \* x \+ 3 = 11\) :\n    x = 4 := by$/);

@@ -1,0 +1,56 @@
+// First-run guidance: when the services cannot start (no model pulled, no Lean), the face reports an error
+// status naming what is missing, answers prove requests with that reason, and tries again later.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { lspMethods } from '../../backend/protocol';
+import { setupHints } from '../../backend/api/lsp';
+import type { ProveService } from '../../backend/api/editor/service';
+import { connectFace, settledStatus } from './faceClient';
+
+test('a missing model becomes an error status with setup hints, and the next request retries', async () => {
+  let calls = 0;
+  const { client, close } = await connectFace(async () => {
+    calls++;
+    throw new Error('no model available: AI-MO/Kimina-Prover-RL-0.6B is not in /x/models; run `kimina model pull AI-MO/Kimina-Prover-RL-0.6B`');
+  });
+  try {
+    const status = await settledStatus(client);
+    assert.equal(status.state, 'error');
+    assert.match(status.detail!, /kimina model pull/);
+    assert.deepEqual(status.setup && { model: status.setup.model, lean: status.setup.lean }, { model: true, lean: false });
+    assert.match(status.setup!.hints[0], /Pull Model/);
+    await assert.rejects(client.sendRequest(lspMethods.prove, { id: 'a', code: 'theorem t : True := by\n  sorry\n' }), /no model available/);
+    assert.ok(calls >= 2, 'each request after a failure tries to start the services again');
+  } finally {
+    await close();
+  }
+});
+
+test('setup hints name Lean when the failure is about Lean, nothing when it is not', () => {
+  assert.deepEqual(setupHints('lake: command not found while starting the REPL')?.lean, true);
+  assert.deepEqual(setupHints('lake: command not found while starting the REPL')?.model, false);
+  assert.deepEqual(setupHints('EADDRINUSE'), { model: false, lean: false, hints: [] });
+});
+
+test('services that start late are waited for by the first prove request', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  const service: ProveService = {
+    kind: 'in-process',
+    describe: async () => ({ engine: 'test-double' }),
+    prove: async () => ({ id: 'x', status: 'not_proved', proof: null, attempts: [] }),
+    check: async () => { throw new Error('unused'); },
+    close: async () => {},
+  };
+  const { client, close } = await connectFace(async () => { await gate; return service; });
+  try {
+    const pending = client.sendRequest(lspMethods.prove, { id: 'late', code: 'theorem t : True := by\n  sorry\n' });
+    setTimeout(release, 200);
+    const result = await pending as { status: string; declaration: { name: string } };
+    assert.equal(result.status, 'not_proved');
+    assert.equal(result.declaration.name, 't');
+    assert.equal((await settledStatus(client)).engine, 'test-double');
+  } finally {
+    await close();
+  }
+});
