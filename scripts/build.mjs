@@ -5,12 +5,15 @@ import { chmodSync, mkdirSync } from 'node:fs';
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'node20' };
 // Native modules stay outside the bundle and load from node_modules at run time.
-const nativeExternals = ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js'];
+const nativeExternals = ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js', 'tsx/cjs'];
 
 mkdirSync('dist/media', { recursive: true });
 const jobs = [
   build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['backend/cli.ts'], outfile: 'dist/cli.js',
     external: nativeExternals, banner: { js: '#!/usr/bin/env node' } }),
+  // The ONNX engine decodes in a worker thread; it loads this file from next to dist/cli.js.
+  build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['backend/model/onnx/worker.ts'], outfile: 'dist/onnx-worker.js',
+    external: nativeExternals }),
   build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['extension/main.ts'], outfile: 'dist/extension.js',
     external: ['vscode'] }),
   build({ ...common, platform: 'browser', format: 'iife', target: 'es2022',
