@@ -195,14 +195,16 @@ export class TrainingJobs extends EventEmitter {
   private launch(run: TrainingRun): void {
     const dir = join(this.o.runsRoot, run.id);
     const files = runFiles(dir);
-    const config = trainerConfig({
-      runId: run.id, backendUrl: this.o.backendUrl(), token: this.o.token?.(), model: run.model, outputDir: files.output,
-      trainFile: files.train, heldOutFile: run.heldOutPrompts > 0 ? files.heldOut : null, hyper: run.hyper, cpu: run.gpus === 'cpu',
-    });
-    if (existsSync(join(dir, 'fix_seed.jsonl'))) config.fix_seed_file = join(dir, 'fix_seed.jsonl');
-    writeTrainerConfig(files.config, config);
     let handle: TrainerHandle;
     try {
+      if (!existsSync(files.train)) throw new Error(`the run folder ${dir} lost its prompts (train.jsonl)`);
+      const config = trainerConfig({
+        runId: run.id, backendUrl: this.o.backendUrl(), token: this.o.token?.(), model: run.model, outputDir: files.output,
+        trainFile: files.train, heldOutFile: run.heldOutPrompts > 0 ? files.heldOut : null, hyper: run.hyper, cpu: run.gpus === 'cpu',
+      });
+      if (existsSync(join(dir, 'fix_seed.jsonl'))) config.fix_seed_file = join(dir, 'fix_seed.jsonl');
+      mkdirSync(files.output, { recursive: true });
+      writeTrainerConfig(files.config, config);
       const python = (this.o.python ?? trainerPython)();
       if (python.includes('/') && !existsSync(python)) throw new Error(`${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`);
       handle = (this.o.launcher ?? spawnTrainer)({
@@ -210,7 +212,7 @@ export class TrainingJobs extends EventEmitter {
         configPath: files.config, logPath: files.log, gpus: run.gpus,
       });
     } catch (err) {
-      this.publish(this.o.store.updateRun(run.id, { state: 'failed', error: `could not start the trainer: ${(err as Error).message}` }));
+      this.publish(this.o.store.updateRun(run.id, { state: 'failed', pid: null, error: `could not start the trainer: ${(err as Error).message}` }));
       return;
     }
     const entry: Active = { handle, intent: null, finished: false };

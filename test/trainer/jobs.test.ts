@@ -177,3 +177,17 @@ test('a missing trainer environment fails the run with the setup command to run'
     assert.equal(t.scripted.launches.length, 0);
   } finally { await t.done(); }
 });
+
+test('a run whose folder lost its prompts fails with a reason instead of hanging in the queue', async () => {
+  const t = setup();
+  try {
+    const run = await t.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: PROMPTS, gpus: 'cpu' });
+    t.jobs.pause(run.id);
+    t.scripted.launches[0].exit({ code: 0, signal: null });
+    await tick();
+    rmSync(join(t.dir, 'runs', run.id, 'train.jsonl'));
+    const resumed = await t.jobs.resume(run.id);
+    assert.equal(resumed.state, 'failed');
+    assert.match(resumed.error ?? '', /lost its prompts/);
+  } finally { await t.done(); }
+});
