@@ -3,107 +3,109 @@
 // theorem shows Lean's error and the fix turn; Cancel stops a running proof.
 // The backend is the packaged extension's own `kimina lsp`, attached over HTTP to the stand-in `kimina serve`
 // (a TEST DOUBLE answering from a script: standInServe.ts), so no model weights or Lean toolchain are needed.
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expect } from './expect';
 import { editorText, goToLine, openFile, openWorkbench, proofView, quickOpen, runCommand, screenshot, step, type Workbench } from './harness';
 import { startStandInServe, type StandInServe } from './standInServe';
 
-let serve: StandInServe;
-let wb: Workbench;
+describe('attached to a running kimina serve (stand-in)', () => {
+  let serve: StandInServe;
+  let wb: Workbench;
 
-before(async () => {
-  serve = await startStandInServe({ token: 'e2e-token' });
-  wb = await openWorkbench({ name: 'attached', settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token', 'kimina.samples': 1 } });
-});
-
-after(async () => {
-  await wb?.close();
-  await serve?.close();
-});
-
-test('prove from the palette: the think block streams, Lean accepts, Accept puts the proof in the file', async () => {
-  const { page } = wb;
-  await step(wb, 'open-file', () => openFile(page, 'Algebra.lean'));
-  await step(wb, 'code-lens', () => page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor());
-  await step(wb, 'status-ready', () => page.locator('.statusbar-item', { hasText: 'Kimina' }).first().waitFor());
-  await goToLine(page, 7);
-  await step(wb, 'prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
-  const view = proofView(page);
-  await step(wb, 'thinking', () => view.locator('details.think summary', { hasText: 'Thinking…' }).first().waitFor());
-  await step(wb, 'think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor());
-  await screenshot(page, 'attached-1-thinking');
-  await step(wb, 'thought', () => view.locator('details.think summary', { hasText: /Thought for \d+ s/ }).first().waitFor());
-  await step(wb, 'verdict', () => view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor());
-  await step(wb, 'diff', () => page.locator('.tab', { hasText: 'Kimina proof of algebra_example' }).first().waitFor());
-  await screenshot(page, 'attached-2-proved-diff');
-  await step(wb, 'accept', () => view.locator('#accept').click());
-  await step(wb, 'accepted', () => view.locator('.result.ok', { hasText: 'Accepted' }).waitFor());
-  await step(wb, 'file-holds-proof', () => expect(async () => {
-    const text = await editorText(page);
-    assert.match(text, /have h₁ : 2 \* x = 8 := by linarith/);
-  }));
-  await screenshot(page, 'attached-3-accepted');
-});
-
-test('a failing theorem shows Lean\'s error on the candidate and the fix turn', async () => {
-  const { page } = wb;
-  await goToLine(page, 11); // the sorry of algebra_fails (the accepted proof added a line above)
-  await step(wb, 'prove-fails', () => runCommand(page, 'Kimina: Prove This Theorem'));
-  const view = proofView(page);
-  await step(wb, 'turn-2', () => view.locator('.turn-2 h3', { hasText: 'Turn 2 (error fix)' }).waitFor());
-  await step(wb, 'lean-error', () => view.locator('.lean-message.error', { hasText: "unknown identifier 'bogus_lemma'" }).first().waitFor());
-  await step(wb, 'not-proved', () => view.locator('.result.bad', { hasText: 'Not proved' }).waitFor());
-  await screenshot(page, 'attached-4-failed');
-  assert.ok(!(await editorText(page)).includes('bogus_lemma'), 'a failed proof never reaches the file');
-});
-
-test('Cancel stops a running proof', async () => {
-  const { page } = wb;
-  await goToLine(page, 14); // the sorry of algebra_slow
-  await step(wb, 'prove-slow', () => runCommand(page, 'Kimina: Prove This Theorem'));
-  const view = proofView(page);
-  await step(wb, 'slow-thinking', () => view.locator('.think-text', { hasText: 'step 3' }).first().waitFor());
-  await step(wb, 'cancel', () => runCommand(page, 'Kimina: Cancel'));
-  await step(wb, 'cancelled', () => view.locator('.result.cancelled', { hasText: 'Cancelled' }).waitFor());
-  await screenshot(page, 'attached-5-cancelled');
-  const proves = serve.requests.filter((r) => r === 'POST /v1/prove').length;
-  assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend so far');
-});
-
-test('Prove Goal at Cursor proves the sorry\'s goal as a lemma and splices it in place', async () => {
-  const { page } = wb;
-  await goToLine(page, 18); // `  · sorry` of algebra_goal
-  await page.keyboard.press('End');
-  await step(wb, 'prove-goal', () => runCommand(page, 'Kimina: Prove Goal at Cursor'));
-  const view = proofView(page);
-  await step(wb, 'goal-lemma', () => view.locator('.stages li', { hasText: 'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11)' }).waitFor());
-  await step(wb, 'goal-recheck', () => view.locator('.result.ok', { hasText: 'The whole declaration re-checked' }).waitFor());
-  await screenshot(page, 'attached-6-goal-proved');
-  await step(wb, 'goal-accept', () => view.locator('#accept').click());
-  await step(wb, 'goal-in-file', () => expect(async () => {
-    assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
-  }));
-  await screenshot(page, 'attached-7-goal-accepted');
-});
-
-test('Open Training Monitor shows the Kimina side bar view', async () => {
-  const { page } = wb;
-  await step(wb, 'open-monitor', () => runCommand(page, 'Kimina: Open Training Monitor'));
-  await step(wb, 'monitor-pane', () => page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor());
-  await screenshot(page, 'attached-8-training-monitor');
-});
-
-test('Prove All Sorries in File works through the queue and inserts each verified proof', async () => {
-  const { page } = wb;
-  await step(wb, 'open-queue', async () => {
-    await quickOpen(page, 'Queue.lean');
-    await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().waitFor();
+  before(async () => {
+    serve = await startStandInServe({ token: 'e2e-token' });
+    wb = await openWorkbench({ name: 'attached', settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token', 'kimina.samples': 1 } });
   });
-  await step(wb, 'prove-all', () => runCommand(page, 'Kimina: Prove All Sorries in File'));
-  await step(wb, 'queue-done', () => page.locator('.notifications-toasts', { hasText: 'Kimina proved 2 of 2' }).first().waitFor());
-  const text = (await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().innerText()).replace(/\u00a0/g, ' ');
-  assert.ok(!text.includes('sorry'), text);
-  assert.equal(text.match(/have h₁ : 2 \* x = 8 := by linarith/g)?.length, 2);
-  await screenshot(page, 'attached-9-queue');
+
+  after(async () => {
+    await wb?.close();
+    await serve?.close();
+  });
+
+  test('prove from the palette: the think block streams, Lean accepts, Accept puts the proof in the file', async () => {
+    const { page } = wb;
+    await step(wb, 'open-file', () => openFile(page, 'Algebra.lean'));
+    await step(wb, 'code-lens', () => page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor());
+    await step(wb, 'status-ready', () => page.locator('.statusbar-item', { hasText: 'Kimina' }).first().waitFor());
+    await goToLine(page, 7);
+    await step(wb, 'prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
+    const view = proofView(page);
+    await step(wb, 'thinking', () => view.locator('details.think summary', { hasText: 'Thinking…' }).first().waitFor());
+    await step(wb, 'think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor());
+    await screenshot(page, 'attached-1-thinking');
+    await step(wb, 'thought', () => view.locator('details.think summary', { hasText: /Thought for \d+ s/ }).first().waitFor());
+    await step(wb, 'verdict', () => view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor());
+    await step(wb, 'diff', () => page.locator('.tab', { hasText: 'Kimina proof of algebra_example' }).first().waitFor());
+    await screenshot(page, 'attached-2-proved-diff');
+    await step(wb, 'accept', () => view.locator('#accept').click());
+    await step(wb, 'accepted', () => view.locator('.result.ok', { hasText: 'Accepted' }).waitFor());
+    await step(wb, 'file-holds-proof', () => expect(async () => {
+      const text = await editorText(page);
+      assert.match(text, /have h₁ : 2 \* x = 8 := by linarith/);
+    }));
+    await screenshot(page, 'attached-3-accepted');
+  });
+
+  test('a failing theorem shows Lean\'s error on the candidate and the fix turn', async () => {
+    const { page } = wb;
+    await goToLine(page, 11); // the sorry of algebra_fails (the accepted proof added a line above)
+    await step(wb, 'prove-fails', () => runCommand(page, 'Kimina: Prove This Theorem'));
+    const view = proofView(page);
+    await step(wb, 'turn-2', () => view.locator('.turn-2 h3', { hasText: 'Turn 2 (error fix)' }).waitFor());
+    await step(wb, 'lean-error', () => view.locator('.lean-message.error', { hasText: "unknown identifier 'bogus_lemma'" }).first().waitFor());
+    await step(wb, 'not-proved', () => view.locator('.result.bad', { hasText: 'Not proved' }).waitFor());
+    await screenshot(page, 'attached-4-failed');
+    assert.ok(!(await editorText(page)).includes('bogus_lemma'), 'a failed proof never reaches the file');
+  });
+
+  test('Cancel stops a running proof', async () => {
+    const { page } = wb;
+    await goToLine(page, 14); // the sorry of algebra_slow
+    await step(wb, 'prove-slow', () => runCommand(page, 'Kimina: Prove This Theorem'));
+    const view = proofView(page);
+    await step(wb, 'slow-thinking', () => view.locator('.think-text', { hasText: 'step 3' }).first().waitFor());
+    await step(wb, 'cancel', () => runCommand(page, 'Kimina: Cancel'));
+    await step(wb, 'cancelled', () => view.locator('.result.cancelled', { hasText: 'Cancelled' }).waitFor());
+    await screenshot(page, 'attached-5-cancelled');
+    const proves = serve.requests.filter((r) => r === 'POST /v1/prove').length;
+    assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend so far');
+  });
+
+  test('Prove Goal at Cursor proves the sorry\'s goal as a lemma and splices it in place', async () => {
+    const { page } = wb;
+    await goToLine(page, 18); // `  · sorry` of algebra_goal
+    await page.keyboard.press('End');
+    await step(wb, 'prove-goal', () => runCommand(page, 'Kimina: Prove Goal at Cursor'));
+    const view = proofView(page);
+    await step(wb, 'goal-lemma', () => view.locator('.stages li', { hasText: 'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11)' }).waitFor());
+    await step(wb, 'goal-recheck', () => view.locator('.result.ok', { hasText: 'The whole declaration re-checked' }).waitFor());
+    await screenshot(page, 'attached-6-goal-proved');
+    await step(wb, 'goal-accept', () => view.locator('#accept').click());
+    await step(wb, 'goal-in-file', () => expect(async () => {
+      assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
+    }));
+    await screenshot(page, 'attached-7-goal-accepted');
+  });
+
+  test('Open Training Monitor shows the Kimina side bar view', async () => {
+    const { page } = wb;
+    await step(wb, 'open-monitor', () => runCommand(page, 'Kimina: Open Training Monitor'));
+    await step(wb, 'monitor-pane', () => page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor());
+    await screenshot(page, 'attached-8-training-monitor');
+  });
+
+  test('Prove All Sorries in File works through the queue and inserts each verified proof', async () => {
+    const { page } = wb;
+    await step(wb, 'open-queue', async () => {
+      await quickOpen(page, 'Queue.lean');
+      await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().waitFor();
+    });
+    await step(wb, 'prove-all', () => runCommand(page, 'Kimina: Prove All Sorries in File'));
+    await step(wb, 'queue-done', () => page.locator('.notifications-toasts', { hasText: 'Kimina proved 2 of 2' }).first().waitFor());
+    const text = (await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().innerText()).replace(/\u00a0/g, ' ');
+    assert.ok(!text.includes('sorry'), text);
+    assert.equal(text.match(/have h₁ : 2 \* x = 8 := by linarith/g)?.length, 2);
+    await screenshot(page, 'attached-9-queue');
+  });
 });

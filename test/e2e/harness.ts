@@ -32,11 +32,23 @@ export interface WorkbenchOptions {
   env?: Record<string, string>;
 }
 
-/** Installs what is missing, packages the extension, starts code-server and opens the workspace in Chromium. */
-export async function openWorkbench({ name, settings, env: extraEnv = {} }: WorkbenchOptions): Promise<Workbench> {
-  const work = join(root, '.e2e', name);
+let packaged: string | undefined;
+
+/** Once per process: installs what is missing, builds, and packages the extension as the user gets it. */
+function prepareExtension(): string {
+  if (packaged) return packaged;
   run('bash', ['scripts/e2e-setup.sh']);
   run('node', ['scripts/build.mjs']);
+  const vsix = join(root, '.e2e', 'kimina.vsix');
+  run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--target', 'linux-x64', '--out', vsix]);
+  packaged = vsix;
+  return vsix;
+}
+
+/** Installs the packaged extension into fresh isolated folders, starts code-server and opens the workspace in Chromium. */
+export async function openWorkbench({ name, settings, env: extraEnv = {} }: WorkbenchOptions): Promise<Workbench> {
+  const vsix = prepareExtension();
+  const work = join(root, '.e2e', name);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   const home = join(work, 'home'); const data = join(work, 'data'); const workspace = join(work, 'workspace');
@@ -51,8 +63,6 @@ export async function openWorkbench({ name, settings, env: extraEnv = {} }: Work
     'workbench.tips.enabled': false, 'files.autoSave': 'off', 'git.enabled': false, 'git.openRepositoryInParentFolders': 'never', 'editor.codeLens': true, ...settings,
   }, null, 2));
   const env = { ...process.env, ...extraEnv, HOME: home, XDG_CONFIG_HOME: join(work, 'xdg-config'), XDG_DATA_HOME: join(work, 'xdg-data'), ONNXRUNTIME_NODE_INSTALL: 'skip' };
-  const vsix = join(work, 'kimina.vsix');
-  run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--target', 'linux-x64', '--out', vsix]);
   const dirs = ['--config', config, '--user-data-dir', join(data, 'user'), '--extensions-dir', join(data, 'ext')];
   run(codeServer, [...dirs, '--install-extension', vsix], env);
   const listed = spawnSync(codeServer, [...dirs, '--list-extensions', '--show-versions'], { env, encoding: 'utf8' }).stdout;
