@@ -27,7 +27,7 @@ describe('attached to a running kimina serve (stand-in)', () => {
     const { page } = wb;
     await step(wb, 'open-file', () => openFile(page, 'Algebra.lean'));
     await step(wb, 'code-lens', () => page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor());
-    await step(wb, 'status-ready', () => page.locator('.statusbar-item', { hasText: 'Kimina' }).first().waitFor());
+    await step(wb, 'status-ready', () => page.locator('.statusbar-item', { hasText: /^\s*Kimina\s*$/ }).first().waitFor());
     await goToLine(page, 7);
     await step(wb, 'prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
     const view = proofView(page);
@@ -107,5 +107,22 @@ describe('attached to a running kimina serve (stand-in)', () => {
     assert.ok(!text.includes('sorry'), text);
     assert.equal(text.match(/have h₁ : 2 \* x = 8 := by linarith/g)?.length, 2);
     await screenshot(page, 'attached-9-queue');
+  });
+  test('the backend is restarted after it crashes, and proving works again', async () => {
+    const { page } = wb;
+    const [before] = wb.backendPids();
+    assert.ok(before, 'the extension started a kimina lsp backend');
+    process.kill(before, 'SIGKILL');
+    const restarted = await step(wb, 'restart', async () => {
+      let pids: number[] = [];
+      await expect(async () => { pids = wb.backendPids(); assert.ok(pids.length === 1 && pids[0] !== before, `backends: ${pids}`); });
+      return pids[0];
+    });
+    assert.notEqual(restarted, before);
+    await step(wb, 'ready-again', () => page.locator('.statusbar-item', { hasText: /^\s*Kimina\s*$/ }).first().waitFor());
+    await step(wb, 'open-algebra', () => quickOpen(page, 'Algebra.lean'));
+    await goToLine(page, 11); // algebra_fails
+    await step(wb, 'prove-after-restart', () => runCommand(page, 'Kimina: Prove This Theorem'));
+    await step(wb, 'answer-after-restart', () => proofView(page).locator('.result.bad', { hasText: 'Not proved' }).waitFor());
   });
 });

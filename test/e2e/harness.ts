@@ -18,6 +18,8 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
 
 export interface Workbench {
   name: string;
+  /** Process ids of the `kimina lsp` backends running under this code-server now. */
+  backendPids(): number[];
   page: Page;
   workspace: string;
   console: string[];
@@ -97,6 +99,9 @@ export async function openWorkbench({ name, settings, env: extraEnv = {} }: Work
   await page.locator('.monaco-workbench').waitFor();
   return {
     name, page, workspace, console: consoleLines,
+    backendPids: () => spawnSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' }).stdout.split('\n')
+      .map((l) => l.trim().split(/\s+/)).filter((f) => Number(f[1]) === server.pid && f.slice(2).join(' ').includes('cli.js lsp --stdio'))
+      .map((f) => Number(f[0])),
     async close() {
       writeFileSync(join(outDir, `${name}-console.log`), consoleLines.join('\n'));
       writeFileSync(join(outDir, `${name}-code-server.log`), serverLog.join(''));
