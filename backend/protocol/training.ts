@@ -31,6 +31,8 @@ export interface TrainingHyperparameters {
   saveSteps: number;
   evalSteps: number;
   evalSamples: number;
+  /** At most this many held-out prompts are evaluated; extra held-out candidates go back to training. */
+  evalPrompts: number;
   seed: number;
   /** LoRA rank; 0 trains all weights. */
   loraRank: number;

@@ -114,6 +114,7 @@ export class TrainingJobs extends EventEmitter {
     }
     prompts = dedupe(prompts);
     const split = req.heldOut ? { train: prompts, heldOut: req.heldOut } : splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
+    if (!req.heldOut && split.heldOut.length > hyper.evalPrompts) split.train.push(...split.heldOut.splice(hyper.evalPrompts));
     if (split.train.length === 0) throw new TrainingError('no training prompts: give prompts or a workspace with theorems');
     if (req.winRate) {
       if (!Number.isInteger(req.winRate.samples) || req.winRate.samples < 1) throw new TrainingError('winRate.samples must be a positive integer');

@@ -23,7 +23,7 @@ after(async () => {
 test('a tiny GRPO run goes through the whole path and finishes', { timeout: 600_000 }, async () => {
   const started = Date.now();
   const created = await api<TrainingRun>(backend, 'POST', '/v1/training/runs', {
-    preset: 'tiny-cpu', model: modelDir, prompts: PROMPTS.slice(0, 3), heldOut: [PROMPTS[3]], gpus: 'cpu', name: 'e2e',
+    preset: 'tiny-cpu', model: modelDir, prompts: PROMPTS.slice(0, 2), heldOut: PROMPTS.slice(2), gpus: 'cpu', name: 'e2e',
     overrides: { maxSteps: 4, saveSteps: 2, evalSteps: 2, evalSamples: 2, maxCompletionLength: 24, promptsPerStep: 2, numGenerations: 4, perDeviceBatch: 8 },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -56,7 +56,11 @@ test('a tiny GRPO run goes through the whole path and finishes', { timeout: 600_
 
   const evals = (await api<TrainingMetricsResponse>(backend, 'GET', `/v1/training/runs/${id}/metrics?kind=eval`)).body.steps;
   assert.deepEqual(evals.map((s) => s.step), [0, 2, 4], 'base model at step 0, then every 2 steps');
-  for (const e of evals) assert.ok('eval/acc_turn_1/pass@2' in e.metrics && 'eval/acc_turn_2/pass@2' in e.metrics);
+  for (const e of evals) {
+    assert.ok('eval/acc_turn_1/pass@2' in e.metrics && 'eval/acc_turn_2/pass@2' in e.metrics);
+    assert.equal(e.metrics['eval/prompts'], 2);
+    assert.equal(e.metrics['eval/count/turn_1'], 4, '2 held-out prompts x 2 samples, generated in one padded batch');
+  }
   assert.equal(run.baseEval?.step, 0);
   assert.equal(run.latestEval?.step, 4);
   assert.equal(run.improved, false, 'no better than the base model: 0 vs 0');

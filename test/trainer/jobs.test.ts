@@ -191,3 +191,14 @@ test('a run whose folder lost its prompts fails with a reason instead of hanging
     assert.match(resumed.error ?? '', /lost its prompts/);
   } finally { await t.done(); }
 });
+
+test('held-out prompts are capped at evalPrompts; the rest go back to training', async () => {
+  const t = setup();
+  try {
+    const many: TrainingPrompt[] = Array.from({ length: 40 }, (_, i) => ({ id: `q${i}`, prompt: [{ role: 'user', content: String(i) }], formalStatement: `theorem q${i} : ${i} = ${i} := by` }));
+    const run = await t.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: many, gpus: 'cpu', overrides: { heldOutShare: 0.5, evalPrompts: 3 } });
+    assert.equal(run.heldOutPrompts, 3);
+    assert.equal(run.trainPrompts, 37);
+    await assert.rejects(t.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts: many, overrides: { evalSamples: 0 } }), /evalSamples >= 1/);
+  } finally { await t.done(); }
+});

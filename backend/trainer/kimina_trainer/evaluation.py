@@ -24,13 +24,19 @@ def load_rows(path: str) -> list[dict[str, Any]]:
 
 
 @torch.no_grad()
-def sample(model: Any, tokenizer: Any, conversation: list[dict[str, str]], n: int, max_new_tokens: int,
-           temperature: float, top_p: float) -> list[str]:
-    text = render(tokenizer, conversation)
-    enc = tokenizer([text], return_tensors="pt", add_special_tokens=False).to(model.device)
-    out = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                         num_return_sequences=n, pad_token_id=tokenizer.pad_token_id)
-    return tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+def sample(model: Any, tokenizer: Any, conversations: list[list[dict[str, str]]], n: int, max_new_tokens: int,
+           temperature: float, top_p: float, batch_size: int = 8) -> list[list[str]]:
+    """n answers per conversation, generated in left-padded batches of up to `batch_size` sequences."""
+    out: list[list[str]] = []
+    per_batch = max(1, batch_size // n)
+    for i in range(0, len(conversations), per_batch):
+        texts = [render(tokenizer, c) for c in conversations[i:i + per_batch]]
+        enc = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+        gen = model.generate(**enc, do_sample=True, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+                             num_return_sequences=n, pad_token_id=tokenizer.pad_token_id)
+        decoded = tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+        out.extend(decoded[j * n:(j + 1) * n] for j in range(len(texts)))
+    return out
 
 
 def evaluate(model: Any, tokenizer: Any, client: BackendClient, rows: list[dict[str, Any]], step: int, k: int,
@@ -39,9 +45,9 @@ def evaluate(model: Any, tokenizer: Any, client: BackendClient, rows: list[dict[
     model.eval()
     try:
         first: list[tuple[dict[str, Any], str]] = []
-        for row in rows:
-            for text in sample(model, tokenizer, row["prompt"], k, max_new_tokens, temperature, top_p):
-                first.append((row, text))
+        answers = sample(model, tokenizer, [row["prompt"] for row in rows], k, max_new_tokens, temperature, top_p)
+        for row, texts in zip(rows, answers):
+            first.extend((row, text) for text in texts)
         results = client.reward(step, "eval", [
             {"promptId": r["prompt_id"], "turn": 1, "formalStatement": r["formal_statement"], "previous": [], "response": t}
             for r, t in first])
@@ -51,10 +57,9 @@ def evaluate(model: Any, tokenizer: Any, client: BackendClient, rows: list[dict[
         fixes = [(i, r, t, res["feedback"]) for i, ((r, t), res) in enumerate(zip(first, results))
                  if res["acc"] < 1 and res.get("feedback") is not None and len(res["feedback"]) <= max_feedback_chars]
         if fixes:
-            second = []
-            for i, r, t, fb in fixes:
-                conv = list(r["prompt"]) + [{"role": "assistant", "content": t}, {"role": "user", "content": fb}]
-                second.append((i, r, t, sample(model, tokenizer, conv, 1, max_new_tokens, temperature, top_p)[0]))
+            convs = [list(r["prompt"]) + [{"role": "assistant", "content": t}, {"role": "user", "content": fb}] for _, r, t, fb in fixes]
+            answers2 = sample(model, tokenizer, convs, 1, max_new_tokens, temperature, top_p)
+            second = [(i, r, t, a[0]) for (i, r, t, _), a in zip(fixes, answers2)]
             res2 = client.reward(step, "eval", [
                 {"promptId": r["prompt_id"], "turn": 2, "formalStatement": r["formal_statement"], "previous": [t], "response": t2}
                 for _, r, t, t2 in second])
