@@ -45,11 +45,10 @@ export function leanProjectFolder(s: KiminaSettings): string | undefined {
 
 /** Environment for `kimina lsp`: only settings that are set, so the backend's own defaults apply otherwise. */
 export function backendEnv(s: KiminaSettings): Record<string, string> {
+  // Samples and fix turns travel with each request instead.
   const env: Record<string, string> = {
     KIMINA_ENGINE: s.engine,
-    KIMINA_SAMPLES: String(s.samples),
-    KIMINA_FIX_TURNS: String(s.fixTurns),
-    KIMINA_CHECK_TIMEOUT: String(s.checkTimeout),
+    KIMINA_TIMEOUT: String(s.checkTimeout),
     KIMINA_PROVE_TIMEOUT: String(s.proveTimeout),
   };
   const optional: [string, string][] = [

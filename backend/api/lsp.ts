@@ -13,13 +13,15 @@ export interface LspFaceOptions {
   /** Builds the services (may fail, e.g. no model yet: the face then reports an error status with the reason). */
   createService: () => Promise<ProveService>;
   log?: (line: string) => void;
+  /** Seconds one proof may take in all before it is stopped (kimina.timeouts.prove); 0 for no limit. */
+  proveTimeoutS?: number;
 }
 
 export interface LspFace { status(): BackendStatus; close(): Promise<void> }
 
 const provableKinds = new Set(['theorem', 'lemma', 'example']);
 
-export function startLspFace({ connection, createService, log = () => {} }: LspFaceOptions): LspFace {
+export function startLspFace({ connection, createService, log = () => {}, proveTimeoutS = 0 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = new Map<string, AbortController>();
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
@@ -91,6 +93,8 @@ export function startLspFace({ connection, createService, log = () => {} }: LspF
     if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
     const controller = new AbortController();
     token?.onCancellationRequested(() => controller.abort());
+    let timedOut = false;
+    const timer = proveTimeoutS > 0 ? setTimeout(() => { timedOut = true; controller.abort(); }, proveTimeoutS * 1000) : undefined;
     running.set(params.id, controller);
     try {
       const svc = await getService();
@@ -98,14 +102,17 @@ export function startLspFace({ connection, createService, log = () => {} }: LspF
       const decl = params.position ? declarationAt(findDeclarations(text), params.position.line) : null;
       log(`prove ${params.id}: ${params.mode ?? 'theorem'} ${decl?.name ?? ''}`);
       const result = await proveInEditor(params, text, svc, (event) => notify(lspMethods.proveEvent, event), controller.signal);
+      if (timedOut && result.status === 'cancelled') result.problem = `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).`;
       log(`prove ${params.id}: ${result.status}${result.problem ? ` (${result.problem})` : ''}`);
       return result;
     } catch (err) {
       if (controller.signal.aborted) {
-        return { id: params.id, status: 'cancelled', proof: null, attempts: [], mode: params.mode ?? 'theorem', declaration: null, edit: null };
+        return { id: params.id, status: 'cancelled', proof: null, attempts: [], mode: params.mode ?? 'theorem', declaration: null, edit: null,
+          ...(timedOut ? { problem: `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).` } : {}) };
       }
       throw err;
     } finally {
+      clearTimeout(timer);
       running.delete(params.id);
       if (status.state !== 'error') setStatus(idleStatus(status));
     }

@@ -3,13 +3,15 @@ import { ProposedFeatures, StreamMessageReader, StreamMessageWriter, createConne
 import { startLspFace } from '../api/lsp';
 import { chooseService } from '../api/editor/chooseService';
 import { parseArgs } from './args';
+import { env } from '../config';
 
 const usage = `usage: kimina lsp --stdio
 
 Runs the language-server face the VS Code extension starts: code lenses, code actions and the
 kimina/prove, kimina/cancel and kimina/status requests. Proofs are forwarded to a running
 \`kimina serve\` when KIMINA_SERVER_URL is set or <KIMINA_HOME>/serve.json names one; otherwise the
-engine and the Lean verifier run in this process (settings: KIMINA_* environment variables).`;
+engine and the Lean verifier run in this process (settings: KIMINA_* environment variables;
+KIMINA_PROVE_TIMEOUT stops a proof after that many seconds).`;
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseArgs(args, ['stdio', 'help']);
@@ -20,7 +22,7 @@ export async function run(args: string[]): Promise<number> {
   console.log = toStderr; console.info = toStderr; console.debug = toStderr;
   const log = (line: string) => process.stderr.write(`[kimina lsp] ${line}\n`);
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
-  const face = startLspFace({ connection, createService: () => chooseService(log), log });
+  const face = startLspFace({ connection, createService: () => chooseService(log), log, proveTimeoutS: env.num('KIMINA_PROVE_TIMEOUT', 0) });
   const closed = new Promise<number>((resolve) => {
     connection.onShutdown(async () => { await face.close(); });
     connection.onExit(() => resolve(0));

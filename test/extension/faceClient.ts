@@ -8,10 +8,10 @@ import type { ProveService } from '../../backend/api/editor/service';
 
 export interface FaceClient { client: MessageConnection; face: LspFace; events: LspProveEvent[]; statuses: BackendStatus[]; close(): Promise<void> }
 
-export async function connectFace(createService: () => Promise<ProveService>): Promise<FaceClient> {
+export async function connectFace(createService: () => Promise<ProveService>, options: { proveTimeoutS?: number } = {}): Promise<FaceClient> {
   const up = new PassThrough(); const down = new PassThrough();
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
-  const face = startLspFace({ connection, createService });
+  const face = startLspFace({ connection, createService, ...options });
   connection.listen();
   const client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
   const events: LspProveEvent[] = [];

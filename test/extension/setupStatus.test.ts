@@ -54,3 +54,25 @@ test('services that start late are waited for by the first prove request', async
     await close();
   }
 });
+
+test('a proof running past kimina.timeouts.prove is stopped and says why', async () => {
+  const service: ProveService = {
+    kind: 'in-process',
+    describe: async () => ({}),
+    prove: (_req, _onEvent, signal) => new Promise((resolve) => {
+      signal.addEventListener('abort', () => resolve({ id: 'x', status: 'cancelled', proof: null, attempts: [] }), { once: true });
+    }),
+    check: async () => { throw new Error('unused'); },
+    close: async () => {},
+  };
+  const { client, close } = await connectFace(async () => service, { proveTimeoutS: 0.3 });
+  try {
+    const started = Date.now();
+    const result = await client.sendRequest(lspMethods.prove, { id: 'slow', code: 'theorem t : True := by\n  sorry\n' }) as { status: string; problem?: string };
+    assert.equal(result.status, 'cancelled');
+    assert.match(result.problem ?? '', /Stopped after 0.3 s \(kimina.timeouts.prove\)/);
+    assert.ok(Date.now() - started < 3000);
+  } finally {
+    await close();
+  }
+});
