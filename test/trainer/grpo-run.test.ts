@@ -117,3 +117,16 @@ test('bad requests get clear errors and create nothing', async () => {
   const dir = tempDir('kimina-empty-');
   removeDir(dir);
 });
+
+test('a model that cannot be loaded fails the run at once with the trainer\'s reason', { timeout: 120_000 }, async () => {
+  const created = await api<TrainingRun>(backend, 'POST', '/v1/training/runs', {
+    preset: 'tiny-cpu', model: join(backend.dir, 'no-such-model'), prompts: PROMPTS, heldOut: [], gpus: 'cpu', name: 'bad model',
+  });
+  assert.equal(created.status, 201);
+  const run = await waitFor('the run to fail', () => {
+    const r = backend.service.jobs.get(created.body.id);
+    return r.state === 'failed' ? r : undefined;
+  }, 100_000, 200);
+  assert.equal(run.restarts, 0, 'no pointless restarts');
+  assert.match(run.error ?? '', /refused its configuration:[\s\S]*cannot load the model/);
+});

@@ -125,10 +125,18 @@ def main(argv: list[str]) -> int:
     torch.manual_seed(cfg.seed)
 
     client = BackendClient(cfg.backend_url, cfg.run_id, cfg.token)
-    model, tokenizer = load_model(cfg)
-    dataset = build_dataset(cfg, tokenizer, client)
-    held_out = load_rows(cfg.held_out_file) if cfg.held_out_file else []
-    vllm = use_vllm(cfg)
+    try:
+        model, tokenizer = load_model(cfg)
+    except (OSError, ValueError) as e:  # a missing or unreadable model will not fix itself on a restart
+        print(f"kimina-trainer: cannot load the model {cfg.model_path!r}: {e}", file=sys.stderr)
+        return 2
+    try:
+        dataset = build_dataset(cfg, tokenizer, client)
+        held_out = load_rows(cfg.held_out_file) if cfg.held_out_file else []
+        vllm = use_vllm(cfg)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"kimina-trainer: bad training data or settings: {e}", file=sys.stderr)
+        return 2
     args = build_args(cfg, vllm)
 
     cache = FixCache(cfg.fix_cache_size, cfg.fix_sampling_rate, cfg.seed)
