@@ -87,7 +87,10 @@ def load_model(cfg: RunConfig) -> tuple[Any, Any]:
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    dtype = torch.bfloat16 if torch.cuda.is_available() and not cfg.use_cpu else torch.float32
+    # Full fine-tuning keeps fp32 master weights (bf16 autocast does the maths): at lr 2e-6 most bf16 weight updates
+    # would round away, as verl's FSDP mixed precision avoids too. With LoRA the frozen base can stay in bf16.
+    on_gpu = torch.cuda.is_available() and not cfg.use_cpu
+    dtype = torch.bfloat16 if on_gpu and cfg.lora is not None else torch.float32
     model = AutoModelForCausalLM.from_pretrained(cfg.model_path, dtype=dtype)
     return model, tokenizer
 
