@@ -2,7 +2,7 @@
 // to the host. Plain DOM, no framework; re-renders on each message, keeping the think blocks' open/closed state.
 import './proofView.css';
 import type { FromView, ToView } from './proofViewMessages';
-import { emptyState, reduce, thinkLabel, turnLabel, verdictLabel, type TurnView, type ViewState } from './proofViewState';
+import { emptyState, reduce, splitFences, thinkLabel, turnLabel, verdictLabel, type TurnView, type ViewState } from './proofViewState';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 const vscode = acquireVsCodeApi();
@@ -43,9 +43,12 @@ function candidate(t: TurnView): HTMLElement | null {
 
 function turnSection(t: TurnView): HTMLElement {
   const open = userOpen.get(t.key) ?? t.thinkEnd === undefined;
-  const details = el('details', { class: 'think', 'data-key': t.key }, el('summary', {}, thinkLabel(t)), el('pre', { class: 'think-text' }, t.think || '…'));
+  const thinkText = el('pre', { class: 'think-text' }, ...(t.think ? splitFences(t.think).map((p) =>
+    p.kind === 'code' ? el('code', { class: `fence${p.lang ? ` lang-${p.lang}` : ''}` }, p.text) : p.text) : ['…']));
+  const details = el('details', { class: 'think', 'data-key': t.key }, el('summary', {}, thinkLabel(t)), thinkText);
   details.open = open;
-  details.addEventListener('toggle', () => userOpen.set(t.key, details.open));
+  // 'toggle' also fires for the assignment above: remember only what the user changed.
+  details.addEventListener('toggle', () => { if (details.open !== open) userOpen.set(t.key, details.open); });
   const section = el('section', { class: `turn turn-${t.turn}` }, el('h3', {}, turnLabel(t)), details);
   if (t.attempt) {
     const v = verdictLabel(t.attempt);

@@ -88,3 +88,20 @@ export function verdictLabel(a: Attempt): { text: string; ok: boolean } {
   const names: Record<string, string> = { sorry: 'uses sorry', lean_error: 'Lean error', repl_error: 'REPL error', timeout_error: 'timed out', server_error: 'server error', rejected: 'rejected' };
   return { text: `✘ ${names[v.status] ?? v.status}: ${v.reason}`, ok: false };
 }
+
+export interface TextPart { kind: 'prose' | 'code'; text: string; lang?: string }
+
+/** Splits streamed think text into prose and fenced code (```tactics, ```lean4), an unclosed fence included. */
+export function splitFences(text: string): TextPart[] {
+  const parts: TextPart[] = [];
+  const fence = /```([\w-]*)[^\S\n]*\n?([\s\S]*?)(?:```|$)/g;
+  let last = 0;
+  for (let m = fence.exec(text); m; m = fence.exec(text)) {
+    if (m[0] === '') { fence.lastIndex++; continue; }
+    if (m.index > last) parts.push({ kind: 'prose', text: text.slice(last, m.index) });
+    parts.push({ kind: 'code', lang: m[1] || undefined, text: m[2].replace(/\n$/, '') });
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) parts.push({ kind: 'prose', text: text.slice(last) });
+  return parts;
+}

@@ -78,3 +78,11 @@ test('format failures are named in the verdict line', () => {
   const a: Attempt = { ...attempt(1, good), format: { ok: false, error: 'NO_VALID_LEAN4_CODE_BLOCK' }, verdict: null, code: null };
   assert.equal(verdictLabel(a).text, '✘ Format: NO_VALID_LEAN4_CODE_BLOCK');
 });
+
+test('think text splits into prose and fenced Lean code, also while a fence is still open', async () => {
+  const { splitFences } = await import('../../media/proofViewState');
+  assert.deepEqual(splitFences('Start.\n```tactics\nhave h : 1 = 1 := rfl\n```\nThen.'), [
+    { kind: 'prose', text: 'Start.\n' }, { kind: 'code', lang: 'tactics', text: 'have h : 1 = 1 := rfl' }, { kind: 'prose', text: '\nThen.' }]);
+  assert.deepEqual(splitFences('Now:\n```lean4\ntheorem t'), [{ kind: 'prose', text: 'Now:\n' }, { kind: 'code', lang: 'lean4', text: 'theorem t' }]);
+  assert.deepEqual(splitFences('no code'), [{ kind: 'prose', text: 'no code' }]);
+});
