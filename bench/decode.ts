@@ -31,7 +31,7 @@ const best = (xs: number[] | undefined) => (xs && xs.length > 0 ? Math.max(...xs
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0];
-  const oursDir = ensureOnnxModel(0, log);
+  const oursDir = ensureOnnxModel(4, log);
   const llama = only.has('llama') ? await loadLlamaModule() : undefined;
   const tf = only.has('tfjs') ? await loadTransformersModule() : undefined;
   if (only.has('llama') && !llama) log('llama.cpp: node-llama-cpp is not installed (run bench/decode-setup); skipped');

@@ -17,6 +17,11 @@ export interface ConvertProgress {
 
 export interface ConvertOptions {
   quantize: 'q4' | 'fp32';
+  /**
+   * MatMulNBits accuracy_level for q4: 4 (default) computes with int8-quantized activations, about
+   * twice as fast on AVX2 CPUs (onnxruntime-genai's CPU default too); 0 computes in float32.
+   */
+  accuracyLevel?: 0 | 4;
   onProgress?: (p: ConvertProgress) => void;
 }
 
@@ -47,6 +52,7 @@ export async function convertCheckpoint(srcDir: string, outDir: string, options:
   const seen = new Set<string>();
   writeOnnxGraph(outDir, shape, checkpoint, {
     quant: options.quantize,
+    accuracyLevel: options.accuracyLevel ?? 4,
     onTensor: (tensor) => {
       seen.add(tensor);
       options.onProgress?.({ done: Math.min(seen.size, needed.length), total: needed.length, tensor });

@@ -84,13 +84,19 @@ test('F16 tensors and 4-bit quantization: the result equals the quantized checkp
   const src = tempDir();
   const stored = writeCheckpoint(src, shape, weights, 'F16');
   const out = tempDir();
-  await convertCheckpoint(src, out, { quantize: 'q4' });
+  await convertCheckpoint(src, out, { quantize: 'q4', accuracyLevel: 0 });
   const d = await loadDecoder(out);
   const logits = await d.feed(d.newState(1), [prompt]);
   const source: WeightSource = { has: (n) => stored.has(n), get: (n) => stored.get(n)! };
   const eff = q4EffectiveWeights(shape, source);
   const ref = referenceLogits(eff.shape, eff.weights, prompt);
   assert.ok(maxAbsDiff(logits, ref) < 1e-3, `${maxAbsDiff(logits, ref)}`);
+  // The default (int8 activations) stays close to it.
+  const fast = tempDir();
+  await convertCheckpoint(src, fast, { quantize: 'q4' });
+  const f = await loadDecoder(fast);
+  const fastLogits = await f.feed(f.newState(1), [prompt]);
+  assert.ok(maxAbsDiff(fastLogits, ref) < 0.1, `${maxAbsDiff(fastLogits, ref)}`);
 });
 
 test('bad checkpoints are refused with the reason', async () => {

@@ -9,6 +9,7 @@ import { argmaxOf, loadDecoder, maxAbsDiff, tempDir } from './helpers';
 
 const fp32Dir = writeTinyModel(tempDir(), { seed: 1 }).dir;
 const q4Dir = writeTinyModel(tempDir(), { seed: 1, quant: 'q4' }).dir;
+const q4Int8Dir = writeTinyModel(tempDir(), { seed: 1, quant: 'q4', accuracyLevel: 4 }).dir;
 const V = writeTinyModel(tempDir(), { seed: 1 }).shape.vocabSize;
 
 /** Greedy continuation computed with the cache, one token per step. */
@@ -43,7 +44,9 @@ async function greedyUncached(d: Decoder, prompt: number[], steps: number): Prom
 
 const prompt = [11, 250, 33, 7, 90, 140, 2, 64];
 
-for (const [label, dir] of [['fp32', fp32Dir], ['4-bit', q4Dir]] as const) {
+// int8 activations (MatMulNBits accuracy_level 4) are quantized differently for one row and for many,
+// so cached and uncached logits agree only approximately there.
+for (const [label, dir, tolerance] of [['fp32', fp32Dir, 1e-4], ['4-bit', q4Dir, 1e-4], ['4-bit with int8 activations', q4Int8Dir, 0.1]] as const) {
   test(`${label}: cached decoding equals full recomputation, across cache growth`, async () => {
     const d = await loadDecoder(dir, { growStep: 16 });
     const steps = 40; // 8 + 40 positions: the cache grows from 16 to 48 slots
@@ -51,7 +54,7 @@ for (const [label, dir] of [['fp32', fp32Dir], ['4-bit', q4Dir]] as const) {
     const uncached = await greedyUncached(d, prompt, steps);
     assert.deepEqual(cached.tokens, uncached.tokens);
     const diff = Math.max(...cached.logits.map((l, i) => maxAbsDiff(l, uncached.logits[i])));
-    assert.ok(diff < 1e-4, `max logit difference ${diff}`);
+    assert.ok(diff < tolerance, `max logit difference ${diff}`);
   });
 
   test(`${label}: a multi-token prefill equals feeding the prompt token by token, and chunking does not matter`, async () => {
@@ -62,8 +65,8 @@ for (const [label, dir] of [['fp32', fp32Dir], ['4-bit', q4Dir]] as const) {
     let b: Float32Array = new Float32Array(0);
     for (const t of prompt) b = await whole.feed(s, [[t]]);
     const c = (await chunked.prefill(chunked.newState(1), [prompt]))!;
-    assert.ok(maxAbsDiff(a, b) < 1e-4, `token by token: ${maxAbsDiff(a, b)}`);
-    assert.ok(maxAbsDiff(a, c) < 1e-4, `chunks of 3: ${maxAbsDiff(a, c)}`);
+    assert.ok(maxAbsDiff(a, b) < tolerance, `token by token: ${maxAbsDiff(a, b)}`);
+    assert.ok(maxAbsDiff(a, c) < tolerance, `chunks of 3: ${maxAbsDiff(a, c)}`);
   });
 }
 
