@@ -15,13 +15,15 @@ export interface LspFaceOptions {
   log?: (line: string) => void;
   /** Seconds one proof may take in all before it is stopped (kimina.timeouts.prove); 0 for no limit. */
   proveTimeoutS?: number;
+  /** How often to ask the services for news (an attached server starting or ending training); 0 for never. */
+  refreshMs?: number;
 }
 
 export interface LspFace { status(): BackendStatus; close(): Promise<void> }
 
 const provableKinds = new Set(['theorem', 'lemma', 'example']);
 
-export function startLspFace({ connection, createService, log = () => {}, proveTimeoutS = 0 }: LspFaceOptions): LspFace {
+export function startLspFace({ connection, createService, log = () => {}, proveTimeoutS = 0, refreshMs = 15_000 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = new Map<string, AbortController>();
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
@@ -35,6 +37,7 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
     service ??= createService().then(async (s) => {
       const described = await s.describe();
       setStatus({ state: 'ready', backend: s.kind, ...described, running: running.size });
+      resolved = s;
       return s;
     }, (err: Error) => {
       log(`backend services failed to start: ${err.message}`);
@@ -44,6 +47,17 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
     });
     return service;
   };
+
+  let resolved: ProveService | null = null;
+  const refresh = async () => {
+    if (!resolved || running.size > 0 || status.state === 'error') return;
+    const described = await resolved.describe().catch(() => null);
+    if (!described || running.size > 0) return;
+    const next: BackendStatus = { state: 'ready', backend: resolved.kind, ...described, running: 0 };
+    if (JSON.stringify(next) !== JSON.stringify(status)) setStatus(next);
+  };
+  const refresher = refreshMs > 0 ? setInterval(() => void refresh(), refreshMs) : undefined;
+  refresher?.unref();
 
   connection.onInitialize(() => ({
     capabilities: {
@@ -133,6 +147,7 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
   return {
     status: () => status,
     async close() {
+      clearInterval(refresher);
       for (const c of running.values()) c.abort();
       if (service) await (await service.catch(() => null))?.close();
     },

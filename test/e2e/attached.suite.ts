@@ -32,7 +32,7 @@ describe('attached to a running kimina serve (stand-in)', () => {
     await step(wb, 'prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
     const view = proofView(page);
     await step(wb, 'thinking', () => view.locator('details.think summary', { hasText: 'Thinking…' }).first().waitFor());
-    await step(wb, 'think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor());
+    await step(wb, 'think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor({ state: 'attached' }));
     await screenshot(page, 'attached-1-thinking');
     await step(wb, 'thought', () => view.locator('details.think summary', { hasText: /Thought for \d+ s/ }).first().waitFor());
     await step(wb, 'verdict', () => view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor());

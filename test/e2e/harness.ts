@@ -125,7 +125,8 @@ export async function quickOpen(page: Page, name: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor();
   await input.fill(name);
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor();
+  // Enter picks the first row: wait until the filter has put the file there.
+  await page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: name }).waitFor();
   await page.keyboard.press('Enter');
 }
 
@@ -137,7 +138,7 @@ export async function runCommand(page: Page, title: string): Promise<void> {
     await input.waitFor();
     await input.fill(`>${title}`);
     try {
-      await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
+      await page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: title }).waitFor({ timeout: 10_000 });
       await page.keyboard.press('Enter');
       return;
     } catch (err) {

@@ -5,7 +5,8 @@
 //                          "unknown identifier 'bogus_lemma'" error: not proved.
 //   name contains "slow":  thinks for a long time (until cancelled).
 //   otherwise:             thinks in a few chunks, then one verified attempt with the algebra_example proof.
-// /v1/check reports a goal for each `sorry` (positions in codepoints) and "valid" for sorry-free code.
+// /v1/check reports a goal for each `sorry` (positions in codepoints) and "valid" for sorry-free code;
+// GET /v1/training/runs answers the runs a test puts in `trainingRuns`.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Attempt, ProveEvent, ProveRequest, ProveResult, ReplSorry, V1CheckResult, Verdict } from '../../backend/protocol';
@@ -14,7 +15,14 @@ export const standInProof = '\n  have h₁ : 2 * x = 8 := by linarith\n  linarit
 export const standInGoal = 'x : ℝ\nh₀ : 2 * x + 3 = 11\n⊢ x = 4';
 const thinkChunks = ['Let me think about this. ', 'We have 2x + 3 = 11, ', 'so 2x = 8 ', 'and x = 4.\n```tactics\nhave h₁ : 2 * x = 8 := by linarith\n```\n'];
 
-export interface StandInServe { url: string; token: string | undefined; requests: string[]; close(): Promise<void> }
+export interface StandInServe {
+  url: string;
+  token: string | undefined;
+  requests: string[];
+  /** What GET /v1/training/runs answers (only the fields the editor reads are filled in). */
+  trainingRuns: { id: string; name: string; state: string; step: number }[];
+  close(): Promise<void>;
+}
 
 function theoremName(code: string): string {
   return /(?:theorem|lemma)\s+([^\s(:]+)/.exec(code)?.[1] ?? 'example';
@@ -70,7 +78,7 @@ async function runScript(req: ProveRequest, id: string, send: (e: ProveEvent) =>
     let think = '';
     for (const delta of chunks) {
       if (signal.aborted) return { id, status: 'cancelled', proof: null, attempts };
-      await sleep(name.includes('slow') ? 100 : 250, signal);
+      await sleep(name.includes('slow') ? 100 : 500, signal);
       think += delta;
       send({ type: 'think', id, sample: 0, turn, delta });
       send({ type: 'progress', id, tokens: think.length, tokensPerSecond: 40 });
@@ -91,6 +99,7 @@ async function runScript(req: ProveRequest, id: string, send: (e: ProveEvent) =>
 
 export async function startStandInServe(options: { port?: number; token?: string } = {}): Promise<StandInServe> {
   const requests: string[] = [];
+  const trainingRuns: StandInServe['trainingRuns'] = [];
   let next = 0;
   const server: Server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
@@ -98,6 +107,7 @@ export async function startStandInServe(options: { port?: number; token?: string
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Invalid API Key' }));
       return;
     }
+    if (req.method === 'GET' && req.url === '/v1/training/runs') { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ runs: trainingRuns })); return; }
     if (req.method === 'GET' && req.url === '/health') { res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","version":"stand-in"}'); return; }
     let raw = '';
     req.on('data', (c: Buffer) => { raw += c.toString('utf8'); });
@@ -129,6 +139,7 @@ export async function startStandInServe(options: { port?: number; token?: string
     url: `http://127.0.0.1:${port}`,
     token: options.token,
     requests,
+    trainingRuns,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }

@@ -8,7 +8,7 @@ import type { ProveService } from '../../backend/api/editor/service';
 
 export interface FaceClient { client: MessageConnection; face: LspFace; events: LspProveEvent[]; statuses: BackendStatus[]; close(): Promise<void> }
 
-export async function connectFace(createService: () => Promise<ProveService>, options: { proveTimeoutS?: number } = {}): Promise<FaceClient> {
+export async function connectFace(createService: () => Promise<ProveService>, options: { proveTimeoutS?: number; refreshMs?: number } = {}): Promise<FaceClient> {
   const up = new PassThrough(); const down = new PassThrough();
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
   const face = startLspFace({ connection, createService, ...options });

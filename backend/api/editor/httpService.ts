@@ -1,6 +1,6 @@
 // ProveService over a running `kimina serve`: POST /v1/prove as a server-sent event stream, POST /v1/check.
 // Cancelling closes the stream, which cancels the proof on the server.
-import type { ProveEvent, ProveRequest, ProveResult, V1CheckResponse } from '../../protocol';
+import type { BackendStatus, ProveEvent, ProveRequest, ProveResult, TrainingRunsResponse, V1CheckResponse } from '../../protocol';
 import type { CheckAnswer, ProveService } from './service';
 import type { ServerAddress } from './discovery';
 
@@ -27,13 +27,30 @@ export class HttpProveService implements ProveService {
     return res;
   }
 
-  async describe() {
+  async describe(): Promise<Partial<BackendStatus>> {
     try {
       const res = await fetch(this.server.url + '/health', { headers: this.headers() });
       const health = (await res.json()) as { version?: string; repls?: { total: number } };
-      return { backend: 'server' as const, server: this.address(), detail: `attached to ${this.server.url}`, lean: health.repls ? `${health.repls.total} REPLs` : undefined };
+      const training = await this.activeTraining();
+      return {
+        backend: 'server', server: this.address(), lean: health.repls ? `${health.repls.total} REPLs` : undefined,
+        ...(training ? { state: 'training', detail: `attached to ${this.server.url}; ${training}` } : { state: 'ready', detail: `attached to ${this.server.url}` }),
+      };
     } catch (err) {
       return { backend: 'server' as const, server: this.address(), state: 'error' as const, detail: `cannot reach ${this.server.url}: ${(err as Error).message}` };
+    }
+  }
+
+  /** "training <run> (step n)" when the server runs a training job now; null otherwise or when it has no training API. */
+  private async activeTraining(): Promise<string | null> {
+    try {
+      const res = await fetch(this.server.url + '/v1/training/runs', { headers: this.headers() });
+      if (!res.ok) return null;
+      const { runs } = (await res.json()) as TrainingRunsResponse;
+      const active = runs?.find((r) => r.state === 'running' || r.state === 'preparing');
+      return active ? `training ${active.name} (step ${active.step})` : null;
+    } catch {
+      return null;
     }
   }
 
