@@ -1,10 +1,10 @@
 // Custom LSP requests and notifications between the extension and the backend's language-server face.
 // Each is declared once here: its method name and its parameter and result types.
 import type { ProveEvent, ProveRequest, ProveResult } from './prove';
-import type { Verdict } from './verify';
+import type { LspPosition, Verdict } from './verify';
 
 /** An editor range; positions are 0-based lines and 0-based characters in UTF-16 code units (LSP). */
-export interface LspRange { start: { line: number; character: number }; end: { line: number; character: number } }
+export interface LspRange { start: LspPosition; end: LspPosition }
 
 /** `theorem`: prove the whole declaration at the position; `goal`: prove the goal of the `sorry` at the position. */
 export type ProveMode = 'theorem' | 'goal';
@@ -15,7 +15,7 @@ export interface ProveParams extends ProveRequest {
   /** An id chosen by the client so that it can cancel and match events. */
   id: string;
   /** Where the cursor is; with `code` holding the whole document, the backend finds the declaration or `sorry` there. */
-  position?: LspRange['start'];
+  position?: LspPosition;
   mode?: ProveMode;
 }
 

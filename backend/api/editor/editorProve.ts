@@ -1,10 +1,9 @@
 // One proof requested from the editor: find the declaration (or the `sorry`) at the cursor, prove it with the
 // service, and turn a verified proof into an edit of the user's document. Goal mode proves the sorry's goal as
 // a lemma, splices the proof back and has Lean re-check the whole declaration before offering the edit.
-import type { EditorProveResult, LspProveEvent, ProveParams, ProveRequest, ReplSorry, Verdict } from '../../protocol';
+import { type EditorProveResult, type LspProveEvent, type ProveParams, type ProveRequest, type ReplSorry, type Verdict, replPosToLsp } from '../../protocol';
 import { type Declaration, type SorrySite, declarationAt, findDeclarations, positionAt, sorryAt, standaloneSnippet } from './leanSource';
 import { goalToLemma } from './goalLemma';
-import { replToLsp } from './positions';
 import { proofBodyOf, sorryEdit, theoremEdit } from './splice';
 import type { ProveService } from './service';
 
@@ -65,7 +64,7 @@ function bodyFromProof(proof: string | null, name: string): string | null {
 /** The REPL's sorry that sits where ours does in the snippet (by position, else by order). */
 function matchSorry(snippet: string, ourOffset: number, ours: SorrySite[], index: number, theirs: ReplSorry[]): ReplSorry | null {
   const want = positionAt(snippet, ourOffset);
-  const byPosition = theirs.find((s) => s.pos && (() => { const p = replToLsp(snippet, s.pos); return p.line === want.line && p.character === want.character; })());
+  const byPosition = theirs.find((s) => s.pos && (() => { const p = replPosToLsp(snippet, s.pos); return p.line === want.line && p.character === want.character; })());
   if (byPosition) return byPosition;
   return theirs.length === ours.length ? theirs[index] : null;
 }
