@@ -59,6 +59,7 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
     }
     case 'result': {
       state.result = msg.result;
+      if (msg.result.declaration) state.title = `${msg.result.mode === 'goal' ? 'Goal in' : 'Proof of'} ${msg.result.declaration.name}`;
       state.canAccept = msg.canAccept;
       for (const t of state.turns) t.thinkEnd ??= msg.at;
       for (const a of msg.result.attempts) { const t = turnOf(state, a.sample, a.turn, msg.at); t.attempt ??= a; t.thinkEnd ??= msg.at; if (!t.think) t.think = a.think; }

@@ -69,6 +69,7 @@ test('the result closes open think blocks, fills attempts the stream missed, and
   assert.equal(s.turns.length, 1);
   assert.equal(thinkLabel(s.turns[0]), 'Thought for 1 s');
   assert.equal(s.canAccept, true);
+  assert.equal(reduce(s, { type: 'result', result: { ...result, declaration: { name: 'algebra_example', range: result.edit!.range } }, canAccept: true, at: 2000 }).title, 'Proof of algebra_example');
   const accepted = reduce(s, { type: 'resolved', outcome: 'accepted' });
   assert.equal(accepted.canAccept, false);
   assert.equal(accepted.resolved, 'accepted');
