@@ -36,7 +36,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
       switch (m.type) {
         case 'ready': await this.start(); break;
         case 'select': await this.select(m.runId); break;
-        case 'start': await this.startRun(m.preset, m.model, m.schedule); break;
+        case 'start': await this.startRun(m.preset, m.model, m.schedule, m.winRateSamples); break;
         case 'control': this.post({ type: 'run', run: await callBackend<TrainingRun>(this.backend, 'POST', `/v1/training/runs/${encodeURIComponent(m.runId)}/${m.action}`) }); break;
         case 'useModel': await this.useModel(m.runId); break;
       }
@@ -88,11 +88,11 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.post({ type: 'log', runId, lines: log.lines, replace: true });
   }
 
-  private async startRun(preset: TrainingPresetName, model: string, schedule: StartTrainingRequest['schedule']): Promise<void> {
+  private async startRun(preset: TrainingPresetName, model: string, schedule: StartTrainingRequest['schedule'], winRateSamples?: number): Promise<void> {
     if (!model) throw new Error('enter a model (a Hugging Face id or a folder with safetensors weights)');
     const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!workspace) throw new Error('open a Lean workspace first: its theorems are the training prompts');
-    const run = await callBackend<TrainingRun>(this.backend, 'POST', '/v1/training/runs', { preset, model, workspace, schedule } satisfies StartTrainingRequest);
+    const run = await callBackend<TrainingRun>(this.backend, 'POST', '/v1/training/runs', { preset, model, workspace, schedule, winRate: winRateSamples ? { samples: winRateSamples } : undefined } satisfies StartTrainingRequest);
     this.post({ type: 'run', run });
     await this.select(run.id);
     this.post({ type: 'runs', runs: (await callBackend<TrainingRunsResponse>(this.backend, 'GET', '/v1/training/runs')).runs });

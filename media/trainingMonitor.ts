@@ -47,15 +47,28 @@ function header(): HTMLElement {
   return el('section', { class: 'header' }, conn, gpus, state.error ? el('div', { class: 'error' }, state.error) : null);
 }
 
+let form: { el: HTMLElement; presetsKey: string } | null = null;
+
+/** The form is built once per preset list and kept across renders, so typing is never lost to a live update. */
 function startForm(): HTMLElement {
+  const presetsKey = state.presets.map((p) => p.name).join(',') + '|' + state.defaultModel;
+  if (form && form.presetsKey === presetsKey) return form.el;
+  form = { el: buildStartForm(), presetsKey };
+  return form.el;
+}
+
+function buildStartForm(): HTMLElement {
   const model = el('input', { type: 'text', id: 'model', placeholder: 'AI-MO/Kimina-Prover-RL-1.7B or a folder', value: state.defaultModel });
   const preset = el('select', { id: 'preset' });
   for (const p of state.presets) preset.append(el('option', { value: p.name, title: p.summary }, p.name));
   const idle = el('input', { type: 'checkbox', id: 'idle' });
+  const winRate = el('input', { type: 'checkbox', id: 'winrate' });
   const form = el('details', { class: 'start' }, el('summary', {}, 'New run'),
     el('label', {}, 'Model ', model), el('label', {}, 'Preset ', preset), el('label', { class: 'check' }, idle, ' only when the GPUs are idle'),
+    el('label', { class: 'check', title: 'Sample 4 answers per prompt with the current model first; drop prompts it wins over half the time, repeat the ones it never wins.' },
+      winRate, ' skip prompts the model already solves (win-rate filter)'),
     el('div', { class: 'muted' }, state.workspace ? `Prompts: theorems and sorries of ${state.workspace}, and your proof attempts` : 'Open a Lean workspace to train on its theorems'),
-    button('Start', () => vscode.postMessage({ type: 'start', model: model.value.trim(), preset: preset.value as never, schedule: idle.checked ? 'when-idle' : 'now' }), 'primary'));
+    button('Start', () => vscode.postMessage({ type: 'start', model: model.value.trim(), preset: preset.value as never, schedule: idle.checked ? 'when-idle' : 'now', winRateSamples: winRate.checked ? 4 : undefined }), 'primary'));
   if (state.runs.length === 0) form.setAttribute('open', '');
   return form;
 }
@@ -100,7 +113,7 @@ function rolloutList(runId: string): HTMLElement {
   if (!rollouts.length) list.append(el('div', { class: 'muted' }, 'None yet.'));
   for (const r of rollouts.slice(0, 8)) {
     const verdict = r.verdict ?? 'not checked';
-    list.append(el('details', { class: 'rollout' },
+    list.append(el('details', { class: 'rollout', 'data-key': `rollout-${r.id}` },
       el('summary', {}, el('span', { class: `score s${r.score}` }, r.score >= 1 ? '✔' : '✘'),
         ` step ${r.step} · ${r.purpose}${r.turn > 1 ? ' · fix turn' : ''} · ${verdict}${r.formatError !== 'NONE' ? ` · ${r.formatError}` : ''}`),
       el('div', { class: 'label' }, 'Thinking'), el('pre', { class: 'think' }, r.think.slice(0, 4000) || '(none)'),
@@ -111,7 +124,7 @@ function rolloutList(runId: string): HTMLElement {
 
 function logBox(runId: string): HTMLElement {
   const lines = (state.logs.get(runId) ?? []).slice(-8);
-  return el('details', { class: 'log' }, el('summary', {}, 'Log'), el('pre', {}, lines.map((l) => `${l.at.slice(11, 19)} ${l.message}`).join('\n')));
+  return el('details', { class: 'log', 'data-key': 'log' }, el('summary', {}, 'Log'), el('pre', {}, lines.map((l) => `${l.at.slice(11, 19)} ${l.message}`).join('\n')));
 }
 
 function updateCharts(container: HTMLElement, runId: string): void {
@@ -151,9 +164,10 @@ function render(): void {
   if (!state.runs.length) runs.append(el('div', { class: 'muted' }, 'No runs yet.'));
   const parts: Node[] = [header(), startForm(), runs];
   if (run) parts.push(details(run), chartBox, rolloutList(run.id), logBox(run.id));
-  const openStates = new Map([...root.querySelectorAll('details')].map((d, i) => [i, d.open]));
+  // Keep what the user opened (rollouts, log) open across re-renders.
+  const opened = new Set([...root.querySelectorAll<HTMLDetailsElement>('details[data-key]')].filter((d) => d.open).map((d) => d.dataset.key));
   root.replaceChildren(...parts);
-  [...root.querySelectorAll('details')].forEach((d, i) => { if (openStates.has(i) && !d.classList.contains('start')) d.open = openStates.get(i)!; });
+  for (const d of root.querySelectorAll<HTMLDetailsElement>('details[data-key]')) if (opened.has(d.dataset.key)) d.open = true;
   if (run) updateCharts(chartBox, run.id);
 }
 

@@ -18,6 +18,6 @@ export type ToMonitor =
 export type FromMonitor =
   | { type: 'ready' }
   | { type: 'select'; runId: string }
-  | { type: 'start'; preset: TrainingPresetName; model: string; schedule: TrainingSchedule }
+  | { type: 'start'; preset: TrainingPresetName; model: string; schedule: TrainingSchedule; winRateSamples?: number }
   | { type: 'control'; action: 'pause' | 'resume' | 'cancel'; runId: string }
   | { type: 'useModel'; runId: string };

@@ -36,6 +36,8 @@ async function bundle(out: string): Promise<{ js: string; css: string }> {
 }
 
 /** TEST DOUBLE of the view host: relays between the page and the backend like extension/trainingMonitor.ts. */
+const startedIds: string[] = [];
+
 async function relay(page: Page, b: Backend): Promise<() => void> {
   const address = { httpUrl: () => b.url, token: () => undefined };
   const post = (m: ToMonitor) => page.evaluate((msg) => window.postMessage(msg, '*'), m as never).catch(() => {});
@@ -55,6 +57,15 @@ async function relay(page: Page, b: Backend): Promise<() => void> {
         else if (e.type === 'metrics' && e.runId === selected) void post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false });
         else if (e.type === 'rollouts' && e.runId === selected) void post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false });
       }, (status, message) => void post({ type: 'connection', status, message }));
+    } else if (m.type === 'start') {
+      // What the real host sends (plus test-sized overrides and explicit prompts instead of the workspace).
+      const r = await api<TrainingRun>(b, 'POST', '/v1/training/runs', {
+        preset: m.preset, model: m.model, schedule: m.schedule, winRate: m.winRateSamples ? { samples: m.winRateSamples } : undefined,
+        prompts: PROMPTS.slice(0, 3), heldOut: [PROMPTS[3]], gpus: 'cpu', name: 'monitor run',
+        overrides: { maxSteps: 4, saveSteps: 2, evalSteps: 2, evalSamples: 2, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 },
+      });
+      if (r.status !== 201) await post({ type: 'error', message: JSON.stringify(r.body) });
+      else startedIds.push(r.body.id);
     } else if (m.type === 'control') {
       await post({ type: 'run', run: await callBackend<TrainingRun>(address, 'POST', `/v1/training/runs/${m.runId}/${m.action}`) });
     }
@@ -74,11 +85,15 @@ test('live charts of a tiny run update in the webview', { timeout: 600_000 }, as
   try {
     await page.waitForSelector('.connection.connected', { timeout: 30_000 });
     const modelDir = await makeTinyModel(join(backend.dir, 'tiny-model'));
-    const created = await api<TrainingRun>(backend, 'POST', '/v1/training/runs', {
-      preset: 'tiny-cpu', model: modelDir, prompts: PROMPTS.slice(0, 3), heldOut: [PROMPTS[3]], gpus: 'cpu', name: 'monitor run',
-      overrides: { maxSteps: 4, saveSteps: 2, evalSteps: 2, evalSamples: 2, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 },
-    });
-    assert.equal(created.status, 201);
+    // Start from the form, as a user does; what is typed survives live updates re-rendering the view.
+    await page.fill('#model', modelDir);
+    await page.evaluate(() => window.postMessage({ type: 'gpus', report: { available: false, gpus: [], note: 'update while typing' } }, '*'));
+    await page.waitForSelector('text=update while typing');
+    assert.equal(await page.inputValue('#model'), modelDir);
+    await page.selectOption('#preset', 'tiny-cpu');
+    await page.click('.start button.primary');
+    await waitFor('the start message', () => startedIds[0], 30_000);
+    const created = { body: { id: startedIds[0] } };
     await page.waitForSelector('.run .state.running', { timeout: 60_000 });
     await page.waitForSelector('#chart-reward canvas', { timeout: 300_000 });
     const early = await page.evaluate(() => document.querySelectorAll('.chart').length);
