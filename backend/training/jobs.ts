@@ -174,7 +174,7 @@ export class TrainingJobs extends EventEmitter {
 
   /** Starts queued runs whose GPU set is free (and idle, for `when-idle`). Serialized. */
   schedule(): Promise<void> {
-    this.scheduling = this.scheduling.then(() => this.scheduleOnce()).catch((err) => { this.emit('error', err); });
+    this.scheduling = this.scheduling.then(() => this.scheduleOnce()).catch((err: unknown) => { console.error(`training: scheduling failed: ${err instanceof Error ? err.message : String(err)}`); });
     return this.scheduling;
   }
 
