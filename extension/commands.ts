@@ -16,9 +16,13 @@ function target(mode: ProveMode, uri?: string, position?: LspPos) {
 }
 
 /** Proves every declaration with a sorry in the file, one after another (the code lenses list them). */
+let queueRunning = false;
+
 async function proveAllSorries(runner: ProofRunner): Promise<void> {
   const editor = vscode.window.activeTextEditor;
-  if (!editor) return;
+  if (!editor) { void vscode.window.showWarningMessage('Kimina: open a Lean file first.'); return; }
+  if (queueRunning || runner.busy) { void vscode.window.showWarningMessage('Kimina is already proving; cancel it first ("Kimina: Cancel").'); return; }
+  queueRunning = true;
   const uri = editor.document.uri;
   const tried = new Set<string>();
   let proved = 0;
@@ -37,6 +41,7 @@ async function proveAllSorries(runner: ProofRunner): Promise<void> {
       if (result.status === 'proved') proved++;
     }
   } finally {
+    queueRunning = false;
     stop.dispose();
     source.dispose();
     await vscode.commands.executeCommand('setContext', 'kimina.queueRunning', false);
