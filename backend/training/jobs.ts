@@ -66,6 +66,7 @@ export class TrainingJobs extends EventEmitter {
 
   constructor(private readonly o: TrainingJobsOptions) {
     super();
+    this.setMaxListeners(100); // one listener per connected monitor (SSE)
     mkdirSync(o.runsRoot, { recursive: true });
     this.timer = setInterval(() => void this.schedule(), o.pollMs ?? 30_000);
     this.timer.unref();
