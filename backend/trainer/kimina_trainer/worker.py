@@ -40,6 +40,13 @@ class KiminaGRPOTrainer(GRPOTrainer):
         return super()._generate_and_score_completions(inputs)
 
 
+def half_precision(cfg: RunConfig) -> Any:
+    """The autocast dtype: bf16 where the GPU has it, fp16 on older GPUs, none on the CPU."""
+    if cfg.use_cpu or not torch.cuda.is_available():
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
 def use_vllm(cfg: RunConfig) -> bool:
     available = importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
     if cfg.use_vllm == "on" and not available:
@@ -59,7 +66,8 @@ def build_args(cfg: RunConfig, vllm: bool) -> GRPOConfig:
         learning_rate=cfg.learning_rate, lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.01,
         max_steps=cfg.max_steps, save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=2,
         logging_steps=1, report_to="none", seed=cfg.seed, data_seed=cfg.seed, remove_unused_columns=False,
-        mask_truncated_completions=False, bf16=not on_cpu, use_cpu=on_cpu,
+        mask_truncated_completions=False, bf16=half_precision(cfg) == torch.bfloat16,
+        fp16=half_precision(cfg) == torch.float16, use_cpu=on_cpu,
         gradient_checkpointing=cfg.gradient_checkpointing and not on_cpu,
         use_vllm=vllm, vllm_mode="colocate", vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
         vllm_enable_sleep_mode=vllm, vllm_max_model_length=cfg.max_prompt_length + cfg.max_completion_length if vllm else None,
@@ -89,8 +97,8 @@ def load_model(cfg: RunConfig) -> tuple[Any, Any]:
         tokenizer.pad_token = tokenizer.eos_token
     # Full fine-tuning keeps fp32 master weights (bf16 autocast does the maths): at lr 2e-6 most bf16 weight updates
     # would round away, as verl's FSDP mixed precision avoids too. With LoRA the frozen base can stay in bf16.
-    on_gpu = torch.cuda.is_available() and not cfg.use_cpu
-    dtype = torch.bfloat16 if on_gpu and cfg.lora is not None else torch.float32
+    half = half_precision(cfg)
+    dtype = half if half is not None and cfg.lora is not None else torch.float32
     model = AutoModelForCausalLM.from_pretrained(cfg.model_path, dtype=dtype)
     return model, tokenizer
 
