@@ -1,22 +1,8 @@
-// The kimina.* settings, and the KIMINA_* environment they become for the backend process.
+// Reading the kimina.* settings from VS Code (what they become for the backend: settingsEnv.ts).
 import * as vscode from 'vscode';
+import { type KiminaSettings, settingsToEnv } from './settingsEnv';
 
-export interface KiminaSettings {
-  engine: 'onnx' | 'openai';
-  model: string;
-  openaiBaseUrl: string;
-  serverUrl: string;
-  serverToken: string;
-  samples: number;
-  fixTurns: number;
-  checkTimeout: number;
-  proveTimeout: number;
-  leanProject: string;
-  replCommand: string;
-  device: 'auto' | 'cpu' | 'cuda';
-  nodePath: string;
-  showDiffOnProof: boolean;
-}
+export { type KiminaSettings, restartingSettings } from './settingsEnv';
 
 export function readSettings(): KiminaSettings {
   const c = vscode.workspace.getConfiguration('kimina');
@@ -43,23 +29,7 @@ export function leanProjectFolder(s: KiminaSettings): string | undefined {
   return s.leanProject || vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
 }
 
-/** Environment for `kimina lsp`: only settings that are set, so the backend's own defaults apply otherwise. */
+/** Environment for the backend process, from the settings and the open workspace. */
 export function backendEnv(s: KiminaSettings): Record<string, string> {
-  // Samples and fix turns travel with each request instead.
-  const env: Record<string, string> = {
-    KIMINA_ENGINE: s.engine,
-    KIMINA_TIMEOUT: String(s.checkTimeout),
-    KIMINA_PROVE_TIMEOUT: String(s.proveTimeout),
-  };
-  const optional: [string, string][] = [
-    ['KIMINA_MODEL', s.model], ['KIMINA_OPENAI_BASE_URL', s.openaiBaseUrl], ['KIMINA_SERVER_URL', s.serverUrl],
-    ['KIMINA_API_TOKEN', s.serverToken], ['KIMINA_REPL_COMMAND', s.replCommand],
-    ['KIMINA_LEAN_PROJECT', leanProjectFolder(s) ?? ''], ['KIMINA_DEVICE', s.device === 'auto' ? '' : s.device],
-  ];
-  for (const [name, value] of optional) if (value) env[name] = value;
-  return env;
+  return settingsToEnv(s, leanProjectFolder(s));
 }
-
-/** Settings whose change needs a backend restart (they travel as environment variables). */
-export const restartingSettings = ['engine', 'model', 'openaiBaseUrl', 'serverUrl', 'serverToken', 'timeouts', 'leanProject', 'replCommand', 'device', 'nodePath']
-  .map((k) => `kimina.${k}`);

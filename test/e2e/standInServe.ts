@@ -6,7 +6,7 @@
 //   name contains "slow":  thinks for a long time (until cancelled).
 //   otherwise:             thinks in a few chunks, then one verified attempt with the algebra_example proof.
 // /v1/check reports a goal for each `sorry` (positions in codepoints) and "valid" for sorry-free code;
-// GET /v1/training/runs answers the runs a test puts in `trainingRuns`.
+// GET /v1/training/runs answers the runs a test puts in `trainingRuns`; DELETE /v1/prove/:id cancels.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Attempt, ProveEvent, ProveRequest, ProveResult, ReplSorry, V1CheckResult, Verdict } from '../../backend/protocol';
@@ -100,6 +100,7 @@ async function runScript(req: ProveRequest, id: string, send: (e: ProveEvent) =>
 export async function startStandInServe(options: { port?: number; token?: string } = {}): Promise<StandInServe> {
   const requests: string[] = [];
   const trainingRuns: StandInServe['trainingRuns'] = [];
+  const running = new Map<string, AbortController>();
   let next = 0;
   const server: Server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
@@ -108,6 +109,13 @@ export async function startStandInServe(options: { port?: number; token?: string
       return;
     }
     if (req.method === 'GET' && req.url === '/v1/training/runs') { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ runs: trainingRuns })); return; }
+    const cancel = /^\/v1\/prove\/([^/]+)$/.exec(req.url ?? '');
+    if (req.method === 'DELETE' && cancel) {
+      const found = running.get(decodeURIComponent(cancel[1]));
+      found?.abort();
+      res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify({ cancelled: Boolean(found) }));
+      return;
+    }
     if (req.method === 'GET' && req.url === '/health') { res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","version":"stand-in"}'); return; }
     let raw = '';
     req.on('data', (c: Buffer) => { raw += c.toString('utf8'); });
@@ -123,7 +131,9 @@ export async function startStandInServe(options: { port?: number; token?: string
         res.on('close', () => controller.abort());
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         const send = (e: ProveEvent) => { if (!res.writableEnded) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`); };
-        const id = `standin-${++next}`;
+        const id = (body as ProveRequest).id ?? `standin-${++next}`;
+        running.set(id, controller);
+        res.on('close', () => running.delete(id));
         void runScript(body as ProveRequest, id, send, controller.signal).then((result) => {
           send({ type: 'done', id, result });
           res.end();

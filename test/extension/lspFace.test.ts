@@ -117,6 +117,7 @@ test('cancel stops a running proof quickly', async () => {
   assert.equal(result.status, 'cancelled');
   assert.ok(Date.now() - started < 5000);
   assert.deepEqual(await client.sendRequest(lspMethods.cancel, { id: 'p5' }), { cancelled: false });
+  assert.ok(serve.requests.includes('DELETE /v1/prove/p5'), 'the attached server is told to cancel the same id');
 });
 
 test('bad requests get clear errors and the server keeps serving', async () => {

@@ -45,7 +45,7 @@ async function proveTheorem(params: ProveParams, text: string, decls: Declaratio
   if (decl.statementEnd === null) return nothing(params, 'theorem', `'${decl.name}' has no ':=' to prove after.`, where);
   const { code } = standaloneSnippet(text, decl, decls);
   emit({ type: 'stage', id: params.id, message: `Proving ${decl.kind} ${decl.name}` });
-  const result = await service.prove({ ...requestOptions(params), code, theorem: decl.kind === 'example' ? undefined : decl.name }, emit, signal);
+  const result = await service.prove({ ...requestOptions(params), id: params.id, code, theorem: decl.kind === 'example' ? undefined : decl.name }, emit, signal);
   let edit = null;
   if (result.status === 'proved') {
     const tactics = result.tactics ?? bodyFromProof(result.proof, decl.name);
@@ -100,7 +100,7 @@ async function proveGoal(params: ProveParams, text: string, decls: Declaration[]
     return nothing(params, 'goal', `Cannot state the goal as a lemma: ${(err as Error).message}`, where);
   }
   emit({ type: 'stage', id: params.id, message: `Proving the goal as a lemma:\n${statement}` });
-  const result = await service.prove({ ...requestOptions(params), code: `${header}${statement}\n  sorry\n`, theorem: lemmaName(decl.name) }, emit, signal);
+  const result = await service.prove({ ...requestOptions(params), id: params.id, code: `${header}${statement}\n  sorry\n`, theorem: lemmaName(decl.name) }, emit, signal);
   const base = { ...result, id: params.id, mode: 'goal' as const, declaration: where, edit: null, goal: { statement, recheck: null } };
   if (result.status !== 'proved') return base;
   const tactics = result.tactics ?? bodyFromProof(result.proof, lemmaName(decl.name));

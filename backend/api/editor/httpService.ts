@@ -61,6 +61,11 @@ export class HttpProveService implements ProveService {
   async prove(req: ProveRequest, onEvent: (event: ProveEvent) => void, signal: AbortSignal): Promise<ProveResult> {
     const attempts: ProveResult['attempts'] = [];
     let result: ProveResult | null = null;
+    // Closing the stream cancels on the server; with an id, say so explicitly as well.
+    const cancelOnServer = () => {
+      if (req.id) void fetch(`${this.server.url}/v1/prove/${encodeURIComponent(req.id)}`, { method: 'DELETE', headers: this.headers() }).catch(() => {});
+    };
+    signal.addEventListener('abort', cancelOnServer, { once: true });
     try {
       const res = await this.post('/v1/prove', req, signal, 'text/event-stream');
       if (!res.body) throw new Error('the server sent no body');
@@ -72,6 +77,8 @@ export class HttpProveService implements ProveService {
       }
     } catch (err) {
       if (!signal.aborted) throw err;
+    } finally {
+      signal.removeEventListener('abort', cancelOnServer);
     }
     if (result) return result;
     if (signal.aborted) return { id: '', status: 'cancelled', proof: null, attempts };
