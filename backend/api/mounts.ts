@@ -3,8 +3,10 @@
 import type { RouterFactory } from './server';
 import { proveRouterFactory } from './proveRoutes';
 import { evalRouterFactory } from '../eval/routes';
+import { trainingRouterFactory } from '../training/service';
 
 export const extraRouters: RouterFactory[] = [
   proveRouterFactory, // POST /v1/prove, DELETE|GET /v1/prove/:id (prover)
   evalRouterFactory, // GET /v1/eval/runs[/:name[/…]] (evaluation)
+  trainingRouterFactory, // /v1/training/… runs, metrics (SSE), reward service (training)
 ];
