@@ -2,3 +2,4 @@
 // and never run two code-servers at once on a small CI machine.
 import './inProcess.suite';
 import './attached.suite';
+import './firstRun.suite';
