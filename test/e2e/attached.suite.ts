@@ -128,7 +128,7 @@ describe('attached to a running kimina serve (stand-in)', () => {
   test('Show Attempts lists the last run\'s attempts and opens a candidate with Lean\'s errors', async () => {
     const { page } = wb;
     await step(wb, 'show-attempts', () => runCommand(page, 'Kimina: Show Attempts'));
-    await step(wb, 'attempt-row', () => page.locator('.quick-input-widget .monaco-list-row', { hasText: 'turn 2' }).first().waitFor());
+    await step(wb, 'attempt-row', () => page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: 'turn 1' }).waitFor());
     await page.keyboard.press('Enter');
     await step(wb, 'candidate-opened', () => page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'exact bogus_lemma' }).first().waitFor());
     await step(wb, 'candidate-errors', () => page.locator('.editor-instance .monaco-editor .view-lines', { hasText: "error at line 6: unknown identifier 'bogus_lemma'" }).first().waitFor());
