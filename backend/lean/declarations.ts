@@ -5,6 +5,8 @@
 // attributes and modifiers, which never start a tactic); attributes, modifiers and `open … in` /
 // `set_option … in` prefixes are folded into the declaration that follows them.
 
+import { lexLean, type Trivia } from './lexer';
+
 export type DeclarationKind =
   | 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'structure'
   | 'inductive' | 'class' | 'axiom' | 'opaque';
@@ -65,39 +67,18 @@ function charAt(s: string, i: number): string | undefined {
 
 interface Masked { text: string; docs: { start: number; end: number; body: string }[] }
 
-/** Replaces comments, strings and char literals by spaces (newlines kept), recording doc comments. */
+/**
+ * Replaces comments, strings and char literals by spaces (newlines kept), recording doc comments.
+ * They are found by the one lexer (lexer.ts), so this and the untrusted-code filter never disagree on what is code.
+ */
 export function maskLean(src: string): Masked {
+  const trivia: Trivia[] = [];
+  lexLean(src, trivia);
   const out = src.split('');
   const docs: Masked['docs'] = [];
-  const blank = (from: number, to: number) => { for (let k = from; k < to; k++) if (out[k] !== '\n') out[k] = ' '; };
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i];
-    if (c === '-' && src[i + 1] === '-') {
-      let j = src.indexOf('\n', i);
-      if (j < 0) j = src.length;
-      blank(i, j); i = j; continue;
-    }
-    if (c === '/' && src[i + 1] === '-') {
-      let depth = 1, j = i + 2;
-      while (j < src.length && depth > 0) {
-        if (src[j] === '/' && src[j + 1] === '-') { depth++; j += 2; }
-        else if (src[j] === '-' && src[j + 1] === '/') { depth--; j += 2; }
-        else j++;
-      }
-      if (src[i + 2] === '-' && src[i + 3] !== '/') docs.push({ start: i, end: j, body: src.slice(i + 3, Math.max(i + 3, j - 2)).trim() });
-      blank(i, j); i = j; continue;
-    }
-    if (c === '"') {
-      let j = i + 1;
-      while (j < src.length && src[j] !== '"') j += src[j] === '\\' ? 2 : 1;
-      blank(i, Math.min(j + 1, src.length)); i = j + 1; continue;
-    }
-    if (c === "'" && !isIdentChar(charBefore(src, i))) {
-      const m = /^'(?:\\.[^']*|[^'\\\n])'/u.exec(src.slice(i, i + 12));
-      if (m) { blank(i, i + m[0].length); i += m[0].length; continue; }
-    }
-    i++;
+  for (const t of trivia) {
+    for (let k = t.start; k < t.end; k++) if (out[k] !== '\n') out[k] = ' ';
+    if (t.kind === 'doc') docs.push({ start: t.start, end: t.end, body: src.slice(t.start + 3, Math.max(t.start + 3, t.end - 2)).trim() });
   }
   return { text: out.join(''), docs };
 }

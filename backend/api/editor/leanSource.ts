@@ -3,7 +3,7 @@
 // Offsets are JavaScript string indices (UTF-16 code units), which is what LSP positions count.
 // Unlike lean/declarations.ts (column-0 commands, used for statements), it also finds indented declarations
 // and tells tactic from term `sorry`s, which splicing needs.
-import { findDeclarations as findLeanDeclarations, formalStatementOf } from '../../lean/declarations';
+import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../../lean/declarations';
 
 export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
 export type SorryPosition = 'tactic' | 'term';
@@ -44,29 +44,9 @@ const termBefore = new Set([':=', '(', '⟨', '[', '{', ',', 'exact', 'refine', 
   'exacts', 'using', '←', '→', '=', '<|', '$', 'fun', '↦', 'then', 'else']);
 const tacticBefore = new Set(['by', '·', '.', ';', '<;>', '=>']);
 
-/** A copy of `text` with comments and string literals blanked out (newlines kept), so offsets stay valid. */
+/** A copy of `text` with comments, string and char literals blanked out (newlines kept), so offsets stay valid. */
 export function codeOnly(text: string): string {
-  const out = text.split('');
-  let i = 0;
-  const blank = (from: number, to: number) => { for (let k = from; k < to; k++) if (out[k] !== '\n') out[k] = ' '; };
-  while (i < text.length) {
-    if (text.startsWith('--', i)) {
-      const nl = text.indexOf('\n', i);
-      const stop = nl < 0 ? text.length : nl;
-      blank(i, stop); i = stop;
-    } else if (text.startsWith('/-', i)) {
-      let depth = 0; let k = i;
-      while (k < text.length) {
-        if (text.startsWith('/-', k)) { depth++; k += 2; } else if (text.startsWith('-/', k)) { depth--; k += 2; if (depth === 0) break; } else k++;
-      }
-      blank(i, k); i = k;
-    } else if (text[i] === '"') {
-      let k = i + 1;
-      while (k < text.length && text[k] !== '"') k += text[k] === '\\' ? 2 : 1;
-      blank(i, Math.min(k + 1, text.length)); i = k + 1;
-    } else i++;
-  }
-  return out.join('');
+  return maskLean(text).text;
 }
 
 function isIdentChar(ch: string | undefined): boolean {
