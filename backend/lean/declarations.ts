@@ -5,7 +5,7 @@
 // attributes and modifiers, which never start a tactic); attributes, modifiers and `open … in` /
 // `set_option … in` prefixes are folded into the declaration that follows them.
 
-import { lexLean, type Trivia } from './lexer';
+import { lexLean, type Token, type Trivia } from './lexer';
 
 export type DeclarationKind =
   | 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'structure'
@@ -242,6 +242,47 @@ export function findDeclarations(source: string): Declaration[] {
     });
   }
   return result;
+}
+
+/** Kinds the verifier audits and reports per declaration (types and classes have no proof to audit). */
+export type AuditedKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'axiom' | 'opaque';
+const AUDITED_KINDS = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'axiom', 'opaque']);
+
+/** A declaration keyword of an audited kind, with the declared name made full (namespaces included; `''` for `example`). */
+export interface DeclarationHead { kind: AuditedKind; name: string; line: number; column: number }
+
+/**
+ * Every audited declaration keyword among the lexer's tokens, wherever it stands (mid-line too): the
+ * verifier's view, which no layout trick can hide a declaration from. `findDeclarations` reads the
+ * same source by command lines, for statements and bodies.
+ */
+export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(source)): DeclarationHead[] {
+  const scopes: { kind: 'namespace' | 'section'; name: string }[] = [];
+  const out: DeclarationHead[] = [];
+  const prefix = (): string => scopes.filter((s) => s.kind === 'namespace').map((s) => s.name + '.').join('');
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    if (t.kind !== 'ident') continue;
+    const next = tokens[k + 1];
+    if (t.text === 'namespace' && next?.kind === 'ident') { scopes.push({ kind: 'namespace', name: next.text }); k++; continue; }
+    if (t.text === 'section' || t.text === 'end') {
+      const named = next?.kind === 'ident' && next.line === t.line;
+      // `end A.B` closes the namespaces A and B opened as `namespace A.B` (one scope entry here)
+      if (t.text === 'section') scopes.push({ kind: 'section', name: named ? next.text : '' });
+      else scopes.pop();
+      if (named) k++;
+      continue;
+    }
+    if (!AUDITED_KINDS.has(t.text)) continue;
+    const kind = t.text as AuditedKind;
+    let name = '';
+    if (kind !== 'example' && next?.kind === 'ident' && !AUDITED_KINDS.has(next.text)) {
+      name = next.text.startsWith('_root_.') ? next.text.slice('_root_.'.length) : prefix() + next.text;
+      k++;
+    }
+    out.push({ kind, name, line: t.line, column: t.column });
+  }
+  return out;
 }
 
 /** The text before the first declaration (imports, options, opens, …), trailing blank lines removed. */

@@ -2,12 +2,12 @@
 // are attributed by line to the declaration that contains them; axioms come from the audit.
 import type { ReplMessage, Verdict, VerdictStatus } from '../protocol';
 import { splitHeader } from './header';
-import { findLeanDecls, type DeclKind } from './leanDecls';
+import { type AuditedKind, findDeclarationHeads } from './declarations';
 import type { CheckOutcome } from './types';
 import { axiomAllowed, type AxiomPolicy, sorryWarning } from './verdict';
 
 export interface DeclarationVerdict {
-  kind: DeclKind;
+  kind: AuditedKind;
   /** Full name; `example` declarations are shown as `example` (audited as kimina_example_<n>). */
   name: string;
   line: number;
@@ -19,7 +19,7 @@ export interface DeclarationVerdict {
 export function verdictsPerDeclaration(code: string, outcome: CheckOutcome, policy: AxiomPolicy): { declarations: DeclarationVerdict[]; fileProblems: ReplMessage[] } {
   const v: Verdict = outcome.verdict;
   const { headerLines } = splitHeader(code);
-  const decls = findLeanDecls(code).filter((d) => d.line > headerLines);
+  const decls = findDeclarationHeads(code).filter((d) => d.line > headerLines);
   let exampleNo = 0;
   const named = decls.map((d) => ({ ...d, auditName: d.kind === 'example' ? `kimina_example_${++exampleNo}` : d.name }));
   const lineEnd = (i: number): number => (i + 1 < named.length ? named[i + 1].line - 1 : Number.MAX_SAFE_INTEGER);

@@ -5,7 +5,7 @@ import type { CommandResponse, Verdict } from '../protocol';
 import { QueueFull } from './errors';
 import { nameExamples } from './exampleNames';
 import { rebaseResponse, splitHeader } from './header';
-import { findLeanDecls } from './leanDecls';
+import { findDeclarationHeads } from './declarations';
 import { lexLean } from './lexer';
 import type { RunnerStats, SnippetRunner } from './runner';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
@@ -94,7 +94,7 @@ export class Verifier implements BatchVerifier {
       return { verdict: { status: 'server_error', reason: `Invalid declaration name to audit: ${JSON.stringify(badName)}`, messages: [], sorries: [], time: 0 } };
     }
     const named = nameExamples(body);
-    const audit = options.theorems ?? findLeanDecls(named.body)
+    const audit = options.theorems ?? findDeclarationHeads(named.body)
       .filter((d) => (d.kind === 'theorem' || d.kind === 'lemma') && d.name !== '')
       .map((d) => d.name);
     const timeoutS = options.timeout ?? this.options.defaultTimeoutS;
