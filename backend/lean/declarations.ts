@@ -25,12 +25,16 @@ export interface Declaration {
   namespace: string;
   /** First character of the declaration, prefixes (attributes, modifiers, `open … in`) included, doc comment excluded. */
   start: SourcePos;
+  /** Its first attribute, modifier or keyword: `start` without the `open … in` / `set_option … in` prefixes. */
+  head: SourcePos;
   /** One past the last non-blank character of the declaration. */
   end: SourcePos;
   /** From `start` to the end of the signature's `:=`, plus ` by` (`:= by` when the source says `by`). */
   statement: string;
   /** Where the body starts (just after `:= by` or `:=`) and ends (= `end`); null when there is no `:=`. */
   body: { start: SourcePos; end: SourcePos } | null;
+  /** Just after the signature's `:=`; null when there is none. */
+  signatureEnd: SourcePos | null;
   /** The body is a tactic block (`:= by`). */
   tactic: boolean;
   /** Text of the `/-- … -/` doc comment right before the declaration, trimmed, or null. */
@@ -65,7 +69,12 @@ function charAt(s: string, i: number): string | undefined {
   return cp === undefined ? undefined : String.fromCodePoint(cp);
 }
 
-interface Masked { text: string; docs: { start: number; end: number; body: string }[] }
+interface Masked {
+  text: string;
+  /** The source with only the comments blanked: where a command really ends (a string or char literal may end it). */
+  withLiterals: string;
+  docs: { start: number; end: number; body: string }[];
+}
 
 /**
  * Replaces comments, strings and char literals by spaces (newlines kept), recording doc comments.
@@ -75,12 +84,18 @@ export function maskLean(src: string): Masked {
   const trivia: Trivia[] = [];
   lexLean(src, trivia);
   const out = src.split('');
+  const withLiterals = src.split('');
   const docs: Masked['docs'] = [];
   for (const t of trivia) {
-    for (let k = t.start; k < t.end; k++) if (out[k] !== '\n') out[k] = ' ';
+    const comment = t.kind === 'comment' || t.kind === 'doc';
+    for (let k = t.start; k < t.end; k++) {
+      if (out[k] === '\n') continue;
+      out[k] = ' ';
+      if (comment) withLiterals[k] = ' ';
+    }
     if (t.kind === 'doc') docs.push({ start: t.start, end: t.end, body: src.slice(t.start + 3, Math.max(t.start + 3, t.end - 2)).trim() });
   }
-  return { text: out.join(''), docs };
+  return { text: out.join(''), withLiterals: withLiterals.join(''), docs };
 }
 
 /** Converts UTF-16 offsets to line/column positions (column in codepoints, like Lean). */
@@ -112,7 +127,7 @@ function isIndentedPrefix(masked: string, from: number, word: string): boolean {
 }
 
 /** Command starts in masked text, each running to the next start (trailing blanks excluded). */
-function commands(masked: string): Command[] {
+function commands(masked: string, withLiterals: string): Command[] {
   const starts: { start: number; word: string }[] = [];
   const re = /^([ \t]*)(@\[|[^\s]+)/gmu;
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
@@ -126,19 +141,22 @@ function commands(masked: string): Command[] {
   }
   return starts.map((s, k) => {
     let end = k + 1 < starts.length ? starts[k + 1].start : masked.length;
-    while (end > s.start && /\s/.test(masked[end - 1])) end--;
+    while (end > s.start && /\s/.test(withLiterals[end - 1])) end--;
     return { start: s.start, end, word: s.word };
   });
 }
 
-interface Head { kind: string; keywordEnd: number; prefixOnly: boolean }
+/** `ownStart`: where the first attribute, modifier or keyword stands (-1 when the command holds only `… in` prefixes). */
+interface Head { kind: string; keywordEnd: number; prefixOnly: boolean; ownStart: number }
 
 /** Skips attributes, modifiers and `open … in` from `start`; returns the keyword that follows, if any. */
 function readHead(masked: string, start: number, end: number): Head {
-  let i = start;
+  let i = start, ownStart = -1;
   for (;;) {
     while (i < end && /\s/.test(masked[i])) i++;
-    if (i >= end) return { kind: '', keywordEnd: i, prefixOnly: true };
+    if (i >= end) return { kind: '', keywordEnd: i, prefixOnly: true, ownStart };
+    const word = /^[\p{L}_][\p{L}\p{N}_!?']*/u.exec(masked.slice(i, i + 40))?.[0] ?? '';
+    if (ownStart < 0 && word !== 'open' && word !== 'set_option') ownStart = i;
     if (masked.startsWith('@[', i)) {
       let depth = 0;
       for (; i < end; i++) {
@@ -147,16 +165,15 @@ function readHead(masked: string, start: number, end: number): Head {
       }
       continue;
     }
-    const word = /^[\p{L}_][\p{L}\p{N}_!?']*/u.exec(masked.slice(i, i + 40))?.[0] ?? '';
     if (MODIFIERS.has(word)) { i += word.length; continue; }
     if (word === 'open' || word === 'set_option') {
       // `open Foo in` / `set_option name value in`: a prefix of the command that follows.
       const rest = masked.slice(i, end);
       const inMatch = /\sin(?=\s|$)/u.exec(rest);
       if (inMatch) { i += inMatch.index + inMatch[0].length; continue; }
-      return { kind: word, keywordEnd: i + word.length, prefixOnly: false };
+      return { kind: word, keywordEnd: i + word.length, prefixOnly: false, ownStart: i };
     }
-    return { kind: word, keywordEnd: i + word.length, prefixOnly: false };
+    return { kind: word, keywordEnd: i + word.length, prefixOnly: false, ownStart };
   }
 }
 
@@ -193,17 +210,19 @@ function sorriesIn(masked: string, from: number, to: number, pos: Positions): So
 
 /** Every declaration in `source`, in order. */
 export function findDeclarations(source: string): Declaration[] {
-  const { text: masked, docs } = maskLean(source);
+  const { text: masked, withLiterals, docs } = maskLean(source);
   const pos = new Positions(source);
-  const cmds = commands(masked);
+  const cmds = commands(masked, withLiterals);
   const result: Declaration[] = [];
   const namespaces: { kind: 'namespace' | 'section'; name: string }[] = [];
-  let prefixStart = -1;
+  let prefixStart = -1, headStart = -1;
   for (const cmd of cmds) {
     const head = readHead(masked, cmd.start, cmd.end);
+    if (headStart < 0) headStart = head.ownStart;
     if (head.prefixOnly) { if (prefixStart < 0) prefixStart = cmd.start; continue; }
     const start = prefixStart >= 0 ? prefixStart : cmd.start;
-    prefixStart = -1;
+    const headAt = headStart;
+    prefixStart = -1; headStart = -1;
     if (head.kind === 'namespace' || head.kind === 'section') {
       const name = masked.slice(head.keywordEnd, cmd.end).trim();
       namespaces.push({ kind: head.kind, name });
@@ -233,9 +252,11 @@ export function findDeclarations(source: string): Declaration[] {
       name,
       namespace: namespaces.filter((n) => n.kind === 'namespace').map((n) => n.name).join('.'),
       start: pos.at(start),
+      head: pos.at(headAt),
       end: pos.at(cmd.end),
       statement,
       body,
+      signatureEnd: assign >= 0 ? pos.at(assign + 2) : null,
       tactic,
       docComment: doc ? doc.body : null,
       sorries: sorriesIn(masked, start, cmd.end, pos),
@@ -308,10 +329,10 @@ const SCOPE_COMMANDS = new Set(['open', 'set_option', 'namespace', 'section', 'e
  * `section`, `end`, `variable`, `set_option`, `universe`, …), in source order.
  */
 function scopeCommands(source: string, header: string, decl: Declaration): string[] {
-  const { text: masked } = maskLean(source);
+  const { text: masked, withLiterals } = maskLean(source);
   const kept: string[] = [];
   let prefixStart = -1;
-  for (const cmd of commands(masked)) {
+  for (const cmd of commands(masked, withLiterals)) {
     if (cmd.start < header.length) continue;
     if (cmd.start >= decl.start.offset) break;
     const head = readHead(masked, cmd.start, cmd.end);

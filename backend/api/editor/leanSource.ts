@@ -1,8 +1,7 @@
-// Finds declarations and `sorry`s in Lean 4 source for the editor face: which declaration the cursor is in,
-// where its statement ends, where each `sorry` is and whether it stands in tactic or term position.
-// Offsets are JavaScript string indices (UTF-16 code units), which is what LSP positions count.
-// Unlike lean/declarations.ts (column-0 commands, used for statements), it also finds indented declarations
-// and tells tactic from term `sorry`s, which splicing needs.
+// The editor face's view of Lean 4 source: which declaration the cursor is in, where its statement ends,
+// where each `sorry` is and whether it stands in tactic or term position, and the standalone snippet to send.
+// Declarations come from the shared finder (lean/declarations.ts); offsets here are JavaScript string
+// indices (UTF-16 code units) and lines are 0-based, which is what LSP positions count.
 import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../../lean/declarations';
 
 export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
@@ -33,13 +32,6 @@ export interface Declaration {
   sorries: SorrySite[];
 }
 
-const declKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance']);
-const modifiers = new Set(['private', 'protected', 'noncomputable', 'nonrec', 'partial', 'unsafe', 'scoped', 'local']);
-/** Words that start a new command at the left margin: a declaration ends before the next one. */
-const commandStarts = new Set([...declKinds, ...modifiers, 'namespace', 'end', 'section', 'open', 'variable',
-  'universe', 'set_option', 'import', 'attribute', 'structure', 'class', 'inductive', 'axiom', 'opaque', 'mutual',
-  'macro', 'syntax', 'notation', 'infix', 'infixl', 'infixr', 'prefix', 'postfix', 'elab', 'macro_rules',
-  'elab_rules', 'deriving', 'initialize', 'export', 'omit', 'include']);
 const termBefore = new Set([':=', '(', '⟨', '[', '{', ',', 'exact', 'refine', 'apply', 'from', 'show', 'use',
   'exacts', 'using', '←', '→', '=', '<|', '$', 'fun', '↦', 'then', 'else']);
 const tacticBefore = new Set(['by', '·', '.', ';', '<;>', '=>']);
@@ -108,73 +100,25 @@ function findSorries(text: string, code: string, from: number, to: number): Sorr
   return sites;
 }
 
-/** Offset just after the first `:=` at bracket depth 0 between `from` and `to`. */
-function statementEndIn(code: string, from: number, to: number): number | null {
-  let depth = 0;
-  for (let i = from; i < to; i++) {
-    const ch = code[i];
-    if ('([{⟨⦃'.includes(ch)) depth++;
-    else if (')]}⟩⦄'.includes(ch)) depth = Math.max(0, depth - 1);
-    else if (depth === 0 && ch === ':' && code[i + 1] === '=') return i + 2;
-  }
-  return null;
-}
+const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance']);
 
-interface LineInfo { start: number; indent: number; firstWord: string; blank: boolean }
-
-function describeLines(code: string): LineInfo[] {
-  const starts = lineStarts(code);
-  return starts.map((start, n) => {
-    const end = n + 1 < starts.length ? starts[n + 1] - 1 : code.length;
-    const line = code.slice(start, end);
-    const indent = line.length - line.trimStart().length;
-    const trimmed = line.trim();
-    const firstWord = trimmed.startsWith('@[') ? '@[' : trimmed.startsWith('#') ? '#' : (/^[^\s(:[{⟨]+/.exec(trimmed)?.[0] ?? '');
-    return { start, indent, firstWord, blank: trimmed === '' };
-  });
-}
-
-/** Every declaration in the file, in order. */
+/** Every declaration in the file, in order, as the shared finder (lean/declarations.ts) reads them. */
 export function findDeclarations(text: string): Declaration[] {
   const code = codeOnly(text);
-  const lines = describeLines(code);
-  const decls: Declaration[] = [];
-  const startsCommand = (info: LineInfo) => info.firstWord === '@[' || info.firstWord === '#' || commandStarts.has(info.firstWord);
-  for (let n = 0; n < lines.length; n++) {
-    const info = lines[n];
-    if (info.blank || !startsCommand(info)) continue;
-    // Skip attributes and modifiers to the keyword, possibly on the following lines.
-    const lookahead = n + 3 < lines.length ? lines[n + 3].start : code.length;
-    const words = code.slice(info.start, lookahead).replace(/@\[[^\]]*\]/g, ' ').split(/\s+/).filter(Boolean);
-    let w = 0;
-    while (w < words.length && modifiers.has(words[w])) w++;
-    const kind = words[w];
-    if (!declKinds.has(kind)) continue;
-    // The declaration runs until the next line at or left of its indent that starts a command.
-    let last = n;
-    let m = n + 1;
-    for (; m < lines.length; m++) {
-      const next = lines[m];
-      if (next.blank) continue;
-      if (next.indent <= info.indent && startsCommand(next)) break;
-      last = m;
-    }
-    const lineEnd = last + 1 < lines.length ? lines[last + 1].start - 1 : code.length;
-    const end = info.start + code.slice(info.start, lineEnd).trimEnd().length;
-    const start = info.start + info.indent;
-    const nameMatch = kind === 'example' ? null : new RegExp(`\\b${kind}\\s+([^\\s(:[{⟨]+)`, 'u').exec(code.slice(start, end));
-    decls.push({
-      kind: kind as DeclKind,
-      name: kind === 'example' ? 'example' : (nameMatch?.[1] ?? kind),
+  const starts = lineStarts(text);
+  return findLeanDeclarations(text).filter((d) => editorKinds.has(d.kind)).map((d): Declaration => {
+    const kind = d.kind as DeclKind;
+    const start = d.head.offset, end = d.end.offset;
+    return {
+      kind,
+      name: kind === 'example' ? 'example' : d.name || kind,
       start, end,
-      startLine: n, endLine: last,
-      statementEnd: statementEndIn(code, start, end),
-      indent: info.indent,
+      startLine: d.head.line - 1, endLine: d.end.line - 1,
+      statementEnd: d.signatureEnd?.offset ?? null,
+      indent: start - starts[d.head.line - 1],
       sorries: findSorries(text, code, start, end),
-    });
-    n = last;
-  }
-  return decls;
+    };
+  });
 }
 
 /** The theorem/lemma/example containing `line`, or else the nearest one starting above it. */
