@@ -42,7 +42,7 @@ function prepareExtension(): string {
   run('bash', ['scripts/e2e-setup.sh']);
   run('node', ['scripts/build.mjs']);
   const vsix = join(root, '.e2e', 'kimina.vsix');
-  run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--target', 'linux-x64', '--out', vsix]);
+  run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-rewrite-relative-links', '--target', 'linux-x64', '--out', vsix]);
   packaged = vsix;
   return vsix;
 }
