@@ -13,6 +13,7 @@ import { createEngine, engineConfigFromEnv } from '../model/index';
 import { openDb } from '../store/db';
 import { AttemptStore } from '../store/attempts';
 import { storePath } from '../prover/runtime';
+import type { ApiContext } from './server';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
 export type ProveRouterDeps = ProveDeps | (() => ProveDeps | Promise<ProveDeps>);
@@ -31,12 +32,21 @@ function readJsonOnce(req: Request, res: Response, next: NextFunction): void {
 export interface ProveRouterOptions {
   /** Where `GET /v1/prove/:id` reads stored runs (default: the store in `deps`, when they are an object). */
   store?: AttemptStore;
+  /**
+   * Where the router registers its shutdown (ApiContext.onClose): running requests are cancelled and awaited,
+   * new ones refused, and an engine that a deps function made is closed.
+   */
+  onClose?: (hook: () => Promise<void>) => void;
+  /** How long shutdown waits for cancelled requests to answer (a Lean check in flight does not stop early). Default 1000 ms. */
+  closeGraceMs?: number;
 }
 
 export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOptions = {}): Router {
   const readStore = options.store ?? (typeof deps === 'function' ? undefined : deps.store);
   const router = express.Router();
   const running = new Map<string, AbortController>();
+  const handlers = new Set<Promise<void>>();
+  let closing = false;
   let resolved: Promise<ProveDeps> | null = null;
   const getDeps = (): Promise<ProveDeps> => {
     if (typeof deps !== 'function') return Promise.resolve(deps);
@@ -44,7 +54,14 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     return resolved;
   };
 
-  router.post('/v1/prove', readJsonOnce, async (req: Request, res: Response) => {
+  router.post('/v1/prove', readJsonOnce, (req: Request, res: Response) => {
+    if (closing) { res.status(503).json({ error: 'the server is shutting down' }); return; }
+    const handled = handleProve(req, res).finally(() => handlers.delete(handled));
+    handlers.add(handled);
+    return handled;
+  });
+
+  const handleProve = async (req: Request, res: Response): Promise<void> => {
     let body;
     try {
       body = parseProveRequest(req.body);
@@ -77,7 +94,7 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     } finally {
       running.delete(id);
     }
-  });
+  };
 
   router.delete('/v1/prove/:id', (req: Request, res: Response) => {
     const id = String(req.params.id);
@@ -107,17 +124,32 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     if (!err.type || res.headersSent) { next(err); return; }
     res.status(err.status ?? 400).json({ error: err.type === 'entity.parse.failed' ? `the body is not valid JSON: ${err.message}` : err.message });
   });
+
+  options.onClose?.(async () => {
+    closing = true;
+    for (const controller of running.values()) controller.abort();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((r) => { timer = setTimeout(r, options.closeGraceMs ?? 1000); });
+    await Promise.race([Promise.allSettled([...handlers]), grace]);
+    clearTimeout(timer);
+    // An engine made here on first use belongs to the router; one passed in belongs to the caller.
+    if (typeof deps === 'function' && resolved) {
+      const made = await resolved.catch(() => null);
+      await made?.engine.close();
+    }
+  });
   return router;
 }
 
 /**
  * For `kimina serve` (backend/api/mounts.ts): the server's verifier, the configured engine (loaded on the
- * first prove request, so the server starts at once) and the attempt store at KIMINA_DB.
+ * first prove request, so the server starts at once, and closed when the server shuts down) and the attempt
+ * store at KIMINA_DB.
  */
-export function proveRouterFactory(ctx: { verifier: LeanVerifier }): Router {
+export function proveRouterFactory(ctx: { verifier: LeanVerifier; onClose?: ApiContext['onClose'] }): Router {
   const store = new AttemptStore(openDb(storePath()));
   return createProveRouter(async () => {
     const engine = await createEngine(engineConfigFromEnv(), { log: (line) => console.error(line) });
     return { engine, verifier: ctx.verifier, store };
-  }, { store });
+  }, { store, onClose: ctx.onClose });
 }

@@ -14,11 +14,32 @@ export interface ApiContext {
   verifier: BatchVerifier;
   /** The server's own URL once it listens (`kimina serve` provides it), for processes it starts. */
   backendUrl?: () => string | undefined;
+  /**
+   * Registers work to do when the server shuts down (stop running requests, close engines, detach jobs).
+   * Hooks run together, while the HTTP server still answers, before the verifier closes. Absent in tests
+   * that mount routers on their own; callers then close what they made themselves.
+   */
+  onClose?: (hook: CloseHook) => void;
   [key: string]: unknown;
 }
 
+export type CloseHook = () => void | Promise<void>;
+
 /** A router to mount at the root; its own paths should start with `/v1/…`. */
 export type RouterFactory = (ctx: ApiContext) => Router | Promise<Router>;
+
+/** The close hooks routers register through ApiContext.onClose; `run` calls each once, logging failures. */
+export class CloseHooks {
+  private readonly hooks: CloseHook[] = [];
+  readonly add = (hook: CloseHook): void => { this.hooks.push(hook); };
+
+  async run(log: (line: string) => void = (line) => console.error(line)): Promise<void> {
+    const hooks = this.hooks.splice(0);
+    await Promise.all(hooks.map(async (hook) => {
+      try { await hook(); } catch (err) { log(`shutdown: ${err instanceof Error ? err.message : String(err)}`); }
+    }));
+  }
+}
 
 export interface AppOptions {
   /** Bearer token required on every route except health (KIMINA_API_TOKEN / LEAN_SERVER_API_KEY). */

@@ -2,16 +2,22 @@
 import { resolve } from 'node:path';
 import { apiTokenFromEnv } from '../api/auth';
 import { extraRouters } from '../api/mounts';
-import { createApp, listen } from '../api/server';
+import { CloseHooks, createApp, listen } from '../api/server';
 import { env } from '../config';
 import { buildVerifier, prewarm, verifierSettingsFromEnv } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
+import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
 
 const help = `usage: kimina serve [--host 127.0.0.1] [--port 8000] [--project DIR]
 
 Starts the backend's HTTP API (kimina-lean-server compatible /api/check, /verify, /health; /v1/...).
 Environment: KIMINA_HOST, KIMINA_PORT, KIMINA_LEAN_PROJECT, KIMINA_REPL_COMMAND, KIMINA_REPL_PATH,
-KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), KIMINA_MAX_REPLS, KIMINA_INIT_REPLS; see docs/verifier.md.`;
+KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), KIMINA_MAX_REPLS, KIMINA_INIT_REPLS; see docs/verifier.md.
+While it runs, <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}, mode 0600) tells the editor where it is.
+SIGINT/SIGTERM stop it: running proofs are cancelled, training runs are left to resume on the next start.`;
+
+/** How long shutdown may take before the process exits anyway (a second signal exits at once). */
+const SHUTDOWN_DEADLINE_MS = 10_000;
 
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['help']);
@@ -24,15 +30,18 @@ export async function run(args: string[]): Promise<number> {
   const token = apiTokenFromEnv();
   const built = buildVerifier(settings);
   let url: string | undefined;
-  const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url }, extraRouters, { token });
+  const hooks = new CloseHooks();
   let http;
   try {
+    const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url, onClose: hooks.add }, extraRouters, { token });
     http = await listen(app, host, port, token);
   } catch (err) {
+    await hooks.run();
     await built.verifier.close();
     throw err;
   }
   url = http.url;
+  const discovery = writeDiscoveryFile({ host, port: http.port, token });
   console.log(`Kimina backend listening on ${http.url}`);
   console.error(`lean: ${built.describe}; project ${settings.projectDir}`);
   console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces})${token ? '; API token required' : ''}`);
@@ -40,13 +49,32 @@ export async function run(args: string[]): Promise<number> {
     () => { if (Object.keys(settings.initRepls).length) console.error('prewarm: REPLs ready'); },
     (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),
   );
-  await new Promise<void>((resolveStop) => {
-    const stop = (): void => { resolveStop(); };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  const signal = await new Promise<NodeJS.Signals>((resolveStop) => {
+    const stop = (received: NodeJS.Signals): void => {
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+      resolveStop(received);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
-  console.error('kimina: shutting down (stopping REPLs)');
+  console.error(`kimina: ${signal}: shutting down (cancelling proofs, stopping REPLs)`);
+  const again = (): void => { console.error('kimina: second signal: exiting now'); finish(1); };
+  process.once('SIGINT', again);
+  process.once('SIGTERM', again);
+  const deadline = setTimeout(() => { console.error(`kimina: shutdown took over ${SHUTDOWN_DEADLINE_MS / 1000} s: exiting`); finish(1); }, SHUTDOWN_DEADLINE_MS);
+  deadline.unref();
+  removeDiscoveryFile(discovery);
+  await hooks.run(); // while HTTP still answers: requests in flight finish cancelled
   await http.close();
   await built.verifier.close();
+  clearTimeout(deadline);
+  // Everything this server owns is closed; what may still hold the event loop is not ours to wait for
+  // (a detached trainer process), so exit shortly even then.
+  setTimeout(() => finish(0), 300).unref();
   return 0;
+}
+
+function finish(code: number): void {
+  process.exit(code);
 }

@@ -14,6 +14,7 @@ import { TrainingStore } from '../store/training';
 import { createTrainingRouter } from '../api/trainingRoutes';
 import { harvestAttempts, harvestWorkspace, type Harvest } from './harvest';
 import { TrainingJobs, type TrainingJobsOptions } from './jobs';
+import { spawnTrainer, type TrainerLauncher } from './trainerProcess';
 import { leanRewardScorer, type RewardScorer } from './rewardService';
 
 export interface TrainingServiceOptions {
@@ -30,7 +31,17 @@ export interface TrainingServiceOptions {
   deferRecover?: boolean;
 }
 
-export interface TrainingService { jobs: TrainingJobs; store: TrainingStore; router: Router; close(): Promise<void> }
+export interface TrainingService {
+  jobs: TrainingJobs; store: TrainingStore; router: Router;
+  /** Stops the trainers (SIGTERM, they checkpoint); their runs stay 'running' for the next recover(). */
+  close(): Promise<void>;
+  /**
+   * Stops supervising without touching the trainers (the server is shutting down): no more scheduling,
+   * running trainers are neither signalled nor cancelled. Their runs stay 'running' with their pid, and the
+   * next backend's recover() takes them over (stops the orphan, resumes from its checkpoint).
+   */
+  detach(): void;
+}
 
 /** The backend's database (the same file the prover's attempts live in: KIMINA_DB, else <KIMINA_HOME>/kimina.db). */
 export function databasePath(): string {
@@ -53,12 +64,27 @@ export function harvester(db: Db): (workspace: string) => Harvest {
 /** Builds the service and resumes runs that were running when the backend stopped. */
 export async function openTrainingService(o: TrainingServiceOptions): Promise<TrainingService> {
   const store = new TrainingStore(o.db);
+  let detached = false;
+  const launch = o.jobs?.launcher ?? spawnTrainer;
+  // Once detached, the job manager's signals no longer reach the trainers it launched.
+  const launcher: TrainerLauncher = (spec) => {
+    const handle = launch(spec);
+    return { pid: handle.pid, exited: handle.exited, kill: (signal) => { if (!detached) handle.kill(signal); } };
+  };
   const jobs = new TrainingJobs({
     store, runsRoot: o.runsRoot ?? trainingRunsRoot(), backendUrl: o.backendUrl, token: o.token,
-    scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }), harvest: harvester(o.db), ...o.jobs,
+    scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }), harvest: harvester(o.db), ...o.jobs, launcher,
   });
   if (!o.deferRecover) await jobs.recover();
-  return { jobs, store, router: createTrainingRouter({ jobs, store, gpuProbe: o.jobs?.gpuProbe }), close: () => jobs.close(5000) };
+  return {
+    jobs, store, router: createTrainingRouter({ jobs, store, gpuProbe: o.jobs?.gpuProbe }),
+    close: () => jobs.close(5000),
+    detach: () => {
+      detached = true;
+      // close() stops the scheduler at once; its signals are dropped and the exits it waits for are not awaited.
+      void jobs.close(0);
+    },
+  };
 }
 
 /**
@@ -83,6 +109,13 @@ export const trainingRouterFactory: RouterFactory = async (ctx) => {
     next();
   });
   router.use(service.router);
-  setTimeout(() => { service.jobs.recover().catch((err: unknown) => console.error(`training: could not resume runs: ${String(err)}`)); }, 1500).unref();
+  const resume = setTimeout(() => { service.jobs.recover().catch((err: unknown) => console.error(`training: could not resume runs: ${String(err)}`)); }, 1500);
+  resume.unref();
+  ctx.onClose?.(async () => {
+    clearTimeout(resume);
+    service.detach();
+    const made = await engine?.catch(() => null);
+    await made?.close();
+  });
   return router;
 };

@@ -1,0 +1,43 @@
+// The discovery file `kimina serve` keeps at <KIMINA_HOME>/serve.json while it runs ({"url", "token"?, "pid"},
+// mode 0600 since it may hold the API token), read by backend/api/editor/discovery.ts to attach the editor.
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { discoveryPath } from '../api/editor/discovery';
+
+export interface DiscoveryRecord { url: string; token?: string; pid: number }
+
+/** The URL a local client should use: a wildcard listen address is reached through loopback. */
+export function connectUrl(host: string, port: number): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const reachable = bare === '0.0.0.0' || bare === '' ? '127.0.0.1' : bare === '::' ? '::1' : bare;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** Writes the file atomically (temp file created 0600, then renamed); returns what was written, or null on failure. */
+export function writeDiscoveryFile(o: { host: string; port: number; token?: string }, path = discoveryPath()): { path: string; record: DiscoveryRecord } | null {
+  const record: DiscoveryRecord = { url: connectUrl(o.host, o.port), ...(o.token ? { token: o.token } : {}), pid: process.pid };
+  const temp = `${path}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(temp, JSON.stringify(record) + '\n', { mode: 0o600 });
+    renameSync(temp, path);
+    return { path, record };
+  } catch (err) {
+    rmSync(temp, { force: true });
+    console.error(`kimina: could not write ${path} (the editor will not find this server by itself): ${(err as Error).message}`);
+    return null;
+  }
+}
+
+/** Removes the file, unless another server has since replaced it with its own. */
+export function removeDiscoveryFile(written: { path: string; record: DiscoveryRecord } | null): void {
+  if (!written) return;
+  try {
+    const current = JSON.parse(readFileSync(written.path, 'utf8')) as { pid?: unknown };
+    if (current.pid !== written.record.pid) return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    // unreadable or malformed: ours was overwritten badly; removing it is still right
+  }
+  rmSync(written.path, { force: true });
+}
