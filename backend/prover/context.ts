@@ -20,6 +20,12 @@ export interface ProveOptions {
    * proof stops the other samples' decoding. Default true.
    */
   earlyCheck?: boolean;
+  /**
+   * Run every sample to its end: a verified proof stops nothing, and every failed answer gets its fix
+   * turn(s), so one call with `samples: k` returns all k samples' attempts (evaluation). The result's
+   * proof is still the first one verified. Default false: the first verified proof wins.
+   */
+  exhaustive?: boolean;
 }
 
 export interface ProveDeps {

@@ -1,6 +1,7 @@
 // The prove loop: prompt -> n samples decoded together -> format check -> extraction -> Lean verdict ->
-// (per failed sample) one error-fix turn -> … -> the first verified proof wins and the rest is cancelled.
-// Every attempt is stored and streamed as events. Faces (HTTP, LSP, CLI, eval) call `prove`.
+// (per failed sample) one error-fix turn -> … -> the first verified proof wins and the rest is cancelled
+// (or, with options.exhaustive, every sample runs to its end). Every attempt is stored and streamed as
+// events. Faces (HTTP, LSP, CLI, eval) call `prove`.
 import { randomUUID } from 'node:crypto';
 import type { Attempt, ProveEvent, ProveRequest, ProveResult } from '../protocol';
 import { type Declaration, formalStatementOf, selectDeclaration } from '../lean/declarations';
@@ -45,10 +46,11 @@ export async function prove(req: ProveRequest, deps: ProveDeps, onEvent: OnProve
   let winner: Attempt | null = null;
   let lanes: Lane[] = Array.from({ length: settings.samples }, (_, sample) => ({ sample, turn: 1, conversation: prompt }));
   try {
-    while (lanes.length > 0 && !winner && !ctx.signal.aborted) {
+    const exhaustive = deps.options?.exhaustive === true;
+    while (lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted) {
       const round = await runRound(ctx, lanes);
       attempts.push(...round.attempts);
-      winner = round.winner;
+      winner ??= round.winner;
       lanes = round.next;
     }
   } catch (err) {

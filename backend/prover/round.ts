@@ -1,6 +1,6 @@
 // One round of the prove loop: decode every lane together, check each answer's format, extract its proof,
 // have Lean judge it (early, as soon as the final block has streamed, when allowed), stop everything at the
-// first verified proof, and plan the fix turns of the failed answers.
+// first verified proof (unless the request is exhaustive), and plan the fix turns of the failed answers.
 import type { Attempt, Verdict } from '../protocol';
 import type { CheckOutcome } from '../lean/types';
 import { splitHeader } from '../lean/header';
@@ -39,6 +39,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
   const stopDecoding = linkedController(ctx.signal);
   const stopChecks = linkedController(ctx.signal);
   const checks = new Map<number, Check>();
+  const exhaustive = ctx.deps.options?.exhaustive === true;
   let winnerLane = -1;
 
   const startCheck = (k: number, code: string): Check => {
@@ -49,8 +50,10 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
       if (outcome) ctx.emit({ type: 'verdict', id: ctx.id, sample: lanes[k].sample, turn: lanes[k].turn, verdict: outcome.verdict });
       if (outcome?.verdict.status === 'valid' && winnerLane < 0) {
         winnerLane = k;
-        stopChecks.abort(); // the first verified proof wins: stop the other checks…
-        stopDecoding.abort(); // …and the samples still decoding
+        if (!exhaustive) {
+          stopChecks.abort(); // the first verified proof wins: stop the other checks…
+          stopDecoding.abort(); // …and the samples still decoding
+        }
       }
       return outcome;
     });
@@ -60,7 +63,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
 
   const early = ctx.deps.options?.earlyCheck !== false;
   const { generations, generateMs } = await generateRound(ctx, lanes, stopDecoding.signal, (k, text) => {
-    if (!early || winnerLane >= 0 || stopChecks.signal.aborted) return;
+    if (!early || (winnerLane >= 0 && !exhaustive) || stopChecks.signal.aborted) return;
     const extraction = extractProof(text, ctx.statement);
     if (extraction.ok) startCheck(k, extraction.code);
   });
@@ -103,7 +106,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
     const lane = lanes[k];
     if (attempt.verdict?.status === 'valid') attempt.fixSkipped = 'valid';
     else if (ctx.signal.aborted) attempt.fixSkipped = 'cancelled';
-    else if (winner) attempt.fixSkipped = 'proved';
+    else if (winner && !exhaustive) attempt.fixSkipped = 'proved';
     else if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null)) attempt.fixSkipped = 'cancelled';
     else {
       const plan = await planFixTurn({
