@@ -1,6 +1,7 @@
-// The real attempter: each sample is one call of the prove loop with samples = 1, so the loop's
-// "first proof wins" rule never cancels another sample, and the fix turn runs for each failed one.
-// A shared gate bounds the samples in flight (engine streams and Lean checks) across problems.
+// The real attempter: a problem's samples are one call of the prove loop (samples = k, decoded together),
+// exhaustive so that a verified proof cancels no other sample and each failed one gets its fix turn.
+// A shared gate bounds the samples in flight (engine streams and Lean checks) across problems; a problem
+// with more samples than that is split into calls of at most `parallel` samples.
 import type { Attempt, BenchmarkProblem } from '../protocol';
 import { prove, type ProveDeps } from '../prover/prove';
 import { Gate } from './gate';
@@ -14,7 +15,10 @@ export interface ProveAttempterOptions {
   maxTokens: number;
   /** Samples proved at once, over all problems. */
   parallel: number;
-  /** Base seed; each (problem, sample) gets its own derived seed. Absent: the engine's randomness. */
+  /**
+   * Base seed; each call (problem and its batch of samples) gets its own derived seed, and the engine draws
+   * each row from it. Absent: the engine's randomness.
+   */
   seed?: number;
 }
 
@@ -42,32 +46,41 @@ export function outcomeOf(a: Attempt, sample: number): AttemptOutcome {
   };
 }
 
+/** `samples` in batches of at most `size`, in order. */
+function batches(samples: number[], size: number): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < samples.length; i += size) out.push(samples.slice(i, i + size));
+  return out;
+}
+
 export function proveAttempter(options: ProveAttempterOptions): AttemptProblem {
   const gate = new Gate(options.parallel);
   return async (problem: BenchmarkProblem, request, signal) => {
-    const perSample = await Promise.all(request.samples.map(async (sample): Promise<AttemptOutcome[]> => {
-      try { await gate.acquire(signal); } catch { return []; }
-      // A signal per sample, unlinked afterwards, so listeners the loop leaves on it go with it.
+    const parts = await Promise.all(batches(request.samples, options.parallel).map(async (batch): Promise<AttemptOutcome[] | null> => {
+      try { await gate.acquire(signal, batch.length); } catch { return null; }
+      // A signal per call, unlinked afterwards, so listeners the loop leaves on it go with it.
       const own = new AbortController();
       const relay = () => own.abort(signal.reason);
       signal.addEventListener('abort', relay, { once: true });
       try {
-        if (signal.aborted) return [];
-        const seed = options.seed === undefined ? undefined : (options.seed + hash(`${problem.id}#${sample}`)) >>> 0;
-        const deps: ProveDeps = { ...options.deps, options: { ...options.deps.options, seed } };
+        if (signal.aborted) return null;
+        const seed = options.seed === undefined ? undefined : (options.seed + hash(`${problem.id}#${batch.join(',')}`)) >>> 0;
+        const deps: ProveDeps = { ...options.deps, options: { ...options.deps.options, seed, exhaustive: true } };
         const result = await prove({
           code: problem.code, theorem: problem.theorem, ...(problem.informal ? { informal: problem.informal } : {}),
-          samples: 1, fixTurns: request.fixTurns,
+          samples: batch.length, fixTurns: request.fixTurns,
           temperature: options.temperature, topP: options.topP, maxTokens: options.maxTokens,
         }, deps, undefined, own.signal);
-        if (result.status === 'cancelled') return [];
-        // With one sample the loop only stops early after a valid answer, which needs no fix.
-        return result.attempts.map((a) => outcomeOf(a, sample));
+        // Exhaustive, an uninterrupted call ran every sample to its end; an interrupted one is partial.
+        if (result.status === 'cancelled' || own.signal.aborted) return null;
+        return result.attempts.map((a) => outcomeOf(a, batch[a.sample]));
       } finally {
         signal.removeEventListener('abort', relay);
-        gate.release();
+        gate.release(batch.length);
       }
     }));
-    return perSample.flat();
+    // An interrupted problem gives nothing: the runner redoes it whole.
+    if (parts.some((p) => p === null)) return [];
+    return parts.flat() as AttemptOutcome[];
   };
 }

@@ -9,21 +9,21 @@ import { loadBenchmark } from '../../backend/eval/benchmark';
 import { minif2fDir } from './helpers';
 import { scriptedAnswer } from './scriptedServerAnswers';
 
-/** TEST DOUBLE engine: scripted answers (scriptedServerAnswers), records seeds and concurrency. */
+/** TEST DOUBLE engine: scripted answers (scriptedServerAnswers), records seeds, batch sizes and concurrency. */
 class ScriptedEngine implements Engine {
   readonly name = 'scripted-test-double';
   readonly model = 'scripted';
   seeds: (number | undefined)[] = [];
   batchSizes: number[] = [];
-  inFlight = 0;
-  maxInFlight = 0;
+  conversationsInFlight = 0;
+  maxConversationsInFlight = 0;
   async generate(conversations: ChatMessage[][], options: SamplingOptions): Promise<Generation[]> {
-    this.inFlight++;
-    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.conversationsInFlight += conversations.length;
+    this.maxConversationsInFlight = Math.max(this.maxConversationsInFlight, this.conversationsInFlight);
     this.batchSizes.push(conversations.length);
     this.seeds.push(options.seed);
     await new Promise((r) => setTimeout(r, 3));
-    this.inFlight--;
+    this.conversationsInFlight -= conversations.length;
     if (options.signal?.aborted) return conversations.map(() => ({ text: '', tokens: 0, finishReason: 'cancelled' as const }));
     return conversations.map((c) => {
       const text = scriptedAnswer(c, 0, options.seed);
@@ -50,23 +50,24 @@ const verifier: LeanVerifier = {
 const problems = loadBenchmark(minif2fDir(), { split: 'test', limit: 8 }).problems;
 const byKind = (id: string) => problems.find((p) => p.id === id)!;
 
-test('each sample is one prove call with its own stable seed; failed samples get their fix turn', async () => {
+test('a problem\'s samples are one exhaustive prove call, decoded together; failed samples get their fix turn', async () => {
   const engine = new ScriptedEngine();
-  const attempt = proveAttempter({ deps: { engine, verifier }, temperature: 1, topP: 0.95, maxTokens: 4096, parallel: 3, seed: 7 });
+  const attempt = proveAttempter({ deps: { engine, verifier }, temperature: 1, topP: 0.95, maxTokens: 4096, parallel: 4, seed: 7 });
   const fixable = await attempt(byKind('aime_1983_p1'), { samples: [0, 1, 2, 3], fixTurns: 1 }, new AbortController().signal);
-  assert.ok(engine.batchSizes.every((n) => n === 1));
-  assert.equal(engine.maxInFlight, 3);
+  assert.deepEqual(engine.batchSizes, [4, 4], 'turn 1 for the four samples together, then their four fix turns together');
   assert.deepEqual(fixable.map((o) => `${o.sample}/${o.turn}/${o.status}`).sort(),
     ['0/1/lean_error', '0/2/valid', '1/1/lean_error', '1/2/valid', '2/1/lean_error', '2/2/valid', '3/1/lean_error', '3/2/valid']);
-  const firstSeeds = [...new Set(engine.seeds)];
-  assert.equal(engine.seeds.length, 8);
-  assert.equal(firstSeeds.length, 4, 'every sample has its own seed (its fix turn reuses it)');
+  assert.equal(new Set(engine.seeds).size, 1, 'one seed per call (the engine draws each row from it); the fix turn reuses it');
+  const callSeed = engine.seeds[0];
 
-  // The same (problem, sample) gets the same seed again, so a resumed sample is drawn the same way.
+  // The same call again gets the same seed, so a rerun is drawn the same way; a resumed subset has its own.
   engine.seeds = [];
+  await attempt(byKind('aime_1983_p1'), { samples: [0, 1, 2, 3], fixTurns: 0 }, new AbortController().signal);
   await attempt(byKind('aime_1983_p1'), { samples: [2], fixTurns: 0 }, new AbortController().signal);
-  assert.ok(firstSeeds.includes(engine.seeds[0]));
+  assert.equal(engine.seeds[0], callSeed);
+  assert.notEqual(engine.seeds[1], callSeed);
 
+  // A sample verified at turn 1 cancels nothing: the others are still judged and fixed (sample ids kept).
   const easy = await attempt(byKind('aime_1983_p2'), { samples: [5, 9], fixTurns: 1 }, new AbortController().signal);
   assert.deepEqual(easy.map((o) => [o.sample, o.turn, o.valid, o.formatError]), [[5, 1, true, 'NONE'], [9, 1, true, 'NONE']]);
   assert.equal(easy[0].leanSeconds, 0.25);
@@ -74,6 +75,21 @@ test('each sample is one prove call with its own stable seed; failed samples get
 
   const hopeless = await attempt(byKind('aime_1983_p3'), { samples: [0], fixTurns: 1 }, new AbortController().signal);
   assert.deepEqual(hopeless.map((o) => [o.turn, o.status, o.formatError, o.code]), [[1, 'filtered', 'NO_VALID_LEAN4_CODE_BLOCK', null]]);
+});
+
+test('more samples than --parallel: calls of at most `parallel` samples, never more in flight over all problems', async () => {
+  const engine = new ScriptedEngine();
+  const attempt = proveAttempter({ deps: { engine, verifier }, temperature: 1, topP: 0.95, maxTokens: 4096, parallel: 3 });
+  const signal = new AbortController().signal;
+  const [a, b] = await Promise.all([
+    attempt(byKind('aime_1983_p1'), { samples: [0, 1, 2, 3], fixTurns: 1 }, signal),
+    attempt(byKind('aime_1983_p2'), { samples: [0, 1], fixTurns: 1 }, signal),
+  ]);
+  assert.ok(engine.batchSizes.every((n) => n <= 3), `batches ${engine.batchSizes}`);
+  assert.ok(engine.maxConversationsInFlight <= 3, `${engine.maxConversationsInFlight} conversations decoded at once`);
+  assert.deepEqual(a.map((o) => `${o.sample}/${o.turn}/${o.status}`).sort(),
+    ['0/1/lean_error', '0/2/valid', '1/1/lean_error', '1/2/valid', '2/1/lean_error', '2/2/valid', '3/1/lean_error', '3/2/valid']);
+  assert.deepEqual(b.map((o) => `${o.sample}/${o.turn}/${o.valid}`), ['0/1/true', '1/1/true']);
 });
 
 test('an aborted evaluation returns no half-finished samples', async () => {
