@@ -27,8 +27,7 @@ after(() => {
 
 interface Served { child: ChildProcess; url: string; home: string; log: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }
 
-async function serve(extraEnv: Record<string, string> = {}): Promise<Served> {
-  const home = mkdtempSync(join(tmpdir(), 'kimina-serve-home-'));
+async function serve(extraEnv: Record<string, string> = {}, home = mkdtempSync(join(tmpdir(), 'kimina-serve-home-'))): Promise<Served> {
   temps.push(home);
   const child = spawn(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'serve', '--port', '0'], {
     cwd: root,
@@ -121,4 +120,16 @@ test('a serve.json that belongs to another live server is left alone on shutdown
   const { code } = await stop(s, 'SIGTERM');
   assert.equal(code, 0, s.log());
   assert.equal(readFileSync(file, 'utf8'), other);
+});
+
+test('a server started while another runs takes serve.json over, and gives the other one\'s record back on exit', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'kimina-serve-home-'));
+  const earlier = JSON.stringify({ url: 'http://127.0.0.1:9', token: 'earlier', pid: process.pid }) + '\n'; // this test process stands in for the earlier server
+  writeFileSync(join(home, 'serve.json'), earlier, { mode: 0o600 });
+  const s = await serve({}, home);
+  const file = join(s.home, 'serve.json');
+  let during: { pid?: number } = {};
+  try { during = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number }; } finally { await stop(s, 'SIGTERM'); }
+  assert.equal(during.pid, s.child.pid);
+  assert.equal(readFileSync(file, 'utf8'), earlier);
 });
