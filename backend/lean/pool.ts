@@ -79,6 +79,8 @@ export class ReplPool {
   private readonly busy = new Set<Member>();
   /** Headers of REPLs being started (one entry each). */
   private readonly starting: string[] = [];
+  /** REPLs still importing their header: close() kills them too. */
+  private readonly importing = new Set<ReplProcess>();
   private readonly waiters: Waiter[] = [];
   private closed = false;
   private counters = { headerImports: 0, started: 0, replaced: 0 };
@@ -142,6 +144,7 @@ export class ReplPool {
     if (this.sweeper) clearInterval(this.sweeper);
     for (const w of this.waiters.splice(0)) w.reject(new Error('the REPL pool is closed'));
     for (const m of [...this.idle, ...this.busy]) this.destroy(m);
+    for (const repl of this.importing) repl.kill();
     this.idle.length = 0;
     this.busy.clear();
   }
@@ -217,12 +220,14 @@ export class ReplPool {
       this.dispatch();
       return;
     }
+    this.importing.add(repl);
     this.counters.started++;
     this.counters.headerImports++;
     const seconds = w.headerTimeoutMs / 1000;
     repl.send({ cmd: w.header }, w.headerTimeoutMs, `Lean REPL header command timed out in ${seconds} seconds`).then(
       (answer) => {
         started();
+        this.importing.delete(repl);
         const response = answer as CommandResponse & Partial<ReplErrorResponse>;
         const headerBroken = typeof response.message === 'string' || typeof response.env !== 'number'
           || (response.messages ?? []).some((msg) => msg.severity === 'error');
@@ -238,6 +243,7 @@ export class ReplPool {
       },
       (err: unknown) => {
         started();
+        this.importing.delete(repl);
         repl.kill();
         rmSync(scratch, { recursive: true, force: true });
         w.reject(err instanceof Error ? err : new ReplFailure('exited', String(err)));

@@ -73,7 +73,7 @@ test('kimina serve: prints the URL, answers /api/check, stops REPLs on SIGINT', 
   const dir = mkdtempSync(join(tmpdir(), 'kimina-serve-'));
   const log = join(dir, 'repl.log');
   const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--port', '0'], {
-    cwd: root, env: { ...process.env, KIMINA_REPL_COMMAND: `STAND_IN_LOG=${log} ${standInReplCommand()}`, KIMINA_SANDBOX: 'none', KIMINA_MAX_REPLS: '1' },
+    cwd: root, env: { ...process.env, KIMINA_REPL_COMMAND: `STAND_IN_LOG=${log} ${standInReplCommand()}`, KIMINA_SANDBOX: 'none', KIMINA_MAX_REPLS: '1', KIMINA_HOME: dir },
   });
   try {
     const url = await new Promise<string>((resolve, reject) => {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { standInPool, standInVerifier } from './standInVerifier';
 import { QueueFull } from '../../backend/lean/errors';
+import { readdirSync, readFileSync } from 'node:fs';
 
 test('the header is imported once per REPL and reused through its env id', async () => {
   const s = standInVerifier({ maxRepls: 1 });
@@ -231,4 +232,20 @@ test('closing the pool kills its REPLs and refuses new work', async () => {
   await new Promise((r) => setTimeout(r, 100));
   assert.throws(() => process.kill(pid, 0));
   await assert.rejects(pool.acquire('import A', { headerTimeoutMs: 1000 }), /closed/);
+});
+
+test('closing the pool also kills a REPL still importing its header', async () => {
+  const { pool, logFile } = standInPool({ maxRepls: 1, importDelayMs: 5000 });
+  const pending = pool.acquire('import Slow', { headerTimeoutMs: 10_000 });
+  const outcome = pending.then(() => 'leased', (err: Error) => err.message);
+  const importing = (): number[] => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
+    try { return readFileSync(`/proc/${pid}/environ`, 'utf8').includes(logFile); } catch { return false; }
+  });
+  let pids: number[] = [];
+  for (let i = 0; i < 50 && pids.length === 0; i++) { await new Promise((r) => setTimeout(r, 50)); pids = importing(); }
+  assert.ok(pids.length > 0, 'the stand-in REPL started');
+  await pool.close();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(importing(), [], 'no REPL outlives the pool');
+  assert.match(await outcome, /closed|stopped|exited/i);
 });
