@@ -93,6 +93,14 @@ export class WorkerBackend implements DecodeBackend {
     worker.on('message', (msg: WorkerReply) => this.onMessage(msg));
     worker.on('error', (e) => this.failAll(e));
     worker.on('exit', (code) => { if (!this.closing) this.failAll(new Error(`ONNX worker exited (code ${code})`)); });
+    // An idle worker must not keep the process alive (a caller that never closes the engine still
+    // exits); while a job runs it does, like any pending I/O.
+    worker.unref();
+  }
+
+  private settle(id: number): void {
+    this.jobs.delete(id);
+    if (this.jobs.size === 0) this.worker.unref();
   }
 
   static async load(script: string, spec: LoadSpec, log?: (line: string) => void): Promise<WorkerBackend> {
@@ -128,14 +136,15 @@ export class WorkerBackend implements DecodeBackend {
   private onMessage(msg: WorkerReply): void {
     if (msg.type === 'log') this.log?.(msg.line);
     else if (msg.type === 'tokens') this.jobs.get(msg.id)?.onTokens(msg.rows, msg.tokens);
-    else if (msg.type === 'done') { this.jobs.get(msg.id)?.resolve(msg.results); this.jobs.delete(msg.id); }
-    else if (msg.type === 'error' && msg.id !== undefined) { this.jobs.get(msg.id)?.reject(new Error(msg.message)); this.jobs.delete(msg.id); }
+    else if (msg.type === 'done') { this.jobs.get(msg.id)?.resolve(msg.results); this.settle(msg.id); }
+    else if (msg.type === 'error' && msg.id !== undefined) { this.jobs.get(msg.id)?.reject(new Error(msg.message)); this.settle(msg.id); }
   }
 
   private failAll(e: Error): void {
     this.failure ??= e;
     for (const job of this.jobs.values()) job.reject(e);
     this.jobs.clear();
+    this.worker.unref();
   }
 
   start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob {
@@ -144,6 +153,7 @@ export class WorkerBackend implements DecodeBackend {
     const done = new Promise<RowResult[]>((resolve, reject) => {
       if (this.failure) return reject(this.failure);
       this.jobs.set(id, { onTokens, resolve, reject });
+      this.worker.ref();
       post({ type: 'generate', id, request: req });
     });
     return { stopRow: (row) => post({ type: 'stop', id, row }), cancel: () => post({ type: 'cancel', id }), done };

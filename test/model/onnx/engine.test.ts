@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { OnnxEngine } from '../../../backend/model/onnx/engine';
 import type { ChatMessage } from '../../../backend/protocol';
@@ -150,4 +151,16 @@ test('clear errors: no graph, bad maxTokens, a prompt longer than the context', 
     assert.equal(g.finishReason, 'length');
     assert.ok(g.tokens < 64);
   });
+});
+
+test('a process that never closes its engine still exits, and one awaiting a generation stays until it ends', () => {
+  const script = `
+    const { OnnxEngine } = require(${JSON.stringify(require.resolve('../../../backend/model/onnx/engine'))});
+    OnnxEngine.load(${JSON.stringify(scripted)}, { threads: 1, log: () => {} }); // loaded, never used
+    OnnxEngine.load(${JSON.stringify(scripted)}, { threads: 1, log: () => {} })
+      .then((e) => e.generate([[{ role: 'user', content: 'hi' }]], { maxTokens: 3, temperature: 0, topP: 1 }))
+      .then((g) => console.log('tokens', g[0].tokens));`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /tokens 3/);
 });
