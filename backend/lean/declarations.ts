@@ -315,22 +315,27 @@ export function headerOf(source: string): string {
 }
 
 export interface FormalStatement {
-  /** Header, scope commands in force, and the theorem ending in `:= by` (no `sorry`). */
+  /**
+   * Header, then (in file order) the scope commands in force and the earlier declarations the theorem may
+   * use, then the theorem ending in `:= by` (no `sorry`).
+   */
   text: string;
   declaration: Declaration;
   /** The doc comment, to use as the informal problem. */
   informal: string | null;
+  /** Names of earlier declarations left out because they use `sorry` (or use one that does). */
+  leftOut: string[];
 }
 
 const SCOPE_COMMANDS = new Set(['open', 'set_option', 'namespace', 'section', 'end', 'variable', 'universe', 'include', 'omit']);
 
 /**
  * Non-declaration commands between the header and `decl` that still shape it (`open`, `namespace`,
- * `section`, `end`, `variable`, `set_option`, `universe`, …), in source order.
+ * `section`, `end`, `variable`, `set_option`, `universe`, …), in source order, with their offsets.
  */
-function scopeCommands(source: string, header: string, decl: Declaration): string[] {
+function scopeCommands(source: string, header: string, decl: Declaration): { offset: number; text: string }[] {
   const { text: masked, withLiterals } = maskLean(source);
-  const kept: string[] = [];
+  const kept: { offset: number; text: string }[] = [];
   let prefixStart = -1;
   for (const cmd of commands(masked, withLiterals)) {
     if (cmd.start < header.length) continue;
@@ -339,16 +344,54 @@ function scopeCommands(source: string, header: string, decl: Declaration): strin
     if (head.prefixOnly) { if (prefixStart < 0) prefixStart = cmd.start; continue; }
     const start = prefixStart >= 0 ? prefixStart : cmd.start;
     prefixStart = -1;
-    if (SCOPE_COMMANDS.has(head.kind)) kept.push(source.slice(start, cmd.end).trim());
+    if (SCOPE_COMMANDS.has(head.kind)) kept.push({ offset: start, text: source.slice(start, cmd.end).trim() });
   }
   return kept;
 }
 
-/** Builds the standalone formal statement for `decl` of `source`. */
+/** `name`'s last component appears as a whole identifier (possibly qualified) in `masked` between `from` and `to`. */
+function mentions(masked: string, from: number, to: number, name: string): boolean {
+  const short = name.split('.').pop() ?? name;
+  if (!short) return false;
+  const escaped = short.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\p{L}\\p{N}_'!?])${escaped}(?![\\p{L}\\p{N}_'!?])`, 'u').test(masked.slice(from, to));
+}
+
+/**
+ * The declarations before `decl` that it may use: every earlier one except `example`s (nothing can use
+ * them), those holding a `sorry` (a sorry in the trusted context would make every verdict `sorry`), and
+ * those that mention a name left out for that reason (they would not compile without it).
+ */
+function earlierDeclarations(source: string, decl: Declaration): { kept: Declaration[]; leftOut: string[] } {
+  const masked = maskLean(source).text;
+  const kept: Declaration[] = [];
+  const leftOut: string[] = [];
+  for (const d of findDeclarations(source)) {
+    if (d.start.offset >= decl.start.offset) break;
+    if (d.kind === 'example') continue;
+    if (d.sorries.length > 0 || leftOut.some((name) => mentions(masked, d.start.offset, d.end.offset, name))) {
+      if (d.name) leftOut.push(d.name);
+      continue;
+    }
+    kept.push(d);
+  }
+  return { kept, leftOut };
+}
+
+/**
+ * Builds the standalone formal statement for `decl` of `source`: the header, then the scope commands in
+ * force and the earlier sorry-free declarations in file order, then the theorem up to `:= by`. A file with
+ * one theorem (miniF2F) gets the header, scope commands and theorem only, exactly as before.
+ */
 export function formalStatementOf(source: string, decl: Declaration): FormalStatement {
   const header = headerOf(source);
-  const parts = [header, ...scopeCommands(source, header, decl), decl.statement.trim()].filter((p) => p !== '');
-  return { text: parts.join('\n\n'), declaration: decl, informal: decl.docComment };
+  const { kept, leftOut } = earlierDeclarations(source, decl);
+  const context = [
+    ...scopeCommands(source, header, decl),
+    ...kept.map((d) => ({ offset: d.start.offset, text: source.slice(d.start.offset, d.end.offset).trim() })),
+  ].sort((a, b) => a.offset - b.offset).map((c) => c.text);
+  const parts = [header, ...context, decl.statement.trim()].filter((p) => p !== '');
+  return { text: parts.join('\n\n'), declaration: decl, informal: decl.docComment, leftOut };
 }
 
 /**

@@ -1,5 +1,6 @@
 // Proof extraction as the recipe does it (`extract_proof_from_text`, kimina-format.md §3): the trusted
 // statement plus the model's text after the matching `:= by`; the model's copy of the statement is never used.
+import { findDeclarations } from '../lean/declarations';
 import { PY_SPACE, pyRstrip, pySplitlines, pyStrip, strictBlocks } from './pyText';
 
 export const NO_STATEMENT = "Theorem statement couldn't be parsed from statement.";
@@ -17,8 +18,18 @@ export function normalizeStatement(formalStatement: string): string {
   return s;
 }
 
-/** The text between the first `theorem` (else `lemma`, else `example`) and the first `:=` after it, trimmed. */
+/**
+ * The target theorem's signature. A statement holding one declaration (the recipe's case, miniF2F) gets the
+ * recipe's rule byte for byte: the text between the first `theorem` (else `lemma`, else `example`) and the
+ * first `:=` after it, trimmed. A statement that also holds earlier declarations of the user's file (see
+ * formalStatementOf) ends with its target, so the same rule is applied from the last declaration on.
+ */
 export function signatureOf(statement: string): string | null {
+  const decls = findDeclarations(statement);
+  return recipeSignature(decls.length > 1 ? statement.slice(decls[decls.length - 1].head.offset) : statement);
+}
+
+function recipeSignature(statement: string): string | null {
   for (const keyword of ['theorem', 'lemma', 'example']) {
     const m = new RegExp(`${keyword}[${PY_SPACE}]*([\\s\\S]*?)[${PY_SPACE}]*:=`, 'u').exec(statement);
     if (m) return pyStrip(m[1]);

@@ -96,12 +96,14 @@ test('docstrings, attributes, modifiers, open … in, namespaces, strings and ne
   assert.equal(headerOf(MIXED), 'import Mathlib\n/-! Module docs mention theorem fake : False := by sorry -/\nopen Real\n\nnamespace Algebra');
 });
 
-test('formal statement keeps the scope commands in force and drops other declarations', () => {
+test('formal statement keeps the scope commands in force and the earlier sorry-free declarations', () => {
   const lemma = selectDeclaration(MIXED, { name: 'uses_open' });
   const f = formalStatementOf(MIXED, lemma);
-  assert.equal(f.text, 'import Mathlib\n/-! Module docs mention theorem fake : False := by sorry -/\nopen Real\n\nnamespace Algebra\n\nopen Nat in\nlemma uses_open (n : ℕ) : n ≤ n ∨\n    n > n := by');
+  assert.equal(f.text, 'import Mathlib\n/-! Module docs mention theorem fake : False := by sorry -/\nopen Real\n\nnamespace Algebra\n\ndef helper (n : ℕ) (h : n = n := rfl) : ℕ := n\n\nopen Nat in\nlemma uses_open (n : ℕ) : n ≤ n ∨\n    n > n := by');
+  assert.deepEqual(f.leftOut, ['algebra_example'], 'a declaration holding a sorry stays out');
   const after = formalStatementOf(MIXED, selectDeclaration(MIXED, { name: 'after_namespace' }));
-  assert.ok(after.text.endsWith('namespace Algebra\n\nend Algebra\n\ntheorem after_namespace : 1 + 1 = 2 := by'));
+  assert.ok(after.text.endsWith('namespace Algebra\n\ndef helper (n : ℕ) (h : n = n := rfl) : ℕ := n\n\nopen Nat in\nlemma uses_open (n : ℕ) : n ≤ n ∨\n    n > n := by\n  exact Or.inl (le_refl n)\n\nend Algebra\n\ntheorem after_namespace : 1 + 1 = 2 := by'));
+  assert.deepEqual(after.leftOut, ['algebra_example', 'noisy'], 'examples are never included; sorry ones are listed');
   const thm = formalStatementOf(MIXED, selectDeclaration(MIXED, { name: 'Algebra.algebra_example' }));
   assert.equal(thm.informal, 'Show that if $2x + 3 = 11$ then $x = 4$.');
   assert.ok(!thm.text.includes('Show that'), 'the doc comment becomes the informal text, not part of the statement');
@@ -168,7 +170,7 @@ end Foo
   assert.ok(heavy.statement.startsWith('set_option maxHeartbeats 400000 in\n  lemma heavy'));
   assert.ok(heavy.statement.endsWith('n * 1 = n\n      := by'));
   assert.equal(heavy.sorries.length, 1);
-  assert.equal(formalStatementOf(src, heavy).text, 'import Mathlib\n\nnamespace Foo\n\n' + heavy.statement);
+  assert.equal(formalStatementOf(src, heavy).text, 'import Mathlib\n\nnamespace Foo\n\ntheorem inner (n : ℕ) : n + 0 = n := by\n    simp\n\n' + heavy.statement);
   // A tactic line never starts a command, even indented.
   const tactics = 'theorem t : True := by\n  have h : True := trivial\n  exact h\n';
   assert.equal(findDeclarations(tactics).length, 1);

@@ -149,8 +149,9 @@ export function headerOf(text: string, decls = findDeclarations(text)): string {
 }
 
 /**
- * What must precede the declaration in a standalone snippet: the header plus the scope commands in force
- * (`namespace`, `open`, `variable`, …), as the prover's own statement builder (lean/declarations.ts) finds them.
+ * What must precede the declaration in a standalone snippet: the header, the scope commands in force
+ * (`namespace`, `open`, `variable`, …) and the earlier sorry-free declarations it may use, in file order, as
+ * the prover's own statement builder (lean/declarations.ts) finds them.
  */
 export function scopePrefix(text: string, decl: Declaration, decls?: Declaration[]): string {
   const theirs = findLeanDeclarations(text).find((d) => d.start.offset <= decl.start && decl.start < Math.max(d.end.offset, d.start.offset + 1));
@@ -162,7 +163,7 @@ export function scopePrefix(text: string, decl: Declaration, decls?: Declaration
   return prefix ? prefix + '\n\n' : '';
 }
 
-/** Header, scope commands and the declaration's own text (doc comment excluded): what is sent to the prover or Lean. */
+/** Header, scope commands, earlier sorry-free declarations and the declaration's own text (doc comment excluded): what is sent to the prover or Lean. */
 export function standaloneSnippet(text: string, decl: Declaration, decls?: Declaration[]): { code: string; declOffset: number } {
   const prefix = scopePrefix(text, decl, decls);
   return { code: prefix + text.slice(decl.start, decl.end) + '\n', declOffset: prefix.length };
