@@ -41,15 +41,8 @@ export async function run(args: string[]): Promise<number> {
     throw err;
   }
   url = http.url;
-  const discovery = writeDiscoveryFile({ host, port: http.port, token });
-  console.log(`Kimina backend listening on ${http.url}`);
-  console.error(`lean: ${built.describe}; project ${settings.projectDir}`);
-  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces})${token ? '; API token required' : ''}`);
-  prewarm(built, settings).then(
-    () => { if (Object.keys(settings.initRepls).length) console.error('prewarm: REPLs ready'); },
-    (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),
-  );
-  const signal = await new Promise<NodeJS.Signals>((resolveStop) => {
+  // Signal handlers go in before the URL is printed: whoever reads it may stop us right away.
+  const stopSignal = new Promise<NodeJS.Signals>((resolveStop) => {
     const stop = (received: NodeJS.Signals): void => {
       process.removeListener('SIGINT', stop);
       process.removeListener('SIGTERM', stop);
@@ -58,6 +51,15 @@ export async function run(args: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  const discovery = writeDiscoveryFile({ host, port: http.port, token });
+  console.log(`Kimina backend listening on ${http.url}`);
+  console.error(`lean: ${built.describe}; project ${settings.projectDir}`);
+  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces})${token ? '; API token required' : ''}`);
+  prewarm(built, settings).then(
+    () => { if (Object.keys(settings.initRepls).length) console.error('prewarm: REPLs ready'); },
+    (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),
+  );
+  const signal = await stopSignal;
   console.error(`kimina: ${signal}: shutting down (cancelling proofs, stopping REPLs)`);
   const again = (): void => { console.error('kimina: second signal: exiting now'); finish(1); };
   process.once('SIGINT', again);
