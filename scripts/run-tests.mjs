@@ -20,5 +20,7 @@ function find(dir) {
 }
 const files = find(root);
 if (files.length === 0) { console.error(`no tests under ${root}`); process.exit(1); }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+// The e2e files share one packaged extension and code-server install: run them one at a time.
+const serial = root.startsWith('test/e2e') ? ['--test-concurrency=1'] : [];
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...serial, ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

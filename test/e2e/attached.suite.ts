@@ -131,7 +131,8 @@ describe('attached to a running kimina serve (stand-in)', () => {
     await step(wb, 'attempt-row', () => page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: 'turn 1' }).waitFor());
     await page.keyboard.press('Enter');
     await step(wb, 'candidate-opened', () => page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'exact bogus_lemma' }).first().waitFor());
-    await step(wb, 'candidate-errors', () => page.locator('.editor-instance .monaco-editor .view-lines', { hasText: "error at line 6: unknown identifier 'bogus_lemma'" }).first().waitFor());
+    // line 10: the candidate carries the file's earlier sorry-free theorem (algebra_example) before algebra_fails
+    await step(wb, 'candidate-errors', () => page.locator('.editor-instance .monaco-editor .view-lines', { hasText: "error at line 10: unknown identifier 'bogus_lemma'" }).first().waitFor());
     await screenshot(page, 'attached-10-attempts');
   });
 });

@@ -24,8 +24,9 @@ export interface StandInServe {
   close(): Promise<void>;
 }
 
+/** The theorem to prove: the last one in the code (earlier sorry-free declarations come before it). */
 function theoremName(code: string): string {
-  return /(?:theorem|lemma)\s+([^\s(:]+)/.exec(code)?.[1] ?? 'example';
+  return [...code.matchAll(/(?:theorem|lemma)\s+([^\s(:]+)/g)].at(-1)?.[1] ?? 'example';
 }
 
 function verdict(status: Verdict['status'], reason: string, extra: Partial<Verdict> = {}): Verdict {
