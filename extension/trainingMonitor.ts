@@ -8,6 +8,7 @@ import type {
 } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
 import { callBackend, followTrainingEvents, type BackendAddress } from './trainingMonitorClient';
+import { webviewHtml } from './webviewHtml';
 
 const GPU_POLL_MS = 10_000;
 
@@ -23,7 +24,8 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.view = view;
     const media = vscode.Uri.joinPath(this.context.extensionUri, 'dist', 'media');
     view.webview.options = { enableScripts: true, localResourceRoots: [media] };
-    view.webview.html = this.html(view.webview, media);
+    view.webview.html = webviewHtml(view.webview, media,
+      { name: 'trainingMonitor', title: 'Kimina Training', placeholder: '<p>Loading…</p>', inlineStyles: true });
     view.webview.onDidReceiveMessage((m: FromMonitor) => { void this.onMessage(m); });
     view.onDidDispose(() => { this.stopFollowing(); this.view = undefined; });
     view.onDidChangeVisibility(() => { if (view.visible) void this.refreshGpus(); });
@@ -127,15 +129,6 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.gpuTimer = null;
   }
 
-  private html(webview: vscode.Webview, media: vscode.Uri): string {
-    const nonce = Array.from({ length: 24 }, () => Math.floor(Math.random() * 36).toString(36)).join('');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(media, 'trainingMonitor.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(media, 'trainingMonitor.css'));
-    return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource} 'unsafe-inline'; script-src 'nonce-${nonce}';">
-<meta name="viewport" content="width=device-width, initial-scale=1.0"><link rel="stylesheet" href="${style}"><title>Kimina Training</title></head>
-<body><main id="root"><p>Loading…</p></main><script nonce="${nonce}" src="${script}"></script></body></html>`;
-  }
 
   dispose(): void { this.stopFollowing(); }
 }
