@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { RewardItem, TrainingRun } from '../../backend/protocol';
 import type { RewardScorer } from '../../backend/training/rewardService';
-import { api, makeTinyModel, PROMPTS, removeDir, startBackend, tempDir, waitFor } from './harness';
+import { api, makeTinyModel, PROMPTS, removeDir, startBackend, tempDir, waitForCompletedRun } from './harness';
 
 test('failed answers become fix prompts that later steps train on as turn 2', { timeout: 600_000 }, async () => {
   const seen: RewardItem[] = [];
@@ -24,11 +24,7 @@ test('failed answers become fix prompts that later steps train on as turn 2', { 
       overrides: { maxSteps: 5, saveSteps: 5, evalSteps: 0, promptsPerStep: 4, numGenerations: 2, perDeviceBatch: 8, maxCompletionLength: 12, fixSamplingRate: 0.5 },
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    await waitFor('the run to finish', () => {
-      const run = backend.service.jobs.get(r.body.id);
-      if (run.state === 'failed') throw new Error(String(run.error));
-      return run.state === 'completed' || undefined;
-    }, 540_000, 250);
+    await waitForCompletedRun(backend, r.body.id);
 
     const turn2 = seen.filter((i) => i.turn === 2);
     assert.ok(turn2.length > 0, 'some groups were fix prompts');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrainingRun, TrainingMetricsResponse, TrainingRolloutsResponse } from '../../backend/protocol';
-import { api, makeTinyModel, PROMPTS, removeDir, startBackend, tempDir, waitFor, type Backend } from './harness';
+import { api, makeTinyModel, PROMPTS, removeDir, startBackend, tempDir, waitFor, type Backend, waitForCompletedRun } from './harness';
 
 let backend: Backend;
 let modelDir: string;
@@ -28,11 +28,7 @@ test('a tiny GRPO run goes through the whole path and finishes', { timeout: 600_
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const id = created.body.id;
-  const run = await waitFor('the run to finish', () => {
-    const r = backend.service.jobs.get(id);
-    if (r.state === 'failed') throw new Error(`run failed: ${r.error}`);
-    return r.state === 'completed' ? r : undefined;
-  }, 540_000, 250);
+  const run = await waitForCompletedRun(backend, id);
   console.log(`tiny run: 4 steps in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   assert.equal(run.step, 4);

@@ -86,6 +86,15 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | false |
   }
 }
 
+/** Waits (up to 9 minutes) for a run to complete; a failed run throws with its error. */
+export function waitForCompletedRun(backend: Backend, id: string): Promise<TrainingRun> {
+  return waitFor('the run to finish', () => {
+    const run = backend.service.jobs.get(id);
+    if (run.state === 'failed') throw new Error(`run failed: ${run.error}`);
+    return run.state === 'completed' ? run : undefined;
+  }, 540_000, 250);
+}
+
 export function runState(backend: Backend, id: string): TrainingRun {
   return backend.service.jobs.get(id);
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { TrainingRun } from '../../backend/protocol';
 import type { RewardScorer } from '../../backend/training/rewardService';
-import { api, makeTinyModel, PROMPTS, removeDir, startBackend, tempDir, waitFor } from './harness';
+import { api, makeTinyModel, PROMPTS, removeDir, startBackend, tempDir, waitForCompletedRun } from './harness';
 
 /** TEST DOUBLE scorer: the fraction of characters that are digits; no format or Lean involved. */
 const digitShare: RewardScorer = async (items) => items.map((it) => {
@@ -29,11 +29,7 @@ test('the tiny policy learns: mean reward rises within 16 GRPO steps', { timeout
         perDeviceBatch: 32, maxCompletionLength: 16, fixSamplingRate: 0 },
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    await waitFor('the run to finish', () => {
-      const run = backend.service.jobs.get(r.body.id);
-      if (run.state === 'failed') throw new Error(String(run.error));
-      return run.state === 'completed' || undefined;
-    }, 540_000, 250);
+    await waitForCompletedRun(backend, r.body.id);
     const rewards = backend.service.store.metrics(r.body.id, { kind: 'train' }).map((s) => s.metrics.reward);
     assert.equal(rewards.length, 16);
     const first = mean(rewards.slice(0, 4));
