@@ -9,6 +9,7 @@ import { TrainingError, type TrainingJobs } from '../training/jobs';
 import { nvidiaSmiProbe, type GpuProbe } from '../training/gpu';
 import { PRESETS } from '../training/presets';
 import { openSse } from './sse';
+import { clientKey } from '../lean/admission';
 
 export interface TrainingRouterDeps {
   jobs: TrainingJobs;
@@ -79,7 +80,7 @@ export function createTrainingRouter(deps: TrainingRouterDeps): Router {
   }));
 
   // The trainer's side.
-  r.post('/v1/training/reward', route((req) => jobs.scoreOnly(body<RewardRequest>(req))));
+  r.post('/v1/training/reward', route((req) => jobs.scoreOnly(body<RewardRequest>(req), clientKey('reward', req.headers['x-kimina-client'], req.socket.remoteAddress))));
   r.post('/v1/training/runs/:id/reward', route((req) => jobs.reward(id(req), body<RewardRequest>(req))));
   r.post('/v1/training/runs/:id/metrics', route((req) => { jobs.report(id(req), body<MetricsReport>(req)); return { ok: true }; }));
   r.post('/v1/training/runs/:id/events', route((req) => { jobs.trainerEvent(id(req), body<TrainerEvent>(req)); return { ok: true }; }));

@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from '../protocol';
 import type { BatchVerifier } from '../lean/verifier';
+import { clientKey } from '../lean/admission';
 import { toKlsResult } from './klsCompat';
 import { parseCheckRequest, parseV1CheckRequest, parseVerifyRequest } from './validate';
 import { version } from '../../package.json';
@@ -12,6 +13,11 @@ function clientGone(res: Response): AbortSignal {
   const controller = new AbortController();
   res.on('close', () => { if (!res.writableFinished) controller.abort(); });
   return controller.signal;
+}
+
+/** The fair-sharing identity of a check request (lean/admission.ts). */
+function checkClient(req: Request): string {
+  return clientKey('check', req.headers['x-kimina-client'], req.socket.remoteAddress);
 }
 
 export function verifyRouter(verifier: BatchVerifier): Router {
@@ -27,7 +33,7 @@ export function verifyRouter(verifier: BatchVerifier): Router {
   const apiCheck = async (req: Request, res: Response): Promise<void> => {
     const r = parseCheckRequest(req.body);
     const outcomes = await verifier.checkBatch(r.snippets.map((s) => s.code), {
-      timeout: r.timeout, reuse: r.reuse, infotree: r.infotree, signal: clientGone(res),
+      timeout: r.timeout, reuse: r.reuse, infotree: r.infotree, signal: clientGone(res), client: checkClient(req),
     });
     const body: CheckResponse = { results: outcomes.map((o, i) => toKlsResult(r.snippets[i].id, o, r.debug)) };
     res.json(body);
@@ -37,7 +43,7 @@ export function verifyRouter(verifier: BatchVerifier): Router {
   const verify = async (req: Request, res: Response): Promise<void> => {
     const r = parseVerifyRequest(req.body);
     const outcomes = await verifier.checkBatch(r.codes.map((c) => c.code), {
-      timeout: r.timeout, reuse: !r.disableCache, infotree: r.infotree, signal: clientGone(res),
+      timeout: r.timeout, reuse: !r.disableCache, infotree: r.infotree, signal: clientGone(res), client: checkClient(req),
     });
     const body: VerifyResponse = {
       results: outcomes.map((o, i) => {
@@ -55,7 +61,7 @@ export function verifyRouter(verifier: BatchVerifier): Router {
   router.post('/v1/check', async (req: Request, res: Response) => {
     const r = parseV1CheckRequest(req.body);
     const outcomes = await verifier.checkBatch(r.snippets.map((s) => s.code), {
-      timeout: r.timeout, infotree: r.infotree, theorems: r.theorems, signal: clientGone(res),
+      timeout: r.timeout, infotree: r.infotree, theorems: r.theorems, signal: clientGone(res), client: checkClient(req),
     });
     const body: V1CheckResponse = {
       results: outcomes.map((o, i) => ({ id: r.snippets[i].id, ...o.verdict, ...(o.response ? { response: o.response } : {}) })),

@@ -33,7 +33,7 @@ export async function run(args: string[]): Promise<number> {
   const hooks = new CloseHooks();
   let http;
   try {
-    const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url, onClose: hooks.add }, extraRouters, { token });
+    const app = await createApp({ verifier: built.admission, settings, backendUrl: () => url, onClose: hooks.add }, extraRouters, { token });
     http = await listen(app, host, port, token);
   } catch (err) {
     await hooks.run();

@@ -10,6 +10,7 @@ import type { SnippetRunner } from './runner';
 import { detectSandbox, type Sandbox, type SandboxPreference } from './sandbox';
 import { defaultAllowedAxioms } from './verdict';
 import { Verifier } from './verifier';
+import { Admission, type AdmissionOptions } from './admission';
 
 export interface VerifierSettings {
   projectDir: string;
@@ -59,6 +60,8 @@ export function verifierSettingsFromEnv(): VerifierSettings {
 
 export interface BuiltVerifier {
   verifier: Verifier;
+  /** The verifier behind fair admission (per-client shares, round-robin): what a server shares among its clients. */
+  admission: Admission;
   mode: 'repl' | 'lean-file';
   sandbox: Sandbox;
   /** One line for people: what runs Lean. */
@@ -94,7 +97,19 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     runner, policy: { allowed: settings.allowedAxioms, allowNativeDecide: settings.allowNativeDecide },
     maxInFlight: settings.maxRepls + settings.maxQueue, defaultTimeoutS: settings.defaultTimeoutS,
   });
-  return { verifier, mode: runner.mode, sandbox, describe };
+  const admission = new Admission(verifier, admissionOptions(settings));
+  return { verifier, admission, mode: runner.mode, sandbox, describe };
+}
+
+/**
+ * Fair sharing (KIMINA_MAX_BATCH snippets per request, default 128; KIMINA_MAX_PER_CLIENT checks admitted per client,
+ * default half the queue and at least one batch): the server's queue stays the verifier's (maxRepls + maxQueue).
+ */
+export function admissionOptions(settings: VerifierSettings): AdmissionOptions {
+  const capacity = settings.maxRepls + settings.maxQueue;
+  const maxBatch = Math.max(1, Math.min(capacity, env.num('KIMINA_MAX_BATCH', 128)));
+  const perClient = Math.max(maxBatch, Math.min(capacity, env.num('KIMINA_MAX_PER_CLIENT', Math.ceil(capacity / 2))));
+  return { capacity, perClient, maxBatch, lanes: Math.max(1, settings.maxRepls * 2), defaultTimeoutS: settings.defaultTimeoutS };
 }
 
 /** Starts the REPLs of `settings.initRepls` (pool mode only). */

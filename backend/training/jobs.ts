@@ -16,7 +16,7 @@ import { trainerPython, trainerSourceDir } from './paths';
 import { presetHyper } from './presets';
 import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './promptSet';
 import type { Engine } from '../model/engine';
-import { rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
+import { MAX_REWARD_ITEMS, rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
 import {
   isOurTrainer, logTail, runFiles, spawnTrainer, trainerConfig, writeTrainerConfig, type TrainerExit, type TrainerHandle,
   type TrainerLauncher,
@@ -317,7 +317,7 @@ export class TrainingJobs extends EventEmitter {
     this.get(id);
     validateReward(req);
     const purpose = req.purpose === 'eval' ? 'eval' : 'train';
-    const scored = await this.o.scorer(req.items);
+    const scored = await this.o.scorer(req.items, { client: `trainer:${id}` }); // each run is its own client
     // The trainer sends a step's batch in chunks (body size limit): metrics cover every chunk of the step so far.
     const acc = this.accumulate(`${id}\u0000${req.step}\u0000${purpose}`, req.items, scored);
     const metrics = rewardMetrics(acc.items, acc.results);
@@ -336,9 +336,9 @@ export class TrainingJobs extends EventEmitter {
   }
 
   /** Scoring only, stored nowhere: the reward service for clusters (verl's reward module). */
-  async scoreOnly(req: RewardRequest): Promise<RewardResponse> {
+  async scoreOnly(req: RewardRequest, client?: string): Promise<RewardResponse> {
     validateReward(req);
-    const scored = await this.o.scorer(req.items);
+    const scored = await this.o.scorer(req.items, { client });
     return { results: scored.map(({ think: _think, ...result }) => result) };
   }
 
@@ -427,6 +427,9 @@ export class TrainingJobs extends EventEmitter {
 
 function validateReward(req: RewardRequest): void {
   if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step)) throw new TrainingError('reward needs step and items');
+  if (req.items.length > MAX_REWARD_ITEMS) {
+    throw new TrainingError(`at most ${MAX_REWARD_ITEMS} answers per reward request, got ${req.items.length}: send them in several requests`, 413);
+  }
   for (const it of req.items) {
     if (!it || typeof it.response !== 'string' || typeof it.formalStatement !== 'string' || !Array.isArray(it.previous)
       || !it.previous.every((p) => typeof p === 'string') || !Number.isInteger(it.turn) || it.turn < 1) {
