@@ -101,12 +101,14 @@ export class TrainingJobs extends EventEmitter {
     if (schedule !== 'now' && schedule !== 'when-idle') throw new TrainingError(`schedule must be now or when-idle, got '${schedule}'`);
     let prompts: TrainingPrompt[] = [...(req.prompts ?? [])];
     let fixSeeds: FixSeed[] = [];
+    let harvestNote = '';
     if (req.workspace) {
       if (!this.o.harvest) throw new TrainingError('harvesting a workspace is not available here');
       if (!existsSync(req.workspace)) throw new TrainingError(`workspace not found: ${req.workspace}`);
       const h = await this.o.harvest(req.workspace);
       prompts.push(...h.prompts);
       fixSeeds = h.fixSeeds;
+      if (h.truncated) harvestNote = `; the workspace walk stopped early (${h.truncated}) after ${h.files} files`;
     }
     for (const p of prompts) {
       if (!p || typeof p.id !== 'string' || !Array.isArray(p.prompt) || typeof p.formalStatement !== 'string') {
@@ -133,7 +135,7 @@ export class TrainingJobs extends EventEmitter {
       id, name: req.name?.trim() || `${req.preset} on ${req.model.split('/').pop()}`, preset: req.preset, model: req.model, gpus,
       schedule, hyper, outputDir: files.output, trainPrompts: split.train.length, heldOutPrompts: split.heldOut.length,
     });
-    this.log(id, `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}`);
+    this.log(id, `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}${harvestNote}`);
     this.publish(run);
     if (req.winRate) {
       this.publish(this.o.store.updateRun(id, { state: 'preparing' }));

@@ -53,11 +53,11 @@ export function trainingRunsRoot(): string {
 }
 
 /** Personal proofs: the workspace's Lean files plus the prover's attempt history in the same database. */
-export function harvester(db: Db): (workspace: string) => Harvest {
-  return (workspace) => {
-    const files = harvestWorkspace(workspace);
+export function harvester(db: Db): (workspace: string) => Promise<Harvest> {
+  return async (workspace) => {
+    const files = await harvestWorkspace(workspace);
     const history = harvestAttempts(new AttemptStore(db));
-    return { prompts: [...files.prompts, ...history.prompts], fixSeeds: history.fixSeeds, files: files.files, skipped: files.skipped };
+    return { prompts: [...files.prompts, ...history.prompts], fixSeeds: history.fixSeeds, files: files.files, skipped: files.skipped, truncated: files.truncated };
   };
 }
 
