@@ -81,9 +81,10 @@ export function createTrainingRouter(deps: TrainingRouterDeps): Router {
 
   // The trainer's side.
   r.post('/v1/training/reward', route((req) => jobs.scoreOnly(body<RewardRequest>(req), clientKey('reward', req.headers['x-kimina-client'], req.socket.remoteAddress))));
-  r.post('/v1/training/runs/:id/reward', route((req) => jobs.reward(id(req), body<RewardRequest>(req))));
-  r.post('/v1/training/runs/:id/metrics', route((req) => { jobs.report(id(req), body<MetricsReport>(req)); return { ok: true }; }));
-  r.post('/v1/training/runs/:id/events', route((req) => { jobs.trainerEvent(id(req), body<TrainerEvent>(req)); return { ok: true }; }));
+  const launch = (req: Request) => (typeof req.headers['x-kimina-launch'] === 'string' ? req.headers['x-kimina-launch'] : undefined);
+  r.post('/v1/training/runs/:id/reward', route((req) => jobs.reward(id(req), body<RewardRequest>(req), launch(req))));
+  r.post('/v1/training/runs/:id/metrics', route((req) => { jobs.report(id(req), body<MetricsReport>(req), launch(req)); return { ok: true }; }));
+  r.post('/v1/training/runs/:id/events', route((req) => { jobs.trainerEvent(id(req), body<TrainerEvent>(req), launch(req)); return { ok: true }; }));
 
   // Live stream: every run first, then changes as they happen.
   r.get('/v1/training/events', (req, res) => {

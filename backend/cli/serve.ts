@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { apiTokenFromEnv } from '../api/auth';
 import { extraRouters } from '../api/mounts';
 import { CloseHooks, createApp, listen } from '../api/server';
-import { env } from '../config';
+import { env, kiminaHome } from '../config';
+import { enterPrivateHome } from '../store/safePaths';
 import { buildVerifier, prewarm, verifierSettingsFromEnv } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
@@ -27,6 +28,7 @@ export async function run(args: string[]): Promise<number> {
   const settings = verifierSettingsFromEnv();
   const project = flagString(p, 'project');
   if (project) settings.projectDir = resolve(project);
+  enterPrivateHome(kiminaHome()); // 0700/0600 for what exists (older installs) and for what this server creates
   const token = apiTokenFromEnv();
   const built = buildVerifier(settings);
   let url: string | undefined;

@@ -1,7 +1,8 @@
 // Paths that stay inside: every folder or file the backend deletes or writes from a derived path (a toolchain
 // tag, a run id, a workspace entry) is checked to lie strictly inside its parent after resolving symlinks, and
 // KIMINA_HOME's contents are created owner-only (0700 folders, 0600 files).
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 
 /** Refused path: it would leave its parent folder. */
@@ -61,8 +62,14 @@ export function mkdirInside(parent: string, path: string, mode?: number): string
 /** A folder only its owner can enter (0700), created if missing; an existing one is narrowed to 0700. */
 export function ensurePrivateDir(dir: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  narrow(dir, 0o700);
+  if (isDedicated(dir)) narrow(dir, 0o700);
   return dir;
+}
+
+/** A folder that is ours to narrow: not `/`, the user's home, its parent, or the temp folder (a KIMINA_HOME set to one of them). */
+function isDedicated(dir: string): boolean {
+  const d = resolveExisting(dir);
+  return ![resolve('/'), homedir(), dirname(homedir()), tmpdir()].some((shared) => resolveExisting(shared) === d);
 }
 
 function narrow(path: string, mode: number): void {
@@ -80,6 +87,7 @@ function narrow(path: string, mode: number): void {
  */
 export function makeHomePrivate(home: string, limit = 20_000): { fixed: number } {
   if (!existsSync(home)) { ensurePrivateDir(home); return { fixed: 1 }; }
+  if (!isDedicated(home)) return { fixed: 0 };
   let fixed = 0;
   let seen = 0;
   const queue = [home];
@@ -98,6 +106,22 @@ export function makeHomePrivate(home: string, limit = 20_000): { fixed: number }
     }
   }
   return { fixed };
+}
+
+/**
+ * Owner-only from now on for a long-running backend: KIMINA_HOME is 0700 and its existing contents lose
+ * group/other bits (makeHomePrivate), and what this process creates later is 0700/0600 (umask 077; children
+ * such as REPLs and trainers inherit it).
+ */
+export function enterPrivateHome(home: string): void {
+  process.umask(0o077);
+  ensurePrivateDir(home);
+  makeHomePrivate(home);
+}
+
+/** Creates `path` empty with mode 0600 unless it exists (SQLite then gives its -wal and -shm files the same mode). */
+export function touchPrivateFile(path: string): void {
+  try { closeSync(openSync(path, 'wx', 0o600)); } catch { /* exists */ }
 }
 
 /** Mode bits (0o777) of `path`, for tests and `kimina` status lines. */
