@@ -36,9 +36,9 @@ export interface TrainingService {
   /** Stops the trainers (SIGTERM, they checkpoint); their runs stay 'running' for the next recover(). */
   close(): Promise<void>;
   /**
-   * Stops supervising without touching the trainers (the server is shutting down): no more scheduling,
-   * running trainers are neither signalled nor cancelled. Their runs stay 'running' with their pid, and the
-   * next backend's recover() takes them over (stops the orphan, resumes from its checkpoint).
+   * Stops supervising without signalling the trainers (the server is shutting down): no more scheduling, nothing
+   * cancelled. The trainers end when this process exits (their lifeline: trainerProcess.ts), their runs stay
+   * 'running', and the next backend's recover() resumes them from their last checkpoint.
    */
   detach(): void;
 }

@@ -18,9 +18,7 @@ test('an older 0755/0644 install is narrowed on start, and everything the server
     chmodSync(home, 0o755);
     mkdirSync(join(home, 'training', 'old-run'), { recursive: true, mode: 0o755 });
     writeFileSync(join(home, 'training', 'old-run', 'trainer.log'), 'old log\n', { mode: 0o644 });
-    writeFileSync(join(home, 'kimina.db'), '', { mode: 0o644 });
-    chmodSync(join(home, 'kimina.db'), 0o644);
-    rmSync(join(home, 'kimina.db')); // SQLite wants a real database: let the server create it, the others stay old
+    writeFileSync(join(home, 'settings-note.txt'), 'older file\n', { mode: 0o644 });
     writeFileSync(join(ws, 'Mine.lean'), 'theorem mine (a b : Nat) : a + b = b + a := by\n  omega\n');
     const s = await startServe({ KIMINA_TRAINER_PYTHON: join(home, 'no-python') }, { home });
     try {
@@ -33,6 +31,7 @@ test('an older 0755/0644 install is narrowed on start, and everything the server
       assert.equal(mode(join(home, 'training', 'old-run')), 0o700);
       assert.equal(mode(join(home, 'training', 'old-run', 'trainer.log')), 0o600);
       assert.equal(mode(join(home, 'serve.json')), 0o600);
+      assert.equal(mode(join(home, 'settings-note.txt')), 0o600);
       const dbFiles = readdirSync(home).filter((n) => n.startsWith('kimina.db'));
       assert.ok(dbFiles.includes('kimina.db'), dbFiles.join(','));
       for (const f of dbFiles) assert.equal(mode(join(home, f)), 0o600, f);
