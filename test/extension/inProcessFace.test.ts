@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EditorProveResult, lspMethods } from '../../backend/protocol';
 import { createInProcessService } from '../../backend/api/editor/inProcess';
+import { openApp } from '../../backend/app/app';
 import { applyEdit } from '../../backend/api/editor/splice';
 import { offsetAt } from '../../backend/api/editor/leanSource';
 import { writeScriptedModel, ALGEBRA_STATEMENT } from '../fixtures/models/scriptedModel';
@@ -33,7 +34,7 @@ before(async () => {
     KIMINA_ENGINE: 'onnx', KIMINA_MODEL: join(dir, 'model'), KIMINA_DEVICE: 'cpu', KIMINA_THREADS: '1',
     KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '1', KIMINA_LEAN_PROJECT: dir, KIMINA_DB: join(dir, 'kimina.db'), KIMINA_HOME: dir,
   });
-  conn = await connectFace(() => createInProcessService(() => {}));
+  conn = await connectFace(() => createInProcessService(openApp({ log: () => {} }), () => {}));
 });
 
 after(async () => {

@@ -1,8 +1,12 @@
-// ProveService with the engine, the verifier pool and the prove loop in this process, built by the prover's
-// runtime factory from the KIMINA_* settings the extension passes (engine, model, Lean project, REPL command).
+// ProveService with the engine, the verifier pool and the prove loop in this process: the parts come from the
+// composition root (backend/app), built from the KIMINA_* settings the extension passes (engine, model, Lean project, REPL command).
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import type { BuiltVerifier } from '../../lean/settings';
+import type { Engine } from '../../model/engine';
+import type { ProveDeps } from '../../prover/prove';
+import type { AttemptStore } from '../../store/attempts';
 import type { ProveService } from './service';
 
 /** Whether Lean's build tool can be found: on PATH or in elan's default folder. */
@@ -11,13 +15,27 @@ function lakeAvailable(): boolean {
   return dirs.some((d) => d && existsSync(join(d, 'lake')));
 }
 
-export async function createInProcessService(log: (line: string) => void): Promise<ProveService> {
-  const { openRuntime } = await import('../../prover/runtime');
+/** What the service takes from the composition root (backend/app/app.ts's App); closing it closes them. */
+export interface InProcessParts {
+  verifier(): BuiltVerifier;
+  engine(): Promise<Engine>;
+  attempts(): AttemptStore;
+  describe(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function createInProcessService(app: InProcessParts, log: (line: string) => void): Promise<ProveService> {
   const { prove } = await import('../../prover/prove');
-  const runtime = await openRuntime(log);
-  for (const line of runtime.describe) log(line);
-  const { engine, verifier } = runtime.deps;
-  const verifierLine = runtime.describe.find((l) => l.startsWith('verifier:')) ?? '';
+  let deps: ProveDeps;
+  let describe: string[];
+  try {
+    const verifier = app.verifier().verifier;
+    deps = { engine: await app.engine(), verifier, store: app.attempts() };
+    describe = await app.describe();
+  } catch (err) { await app.close(); throw err; }
+  for (const line of describe) log(line);
+  const { engine, verifier } = deps;
+  const verifierLine = describe.find((l) => l.startsWith('verifier:')) ?? '';
   // Without a REPL build the verifier falls back to `lake env lean`; without lake nothing can check proofs.
   const leanMissing = /no REPL build found/.test(verifierLine) && !lakeAvailable();
   return {
@@ -28,10 +46,10 @@ export async function createInProcessService(log: (line: string) => void): Promi
       engine: engine.name,
       model: engine.model,
       lean: verifierLine.slice('verifier:'.length).trim() || undefined,
-      detail: runtime.describe.join('\n'),
+      detail: describe.join('\n'),
     }),
-    prove: (req, onEvent, signal) => prove(req, runtime.deps, onEvent, signal),
+    prove: (req, onEvent, signal) => prove(req, deps, onEvent, signal),
     check: (code, signal) => verifier.check(code, { signal }),
-    close: () => runtime.close(),
+    close: () => app.close(),
   };
 }
