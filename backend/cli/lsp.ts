@@ -1,7 +1,7 @@
 // `kimina lsp --stdio`: the language-server face for the editor, speaking LSP over stdin/stdout.
 import { ProposedFeatures, StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
 import { startLspFace } from '../api/lsp';
-import { chooseService } from '../api/editor/chooseService';
+import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
 import { parseArgs } from './args';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { EngineConfig } from '../model/index';
 import type { VerifierSettings } from '../lean/settings';
-import { writeScriptedModel } from '../../test/fixtures/models/scriptedModel';
+import { writeScriptedModel } from './models/scriptedModel';
 
 export interface DemoParts {
   engine: Partial<EngineConfig>;
@@ -24,14 +24,20 @@ function repoRoot(): string {
   }
 }
 
+/** Verifier settings that run the stand-in REPL (no sandbox or memory cap: it is a Node script). */
+export function standInVerifier(): Partial<VerifierSettings> {
+  const replScript = join(repoRoot(), 'test', 'fixtures', 'stand-in-repl', 'repl.mjs');
+  return { replCommand: `'${process.execPath}' '${replScript}'`, sandbox: 'none', memoryLimitMb: 0, initRepls: {} };
+}
+
 /** Writes the scripted model to a temporary folder and names the stand-in REPL as the verifier's command. */
 export function prepareDemo(): DemoParts {
-  const replScript = join(repoRoot(), 'test', 'fixtures', 'stand-in-repl', 'repl.mjs');
+  const verifier = standInVerifier();
   const dir = mkdtempSync(join(tmpdir(), 'kimina-demo-model-'));
   writeScriptedModel(dir, { variant: 'fix' });
   return {
     engine: { engine: 'onnx', model: dir, device: 'cpu', threads: 1 },
-    verifier: { replCommand: `'${process.execPath}' '${replScript}'`, sandbox: 'none', memoryLimitMb: 0, initRepls: {} },
+    verifier,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

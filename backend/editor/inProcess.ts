@@ -3,10 +3,10 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import type { BuiltVerifier } from '../../lean/settings';
-import type { Engine } from '../../model/engine';
-import type { ProveDeps } from '../../prover/prove';
-import type { AttemptStore } from '../../store/attempts';
+import type { BuiltVerifier } from '../lean/settings';
+import type { Engine } from '../model/engine';
+import type { ProveDeps } from '../prover/prove';
+import type { AttemptStore } from '../store/attempts';
 import type { ProveService } from './service';
 
 /** Whether Lean's build tool can be found: on PATH or in elan's default folder. */
@@ -25,7 +25,7 @@ export interface InProcessParts {
 }
 
 export async function createInProcessService(app: InProcessParts, log: (line: string) => void): Promise<ProveService> {
-  const { prove } = await import('../../prover/prove');
+  const { prove } = await import('../prover/prove');
   let deps: ProveDeps;
   let describe: string[];
   try {
