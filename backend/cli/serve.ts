@@ -1,6 +1,6 @@
 // `kimina serve`: the HTTP API (verification routes plus every mounted area) over the verifier pool.
 import { resolve } from 'node:path';
-import { apiTokenFromEnv } from '../api/auth';
+import { apiTokenFromEnv, newApiToken } from '../api/auth';
 import { extraRouters } from '../api/mounts';
 import { CloseHooks, createApp, listen } from '../api/server';
 import { env } from '../config';
@@ -8,12 +8,16 @@ import { buildVerifier, prewarm, verifierSettingsFromEnv } from '../lean/setting
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
 
-const help = `usage: kimina serve [--host 127.0.0.1] [--port 8000] [--project DIR]
+const help = `usage: kimina serve [--host 127.0.0.1] [--port 8000] [--project DIR] [--allowed-hosts NAME,...]
 
 Starts the backend's HTTP API (kimina-lean-server compatible /api/check, /verify, /health; /v1/...).
 Environment: KIMINA_HOST, KIMINA_PORT, KIMINA_LEAN_PROJECT, KIMINA_REPL_COMMAND, KIMINA_REPL_PATH,
-KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), KIMINA_MAX_REPLS, KIMINA_INIT_REPLS; see docs/verifier.md.
-While it runs, <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}, mode 0600) tells the editor where it is.
+KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), KIMINA_ALLOWED_HOSTS, KIMINA_MAX_REPLS, KIMINA_INIT_REPLS; see docs/verifier.md.
+Every request needs the API token (Authorization: Bearer …) except /health: KIMINA_API_TOKEN when set, else a
+random one. While it runs, <KIMINA_HOME>/serve.json ({"url", "token", "pid"}, mode 0600) tells the editor, the
+CLI and other local clients where it is and the token (LEAN_SERVER_API_KEY=$(jq -r .token ~/.kimina/serve.json)).
+Requests must name the server in Host (loopback names, or --allowed-hosts when listening elsewhere); requests
+from web pages (an Origin header) and POSTs that are not application/json are refused.
 SIGINT/SIGTERM stop it: running proofs are cancelled, training runs are left to resume on the next start.`;
 
 /** How long shutdown may take before the process exits anyway (a second signal exits at once). */
@@ -27,14 +31,17 @@ export async function run(args: string[]): Promise<number> {
   const settings = verifierSettingsFromEnv();
   const project = flagString(p, 'project');
   if (project) settings.projectDir = resolve(project);
-  const token = apiTokenFromEnv();
+  const configuredToken = apiTokenFromEnv();
+  const token = configuredToken ?? newApiToken();
+  const allowedHosts = (flagString(p, 'allowed-hosts') ?? env.str('KIMINA_ALLOWED_HOSTS', '')).split(',').map((h) => h.trim()).filter(Boolean);
   const built = buildVerifier(settings);
   let url: string | undefined;
   const hooks = new CloseHooks();
   let http;
   try {
-    const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url, onClose: hooks.add }, extraRouters, { token });
-    http = await listen(app, host, port, token);
+    const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url, token, onClose: hooks.add }, extraRouters, { token, allowedHosts });
+    // a random token protects local use only: listening beyond loopback needs one the user chose
+    http = await listen(app, host, port, configuredToken);
   } catch (err) {
     await hooks.run();
     await built.verifier.close();
@@ -54,7 +61,7 @@ export async function run(args: string[]): Promise<number> {
   const discovery = writeDiscoveryFile({ host, port: http.port, token });
   console.log(`Kimina backend listening on ${http.url}`);
   console.error(`lean: ${built.describe}; project ${settings.projectDir}`);
-  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces})${token ? '; API token required' : ''}`);
+  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${configuredToken ? 'KIMINA_API_TOKEN' : `random, in ${discovery?.path ?? 'serve.json'}`})`);
   prewarm(built, settings).then(
     () => { if (Object.keys(settings.initRepls).length) console.error('prewarm: REPLs ready'); },
     (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),

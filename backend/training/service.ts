@@ -98,7 +98,7 @@ export const trainingRouterFactory: RouterFactory = async (ctx) => {
   const fromCtx = typeof ctx.backendUrl === 'function' ? (ctx.backendUrl as () => string | undefined) : () => undefined;
   let engine: ReturnType<typeof createEngine> | null = null;
   const service = await openTrainingService({
-    db, verifier: ctx.verifier, token: apiTokenFromEnv, deferRecover: true,
+    db, verifier: ctx.verifier, token: () => ctx.token ?? apiTokenFromEnv(), deferRecover: true,
     // the configured prover model (KIMINA_ENGINE / KIMINA_MODEL), loaded on the first win-rate estimation
     jobs: { engine: () => (engine ??= createEngine(engineConfigFromEnv())) },
     backendUrl: () => fromCtx() ?? learned ?? process.env.KIMINA_TRAINER_BACKEND_URL ?? `http://127.0.0.1:${env.num('KIMINA_PORT', 8000)}`,
