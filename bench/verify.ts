@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, listen } from '../backend/api/server';
+import { ApiClient, type CheckResponse } from '../backend/protocol';
 import { buildLaunch } from '../backend/lean/launch';
 import { ReplPool } from '../backend/lean/pool';
 import { PoolRunner } from '../backend/lean/poolRunner';
@@ -31,6 +32,7 @@ async function run(mode: Mode, clients: number, total: number): Promise<Result> 
   const pool = new ReplPool({ launch: (s) => buildLaunch(launchOptions, s), maxRepls: repls, maxUses: mode.maxUses, maxRssMb: 0, waitForBusyHeader: mode.waitForBusyHeader });
   const verifier = new Verifier({ runner: new PoolRunner(pool), policy: { allowed: defaultAllowedAxioms, allowNativeDecide: false }, maxInFlight: 10_000, defaultTimeoutS: 60 });
   const http = await listen(await createApp({ verifier }), '127.0.0.1', 0, undefined);
+  const api = new ApiClient({ url: http.url });
   const latencies: number[] = [];
   let next = 0;
   let valid = 0;
@@ -41,13 +43,10 @@ async function run(mode: Mode, clients: number, total: number): Promise<Result> 
       if (i >= total) return;
       const code = `import Header${i % headers}\n\ntheorem t${i} (a : ℕ) : a + 0 = a := by\n  simp`;
       const start = performance.now();
-      const res = await fetch(`${http.url}/api/check`, {
-        method: 'POST', headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ snippets: [{ id: String(i), code }], timeout: 60, debug: false, reuse: mode.reuse, infotree: null }),
-      });
-      const body = await res.json() as { results: { response?: { messages?: { severity: string }[] } }[] };
+      const res = await api.request('apiCheck', { body: { snippets: [{ id: String(i), code }], timeout: 60, debug: false, reuse: mode.reuse, infotree: null } });
       latencies.push(performance.now() - start);
-      if (res.status === 200 && !(body.results[0].response?.messages ?? []).some((m) => m.severity === 'error')) valid++;
+      const response = res.status === 200 ? (res.body as CheckResponse).results[0].response as { messages?: { severity: string }[] } | undefined : null;
+      if (response !== null && !(response?.messages ?? []).some((m) => m.severity === 'error')) valid++;
     }
   }));
   const wall = (performance.now() - t0) / 1000;

@@ -22,7 +22,7 @@ export type CallInput<N extends RouteName> =
   (NoParams<N> extends true ? { params?: undefined } : { params: RouteParams<N> })
   & (RouteBody<N> extends undefined ? { body?: undefined } : { body: RouteBody<N> })
   & { query?: RouteQuery<N> extends undefined ? undefined : RouteQuery<N>; signal?: AbortSignal; headers?: Record<string, string> };
-type Args<N extends RouteName> = Record<string, never> extends CallInput<N> ? [input?: CallInput<N>] : [input: CallInput<N>];
+export type CallArgs<N extends RouteName> = Record<string, never> extends CallInput<N> ? [input?: CallInput<N>] : [input: CallInput<N>];
 
 /** The server answered with an error status; `detail` is its `detail` (or `error`) field. */
 export class ApiError extends Error {
@@ -82,7 +82,7 @@ export class ApiClient {
   }
 
   /** Calls a route and gives back status, headers and the parsed body, whatever the status (tests use this). */
-  async request<N extends RouteName>(name: N, ...[input]: Args<N>): Promise<RawAnswer> {
+  async request<N extends RouteName>(name: N, ...[input]: CallArgs<N>): Promise<RawAnswer> {
     const res = await this.send(name, input as Partial<CallInput<RouteName>>);
     const text = await res.text();
     let body: unknown = text;
@@ -91,14 +91,14 @@ export class ApiClient {
   }
 
   /** Calls a route; throws ApiError unless it answers 2xx. */
-  async call<N extends RouteName>(name: N, ...[input]: Args<N>): Promise<RouteResponse<N>> {
-    const answer = await this.request(name, ...([input] as Args<N>));
+  async call<N extends RouteName>(name: N, ...[input]: CallArgs<N>): Promise<RouteResponse<N>> {
+    const answer = await this.request(name, ...([input] as CallArgs<N>));
     if (answer.status < 200 || answer.status >= 300) throw new ApiError(answer.status, errorDetail(answer.body), name);
     return answer.body as RouteResponse<N>;
   }
 
-  /** Follows a streaming route's server-sent events until the stream ends (or `signal` aborts). */
-  async *stream<N extends StreamingRoute>(name: N, ...[input]: Args<N>): AsyncGenerator<RouteEvent<N>> {
+  /** Opens a streaming route: resolves once the server has answered (throws ApiError if it refused), with its events. */
+  async openStream<N extends StreamingRoute>(name: N, ...[input]: CallArgs<N>): Promise<AsyncGenerator<RouteEvent<N>>> {
     const res = await this.send(name, input as Partial<CallInput<RouteName>>, 'text/event-stream');
     if (!res.ok || !res.body) {
       const text = await res.text().catch(() => '');
@@ -106,6 +106,14 @@ export class ApiClient {
       try { body = JSON.parse(text); } catch { /* text */ }
       throw new ApiError(res.status, errorDetail(body), name);
     }
-    for await (const message of readSse(res.body)) yield message.data as RouteEvent<N>;
+    const body = res.body;
+    return (async function* events() {
+      for await (const message of readSse(body)) yield message.data as RouteEvent<N>;
+    })();
+  }
+
+  /** Follows a streaming route's server-sent events until the stream ends (or `signal` aborts). */
+  async *stream<N extends StreamingRoute>(name: N, ...[input]: CallArgs<N>): AsyncGenerator<RouteEvent<N>> {
+    yield* await this.openStream(name, ...([input] as CallArgs<N>));
   }
 }
