@@ -1,5 +1,8 @@
 // The load bench:verify puts on a verification server: `clients` concurrent clients, each posting one
-// snippet per POST /api/check, the snippets spread over `headers` distinct import headers.
+// snippet per POST /api/check (through the one typed client), the snippets spread over `headers` distinct
+// import headers.
+import { ApiClient } from '../backend/protocol/client';
+import type { CheckResponse } from '../backend/protocol';
 export interface LoadOptions {
   clients: number;
   total: number;
@@ -20,8 +23,7 @@ export async function driveChecks(url: string, o: LoadOptions): Promise<LoadResu
   const latencies: number[] = [];
   let next = 0;
   let accepted = 0;
-  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-  if (o.token) headers.Authorization = `Bearer ${o.token}`;
+  const api = new ApiClient({ url, token: o.token });
   const t0 = performance.now();
   await Promise.all(Array.from({ length: o.clients }, async () => {
     for (;;) {
@@ -29,14 +31,11 @@ export async function driveChecks(url: string, o: LoadOptions): Promise<LoadResu
       if (i >= o.total) return;
       const code = `import Header${i % o.headers}\n\ntheorem t${i} (a : ℕ) : a + 0 = a := by\n  simp`;
       const start = performance.now();
-      const res = await fetch(`${url}/api/check`, {
-        method: 'POST', headers,
-        body: JSON.stringify({ snippets: [{ id: String(i), code }], timeout: 60, debug: false, reuse: o.reuse, infotree: null }),
-      });
-      const body = await res.json() as { results?: { error?: string | null; response?: { messages?: { severity: string }[] } | null }[] };
+      const res = await api.request('apiCheck', { body: { snippets: [{ id: String(i), code }], timeout: 60, debug: false, reuse: o.reuse, infotree: null } });
       latencies.push(performance.now() - start);
-      const result = body.results?.[0];
-      if (res.status === 200 && result && !result.error && result.response && !(result.response.messages ?? []).some((m) => m.severity === 'error')) accepted++;
+      const result = res.status === 200 ? (res.body as CheckResponse).results[0] : undefined;
+      const messages = (result?.response as { messages?: { severity: string }[] } | undefined)?.messages;
+      if (result && !result.error && result.response && !(messages ?? []).some((m) => m.severity === 'error')) accepted++;
     }
   }));
   const wall = (performance.now() - t0) / 1000;

@@ -63,6 +63,8 @@ const declarations = {
     read: (raw: string | undefined) => number('KIMINA_PORT', raw, 8000) },
   apiToken: { name: 'KIMINA_API_TOKEN', also: ['LEAN_SERVER_API_KEY'], type: 'string', default: 'unset', doc: 'bearer token the server requires on every route but health, and that clients send',
     read: (raw: string | undefined) => given(raw) },
+  allowedHosts: { name: 'KIMINA_ALLOWED_HOSTS', type: 'list', default: 'none', doc: 'Host names `kimina serve` answers besides loopback ones, when it listens beyond loopback (comma-separated)',
+    read: (raw: string | undefined) => (given(raw) ?? '').split(',').map((h) => h.trim()).filter(Boolean) },
   serverUrl: { name: 'KIMINA_SERVER_URL', type: 'URL', default: 'unset', doc: 'a running `kimina serve` that the editor backend and `kimina train` attach to (else `serve.json`)',
     read: (raw: string | undefined) => given(raw)?.replace(/\/+$/, '') },
   proveTimeoutS: { name: 'KIMINA_PROVE_TIMEOUT', type: 'seconds', default: '`0` (none)', doc: 'the editor backend stops a whole proof after this long',
