@@ -223,8 +223,6 @@ export class TrainingJobs extends EventEmitter {
       return;
     }
     const entry: Active = { handle, intent: null, finished: false, launchId };
-    // Steps after the checkpoint it resumes from are redone: forget what an earlier trainer reported for them.
-    if (this.o.store.dropMetricsAfter(run.id, run.checkpointStep) > 0) this.log(run.id, `metrics after step ${run.checkpointStep} dropped: they are redone`);
     this.active.set(run.id, entry);
     this.publish(this.o.store.updateRun(run.id, { state: 'running', pid: handle.pid, error: null }));
     this.log(run.id, `trainer started (pid ${handle.pid}${run.checkpointStep ? `, resuming from step ${run.checkpointStep}` : ''})`);

@@ -40,10 +40,12 @@ def set_parent_death_signal() -> bool:
 def watch_stdin() -> threading.Thread:
     """Ends the process when stdin reaches end-of-file (the backend holding its write end is gone)."""
     def watch() -> None:
+        # os.read on the raw descriptor: a thread blocked in sys.stdin's buffered reader would hold its lock and
+        # abort the interpreter's shutdown ("could not acquire lock for <stdin> at interpreter shutdown")
         try:
-            while sys.stdin.buffer.read(4096):
+            while os.read(0, 4096):
                 pass
-        except (OSError, ValueError):
+        except OSError:
             pass
         _die()
 
