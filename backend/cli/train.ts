@@ -7,7 +7,7 @@ import type {
   StartTrainingRequest, TrainingHyperparameters, TrainingLogResponse, TrainingMetricsResponse, TrainingPresetName,
   TrainingPrompt, TrainingRun, TrainingRunsResponse,
 } from '../protocol';
-import { findServer } from '../api/editor/discovery';
+import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { dedupe, harvestWorkspace } from '../training/harvest';
 import { defaultTrainerVenv, trainerPython, trainerSourceDir } from '../training/paths';

@@ -1,11 +1,10 @@
 // HTTP face of evaluation for `kimina serve` (Training Monitor, extension): stored runs, their reports,
 // plots and comparisons. Read-only; runs are started with `kimina eval run` or `evaluate()`.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { openDb } from '../store/db';
+import type { Db } from '../store/db';
 import { EvalStore } from '../store/eval';
 import { compareReports } from './compare';
 import { bySourceSvg, comparisonSvg, passAtKSvg } from './plots';
-import { evalDbPath } from './paths';
 import { buildReport } from './report';
 
 type Handler = (req: Request, res: Response) => unknown;
@@ -40,7 +39,8 @@ export function createEvalRouter(store: EvalStore): Router {
   return r;
 }
 
-/** For the `kimina serve` mounts registry (backend/api/mounts.ts). */
-export function evalRouterFactory(): Router {
-  return createEvalRouter(new EvalStore(openDb(evalDbPath())));
+/** For the `kimina serve` mounts registry (backend/api/mounts.ts): runs in the app's database. */
+export function evalRouterFactory(ctx: { db?: Db }): Router {
+  if (!ctx.db) throw new Error('the evaluation routes need the app\'s store (ApiContext.db)');
+  return createEvalRouter(new EvalStore(ctx.db));
 }

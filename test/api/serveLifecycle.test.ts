@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ALGEBRA_STATEMENT, writeScriptedModel } from '../fixtures/models/scriptedModel';
+import { ALGEBRA_STATEMENT, writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplEnv } from '../fixtures/stand-in-repl/index';
-import { findServer } from '../../backend/api/editor/discovery';
+import { findServer } from '../../backend/editor/discovery';
 
 const root = join(__dirname, '..', '..');
 let modelDir: string;
