@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
-import { standInReplCommand } from '../fixtures/stand-in-repl/index';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 import { startStandInHub, type StandInHub } from '../model/standInHub';
 
 const repo = 'kimina-test/scripted-prover';
