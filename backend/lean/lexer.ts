@@ -88,8 +88,6 @@ export function isIdRest(ch: string | undefined): boolean {
 const isLeanWhitespace = (ch: string | undefined): boolean => ch === ' ' || ch === '\n' || ch === '\r' || ch === '\t';
 /** Letters that are Lean tokens, not identifier characters. */
 const letterTokens = new Set(['λ', 'Π', 'Σ']);
-/** Characters that end a Lean or Mathlib token which goes on with `'` (`Σ'`, `×'`, `∑'`, `∏'`, `⁻¹'`). */
-const quoteTokenEnds = new Set(['Σ', '×', '∑', '∏', '¹']);
 /** After these, a `'` can only start a char literal. */
 const charLiteralMayFollow = new Set(['(', '[', '{', '⟨', '⦃', ',', '»', '"', "'"]);
 /** Prefixes whose string Lean always reads as interpolated. */
@@ -228,6 +226,7 @@ export function lexLeanFull(source: string): Lexed {
       restore(start);
       problem(`interpolated string: ${error}`, start);
       step(); // read the rest as code, as Lean's error recovery could
+      afterInterpolationPrefix = false;
       return;
     }
     const plain = plainStringEnd(i);
@@ -287,28 +286,44 @@ export function lexLeanFull(source: string): Lexed {
   };
 
   // ---- char literals ----
+  /**
+   * A `'` at a token start. Lean reads a char literal, except `''` (a token) and where a token of the
+   * table goes on with `'` (`xs[i]'h`, `Σ'`, `×'`, `⊕'`, `∑'`, `⁻¹'`). So a `'` glued to a symbol is read
+   * as part of that symbol's token; where the char-literal reading would differ in what is code (a
+   * quote or escape follows, or a valid char literal of a non-letter), the text is refused as ambiguous.
+   */
   const charLiteral = (): void => {
     const start = mark();
     afterInterpolationPrefix = false;
-    if (at(1) === "'") { stepN(2); push('symbol', "''", start); return; } // Mathlib's image `f '' s`
     const before = i > 0 ? chars[i - 1] : undefined;
     const glued = before !== undefined && !isLeanWhitespace(before) && !isDigit(before) && !charLiteralMayFollow.has(before);
-    if (glued && quoteTokenEnds.has(before)) {
-      // `Σ'`, `∑'`, `⁻¹'`: one token with the symbol before it
-      step();
-      push('symbol', "'", start);
-      if (at() === '"' || at() === "'" || at() === '\\') problem(`'${before}'' followed by a quote: Lean may read a token or a character literal here`, start);
+    if (at(1) === "'") { // Mathlib's image `f '' s`; glued to a symbol, Lean may read `]'` then a char literal
+      stepN(2);
+      push('symbol', "''", start);
+      if (glued) problem(`'${before}' followed by a quote: Lean may read a token '${before}'' or a character literal here`, start);
       return;
     }
+    // the char-literal reading: the index after its closing quote, or an error
     let k = i + 1;
+    let error: string | null = null;
     if (chars[k] === '\\') {
       const e = escapeEnd(k, false, false);
-      if (typeof e === 'string') { step(); problem(`${e} in a character literal`, start); return; }
-      k = e;
+      if (typeof e === 'string') error = `${e} in a character literal`;
+      else k = e;
     } else if (k < chars.length) k++;
-    if (chars[k] !== "'") { step(); problem('missing end of character literal', start); return; }
+    if (error === null && chars[k] !== "'") error = 'missing end of character literal';
+    if (glued) {
+      step();
+      push('symbol', "'", start);
+      const next = chars[start.i + 1];
+      const sameReading = error !== null || isIdFirst(next); // `]'h'`: the identifier `h'` ends where the char would
+      if (next === '"' || next === "'" || next === '\\' || !sameReading) {
+        problem(`'${before}' followed by a quote: Lean may read a token '${before}'' or a character literal here`, start);
+      }
+      return;
+    }
+    if (error !== null) { step(); problem(error, start); return; }
     stepN(k + 1 - i);
-    if (glued) { problem(`a character literal glued to '${before}': Lean may read '${before}'' as one token`, start); return; }
     trivia.push({ kind: 'char', start: start.offset, end: offset });
   };
 
@@ -386,6 +401,12 @@ export function lexLeanFull(source: string): Lexed {
     const c = at() as string;
     if (c === '"') { string(); return; }
     if (c === "'") { charLiteral(); return; }
+    if (isDigit(c) && chars[i - 1] === '.' && i >= 2 && !isLeanWhitespace(chars[i - 2])) {
+      // `h.2.elim`: a projection's field index (Lean's `fieldIdxFn`), digits only, not a number literal
+      while (isDigit(at())) step();
+      push('number', source.slice(start.offset, offset), start);
+      return;
+    }
     if (isDigit(c)) { number(start); return; }
     if (c === 'r' && isRawStringStart()) { rawString(); return; }
     if (c === '`' && (isIdFirst(at(1)) || at(1) === '«' || (at(1) === '`' && (isIdFirst(at(2)) || at(2) === '«')))) {

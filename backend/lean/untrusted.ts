@@ -49,7 +49,7 @@ export const allowedHashCommands: ReadonlySet<string> = new Set([
  * tactic syntax, and a rule that runs code needs a `TacticM` definition, which the namespace rule refuses.
  */
 export const allowedAttributes: ReadonlySet<string> = new Set([
-  'simp', 'norm_cast', 'push_cast', 'ext', 'reducible', 'irreducible', 'semireducible', 'inline', 'noinline',
+  'simp', 'norm_cast', 'push_cast', 'ext', 'reducible', 'irreducible', 'semireducible', 'implicit_reducible', 'inline', 'noinline',
   'specialize', 'instance', 'refl', 'symm', 'trans', 'congr', 'gcongr', 'mono', 'bound', 'aesop', 'fun_prop',
   'continuity', 'measurability', 'field_simps', 'zify_simps', 'qify_simps', 'nontriviality', 'simps',
   'to_additive', 'mk_iff', 'nolint', 'deprecated', 'inherit_doc', 'match_pattern', 'elab_as_elim',
@@ -62,7 +62,7 @@ export const allowedOptions: ReadonlySet<string> = new Set([
   'diagnostics', 'warningAsError', 'simprocs', 'tactic.hygienic', 'exponentiation.threshold', 'push_neg.use_distrib',
   'synthInstance.maxHeartbeats', 'synthInstance.maxSize',
 ]);
-export const allowedOptionPrefixes: readonly string[] = ['pp.', 'linter.', 'trace.', 'profiler.', 'diagnostics.', 'backward.'];
+export const allowedOptionPrefixes: readonly string[] = ['pp.', 'linter.', 'trace.', 'profiler.', 'diagnostics.', 'backward.', 'doc.'];
 function optionAllowed(name: string): boolean {
   if (name.startsWith('trace.profiler.output')) return false;
   return allowedOptions.has(name) || allowedOptionPrefixes.some((p) => name.startsWith(p));

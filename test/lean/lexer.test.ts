@@ -98,9 +98,11 @@ test('char literals: one character or one escape, and the tokens that contain a 
   assert.deepEqual(toks("h' f '' s ∑' n ⁻¹' t Σ' x"), ['ident:h\'', 'ident:f', "symbol:''", 'ident:s', 'symbol:∑', "symbol:'", 'ident:n',
     'symbol:⁻', 'symbol:¹', "symbol:'", 'ident:t', 'symbol:Σ', "symbol:'", 'ident:x']);
   assert.deepEqual(problems("∑' n ⁻¹' s (f x) 'a'"), []);
-  // glued to another symbol, Lean may read a token or a char: refused either way
-  assert.match(first("x +'a'") ?? '', /glued to '\+'/);
-  assert.match(first("∑'\"'") ?? '', /followed by a quote/);
+  // Lean core's `xs[i]'h` and Batteries' `⊕'`: a quote glued to a symbol goes with that symbol's token
+  assert.deepEqual(toks("xs[i]'h a ⊕' b"), ['ident:xs', 'symbol:[', 'ident:i', 'symbol:]', "symbol:'", 'ident:h', 'ident:a', 'symbol:⊕', "symbol:'", 'ident:b']);
+  assert.deepEqual(problems("xs[i]'h xs[i]'(by simp) a ⊕' b x +'a'"), []);
+  // where the char-literal reading would differ in what is code, the text is refused
+  for (const ambiguous of ["∑'\"'", "x +'1'", "x +'\\n'", "]''"]) assert.match(first(ambiguous) ?? '', /followed by a quote/, ambiguous);
 });
 
 test('identifiers: Lean\'s character classes, dotted parts, «escapes», name literals', () => {
@@ -135,6 +137,11 @@ test("numbers as Lean reads them, malformed ones as problems", () => {
   for (const bad of ['1_', '0x', '0b2', '2e', '2elab', '1e+x']) assert.deepEqual(problems(bad), ['malformed number literal'], bad);
   assert.deepEqual(toks('1builtin_initialize'), ['number:1', 'ident:builtin_initialize']);
   assert.deepEqual(toks('0xffelab'), ['number:0xffe', 'ident:lab']);
+  // after a glued `.` digits are a field index (Lean's fieldIdxFn), so `h.1.eq` is no malformed `1.e…`
+  assert.deepEqual(toks('h.1.eq h.2.elim (x).1.le'), ['ident:h', 'symbol:.', 'number:1', 'symbol:.', 'ident:eq', 'ident:h', 'symbol:.', 'number:2',
+    'symbol:.', 'ident:elim', 'symbol:(', 'ident:x', 'symbol:)', 'symbol:.', 'number:1', 'symbol:.', 'ident:le']);
+  assert.deepEqual(problems('h.1.eq h.2.elim'), []);
+  assert.deepEqual(problems('1.eq'), ['malformed number literal'], 'a literal `1.` followed by `e` is an error in Lean');
 });
 
 test('positions are 1-based lines and codepoint columns; trivia are UTF-16 spans', () => {

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { findUntrustedCode, untrustedRules } from '../../backend/lean/untrusted';
 import { splitHeader } from '../../backend/lean/header';
+import { leanFilesOf } from './mirrorFiles';
 import { FAILING_CODE, STATEMENT } from '../prover/kiminaExamples';
 import { feedbackCases } from '../prover/fixtures/feedbackCases';
 
@@ -231,11 +233,28 @@ test('no false positives on the shared miniF2F-lean4 files', { skip: !existsSync
 // mirror when there is one, never copied into this repository.
 const klsMirror = '/work/.mirror/project-numina+kimina-lean-server/repo';
 test('no false positives on kimina-lean-server\'s recorded model proofs', { skip: !existsSync(klsMirror) && 'no kimina-lean-server mirror here' }, () => {
-  const git = (...args: string[]): string => execFileSync('git', ['-C', klsMirror, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
-  const files = git('ls-tree', '-r', '--name-only', 'HEAD', 'tests/match/input').split('\n').filter((f) => f.endsWith('.lean'));
+  const files = leanFilesOf(klsMirror, 'tests/match/input');
   assert.ok(files.length >= 100);
+  for (const { path, text } of files) {
+    assert.deepEqual(findUntrustedCode(text, {}, splitHeader(text).headerLines), [], path);
+  }
+});
+
+// Kimina-Prover Preview's own solved miniF2F-test proofs (github.com/MoonshotAI/Kimina-Prover-Preview,
+// minif2f_test_solved.zip at 7abd61a), read from the local mirror when there is one, never copied here.
+const kppMirror = '/work/.mirror/MoonshotAI+Kimina-Prover-Preview/repo';
+test('no false positives on Kimina-Prover Preview\'s solved miniF2F proofs', { skip: !existsSync(kppMirror) && 'no Kimina-Prover-Preview mirror here' }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kpp-'));
+  writeFileSync(join(dir, 'a.zip'), execFileSync('git', ['-C', kppMirror, 'show', 'HEAD:minif2f_test_solved.zip'], { maxBuffer: 64 << 20 }));
+  execFileSync('unzip', ['-q', join(dir, 'a.zip'), '-d', dir]);
+  const src = join(dir, 'minif2f_test_solved', 'src');
+  const files = readdirSync(src).filter((f) => f.endsWith('.lean'));
+  assert.ok(files.length >= 190);
   for (const file of files) {
-    const code = git('show', `HEAD:${file}`);
-    assert.deepEqual(findUntrustedCode(code, {}, splitHeader(code).headerLines), [], file);
+    const code = readFileSync(join(src, file), 'utf8');
+    const headerLines = splitHeader(code).headerLines;
+    assert.deepEqual(findUntrustedCode(code, { allowNativeDecide: true }, headerLines), [], file);
+    // by default only native_decide is refused (16 of these proofs use it)
+    assert.ok(findUntrustedCode(code, {}, headerLines).every((r) => r.rule === 'native-decide'), file);
   }
 });
