@@ -88,8 +88,27 @@ export function isIdRest(ch: string | undefined): boolean {
 const isLeanWhitespace = (ch: string | undefined): boolean => ch === ' ' || ch === '\n' || ch === '\r' || ch === '\t';
 /** Letters that are Lean tokens, not identifier characters. */
 const letterTokens = new Set(['λ', 'Π', 'Σ']);
-/** After these, a `'` can only start a char literal. */
-const charLiteralMayFollow = new Set(['(', '[', '{', '⟨', '⦃', ',', '»', '"', "'"]);
+/** A symbol character that a multi-character token (`<-`, `//`, Mathlib's notations) may go on from. */
+function mayEndLongerToken(ch: string): boolean {
+  return !isLeanWhitespace(ch) && !isIdRest(ch) && !'()[]{}⟨⟩⦃⦄,;"\'»`'.includes(ch);
+}
+/**
+ * Lean's recovery skips an untokenizable character one byte at a time and reads its continuation
+ * bytes as U+0080–U+00BF; byte 0xAB reads as `«`, which opens an escaped name up to the next `»`.
+ */
+const utf8 = new TextEncoder();
+function hasGuillemetByte(ch: string): boolean {
+  return utf8.encode(ch).subarray(1).includes(0xab);
+}
+/** Characters after which `'` belongs to a Lean core token: `xs[i]'h`, `Σ'`, `×'`, `⊕'`. */
+const coreQuoteTokens = new Set([']', 'Σ', '×', '⊕']);
+/**
+ * The same for Mathlib's tokens (`∑'`, `∏'`, `⁻¹'`; `''` too), trusted once a module beyond Lean's own
+ * (`coreModules`) is imported: Mathlib or a project built on it. With only core imports they are no
+ * tokens, and the char-literal reading is checked.
+ */
+const mathlibQuoteTokens = new Set(['∑', '∏', '¹']);
+const coreModules = /^(Init|Lean|Std|Lake)(\.|$)/;
 /** Prefixes whose string Lean always reads as interpolated. */
 const interpolationPrefixes = new Set(['s!', 'm!', 'f!']);
 
@@ -106,6 +125,8 @@ export function lexLeanFull(source: string): Lexed {
   let quoted = 0;
   /** The last thing read is an `s!`-like prefix (no literal since), so a string here is interpolated. */
   let afterInterpolationPrefix = false;
+  /** A module beyond Lean's own was imported: Mathlib's notations are taken to be in Lean's token table. */
+  let mathlibImported = false;
 
   const at = (k = 0): string | undefined => chars[i + k];
   const step = (): void => {
@@ -123,6 +144,7 @@ export function lexLeanFull(source: string): Lexed {
   };
   const push = (kind: TokenKind, text: string, from: Mark): void => {
     afterInterpolationPrefix = kind === 'ident' && interpolationPrefixes.has(text);
+    if (kind === 'ident' && tokens[tokens.length - 1]?.text === 'import' && !coreModules.test(text)) mathlibImported = true;
     tokens.push({ kind, text, line: from.line, column: from.column, endLine: line, endColumn: column, ...(quoted > 0 ? { quoted: true as const } : {}) });
   };
   const problem = (message: string, from: Mark): void => {
@@ -287,42 +309,52 @@ export function lexLeanFull(source: string): Lexed {
 
   // ---- char literals ----
   /**
-   * A `'` at a token start. Lean reads a char literal, except `''` (a token) and where a token of the
-   * table goes on with `'` (`xs[i]'h`, `Σ'`, `×'`, `⊕'`, `∑'`, `⁻¹'`). So a `'` glued to a symbol is read
-   * as part of that symbol's token; where the char-literal reading would differ in what is code (a
-   * quote or escape follows, or a valid char literal of a non-letter), the text is refused as ambiguous.
+   * Whether Lean reading a char literal at the `'` at `j` (and, when it is malformed, starting over
+   * three characters later, as its error recovery does) sees the same code as our reading of that `'`
+   * as the end of a token: no string, comment, name or identifier that only one reading has.
+   */
+  const charReadingAgrees = (j: number): boolean => {
+    const [c, d, e] = [chars[j + 1], chars[j + 2], chars[j + 3]];
+    const special = (ch: string | undefined): boolean => ch !== undefined && '"\'\\-/«`'.includes(ch);
+    if (c === undefined) return true;
+    if (special(c) || c === 'r') return false;
+    if (d === "'") return isIdFirst(c) && !isIdRest(e) && e !== '.'; // `X'h'`: the identifier `h'` ends where the char does
+    return !special(d) && !(isIdRest(d) && isIdRest(e));
+  };
+  /** Whether `X'` (X the character before the quote) is surely a token: Lean core's, or Mathlib's once imported. */
+  const quoteToken = (before: string): boolean =>
+    coreQuoteTokens.has(before) || (mathlibImported && mathlibQuoteTokens.has(before));
+  /**
+   * A `'` at a token start. Lean reads a char literal, except `''` (Mathlib's image) and where a token
+   * goes on with `'` (`xs[i]'h`, `Σ'`, `×'`, `⊕'`; Mathlib's `∑'`, `∏'`, `⁻¹'`). A quote glued to a
+   * symbol is read as the end of that symbol's token; where that token may not exist and the char
+   * reading would see other code, the text is refused as ambiguous.
    */
   const charLiteral = (): void => {
     const start = mark();
     afterInterpolationPrefix = false;
     const before = i > 0 ? chars[i - 1] : undefined;
-    const glued = before !== undefined && !isLeanWhitespace(before) && !isDigit(before) && !charLiteralMayFollow.has(before);
-    if (at(1) === "'") { // Mathlib's image `f '' s`; glued to a symbol, Lean may read `]'` then a char literal
+    const glued = before !== undefined && (before === ']' || mayEndLongerToken(before));
+    const ambiguous = (): void => problem(`a quote after '${before ?? ''}': Lean may read a token or a character literal here`, start);
+    if (at(1) === "'") {
       stepN(2);
       push('symbol', "''", start);
-      if (glued) problem(`'${before}' followed by a quote: Lean may read a token '${before}'' or a character literal here`, start);
+      if (glued || !(mathlibImported || charReadingAgrees(start.i + 1))) ambiguous();
       return;
     }
-    // the char-literal reading: the index after its closing quote, or an error
-    let k = i + 1;
-    let error: string | null = null;
-    if (chars[k] === '\\') {
-      const e = escapeEnd(k, false, false);
-      if (typeof e === 'string') error = `${e} in a character literal`;
-      else k = e;
-    } else if (k < chars.length) k++;
-    if (error === null && chars[k] !== "'") error = 'missing end of character literal';
     if (glued) {
       step();
       push('symbol', "'", start);
-      const next = chars[start.i + 1];
-      const sameReading = error !== null || isIdFirst(next); // `]'h'`: the identifier `h'` ends where the char would
-      if (next === '"' || next === "'" || next === '\\' || !sameReading) {
-        problem(`'${before}' followed by a quote: Lean may read a token '${before}'' or a character literal here`, start);
-      }
+      if (!quoteToken(before) && !charReadingAgrees(start.i)) ambiguous();
       return;
     }
-    if (error !== null) { step(); problem(error, start); return; }
+    let k = i + 1;
+    if (chars[k] === '\\') {
+      const e = escapeEnd(k, false, false);
+      if (typeof e === 'string') { step(); problem(`${e} in a character literal`, start); return; }
+      k = e;
+    } else if (k < chars.length) k++;
+    if (chars[k] !== "'") { step(); problem('missing end of character literal', start); return; }
     stepN(k + 1 - i);
     trivia.push({ kind: 'char', start: start.offset, end: offset });
   };
@@ -388,7 +420,9 @@ export function lexLeanFull(source: string): Lexed {
     const c = at() as string;
     step();
     push('symbol', c, start);
-    if (/[\p{L}\p{M}\p{N}]/u.test(c) && !letterTokens.has(c) && (isIdFirst(at()) || at() === '«')) {
+    if (hasGuillemetByte(c) && chars.indexOf('»', i) >= 0) {
+      problem(`'${c}' (${hex(c)}): if it is no token, Lean's error recovery reads one of its bytes as '«' and takes the text up to the next '»' as a name`, start);
+    } else if (/[\p{L}\p{M}\p{N}]/u.test(c) && !letterTokens.has(c) && (isIdFirst(at()) || at() === '«')) {
       const why = isLatinLetterOfRecentLean(code(c))
         ? 'is an identifier character only in recent Lean; older Lean reports an error here'
         : 'is not an identifier character in Lean: Lean reports an error here';
@@ -437,8 +471,16 @@ export function lexLeanFull(source: string): Lexed {
     while (i < chars.length) {
       const c = at() as string;
       if (isLeanWhitespace(c)) { step(); continue; }
-      if (c === '-' && at(1) === '-') { lineComment(); continue; }
-      if (c === '/' && at(1) === '-') { blockComment(); continue; }
+      if ((c === '-' && at(1) === '-') || (c === '/' && at(1) === '-')) {
+        const before = i > 0 ? chars[i - 1] : undefined;
+        if (before !== undefined && mayEndLongerToken(before)) {
+          // `<--`, `//-`: Lean's longest-match token (`<-`, `//`) may take the first character, and
+          // then there is no comment
+          problem(`a comment start glued to '${before}': Lean may read a longer token there`, mark());
+        }
+        if (c === '-') lineComment(); else blockComment();
+        continue;
+      }
       if (untilBrace && c === '}' && depth === 0) { step(); return true; }
       if (untilBrace && c === '{') depth++;
       if (untilBrace && c === '}') depth--;

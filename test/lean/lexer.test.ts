@@ -25,6 +25,20 @@ test("the character right after `/-` is skipped unread, as Lean's whitespace doe
   assert.deepEqual(skipped('/- a --/ b'), [['comment', '/- a --/']]);
 });
 
+test('a comment start glued to a symbol is refused: Lean\'s longest-match token may take its first character', () => {
+  // Lean reads `<-` then `-`, and `//` then `- …`: no comment, so what follows is code
+  assert.match(first('rw [h <-- x\nrun_cmd pure ()') ?? '', /comment start glued to '<'/);
+  assert.match(first('def s := {x // p x} //- run_cmd pure () -/') ?? '', /comment start glued to '\/'/);
+  assert.deepEqual(problems('x -- a\nf (x)-- b\n[1]/- c -/ y--d\n2-- e'), [], 'after spaces, names, numbers and brackets a comment is a comment');
+});
+
+test('a symbol holding byte 0xAB, with a » later, is refused: Lean\'s recovery may read a « from its bytes', () => {
+  // ⊫ is U+22AB (E2 8A AB): after a failed token Lean moves on byte by byte and reads 0xAB as «
+  assert.match(first('⊫ "» run_cmd pure () "') ?? '', /reads one of its bytes as '«'/);
+  assert.deepEqual(problems('∫ x in (0:ℝ)..1, x'), [], 'no » after it: nothing to swallow');
+  assert.deepEqual(problems('«a» ∈ 𝒫 s'), [], '« itself and identifier characters (𝒫 = U+1D4AB) are read as Lean reads them');
+});
+
 test('an unterminated comment is a problem, and the rest is read as code (as Lean recovery could)', () => {
   assert.equal(first('/- a /- b -/\n#eval 1'), 'unterminated comment');
   assert.deepEqual(toks('/- a\n#eval 1'), ['ident:a', 'command:#eval', 'number:1']);
@@ -94,15 +108,20 @@ test('char literals: one character or one escape, and the tokens that contain a 
   assert.equal(first(String.raw`'\q'`), "invalid escape sequence '\\q' in a character literal");
   assert.equal(problems(String.raw`'\u{41}'`)[0], 'invalid \\u escape (four hex digits expected) in a character literal');
   assert.equal(first("'\\\n'"), "invalid escape sequence '\\\n' in a character literal", 'no string gaps in chars');
-  // `h'` is an identifier, `''` the image token, `∑'` / `⁻¹'` / `Σ'` one token with the quote
-  assert.deepEqual(toks("h' f '' s ∑' n ⁻¹' t Σ' x"), ['ident:h\'', 'ident:f', "symbol:''", 'ident:s', 'symbol:∑', "symbol:'", 'ident:n',
+  // `h'` is an identifier; `''`, `∑'`, `⁻¹'` Mathlib's tokens (once it is imported), `Σ'`, `×'`, `⊕'`, `xs[i]'h` Lean's
+  const mathlib = 'import Mathlib\n';
+  assert.deepEqual(toks(mathlib + "h' f '' s ∑' n ⁻¹' t Σ' x").slice(2), ['ident:h\'', 'ident:f', "symbol:''", 'ident:s', 'symbol:∑', "symbol:'", 'ident:n',
     'symbol:⁻', 'symbol:¹', "symbol:'", 'ident:t', 'symbol:Σ', "symbol:'", 'ident:x']);
-  assert.deepEqual(problems("∑' n ⁻¹' s (f x) 'a'"), []);
-  // Lean core's `xs[i]'h` and Batteries' `⊕'`: a quote glued to a symbol goes with that symbol's token
+  assert.deepEqual(problems(mathlib + "f '' univ ∑' nn, g nn ⁻¹' Set.univ (f x) 'a'"), []);
   assert.deepEqual(toks("xs[i]'h a ⊕' b"), ['ident:xs', 'symbol:[', 'ident:i', 'symbol:]', "symbol:'", 'ident:h', 'ident:a', 'symbol:⊕', "symbol:'", 'ident:b']);
-  assert.deepEqual(problems("xs[i]'h xs[i]'(by simp) a ⊕' b x +'a'"), []);
-  // where the char-literal reading would differ in what is code, the text is refused
-  for (const ambiguous of ["∑'\"'", "x +'1'", "x +'\\n'", "]''"]) assert.match(first(ambiguous) ?? '', /followed by a quote/, ambiguous);
+  assert.deepEqual(problems("xs[i]'h xs[i]'(by simp) a ⊕' b ×' c f '' s ∑' n, g n"), [], 'core tokens, and readings that agree');
+  assert.deepEqual(problems("import Analysis.Basic\nf '' univ"), [], 'a project module may bring Mathlib in');
+  // with no import or only Lean's own, `''` and `∑'` are no tokens: where Lean's char reading (and its
+  // recovery three characters on) would see other code, the text is refused
+  assert.match(first("import Lean\nf '' univ") ?? '', /Lean may read a token or a character literal/);
+  for (const ambiguous of ["f '' univ", "∑' nrun_cmd", "∑'\"'", "x +'1'", "x +'\\n'", "+''", "x +'r\"'"]) {
+    assert.match(first(ambiguous) ?? '', /Lean may read a token or a character literal/, ambiguous);
+  }
 });
 
 test('identifiers: Lean\'s character classes, dotted parts, «escapes», name literals', () => {

@@ -113,6 +113,9 @@ const bypasses: [string, string, string[]][] = [
   ['an unterminated « with nothing after', 'theorem t : True := trivial\ndef x := «abc', ['lexical']],
   ['/-/- opens one comment level in Lean', '/-/- -/ run_cmd pure () -/\ntheorem t : True := trivial', ['meta-command']],
   ['a string Lean may interpolate', 'def s := throwError "{"}" run_cmd pure () "{"\ntheorem t : True := trivial', ['lexical']],
+  ['a comment start after a token that may take its dash (<-)', 'def f := do\n  let x <-- pure 1\nrun_cmd pure ()\ntheorem t : True := trivial', ['lexical', 'meta-command']],
+  ['a comment start after // (Subtype)', 'def P := {x : ℕ //- x = x } run_cmd pure () -/\ntheorem t : True := trivial', ['lexical']],
+  ['an untokenizable symbol whose byte 0xAB Lean may read as «', 'theorem t : True := trivial\n⊫ "» run_cmd pure () "', ['lexical']],
   ['a char literal glued after a token that may end in a quote', "def s := ∑'\"' run_cmd \"\ntheorem t : True := trivial", ['lexical']],
 ];
 
