@@ -60,7 +60,7 @@ function isLetterLike(c: number): boolean {
   return (inRange(c, 0x3b1, 0x3c9) && c !== 0x3bb) || (inRange(c, 0x391, 0x3a9) && c !== 0x3a0 && c !== 0x3a3)
     || inRange(c, 0x3ca, 0x3fb) || inRange(c, 0x1f00, 0x1ffe) || inRange(c, 0x2100, 0x214f) || inRange(c, 0x1d49c, 0x1d59f);
 }
-/** Latin-1 and Latin Extended-A letters: identifier characters only in recent Lean (v4.2x), errors before. */
+/** Latin-1 and Latin Extended-A letters: identifier characters in recent Lean only (older Lean rejects them). */
 function isLatinLetterOfRecentLean(c: number): boolean {
   return (inRange(c, 0xc0, 0xff) && c !== 0xd7 && c !== 0xf7) || inRange(c, 0x100, 0x17f);
 }

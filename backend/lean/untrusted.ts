@@ -34,7 +34,7 @@ export const untrustedRules: Record<string, string> = {
   'kernel-option': 'only options that do not weaken checking are allowed (maxHeartbeats, maxRecDepth, pp.*, linter.*, trace.*, …); debug.*, warn.*, compiler.* and the rest are refused',
   'native-decide': '`native_decide`, `bv_decide`, `decide +native`, `plausible` and `Lean.ofReduceBool` trust compiled code (allowed only when configured)',
   'meta-api': 'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
-  'import-in-body': '`import` is only allowed in the header at the top of the snippet',
+  'import-in-body': '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
 };
 
 /** `#` commands that only read. */
@@ -129,6 +129,7 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
     const parts = nameParts(t.text);
     const text = parts.join('.');
     const keyword = t.kind === 'ident' && parts.length === 1 ? text : undefined;
+    if (keyword === 'prelude') { reject(t, 'import-in-body', "'prelude' is not allowed"); continue; }
     if (keyword === 'import') {
       if (t.line > headerLines) reject(t, 'import-in-body', "'import' after the header");
       else if (next?.kind === 'ident') k++; // a module name, not a name in a namespace

@@ -88,6 +88,8 @@ const cheats: [string, string, string][] = [
   ['export IO', `export IO (println)\n${stmt}  omega`, 'meta-api'],
   ['name literal', `def n := \`Lean.Elab.Command.elabCommand\n${stmt}  omega`, 'meta-api'],
   ['import in the body', `${stmt}  omega\nimport Mathlib`, 'import-in-body'],
+  ['prelude', `prelude\n${stmt}  omega`, 'import-in-body'],
+  ['set_option without a name', `set_option\n${stmt}  omega`, 'kernel-option'],
   // code inside `{…}` of strings
   ['s! interpolation', `def s := s!"{unsafeIO (pure 1)}"\n${stmt}  omega`, 'meta-api'],
   ['interpolation in a plain string (throwError)', `def f : Except String Nat := throw "{by run_tac pure ()}"\n${stmt}  omega`, 'meta-command'],
