@@ -34,7 +34,7 @@ export function argmax(logits: Float32Array): number {
 export interface Nucleus {
   /** Candidate ids in the order draws walk them. */
   ids: number[];
-  /** Softmax probability of every id of the vocabulary (at the temperature). */
+  /** exp((logit - max) / temperature) of every id of the vocabulary (softmax numerators). */
   probs: Float32Array;
   /** Mass of the candidates (the nucleus); a candidate's sampling probability is probs[id] / total. */
   total: number;
@@ -45,42 +45,45 @@ export interface Nucleus {
 /**
  * The nucleus at a temperature > 0, found exactly without sorting the whole vocabulary: tokens at or
  * above a probability threshold are sorted; if their mass reaches top_p the nucleus lies among them
- * (every excluded token is less likely), otherwise the threshold is lowered.
+ * (every excluded token is less likely), otherwise the threshold is lowered. Three passes over the
+ * logits (max, exponentials, threshold), no normalisation pass, no allocation per token.
  */
 export function nucleus(logits: Float32Array, temperature: number, topP: number): Nucleus {
   const n = logits.length;
   let max = -Infinity;
   for (let i = 0; i < n; i++) if (logits[i] > max) max = logits[i];
   const probs = new Float32Array(n);
+  const inv = 1 / temperature;
   let sum = 0;
   for (let i = 0; i < n; i++) {
-    const p = Math.exp((logits[i] - max) / temperature);
+    const p = Math.exp((logits[i] - max) * inv);
     probs[i] = p;
     sum += p;
   }
-  for (let i = 0; i < n; i++) probs[i] /= sum;
   const p = Math.min(Math.max(topP, 0), 1);
   let candidates: number[] = [];
   if (p >= 1) {
     for (let i = 0; i < n; i++) candidates.push(i);
   } else {
+    const target = p * sum;
     for (let threshold = 1e-3; ; threshold /= 100) {
       candidates = [];
       let mass = 0;
+      const cut = threshold * sum;
       for (let i = 0; i < n; i++) {
-        if (probs[i] >= threshold) {
+        if (probs[i] >= cut) {
           candidates.push(i);
           mass += probs[i];
         }
       }
-      if (mass >= p || threshold < 1e-30) break;
+      if (mass >= target || threshold < 1e-30) break;
     }
     candidates.sort((a, b) => probs[b] - probs[a] || a - b);
     let mass = 0;
     let keep = 0;
     while (keep < candidates.length) {
       mass += probs[candidates[keep++]];
-      if (mass >= p) break;
+      if (mass >= target) break;
     }
     candidates = candidates.slice(0, Math.max(1, keep));
   }
