@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { configForShape } from '../backend/model/onnx/qwen3Config';
 import { writeModelMetadata, writeOnnxGraph, ONNX_FILE } from '../backend/model/onnx/modelFolder';
-import { randomWeights } from '../test/fixtures/models/randomWeights';
+import { randomWeights } from '../backend/demo/models/randomWeights';
 
 export const QWEN3_06B: Qwen3Shape = {
   vocabSize: 151936, hiddenSize: 1024, layers: 28, heads: 16, kvHeads: 8, headDim: 128, intermediateSize: 3072,
@@ -16,7 +16,7 @@ export const CACHE_DIR = join(process.cwd(), '.kimina-cache', 'bench');
 
 /** Our 4-bit split-cache model folder (no tokenizer needed: the benchmark feeds token ids). */
 export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void): string {
-  const dir = join(CACHE_DIR, `qwen3-0.6b-random-q4-acc${accuracyLevel}`);
+  const dir = join(CACHE_DIR, `qwen3-0.6b-random-q4-acc${accuracyLevel}-v2`);
   mkdirSync(dir, { recursive: true });
   // The real Qwen3 tokenizer files, so OnnxEngine can load the folder too.
   writeModelMetadata(dir, {
