@@ -322,6 +322,11 @@ export function lexLeanFull(source: string): Lexed {
   const rawString = (): void => {
     const start = mark();
     afterInterpolationPrefix = false;
+    const before = i > 0 ? chars[i - 1] : undefined;
+    if (before !== undefined && mayEndLongerToken(before)) {
+      // a token ending in `r` would leave a plain string here, escapes and all
+      problem(`a raw string glued to '${before}': Lean may read a longer token there`, start);
+    }
     step();
     let hashes = 0;
     while (at() === '#') { hashes++; step(); }

@@ -76,6 +76,8 @@ test('raw strings: no escapes, any number of #, closed only by a quote with as m
   assert.deepEqual(skipped('r###"a"##"###'), [['string', 'r###"a"##"###']]);
   assert.equal(problems('r#"a" x')[0], 'unterminated raw string literal');
   assert.equal(first('r"abc'), 'unterminated raw string literal');
+  assert.match(first('x %r"\\" y "run_cmd pure () "') ?? '', /raw string glued to '%'/);
+  assert.deepEqual(problems('(r"a", [r#"b"#]) := r"c"'), []);
   // only at a token start: inside `for` or after a dot the `r` belongs to the identifier
   assert.deepEqual(toks('for"x" Foo.r"y" r#check'), ['ident:for', 'ident:Foo.r', 'ident:r', 'command:#check']);
   assert.deepEqual(skipped('for"x"'), [['string', '"x"']]);
