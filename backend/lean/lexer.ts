@@ -109,6 +109,7 @@ const coreQuoteTokens = new Set([']', 'Σ', '×', '⊕']);
  */
 const mathlibQuoteTokens = new Set(['∑', '∏', '¹']);
 const coreModules = /^(Init|Lean|Std|Lake)(\.|$)/;
+const maxInterpolationDepth = 16;
 /** Prefixes whose string Lean always reads as interpolated. */
 const interpolationPrefixes = new Set(['s!', 'm!', 'f!']);
 
@@ -127,6 +128,13 @@ export function lexLeanFull(source: string): Lexed {
   let afterInterpolationPrefix = false;
   /** A module beyond Lean's own was imported: Mathlib's notations are taken to be in Lean's token table. */
   let mathlibImported = false;
+  /** Strings inside `{…}` of strings: bounded, so no input can exhaust the stack. */
+  let interpolationDepth = 0;
+  /** Characters the interpolated readings of plain strings may cover in all: linear time on any input. */
+  let secondReadingBudget = 4 * chars.length + 10_000;
+  const lastClosingGuillemet = chars.lastIndexOf('»');
+  /** Characters that may be read again after unterminated literals and comments, in all. */
+  let rescanBudget = 4 * chars.length + 10_000;
 
   const at = (k = 0): string | undefined => chars[i + k];
   const step = (): void => {
@@ -151,6 +159,18 @@ export function lexLeanFull(source: string): Lexed {
     const end = i > from.i ? { line, column } : { line: from.line, column: from.column + 1 };
     problems.push({ message, line: from.line, column: from.column, endLine: end.line, endColumn: end.column });
   };
+  /**
+   * After a literal or comment that never ends (read from `from` up to index `reached`), whether the
+   * text after its start may be read again as code. Once the budget is spent (only on contrived input)
+   * the rest is left unread, with a problem: the filter refuses it either way, and time stays linear.
+   */
+  const mayRescan = (from: Mark, reached: number): boolean => {
+    rescanBudget -= reached - from.i;
+    if (rescanBudget >= 0) return true;
+    if (rescanBudget + (reached - from.i) >= 0) problem('too many unterminated literals or comments: the rest is not read', from);
+    stepN(chars.length - i);
+    return false;
+  };
 
   // ---- comments ----
   const lineComment = (): void => {
@@ -174,6 +194,7 @@ export function lexLeanFull(source: string): Lexed {
     const doc = at(2) === '-';
     stepN(3); // a doc comment's body starts after `/--` (`/-!`); a plain one skips the char after `/-` unread
     if (!finishCommentBlock()) {
+      if (!mayRescan(start, i)) return;
       restore(start);
       problem('unterminated comment', start);
       stepN(2); // read the rest as code, as Lean's error recovery could
@@ -218,6 +239,15 @@ export function lexLeanFull(source: string): Lexed {
   };
   /** Reads an interpolated string from its `"`, lexing the `{…}` parts as code; an error message or null. */
   const interpolatedString = (): string | null => {
+    if (interpolationDepth >= maxInterpolationDepth) return 'string interpolation nested too deeply';
+    interpolationDepth++;
+    try {
+      return interpolatedStringBody();
+    } finally {
+      interpolationDepth--;
+    }
+  };
+  const interpolatedStringBody = (): string | null => {
     let pieceStart = offset;
     step(); // opening quote
     while (i < chars.length) {
@@ -245,6 +275,7 @@ export function lexLeanFull(source: string): Lexed {
     if (known) {
       const error = interpolatedString();
       if (error === null) return;
+      if (!mayRescan(start, i)) return;
       restore(start);
       problem(`interpolated string: ${error}`, start);
       step(); // read the rest as code, as Lean's error recovery could
@@ -253,6 +284,7 @@ export function lexLeanFull(source: string): Lexed {
     }
     const plain = plainStringEnd(i);
     if ('error' in plain) {
+      if (!mayRescan(start, plain.at === start.i ? chars.length : plain.at)) return;
       const here = mark();
       stepN(plain.at - i);
       const where = mark();
@@ -262,18 +294,23 @@ export function lexLeanFull(source: string): Lexed {
       return;
     }
     const text = chars.slice(i + 1, plain.end - 1);
-    if (text.includes('{')) {
+    if (text.includes('{') && (quoted > 0 || secondReadingBudget <= 0)) {
+      // within a string that may be interpolated, or after too many: refused rather than read twice
+      // again (which would take exponential time)
+      problem(quoted > 0 ? 'a string literal with `{` inside a string that may be interpolated' : 'too many string literals with `{` to read both ways', start);
+    } else if (text.includes('{')) {
       // Lean reads this as plain text here, but as code inside `{…}` after `throwError`, `m!`-like syntax:
       // check that code too, and refuse the string when the two readings end in different places.
       quoted++;
       const error = interpolatedString();
       quoted--;
+      secondReadingBudget -= i - start.i;
       const agree = error === null && i === plain.end;
       const codeTokens = tokens.slice(start.tokens);
       const codeProblems = problems.slice(start.problems);
       restore(start);
-      tokens.push(...codeTokens.map((t) => ({ ...t, quoted: true as const })));
-      problems.push(...codeProblems);
+      for (const t of codeTokens) tokens.push({ ...t, quoted: true });
+      for (const p of codeProblems) problems.push(p);
       if (!agree) problem('a string literal with `{` that reads differently as plain and as interpolated string (Lean interpolates after `s!`, `throwError` and similar syntax)', start);
     }
     const from = offset;
@@ -285,6 +322,11 @@ export function lexLeanFull(source: string): Lexed {
   const rawString = (): void => {
     const start = mark();
     afterInterpolationPrefix = false;
+    const before = i > 0 ? chars[i - 1] : undefined;
+    if (before !== undefined && mayEndLongerToken(before)) {
+      // a token ending in `r` would leave a plain string here, escapes and all
+      problem(`a raw string glued to '${before}': Lean may read a longer token there`, start);
+    }
     step();
     let hashes = 0;
     while (at() === '#') { hashes++; step(); }
@@ -297,6 +339,7 @@ export function lexLeanFull(source: string): Lexed {
       }
       step();
     }
+    if (!mayRescan(start, i)) return;
     restore(start);
     problem('unterminated raw string literal', start);
     step(); // read the rest as code
@@ -369,6 +412,7 @@ export function lexLeanFull(source: string): Lexed {
         step();
         while (i < chars.length && at() !== '»') step();
         if (i >= chars.length) {
+          if (!mayRescan(part, i)) return text === '' ? null : text;
           restore(part);
           problem('unterminated identifier escape `«`', part);
           step();
@@ -420,7 +464,7 @@ export function lexLeanFull(source: string): Lexed {
     const c = at() as string;
     step();
     push('symbol', c, start);
-    if (hasGuillemetByte(c) && chars.indexOf('»', i) >= 0) {
+    if (hasGuillemetByte(c) && lastClosingGuillemet >= i) {
       problem(`'${c}' (${hex(c)}): if it is no token, Lean's error recovery reads one of its bytes as '«' and takes the text up to the next '»' as a name`, start);
     } else if (/[\p{L}\p{M}\p{N}]/u.test(c) && !letterTokens.has(c) && (isIdFirst(at()) || at() === '«')) {
       const why = isLatinLetterOfRecentLean(code(c))
@@ -500,6 +544,6 @@ export function lexLeanFull(source: string): Lexed {
  */
 export function lexLean(source: string, trivia?: Trivia[]): Token[] {
   const lexed = lexLeanFull(source);
-  if (trivia) trivia.push(...lexed.trivia);
+  if (trivia) for (const t of lexed.trivia) trivia.push(t);
   return lexed.tokens.filter((t) => !t.quoted);
 }

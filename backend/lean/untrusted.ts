@@ -26,20 +26,23 @@ export interface Rejection {
 /** The rules, for docs and error messages. */
 export const untrustedRules: Record<string, string> = {
   'lexical': 'Lean would reject this text or could read it differently from the filter, which then cannot tell what is code',
-  'hash-command': 'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard, #guard_msgs and others run code, stop checking or hide messages',
+  'hash-command': 'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard and others run code or stop checking',
   'meta-command': 'commands that define or run elaborators, macros, notations, syntax or initialisers (run_cmd, run_tac, elab, macro, notation, syntax, initialize, simproc, …) run code inside Lean or change what the statement means',
   'unsafe': '`unsafe` code escapes the kernel and can do IO',
   'axiom-declaration': '`axiom` and `opaque` add unproved facts or hide implementations',
   'attribute': 'only attributes proofs need are allowed (simp, ext, norm_cast, reducible, instance, …); others register code that tactics run (norm_num, positivity, simproc, tactic, …) or swap implementations (extern, implemented_by, csimp)',
-  'kernel-option': 'only options that do not weaken checking are allowed (maxHeartbeats, maxRecDepth, pp.*, linter.*, trace.*, …); debug.*, warn.*, compiler.* and the rest are refused',
+  'kernel-option': 'only options that do not weaken checking are allowed (maxHeartbeats, maxRecDepth, pp.*, linter.*, trace.*, …); debug.*, compiler.*, interpreter.* and the rest are refused',
   'native-decide': '`native_decide`, `bv_decide`, `decide +native`, `plausible` and `Lean.ofReduceBool` trust compiled code (allowed only when configured)',
   'meta-api': 'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
   'import-in-body': '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
 };
 
-/** `#` commands that only read. */
+/**
+ * `#` commands that only read. `#guard_msgs` may hide a command's messages, which is left to the axiom
+ * audit: it sees `sorryAx` whatever the messages say (the cheat corpus checks that).
+ */
 export const allowedHashCommands: ReadonlySet<string> = new Set([
-  '#check', '#check_failure', '#print', '#reduce', '#synth', '#help', '#norm_num', '#simp',
+  '#check', '#check_failure', '#print', '#reduce', '#synth', '#help', '#guard_msgs', '#norm_num', '#simp',
   '#conv', '#find', '#where', '#lint', '#min_imports', '#align', '#align_import', '#noalign',
 ]);
 
@@ -56,9 +59,12 @@ export const allowedAttributes: ReadonlySet<string> = new Set([
   'induction_eliminator', 'cases_eliminator', 'coe', 'pp_nodot', 'grind',
 ]);
 
-/** Options allowed by exact name, and by prefix (`trace.profiler.output` is refused despite `trace.`). */
+/**
+ * Options allowed by exact name, and by prefix (`trace.profiler.output` is refused despite `trace.`).
+ * `warn.sorry` only silences the warning; the axiom audit still sees `sorryAx` (the cheat corpus checks).
+ */
 export const allowedOptions: ReadonlySet<string> = new Set([
-  'maxHeartbeats', 'maxRecDepth', 'maxSynthPendingDepth', 'autoImplicit', 'relaxedAutoImplicit', 'profiler',
+  'warn.sorry', 'maxHeartbeats', 'maxRecDepth', 'maxSynthPendingDepth', 'autoImplicit', 'relaxedAutoImplicit', 'profiler',
   'diagnostics', 'warningAsError', 'simprocs', 'tactic.hygienic', 'exponentiation.threshold', 'push_neg.use_distrib',
   'synthInstance.maxHeartbeats', 'synthInstance.maxSize',
 ]);

@@ -76,6 +76,8 @@ test('raw strings: no escapes, any number of #, closed only by a quote with as m
   assert.deepEqual(skipped('r###"a"##"###'), [['string', 'r###"a"##"###']]);
   assert.equal(problems('r#"a" x')[0], 'unterminated raw string literal');
   assert.equal(first('r"abc'), 'unterminated raw string literal');
+  assert.match(first('x %r"\\" y "run_cmd pure () "') ?? '', /raw string glued to '%'/);
+  assert.deepEqual(problems('(r"a", [r#"b"#]) := r"c"'), []);
   // only at a token start: inside `for` or after a dot the `r` belongs to the identifier
   assert.deepEqual(toks('for"x" Foo.r"y" r#check'), ['ident:for', 'ident:Foo.r', 'ident:r', 'command:#check']);
   assert.deepEqual(skipped('for"x"'), [['string', '"x"']]);
@@ -169,4 +171,50 @@ test('positions are 1-based lines and codepoint columns; trivia are UTF-16 spans
   assert.deepEqual(tokens.map((t) => [t.text, t.line, t.column, t.endColumn]), [['𝔸', 1, 0, 1], ['x', 1, 6, 7], ['y', 3, 2, 3]]);
   assert.deepEqual(trivia.map((t) => src.slice(t.start, t.end)), ['"𝔹"', '-- 𝔻']);
   assert.deepEqual(lexLeanFull('x := "\n  abc').problems.map((p) => [p.line, p.column, p.endLine, p.endColumn]), [[1, 5, 1, 6]]);
+});
+
+test('pathological input is read in linear time, refused with a problem', () => {
+  const cases: [string, string][] = [
+    ['strings nested in {…}', '"{'.repeat(3000) + '}"'.repeat(3000)],
+    ['s! nested in {…}', 's!"{'.repeat(3000) + '}"'.repeat(3000)],
+    ['unterminated «', '«'.repeat(20000)],
+    ['unterminated comments', '/- x '.repeat(20000)],
+    ['unterminated raw strings', 'r#"'.repeat(20000)],
+    ['symbols holding byte 0xAB', '⊫ x '.repeat(20000) + '»'],
+  ];
+  for (const [name, src] of cases) {
+    const t0 = performance.now();
+    const { problems: found } = lexLeanFull(src);
+    const ms = performance.now() - t0;
+    assert.ok(found.length > 0, name);
+    assert.ok(ms < 5000, `${name}: ${ms.toFixed(0)} ms`);
+  }
+});
+
+test('fuzz: on any text the lexer ends, and its tokens and skipped spans lie in order inside the text', () => {
+  // a seeded generator (mulberry32) over the characters that matter to the lexer
+  let seed = 12345;
+  const rand = (): number => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const alphabet = ['"', "'", '\\', '{', '}', '-', '/', '«', '»', 'r', '#', '`', 's!', 'x', 'é', '⊫', '∑', ']', '1', 'e', '.', ' ', '\n', 'n', 'u', '\t'];
+  for (let n = 0; n < 3000; n++) {
+    const src = Array.from({ length: 1 + Math.floor(rand() * 24) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+    const { tokens, trivia, problems: found } = lexLeanFull(src);
+    const lines = src.split('\n');
+    for (const t of tokens) {
+      assert.ok(t.line >= 1 && t.line <= lines.length && (t.endLine > t.line || t.endColumn >= t.column), JSON.stringify([src, t]));
+    }
+    let last = 0;
+    for (const s of trivia) {
+      assert.ok(s.start >= last && s.end <= src.length && s.start < s.end, JSON.stringify([src, s]));
+      last = s.start;
+    }
+    for (const p of found) assert.ok(p.line >= 1 && p.line <= lines.length, JSON.stringify([src, p]));
+    const plain = lexLean(src);
+    assert.ok(plain.every((t) => !t.quoted) && plain.length <= tokens.length);
+  }
 });

@@ -19,7 +19,6 @@ const cheats: [string, string, string][] = [
   ['#eval', `#eval IO.println "hi"\n${stmt}  omega`, 'hash-command'],
   ['#eval!', `${stmt}  omega\n#eval! (1 : Nat)`, 'hash-command'],
   ['#exit', `#exit\n${stmt}  omega`, 'hash-command'],
-  ['#guard_msgs hides messages', `/-- warning: declaration uses 'sorry' -/\n#guard_msgs in\ntheorem u : 1 = 2 := sorry`, 'hash-command'],
   ['run_cmd', `run_cmd Lean.logInfo "x"\n${stmt}  omega`, 'meta-command'],
   ['run_tac', `${stmt}  run_tac do\n    Lean.Elab.Tactic.evalTactic (← \`(tactic| omega))`, 'meta-command'],
   ['run_elab', `run_elab pure ()\n${stmt}  omega`, 'meta-command'],
@@ -57,9 +56,10 @@ const cheats: [string, string, string][] = [
   ['debug.skipKernelTC', `set_option debug.skipKernelTC true\n${stmt}  omega`, 'kernel-option'],
   ['debug option in a tactic', `${stmt}  set_option debug.skipKernelTC true in omega`, 'kernel-option'],
   ['guillemet option name', `set_option «debug».skipKernelTC true\n${stmt}  omega`, 'kernel-option'],
-  ['warn.sorry false', `set_option warn.sorry false\ntheorem u : 1 = 2 := sorry`, 'kernel-option'],
   ['trace.profiler.output', `set_option trace.profiler.output "/tmp/x"\n${stmt}  omega`, 'kernel-option'],
   ['compiler option', `set_option compiler.extract_closed false\n${stmt}  omega`, 'kernel-option'],
+  ['interpreter option', `set_option interpreter.prefer_native true\n${stmt}  omega`, 'kernel-option'],
+  ['an unknown option', `set_option Elab.async false\n${stmt}  omega`, 'kernel-option'],
   // compiled code
   ['native_decide', `theorem t : 2 + 2 = 4 := by native_decide`, 'native-decide'],
   ['bv_decide', `theorem t (x : BitVec 8) : x &&& x = x := by bv_decide`, 'native-decide'],
@@ -186,6 +186,11 @@ test('the allow-lists: attributes, options and # commands proofs use pass', () =
     'instance : Inhabited ℕ := ⟨0⟩',
     '#check Nat.add_comm',
     '#print axioms axiom_free',
+    // these only hide messages: the axiom audit sees sorryAx whatever they say (test/lean/cheats.test.ts)
+    'set_option warn.sorry false in',
+    '/-- info: 2 -/',
+    '#guard_msgs in',
+    '#reduce 1 + 1',
     'example (s : Set ℕ) (f : ℕ → ℕ) : f \'\' s = f \'\' s ∧ f ⁻¹\' s = f ⁻¹\' s ∧ sᶜ = sᶜ := ⟨rfl, rfl, rfl⟩',
   ].join('\n');
   assert.deepEqual(findUntrustedCode(code), []);
