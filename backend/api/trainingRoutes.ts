@@ -6,9 +6,9 @@ import type { TrainingStore } from '../store/training';
 import { TrainingError, type TrainingJobs } from '../training/jobs';
 import { nvidiaSmiProbe, type GpuProbe } from '../training/gpu';
 import { PRESETS } from '../training/presets';
-import { clientKey } from '../lean/admission';
 import { serveRoutes } from './contract';
 import { openSse } from './sse';
+import { clientKey } from '../lean/admission';
 
 export interface TrainingRouterDeps {
   jobs: TrainingJobs;
@@ -47,7 +47,7 @@ export function createTrainingRouter(deps: TrainingRouterDeps): Router {
     },
 
     // The trainer's side.
-    // Reward clients share the verifier fairly (lean/admission.ts); a trainer names its launch (X-Kimina-Launch).
+    // A trainer names the launch it belongs to (x-kimina-launch): a trainer of an earlier launch is refused.
     trainingReward: ({ body }, req) => jobs.scoreOnly(body, clientKey('reward', req.headers['x-kimina-client'], req.socket.remoteAddress)),
     trainingRunReward: ({ params, body }, req) => jobs.reward(params.id, body, launchOf(req)),
     trainingReport: ({ params, body }, req) => { jobs.report(params.id, body, launchOf(req)); return { ok: true }; },

@@ -4,8 +4,8 @@
 import type { Request, Response, Router } from 'express';
 import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from '../protocol';
 import type { BatchVerifier } from '../lean/verifier';
-import { clientKey } from '../lean/admission';
 import { serveRoutes } from './contract';
+import { clientKey } from '../lean/admission';
 import { toKlsResult } from './klsCompat';
 import { version } from '../../package.json';
 

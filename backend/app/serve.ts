@@ -28,8 +28,7 @@ export async function startServing(app: App, o: ServeOptions): Promise<Serving> 
   const hooks = new CloseHooks();
   let http: Listening;
   try {
-    const ctx = { verifier: app.verifier().admission, // every client through fair admission (lean/admission.ts)
-       db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
+    const ctx = { verifier: app.verifier().admission, db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
     const express = await createApp(ctx, o.routers ?? extraRouters, { token, allowedHosts: o.allowedHosts ?? settings.allowedHosts });
     // a random token protects local use only: listening beyond loopback needs one the user chose
     http = await listen(express, o.host, o.port, settings.apiToken);

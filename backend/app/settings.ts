@@ -114,7 +114,7 @@ const declarations = {
     read: (raw: string | undefined) => number('KIMINA_MAX_QUEUE', raw, 256) },
   maxBatch: { name: 'KIMINA_MAX_BATCH', type: 'number', default: '`128`', doc: 'snippets (or reward answers) one request may carry under `kimina serve`; more gets 413',
     read: (raw: string | undefined) => number('KIMINA_MAX_BATCH', raw, 128) },
-  maxPerClient: { name: 'KIMINA_MAX_PER_CLIENT', type: 'number', default: 'half the queue, at least one batch', doc: 'checks one client may have admitted at once (fair sharing, docs/security.md); more gets 429',
+  maxPerClient: { name: 'KIMINA_MAX_PER_CLIENT', type: 'number', default: 'half the queue (at least one batch)', doc: 'checks one client may have admitted at once; more gets 429',
     read: (raw: string | undefined) => (given(raw) === undefined ? undefined : number('KIMINA_MAX_PER_CLIENT', raw, 0)) },
   replMaxUses: { name: 'KIMINA_REPL_MAX_USES', type: 'number', default: '`200`', doc: 'replace a REPL after this many checks',
     read: (raw: string | undefined) => number('KIMINA_REPL_MAX_USES', raw, 200) },
@@ -183,7 +183,11 @@ export function readSome<K extends SettingKey>(keys: readonly K[], env: Env = pr
 
 /** Variables read outside the backend's Node process: by the Python trainer, the benchmarks and the tests. */
 const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: string; default: string; doc: string }[] = [
+  { name: 'KIMINA_BACKEND_PID', scope: 'trainer', type: 'pid', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when this process (its backend) dies (parent-death signal)' },
+  { name: 'KIMINA_LIFELINE', scope: 'trainer', type: '`stdin`', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when its stdin closes (the backend holds the only write end)' },
   { name: 'KIMINA_REWARD_URL', scope: 'trainer', type: 'URL', default: 'set by `kimina train export-verl`', doc: 'the backend root the verl reward module posts to' },
+  { name: 'KIMINA_BENCH_PARTS', scope: 'bench', type: 'comma-separated', default: '`decode,batch,prefill,spec`', doc: '`bench:decode`: which parts to run' },
+  { name: 'KIMINA_BENCH_ACCURACY', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:decode`: MatMulNBits accuracy level of our 4-bit graph' },
   { name: 'KIMINA_BENCH_ROUNDS', scope: 'bench', type: 'number', default: '`2`', doc: '`bench:decode`: rounds per engine' },
   { name: 'KIMINA_BENCH_STEPS', scope: 'bench', type: 'number', default: '`12`', doc: '`bench:decode`: tokens per round; `bench:train`: GRPO steps' },
   { name: 'KIMINA_BENCH_THREADS', scope: 'bench', type: 'number', default: '`2`', doc: '`bench:decode`: CPU threads' },
@@ -193,6 +197,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
   { name: 'KIMINA_BENCH_LENGTH', scope: 'bench', type: 'number', default: '`64`', doc: '`bench:train`: new tokens per sample' },
   { name: 'BENCH_CHECKS', scope: 'bench', type: 'number', default: '`1000`', doc: '`bench:verify`: checks in all' },
   { name: 'BENCH_REPLS', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:verify`: REPLs' },
+  { name: 'KIMINA_TEST_PARITY', scope: 'test', type: '`1`', default: 'unset: run when test/trainer/.venv exists', doc: 'the transformers parity suite creates the trainer\'s test environment first if needed' },
   { name: 'KIMINA_TEST_ONLY', scope: 'test', type: 'comma-separated', default: 'every suite', doc: '`npm test`: run only these steps (typecheck, build, unit, trainer, e2e)' },
   { name: 'KIMINA_TEST_MODEL_DIR', scope: 'test', type: 'path', default: 'unset (skipped)', doc: 'opt-in tests with a real model folder' },
   { name: 'KIMINA_TEST_LEAN_PROJECT', scope: 'test', type: 'path', default: 'unset (skipped)', doc: 'opt-in tests with a real Lean project' },

@@ -4,8 +4,8 @@ import { newApiToken } from '../api/auth';
 import { openApp } from '../app/app';
 import { startServing } from '../app/serve';
 import { readSettings } from '../app/settings';
-import { prewarm } from '../lean/settings';
 import { enterPrivateHome } from '../store/safePaths';
+import { prewarm } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
 
@@ -28,10 +28,10 @@ export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['help']);
   if (p.flags.has('help')) { console.log(help); return 0; }
   const settings = readSettings();
-  enterPrivateHome(settings.home); // 0700/0600 for what exists (older installs) and for what this server creates
   const host = flagString(p, 'host') ?? settings.host;
   const port = flagNumber(p, 'port') ?? settings.port;
   const project = flagString(p, 'project');
+  enterPrivateHome(settings.home); // 0700/0600 for what exists (older installs) and for what this server creates
   const app = openApp({ settings, verifier: project ? { projectDir: resolve(project) } : {} });
   // always a token: the configured one, else a random one that only local clients learn (from serve.json)
   const token = settings.apiToken ?? newApiToken();

@@ -27,13 +27,14 @@ export interface VerifierSettings {
   defaultTimeoutS: number;
   /** Header -> number of REPLs to start at once. */
   initRepls: Record<string, number>;
-  /** Fair sharing (admission.ts): snippets per request, and checks one client may hold (default half the queue). */
+  /** Snippets one request may carry (fair sharing; default 128). */
   maxBatch?: number;
+  /** Checks one client may have admitted at once (default half the queue, at least one batch). */
   maxPerClient?: number;
 }
 
-const leanKeys = ['leanProject', 'replCommand', 'replPath', 'maxRepls', 'maxQueue', 'maxBatch', 'maxPerClient', 'replMaxUses', 'replMaxRssMb', 'replMemoryMb',
-  'replIdleS', 'sandbox', 'allowedAxioms', 'allowNativeDecide', 'timeoutS', 'initRepls'] as const;
+const leanKeys = ['leanProject', 'replCommand', 'replPath', 'maxRepls', 'maxQueue', 'replMaxUses', 'replMaxRssMb', 'replMemoryMb',
+  'replIdleS', 'sandbox', 'allowedAxioms', 'allowNativeDecide', 'timeoutS', 'initRepls', 'maxBatch', 'maxPerClient'] as const;
 export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
 
 /** The verifier's part of the backend settings (backend/app/settings.ts; documented in docs/settings.md). */
@@ -96,8 +97,8 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
 }
 
 /**
- * Fair sharing: at most `maxBatch` snippets per request (default 128), `maxPerClient` checks admitted per client
- * (default half the queue, at least one batch); the server's queue stays the verifier's (maxRepls + maxQueue).
+ * Fair sharing (KIMINA_MAX_BATCH snippets per request, default 128; KIMINA_MAX_PER_CLIENT checks admitted per client,
+ * default half the queue and at least one batch): the server's queue stays the verifier's (maxRepls + maxQueue).
  */
 export function admissionOptions(settings: VerifierSettings): AdmissionOptions {
   const capacity = settings.maxRepls + settings.maxQueue;

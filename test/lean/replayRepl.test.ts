@@ -70,7 +70,7 @@ test('the data: at least 100 recorded commands from the real REPL, each with its
 const mirror = process.env.LEAN_REPL_GIT_DIR;
 test('the data is what the converter makes from the REPL repository', { skip: mirror && existsSync(mirror) ? false : 'LEAN_REPL_GIT_DIR does not name a git directory of leanprover-community/repl' }, () => {
   const out = join(mkdtempSync(join(tmpdir(), 'kimina-replay-')), 'recordings.json');
-  const r = spawnSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'convert-repl-recordings.mjs'), mirror, '--out', out], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'convert-repl-recordings.mjs'), mirror!, '--out', out], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(readFileSync(out, 'utf8'), readFileSync(recordingsFile, 'utf8'));
 });
