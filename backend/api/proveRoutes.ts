@@ -9,11 +9,7 @@ import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
 import { openSse, type SseStream } from './sse';
-import type { LeanVerifier } from '../lean/types';
-import { createEngine, engineConfigFromEnv } from '../model/index';
-import { openDb } from '../store/db';
 import { AttemptStore } from '../store/attempts';
-import { storePath } from '../prover/runtime';
 import type { ApiContext } from './server';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
@@ -31,6 +27,8 @@ export interface ProveRouterOptions {
    * new ones refused, and an engine that a deps function made is closed.
    */
   onClose?: (hook: () => Promise<void>) => void;
+  /** Close an engine that a deps function made when the router shuts down (default true; false when the caller owns it). */
+  closeEngine?: boolean;
   /** How long shutdown waits for cancelled requests to answer (a Lean check in flight does not stop early). Default 1000 ms. */
   closeGraceMs?: number;
 }
@@ -112,7 +110,7 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     await Promise.race([Promise.allSettled([...handlers]), grace]);
     clearTimeout(timer);
     // An engine made here on first use belongs to the router; one passed in belongs to the caller.
-    if (typeof deps === 'function' && resolved) {
+    if (typeof deps === 'function' && resolved && options.closeEngine !== false) {
       const made = await resolved.catch(() => null);
       await made?.engine.close();
     }
@@ -121,14 +119,12 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
 }
 
 /**
- * For `kimina serve` (backend/api/mounts.ts): the server's verifier, the configured engine (loaded on the
- * first prove request, so the server starts at once, and closed when the server shuts down) and the attempt
- * store at KIMINA_DB.
+ * For `kimina serve` (backend/api/mounts.ts): the server's verifier, the app's engine (loaded on the first
+ * prove request, so the server starts at once; the app closes it) and the attempt store in the app's database.
  */
-export function proveRouterFactory(ctx: { verifier: LeanVerifier; onClose?: ApiContext['onClose'] }): Router {
-  const store = new AttemptStore(openDb(storePath()));
-  return createProveRouter(async () => {
-    const engine = await createEngine(engineConfigFromEnv(), { log: (line) => console.error(line) });
-    return { engine, verifier: ctx.verifier, store };
-  }, { store, onClose: ctx.onClose });
+export function proveRouterFactory(ctx: ApiContext): Router {
+  const { db, engine } = ctx;
+  if (!db || !engine) throw new Error('the prove routes need the app\'s store and engine (ApiContext.db, .engine)');
+  const store = new AttemptStore(db);
+  return createProveRouter(async () => ({ engine: await engine(), verifier: ctx.verifier, store }), { store, onClose: ctx.onClose, closeEngine: false });
 }

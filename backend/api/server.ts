@@ -4,27 +4,35 @@
 import express, { type Express, type Router } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Settings } from '../app/settings';
 import type { BatchVerifier } from '../lean/verifier';
+import type { Engine } from '../model/engine';
+import type { Db } from '../store/db';
 import { requireToken } from './auth';
 import { defaultBodyLimitBytes } from './body';
 import { isLoopbackName, refuseBrowsers } from './browserGuard';
 import { jsonErrorHandler, sendDetail } from './httpErrors';
 import { verifyRouter } from './verifyRoutes';
 
-/** What routers get from the server: the verifier, plus anything the caller adds. */
+/** What routers get from the server (the composition root, backend/app, fills it for `kimina serve`). */
 export interface ApiContext {
   verifier: BatchVerifier;
+  /** The backend's one database; routers that keep data use it and never open their own. */
+  db?: Db;
+  /** The configured engine, loaded once on first use; it belongs to the caller, which closes it. */
+  engine?: () => Promise<Engine>;
+  /** The backend settings, read once. */
+  settings?: Settings;
+  /** The API token clients must send, when one is configured (processes the server starts send it too). */
+  token?: string;
   /** The server's own URL once it listens (`kimina serve` provides it), for processes it starts. */
   backendUrl?: () => string | undefined;
-  /** The API token this server requires, for processes it starts that call back (the trainer). */
-  token?: string;
   /**
    * Registers work to do when the server shuts down (stop running requests, close engines, detach jobs).
    * Hooks run together, while the HTTP server still answers, before the verifier closes. Absent in tests
    * that mount routers on their own; callers then close what they made themselves.
    */
   onClose?: (hook: CloseHook) => void;
-  [key: string]: unknown;
 }
 
 export type CloseHook = () => void | Promise<void>;

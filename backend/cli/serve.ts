@@ -1,10 +1,9 @@
 // `kimina serve`: the HTTP API (verification routes plus every mounted area) over the verifier pool.
 import { resolve } from 'node:path';
-import { apiTokenFromEnv, newApiToken } from '../api/auth';
-import { extraRouters } from '../api/mounts';
-import { CloseHooks, createApp, listen } from '../api/server';
-import { env } from '../config';
-import { buildVerifier, prewarm, verifierSettingsFromEnv } from '../lean/settings';
+import { openApp } from '../app/app';
+import { startServing } from '../app/serve';
+import { readSettings } from '../app/settings';
+import { prewarm } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
 
@@ -26,28 +25,16 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['help']);
   if (p.flags.has('help')) { console.log(help); return 0; }
-  const host = flagString(p, 'host') ?? env.str('KIMINA_HOST', '127.0.0.1');
-  const port = flagNumber(p, 'port') ?? env.num('KIMINA_PORT', 8000);
-  const settings = verifierSettingsFromEnv();
+  const settings = readSettings();
+  const host = flagString(p, 'host') ?? settings.host;
+  const port = flagNumber(p, 'port') ?? settings.port;
   const project = flagString(p, 'project');
-  if (project) settings.projectDir = resolve(project);
-  const configuredToken = apiTokenFromEnv();
-  const token = configuredToken ?? newApiToken();
-  const allowedHosts = (flagString(p, 'allowed-hosts') ?? env.str('KIMINA_ALLOWED_HOSTS', '')).split(',').map((h) => h.trim()).filter(Boolean);
-  const built = buildVerifier(settings);
-  let url: string | undefined;
-  const hooks = new CloseHooks();
-  let http;
-  try {
-    const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url, token, onClose: hooks.add }, extraRouters, { token, allowedHosts });
-    // a random token protects local use only: listening beyond loopback needs one the user chose
-    http = await listen(app, host, port, configuredToken);
-  } catch (err) {
-    await hooks.run();
-    await built.verifier.close();
-    throw err;
-  }
-  url = http.url;
+  const app = openApp({ settings, verifier: project ? { projectDir: resolve(project) } : {} });
+  const allowedHosts = flagString(p, 'allowed-hosts')?.split(',').map((h) => h.trim()).filter(Boolean);
+  const serving = await startServing(app, { host, port, allowedHosts });
+  const { http, token } = serving;
+  const built = app.verifier();
+  const verifierSettings = app.verifierSettings();
   // Signal handlers go in before the URL is printed: whoever reads it may stop us right away.
   const stopSignal = new Promise<NodeJS.Signals>((resolveStop) => {
     const stop = (received: NodeJS.Signals): void => {
@@ -60,10 +47,10 @@ export async function run(args: string[]): Promise<number> {
   });
   const discovery = writeDiscoveryFile({ host, port: http.port, token });
   console.log(`Kimina backend listening on ${http.url}`);
-  console.error(`lean: ${built.describe}; project ${settings.projectDir}`);
-  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${configuredToken ? 'KIMINA_API_TOKEN' : `random, in ${discovery?.path ?? 'serve.json'}`})`);
-  prewarm(built, settings).then(
-    () => { if (Object.keys(settings.initRepls).length) console.error('prewarm: REPLs ready'); },
+  console.error(`lean: ${built.describe}; project ${verifierSettings.projectDir}`);
+  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${settings.apiToken ? 'KIMINA_API_TOKEN' : `a random one, in ${discovery?.path ?? 'serve.json'}`})`);
+  prewarm(built, verifierSettings).then(
+    () => { if (Object.keys(verifierSettings.initRepls).length) console.error('prewarm: REPLs ready'); },
     (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),
   );
   const signal = await stopSignal;
@@ -74,9 +61,7 @@ export async function run(args: string[]): Promise<number> {
   const deadline = setTimeout(() => { console.error(`kimina: shutdown took over ${SHUTDOWN_DEADLINE_MS / 1000} s: exiting`); finish(1); }, SHUTDOWN_DEADLINE_MS);
   deadline.unref();
   removeDiscoveryFile(discovery);
-  await hooks.run(); // while HTTP still answers: requests in flight finish cancelled
-  await http.close();
-  await built.verifier.close();
+  await serving.stop(); // cancels running work, closes HTTP, then the engine, the verifier pool and the store
   clearTimeout(deadline);
   // Everything this server owns is closed; what may still hold the event loop is not ours to wait for
   // (a detached trainer process), so exit shortly even then.

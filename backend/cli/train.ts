@@ -7,7 +7,7 @@ import {
   ApiClient, ApiError, BackendUnreachable, routes, type CallArgs, type RouteName, type RouteResponse, type StartTrainingRequest, type TrainingHyperparameters,
   type TrainingPresetName, type TrainingPrompt, type TrainingRun,
 } from '../protocol';
-import { findServer } from '../api/editor/discovery';
+import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { dedupe, harvestWorkspace } from '../training/harvest';
 import { defaultTrainerVenv, trainerPython, trainerSourceDir } from '../training/paths';

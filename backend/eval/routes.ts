@@ -2,11 +2,10 @@
 // plots and comparisons. Read-only; runs are started with `kimina eval run` or `evaluate()`.
 import type { Response, Router } from 'express';
 import { serveRoutes } from '../api/contract';
-import { openDb } from '../store/db';
+import type { Db } from '../store/db';
 import { EvalStore } from '../store/eval';
 import { compareReports } from './compare';
 import { bySourceSvg, comparisonSvg, passAtKSvg } from './plots';
-import { evalDbPath } from './paths';
 import { buildReport } from './report';
 
 /** A run name that is not stored: 404 `{detail}`. */
@@ -29,7 +28,8 @@ export function createEvalRouter(store: EvalStore): Router {
   }, { mapError: (err) => (err instanceof UnknownRun ? { status: 404, message: err.message } : undefined) });
 }
 
-/** For the `kimina serve` mounts registry (backend/api/mounts.ts). */
-export function evalRouterFactory(): Router {
-  return createEvalRouter(new EvalStore(openDb(evalDbPath())));
+/** For the `kimina serve` mounts registry (backend/api/mounts.ts): runs in the app's database. */
+export function evalRouterFactory(ctx: { db?: Db }): Router {
+  if (!ctx.db) throw new Error('the evaluation routes need the app\'s store (ApiContext.db)');
+  return createEvalRouter(new EvalStore(ctx.db));
 }

@@ -1,7 +1,5 @@
 // The verifier's settings from the environment, and building a verifier from them.
-import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
-import { env } from '../config';
+import { readSome, type Settings } from '../app/settings';
 import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
@@ -30,31 +28,23 @@ export interface VerifierSettings {
   initRepls: Record<string, number>;
 }
 
-/** Reads KIMINA_* variables (documented in docs/verifier.md). */
-export function verifierSettingsFromEnv(): VerifierSettings {
-  const sandbox = env.str('KIMINA_SANDBOX', 'auto');
-  if (!['auto', 'bwrap', 'unshare', 'none'].includes(sandbox)) throw new Error(`KIMINA_SANDBOX must be auto, bwrap, unshare or none, got '${sandbox}'`);
-  let initRepls: Record<string, number> = {};
-  const rawInit = env.str('KIMINA_INIT_REPLS', '');
-  if (rawInit) {
-    try { initRepls = JSON.parse(rawInit) as Record<string, number>; } catch { throw new Error('KIMINA_INIT_REPLS must be JSON like {"import Mathlib": 2}'); }
-  }
+const leanKeys = ['leanProject', 'replCommand', 'replPath', 'maxRepls', 'maxQueue', 'replMaxUses', 'replMaxRssMb', 'replMemoryMb',
+  'replIdleS', 'sandbox', 'allowedAxioms', 'allowNativeDecide', 'timeoutS', 'initRepls'] as const;
+export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
+
+/** The verifier's part of the backend settings (backend/app/settings.ts; documented in docs/settings.md). */
+export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   return {
-    projectDir: resolve(env.str('KIMINA_LEAN_PROJECT', process.cwd())),
-    replCommand: process.env.KIMINA_REPL_COMMAND || undefined,
-    replPath: process.env.KIMINA_REPL_PATH || undefined,
-    maxRepls: env.num('KIMINA_MAX_REPLS', Math.max(1, availableParallelism() - 1)),
-    maxQueue: env.num('KIMINA_MAX_QUEUE', 256),
-    maxUses: env.num('KIMINA_REPL_MAX_USES', 200),
-    maxRssMb: env.num('KIMINA_REPL_MAX_RSS_MB', 12_000),
-    memoryLimitMb: env.num('KIMINA_REPL_MEMORY_MB', 16_384),
-    idleTimeoutS: env.num('KIMINA_REPL_IDLE_S', 1800),
-    sandbox: sandbox as SandboxPreference,
-    allowedAxioms: env.str('KIMINA_ALLOWED_AXIOMS', defaultAllowedAxioms.join(',')).split(',').map((s) => s.trim()).filter(Boolean),
-    allowNativeDecide: ['1', 'true', 'yes'].includes(env.str('KIMINA_ALLOW_NATIVE_DECIDE', '').toLowerCase()),
-    defaultTimeoutS: env.num('KIMINA_TIMEOUT', 60),
-    initRepls,
+    projectDir: s.leanProject, replCommand: s.replCommand, replPath: s.replPath,
+    maxRepls: s.maxRepls, maxQueue: s.maxQueue, maxUses: s.replMaxUses, maxRssMb: s.replMaxRssMb, memoryLimitMb: s.replMemoryMb,
+    idleTimeoutS: s.replIdleS, sandbox: s.sandbox, allowedAxioms: s.allowedAxioms ?? defaultAllowedAxioms,
+    allowNativeDecide: s.allowNativeDecide, defaultTimeoutS: s.timeoutS, initRepls: s.initRepls,
   };
+}
+
+/** Reads the verifier's KIMINA_* variables now (for callers without the app's settings). */
+export function verifierSettingsFromEnv(): VerifierSettings {
+  return verifierSettingsOf(readSome(leanKeys));
 }
 
 export interface BuiltVerifier {

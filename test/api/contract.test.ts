@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { checkValue, routes, s, type Infer } from '../../backend/protocol';
 import { CloseHooks, createApp } from '../../backend/api/server';
 import { extraRouters } from '../../backend/api/mounts';
-import { standInVerifier } from '../lean/standInVerifier';
+import { openApp } from '../../backend/app/app';
+import { readSettings } from '../../backend/app/settings';
+import { standInVerifier } from '../../backend/demo/demo';
 
 interface Layer { route?: { path: string | string[]; methods: Record<string, boolean> }; handle?: { stack?: Layer[] } }
 
@@ -27,20 +29,21 @@ function served(stack: Layer[], out = new Set<string>()): Set<string> {
 
 test('kimina serve registers exactly the declared routes', async () => {
   const home = mkdtempSync(join(tmpdir(), 'kimina-contract-'));
-  const saved = { ...process.env };
-  Object.assign(process.env, { KIMINA_HOME: home, KIMINA_DB: join(home, 'kimina.db'), KIMINA_TRAINING_DIR: join(home, 'training') });
-  const v = standInVerifier({ maxRepls: 1 });
+  const settings = readSettings({ KIMINA_HOME: home, KIMINA_DB: ':memory:', KIMINA_LEAN_PROJECT: home, KIMINA_MAX_REPLS: '1' });
+  const app = openApp({ settings, verifier: standInVerifier(), log: () => {} });
   const hooks = new CloseHooks();
   try {
-    const app = await createApp({ verifier: v.verifier, onClose: hooks.add }, extraRouters);
-    const actual = served((app as unknown as { router: { stack: Layer[] } }).router.stack);
+    // the context startServing (backend/app/serve.ts) hands the routers
+    const ctx = { verifier: app.verifier().verifier, db: app.store(), engine: () => app.engine(), settings, onClose: hooks.add };
+    const express = await createApp(ctx, extraRouters);
+    const actual = served((express as unknown as { router: { stack: Layer[] } }).router.stack);
     const declared = new Set(Object.values(routes).flatMap((r) => [r.path, ...('aliases' in r ? r.aliases : [])].map((p) => `${r.method} ${p}`)));
+    assert.ok(actual.size > 20, `the app's routes were found (${actual.size})`);
     assert.deepEqual([...actual].filter((x) => !declared.has(x)), [], 'served but not declared');
     assert.deepEqual([...declared].filter((x) => !actual.has(x)), [], 'declared but not served');
   } finally {
     await hooks.run();
-    await v.verifier.close();
-    process.env = saved;
+    await app.close();
     rmSync(home, { recursive: true, force: true });
   }
 });

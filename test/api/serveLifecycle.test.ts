@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ALGEBRA_STATEMENT, writeScriptedModel } from '../fixtures/models/scriptedModel';
-import { findServer } from '../../backend/api/editor/discovery';
+import { ALGEBRA_STATEMENT, writeScriptedModel } from '../../backend/demo/models/scriptedModel';
+import { findServer } from '../../backend/editor/discovery';
 import { cleanUpServes, serve as serveWith, stop, type Served } from './spawnServe';
 
 let modelDir: string;

@@ -17,7 +17,7 @@ import { createProveRouter } from '../../backend/api/proveRoutes';
 import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
-import { writeScriptedModel } from '../fixtures/models/scriptedModel';
+import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplCommand } from '../fixtures/stand-in-repl';
 import { readFileSync } from 'node:fs';
 

@@ -1,6 +1,6 @@
 // What the editor face needs from the backend: proving and checking. Two implementations: the services
 // in this process (engine + verifier pool + prove loop), or a running `kimina serve` reached over HTTP.
-import type { BackendStatus, CommandResponse, ProveEvent, ProveRequest, ProveResult, Verdict } from '../../protocol';
+import type { BackendStatus, CommandResponse, ProveEvent, ProveRequest, ProveResult, Verdict } from '../protocol';
 
 export interface CheckAnswer { verdict: Verdict; response?: CommandResponse }
 

@@ -1,6 +1,6 @@
 // Builds the edits that put a verified proof into the user's file: the whole proof of a declaration,
 // or one `sorry` replaced by the proof of its goal, indented so that Lean parses it in place.
-import type { ProofEdit } from '../../protocol';
+import type { ProofEdit } from '../protocol';
 import { type Declaration, type SorrySite, positionAt } from './leanSource';
 
 /** Drops leading/trailing blank lines and the indentation all remaining lines share. */

@@ -2,9 +2,10 @@
 // background training and a shared REPL pool outlive the editor window; otherwise services in this process.
 import { findServer } from './discovery';
 import { HttpProveService } from './httpService';
+import type { InProcessParts } from './inProcess';
 import type { ProveService } from './service';
 
-export async function chooseService(log: (line: string) => void = () => {}): Promise<ProveService> {
+export async function chooseService(app: InProcessParts, log: (line: string) => void = () => {}): Promise<ProveService> {
   const server = findServer();
   if (server) {
     log(`forwarding proofs to ${server.url} (${server.source === 'setting' ? 'kimina.serverUrl' : 'discovery file'})`);
@@ -12,5 +13,5 @@ export async function chooseService(log: (line: string) => void = () => {}): Pro
   }
   log('running the prover in this process');
   const { createInProcessService } = await import('./inProcess');
-  return createInProcessService(log);
+  return createInProcessService(app, log);
 }

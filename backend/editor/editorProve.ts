@@ -1,7 +1,7 @@
 // One proof requested from the editor: find the declaration (or the `sorry`) at the cursor, prove it with the
 // service, and turn a verified proof into an edit of the user's document. Goal mode proves the sorry's goal as
 // a lemma, splices the proof back and has Lean re-check the whole declaration before offering the edit.
-import { type EditorProveResult, type LspProveEvent, type ProveParams, type ProveRequest, type ReplSorry, type Verdict, replPosToLsp } from '../../protocol';
+import { type EditorProveResult, type LspProveEvent, type ProveParams, type ProveRequest, type ReplSorry, type Verdict, replPosToLsp } from '../protocol';
 import { type Declaration, type SorrySite, declarationAt, findDeclarations, positionAt, sorryAt, standaloneSnippet } from './leanSource';
 import { goalToLemma } from './goalLemma';
 import { proofBodyOf, sorryEdit, theoremEdit } from './splice';

@@ -1,6 +1,6 @@
 // ProveService over a running `kimina serve`: POST /v1/prove as a server-sent event stream, POST /v1/check.
 // Cancelling closes the stream, which cancels the proof on the server.
-import type { BackendStatus, ProveEvent, ProveRequest, ProveResult, TrainingRunsResponse, V1CheckResponse } from '../../protocol';
+import type { BackendStatus, ProveEvent, ProveRequest, ProveResult, TrainingRunsResponse, V1CheckResponse } from '../protocol';
 import type { CheckAnswer, ProveService } from './service';
 import type { ServerAddress } from './discovery';
 

@@ -2,7 +2,7 @@
 // where each `sorry` is and whether it stands in tactic or term position, and the standalone snippet to send.
 // Declarations come from the shared finder (lean/declarations.ts); offsets here are JavaScript string
 // indices (UTF-16 code units) and lines are 0-based, which is what LSP positions count.
-import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../../lean/declarations';
+import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../lean/declarations';
 
 export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
 export type SorryPosition = 'tactic' | 'term';
