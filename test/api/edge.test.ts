@@ -3,10 +3,13 @@
 // JSON answer that repeats nothing of the request, and the server stays healthy after each.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiClient, routePath, routes, type RouteName } from '../../backend/protocol';
+import { findServer } from '../../backend/editor/discovery';
+import { HttpProveService } from '../../backend/editor/httpService';
 import { cleanUpServes, serve, stop, type Served } from './spawnServe';
 import { MARKER, malformedTexts } from './malformed';
 
@@ -148,4 +151,30 @@ test('bad query strings are refused too', async () => {
     assertRefusedAsJson(a, status, path);
   }
   await healthy();
+});
+
+test('the editor, the CLI and the verl reward module connect with the random token, no setting changed', async (t) => {
+  // the editor (and `kimina train`) find the server and its token through serve.json in KIMINA_HOME
+  const saved = process.env.KIMINA_HOME;
+  process.env.KIMINA_HOME = server.home;
+  let found;
+  try { found = findServer({}); } finally { if (saved === undefined) delete process.env.KIMINA_HOME; else process.env.KIMINA_HOME = saved; }
+  assert.deepEqual(found, { url: server.url, token, source: 'discovery' });
+  const answer = await new HttpProveService(found!).check('theorem t : True := trivial');
+  assert.equal(answer.verdict.status, 'valid');
+
+  const cli = spawnSync(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'train', 'status'], {
+    cwd: join(__dirname, '..', '..'), encoding: 'utf8', env: { ...process.env, KIMINA_HOME: server.home, KIMINA_API_TOKEN: '', KIMINA_SERVER_URL: '' },
+  });
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.match(cli.stdout, /no training runs/);
+
+  // verl's reward module (stdlib Python) with the token the user exports from serve.json
+  const python = spawnSync('python3', ['-c', [
+    'import sys; sys.path.insert(0, "backend/trainer/verl"); import kimina_reward',
+    'print(kimina_reward.reward(["lean4"], ["no proof here"], [None], [{"formal_statement": "theorem t : True := by", "index": 0}]))',
+  ].join('\n')], { cwd: join(__dirname, '..', '..'), encoding: 'utf8', env: { ...process.env, KIMINA_REWARD_URL: server.url, KIMINA_API_TOKEN: token } });
+  if (python.error) { t.diagnostic('no python3 here: the reward module was not tried'); return; }
+  assert.equal(python.status, 0, python.stderr);
+  assert.equal(python.stdout.trim(), '[0.0]');
 });
