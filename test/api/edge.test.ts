@@ -145,7 +145,8 @@ test('every route with a body refuses bad bodies generated from its schema at th
   assert.ok(sent > 300, `only ${sent} bodies were generated`);
 });
 
-test('bad query strings are refused too', async () => {
+test('bad query strings and overlong path parameters are refused too', async () => {
+  assertRefusedAsJson(await raw('GET', `/v1/training/runs/${MARKER}${'x'.repeat(600)}`, { Host: host(), ...auth() }), 404, 'a 600-character run id');
   for (const [path, status] of [['/v1/prove?limit=abc', 422], ['/v1/prove?limit=0', 422], ['/v1/training/runs/x/metrics?since=-1', 400], ['/v1/training/runs/x/metrics?kind=all', 400]] as const) {
     const a = await raw('GET', path, { Host: host(), ...auth() });
     assertRefusedAsJson(a, status, path);
