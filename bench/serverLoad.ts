@@ -1,7 +1,8 @@
 // The load bench:verify puts on a verification server: `clients` concurrent clients, each posting one
-// snippet per POST /api/check, the snippets spread over `headers` distinct import headers.
-import { ApiClient, type CheckResponse } from '../backend/protocol';
-
+// snippet per POST /api/check (through the one typed client), the snippets spread over `headers` distinct
+// import headers.
+import { ApiClient } from '../backend/protocol/client';
+import type { CheckResponse } from '../backend/protocol';
 export interface LoadOptions {
   clients: number;
   total: number;
@@ -32,9 +33,9 @@ export async function driveChecks(url: string, o: LoadOptions): Promise<LoadResu
       const start = performance.now();
       const res = await api.request('apiCheck', { body: { snippets: [{ id: String(i), code }], timeout: 60, debug: false, reuse: o.reuse, infotree: null } });
       latencies.push(performance.now() - start);
-      const result = res.status === 200 ? (res.body as CheckResponse).results?.[0] : undefined;
-      const messages = result?.response && 'messages' in result.response ? result.response.messages ?? [] : [];
-      if (result && !result.error && result.response && !messages.some((m) => m.severity === 'error')) accepted++;
+      const result = res.status === 200 ? (res.body as CheckResponse).results[0] : undefined;
+      const messages = (result?.response as { messages?: { severity: string }[] } | undefined)?.messages;
+      if (result && !result.error && result.response && !(messages ?? []).some((m) => m.severity === 'error')) accepted++;
     }
   }));
   const wall = (performance.now() - t0) / 1000;

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const settings = readSettings({ ...process.env, KIMINA_HOME: dir, KIMINA_DB: join(dir, 'kimina.db'), KIMINA_TRAINING_DIR: join(dir, 'runs'),
     KIMINA_TRAINER_PYTHON: env.python, KIMINA_LEAN_PROJECT: dir, KIMINA_MAX_REPLS: '2', KIMINA_API_TOKEN: '', LEAN_SERVER_API_KEY: '' });
   const serving = await startServing(openApp({ settings, verifier: standInVerifier() }), { host: '127.0.0.1', port: 0 });
-  const api = new ApiClient({ url: serving.url, token: serving.token });
+  const api = new ApiClient({ url: serving.url }); // no token: none is configured above
   try {
     const model = join(dir, 'tiny-model');
     await promisify(execFile)(env.python, ['-m', 'kimina_trainer.tiny', model, '--seed', '0'], { cwd: trainerSource, env: { ...process.env, PYTHONPATH: trainerSource } });

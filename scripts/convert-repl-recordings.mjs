@@ -16,13 +16,14 @@ import { fileURLToPath } from 'node:url';
 const args = process.argv.slice(2);
 const outAt = args.indexOf('--out');
 const out = outAt >= 0 ? args.splice(outAt, 2)[1] : join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'fixtures', 'repl-recordings', 'recordings.json');
-const mirror = args[0] ?? '/work/.mirror/leanprover-community+repl/repo';
+const mirror = args[0] ?? process.env.LEAN_REPL_GIT_DIR;
+if (!mirror) { console.error('usage: node scripts/convert-repl-recordings.mjs <git dir of leanprover-community/repl> [--out FILE]'); process.exit(2); }
 
 // Three toolchains, two generations of Lean's messages: the newest (sorry warning with backticks, Lean >= 4.28),
 // and v4.26.0 and v4.19.0, the two Lean versions kimina-lean-server tests against (sorry warning with quotes).
 // The REPL's CI runs every recording against the commit's toolchain, so each tree holds answers of that Lean.
 const snapshots = [
-  { rev: '8948401ab4924499421c94b7facdfca5ff27d81d', note: 'HEAD of the mirror' },
+  { rev: '8948401ab4924499421c94b7facdfca5ff27d81d', note: 'HEAD of the clone' },
   { rev: 'a9a6f5bac483d65d08f6226e0ed653f03c479fb7', note: 'last commit on v4.26.0 (next: bump to v4.27.0-rc1)' },
   { rev: '3b27c8543a48444ffab4077f47526d91849cca3d', note: 'last commit on v4.19.0 (next: v4.20.1-rc1)' },
 ];

@@ -23,10 +23,10 @@ export interface ApiContext {
   engine?: () => Promise<Engine>;
   /** The backend settings, read once. */
   settings?: Settings;
-  /** The API token clients must send, when one is configured (processes the server starts send it too). */
-  token?: string;
   /** The server's own URL once it listens (`kimina serve` provides it), for processes it starts. */
   backendUrl?: () => string | undefined;
+  /** The API token this server requires, for processes it starts that call back (the trainer). */
+  token?: string;
   /**
    * Registers work to do when the server shuts down (stop running requests, close engines, detach jobs).
    * Hooks run together, while the HTTP server still answers, before the verifier closes. Absent in tests

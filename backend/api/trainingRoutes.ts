@@ -1,6 +1,6 @@
 // HTTP face of training: runs and their controls, metrics, rollouts, GPU status and a live SSE stream for
 // clients; the reward service, metrics and events routes for the Python trainer.
-import type { Router } from 'express';
+import type { Request, Router } from 'express';
 import type { TrainingStreamEvent } from '../protocol';
 import type { TrainingStore } from '../store/training';
 import { TrainingError, type TrainingJobs } from '../training/jobs';
@@ -8,11 +8,17 @@ import { nvidiaSmiProbe, type GpuProbe } from '../training/gpu';
 import { PRESETS } from '../training/presets';
 import { serveRoutes } from './contract';
 import { openSse } from './sse';
+import { clientKey } from '../lean/admission';
 
 export interface TrainingRouterDeps {
   jobs: TrainingJobs;
   store: TrainingStore;
   gpuProbe?: GpuProbe;
+}
+
+function launchOf(req: Request): string | undefined {
+  const launch = req.headers['x-kimina-launch'];
+  return typeof launch === 'string' ? launch : undefined;
 }
 
 export function createTrainingRouter(deps: TrainingRouterDeps): Router {
@@ -41,10 +47,11 @@ export function createTrainingRouter(deps: TrainingRouterDeps): Router {
     },
 
     // The trainer's side.
-    trainingReward: ({ body }) => jobs.scoreOnly(body),
-    trainingRunReward: ({ params, body }) => jobs.reward(params.id, body),
-    trainingReport: ({ params, body }) => { jobs.report(params.id, body); return { ok: true }; },
-    trainingTrainerEvent: ({ params, body }) => { jobs.trainerEvent(params.id, body); return { ok: true }; },
+    // A trainer names the launch it belongs to (x-kimina-launch): a trainer of an earlier launch is refused.
+    trainingReward: ({ body }, req) => jobs.scoreOnly(body, clientKey('reward', req.headers['x-kimina-client'], req.socket.remoteAddress)),
+    trainingRunReward: ({ params, body }, req) => jobs.reward(params.id, body, launchOf(req)),
+    trainingReport: ({ params, body }, req) => { jobs.report(params.id, body, launchOf(req)); return { ok: true }; },
+    trainingTrainerEvent: ({ params, body }, req) => { jobs.trainerEvent(params.id, body, launchOf(req)); return { ok: true }; },
 
     // Live stream: every run first, then changes as they happen.
     trainingEvents: (_input, req, res) => {

@@ -1,10 +1,11 @@
 // Verification routes: kimina-lean-server compatible (`/api/check`, `/verify`, `/one_pass_verify_batch`,
 // `/health`) and our richer `/v1/check`. Bodies arrive checked against the contract (backend/protocol/verify.ts);
 // absent settings take kimina-lean-server's defaults here.
-import type { Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from '../protocol';
 import type { BatchVerifier } from '../lean/verifier';
 import { serveRoutes } from './contract';
+import { clientKey } from '../lean/admission';
 import { toKlsResult } from './klsCompat';
 import { version } from '../../package.json';
 
@@ -15,6 +16,11 @@ function clientGone(res: Response): AbortSignal {
   return controller.signal;
 }
 
+/** The fair-sharing identity of a check request (lean/admission.ts). */
+function checkClient(req: Request): string {
+  return clientKey('check', req.headers['x-kimina-client'], req.socket.remoteAddress);
+}
+
 export function verifyRouter(verifier: BatchVerifier): Router {
   return serveRoutes({
     health: (): HealthResponse => {
@@ -22,17 +28,17 @@ export function verifyRouter(verifier: BatchVerifier): Router {
       return { status: 'ok', version, repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 } };
     },
 
-    apiCheck: async ({ body }, _req, res): Promise<CheckResponse> => {
+    apiCheck: async ({ body }, req, res): Promise<CheckResponse> => {
       const outcomes = await verifier.checkBatch(body.snippets.map((s) => s.code), {
-        timeout: body.timeout ?? 30, reuse: body.reuse ?? true, infotree: body.infotree ?? null, signal: clientGone(res),
+        timeout: body.timeout ?? 30, reuse: body.reuse ?? true, infotree: body.infotree ?? null, signal: clientGone(res), client: checkClient(req),
       });
       return { results: outcomes.map((o, i) => toKlsResult(body.snippets[i].id, o, body.debug ?? false)) };
     },
 
-    verify: async ({ body }, _req, res): Promise<VerifyResponse> => {
+    verify: async ({ body }, req, res): Promise<VerifyResponse> => {
       const codes = body.codes.map((c) => ({ customId: c.custom_id, code: (c.proof ?? c.code) as string }));
       const outcomes = await verifier.checkBatch(codes.map((c) => c.code), {
-        timeout: body.timeout ?? 300, reuse: !(body.disable_cache ?? false), infotree: body.infotree_type ?? null, signal: clientGone(res),
+        timeout: body.timeout ?? 300, reuse: !(body.disable_cache ?? false), infotree: body.infotree_type ?? null, signal: clientGone(res), client: checkClient(req),
       });
       return {
         results: outcomes.map((o, i) => {
@@ -45,9 +51,9 @@ export function verifyRouter(verifier: BatchVerifier): Router {
       };
     },
 
-    check: async ({ body }, _req, res): Promise<V1CheckResponse> => {
+    check: async ({ body }, req, res): Promise<V1CheckResponse> => {
       const outcomes = await verifier.checkBatch(body.snippets.map((s) => s.code), {
-        timeout: body.timeout ?? 60, infotree: body.infotree ?? null, theorems: body.theorems ?? undefined, signal: clientGone(res),
+        timeout: body.timeout ?? 60, infotree: body.infotree ?? null, theorems: body.theorems ?? undefined, signal: clientGone(res), client: checkClient(req),
       });
       return { results: outcomes.map((o, i) => ({ id: body.snippets[i].id, ...o.verdict, ...(o.response ? { response: o.response } : {}) })) };
     },

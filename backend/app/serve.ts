@@ -1,7 +1,6 @@
 // `kimina serve` without the process around it: the HTTP API over the app's parts (one store, one verifier
 // pool, one engine shared by every router). `stop()` cancels running work while HTTP still answers, closes
 // the listener, then closes the app (last opened first). backend/cli/serve.ts adds flags, signals and serve.json.
-import { newApiToken } from '../api/auth';
 import { extraRouters } from '../api/mounts';
 import { CloseHooks, createApp, listen, type Listening, type RouterFactory } from '../api/server';
 import type { App } from './app';
@@ -9,19 +8,27 @@ import type { App } from './app';
 export interface Serving {
   http: Listening;
   url: string;
-  /** The token clients must send: the configured one, else a random one (serve.json hands it to local clients). */
-  token: string;
   stop(): Promise<void>;
 }
 
-export async function startServing(app: App, o: { host: string; port: number; routers?: RouterFactory[]; allowedHosts?: string[] }): Promise<Serving> {
+export interface ServeOptions {
+  host: string;
+  port: number;
+  routers?: RouterFactory[];
+  /** The token every route but health requires; default the configured one (KIMINA_API_TOKEN). */
+  token?: string;
+  /** Host names answered besides loopback ones (KIMINA_ALLOWED_HOSTS), when listening beyond loopback. */
+  allowedHosts?: string[];
+}
+
+export async function startServing(app: App, o: ServeOptions): Promise<Serving> {
   const { settings } = app;
-  const token = settings.apiToken ?? newApiToken();
+  const token = o.token ?? settings.apiToken;
   let url: string | undefined;
   const hooks = new CloseHooks();
   let http: Listening;
   try {
-    const ctx = { verifier: app.verifier().verifier, db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
+    const ctx = { verifier: app.verifier().admission, db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
     const express = await createApp(ctx, o.routers ?? extraRouters, { token, allowedHosts: o.allowedHosts ?? settings.allowedHosts });
     // a random token protects local use only: listening beyond loopback needs one the user chose
     http = await listen(express, o.host, o.port, settings.apiToken);
@@ -33,7 +40,7 @@ export async function startServing(app: App, o: { host: string; port: number; ro
   url = http.url;
   let stopping: Promise<void> | undefined;
   return {
-    http, url, token,
+    http, url,
     stop: () => stopping ??= (async () => {
       await hooks.run(); // while HTTP still answers: requests in flight finish cancelled
       await http.close();

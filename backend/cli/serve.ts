@@ -1,8 +1,10 @@
 // `kimina serve`: the HTTP API (verification routes plus every mounted area) over the verifier pool.
 import { resolve } from 'node:path';
+import { newApiToken } from '../api/auth';
 import { openApp } from '../app/app';
 import { startServing } from '../app/serve';
 import { readSettings } from '../app/settings';
+import { enterPrivateHome } from '../store/safePaths';
 import { prewarm } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
@@ -29,10 +31,13 @@ export async function run(args: string[]): Promise<number> {
   const host = flagString(p, 'host') ?? settings.host;
   const port = flagNumber(p, 'port') ?? settings.port;
   const project = flagString(p, 'project');
+  enterPrivateHome(settings.home); // 0700/0600 for what exists (older installs) and for what this server creates
   const app = openApp({ settings, verifier: project ? { projectDir: resolve(project) } : {} });
-  const allowedHosts = flagString(p, 'allowed-hosts')?.split(',').map((h) => h.trim()).filter(Boolean);
-  const serving = await startServing(app, { host, port, allowedHosts });
-  const { http, token } = serving;
+  // always a token: the configured one, else a random one that only local clients learn (from serve.json)
+  const token = settings.apiToken ?? newApiToken();
+  const allowedHosts = flagString(p, 'allowed-hosts')?.split(',').map((h) => h.trim()).filter(Boolean) ?? settings.allowedHosts;
+  const serving = await startServing(app, { host, port, token, allowedHosts });
+  const { http } = serving;
   const built = app.verifier();
   const verifierSettings = app.verifierSettings();
   // Signal handlers go in before the URL is printed: whoever reads it may stop us right away.
@@ -48,7 +53,7 @@ export async function run(args: string[]): Promise<number> {
   const discovery = writeDiscoveryFile({ host, port: http.port, token });
   console.log(`Kimina backend listening on ${http.url}`);
   console.error(`lean: ${built.describe}; project ${verifierSettings.projectDir}`);
-  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${settings.apiToken ? 'KIMINA_API_TOKEN' : `a random one, in ${discovery?.path ?? 'serve.json'}`})`);
+  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${settings.apiToken ? 'KIMINA_API_TOKEN' : `random, in ${discovery?.path ?? 'serve.json'}`})`);
   prewarm(built, verifierSettings).then(
     () => { if (Object.keys(verifierSettings.initRepls).length) console.error('prewarm: REPLs ready'); },
     (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),

@@ -175,7 +175,7 @@ async function exportVerlCommand(p: Parsed): Promise<number> {
   const file = flagString(p, 'prompts');
   const workspace = flagString(p, 'workspace');
   if (file) prompts.push(...readPromptFile(file));
-  if (workspace) prompts.push(...harvestWorkspace(resolve(workspace)).prompts);
+  if (workspace) prompts.push(...(await harvestWorkspace(resolve(workspace))).prompts);
   prompts = dedupe(prompts);
   if (prompts.length === 0) throw new Error('no prompts: give --prompts FILE.jsonl and/or --workspace DIR');
   const hyper = presetHyper((flagString(p, 'preset') ?? 'recipe-8gpu') as TrainingPresetName);

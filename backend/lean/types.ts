@@ -8,6 +8,8 @@ export interface CheckOptions {
   /** Declaration names whose axioms to audit; default: every theorem/lemma/example in the snippet. */
   theorems?: string[];
   signal?: AbortSignal;
+  /** Who asks, for fair sharing (lean/admission.ts); checks without one share the client `local`. */
+  client?: string;
 }
 
 export interface CheckOutcome {

@@ -2,6 +2,7 @@
 // the axiom audit and the strict verdict. Admission is bounded: a batch that does not fit the queue
 // is refused as a whole (QueueFull) before any work starts; an admitted snippet always gets a result.
 import type { CommandResponse, Verdict } from '../protocol';
+import { clampTimeoutS } from './checkTimeout';
 import { QueueFull } from './errors';
 import { nameExamples } from './exampleNames';
 import { rebaseResponse, splitHeader } from './header';
@@ -97,7 +98,7 @@ export class Verifier implements BatchVerifier {
     const audit = options.theorems ?? findDeclarationHeads(named.body)
       .filter((d) => (d.kind === 'theorem' || d.kind === 'lemma') && d.name !== '')
       .map((d) => d.name);
-    const timeoutS = options.timeout ?? this.options.defaultTimeoutS;
+    const timeoutS = clampTimeoutS(options.timeout, this.options.defaultTimeoutS); // ≤ 3600 s, never overflowing a timer
     const result = await this.options.runner.run({
       header, body: named.body, audit, timeoutMs: timeoutS * 1000, infotree: options.infotree, reuse: options.reuse, signal: options.signal,
     });

@@ -86,13 +86,12 @@ test('serving: one store and one engine for the prove and training routes; stop(
   const serving = await startServing(app, { host: '127.0.0.1', port: 0 });
   let stopped = false;
   try {
-    const auth = { authorization: `Bearer ${serving.token}` }; // a random token: none is configured
-    const prove = () => fetch(`${serving.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth },
+    const prove = () => fetch(`${serving.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ code: 'theorem t : True := by\n  sorry\n', samples: 1, fixTurns: 0 }) });
     const answers = await Promise.all([prove(), prove()]);
     for (const res of answers) assert.equal(res.status, 200, await res.clone().text());
     // Win-rate filtering samples with the prover model: the training routes must get the same engine.
-    const start = await fetch(`${serving.url}/v1/training/runs`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth },
+    const start = await fetch(`${serving.url}/v1/training/runs`, { method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ preset: 'tiny-cpu', model: 'm', gpus: 'cpu', winRate: { samples: 1 },
         prompts: ['a', 'b', 'c'].map((x) => ({ id: x, prompt: [{ role: 'user', content: x }], formalStatement: `theorem ${x} : True := by` })) }) });
     assert.equal(start.status, 201, await start.clone().text());
@@ -100,10 +99,10 @@ test('serving: one store and one engine for the prove and training routes; stop(
     let state = run.state;
     for (const deadline = Date.now() + 20_000; state === 'preparing' && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 100));
-      state = (await (await fetch(`${serving.url}/v1/training/runs/${run.id}`, { headers: auth })).json() as TrainingRun).state;
+      state = (await (await fetch(`${serving.url}/v1/training/runs/${run.id}`)).json() as TrainingRun).state;
     }
     assert.notEqual(state, 'preparing', 'win-rate estimation finished');
-    const runs = await (await fetch(`${serving.url}/v1/eval/runs`, { headers: auth })).json() as { runs: unknown[] };
+    const runs = await (await fetch(`${serving.url}/v1/eval/runs`)).json() as { runs: unknown[] };
     assert.deepEqual(runs.runs, []);
     assert.equal(opened.length, 1, 'the store was opened once');
     assert.equal(engines.length, 1, 'the model was loaded once');
@@ -131,7 +130,7 @@ test('kimina serve closes the store on SIGTERM (SQLite removes its write-ahead l
       child.stdout!.on('data', (c: Buffer) => { const m = /listening on (http:\/\/\S+)/.exec(c.toString()); if (m) { clearTimeout(timer); resolve(m[1]); } });
       void exited.then((code) => { clearTimeout(timer); reject(new Error(`kimina serve exited ${code}:\n${log}`)); });
     });
-    const { token } = JSON.parse(readFileSync(join(home, 'serve.json'), 'utf8')) as { token: string }; // random: none is configured
+    const { token } = JSON.parse(readFileSync(join(home, 'serve.json'), 'utf8')) as { token: string };
     assert.equal((await fetch(`${url}/v1/training/runs`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
     assert.ok(existsSync(`${db}-wal`), 'the store is open in WAL mode while serving');
     child.kill('SIGTERM');

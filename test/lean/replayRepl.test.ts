@@ -67,10 +67,10 @@ test('the data: at least 100 recorded commands from the real REPL, each with its
   assert.ok(recordings.recordings.some((r) => r.answer.includes('declaration uses `sorry`')));
 });
 
-const mirror = process.env.KIMINA_REPL_MIRROR ?? '/work/.mirror/leanprover-community+repl/repo';
-test('the data is what the converter makes from the REPL repository', { skip: existsSync(mirror) ? false : `no clone of leanprover-community/repl at ${mirror} (set KIMINA_REPL_MIRROR)` }, () => {
+const mirror = process.env.LEAN_REPL_GIT_DIR;
+test('the data is what the converter makes from the REPL repository', { skip: mirror && existsSync(mirror) ? false : 'LEAN_REPL_GIT_DIR does not name a git directory of leanprover-community/repl' }, () => {
   const out = join(mkdtempSync(join(tmpdir(), 'kimina-replay-')), 'recordings.json');
-  const r = spawnSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'convert-repl-recordings.mjs'), mirror, '--out', out], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'convert-repl-recordings.mjs'), mirror!, '--out', out], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(readFileSync(out, 'utf8'), readFileSync(recordingsFile, 'utf8'));
 });
