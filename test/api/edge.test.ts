@@ -116,7 +116,7 @@ test('the attacks of issue 14 are refused at the edge: timeout 1e6, heldOut [nul
     ['trainingStart', {}, { ...start, overrides: { learningRate: 'x' } }, 400, /'overrides.learningRate' must be a number/],
     ['trainingStart', {}, { ...start, overrides: { noSuchSetting: 1 } }, 400, /unknown field: noSuchSetting/],
     ['trainingStart', {}, { ...start, gpus: '0; touch /tmp/x' }, 400, /'gpus' must be "cpu" or GPU numbers/],
-    ['trainingReward', {}, { step: 0, purpose: 'train', items: Array.from({ length: 257 }, () => ({ promptId: 'p', turn: 1, formalStatement: 's', previous: [], response: 'r' })) }, 400, /at most 256/],
+    ['trainingReward', {}, { step: 0, purpose: 'train', items: Array.from({ length: 1025 }, () => ({ promptId: 'p', turn: 1, formalStatement: 's', previous: [], response: 'r' })) }, 400, /at most 1024/],
     ['trainingTrainerEvent', { id: 'nope' }, { kind: 'finished', step: 1, finalDir: 5 }, 400, /'finalDir' must be a string/],
   ];
   for (const [name, params, body, status, message] of cases) {
