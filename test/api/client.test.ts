@@ -39,3 +39,12 @@ test('path parameters are encoded; a missing one is an error; the SSE parser kee
   assert.throws(() => routePath('/v1/training/runs/:id'), /missing path parameter 'id'/);
   assert.deepEqual(new SseParser().push('id: 7\nevent: run\ndata: {"a":1}\n\n'), [{ event: 'run', data: { a: 1 }, id: '7' }]);
 });
+
+test('the SSE parser: frames split anywhere, \r\n and lone \r line ends, comments, multi-line data, a last frame without its blank line', () => {
+  const text = ': hi\r\nevent: a\r\ndata: {"x":\r\ndata: 1}\r\n\r\nevent: b\rdata: 2\r\rdata: {bad\n\nid: 9\ndata: 3';
+  for (let cut = 0; cut <= text.length; cut++) {
+    const p = new SseParser();
+    const got = [...p.push(text.slice(0, cut)), ...p.push(text.slice(cut)), ...p.end()];
+    assert.deepEqual(got, [{ event: 'a', data: { x: 1 } }, { event: 'b', data: 2 }, { event: 'message', data: 3, id: '9' }], `cut at ${cut}`);
+  }
+});
