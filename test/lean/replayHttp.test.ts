@@ -19,13 +19,13 @@ for (const lean of leanVersions) {
       });
       const checked = (check.json as CheckResponse).results;
       const fromCheck = new Map(checked.map((res) => [res.id, kiminaAnalyze(res)]));
-      t.diagnostic(describeReport('/api/check', lean, assertClasses('/api/check', cases, fromCheck)));
+      t.diagnostic(describeReport('/api/check', lean, assertClasses('/api/check', cases, fromCheck, true)));
 
       const verify = await postJson(`${http.url}/verify`, { codes: cases.map((r) => ({ custom_id: r.id, proof: snippetOf(r) })), timeout: 60 });
       const verified = (verify.json as VerifyResponse).results;
       const asKls = (e: VerifyResponse['results'][number]): ReplResponse => ({ id: String(e.custom_id), time: e.response?.time ?? 0, error: e.error, response: e.response });
       const fromVerify = new Map(verified.map((e) => [String(e.custom_id), kiminaAnalyze(asKls(e))]));
-      t.diagnostic(describeReport('/verify', lean, assertClasses('/verify', cases, fromVerify)));
+      t.diagnostic(describeReport('/verify', lean, assertClasses('/verify', cases, fromVerify, true)));
     } finally {
       await http.close();
       await verifier.close();
