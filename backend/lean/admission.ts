@@ -8,6 +8,8 @@ import { BatchTooLarge, QueueFull } from './errors';
 import type { CheckOutcome } from './types';
 import type { BatchCheckOptions, BatchVerifier, VerifierStats } from './verifier';
 
+export { BatchTooLarge };
+
 export interface AdmissionOptions {
   /** Checks admitted at once over all clients (running + waiting). */
   capacity: number;
@@ -20,8 +22,6 @@ export interface AdmissionOptions {
   /** Seconds, when a check names no timeout (capped like any other). */
   defaultTimeoutS: number;
 }
-
-export { BatchTooLarge };
 
 interface Pending { code: string; options: BatchCheckOptions; resolve: (o: CheckOutcome) => void }
 interface ClientQueue { admitted: number; pending: Pending[] }

@@ -8,7 +8,7 @@ export class QueueFull extends Error {
   }
 }
 
-/** A request with more snippets than one request may carry (HTTP 413). */
+/** A request with more snippets than one request may carry (HTTP 413: retrying would not help). */
 export class BatchTooLarge extends Error {
   constructor(readonly count: number, readonly max: number) {
     super(`Too many snippets in one request: ${count}, the limit is ${max}; send them in several requests`);
