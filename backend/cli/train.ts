@@ -44,7 +44,7 @@ backend/trainer/requirements-cpu.txt, or requirements-gpu.txt (adds vLLM) with -
 with venv, and several GB of disk for torch.`;
 
 function server(): { url: string; token?: string } {
-  return findServer() ?? { url: `http://127.0.0.1:${setting('port')}`, token: setting('apiToken') };
+  return findServer() ?? { url: 'http://127.0.0.1:8000', token: setting('apiToken') };
 }
 
 /** Calls a route on the running backend; errors name the route and say what to check. */
