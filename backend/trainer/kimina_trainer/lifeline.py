@@ -40,7 +40,10 @@ def watch_stdin() -> threading.Thread:
     """Ends the process when stdin reaches end-of-file (the backend holding its write end is gone)."""
     def watch() -> None:
         try:
-            while sys.stdin.buffer.read(4096):
+            # the raw descriptor, not sys.stdin.buffer: a daemon thread blocked in the buffered reader holds its
+            # lock, and the interpreter aborts (SIGABRT) when it finalizes stdin at a normal exit
+            fd = sys.stdin.fileno()
+            while os.read(fd, 4096):
                 pass
         except (OSError, ValueError):
             pass
