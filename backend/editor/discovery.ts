@@ -15,16 +15,30 @@ export function discoveryPath(): string {
   return join(kiminaHome(), 'serve.json');
 }
 
-export function findServer(env: NodeJS.ProcessEnv = process.env): ServerAddress | null {
-  const token = env.KIMINA_API_TOKEN || undefined;
-  if (env.KIMINA_SERVER_URL) return { url: env.KIMINA_SERVER_URL.replace(/\/+$/, ''), token, source: 'setting' };
+/** The live server's record in the discovery file, or null. */
+function discovered(): { url: string; token?: string } | null {
   let raw: string;
   try { raw = readFileSync(discoveryPath(), 'utf8'); } catch { return null; }
   try {
     const found = JSON.parse(raw) as { url?: unknown; token?: unknown; pid?: unknown };
     if (typeof found.url !== 'string' || !alive(found.pid)) return null;
-    return { url: found.url.replace(/\/+$/, ''), token: typeof found.token === 'string' ? found.token : token, source: 'discovery' };
+    return { url: found.url.replace(/\/+$/, ''), ...(typeof found.token === 'string' ? { token: found.token } : {}) };
   } catch {
     return null;
   }
+}
+
+/**
+ * KIMINA_SERVER_URL (with KIMINA_API_TOKEN, else the token of the discovery file when it names the same
+ * server, so a server's random token needs no setting), else the discovery file.
+ */
+export function findServer(env: NodeJS.ProcessEnv = process.env): ServerAddress | null {
+  const token = env.KIMINA_API_TOKEN || undefined;
+  if (env.KIMINA_SERVER_URL) {
+    const url = env.KIMINA_SERVER_URL.replace(/\/+$/, '');
+    const file = token ? null : discovered();
+    return { url, token: token ?? (file?.url === url ? file.token : undefined), source: 'setting' };
+  }
+  const file = discovered();
+  return file ? { url: file.url, token: file.token ?? token, source: 'discovery' } : null;
 }
