@@ -163,6 +163,11 @@ export function setting<K extends SettingKey>(key: K, env: Env = process.env): S
   return d.read(rawValue(d, env), env);
 }
 
+/** Where the backend keeps its database, models and environments (KIMINA_HOME, read now). */
+export function kiminaHome(): string {
+  return setting('home');
+}
+
 /** Every setting, validated, with `overrides` (command-line flags) on top. */
 export function readSettings(env: Env = process.env, overrides: Partial<Settings> = {}): Settings {
   return { ...readSome(Object.keys(declarations) as SettingKey[], env), ...overrides };

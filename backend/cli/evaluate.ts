@@ -1,7 +1,7 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome } from '../app/settings';
 import { evalDbPath } from '../eval/paths';
 import { openDb } from '../store/db';
 import { EvalStore } from '../store/eval';

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome } from '../app/settings';
 import type { Sandbox } from './sandbox';
 
 export interface LaunchSpec {
