@@ -1,6 +1,7 @@
 // JSON errors for every route, in FastAPI's shape (`{"detail": …}`) as kimina-lean-server answers,
 // and the one Express error handler that maps typed errors to status codes.
 import type { ErrorRequestHandler, Response } from 'express';
+import { setting } from '../app/settings';
 import { QueueFull } from '../lean/errors';
 
 export interface FieldProblem { type: string; loc: (string | number)[]; msg: string; input?: unknown }
@@ -31,6 +32,6 @@ export const jsonErrorHandler: ErrorRequestHandler = (err: unknown, _req, res, _
   if (err instanceof QueueFull) return sendDetail(res, 429, err.message, { 'Retry-After': String(err.retryAfterS) });
   if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers);
   const message = err instanceof Error ? err.message : String(err);
-  if (process.env.KIMINA_DEBUG) console.error(err);
+  if (setting('debug')) console.error(err);
   return sendDetail(res, 500, `Internal server error: ${message}`);
 };

@@ -5,7 +5,7 @@
 // table (scripts/settings-doc.ts) and test/app/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
 import { availableParallelism, homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 
 /** An environment: process.env, or a plain object in tests. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -56,6 +56,12 @@ const declarations = {
     read: (raw: string | undefined) => given(raw) !== undefined },
   noColor: { name: 'NO_COLOR', type: 'flag', default: 'unset', doc: 'no colours in `kimina prove` output (no-color.org)',
     read: (raw: string | undefined) => given(raw) !== undefined },
+  searchPath: { name: 'PATH', type: 'folders', default: 'inherited', doc: 'where `lake` is looked for (besides `~/.elan/bin`)',
+    read: (raw: string | undefined) => (given(raw) ?? '').split(delimiter).filter(Boolean) },
+  userHome: { name: 'HOME', type: 'path', default: 'inherited', doc: 'with ELAN_HOME unset, Lean\'s toolchains are found under `$HOME/.elan`',
+    read: (raw: string | undefined) => given(raw) },
+  elanHome: { name: 'ELAN_HOME', type: 'path', default: 'unset', doc: 'elan\'s folder, when not `~/.elan`',
+    read: (raw: string | undefined) => given(raw) },
   // the HTTP server and attaching to it
   host: { name: 'KIMINA_HOST', type: 'host', default: '`127.0.0.1`', doc: 'where `kimina serve` listens; a non-loopback host needs an API token',
     read: (raw: string | undefined) => given(raw) ?? '127.0.0.1' },
@@ -161,6 +167,11 @@ function rawValue(d: Declaration<unknown>, env: Env): string | undefined {
 export function setting<K extends SettingKey>(key: K, env: Env = process.env): Settings[K] {
   const d = declarations[key] as Declaration<Settings[K]>;
   return d.read(rawValue(d, env), env);
+}
+
+/** Whether the variable behind a setting is set (non-empty), for commands whose default differs from the backend's. */
+export function isSet(key: SettingKey, env: Env = process.env): boolean {
+  return given(rawValue(declarations[key], env)) !== undefined;
 }
 
 /** Where the backend keeps its database, models and environments (KIMINA_HOME, read now). */

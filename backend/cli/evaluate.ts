@@ -1,8 +1,7 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { kiminaHome } from '../app/settings';
-import { evalDbPath } from '../eval/paths';
+import { isSet, kiminaHome, setting } from '../app/settings';
 import { openDb } from '../store/db';
 import { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
@@ -42,7 +41,8 @@ A rerun of the same command continues where the last one stopped.
 fetch options: --dest DIR (default ~/.kimina/benchmarks/miniF2F-lean4)  --method git|archive|auto  --url URL  --ref REF  --force`;
 
 function dbPath(p: Parsed): string {
-  return resolve(flagString(p, 'db') ?? evalDbPath());
+  const flag = flagString(p, 'db');
+  return flag ? resolve(flag) : setting('db');
 }
 
 function openStore(p: Parsed): EvalStore {
@@ -83,7 +83,7 @@ async function runCommand(p: Parsed): Promise<number> {
   if (!benchmark) throw new Error('kimina eval run needs a benchmark folder or .jsonl file');
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
-  const engineName = flagString(p, 'engine') ?? process.env.KIMINA_ENGINE ?? 'openai';
+  const engineName = flagString(p, 'engine') ?? (isSet('engine') ? setting('engine') : 'openai');
   if (engineName !== 'openai' && engineName !== 'onnx') throw new Error(`--engine must be openai or onnx, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
   const samples = intFlag(p, 'samples', 32, 1, 1024);

@@ -7,6 +7,7 @@ import type {
   StartTrainingRequest, TrainingHyperparameters, TrainingLogResponse, TrainingMetricsResponse, TrainingPresetName,
   TrainingPrompt, TrainingRun, TrainingRunsResponse,
 } from '../protocol';
+import { setting } from '../app/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { dedupe, harvestWorkspace } from '../training/harvest';
@@ -43,7 +44,7 @@ backend/trainer/requirements-cpu.txt, or requirements-gpu.txt (adds vLLM) with -
 with venv, and several GB of disk for torch.`;
 
 function server(): { url: string; token?: string } {
-  return findServer() ?? { url: 'http://127.0.0.1:8000', token: process.env.KIMINA_API_TOKEN };
+  return findServer() ?? { url: 'http://127.0.0.1:8000', token: setting('apiToken') };
 }
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {

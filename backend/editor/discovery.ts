@@ -2,7 +2,7 @@
 // discovery file the server writes at <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}) while it runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kiminaHome } from '../app/settings';
+import { kiminaHome, readSome, type Env } from '../app/settings';
 
 export interface ServerAddress { url: string; token?: string; source: 'setting' | 'discovery' }
 
@@ -15,9 +15,9 @@ export function discoveryPath(): string {
   return join(kiminaHome(), 'serve.json');
 }
 
-export function findServer(env: NodeJS.ProcessEnv = process.env): ServerAddress | null {
-  const token = env.KIMINA_API_TOKEN || undefined;
-  if (env.KIMINA_SERVER_URL) return { url: env.KIMINA_SERVER_URL.replace(/\/+$/, ''), token, source: 'setting' };
+export function findServer(env?: Env): ServerAddress | null {
+  const { apiToken: token, serverUrl } = readSome(['apiToken', 'serverUrl'], env);
+  if (serverUrl) return { url: serverUrl, token, source: 'setting' };
   let raw: string;
   try { raw = readFileSync(discoveryPath(), 'utf8'); } catch { return null; }
   try {
