@@ -2,10 +2,11 @@
 // `Accept: text/event-stream`), `DELETE /v1/prove/:id` to cancel, `GET /v1/prove/:id` for a stored run,
 // `GET /v1/prove?limit=N` for the most recent runs.
 // Closing the connection cancels the request too.
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type { ProveEvent, ProveResult } from '../protocol';
+import type { Request, Response, Router } from 'express';
+import type { ProveEvent, ProveRequestBody, ProveResult } from '../protocol';
 import { prove, proveTarget, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
+import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
 import { openSse, type SseStream } from './sse';
 import { AttemptStore } from '../store/attempts';
@@ -16,13 +17,6 @@ export type ProveRouterDeps = ProveDeps | (() => ProveDeps | Promise<ProveDeps>)
 
 function wantsStream(req: Request): boolean {
   return (req.headers.accept ?? '').split(',').some((part) => part.trim().startsWith('text/event-stream'));
-}
-
-const parseJson = express.json({ limit: '4mb' });
-/** Parses the body unless the server's own body reader already did (then the stream is spent). */
-function readJsonOnce(req: Request, res: Response, next: NextFunction): void {
-  if (req.body !== undefined || req.readableEnded) { next(); return; }
-  parseJson(req, res, next);
 }
 
 export interface ProveRouterOptions {
@@ -41,7 +35,6 @@ export interface ProveRouterOptions {
 
 export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOptions = {}): Router {
   const readStore = options.store ?? (typeof deps === 'function' ? undefined : deps.store);
-  const router = express.Router();
   const running = new Map<string, AbortController>();
   const handlers = new Set<Promise<void>>();
   let closing = false;
@@ -52,17 +45,10 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     return resolved;
   };
 
-  router.post('/v1/prove', readJsonOnce, (req: Request, res: Response) => {
-    if (closing) { res.status(503).json({ error: 'the server is shutting down' }); return; }
-    const handled = handleProve(req, res).finally(() => handlers.delete(handled));
-    handlers.add(handled);
-    return handled;
-  });
-
-  const handleProve = async (req: Request, res: Response): Promise<void> => {
+  const handleProve = async (raw: ProveRequestBody, req: Request, res: Response): Promise<void> => {
     let body;
     try {
-      body = parseProveRequest(req.body);
+      body = parseProveRequest(raw);
       proveTarget(body.code, body.theorem); // a missing theorem is a 422, even before a stream starts
     } catch (err) { res.status(422).json({ error: (err as Error).message }); return; }
     const id = body.id ?? randomUUID();
@@ -94,33 +80,26 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     }
   };
 
-  router.delete('/v1/prove/:id', (req: Request, res: Response) => {
-    const id = String(req.params.id);
-    const controller = running.get(id);
-    if (!controller) { res.status(404).json({ error: `no running prove request with id '${id}'` }); return; }
-    controller.abort();
-    res.status(202).json({ id, cancelled: true });
-  });
-
-  router.get('/v1/prove', (req: Request, res: Response) => {
-    const raw = req.query.limit;
-    const limit = raw === undefined ? 20 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) { res.status(422).json({ error: "'limit' must be a whole number from 1 to 500" }); return; }
-    res.json({ runs: (readStore?.recentRuns(limit) ?? []).map((run) => ({ ...run, running: running.has(run.id) })) });
-  });
-
-  router.get('/v1/prove/:id', (req: Request, res: Response) => {
-    const id = String(req.params.id);
-    const store = readStore;
-    const run = store?.getRun(id);
-    if (!store || !run) { res.status(404).json({ error: `no stored prove run with id '${id}'` }); return; }
-    res.json({ ...run, running: running.has(id), attempts: store.attemptsOf(id) });
-  });
-
-  // Body-parser failures (bad JSON, too large) as JSON errors rather than HTML pages.
-  router.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, next: NextFunction) => {
-    if (!err.type || res.headersSent) { next(err); return; }
-    res.status(err.status ?? 400).json({ error: err.type === 'entity.parse.failed' ? `the body is not valid JSON: ${err.message}` : err.message });
+  const router = serveRoutes({
+    prove: ({ body }, req, res) => {
+      if (closing) { res.status(503).json({ error: 'the server is shutting down' }); return; }
+      const handled = handleProve(body, req, res).finally(() => handlers.delete(handled));
+      handlers.add(handled);
+      return handled;
+    },
+    proveCancel: ({ params }, _req, res) => {
+      const controller = running.get(params.id);
+      if (!controller) { res.status(404).json({ error: `no running prove request with id '${params.id.slice(0, 100)}'` }); return; }
+      controller.abort();
+      res.status(202).json({ id: params.id, cancelled: true });
+    },
+    proveRuns: ({ query }) => ({ runs: (readStore?.recentRuns(query.limit ?? 20) ?? []).map((run) => ({ ...run, running: running.has(run.id) })) }),
+    proveRun: ({ params }, _req, res) => {
+      const store = readStore;
+      const run = store?.getRun(params.id);
+      if (!store || !run) { res.status(404).json({ error: `no stored prove run with id '${params.id.slice(0, 100)}'` }); return; }
+      return { ...run, running: running.has(params.id), attempts: store.attemptsOf(params.id) };
+    },
   });
 
   options.onClose?.(async () => {

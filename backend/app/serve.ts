@@ -11,16 +11,27 @@ export interface Serving {
   stop(): Promise<void>;
 }
 
-export async function startServing(app: App, o: { host: string; port: number; routers?: RouterFactory[] }): Promise<Serving> {
+export interface ServeOptions {
+  host: string;
+  port: number;
+  routers?: RouterFactory[];
+  /** The token every route but health requires; default the configured one (KIMINA_API_TOKEN). */
+  token?: string;
+  /** Host names answered besides loopback ones (KIMINA_ALLOWED_HOSTS), when listening beyond loopback. */
+  allowedHosts?: string[];
+}
+
+export async function startServing(app: App, o: ServeOptions): Promise<Serving> {
   const { settings } = app;
-  const token = settings.apiToken;
+  const token = o.token ?? settings.apiToken;
   let url: string | undefined;
   const hooks = new CloseHooks();
   let http: Listening;
   try {
-    const ctx = { verifier: app.verifier().verifier, db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
-    const express = await createApp(ctx, o.routers ?? extraRouters, { token });
-    http = await listen(express, o.host, o.port, token);
+    const ctx = { verifier: app.verifier().admission, db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
+    const express = await createApp(ctx, o.routers ?? extraRouters, { token, allowedHosts: o.allowedHosts ?? settings.allowedHosts });
+    // a random token protects local use only: listening beyond loopback needs one the user chose
+    http = await listen(express, o.host, o.port, settings.apiToken);
   } catch (err) {
     await hooks.run();
     await app.close();

@@ -69,6 +69,8 @@ const declarations = {
     read: (raw: string | undefined) => number('KIMINA_PORT', raw, 8000) },
   apiToken: { name: 'KIMINA_API_TOKEN', also: ['LEAN_SERVER_API_KEY'], type: 'string', default: 'unset', doc: 'bearer token the server requires on every route but health, and that clients send',
     read: (raw: string | undefined) => given(raw) },
+  allowedHosts: { name: 'KIMINA_ALLOWED_HOSTS', type: 'list', default: 'none', doc: 'Host names `kimina serve` answers besides loopback ones, when it listens beyond loopback (comma-separated)',
+    read: (raw: string | undefined) => (given(raw) ?? '').split(',').map((h) => h.trim()).filter(Boolean) },
   serverUrl: { name: 'KIMINA_SERVER_URL', type: 'URL', default: 'unset', doc: 'a running `kimina serve` that the editor backend and `kimina train` attach to (else `serve.json`)',
     read: (raw: string | undefined) => given(raw)?.replace(/\/+$/, '') },
   proveTimeoutS: { name: 'KIMINA_PROVE_TIMEOUT', type: 'seconds', default: '`0` (none)', doc: 'the editor backend stops a whole proof after this long',
@@ -116,6 +118,10 @@ const declarations = {
     read: (raw: string | undefined) => number('KIMINA_MAX_REPLS', raw, Math.max(1, availableParallelism() - 1)) },
   maxQueue: { name: 'KIMINA_MAX_QUEUE', type: 'number', default: '`256`', doc: 'snippets that may wait beyond the running ones; more gets 429',
     read: (raw: string | undefined) => number('KIMINA_MAX_QUEUE', raw, 256) },
+  maxBatch: { name: 'KIMINA_MAX_BATCH', type: 'number', default: '`128`', doc: 'snippets (or reward answers) one request may carry under `kimina serve`; more gets 413',
+    read: (raw: string | undefined) => number('KIMINA_MAX_BATCH', raw, 128) },
+  maxPerClient: { name: 'KIMINA_MAX_PER_CLIENT', type: 'number', default: 'half the queue (at least one batch)', doc: 'checks one client may have admitted at once; more gets 429',
+    read: (raw: string | undefined) => (given(raw) === undefined ? undefined : number('KIMINA_MAX_PER_CLIENT', raw, 0)) },
   replMaxUses: { name: 'KIMINA_REPL_MAX_USES', type: 'number', default: '`200`', doc: 'replace a REPL after this many checks',
     read: (raw: string | undefined) => number('KIMINA_REPL_MAX_USES', raw, 200) },
   replMaxRssMb: { name: 'KIMINA_REPL_MAX_RSS_MB', type: 'MB', default: '`12000`', doc: 'replace a REPL whose process tree holds more memory',
@@ -193,6 +199,8 @@ export function readSome<K extends SettingKey>(keys: readonly K[], env: Env = pr
 
 /** Variables read outside the backend's Node process: by the Python trainer, the benchmarks and the tests. */
 const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: string; default: string; doc: string }[] = [
+  { name: 'KIMINA_BACKEND_PID', scope: 'trainer', type: 'pid', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when this process (its backend) dies (parent-death signal)' },
+  { name: 'KIMINA_LIFELINE', scope: 'trainer', type: '`stdin`', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when its stdin closes (the backend holds the only write end)' },
   { name: 'KIMINA_REWARD_URL', scope: 'trainer', type: 'URL', default: 'set by `kimina train export-verl`', doc: 'the backend root the verl reward module posts to' },
   { name: 'KIMINA_BENCH_ROUNDS', scope: 'bench', type: 'number', default: '`2`', doc: '`bench:decode`: rounds per engine' },
   { name: 'KIMINA_BENCH_STEPS', scope: 'bench', type: 'number', default: '`12`', doc: '`bench:decode`: tokens per round; `bench:train`: GRPO steps' },

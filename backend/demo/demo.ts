@@ -24,10 +24,14 @@ function repoRoot(): string {
   }
 }
 
+/** The stand-in REPL's script (run it with this Node). */
+export function standInReplScript(): string {
+  return join(repoRoot(), 'test', 'fixtures', 'stand-in-repl', 'repl.mjs');
+}
+
 /** Verifier settings that run the stand-in REPL (no sandbox or memory cap: it is a Node script). */
 export function standInVerifier(): Partial<VerifierSettings> {
-  const replScript = join(repoRoot(), 'test', 'fixtures', 'stand-in-repl', 'repl.mjs');
-  return { replCommand: `'${process.execPath}' '${replScript}'`, sandbox: 'none', memoryLimitMb: 0, initRepls: {} };
+  return { replCommand: `'${process.execPath}' '${standInReplScript()}'`, sandbox: 'none', memoryLimitMb: 0, initRepls: {} };
 }
 
 /** Writes the scripted model to a temporary folder and names the stand-in REPL as the verifier's command. */

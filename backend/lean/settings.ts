@@ -8,6 +8,7 @@ import type { SnippetRunner } from './runner';
 import { detectSandbox, type Sandbox, type SandboxPreference } from './sandbox';
 import { defaultAllowedAxioms } from './verdict';
 import { Verifier } from './verifier';
+import { Admission, type AdmissionOptions } from './admission';
 
 export interface VerifierSettings {
   projectDir: string;
@@ -26,10 +27,14 @@ export interface VerifierSettings {
   defaultTimeoutS: number;
   /** Header -> number of REPLs to start at once. */
   initRepls: Record<string, number>;
+  /** Snippets one request may carry (fair sharing; default 128). */
+  maxBatch?: number;
+  /** Checks one client may have admitted at once (default half the queue, at least one batch). */
+  maxPerClient?: number;
 }
 
 const leanKeys = ['leanProject', 'replCommand', 'replPath', 'maxRepls', 'maxQueue', 'replMaxUses', 'replMaxRssMb', 'replMemoryMb',
-  'replIdleS', 'sandbox', 'allowedAxioms', 'allowNativeDecide', 'timeoutS', 'initRepls'] as const;
+  'replIdleS', 'sandbox', 'allowedAxioms', 'allowNativeDecide', 'timeoutS', 'initRepls', 'maxBatch', 'maxPerClient'] as const;
 export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
 
 /** The verifier's part of the backend settings (backend/app/settings.ts; documented in docs/settings.md). */
@@ -39,6 +44,7 @@ export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
     maxRepls: s.maxRepls, maxQueue: s.maxQueue, maxUses: s.replMaxUses, maxRssMb: s.replMaxRssMb, memoryLimitMb: s.replMemoryMb,
     idleTimeoutS: s.replIdleS, sandbox: s.sandbox, allowedAxioms: s.allowedAxioms ?? defaultAllowedAxioms,
     allowNativeDecide: s.allowNativeDecide, defaultTimeoutS: s.timeoutS, initRepls: s.initRepls,
+    maxBatch: s.maxBatch, maxPerClient: s.maxPerClient,
   };
 }
 
@@ -49,6 +55,8 @@ export function verifierSettingsFromEnv(): VerifierSettings {
 
 export interface BuiltVerifier {
   verifier: Verifier;
+  /** The verifier behind fair admission (per-client shares, round-robin): what a server shares among its clients. */
+  admission: Admission;
   mode: 'repl' | 'lean-file';
   sandbox: Sandbox;
   /** One line for people: what runs Lean. */
@@ -84,7 +92,19 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     runner, policy: { allowed: settings.allowedAxioms, allowNativeDecide: settings.allowNativeDecide },
     maxInFlight: settings.maxRepls + settings.maxQueue, defaultTimeoutS: settings.defaultTimeoutS,
   });
-  return { verifier, mode: runner.mode, sandbox, describe };
+  const admission = new Admission(verifier, admissionOptions(settings));
+  return { verifier, admission, mode: runner.mode, sandbox, describe };
+}
+
+/**
+ * Fair sharing (KIMINA_MAX_BATCH snippets per request, default 128; KIMINA_MAX_PER_CLIENT checks admitted per client,
+ * default half the queue and at least one batch): the server's queue stays the verifier's (maxRepls + maxQueue).
+ */
+export function admissionOptions(settings: VerifierSettings): AdmissionOptions {
+  const capacity = settings.maxRepls + settings.maxQueue;
+  const maxBatch = Math.max(1, Math.min(capacity, settings.maxBatch ?? 128));
+  const perClient = Math.max(maxBatch, Math.min(capacity, settings.maxPerClient ?? Math.ceil(capacity / 2)));
+  return { capacity, perClient, maxBatch, lanes: Math.max(1, settings.maxRepls * 2), defaultTimeoutS: settings.defaultTimeoutS };
 }
 
 /** Starts the REPLs of `settings.initRepls` (pool mode only). */

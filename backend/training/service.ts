@@ -32,19 +32,19 @@ export interface TrainingService {
   /** Stops the trainers (SIGTERM, they checkpoint); their runs stay 'running' for the next recover(). */
   close(): Promise<void>;
   /**
-   * Stops supervising without touching the trainers (the server is shutting down): no more scheduling,
-   * running trainers are neither signalled nor cancelled. Their runs stay 'running' with their pid, and the
-   * next backend's recover() takes them over (stops the orphan, resumes from its checkpoint).
+   * Stops supervising without signalling the trainers (the server is shutting down): no more scheduling, nothing
+   * cancelled. The trainers end when this process exits (their lifeline: trainerProcess.ts), their runs stay
+   * 'running', and the next backend's recover() resumes them from their last checkpoint.
    */
   detach(): void;
 }
 
 /** Personal proofs: the workspace's Lean files plus the prover's attempt history in the same database. */
-export function harvester(db: Db): (workspace: string) => Harvest {
-  return (workspace) => {
-    const files = harvestWorkspace(workspace);
+export function harvester(db: Db): (workspace: string) => Promise<Harvest> {
+  return async (workspace) => {
+    const files = await harvestWorkspace(workspace);
     const history = harvestAttempts(new AttemptStore(db));
-    return { prompts: [...files.prompts, ...history.prompts], fixSeeds: history.fixSeeds, files: files.files, skipped: files.skipped };
+    return { prompts: [...files.prompts, ...history.prompts], fixSeeds: history.fixSeeds, files: files.files, skipped: files.skipped, truncated: files.truncated };
   };
 }
 

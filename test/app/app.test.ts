@@ -4,7 +4,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage, TrainingRun } from '../../backend/protocol';
@@ -130,7 +130,8 @@ test('kimina serve closes the store on SIGTERM (SQLite removes its write-ahead l
       child.stdout!.on('data', (c: Buffer) => { const m = /listening on (http:\/\/\S+)/.exec(c.toString()); if (m) { clearTimeout(timer); resolve(m[1]); } });
       void exited.then((code) => { clearTimeout(timer); reject(new Error(`kimina serve exited ${code}:\n${log}`)); });
     });
-    assert.equal((await fetch(`${url}/v1/training/runs`)).status, 200);
+    const { token } = JSON.parse(readFileSync(join(home, 'serve.json'), 'utf8')) as { token: string };
+    assert.equal((await fetch(`${url}/v1/training/runs`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
     assert.ok(existsSync(`${db}-wal`), 'the store is open in WAL mode while serving');
     child.kill('SIGTERM');
     assert.equal(await exited, 0, log);
