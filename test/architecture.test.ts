@@ -128,3 +128,24 @@ test('no import cycles between rooms', () => {
   for (const room of graph.keys()) visit(room, []);
   assert.deepEqual(cycles, []);
 });
+
+test('only backend/app/settings.ts reads environment variables; elsewhere process.env is only passed on to child processes', () => {
+  const reads: string[] = [];
+  for (const top of ['backend', 'extension']) {
+    for (const file of sources(join(root, top))) {
+      const path = relative(root, file);
+      if (path === 'backend/app/settings.ts') continue;
+      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+        const code = line.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''"); // text inside strings is not code
+        if (/process\.env\s*(\.|\[|\?\.)/.test(code) || /\{[^}]*\}\s*=\s*process\.env\b/.test(code)) reads.push(`${path}:${i + 1}: ${line.trim()}`);
+      });
+    }
+  }
+  assert.deepEqual(reads, []);
+});
+
+test('the extension reads and writes VS Code settings only in extension/config.ts', () => {
+  const elsewhere = [...sources(join(root, 'extension'))].map((f) => relative(root, f))
+    .filter((f) => f !== 'extension/config.ts' && /getConfiguration\s*\(/.test(readFileSync(join(root, f), 'utf8')));
+  assert.deepEqual(elsewhere, []);
+});

@@ -62,6 +62,8 @@ const declarations = {
     read: (raw: string | undefined) => given(raw) },
   elanHome: { name: 'ELAN_HOME', type: 'path', default: 'unset', doc: 'elan\'s folder, when not `~/.elan`',
     read: (raw: string | undefined) => given(raw) },
+  pythonPath: { name: 'PYTHONPATH', type: 'folders', default: 'inherited', doc: 'kept for the trainer, after its own sources',
+    read: (raw: string | undefined) => given(raw) },
   // the HTTP server and attaching to it
   host: { name: 'KIMINA_HOST', type: 'host', default: '`127.0.0.1`', doc: 'where `kimina serve` listens; a non-loopback host needs an API token',
     read: (raw: string | undefined) => given(raw) ?? '127.0.0.1' },

@@ -1,7 +1,7 @@
 // Where the Python trainer sources and environments live.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { kiminaHome } from '../app/settings';
+import { setting } from '../app/settings';
 
 /** backend/trainer (from source: next to this folder; from the bundle dist/cli.js: ../backend/trainer). */
 export function trainerSourceDir(): string {
@@ -13,7 +13,7 @@ export function trainerSourceDir(): string {
 
 /** The trainer environment for users: ~/.kimina/trainer-venv, or KIMINA_TRAINER_VENV. */
 export function defaultTrainerVenv(): string {
-  return process.env.KIMINA_TRAINER_VENV || join(kiminaHome(), 'trainer-venv');
+  return setting('trainerVenv');
 }
 
 export function venvPython(venv: string): string {
@@ -22,7 +22,7 @@ export function venvPython(venv: string): string {
 
 /** The interpreter that runs the trainer: KIMINA_TRAINER_PYTHON, else the default environment's. */
 export function trainerPython(): string {
-  return process.env.KIMINA_TRAINER_PYTHON || venvPython(defaultTrainerVenv());
+  return setting('trainerPython') ?? venvPython(defaultTrainerVenv());
 }
 
 /** Folder of one run: config, prompts, checkpoints, final weights, trainer log. */
