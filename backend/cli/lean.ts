@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { findReplBinary, projectToolchainTag } from '../lean/launch';
 import { detectSandbox } from '../lean/sandbox';
 import { setupRepl } from '../lean/setup';
-import { verifierSettingsFromEnv } from '../lean/settings';
+import { verifierSettingsFromEnv } from '../lean/buildVerifier';
 import { parseArgs, flagString } from './args';
 
 const help = `usage: kimina lean setup [--project DIR]   build leanprover-community/repl for the project's toolchain
