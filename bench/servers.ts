@@ -13,7 +13,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { standInReplScript } from '../backend/demo/demo';
+import { standInReplScript } from '../backend/demo/stand-in-repl/index';
 
 const repoRoot = resolve(__dirname, '..');
 
@@ -71,7 +71,7 @@ export async function startKiminaServe(repls: number, log: string): Promise<Runn
     cwd: home,
     env: {
       ...process.env, KIMINA_HOME: home, KIMINA_API_TOKEN: token, KIMINA_SANDBOX: 'none', KIMINA_MAX_REPLS: String(repls),
-      KIMINA_REPL_COMMAND: `${JSON.stringify(process.execPath)} ${JSON.stringify(standInReplScript())}`, KIMINA_REPL_MEMORY_MB: '0', STAND_IN_LOG: log,
+      KIMINA_REPL_COMMAND: `${JSON.stringify(process.execPath)} ${JSON.stringify(standInReplScript)}`, KIMINA_REPL_MEMORY_MB: '0', STAND_IN_LOG: log,
     },
   });
   const url = `http://127.0.0.1:${port}`;
@@ -111,7 +111,7 @@ export async function startKiminaLeanServer(src: string, repls: number, log: str
   const python = klsPython(src);
   const shims = mkdtempSync(join(tmpdir(), 'kls-shims-'));
   // `lake env <repl_path>` -> the stand-in REPL
-  writeFileSync(join(shims, 'lake'), `#!/bin/sh\n# bench shim: kimina-lean-server runs "lake env <repl>"; start the stand-in REPL instead\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(standInReplScript())}\n`);
+  writeFileSync(join(shims, 'lake'), `#!/bin/sh\n# bench shim: kimina-lean-server runs "lake env <repl>"; start the stand-in REPL instead\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(standInReplScript)}\n`);
   chmodSync(join(shims, 'lake'), 0o755);
   mkdirSync(join(shims, 'prisma'));
   writeFileSync(join(shims, 'prisma', '__init__.py'), [

@@ -12,7 +12,7 @@ import { PoolRunner } from '../backend/lean/poolRunner';
 import { detectSandbox } from '../backend/lean/sandbox';
 import { defaultAllowedAxioms } from '../backend/lean/verdict';
 import { Verifier } from '../backend/lean/verifier';
-import { standInVerifier } from '../backend/demo/demo';
+import { standInReplCommand } from '../backend/demo/stand-in-repl/index';
 import { driveChecks } from './serverLoad';
 import { serversSideBySide } from './verifyServers';
 
@@ -26,7 +26,7 @@ interface Result { mode: string; clients: number; checks: number; perSecond: num
 async function run(mode: Mode, clients: number, total: number): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-bench-'));
   const log = join(dir, 'repl.log');
-  const launchOptions = { command: `STAND_IN_LOG=${log} ${standInVerifier().replCommand}`, projectDir: dir, memoryLimitMb: 0, sandbox: detectSandbox('none') };
+  const launchOptions = { command: `STAND_IN_LOG=${log} ${standInReplCommand()}`, projectDir: dir, memoryLimitMb: 0, sandbox: detectSandbox('none') };
   const pool = new ReplPool({ launch: (s) => buildLaunch(launchOptions, s), maxRepls: repls, maxUses: mode.maxUses, maxRssMb: 0, waitForBusyHeader: mode.waitForBusyHeader });
   const verifier = new Verifier({ runner: new PoolRunner(pool), policy: { allowed: defaultAllowedAxioms, allowNativeDecide: false }, maxInFlight: 10_000, defaultTimeoutS: 60 });
   const http = await listen(await createApp({ verifier }), '127.0.0.1', 0, undefined);
