@@ -5,11 +5,6 @@ import type { RequestHandler } from 'express';
 import { routes, type RouteSpec } from '../protocol';
 import { sendDetail } from './httpErrors';
 
-/** The configured API token, if any. */
-export function apiTokenFromEnv(): string | undefined {
-  return process.env.KIMINA_API_TOKEN || process.env.LEAN_SERVER_API_KEY || undefined;
-}
-
 function sameSecret(a: string, b: string): boolean {
   const ha = createHash('sha256').update(a).digest();
   const hb = createHash('sha256').update(b).digest();

@@ -2,7 +2,7 @@
 // discovery file the server writes at <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}) while it runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome, readSome, type Env } from '../app/settings';
 
 export interface ServerAddress { url: string; token?: string; source: 'setting' | 'discovery' }
 
@@ -32,10 +32,10 @@ function discovered(): { url: string; token?: string } | null {
  * KIMINA_SERVER_URL (with KIMINA_API_TOKEN, else the token of the discovery file when it names the same
  * server, so a server's random token needs no setting), else the discovery file.
  */
-export function findServer(env: NodeJS.ProcessEnv = process.env): ServerAddress | null {
-  const token = env.KIMINA_API_TOKEN || undefined;
-  if (env.KIMINA_SERVER_URL) {
-    const url = env.KIMINA_SERVER_URL.replace(/\/+$/, '');
+export function findServer(env?: Env): ServerAddress | null {
+  const { apiToken: token, serverUrl } = readSome(['apiToken', 'serverUrl'], env);
+  if (serverUrl) {
+    const url = serverUrl;
     const file = token ? null : discovered();
     return { url, token: token ?? (file?.url === url ? file.token : undefined), source: 'setting' };
   }

@@ -12,7 +12,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { ApiClient, type ProveEvent, type ProveResult } from '../../backend/protocol';
 import { OnnxEngine } from '../../backend/model/onnx/engine';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/settings';
+import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
 import { createProveRouter } from '../../backend/api/proveRoutes';
 import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';

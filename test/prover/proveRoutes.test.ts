@@ -8,7 +8,7 @@ import { createProveRouter, type ProveRouterDeps } from '../../backend/api/prove
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
-import { WELL_FORMED } from './kiminaExamples';
+import { WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
 const judge = (code: string) => (code.endsWith('  linarith') ? { verdict: valid() } : { verdict: leanError([]) });
