@@ -12,8 +12,8 @@ import { seededRandom } from '../backend/model/onnx/sampler';
 import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { CACHE_DIR, ensureOnnxModel, QWEN3_06B } from './decodeModel';
 import { measureOurs, openOurs } from './oursDecode';
-import { writeTinyModel } from '../test/fixtures/models/tinyModel';
-import { cachedWeights, randomWeights } from '../test/fixtures/models/randomWeights';
+import { writeTinyModel } from '../backend/demo/models/tinyModel';
+import { cachedWeights, randomWeights } from '../backend/demo/models/randomWeights';
 import { q4EffectiveWeights } from '../test/model/onnx/helpers';
 
 const log = (s: string) => console.error(s);

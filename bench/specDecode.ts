@@ -3,7 +3,7 @@
 // Answer set (no real Kimina-Prover samples are available offline; these are the public format
 // examples): kimina-format.md §8.1's well-formed answer (test/prover/kiminaExamples.ts WELL_FORMED),
 // the scripted test model's first-turn answer (BOGUS_ANSWER) and its fix-turn answer after §8.3's error
-// message (CORRECT_ANSWER), all from test/fixtures/models/scriptedModel.ts.
+// message (CORRECT_ANSWER), all from backend/demo/models/scriptedModel.ts.
 import type { Decoder, SpeculationOptions } from '../backend/model/onnx/decoder';
 import { PromptLookup } from '../backend/model/onnx/promptLookup';
 import { argmax } from '../backend/model/onnx/sampler';
@@ -12,7 +12,7 @@ import { chatTemplateOf } from '../backend/model/chatTemplate';
 import { buildPrompt } from '../backend/prover/prompt';
 import type { ChatMessage } from '../backend/protocol';
 import { STATEMENT, WELL_FORMED, FIX_MESSAGE } from '../test/prover/kiminaExamples';
-import { BOGUS_ANSWER, CORRECT_ANSWER } from '../test/fixtures/models/scriptedModel';
+import { BOGUS_ANSWER, CORRECT_ANSWER } from '../backend/demo/models/scriptedModel';
 import { QWEN3_DIR } from '../test/model/qwen3Fixture';
 
 export interface AnswerCase { name: string; prompt: number[]; answer: number[] }

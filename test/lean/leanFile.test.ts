@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { LeanFileRunner, parseLeanJson } from '../../backend/lean/leanFileRunner';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
 import { Verifier } from '../../backend/lean/verifier';
-import { standInReplScript } from '../fixtures/stand-in-repl/index';
+import { standInReplScript } from '../../backend/demo/stand-in-repl/index';
 
 function fileVerifier(): Verifier {
   const runner = new LeanFileRunner({ projectDir: mkdtempSync(join(tmpdir(), 'kimina-lf-')), leanCommand: [process.execPath, standInReplScript], maxParallel: 2 });
@@ -61,5 +61,23 @@ test('the fallback times out a hung Lean and kills it', async () => {
     const out = await v.check('theorem t : True := trivial -- stand_in_hang', { timeout: 0.5 });
     assert.equal(out.verdict.status, 'timeout_error');
     assert.equal(out.verdict.reason, 'Lean command timed out in 0.5 seconds');
+  } finally { await v.close(); }
+});
+
+test('the fallback: examples are audited through a second file; the scope the body leaves open cannot redirect the audit; import errors at the user\'s line', async () => {
+  const v = fileVerifier();
+  try {
+    const [sectionVar, silenced, redirect, badImport] = await v.checkBatch([
+      'import Mathlib\nsection\nvariable (n : ℕ)\nexample : n + 0 = n := by simp\nend',
+      'set_option warn.sorry false in\nexample : (1 : ℕ) = 2 := sorryAx _',
+      'namespace Clean\ntheorem target : (1 : ℕ) = 1 := rfl\nend Clean\nset_option warn.sorry false in\ntheorem target : (1 : ℕ) = 2 := sorryAx _\nopen Clean\nnamespace Clean',
+      'import Aesop\nimport BogusLib\ntheorem t : True := trivial',
+    ]);
+    assert.equal(sectionVar.verdict.status, 'valid', sectionVar.verdict.reason);
+    assert.deepEqual(Object.keys(sectionVar.verdict.axiomsByDeclaration ?? {}), ['example (line 4)']);
+    assert.equal(silenced.verdict.status, 'sorry', silenced.verdict.reason);
+    assert.equal(redirect.verdict.status, 'sorry', redirect.verdict.reason);
+    assert.equal(badImport.verdict.status, 'lean_error');
+    assert.deepEqual(badImport.verdict.messages[0].pos, { line: 2, column: 7 });
   } finally { await v.close(); }
 });

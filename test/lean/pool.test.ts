@@ -156,7 +156,7 @@ test('chatter printed before the REPL starts (e.g. lake building) does not spoil
   const { Verifier } = await import('../../backend/lean/verifier');
   const { ReplPool } = await import('../../backend/lean/pool');
   const { PoolRunner } = await import('../../backend/lean/poolRunner');
-  const { standInReplCommand } = await import('../fixtures/stand-in-repl/index');
+  const { standInReplCommand } = await import('../../backend/demo/stand-in-repl/index');
   const launch = () => ({ argv: ['sh', '-c', `echo "⚠ [2/5] Building Foo"; exec ${standInReplCommand()}`], cwd: process.cwd(), env: process.env });
   const v = new Verifier({ runner: new PoolRunner(new ReplPool({ launch, maxRepls: 1, maxUses: 0, maxRssMb: 0 })), policy: { allowed: [], allowNativeDecide: false }, maxInFlight: 4, defaultTimeoutS: 5 });
   try {
@@ -167,9 +167,11 @@ test('chatter printed before the REPL starts (e.g. lake building) does not spoil
 test('a failing import header is a lean_error for that snippet; its REPL is not kept', async () => {
   const s = standInVerifier({ maxRepls: 1 });
   try {
-    const [bad, good] = await s.verifier.checkBatch(['import BogusLib\ntheorem t : True := trivial', 'import A\ntheorem t : True := trivial']);
+    const [bad, good] = await s.verifier.checkBatch(['import Aesop\n\nimport  BogusLib\ntheorem t : True := trivial', 'import A\ntheorem t : True := trivial']);
     assert.equal(bad.verdict.status, 'lean_error');
-    assert.match(bad.verdict.reason, /The imports failed: unknown module prefix 'BogusLib'/);
+    // reported at the user's own import line, not at line 1 of the normalised header
+    assert.match(bad.verdict.reason, /The imports failed \(line 3\): unknown module prefix 'BogusLib'/);
+    assert.deepEqual(bad.verdict.messages[0].pos, { line: 3, column: 8 });
     assert.equal(good.verdict.status, 'valid');
     assert.equal(s.pool.stats().total, 1);
   } finally { await s.verifier.close(); }

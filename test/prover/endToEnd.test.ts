@@ -17,8 +17,8 @@ import { createProveRouter } from '../../backend/api/proveRoutes';
 import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
-import { writeScriptedModel } from '../fixtures/models/scriptedModel';
-import { standInReplCommand } from '../fixtures/stand-in-repl';
+import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 import { readFileSync } from 'node:fs';
 
 const root = join(__dirname, '..', '..');

@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RewardItem, RewardResponse } from '../../backend/protocol';
 import { createApp, listen, type Listening } from '../../backend/api/server';
+import { trainingRouterOf } from '../../backend/api/trainingMount';
 import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/settings';
 import { openDb } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import { leanRewardScorer, rewardMetrics } from '../../backend/training/rewardService';
-import { standInReplCommand } from '../fixtures/stand-in-repl';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 
 const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
 const GOOD = [
@@ -101,7 +102,7 @@ test('HTTP: the trainer route stores chunked batch metrics and rollouts; the sta
   let url = '';
   const service: TrainingService = await openTrainingService({ db, verifier: built.verifier, backendUrl: () => url, runsRoot: join(dir, 'runs'),
     jobs: { launcher: () => { throw new Error('no trainer in this test'); } } });
-  const app = await createApp({ verifier: built.verifier }, [() => service.router], { token: 'secret' });
+  const app = await createApp({ verifier: built.verifier }, [() => trainingRouterOf(service)], { token: 'secret' });
   const http: Listening = await listen(app, '127.0.0.1', 0, 'secret');
   url = http.url;
   const post = async (path: string, body: unknown, token = 'secret') => {

@@ -24,6 +24,8 @@ class RunConfig:
     held_out_file: str | None = None
     fix_seed_file: str | None = None  # error-fix prompts harvested from the prover's history
     token: str | None = None
+    # Which launch of the run this process is; the backend refuses posts from any other (a stale trainer)
+    launch_id: str | None = None
     # Recipe values (training-recipe.md §2), scaled down by the backend's preset for small machines.
     learning_rate: float = 2e-6
     num_generations: int = 8

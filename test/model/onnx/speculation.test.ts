@@ -5,7 +5,7 @@
 // enumerated distribution).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeTinyModel } from '../../fixtures/models/tinyModel';
+import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
 import type { Decoder, DecodeRequest, SpeculationOptions } from '../../../backend/model/onnx/decoder';
 import { nucleus, nucleusProbability, seededRandom, verifyDraft } from '../../../backend/model/onnx/sampler';
 import { PromptLookup } from '../../../backend/model/onnx/promptLookup';

@@ -19,7 +19,7 @@ import { convertCheckpoint } from '../../../backend/model/onnx/convert';
 import type { Decoder } from '../../../backend/model/onnx/decoder';
 import { compileChatTemplate } from '../../../backend/model/chatTemplate';
 import type { ChatMessage } from '../../../backend/protocol';
-import { buildTokenizer } from '../../fixtures/models/tinyTokenizer';
+import { buildTokenizer } from '../../../backend/demo/models/tinyTokenizer';
 import { seededRandom } from '../../../backend/model/onnx/sampler';
 import { testPython, testVenv } from '../../trainer/pythonSetup';
 import { loadDecoder } from '../onnx/helpers';
