@@ -147,7 +147,11 @@ export interface RewardItem {
   previous: string[];
   response: string;
 }
-export interface RewardRequest { step: number; purpose: 'train' | 'eval'; items: RewardItem[] }
+export interface RewardRequest {
+  step: number; purpose: 'train' | 'eval'; items: RewardItem[];
+  /** `strict` (default): our verdict; `recipe`: kimina-client's rule (no Lean error, no sorries entry), as the published runs. */
+  mode?: 'strict' | 'recipe';
+}
 export interface RewardResult {
   /** format ok AND Lean-valid: 1 or 0. */
   score: number;

@@ -338,7 +338,7 @@ export class TrainingJobs extends EventEmitter {
   /** Scoring only, stored nowhere: the reward service for clusters (verl's reward module). */
   async scoreOnly(req: RewardRequest): Promise<RewardResponse> {
     validateReward(req);
-    const scored = await this.o.scorer(req.items);
+    const scored = await this.o.scorer(req.items, req.mode ?? 'strict');
     return { results: scored.map(({ think: _think, ...result }) => result) };
   }
 
@@ -427,6 +427,7 @@ export class TrainingJobs extends EventEmitter {
 
 function validateReward(req: RewardRequest): void {
   if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step)) throw new TrainingError('reward needs step and items');
+  if (req.mode !== undefined && req.mode !== 'strict' && req.mode !== 'recipe') throw new TrainingError(`mode must be strict or recipe, got ${JSON.stringify(req.mode)}`);
   for (const it of req.items) {
     if (!it || typeof it.response !== 'string' || typeof it.formalStatement !== 'string' || !Array.isArray(it.previous)
       || !it.previous.every((p) => typeof p === 'string') || !Number.isInteger(it.turn) || it.turn < 1) {

@@ -7,12 +7,13 @@ import { buildFeedback } from '../prover/feedback';
 import { splitThink } from '../prover/thinkStream';
 import { QueueFull } from '../lean/errors';
 import type { LeanVerifier } from '../lean/types';
+import { recipeVerdictOf, type VerdictMode } from '../eval/verdictModes';
 
 /** A scored answer: the trainer's result plus the thinking the monitor shows. */
 export interface ScoredItem extends RewardResult { think: string }
 
-/** Anything that scores a batch; the Lean-backed one below, or a test double. */
-export type RewardScorer = (items: RewardItem[]) => Promise<ScoredItem[]>;
+/** Anything that scores a batch; the Lean-backed one below, or a test double. `mode` defaults to strict. */
+export type RewardScorer = (items: RewardItem[], mode?: VerdictMode) => Promise<ScoredItem[]>;
 
 export interface LeanRewardOptions {
   verifier: LeanVerifier;
@@ -22,7 +23,7 @@ export interface LeanRewardOptions {
   concurrency?: number;
 }
 
-export async function scoreItem(item: RewardItem, options: LeanRewardOptions): Promise<ScoredItem> {
+export async function scoreItem(item: RewardItem, options: LeanRewardOptions, mode: VerdictMode = 'strict'): Promise<ScoredItem> {
   const messages = [...item.previous, item.response].map((content) => ({ role: 'assistant' as const, content }));
   const format = checkConversation(messages, item.formalStatement);
   const { think } = splitThink(item.response);
@@ -32,7 +33,8 @@ export async function scoreItem(item: RewardItem, options: LeanRewardOptions): P
     return { score: 0, acc: 0, formatError: format.error, formatErrorText: FORMAT_ERROR_TEXT[format.error], verdict: null, feedback: null, think, code: null };
   }
   const outcome = await checkWithRetry(options.verifier, extraction.code, options.timeoutS ?? 60);
-  const acc = outcome.verdict.status === 'valid' ? 1 : 0;
+  // recipe mode: kimina-client's rule on the same Lean answer (code our filter refused before Lean scores 0).
+  const acc = (mode === 'recipe' ? recipeVerdictOf(outcome.verdict).valid === true : outcome.verdict.status === 'valid') ? 1 : 0;
   return {
     score: acc === 1 && format.ok ? 1 : 0,
     acc,
@@ -59,13 +61,13 @@ async function checkWithRetry(verifier: LeanVerifier, code: string, timeout: num
 /** Scores a batch with bounded concurrency; results keep the items' order. */
 export function leanRewardScorer(options: LeanRewardOptions): RewardScorer {
   const limit = Math.max(1, options.concurrency ?? 8);
-  return async (items) => {
+  return async (items, mode = 'strict') => {
     const out = new Array<ScoredItem>(items.length);
     let next = 0;
     const lane = async () => {
       while (next < items.length) {
         const i = next++;
-        out[i] = await scoreItem(items[i], options);
+        out[i] = await scoreItem(items[i], options, mode);
       }
     };
     await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));

@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrainingHyperparameters } from '../protocol';
+import { MAX_FEEDBACK_CHARS } from '../prover/fixTurn';
+import { FIX_CACHE_SIZE } from './presets';
 
 export interface TrainerLaunch {
   python: string;
@@ -23,7 +25,10 @@ export interface TrainerHandle {
 
 export type TrainerLauncher = (launch: TrainerLaunch) => TrainerHandle;
 
-/** The Python run config (kimina_trainer/config.py field names). */
+/** Trainer settings no preset varies: the recipe's validation top-p, and TRL's colocated vLLM share of GPU memory. */
+export const TRAINER_FIXED = { evalTopP: 0.95, vllmGpuMemoryUtilization: 0.3 };
+
+/** The Python run config (kimina_trainer/config.py field names), every key. */
 export function trainerConfig(options: {
   runId: string; backendUrl: string; token?: string; model: string; outputDir: string; trainFile: string;
   heldOutFile: string | null; hyper: TrainingHyperparameters; cpu: boolean;
@@ -38,6 +43,9 @@ export function trainerConfig(options: {
     max_steps: h.maxSteps, save_steps: h.saveSteps, eval_steps: h.evalSteps, eval_samples: h.evalSamples, seed: h.seed,
     lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank } : null, use_vllm: h.useVllm,
     fix_sampling_rate: h.fixSamplingRate, use_cpu: options.cpu,
+    // Every key of kimina_trainer/config.py is sent: the Python side has no defaults of its own.
+    fix_seed_file: null, eval_top_p: TRAINER_FIXED.evalTopP, vllm_gpu_memory_utilization: TRAINER_FIXED.vllmGpuMemoryUtilization,
+    fix_cache_size: FIX_CACHE_SIZE, max_feedback_chars: MAX_FEEDBACK_CHARS, gradient_checkpointing: true, final_export: true,
   };
 }
 
