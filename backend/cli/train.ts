@@ -165,7 +165,9 @@ async function status(p: Parsed): Promise<number> {
   const last = steps[steps.length - 1];
   if (last) {
     const keys = ['reward', 'acc/turn_1', 'acc/turn_2', 'format_error_rate/turn_1', 'completions/mean_length', 'completions/clipped_ratio',
-      'policy_loss', 'grad_norm', 'entropy', 'perf/tokens_per_s', 'perf/time_per_step', 'perf/max_memory_allocated_gb'];
+      'policy_loss', 'grad_norm', 'entropy', 'perf/tokens_per_s', 'perf/time_per_step', 'perf/max_memory_allocated_gb',
+      // fix prompts cached, and dropped because the preset's prompt budget is too small for them
+      'multiturn/turn_1/added_in_database', 'multiturn/turn_1/max_prompt_token_len_exceeded', 'multiturn/turn_1/feedback_too_long'];
     for (const k of keys) if (k in last.metrics) console.log(`  ${k.padEnd(30)} ${last.metrics[k].toPrecision(4)}`);
   }
   if (run.improved !== null) console.log(`  held-out: ${run.improved ? 'better than' : 'not better than'} the base model`);

@@ -159,9 +159,10 @@ def main(argv: list[str]) -> int:
     if last:
         cache.load(os.path.join(last, "fix_cache.json"))
     elif cfg.fix_seed_file:
-        for row in load_rows(cfg.fix_seed_file):
-            cache.add({"prompt": row["prompt"], "formal_statement": row["formal_statement"],
-                       "prompt_id": str(row["prompt_id"]), "turn": 2})
+        seeded = cache.add_seeds(load_rows(cfg.fix_seed_file), cfg.max_feedback_chars, lambda m: prompt_tokens(tokenizer, m), cfg.max_prompt_length)
+        client.event("log", message=f"fix seeds from the prover's history: {seeded['added_in_database']} kept, "
+                     f"{seeded['feedback_too_long']} with feedback over {cfg.max_feedback_chars} characters and "
+                     f"{seeded['max_prompt_token_len_exceeded']} over the {cfg.max_prompt_length}-token prompt budget dropped")
 
     trainer = KiminaGRPOTrainer(
         model=model, reward_funcs=[BackendReward(client, cache, cfg, tokenizer)], args=args,
