@@ -1,5 +1,7 @@
 // `kimina`: the command-line face of the backend. Each subcommand lives in backend/cli/<name>.ts.
 import { version } from '../package.json';
+import { kiminaHome } from './config';
+import { ensurePrivateDir } from './store/safePaths';
 
 type Command = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };
 
@@ -29,6 +31,7 @@ async function main(argv: string[]): Promise<number> {
   if (name === '--version' || name === '-v') { console.log(version); return 0; }
   const command = commands[name];
   if (!command) { console.error(`kimina: unknown command '${name}'\n\n${usage()}`); return 2; }
+  ensurePrivateDir(kiminaHome()); // KIMINA_HOME holds proof history, tokens and logs: 0700
   return (await command.load()).run(rest);
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { configForShape } from '../backend/model/onnx/qwen3Config';
 import { writeModelMetadata, writeOnnxGraph, ONNX_FILE } from '../backend/model/onnx/modelFolder';
-import { randomWeights } from '../test/fixtures/models/randomWeights';
+import { randomWeights } from '../backend/demo/models/randomWeights';
 
 export const QWEN3_06B: Qwen3Shape = {
   vocabSize: 151936, hiddenSize: 1024, layers: 28, heads: 16, kvHeads: 8, headDim: 128, intermediateSize: 3072,

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { CACHE_DIR, QWEN3_06B, BENCH_SEED } from './decodeModel';
 import { writeQwen3Gguf, type GgufTokenizer } from './gguf';
 import { bestWindowRate } from './bestWindow';
-import { randomWeights } from '../test/fixtures/models/randomWeights';
+import { randomWeights } from '../backend/demo/models/randomWeights';
 
 export const DEPS_DIR = join(CACHE_DIR, 'deps');
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configForShape } from '../backend/model/onnx/qwen3Config';
 import { writeOnnxGraph, ONNX_FILE } from '../backend/model/onnx/modelFolder';
-import { randomWeights } from '../test/fixtures/models/randomWeights';
+import { randomWeights } from '../backend/demo/models/randomWeights';
 import { BENCH_SEED, CACHE_DIR, QWEN3_06B } from './decodeModel';
 import { DEPS_DIR } from './llamaDecode';
 import { bestWindowRate } from './bestWindow';

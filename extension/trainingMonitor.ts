@@ -2,23 +2,24 @@
 // events (SSE), loads runs, metrics, rollouts, logs and GPU status over HTTP, relays the view's controls,
 // and offers to switch the prover to a finished run's better model.
 import * as vscode from 'vscode';
-import type {
-  ExportModelResponse, GpuReport, StartTrainingRequest, TrainingLogResponse, TrainingMetricsResponse, TrainingPresetName,
-  TrainingRolloutsResponse, TrainingRun, TrainingRunsResponse, TrainingStreamEvent,
-} from '../backend/protocol';
+import type { ApiClient, StartTrainingRequest, TrainingPresetName, TrainingStreamEvent } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
-import { callBackend, followTrainingEvents, type BackendAddress } from './trainingMonitorClient';
+import { backendClient, followTrainingEvents, type BackendAddress } from './trainingMonitorClient';
 import { webviewHtml } from './webviewHtml';
 
 const GPU_POLL_MS = 10_000;
+const controls = { pause: 'trainingPause', resume: 'trainingResume', cancel: 'trainingCancel' } as const;
 
 class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private stream: { stop(): void } | null = null;
   private gpuTimer: NodeJS.Timeout | null = null;
   private selected: string | null = null;
+  private readonly api: ApiClient;
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly backend: BackendAddress) {}
+  constructor(private readonly context: vscode.ExtensionContext, private readonly backend: BackendAddress) {
+    this.api = backendClient(backend);
+  }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
@@ -39,7 +40,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
         case 'ready': await this.start(); break;
         case 'select': await this.select(m.runId); break;
         case 'start': await this.startRun(m.preset, m.model, m.schedule, m.winRateSamples); break;
-        case 'control': this.post({ type: 'run', run: await callBackend<TrainingRun>(this.backend, 'POST', `/v1/training/runs/${encodeURIComponent(m.runId)}/${m.action}`) }); break;
+        case 'control': this.post({ type: 'run', run: await this.api.call(controls[m.action], { params: { id: m.runId } }) }); break;
         case 'useModel': await this.useModel(m.runId); break;
       }
     } catch (err) {
@@ -54,10 +55,10 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
     const configured = vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
     try {
-      const { presets } = await callBackend<{ presets: Record<TrainingPresetName, { summary: string }> }>(this.backend, 'GET', '/v1/training/presets');
+      const { presets } = await this.api.call('trainingPresets');
       this.post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
         defaultModel: configured || 'AI-MO/Kimina-Prover-RL-1.7B', workspace: folder });
-      const { runs } = await callBackend<TrainingRunsResponse>(this.backend, 'GET', '/v1/training/runs');
+      const { runs } = await this.api.call('trainingRuns');
       this.post({ type: 'runs', runs });
       if (runs[0]) await this.select(this.selected ?? runs[0].id);
     } catch (err) {
@@ -79,11 +80,11 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   private async select(runId: string): Promise<void> {
     this.selected = runId;
-    const id = encodeURIComponent(runId);
+    const params = { id: runId };
     const [metrics, rollouts, log] = await Promise.all([
-      callBackend<TrainingMetricsResponse>(this.backend, 'GET', `/v1/training/runs/${id}/metrics`),
-      callBackend<TrainingRolloutsResponse>(this.backend, 'GET', `/v1/training/runs/${id}/rollouts?limit=20`),
-      callBackend<TrainingLogResponse>(this.backend, 'GET', `/v1/training/runs/${id}/log?limit=200`),
+      this.api.call('trainingMetrics', { params }),
+      this.api.call('trainingRollouts', { params, query: { limit: 20 } }),
+      this.api.call('trainingLog', { params, query: { limit: 200 } }),
     ]);
     this.post({ type: 'metrics', runId, steps: metrics.steps, replace: true });
     this.post({ type: 'rollouts', runId, rollouts: rollouts.rollouts, replace: true });
@@ -94,20 +95,21 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (!model) throw new Error('enter a model (a Hugging Face id or a folder with safetensors weights)');
     const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!workspace) throw new Error('open a Lean workspace first: its theorems are the training prompts');
-    const run = await callBackend<TrainingRun>(this.backend, 'POST', '/v1/training/runs', { preset, model, workspace, schedule, winRate: winRateSamples ? { samples: winRateSamples } : undefined } satisfies StartTrainingRequest);
+    const body: StartTrainingRequest = { preset, model, workspace, schedule, ...(winRateSamples ? { winRate: { samples: winRateSamples } } : {}) };
+    const run = await this.api.call('trainingStart', { body });
     this.post({ type: 'run', run });
     await this.select(run.id);
-    this.post({ type: 'runs', runs: (await callBackend<TrainingRunsResponse>(this.backend, 'GET', '/v1/training/runs')).runs });
+    this.post({ type: 'runs', runs: (await this.api.call('trainingRuns')).runs });
   }
 
   /** Exports the run's merged weights to ONNX when needed, then points the prover at them after confirmation. */
   private async useModel(runId: string): Promise<void> {
-    let run = await callBackend<TrainingRun>(this.backend, 'GET', `/v1/training/runs/${encodeURIComponent(runId)}`);
+    let run = await this.api.call('trainingRun', { params: { id: runId } });
     let dir = run.onnxDir;
     if (!dir) {
       dir = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Kimina: exporting the fine-tuned model to ONNX' },
-        async () => (await callBackend<ExportModelResponse>(this.backend, 'POST', `/v1/training/runs/${encodeURIComponent(runId)}/export`, { quantize: 'q4' })).onnxDir);
-      run = await callBackend<TrainingRun>(this.backend, 'GET', `/v1/training/runs/${encodeURIComponent(runId)}`);
+        async () => (await this.api.call('trainingExport', { params: { id: runId }, body: { quantize: 'q4' } })).onnxDir);
+      run = await this.api.call('trainingRun', { params: { id: runId } });
       this.post({ type: 'run', run });
     }
     const choice = await vscode.window.showInformationMessage(`Prove with the fine-tuned model from "${run.name}"? (${dir})`, 'Switch', 'Not now');
@@ -119,7 +121,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   private async refreshGpus(): Promise<void> {
-    try { this.post({ type: 'gpus', report: await callBackend<GpuReport>(this.backend, 'GET', '/v1/training/gpus') }); } catch { /* the stream reports the connection */ }
+    try { this.post({ type: 'gpus', report: await this.api.call('trainingGpus') }); } catch { /* the stream reports the connection */ }
   }
 
   private stopFollowing(): void {

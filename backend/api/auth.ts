@@ -1,6 +1,6 @@
-// Bearer-token auth, kimina-lean-server style: active only when a token is configured
-// (KIMINA_API_TOKEN, or LEAN_SERVER_API_KEY); `Authorization: Bearer <token>`, the prefix optional.
-import { timingSafeEqual, createHash } from 'node:crypto';
+// Bearer-token auth, kimina-lean-server style: `Authorization: Bearer <token>`, the prefix optional. `kimina serve`
+// always has a token: KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), else a random one written to serve.json.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { sendDetail } from './httpErrors';
 
@@ -27,4 +27,9 @@ export function requireToken(token: string | undefined): RequestHandler {
     if (!sameSecret(given, token)) { sendDetail(res, 401, 'Invalid API key'); return; }
     next();
   };
+}
+
+/** A fresh random token for a server started without one (written to the 0600 discovery file for local clients). */
+export function newApiToken(): string {
+  return randomBytes(24).toString('base64url');
 }

@@ -1,14 +1,17 @@
-// JSON errors for every route, in FastAPI's shape (`{"detail": …}`) as kimina-lean-server answers,
-// and the one Express error handler that maps typed errors to status codes.
+// JSON errors for every route: the typed errors handlers throw, how each route's error style renders a
+// problem (backend/protocol/routes.ts ErrorStyle), and the one Express error handler. No answer repeats
+// the request body or carries a stack trace.
 import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorStyle, Problem } from '../protocol';
 import { QueueFull } from '../lean/errors';
 
-export interface FieldProblem { type: string; loc: (string | number)[]; msg: string; input?: unknown }
+/** FastAPI's entry in a 422 `detail` list. */
+export interface FieldProblem { type: string; loc: (string | number)[]; msg: string }
 
-/** A request body that does not match the schema: HTTP 422 with one entry per problem. */
+/** A request that does not match its route's schema: 422 (fastapi, error styles) or 400 (detail style). */
 export class ValidationError extends Error {
-  constructor(readonly problems: FieldProblem[]) {
-    super(problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '));
+  constructor(readonly problems: Problem[], readonly where: 'body' | 'query' = 'body') {
+    super(problems.map((p) => p.text).join('; '));
     this.name = 'ValidationError';
   }
 }
@@ -26,11 +29,31 @@ export function sendDetail(res: Response, status: number, detail: unknown, heade
   res.status(status).set(headers).json({ detail });
 }
 
+/** A plain message (or typed problems) in the route's style. */
+export function sendStyled(res: Response, style: ErrorStyle, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) { res.end(); return; }
+  res.status(status).set(headers).json(style === 'error' ? { error: message } : { detail: message });
+}
+
+export function sendProblems(res: Response, style: ErrorStyle, err: ValidationError): void {
+  if (style === 'fastapi') {
+    sendDetail(res, 422, err.problems.map((p): FieldProblem => ({ type: p.type, loc: [err.where, ...p.loc], msg: p.msg })));
+    return;
+  }
+  sendStyled(res, style, style === 'error' ? 422 : 400, err.problems[0]?.text ?? 'bad request');
+}
+
 export const jsonErrorHandler: ErrorRequestHandler = (err: unknown, _req, res, _next) => {
-  if (err instanceof ValidationError) return sendDetail(res, 422, err.problems);
-  if (err instanceof QueueFull) return sendDetail(res, 429, err.message, { 'Retry-After': String(err.retryAfterS) });
-  if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers);
-  const message = err instanceof Error ? err.message : String(err);
-  if (process.env.KIMINA_DEBUG) console.error(err);
-  return sendDetail(res, 500, `Internal server error: ${message}`);
+  try {
+    if (err instanceof ValidationError) return sendProblems(res, 'fastapi', err);
+    if (err instanceof QueueFull) return sendDetail(res, 429, err.message, { 'Retry-After': String(err.retryAfterS) });
+    if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers);
+    if (process.env.KIMINA_DEBUG) console.error(err);
+    const message = err instanceof Error ? err.message : String(err);
+    return sendDetail(res, 500, `Internal server error: ${message.split('\n')[0].slice(0, 300)}`);
+  } catch {
+    // whatever went wrong while answering, the answer stays JSON
+    if (!res.headersSent) res.status(500).type('application/json').end('{"detail":"Internal server error"}');
+    else res.end();
+  }
 };

@@ -4,6 +4,7 @@
 // message (or a sorry entry for admit/sorryAx) saying why.
 import type { CommandResponse, ReplDiagnostics, ReplMessage, ReplResponse, ReplSorry } from '../protocol';
 import type { CheckOutcome } from '../lean/types';
+import { isSorryWarning } from '../lean/verdict';
 
 function diagnostics(out: CheckOutcome): ReplDiagnostics {
   const d: ReplDiagnostics = {};
@@ -38,8 +39,10 @@ export function toKlsResult(id: string, out: CheckOutcome, debug: boolean): Repl
     // refused before Lean: the verdict's messages say where and why
     messages.push(...v.messages.filter((m) => m.severity === 'error'));
   } else if (v.status === 'sorry' && sorries.length === 0 && !hasError) {
-    const warning = messages.find((m) => m.data.includes("declaration uses 'sorry'"));
-    sorries.push({ goal: `kimina: ${v.reason}`, ...(warning ? { pos: warning.pos, endPos: warning.endPos ?? warning.pos } : { pos: { line: 1, column: 0 }, endPos: { line: 1, column: 0 } }) });
+    // where Lean said: its sorry warning, else the declaration whose audit found sorryAx
+    const warning = messages.find(isSorryWarning);
+    const pos = warning?.pos ?? out.sorryAt ?? { line: 1, column: 0 };
+    sorries.push({ goal: `kimina: ${v.reason}`, pos, endPos: warning?.endPos ?? pos });
   } else if (v.status !== 'valid' && v.status !== 'sorry' && !hasError) {
     messages.push(kiminaNote(v.reason));
   }

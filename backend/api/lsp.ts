@@ -4,9 +4,9 @@
 import { CodeActionKind, type CodeAction, type CodeLens, type Connection, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type BackendStatus, type EditorProveResult, type LspNotificationTypes, type LspRequestTypes, editorCommands, lspMethods } from '../protocol';
-import { declarationAt, findDeclarations } from './editor/leanSource';
-import { proveInEditor } from './editor/editorProve';
-import type { ProveService } from './editor/service';
+import { declarationAt, findDeclarations } from '../editor/leanSource';
+import { proveInEditor } from '../editor/editorProve';
+import type { ProveService } from '../editor/service';
 
 export interface LspFaceOptions {
   connection: Connection;

@@ -3,7 +3,7 @@
 import type { RouterFactory } from './server';
 import { proveRouterFactory } from './proveRoutes';
 import { evalRouterFactory } from '../eval/routes';
-import { trainingRouterFactory } from '../training/service';
+import { trainingRouterFactory } from './trainingMount';
 
 export const extraRouters: RouterFactory[] = [
   proveRouterFactory, // POST /v1/prove, DELETE|GET /v1/prove/:id (prover)

@@ -2,17 +2,14 @@
 // `Accept: text/event-stream`), `DELETE /v1/prove/:id` to cancel, `GET /v1/prove/:id` for a stored run,
 // `GET /v1/prove?limit=N` for the most recent runs.
 // Closing the connection cancels the request too.
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type { ProveEvent, ProveResult } from '../protocol';
+import type { Request, Response, Router } from 'express';
+import type { ProveEvent, ProveRequestBody, ProveResult } from '../protocol';
 import { prove, proveTarget, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
+import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
 import { openSse, type SseStream } from './sse';
-import type { LeanVerifier } from '../lean/types';
-import { createEngine, engineConfigFromEnv } from '../model/index';
-import { openDb } from '../store/db';
 import { AttemptStore } from '../store/attempts';
-import { storePath } from '../prover/runtime';
 import type { ApiContext } from './server';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
@@ -20,13 +17,6 @@ export type ProveRouterDeps = ProveDeps | (() => ProveDeps | Promise<ProveDeps>)
 
 function wantsStream(req: Request): boolean {
   return (req.headers.accept ?? '').split(',').some((part) => part.trim().startsWith('text/event-stream'));
-}
-
-const parseJson = express.json({ limit: '4mb' });
-/** Parses the body unless the server's own body reader already did (then the stream is spent). */
-function readJsonOnce(req: Request, res: Response, next: NextFunction): void {
-  if (req.body !== undefined || req.readableEnded) { next(); return; }
-  parseJson(req, res, next);
 }
 
 export interface ProveRouterOptions {
@@ -37,13 +27,14 @@ export interface ProveRouterOptions {
    * new ones refused, and an engine that a deps function made is closed.
    */
   onClose?: (hook: () => Promise<void>) => void;
+  /** Close an engine that a deps function made when the router shuts down (default true; false when the caller owns it). */
+  closeEngine?: boolean;
   /** How long shutdown waits for cancelled requests to answer (a Lean check in flight does not stop early). Default 1000 ms. */
   closeGraceMs?: number;
 }
 
 export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOptions = {}): Router {
   const readStore = options.store ?? (typeof deps === 'function' ? undefined : deps.store);
-  const router = express.Router();
   const running = new Map<string, AbortController>();
   const handlers = new Set<Promise<void>>();
   let closing = false;
@@ -54,17 +45,10 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     return resolved;
   };
 
-  router.post('/v1/prove', readJsonOnce, (req: Request, res: Response) => {
-    if (closing) { res.status(503).json({ error: 'the server is shutting down' }); return; }
-    const handled = handleProve(req, res).finally(() => handlers.delete(handled));
-    handlers.add(handled);
-    return handled;
-  });
-
-  const handleProve = async (req: Request, res: Response): Promise<void> => {
+  const handleProve = async (raw: ProveRequestBody, req: Request, res: Response): Promise<void> => {
     let body;
     try {
-      body = parseProveRequest(req.body);
+      body = parseProveRequest(raw);
       proveTarget(body.code, body.theorem); // a missing theorem is a 422, even before a stream starts
     } catch (err) { res.status(422).json({ error: (err as Error).message }); return; }
     const id = body.id ?? randomUUID();
@@ -96,33 +80,26 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     }
   };
 
-  router.delete('/v1/prove/:id', (req: Request, res: Response) => {
-    const id = String(req.params.id);
-    const controller = running.get(id);
-    if (!controller) { res.status(404).json({ error: `no running prove request with id '${id}'` }); return; }
-    controller.abort();
-    res.status(202).json({ id, cancelled: true });
-  });
-
-  router.get('/v1/prove', (req: Request, res: Response) => {
-    const raw = req.query.limit;
-    const limit = raw === undefined ? 20 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) { res.status(422).json({ error: "'limit' must be a whole number from 1 to 500" }); return; }
-    res.json({ runs: (readStore?.recentRuns(limit) ?? []).map((run) => ({ ...run, running: running.has(run.id) })) });
-  });
-
-  router.get('/v1/prove/:id', (req: Request, res: Response) => {
-    const id = String(req.params.id);
-    const store = readStore;
-    const run = store?.getRun(id);
-    if (!store || !run) { res.status(404).json({ error: `no stored prove run with id '${id}'` }); return; }
-    res.json({ ...run, running: running.has(id), attempts: store.attemptsOf(id) });
-  });
-
-  // Body-parser failures (bad JSON, too large) as JSON errors rather than HTML pages.
-  router.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, next: NextFunction) => {
-    if (!err.type || res.headersSent) { next(err); return; }
-    res.status(err.status ?? 400).json({ error: err.type === 'entity.parse.failed' ? `the body is not valid JSON: ${err.message}` : err.message });
+  const router = serveRoutes({
+    prove: ({ body }, req, res) => {
+      if (closing) { res.status(503).json({ error: 'the server is shutting down' }); return; }
+      const handled = handleProve(body, req, res).finally(() => handlers.delete(handled));
+      handlers.add(handled);
+      return handled;
+    },
+    proveCancel: ({ params }, _req, res) => {
+      const controller = running.get(params.id);
+      if (!controller) { res.status(404).json({ error: `no running prove request with id '${params.id.slice(0, 100)}'` }); return; }
+      controller.abort();
+      res.status(202).json({ id: params.id, cancelled: true });
+    },
+    proveRuns: ({ query }) => ({ runs: (readStore?.recentRuns(query.limit ?? 20) ?? []).map((run) => ({ ...run, running: running.has(run.id) })) }),
+    proveRun: ({ params }, _req, res) => {
+      const store = readStore;
+      const run = store?.getRun(params.id);
+      if (!store || !run) { res.status(404).json({ error: `no stored prove run with id '${params.id.slice(0, 100)}'` }); return; }
+      return { ...run, running: running.has(params.id), attempts: store.attemptsOf(params.id) };
+    },
   });
 
   options.onClose?.(async () => {
@@ -133,7 +110,7 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     await Promise.race([Promise.allSettled([...handlers]), grace]);
     clearTimeout(timer);
     // An engine made here on first use belongs to the router; one passed in belongs to the caller.
-    if (typeof deps === 'function' && resolved) {
+    if (typeof deps === 'function' && resolved && options.closeEngine !== false) {
       const made = await resolved.catch(() => null);
       await made?.engine.close();
     }
@@ -142,14 +119,12 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
 }
 
 /**
- * For `kimina serve` (backend/api/mounts.ts): the server's verifier, the configured engine (loaded on the
- * first prove request, so the server starts at once, and closed when the server shuts down) and the attempt
- * store at KIMINA_DB.
+ * For `kimina serve` (backend/api/mounts.ts): the server's verifier, the app's engine (loaded on the first
+ * prove request, so the server starts at once; the app closes it) and the attempt store in the app's database.
  */
-export function proveRouterFactory(ctx: { verifier: LeanVerifier; onClose?: ApiContext['onClose'] }): Router {
-  const store = new AttemptStore(openDb(storePath()));
-  return createProveRouter(async () => {
-    const engine = await createEngine(engineConfigFromEnv(), { log: (line) => console.error(line) });
-    return { engine, verifier: ctx.verifier, store };
-  }, { store, onClose: ctx.onClose });
+export function proveRouterFactory(ctx: ApiContext): Router {
+  const { db, engine } = ctx;
+  if (!db || !engine) throw new Error('the prove routes need the app\'s store and engine (ApiContext.db, .engine)');
+  const store = new AttemptStore(db);
+  return createProveRouter(async () => ({ engine: await engine(), verifier: ctx.verifier, store }), { store, onClose: ctx.onClose, closeEngine: false });
 }

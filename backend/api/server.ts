@@ -1,26 +1,38 @@
-// The HTTP face of the backend (express 5): shared plumbing (body limits, JSON errors, auth), the
-// verification routes, and whatever routers other areas pass in.
+// The HTTP face of the backend (express 5): shared plumbing (the browser guard, auth, body limits, JSON
+// errors), the verification routes, and whatever routers other areas pass in. Every route comes from the
+// contract (backend/protocol/routes.ts, served through ./contract.ts).
 import express, { type Express, type Router } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Settings } from '../app/settings';
 import type { BatchVerifier } from '../lean/verifier';
+import type { Engine } from '../model/engine';
+import type { Db } from '../store/db';
 import { requireToken } from './auth';
-import { jsonBody, defaultBodyLimitBytes } from './body';
+import { defaultBodyLimitBytes } from './body';
+import { isLoopbackName, refuseBrowsers } from './browserGuard';
 import { jsonErrorHandler, sendDetail } from './httpErrors';
 import { verifyRouter } from './verifyRoutes';
 
-/** What routers get from the server: the verifier, plus anything the caller adds. */
+/** What routers get from the server (the composition root, backend/app, fills it for `kimina serve`). */
 export interface ApiContext {
   verifier: BatchVerifier;
+  /** The backend's one database; routers that keep data use it and never open their own. */
+  db?: Db;
+  /** The configured engine, loaded once on first use; it belongs to the caller, which closes it. */
+  engine?: () => Promise<Engine>;
+  /** The backend settings, read once. */
+  settings?: Settings;
   /** The server's own URL once it listens (`kimina serve` provides it), for processes it starts. */
   backendUrl?: () => string | undefined;
+  /** The API token this server requires, for processes it starts that call back (the trainer). */
+  token?: string;
   /**
    * Registers work to do when the server shuts down (stop running requests, close engines, detach jobs).
    * Hooks run together, while the HTTP server still answers, before the verifier closes. Absent in tests
    * that mount routers on their own; callers then close what they made themselves.
    */
   onClose?: (hook: CloseHook) => void;
-  [key: string]: unknown;
 }
 
 export type CloseHook = () => void | Promise<void>;
@@ -42,17 +54,21 @@ export class CloseHooks {
 }
 
 export interface AppOptions {
-  /** Bearer token required on every route except health (KIMINA_API_TOKEN / LEAN_SERVER_API_KEY). */
+  /** Bearer token required on every route except health (`kimina serve`: KIMINA_API_TOKEN / LEAN_SERVER_API_KEY, else a random one). */
   token?: string;
   bodyLimitBytes?: number;
+  /** Host names besides loopback ones that requests may name (the browser guard, ./browserGuard.ts). */
+  allowedHosts?: string[];
 }
 
 export async function createApp(ctx: ApiContext, extraRouters: RouterFactory[] = [], options: AppOptions = {}): Promise<Express> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('env', 'production'); // express's own last-resort handler then shows no stack trace
+  app.locals.bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes;
+  app.use(refuseBrowsers({ allowedHosts: options.allowedHosts }));
   app.use(requireToken(options.token));
-  app.use(jsonBody(options.bodyLimitBytes ?? defaultBodyLimitBytes));
   app.use(verifyRouter(ctx.verifier));
   for (const make of extraRouters) app.use(await make(ctx));
   app.use((req, res) => sendDetail(res, 404, `Not Found: ${req.method} ${req.path}`));
@@ -61,7 +77,7 @@ export async function createApp(ctx: ApiContext, extraRouters: RouterFactory[] =
 }
 
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return isLoopbackName(host);
 }
 
 export interface Listening { server: Server; url: string; port: number; close(): Promise<void> }

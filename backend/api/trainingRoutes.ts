@@ -1,14 +1,14 @@
 // HTTP face of training: runs and their controls, metrics, rollouts, GPU status and a live SSE stream for
 // clients; the reward service, metrics and events routes for the Python trainer.
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type {
-  ExportModelRequest, MetricsReport, RewardRequest, StartTrainingRequest, TrainerEvent, TrainingStreamEvent,
-} from '../protocol';
+import type { Request, Router } from 'express';
+import type { TrainingStreamEvent } from '../protocol';
 import type { TrainingStore } from '../store/training';
 import { TrainingError, type TrainingJobs } from '../training/jobs';
 import { nvidiaSmiProbe, type GpuProbe } from '../training/gpu';
 import { PRESETS } from '../training/presets';
+import { serveRoutes } from './contract';
 import { openSse } from './sse';
+import { clientKey } from '../lean/admission';
 
 export interface TrainingRouterDeps {
   jobs: TrainingJobs;
@@ -16,81 +16,50 @@ export interface TrainingRouterDeps {
   gpuProbe?: GpuProbe;
 }
 
-type Handler = (req: Request, res: Response) => Promise<unknown> | unknown;
-
-/** Wraps a handler: TrainingError -> its status with `{detail}`, anything else to the app's error handler. */
-function route(fn: Handler) {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      const out = await fn(req, res);
-      if (out !== undefined && !res.headersSent) res.json(out);
-    } catch (err) {
-      if (err instanceof TrainingError) { res.status(err.status).json({ detail: err.message }); return; }
-      next(err);
-    }
-  };
-}
-
-function intParam(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new TrainingError(`${name} must be a non-negative integer`);
-  return n;
-}
-
-function body<T>(req: Request): T {
-  if (req.body === undefined || req.body === null || typeof req.body !== 'object') throw new TrainingError('a JSON object body is required');
-  return req.body as T;
+function launchOf(req: Request): string | undefined {
+  const launch = req.headers['x-kimina-launch'];
+  return typeof launch === 'string' ? launch : undefined;
 }
 
 export function createTrainingRouter(deps: TrainingRouterDeps): Router {
   const { jobs, store } = deps;
-  const r = express.Router();
-  const id = (req: Request) => String(req.params.id);
+  return serveRoutes({
+    trainingPresets: () => ({ presets: PRESETS }),
+    trainingGpus: () => (deps.gpuProbe ?? nvidiaSmiProbe)(),
+    trainingRuns: () => ({ runs: jobs.list() }),
+    trainingStart: async ({ body }, _req, res) => { res.status(201).json(await jobs.start(body)); },
+    trainingRun: ({ params }) => jobs.get(params.id),
+    trainingPause: ({ params }) => jobs.pause(params.id),
+    trainingResume: ({ params }) => jobs.resume(params.id),
+    trainingCancel: ({ params }) => jobs.cancel(params.id),
+    trainingExport: async ({ params, body }) => ({ onnxDir: (await jobs.exportOnnx(params.id, body?.quantize !== 'none')).onnxDir }),
+    trainingMetrics: ({ params, query }) => {
+      jobs.get(params.id);
+      return { runId: params.id, steps: store.metrics(params.id, { kind: query.kind, sinceStep: query.since ?? 0 }) };
+    },
+    trainingRollouts: ({ params, query }) => {
+      jobs.get(params.id);
+      return { runId: params.id, rollouts: store.rollouts(params.id, Math.min(200, query.limit ?? 20)) };
+    },
+    trainingLog: ({ params, query }) => {
+      jobs.get(params.id);
+      return { runId: params.id, lines: store.logLines(params.id, Math.min(500, query.limit ?? 100)) };
+    },
 
-  r.get('/v1/training/presets', route(() => ({ presets: PRESETS })));
-  r.get('/v1/training/gpus', route(() => (deps.gpuProbe ?? nvidiaSmiProbe)()));
-  r.get('/v1/training/runs', route(() => ({ runs: jobs.list() })));
-  r.post('/v1/training/runs', route(async (req, res) => {
-    const run = await jobs.start(body<StartTrainingRequest>(req));
-    res.status(201).json(run);
-  }));
-  r.get('/v1/training/runs/:id', route((req) => jobs.get(id(req))));
-  r.post('/v1/training/runs/:id/pause', route((req) => jobs.pause(id(req))));
-  r.post('/v1/training/runs/:id/resume', route((req) => jobs.resume(id(req))));
-  r.post('/v1/training/runs/:id/cancel', route((req) => jobs.cancel(id(req))));
-  r.post('/v1/training/runs/:id/export', route(async (req) => {
-    const b = (req.body ?? {}) as ExportModelRequest;
-    const run = await jobs.exportOnnx(id(req), b.quantize !== 'none');
-    return { onnxDir: run.onnxDir };
-  }));
-  r.get('/v1/training/runs/:id/metrics', route((req) => {
-    jobs.get(id(req));
-    const kind = req.query.kind === 'train' || req.query.kind === 'eval' ? req.query.kind : undefined;
-    return { runId: id(req), steps: store.metrics(id(req), { kind, sinceStep: intParam(req.query.since, 'since', 0) }) };
-  }));
-  r.get('/v1/training/runs/:id/rollouts', route((req) => {
-    jobs.get(id(req));
-    return { runId: id(req), rollouts: store.rollouts(id(req), Math.min(200, intParam(req.query.limit, 'limit', 20))) };
-  }));
-  r.get('/v1/training/runs/:id/log', route((req) => {
-    jobs.get(id(req));
-    return { runId: id(req), lines: store.logLines(id(req), Math.min(500, intParam(req.query.limit, 'limit', 100))) };
-  }));
+    // The trainer's side.
+    // A trainer names the launch it belongs to (x-kimina-launch): a trainer of an earlier launch is refused.
+    trainingReward: ({ body }, req) => jobs.scoreOnly(body, clientKey('reward', req.headers['x-kimina-client'], req.socket.remoteAddress)),
+    trainingRunReward: ({ params, body }, req) => jobs.reward(params.id, body, launchOf(req)),
+    trainingReport: ({ params, body }, req) => { jobs.report(params.id, body, launchOf(req)); return { ok: true }; },
+    trainingTrainerEvent: ({ params, body }, req) => { jobs.trainerEvent(params.id, body, launchOf(req)); return { ok: true }; },
 
-  // The trainer's side.
-  r.post('/v1/training/reward', route((req) => jobs.scoreOnly(body<RewardRequest>(req))));
-  r.post('/v1/training/runs/:id/reward', route((req) => jobs.reward(id(req), body<RewardRequest>(req))));
-  r.post('/v1/training/runs/:id/metrics', route((req) => { jobs.report(id(req), body<MetricsReport>(req)); return { ok: true }; }));
-  r.post('/v1/training/runs/:id/events', route((req) => { jobs.trainerEvent(id(req), body<TrainerEvent>(req)); return { ok: true }; }));
-
-  // Live stream: every run first, then changes as they happen.
-  r.get('/v1/training/events', (req, res) => {
-    const stream = openSse(req, res);
-    for (const run of jobs.list()) stream.send('run', { type: 'run', run } satisfies TrainingStreamEvent);
-    const listener = (event: TrainingStreamEvent) => stream.send(event.type, event);
-    jobs.on('event', listener);
-    stream.signal.addEventListener('abort', () => jobs.off('event', listener));
-  });
-  return r;
+    // Live stream: every run first, then changes as they happen.
+    trainingEvents: (_input, req, res) => {
+      const stream = openSse(req, res);
+      for (const run of jobs.list()) stream.send('run', { type: 'run', run } satisfies TrainingStreamEvent);
+      const listener = (event: TrainingStreamEvent) => stream.send(event.type, event);
+      jobs.on('event', listener);
+      stream.signal.addEventListener('abort', () => jobs.off('event', listener));
+    },
+  }, { mapError: (err) => (err instanceof TrainingError ? { status: err.status, message: err.message } : undefined) });
 }

@@ -1,10 +1,12 @@
-// Verification routes: kimina-lean-server compatible (`/api/check`, `/verify`,
-// `/one_pass_verify_batch`, `/health`) and our richer `/v1/check`.
-import { Router, type Request, type Response } from 'express';
+// Verification routes: kimina-lean-server compatible (`/api/check`, `/verify`, `/one_pass_verify_batch`,
+// `/health`) and our richer `/v1/check`. Bodies arrive checked against the contract (backend/protocol/verify.ts);
+// absent settings take kimina-lean-server's defaults here.
+import type { Request, Response, Router } from 'express';
 import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from '../protocol';
 import type { BatchVerifier } from '../lean/verifier';
+import { serveRoutes } from './contract';
+import { clientKey } from '../lean/admission';
 import { toKlsResult } from './klsCompat';
-import { parseCheckRequest, parseV1CheckRequest, parseVerifyRequest } from './validate';
 import { version } from '../../package.json';
 
 /** Aborted when the client goes away before its answer is sent (queued checks are dropped). */
@@ -14,54 +16,46 @@ function clientGone(res: Response): AbortSignal {
   return controller.signal;
 }
 
+/** The fair-sharing identity of a check request (lean/admission.ts). */
+function checkClient(req: Request): string {
+  return clientKey('check', req.headers['x-kimina-client'], req.socket.remoteAddress);
+}
+
 export function verifyRouter(verifier: BatchVerifier): Router {
-  const router = Router();
+  return serveRoutes({
+    health: (): HealthResponse => {
+      const s = verifier.stats();
+      return { status: 'ok', version, repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 } };
+    },
 
-  const health = (_req: Request, res: Response): void => {
-    const s = verifier.stats();
-    const body: HealthResponse = { status: 'ok', version, repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 } };
-    res.json(body);
-  };
-  router.get(['/', '/health', '/health/'], health);
+    apiCheck: async ({ body }, req, res): Promise<CheckResponse> => {
+      const outcomes = await verifier.checkBatch(body.snippets.map((s) => s.code), {
+        timeout: body.timeout ?? 30, reuse: body.reuse ?? true, infotree: body.infotree ?? null, signal: clientGone(res), client: checkClient(req),
+      });
+      return { results: outcomes.map((o, i) => toKlsResult(body.snippets[i].id, o, body.debug ?? false)) };
+    },
 
-  const apiCheck = async (req: Request, res: Response): Promise<void> => {
-    const r = parseCheckRequest(req.body);
-    const outcomes = await verifier.checkBatch(r.snippets.map((s) => s.code), {
-      timeout: r.timeout, reuse: r.reuse, infotree: r.infotree, signal: clientGone(res),
-    });
-    const body: CheckResponse = { results: outcomes.map((o, i) => toKlsResult(r.snippets[i].id, o, r.debug)) };
-    res.json(body);
-  };
-  router.post(['/api/check', '/api/check/'], apiCheck);
+    verify: async ({ body }, req, res): Promise<VerifyResponse> => {
+      const codes = body.codes.map((c) => ({ customId: c.custom_id, code: (c.proof ?? c.code) as string }));
+      const outcomes = await verifier.checkBatch(codes.map((c) => c.code), {
+        timeout: body.timeout ?? 300, reuse: !(body.disable_cache ?? false), infotree: body.infotree_type ?? null, signal: clientGone(res), client: checkClient(req),
+      });
+      return {
+        results: outcomes.map((o, i) => {
+          const kls = toKlsResult(String(codes[i].customId), o, false);
+          const entry: VerifyResponse['results'][number] = { custom_id: codes[i].customId };
+          if (kls.error !== undefined) entry.error = kls.error;
+          if (kls.response !== undefined) entry.response = { ...kls.response, time: kls.time };
+          return entry;
+        }),
+      };
+    },
 
-  const verify = async (req: Request, res: Response): Promise<void> => {
-    const r = parseVerifyRequest(req.body);
-    const outcomes = await verifier.checkBatch(r.codes.map((c) => c.code), {
-      timeout: r.timeout, reuse: !r.disableCache, infotree: r.infotree, signal: clientGone(res),
-    });
-    const body: VerifyResponse = {
-      results: outcomes.map((o, i) => {
-        const kls = toKlsResult(String(r.codes[i].customId), o, false);
-        const entry: VerifyResponse['results'][number] = { custom_id: r.codes[i].customId };
-        if (kls.error !== undefined) entry.error = kls.error;
-        if (kls.response !== undefined) entry.response = { ...kls.response, time: kls.time };
-        return entry;
-      }),
-    };
-    res.json(body);
-  };
-  router.post(['/verify', '/one_pass_verify_batch'], verify);
-
-  router.post('/v1/check', async (req: Request, res: Response) => {
-    const r = parseV1CheckRequest(req.body);
-    const outcomes = await verifier.checkBatch(r.snippets.map((s) => s.code), {
-      timeout: r.timeout, infotree: r.infotree, theorems: r.theorems, signal: clientGone(res),
-    });
-    const body: V1CheckResponse = {
-      results: outcomes.map((o, i) => ({ id: r.snippets[i].id, ...o.verdict, ...(o.response ? { response: o.response } : {}) })),
-    };
-    res.json(body);
+    check: async ({ body }, req, res): Promise<V1CheckResponse> => {
+      const outcomes = await verifier.checkBatch(body.snippets.map((s) => s.code), {
+        timeout: body.timeout ?? 60, infotree: body.infotree ?? null, theorems: body.theorems ?? undefined, signal: clientGone(res), client: checkClient(req),
+      });
+      return { results: outcomes.map((o, i) => ({ id: body.snippets[i].id, ...o.verdict, ...(o.response ? { response: o.response } : {}) })) };
+    },
   });
-
-  return router;
 }

@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { verdictsPerDeclaration, type DeclarationVerdict } from '../lean/perDeclaration';
 import type { CheckOutcome } from '../lean/types';
-import { buildVerifier, verifierSettingsFromEnv } from '../lean/settings';
+import { openApp } from '../app/app';
+import { readSettings } from '../app/settings';
+import type { VerifierSettings } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
 
 const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide]
@@ -18,10 +20,11 @@ export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['json', 'help', 'allow-native-decide']);
   if (p.flags.has('help')) { console.log(help); return 0; }
   if (p.positionals.length === 0) { console.error(help); return 2; }
-  const settings = verifierSettingsFromEnv();
+  const settings = readSettings();
+  const flags: Partial<VerifierSettings> = {};
   const project = flagString(p, 'project');
-  if (project) settings.projectDir = resolve(project);
-  if (p.flags.has('allow-native-decide')) settings.allowNativeDecide = true;
+  if (project) flags.projectDir = resolve(project);
+  if (p.flags.has('allow-native-decide')) flags.allowNativeDecide = true;
   const timeout = flagNumber(p, 'timeout');
   const sources: [string, string][] = [];
   for (const file of p.positionals) {
@@ -30,8 +33,9 @@ export async function run(args: string[]): Promise<number> {
       return 2;
     }
   }
-  settings.maxRepls = Math.min(settings.maxRepls, Math.max(1, sources.length));
-  const built = buildVerifier(settings);
+  flags.maxRepls = Math.min(settings.maxRepls, Math.max(1, sources.length));
+  const app = openApp({ settings, verifier: flags });
+  const built = app.verifier();
   const reports: FileReport[] = [];
   try {
     // in chunks that fit the verifier's admission limit, so any number of files can be checked
@@ -48,7 +52,7 @@ export async function run(args: string[]): Promise<number> {
       });
     });
   } finally {
-    await built.verifier.close();
+    await app.close();
   }
   const allValid = reports.every((r) => r.problems.length === 0 && r.declarations.every((d) => d.status === 'valid') && (r.declarations.length > 0 || r.status === 'valid'));
   if (p.flags.has('json')) {

@@ -1,5 +1,6 @@
 // `kimina lean setup|status`: build the Lean REPL for a project, or show what the verifier will use.
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { findReplBinary, projectToolchainTag } from '../lean/launch';
 import { detectSandbox } from '../lean/sandbox';
 import { setupRepl } from '../lean/setup';
@@ -26,7 +27,9 @@ export async function run(args: string[]): Promise<number> {
   if (sub === 'status') {
     const tag = projectToolchainTag(project);
     const binary = settings.replCommand ? undefined : findReplBinary(project, settings.replPath);
-    console.log(`project:   ${project} (${tag ?? 'no lean-toolchain'})`);
+    const file = join(project, 'lean-toolchain');
+    const toolchain = existsSync(file) ? readFileSync(file, 'utf8').trim().slice(0, 120) : undefined;
+    console.log(`project:   ${project} (${tag ?? (toolchain === undefined ? 'no lean-toolchain' : `${JSON.stringify(toolchain)}: not a Lean release, no REPL to set up`)})`);
     console.log(`checks by: ${settings.replCommand ? `KIMINA_REPL_COMMAND (${settings.replCommand})` : binary ? `REPL pool, lake env ${binary}` : 'lake env lean --json per snippet (no REPL build: run `kimina lean setup`)'}`);
     const sandbox = detectSandbox(settings.sandbox);
     console.log(`sandbox:   ${sandbox.kind}: ${sandbox.enforces}`);

@@ -1,9 +1,9 @@
 // `kimina lsp --stdio`: the language-server face for the editor, speaking LSP over stdin/stdout.
 import { ProposedFeatures, StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
 import { startLspFace } from '../api/lsp';
-import { chooseService } from '../api/editor/chooseService';
+import { chooseService } from '../editor/chooseService';
+import { openApp } from '../app/app';
 import { parseArgs } from './args';
-import { env } from '../config';
 
 const usage = `usage: kimina lsp --stdio
 
@@ -22,11 +22,13 @@ export async function run(args: string[]): Promise<number> {
   console.log = toStderr; console.info = toStderr; console.debug = toStderr;
   const log = (line: string) => process.stderr.write(`[kimina lsp] ${line}\n`);
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
-  const face = startLspFace({ connection, createService: () => chooseService(log), log, proveTimeoutS: env.num('KIMINA_PROVE_TIMEOUT', 0) });
+  const app = openApp({ log });
+  const face = startLspFace({ connection, createService: () => chooseService(app, log), log, proveTimeoutS: app.settings.proveTimeoutS });
+  const shutdown = async (): Promise<void> => { await face.close(); await app.close(); };
   const closed = new Promise<number>((resolve) => {
-    connection.onShutdown(async () => { await face.close(); });
+    connection.onShutdown(shutdown);
     connection.onExit(() => resolve(0));
-    process.stdin.on('end', () => { void face.close().then(() => resolve(0)); });
+    process.stdin.on('end', () => { void shutdown().then(() => resolve(0)); });
   });
   connection.listen();
   log(`listening on stdio (pid ${process.pid})`);

@@ -6,7 +6,7 @@ import { parseArgs, flagNumber, flagString } from './args';
 import { formalStatementOf, selectDeclaration } from '../lean/declarations';
 import { prove } from '../prover/prove';
 import { parseProveRequest } from '../prover/request';
-import { openDemoRuntime, openRuntime, type ProveRuntime } from '../prover/runtime';
+import { openApp } from '../app/app';
 import { TerminalView } from '../prover/terminal';
 
 const HELP = `usage: kimina prove FILE[:THEOREM|:LINE] [options]
@@ -74,8 +74,13 @@ export async function run(argv: string[]): Promise<number> {
   const json = args.flags.has('json');
   const demo = args.flags.has('demo');
   const log = (line: string) => process.stderr.write(line + '\n');
-  const runtime: ProveRuntime = demo ? await openDemoRuntime(log) : await openRuntime(log);
-  for (const line of runtime.describe) log(demo ? `DEMO: ${line}` : line);
+  const app = openApp({ demo, log });
+  let deps;
+  try {
+    const verifier = app.verifier().verifier;
+    deps = { engine: await app.engine(), verifier, store: app.attempts() };
+    for (const line of await app.describe()) log(demo ? `DEMO: ${line}` : line);
+  } catch (err) { await app.close(); throw err; }
 
   const controller = new AbortController();
   let interrupts = 0;
@@ -85,15 +90,15 @@ export async function run(argv: string[]): Promise<number> {
     controller.abort();
   };
   process.on('SIGINT', onSigint);
-  const view = json ? null : new TerminalView({ out: process.stdout, err: process.stderr, color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR });
+  const view = json ? null : new TerminalView({ out: process.stdout, err: process.stderr, color: Boolean(process.stdout.isTTY) && !app.settings.noColor });
   try {
-    const result = await prove(request, runtime.deps, (e) => view?.event(e), controller.signal);
+    const result = await prove(request, deps, (e) => view?.event(e), controller.signal);
     if (json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     else view?.finish(result);
     if (demo) log('DEMO: the answers came from a scripted test-double model and were checked by the stand-in REPL, not Lean.');
     return result.status === 'proved' ? 0 : 1;
   } finally {
     process.off('SIGINT', onSigint);
-    await runtime.close();
+    await app.close();
   }
 }

@@ -1,19 +1,24 @@
 // `kimina serve`: the HTTP API (verification routes plus every mounted area) over the verifier pool.
 import { resolve } from 'node:path';
-import { apiTokenFromEnv } from '../api/auth';
-import { extraRouters } from '../api/mounts';
-import { CloseHooks, createApp, listen } from '../api/server';
-import { env } from '../config';
-import { buildVerifier, prewarm, verifierSettingsFromEnv } from '../lean/settings';
+import { newApiToken } from '../api/auth';
+import { openApp } from '../app/app';
+import { startServing } from '../app/serve';
+import { readSettings } from '../app/settings';
+import { enterPrivateHome } from '../store/safePaths';
+import { prewarm } from '../lean/settings';
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
 
-const help = `usage: kimina serve [--host 127.0.0.1] [--port 8000] [--project DIR]
+const help = `usage: kimina serve [--host 127.0.0.1] [--port 8000] [--project DIR] [--allowed-hosts NAME,...]
 
 Starts the backend's HTTP API (kimina-lean-server compatible /api/check, /verify, /health; /v1/...).
 Environment: KIMINA_HOST, KIMINA_PORT, KIMINA_LEAN_PROJECT, KIMINA_REPL_COMMAND, KIMINA_REPL_PATH,
-KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), KIMINA_MAX_REPLS, KIMINA_INIT_REPLS; see docs/verifier.md.
-While it runs, <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}, mode 0600) tells the editor where it is.
+KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), KIMINA_ALLOWED_HOSTS, KIMINA_MAX_REPLS, KIMINA_INIT_REPLS; see docs/verifier.md.
+Every request needs the API token (Authorization: Bearer …) except /health: KIMINA_API_TOKEN when set, else a
+random one. While it runs, <KIMINA_HOME>/serve.json ({"url", "token", "pid"}, mode 0600) tells the editor, the
+CLI and other local clients where it is and the token (LEAN_SERVER_API_KEY=$(jq -r .token ~/.kimina/serve.json)).
+Requests must name the server in Host (loopback names, or --allowed-hosts when listening elsewhere); requests
+from web pages (an Origin header) and POSTs that are not application/json are refused.
 SIGINT/SIGTERM stop it: running proofs are cancelled, training runs are left to resume on the next start.`;
 
 /** How long shutdown may take before the process exits anyway (a second signal exits at once). */
@@ -22,25 +27,19 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['help']);
   if (p.flags.has('help')) { console.log(help); return 0; }
-  const host = flagString(p, 'host') ?? env.str('KIMINA_HOST', '127.0.0.1');
-  const port = flagNumber(p, 'port') ?? env.num('KIMINA_PORT', 8000);
-  const settings = verifierSettingsFromEnv();
+  const settings = readSettings();
+  const host = flagString(p, 'host') ?? settings.host;
+  const port = flagNumber(p, 'port') ?? settings.port;
   const project = flagString(p, 'project');
-  if (project) settings.projectDir = resolve(project);
-  const token = apiTokenFromEnv();
-  const built = buildVerifier(settings);
-  let url: string | undefined;
-  const hooks = new CloseHooks();
-  let http;
-  try {
-    const app = await createApp({ verifier: built.verifier, settings, backendUrl: () => url, onClose: hooks.add }, extraRouters, { token });
-    http = await listen(app, host, port, token);
-  } catch (err) {
-    await hooks.run();
-    await built.verifier.close();
-    throw err;
-  }
-  url = http.url;
+  enterPrivateHome(settings.home); // 0700/0600 for what exists (older installs) and for what this server creates
+  const app = openApp({ settings, verifier: project ? { projectDir: resolve(project) } : {} });
+  // always a token: the configured one, else a random one that only local clients learn (from serve.json)
+  const token = settings.apiToken ?? newApiToken();
+  const allowedHosts = flagString(p, 'allowed-hosts')?.split(',').map((h) => h.trim()).filter(Boolean) ?? settings.allowedHosts;
+  const serving = await startServing(app, { host, port, token, allowedHosts });
+  const { http } = serving;
+  const built = app.verifier();
+  const verifierSettings = app.verifierSettings();
   // Signal handlers go in before the URL is printed: whoever reads it may stop us right away.
   const stopSignal = new Promise<NodeJS.Signals>((resolveStop) => {
     const stop = (received: NodeJS.Signals): void => {
@@ -53,10 +52,10 @@ export async function run(args: string[]): Promise<number> {
   });
   const discovery = writeDiscoveryFile({ host, port: http.port, token });
   console.log(`Kimina backend listening on ${http.url}`);
-  console.error(`lean: ${built.describe}; project ${settings.projectDir}`);
-  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces})${token ? '; API token required' : ''}`);
-  prewarm(built, settings).then(
-    () => { if (Object.keys(settings.initRepls).length) console.error('prewarm: REPLs ready'); },
+  console.error(`lean: ${built.describe}; project ${verifierSettings.projectDir}`);
+  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${settings.apiToken ? 'KIMINA_API_TOKEN' : `random, in ${discovery?.path ?? 'serve.json'}`})`);
+  prewarm(built, verifierSettings).then(
+    () => { if (Object.keys(verifierSettings.initRepls).length) console.error('prewarm: REPLs ready'); },
     (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),
   );
   const signal = await stopSignal;
@@ -67,9 +66,7 @@ export async function run(args: string[]): Promise<number> {
   const deadline = setTimeout(() => { console.error(`kimina: shutdown took over ${SHUTDOWN_DEADLINE_MS / 1000} s: exiting`); finish(1); }, SHUTDOWN_DEADLINE_MS);
   deadline.unref();
   removeDiscoveryFile(discovery);
-  await hooks.run(); // while HTTP still answers: requests in flight finish cancelled
-  await http.close();
-  await built.verifier.close();
+  await serving.stop(); // cancels running work, closes HTTP, then the engine, the verifier pool and the store
   clearTimeout(deadline);
   // Everything this server owns is closed; what may still hold the event loop is not ours to wait for
   // (a detached trainer process), so exit shortly even then.

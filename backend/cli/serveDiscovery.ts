@@ -1,8 +1,8 @@
 // The discovery file `kimina serve` keeps at <KIMINA_HOME>/serve.json while it runs ({"url", "token"?, "pid"},
-// mode 0600 since it may hold the API token), read by backend/api/editor/discovery.ts to attach the editor.
+// mode 0600 since it may hold the API token), read by backend/editor/discovery.ts to attach the editor.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { discoveryPath } from '../api/editor/discovery';
+import { discoveryPath } from '../editor/discovery';
 
 export interface DiscoveryRecord { url: string; token?: string; pid: number }
 

@@ -3,11 +3,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type {
-  StartTrainingRequest, TrainingHyperparameters, TrainingLogResponse, TrainingMetricsResponse, TrainingPresetName,
-  TrainingPrompt, TrainingRun, TrainingRunsResponse,
+import {
+  ApiClient, ApiError, BackendUnreachable, routes, type CallArgs, type RouteName, type RouteResponse, type StartTrainingRequest, type TrainingHyperparameters,
+  type TrainingPresetName, type TrainingPrompt, type TrainingRun,
 } from '../protocol';
-import { findServer } from '../api/editor/discovery';
+import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { harvestWorkspace } from '../training/harvest';
 import { defaultTrainerVenv, trainerPython, trainerSourceDir } from '../training/paths';
@@ -51,25 +51,16 @@ function server(): { url: string; token?: string } {
   return findServer() ?? { url: 'http://127.0.0.1:8000', token: process.env.KIMINA_API_TOKEN };
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** Calls a route on the running backend; errors name the route and say what to check. */
+async function call<N extends RouteName>(name: N, ...input: CallArgs<N>): Promise<RouteResponse<N>> {
   const s = server();
-  let res: Response;
   try {
-    res = await fetch(s.url + path, {
-      method, headers: { 'content-type': 'application/json', ...(s.token ? { authorization: `Bearer ${s.token}` } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    return await new ApiClient({ url: s.url, token: s.token }).call(name, ...input);
   } catch (err) {
-    throw new Error(`cannot reach the backend at ${s.url} (is \`kimina serve\` running?): ${(err as Error).message}`);
+    if (err instanceof BackendUnreachable) throw new Error(`${err.message} (is \`kimina serve\` running?)`);
+    if (err instanceof ApiError) throw new Error(`${routes[name].method} ${routes[name].path}: ${err.status} ${err.message}`);
+    throw err;
   }
-  const text = await res.text();
-  let parsed: unknown;
-  try { parsed = JSON.parse(text); } catch { parsed = text; }
-  if (!res.ok) {
-    const detail = typeof parsed === 'object' && parsed && 'detail' in parsed ? (parsed as { detail: unknown }).detail : parsed;
-    throw new Error(`${method} ${path}: ${res.status} ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
-  }
-  return parsed as T;
 }
 
 /** Prompts from a JSON Lines file: each line a TrainingPrompt, or {formalStatement, informal?, id?}. */
@@ -144,7 +135,7 @@ async function start(p: Parsed, args: string[]): Promise<number> {
   };
   const winRate = flagNumber(p, 'win-rate');
   if (winRate !== undefined) req.winRate = { samples: winRate };
-  const run = await call<TrainingRun>('POST', '/v1/training/runs', req);
+  const run = await call('trainingStart', { body: req });
   if (p.flags.has('json')) console.log(JSON.stringify(run, null, 2));
   else console.log(`${describe(run)}\n${run.trainPrompts} training prompts, ${run.heldOutPrompts} held out; follow with \`kimina train status ${run.id}\``);
   return 0;
@@ -153,13 +144,13 @@ async function start(p: Parsed, args: string[]): Promise<number> {
 async function status(p: Parsed): Promise<number> {
   const id = p.positionals[1];
   if (!id) {
-    const { runs } = await call<TrainingRunsResponse>('GET', '/v1/training/runs');
+    const { runs } = await call('trainingRuns');
     if (p.flags.has('json')) console.log(JSON.stringify(runs, null, 2));
     else console.log(runs.length ? runs.map(describe).join('\n') : 'no training runs');
     return 0;
   }
-  const run = await call<TrainingRun>('GET', `/v1/training/runs/${encodeURIComponent(id)}`);
-  const { steps } = await call<TrainingMetricsResponse>('GET', `/v1/training/runs/${encodeURIComponent(id)}/metrics?kind=train&since=${Math.max(0, run.step - 1)}`);
+  const run = await call('trainingRun', { params: { id } });
+  const { steps } = await call('trainingMetrics', { params: { id }, query: { kind: 'train', since: Math.max(0, run.step - 1) } });
   if (p.flags.has('json')) { console.log(JSON.stringify({ run, latest: steps[steps.length - 1] ?? null }, null, 2)); return 0; }
   console.log(describe(run));
   const last = steps[steps.length - 1];
@@ -178,7 +169,8 @@ async function status(p: Parsed): Promise<number> {
 async function control(action: 'pause' | 'resume' | 'cancel', p: Parsed): Promise<number> {
   const id = p.positionals[1];
   if (!id) throw new Error(`usage: kimina train ${action} RUN`);
-  console.log(describe(await call<TrainingRun>('POST', `/v1/training/runs/${encodeURIComponent(id)}/${action}`)));
+  const route = ({ pause: 'trainingPause', resume: 'trainingResume', cancel: 'trainingCancel' } as const)[action];
+  console.log(describe(await call(route, { params: { id } })));
   return 0;
 }
 
@@ -211,7 +203,7 @@ async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
   const file = flagString(p, 'prompts');
   const workspace = flagString(p, 'workspace');
   if (file) prompts.push(...readPromptFile(file));
-  if (workspace) prompts.push(...harvestWorkspace(resolve(workspace)).prompts);
+  if (workspace) prompts.push(...(await harvestWorkspace(resolve(workspace))).prompts);
   const before = prompts.length;
   if (p.flags.has('dedupe')) prompts = dropExactRepeats(prompts);
   if (prompts.length === 0) throw new Error('no prompts: give --prompts FILE.jsonl and/or --workspace DIR');
@@ -255,14 +247,14 @@ export async function run(args: string[]): Promise<number> {
     case 'logs': {
       const id = p.positionals[1];
       if (!id) throw new Error('usage: kimina train logs RUN');
-      const { lines } = await call<TrainingLogResponse>('GET', `/v1/training/runs/${encodeURIComponent(id)}/log?limit=500`);
+      const { lines } = await call('trainingLog', { params: { id }, query: { limit: 500 } });
       for (const l of lines) console.log(`${l.at}  ${l.message}`);
       return 0;
     }
     case 'export-onnx': {
       const id = p.positionals[1];
       if (!id) throw new Error('usage: kimina train export-onnx RUN');
-      const r = await call<{ onnxDir: string }>('POST', `/v1/training/runs/${encodeURIComponent(id)}/export`, { quantize: p.flags.has('no-quantize') ? 'none' : 'q4' });
+      const r = await call('trainingExport', { params: { id }, body: { quantize: p.flags.has('no-quantize') ? 'none' : 'q4' } });
       console.log(`ONNX model: ${r.onnxDir}`);
       return 0;
     }

@@ -81,6 +81,14 @@ interface Masked {
  * They are found by the one lexer (lexer.ts), so this and the untrusted-code filter never disagree on what is code.
  */
 export function maskLean(src: string): Masked {
+  if (lastMasked?.src === src) return lastMasked.masked; // one file's statements read it again and again
+  const masked = maskLeanUncached(src);
+  lastMasked = { src, masked };
+  return masked;
+}
+let lastMasked: { src: string; masked: Masked } | undefined;
+
+function maskLeanUncached(src: string): Masked {
   const trivia: Trivia[] = [];
   lexLean(src, trivia);
   const out = src.split('');
@@ -210,6 +218,12 @@ function sorriesIn(masked: string, from: number, to: number, pos: Positions): So
 
 /** Every declaration in `source`, in order. */
 export function findDeclarations(source: string): Declaration[] {
+  if (lastFound?.source !== source) lastFound = { source, found: findDeclarationsUncached(source) };
+  return lastFound.found.slice(); // one file's statements read it again and again
+}
+let lastFound: { source: string; found: Declaration[] } | undefined;
+
+function findDeclarationsUncached(source: string): Declaration[] {
   const { text: masked, withLiterals, docs } = maskLean(source);
   const pos = new Positions(source);
   const cmds = commands(masked, withLiterals);

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { kiminaHome } from '../config';
 import type { Sandbox } from './sandbox';
+import { RELEASE_TAG, releaseTag } from './toolchain';
 
 export interface LaunchSpec {
   argv: string[];
@@ -29,17 +30,16 @@ export interface LaunchOptions {
   sandbox: Sandbox;
 }
 
-/** `leanprover/lean4:v4.24.0` -> `v4.24.0` (undefined when the project has no lean-toolchain). */
+/** `leanprover/lean4:v4.24.0` -> `v4.24.0` (undefined without a lean-toolchain, or when it is not a Lean release). */
 export function projectToolchainTag(projectDir: string): string | undefined {
   const file = join(projectDir, 'lean-toolchain');
   if (!existsSync(file)) return undefined;
-  const text = readFileSync(file, 'utf8').trim();
-  const m = /:(v[^\s]+)$/.exec(text) ?? /^(v\d[^\s]*)$/.exec(text);
-  return m?.[1];
+  return releaseTag(readFileSync(file, 'utf8')); // only a Lean release tag: it names a folder and a git tag
 }
 
 /** Where `kimina lean setup` builds the REPL for a toolchain tag. */
 export function setupReplDir(tag: string): string {
+  if (!RELEASE_TAG.test(tag)) throw new Error(`not a Lean release tag: ${JSON.stringify(tag)}`);
   return join(kiminaHome(), 'repl', tag);
 }
 

@@ -1,6 +1,7 @@
 // The zero-setup fallback when no REPL binary exists: one `lake env lean --json <file>` per snippet
-// (no header reuse, so slower). The file is header + body + one `#print axioms` line per audited
-// name; Lean's JSON messages are mapped into the REPL's response shape, body-relative.
+// (no header reuse, so slower). The file is header + body + one `#print axioms _root_.NAME` line per
+// audited name; Lean's JSON messages are mapped into the REPL's response shape, body-relative; messages
+// on the import lines come back apart (`headerMessages`), for the verifier to place on the user's lines.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,22 +65,50 @@ export class LeanFileRunner implements SnippetRunner {
     }
   }
 
-  private runOne(req: RunRequest): Promise<RunResult> {
+  /**
+   * The body's file is header + body + the `_root_`-anchored audit lines (anchored, and each answer must
+   * name its declaration, so the scope the body leaves open cannot redirect them). With examples or
+   * anonymous instances, the audit copy runs as a second file that feeds only the audit.
+   */
+  private async runOne(req: RunRequest): Promise<RunResult> {
+    const headerLines = req.header === '' ? 0 : req.header.split('\n').length;
+    const main = await this.runFile(req, req.body, req.audit);
+    if (main.kind !== 'done') return main;
+    const bodyMessages: ReplMessage[] = [];
+    const headerMessages: ReplMessage[] = [];
+    for (const m of main.messages) {
+      if (m.pos.line > headerLines) bodyMessages.push(shift(m, -headerLines));
+      else headerMessages.push(m);
+    }
+    const audit = main.audit;
+    let copyErrors: ReplMessage[] | undefined;
+    if (req.auditCopy) {
+      const copy = await this.runFile(req, req.auditCopy.body, req.auditCopy.names);
+      if (copy.kind !== 'done') return copy;
+      copyErrors = copy.messages.filter((m) => m.severity === 'error');
+      for (const [name, ms] of copy.audit) audit.set(name, ms);
+    }
+    const response = bodyMessages.length ? { messages: bodyMessages } : {};
+    return { kind: 'ok', response, audit, ...(copyErrors ? { copyErrors } : {}), ...(headerMessages.length ? { headerMessages } : {}), time: main.time };
+  }
+
+  /** Runs Lean on header + body + audit lines; messages before the audit lines and the audit's answers by name. */
+  private runFile(req: RunRequest, body: string, names: string[]): Promise<RunResult | { kind: 'done'; messages: ReplMessage[]; audit: Map<string, ReplMessage[]>; time: number }> {
     const scratch = mkdtempSync(join(tmpdir(), 'kimina-lean-'));
     const headerLines = req.header === '' ? 0 : req.header.split('\n').length;
-    const bodyLines = req.body.split('\n').length;
+    const bodyLines = body.split('\n').length;
     const file = join(scratch, 'Snippet.lean');
-    const text = (req.header ? req.header + '\n' : '') + req.body + '\n' + auditCommand(req.audit) + '\n';
+    const text = (req.header ? req.header + '\n' : '') + body + '\n' + auditCommand(names) + '\n';
     writeFileSync(file, text);
     const base = [...(this.options.leanCommand ?? ['lake', 'env', 'lean']), '--json', file];
     const argv = this.options.wrap ? this.options.wrap(base, scratch) : base;
-    return new Promise<RunResult>((resolve) => {
+    return new Promise((resolve) => {
       const t0 = performance.now();
       const env = { ...(this.options.env ?? process.env), HOME: scratch, TMPDIR: scratch };
       const child = spawn(argv[0], argv.slice(1), { cwd: this.options.projectDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '', stderr = '';
       let settled = false;
-      const done = (r: RunResult): void => {
+      const done = (r: Awaited<ReturnType<LeanFileRunner['runFile']>>): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -102,15 +131,11 @@ export class LeanFileRunner implements SnippetRunner {
           return;
         }
         const firstAudit = headerLines + bodyLines + 1;
-        const bodyMessages: ReplMessage[] = [];
-        const auditMessages: ReplMessage[] = [];
-        for (const m of messages) {
-          if (m.pos.line >= firstAudit) auditMessages.push(m);
-          else if (m.pos.line > headerLines) bodyMessages.push(shift(m, -headerLines));
-          else bodyMessages.push({ ...m, pos: { line: 1, column: 0 }, endPos: null, data: `(in the imports) ${m.data}` });
-        }
-        const response = bodyMessages.length ? { messages: bodyMessages } : {};
-        done({ kind: 'ok', response, audit: auditAnswers(req.audit, auditMessages, firstAudit), time });
+        done({
+          kind: 'done', time,
+          messages: messages.filter((m) => m.pos.line < firstAudit),
+          audit: auditAnswers(names, messages.filter((m) => m.pos.line >= firstAudit), firstAudit),
+        });
       });
     });
   }

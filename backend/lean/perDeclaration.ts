@@ -4,11 +4,11 @@ import type { ReplMessage, Verdict, VerdictStatus } from '../protocol';
 import { splitHeader } from './header';
 import { type AuditedKind, findDeclarationHeads } from './declarations';
 import type { CheckOutcome } from './types';
-import { axiomAllowed, type AxiomPolicy, sorryWarning } from './verdict';
+import { axiomAllowed, type AxiomPolicy, isSorryWarning } from './verdict';
 
 export interface DeclarationVerdict {
   kind: AuditedKind;
-  /** Full name; `example` declarations are shown as `example` (audited as kimina_example_<n>). */
+  /** Full name; `example` declarations are shown as `example` (audited as `example (line N)`, see auditPlan.ts). */
   name: string;
   line: number;
   status: VerdictStatus;
@@ -20,8 +20,7 @@ export function verdictsPerDeclaration(code: string, outcome: CheckOutcome, poli
   const v: Verdict = outcome.verdict;
   const { headerLines } = splitHeader(code);
   const decls = findDeclarationHeads(code).filter((d) => d.line > headerLines);
-  let exampleNo = 0;
-  const named = decls.map((d) => ({ ...d, auditName: d.kind === 'example' ? `kimina_example_${++exampleNo}` : d.name }));
+  const named = decls.map((d) => ({ ...d, auditName: d.name || `${d.kind} (line ${d.line})` }));
   const lineEnd = (i: number): number => (i + 1 < named.length ? named[i + 1].line - 1 : Number.MAX_SAFE_INTEGER);
   const firstLine = named[0]?.line ?? Number.MAX_SAFE_INTEGER;
   const fileProblems = v.messages.filter((m) => m.severity === 'error' && m.pos.line < firstLine);
@@ -37,7 +36,7 @@ export function verdictsPerDeclaration(code: string, outcome: CheckOutcome, poli
     const error = v.messages.find((m) => m.severity === 'error' && inside(m.pos.line));
     if (error) return { ...base, status: 'lean_error', reason: `line ${error.pos.line}: ${error.data.split('\n')[0]}` };
     const sorryHere = v.sorries.some((s) => s.pos && inside(s.pos.line))
-      || v.messages.some((m) => m.severity === 'warning' && m.data.includes(sorryWarning) && inside(m.pos.line));
+      || v.messages.some((m) => isSorryWarning(m) && inside(m.pos.line));
     const axioms = v.axiomsByDeclaration?.[d.auditName];
     if (sorryHere || axioms?.includes('sorryAx')) return { ...base, status: 'sorry', reason: 'uses sorry (or admit/sorryAx)', ...(axioms ? { axioms } : {}) };
     if (axioms) {

@@ -37,18 +37,33 @@ export class PoolRunner implements SnippetRunner {
         return { kind: 'repl_error', message: answer.message, time, replId };
       }
       // every name gets an entry: one without an answer fails the verdict (never passes it)
-      let audit: Map<string, ReplMessage[]> = auditAnswers(req.audit, []);
+      const audit: Map<string, ReplMessage[]> = auditAnswers([...req.audit, ...(req.auditCopy?.names ?? [])], []);
       if (req.audit.length > 0 && typeof answer.env === 'number') {
-        const auditAnswer = await lease.repl.send({ cmd: auditCommand(req.audit), env: answer.env }, req.timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
-        audit = auditAnswers(req.audit, auditAnswer.messages ?? []);
+        for (const [name, ms] of await this.audit(lease, req.audit, answer.env, req.timeoutMs)) audit.set(name, ms);
+      }
+      let copyErrors: ReplMessage[] | undefined;
+      if (req.auditCopy && typeof answer.env === 'number') {
+        // the copy feeds only the audit: its own command on the header's env, never the verdict's messages
+        const copy = await lease.repl.send({ cmd: req.auditCopy.body, env: lease.headerEnv }, req.timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
+        copyErrors = typeof copy.message === 'string'
+          ? [{ pos: { line: 1, column: 0 }, endPos: null, severity: 'error', data: copy.message }]
+          : (copy.messages ?? []).filter((m) => m.severity === 'error');
+        if (typeof copy.env === 'number') {
+          for (const [name, ms] of await this.audit(lease, req.auditCopy.names, copy.env, req.timeoutMs)) audit.set(name, ms);
+        }
       }
       const memoryBytes = lease.repl.rssBytes();
       lease.release();
-      return { kind: 'ok', response: answer, audit, time, replId, memoryBytes };
+      return { kind: 'ok', response: answer, audit, ...(copyErrors ? { copyErrors } : {}), time, replId, memoryBytes };
     } catch (err) {
       lease.discard();
       return { ...failure(err), replId };
     }
+  }
+
+  private async audit(lease: Lease, names: string[], env: number, timeoutMs: number): Promise<Map<string, ReplMessage[]>> {
+    const answer = await lease.repl.send({ cmd: auditCommand(names), env }, timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
+    return auditAnswers(names, answer.messages ?? []);
   }
 }
 

@@ -7,8 +7,10 @@ import type { PoolStats } from './pool';
 export interface RunRequest {
   header: string;
   body: string;
-  /** Full declaration names to audit with `#print axioms` (one line each, after the body). */
+  /** Full declaration names to audit with `#print axioms _root_.NAME` on the body's environment. */
   audit: string[];
+  /** Examples and anonymous instances: a named copy of the body, run on the header's environment, then audited. */
+  auditCopy?: { body: string; names: string[] };
   timeoutMs: number;
   infotree?: InfotreeKind | null;
   reuse?: boolean;
@@ -19,8 +21,12 @@ export type RunResult =
   | {
       kind: 'ok';
       response: CommandResponse;
-      /** Per audited name, the messages Lean gave for its `#print axioms` line. */
+      /** Per audited name (body's and copy's), the messages Lean gave for its `#print axioms` line. */
       audit: Map<string, ReplMessage[]>;
+      /** The audit copy's own errors (any fails the audit). */
+      copyErrors?: ReplMessage[];
+      /** Messages on the normalised header's lines (lean-file fallback), positions in that header. */
+      headerMessages?: ReplMessage[];
       /** Seconds from sending the body to its answer. */
       time: number;
       replId?: string;
@@ -40,9 +46,13 @@ export interface SnippetRunner {
   close(): Promise<void>;
 }
 
-/** The audit command: one `#print axioms` per line, so answers are matched by line. */
+/**
+ * The audit command: one `#print axioms _root_.NAME` per line, so answers are matched by line. The
+ * `_root_` anchor makes Lean resolve the name from the root, whatever `open`/`namespace` scope the body
+ * left behind; the verdict still checks that each answer names the declaration asked for.
+ */
 export function auditCommand(names: string[]): string {
-  return names.map((n) => `#print axioms ${n}`).join('\n');
+  return names.map((n) => `#print axioms _root_.${n.replace(/^_root_\./, '')}`).join('\n');
 }
 
 /** Groups the audit command's messages by the name on their line (1-based lines of auditCommand). */

@@ -1,7 +1,5 @@
 // The verifier's settings from the environment, and building a verifier from them.
-import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
-import { env } from '../config';
+import { readSome, type Settings } from '../app/settings';
 import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
@@ -10,6 +8,7 @@ import type { SnippetRunner } from './runner';
 import { detectSandbox, type Sandbox, type SandboxPreference } from './sandbox';
 import { defaultAllowedAxioms } from './verdict';
 import { Verifier } from './verifier';
+import { Admission, type AdmissionOptions } from './admission';
 
 export interface VerifierSettings {
   projectDir: string;
@@ -28,37 +27,36 @@ export interface VerifierSettings {
   defaultTimeoutS: number;
   /** Header -> number of REPLs to start at once. */
   initRepls: Record<string, number>;
+  /** Snippets one request may carry (fair sharing; default 128). */
+  maxBatch?: number;
+  /** Checks one client may have admitted at once (default half the queue, at least one batch). */
+  maxPerClient?: number;
 }
 
-/** Reads KIMINA_* variables (documented in docs/verifier.md). */
-export function verifierSettingsFromEnv(): VerifierSettings {
-  const sandbox = env.str('KIMINA_SANDBOX', 'auto');
-  if (!['auto', 'bwrap', 'unshare', 'none'].includes(sandbox)) throw new Error(`KIMINA_SANDBOX must be auto, bwrap, unshare or none, got '${sandbox}'`);
-  let initRepls: Record<string, number> = {};
-  const rawInit = env.str('KIMINA_INIT_REPLS', '');
-  if (rawInit) {
-    try { initRepls = JSON.parse(rawInit) as Record<string, number>; } catch { throw new Error('KIMINA_INIT_REPLS must be JSON like {"import Mathlib": 2}'); }
-  }
+const leanKeys = ['leanProject', 'replCommand', 'replPath', 'maxRepls', 'maxQueue', 'replMaxUses', 'replMaxRssMb', 'replMemoryMb',
+  'replIdleS', 'sandbox', 'allowedAxioms', 'allowNativeDecide', 'timeoutS', 'initRepls', 'maxBatch', 'maxPerClient'] as const;
+export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
+
+/** The verifier's part of the backend settings (backend/app/settings.ts; documented in docs/settings.md). */
+export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   return {
-    projectDir: resolve(env.str('KIMINA_LEAN_PROJECT', process.cwd())),
-    replCommand: process.env.KIMINA_REPL_COMMAND || undefined,
-    replPath: process.env.KIMINA_REPL_PATH || undefined,
-    maxRepls: env.num('KIMINA_MAX_REPLS', Math.max(1, availableParallelism() - 1)),
-    maxQueue: env.num('KIMINA_MAX_QUEUE', 256),
-    maxUses: env.num('KIMINA_REPL_MAX_USES', 200),
-    maxRssMb: env.num('KIMINA_REPL_MAX_RSS_MB', 12_000),
-    memoryLimitMb: env.num('KIMINA_REPL_MEMORY_MB', 16_384),
-    idleTimeoutS: env.num('KIMINA_REPL_IDLE_S', 1800),
-    sandbox: sandbox as SandboxPreference,
-    allowedAxioms: env.str('KIMINA_ALLOWED_AXIOMS', defaultAllowedAxioms.join(',')).split(',').map((s) => s.trim()).filter(Boolean),
-    allowNativeDecide: ['1', 'true', 'yes'].includes(env.str('KIMINA_ALLOW_NATIVE_DECIDE', '').toLowerCase()),
-    defaultTimeoutS: env.num('KIMINA_TIMEOUT', 60),
-    initRepls,
+    projectDir: s.leanProject, replCommand: s.replCommand, replPath: s.replPath,
+    maxRepls: s.maxRepls, maxQueue: s.maxQueue, maxUses: s.replMaxUses, maxRssMb: s.replMaxRssMb, memoryLimitMb: s.replMemoryMb,
+    idleTimeoutS: s.replIdleS, sandbox: s.sandbox, allowedAxioms: s.allowedAxioms ?? defaultAllowedAxioms,
+    allowNativeDecide: s.allowNativeDecide, defaultTimeoutS: s.timeoutS, initRepls: s.initRepls,
+    maxBatch: s.maxBatch, maxPerClient: s.maxPerClient,
   };
+}
+
+/** Reads the verifier's KIMINA_* variables now (for callers without the app's settings). */
+export function verifierSettingsFromEnv(): VerifierSettings {
+  return verifierSettingsOf(readSome(leanKeys));
 }
 
 export interface BuiltVerifier {
   verifier: Verifier;
+  /** The verifier behind fair admission (per-client shares, round-robin): what a server shares among its clients. */
+  admission: Admission;
   mode: 'repl' | 'lean-file';
   sandbox: Sandbox;
   /** One line for people: what runs Lean. */
@@ -94,7 +92,19 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     runner, policy: { allowed: settings.allowedAxioms, allowNativeDecide: settings.allowNativeDecide },
     maxInFlight: settings.maxRepls + settings.maxQueue, defaultTimeoutS: settings.defaultTimeoutS,
   });
-  return { verifier, mode: runner.mode, sandbox, describe };
+  const admission = new Admission(verifier, admissionOptions(settings));
+  return { verifier, admission, mode: runner.mode, sandbox, describe };
+}
+
+/**
+ * Fair sharing (KIMINA_MAX_BATCH snippets per request, default 128; KIMINA_MAX_PER_CLIENT checks admitted per client,
+ * default half the queue and at least one batch): the server's queue stays the verifier's (maxRepls + maxQueue).
+ */
+export function admissionOptions(settings: VerifierSettings): AdmissionOptions {
+  const capacity = settings.maxRepls + settings.maxQueue;
+  const maxBatch = Math.max(1, Math.min(capacity, settings.maxBatch ?? 128));
+  const perClient = Math.max(maxBatch, Math.min(capacity, settings.maxPerClient ?? Math.ceil(capacity / 2)));
+  return { capacity, perClient, maxBatch, lanes: Math.max(1, settings.maxRepls * 2), defaultTimeoutS: settings.defaultTimeoutS };
 }
 
 /** Starts the REPLs of `settings.initRepls` (pool mode only). */

@@ -1,9 +1,12 @@
 // `kimina lean setup`: builds leanprover-community/repl for a project's toolchain (git clone at the
 // matching tag, lake build), reporting progress line by line.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { projectToolchainTag, setupReplDir } from './launch';
+import { kiminaHome } from '../config';
+import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
+import { setupReplDir } from './launch';
+import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
 export const elanHint = 'Install Lean with elan: curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh (see https://github.com/leanprover/elan)';
 
@@ -31,9 +34,13 @@ async function have(cmd: string): Promise<boolean> {
 
 export async function setupRepl(projectDir: string, onProgress: (line: string) => void, repoUrl = process.env.KIMINA_REPL_GIT_URL || 'https://github.com/leanprover-community/repl'): Promise<SetupResult> {
   if (!existsSync(join(projectDir, 'lean-toolchain'))) throw new Error(`no lean-toolchain in ${projectDir}: pass --project with your Lean project's folder`);
-  const tag = projectToolchainTag(projectDir);
-  if (!tag) throw new Error(`cannot read a version tag (like leanprover/lean4:v4.24.0) from ${join(projectDir, 'lean-toolchain')}`);
+  const toolchain = readFileSync(join(projectDir, 'lean-toolchain'), 'utf8');
+  const tag = releaseTag(toolchain);
+  if (!tag) throw new Error(`cannot set up the REPL for ${join(projectDir, 'lean-toolchain')}: ${unsupportedToolchainReason(toolchain)}`);
   const dir = setupReplDir(tag);
+  // The folder is deleted and re-cloned below: it must lie inside KIMINA_HOME/repl, symlinks resolved.
+  const replRoot = join(ensurePrivateDir(kiminaHome()), 'repl');
+  mkdirInside(kiminaHome(), replRoot, 0o700);
   const binary = join(dir, '.lake', 'build', 'bin', 'repl');
   if (existsSync(binary)) {
     onProgress(`[1/3] REPL for ${tag} already built: ${binary}`);
@@ -42,8 +49,7 @@ export async function setupRepl(projectDir: string, onProgress: (line: string) =
   if (!(await have('lake'))) throw new Error(`'lake' was not found on PATH. ${elanHint}`);
   if (!(await have('git'))) throw new Error("'git' was not found on PATH; install git, or build the REPL yourself and set KIMINA_REPL_PATH");
   onProgress(`[1/3] cloning ${repoUrl} at ${tag} into ${dir}`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dirname(dir), { recursive: true });
+  removeInside(replRoot, dir);
   const clone = await run('git', ['clone', '--depth', '1', '--branch', tag, repoUrl, dir], dirname(dir), (l) => onProgress(`      ${l}`));
   if (clone.code !== 0) {
     throw new Error(`could not clone ${repoUrl} at ${tag} (offline, or no such tag?): ${clone.tail.trim().split('\n').slice(-2).join(' ')}. `

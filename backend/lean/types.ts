@@ -1,13 +1,15 @@
 // What the rest of the backend needs from the Lean verifier: one snippet in, a strict verdict out.
-import type { CommandResponse, InfotreeKind, Verdict } from '../protocol';
+import type { CommandResponse, InfotreeKind, ReplPos, Verdict } from '../protocol';
 
 export interface CheckOptions {
   /** Seconds for the body (the header import gets its own budget). */
   timeout?: number;
   infotree?: InfotreeKind | null;
-  /** Declaration names whose axioms to audit; default: every theorem/lemma/example in the snippet. */
+  /** Full names of the trusted declarations: always audited, besides every declaration the snippet adds. */
   theorems?: string[];
   signal?: AbortSignal;
+  /** Who asks, for fair sharing (lean/admission.ts); checks without one share the client `local`. */
+  client?: string;
 }
 
 export interface CheckOutcome {
@@ -16,6 +18,8 @@ export interface CheckOutcome {
   response?: CommandResponse;
   /** The REPL's own error text (`{"message": …}`), for repl_error. */
   replMessage?: string;
+  /** Where the declaration stands whose audit found `sorryAx` when Lean gave no sorry warning (e.g. `warn.sorry false`). */
+  sorryAt?: ReplPos;
   /** Which REPL ran it and how much memory its process tree held afterwards (for `debug`). */
   run?: { replId?: string; memoryBytes?: number };
 }

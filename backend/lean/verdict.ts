@@ -1,6 +1,7 @@
 // The strict verdict: valid only if Lean reported no error, no sorry (neither in `sorries` nor as the
-// "declaration uses 'sorry'" warning, which is how admit and sorryAx show) and every audited
-// declaration depends only on allowed axioms.
+// sorry warning, which is how admit and sorryAx show), at least one declaration was audited, and every
+// audited declaration depends only on allowed axioms. The audit is what cannot be silenced: the warning
+// can be (`set_option warn.sorry false`, `#guard_msgs`), so `sorryAx` in an audit answer is a sorry too.
 import type { CommandResponse, ReplMessage, ReplSorry, Verdict } from '../protocol';
 
 export const defaultAllowedAxioms = ['propext', 'Classical.choice', 'Quot.sound'];
@@ -19,25 +20,54 @@ export function axiomAllowed(name: string, policy: AxiomPolicy): boolean {
 
 export type AxiomAnswer = { ok: true; axioms: string[] } | { ok: false; problem: string };
 
-/** Reads the answer to one `#print axioms X` line. Anything unexpected counts as a failed audit. */
-export function readAxiomAnswer(messages: ReplMessage[]): AxiomAnswer {
-  const error = messages.find((m) => m.severity === 'error');
-  if (error) return { ok: false, problem: error.data };
-  for (const m of messages) {
-    const text = m.data.replace(/\s+/g, ' ').trim();
-    if (/^'.*' does not depend on any axioms$/.test(text)) return { ok: true, axioms: [] };
-    const list = /^'.*' depends on axioms: \[(.*)\]$/.exec(text);
-    if (list) return { ok: true, axioms: list[1].split(',').map((a) => a.trim()).filter(Boolean) };
-  }
-  return { ok: false, problem: messages.length ? `unexpected answer: ${messages[0].data.slice(0, 200)}` : 'no answer' };
+/** A declaration name as Lean prints it and as the source writes it compare equal: no `«»`, no private prefix. */
+export function normalName(name: string): string {
+  return name.replace(/^_root_\./, '').replace(/^_private\.(?:.*\.)?0\./, '').replace(/[«»]/g, '');
 }
 
-export const sorryWarning = "declaration uses 'sorry'";
+/**
+ * Reads the answer to one `#print axioms _root_.NAME` line. It must be exactly one answer and it must name
+ * `expected` (so neither an `open`, a `namespace`, an `export` alias nor a second constant can stand in for
+ * the checked declaration); anything else counts as a failed audit.
+ */
+export function readAxiomAnswer(messages: ReplMessage[], expected?: string): AxiomAnswer {
+  const error = messages.find((m) => m.severity === 'error');
+  if (error) return { ok: false, problem: error.data };
+  const answers: { name: string; axioms: string[] }[] = [];
+  for (const m of messages) {
+    const text = m.data.replace(/\s+/g, ' ').trim();
+    const none = /^'(.*)' does not depend on any axioms$/.exec(text);
+    const list = none ? null : /^'(.*)' depends on axioms: \[(.*)\]$/.exec(text);
+    if (none) answers.push({ name: none[1], axioms: [] });
+    else if (list) answers.push({ name: list[1], axioms: list[2].split(',').map((a) => a.trim()).filter(Boolean) });
+  }
+  if (answers.length === 0) return { ok: false, problem: messages.length ? `unexpected answer: ${messages[0].data.slice(0, 200)}` : 'no answer' };
+  if (answers.length > 1) return { ok: false, problem: `${answers.length} answers (${answers.map((a) => `'${a.name}'`).join(', ')}) for one name` };
+  const [answer] = answers;
+  if (expected !== undefined && normalName(answer.name) !== normalName(expected)) {
+    return { ok: false, problem: `the answer names '${answer.name}', not '${expected}'` };
+  }
+  return { ok: true, axioms: answer.axioms };
+}
+
+/**
+ * Lean's sorry warning, in both spellings: ``declaration uses `sorry` `` since v4.28.0-rc1 and
+ * `declaration uses 'sorry'` before (leanprover-community/repl recordings at v4.33.0-rc2 and v4.27.0).
+ */
+export const sorryWarningTexts = ['declaration uses `sorry`', "declaration uses 'sorry'"] as const;
+
+export function isSorryWarning(m: ReplMessage): boolean {
+  return m.severity === 'warning' && sorryWarningTexts.some((t) => m.data.includes(t));
+}
 
 export interface JudgeInput {
   response: CommandResponse;
-  /** Audited name -> messages of its `#print axioms` line. */
+  /** Audited full name -> messages of its `#print axioms` line. */
   audit: Map<string, ReplMessage[]>;
+  /** Shown name per audited name, where it differs (an example's audit copy: `example (line 5)`). */
+  labels?: Map<string, string>;
+  /** Errors of the audit copy (examples and anonymous instances named): any of them fails the audit. */
+  copyErrors?: ReplMessage[];
   policy: AxiomPolicy;
   time: number;
 }
@@ -50,10 +80,13 @@ export function judgeResponse(input: JudgeInput): Verdict {
   const axiomsByDeclaration: Record<string, string[]> = {};
   const all = new Set<string>();
   let auditProblem: string | undefined;
+  const copyError = input.copyErrors?.find((m) => m.severity === 'error');
+  if (copyError) auditProblem = `Could not audit the axioms of the examples: their audit copy failed (${firstLine(copyError.data)})`;
   for (const [name, answerMessages] of input.audit) {
-    const answer = readAxiomAnswer(answerMessages);
-    if (!answer.ok) { auditProblem ??= `Could not audit the axioms of '${name}': ${firstLine(answer.problem)}`; continue; }
-    axiomsByDeclaration[name] = answer.axioms;
+    const label = input.labels?.get(name) ?? name;
+    const answer = readAxiomAnswer(answerMessages, name);
+    if (!answer.ok) { auditProblem ??= `Could not audit the axioms of '${label}': ${firstLine(answer.problem)}`; continue; }
+    axiomsByDeclaration[label] = answer.axioms;
     for (const a of answer.axioms) all.add(a);
   }
   const axioms = [...all].sort();
@@ -65,21 +98,24 @@ export function judgeResponse(input: JudgeInput): Verdict {
     const first = errors[0];
     return { ...base, status: 'lean_error', reason: `Lean error at line ${first.pos.line}: ${firstLine(first.data)}` };
   }
-  const sorryWarnings = messages.filter((m) => m.severity === 'warning' && m.data.includes(sorryWarning));
+  const sorryWarnings = messages.filter(isSorryWarning);
   if (sorries.length > 0 || sorryWarnings.length > 0) {
     const where = sorries[0]?.pos?.line ?? sorryWarnings[0]?.pos.line;
     const how = sorries.length > 0 ? 'uses sorry' : "uses 'sorry' without a sorry tactic (admit, sorryAx or a sorry-producing macro)";
     return { ...base, status: 'sorry', reason: `The proof ${how}${where ? ` (line ${where})` : ''}.` };
   }
   if (auditProblem) return { ...base, status: 'lean_error', reason: auditProblem };
-  if (forbidden.includes('sorryAx')) return { ...base, status: 'sorry', reason: 'The proof depends on sorryAx.' };
+  if (input.audit.size === 0) {
+    return { ...base, status: 'rejected', reason: 'Nothing was audited: the snippet declares no theorem, lemma, example, def or instance, so nothing was proved.' };
+  }
+  if (forbidden.includes('sorryAx')) {
+    const where = Object.entries(axiomsByDeclaration).filter(([, a]) => a.includes('sorryAx')).map(([n]) => `'${n}'`);
+    return { ...base, status: 'sorry', reason: `The proof depends on sorryAx (${where.join(', ')}).` };
+  }
   if (forbidden.length > 0) {
     return { ...base, status: 'rejected', reason: `The proof depends on axioms outside the allow-list: ${forbidden.join(', ')}.` };
   }
-  const reason = input.audit.size > 0
-    ? `Lean accepted; axioms clean (${axioms.length ? axioms.join(', ') : 'none'}).`
-    : 'Lean accepted (no theorem to audit for axioms).';
-  return { ...base, status: 'valid', reason };
+  return { ...base, status: 'valid', reason: `Lean accepted; axioms clean (${axioms.length ? axioms.join(', ') : 'none'}).` };
 }
 
 function firstLine(s: string): string { return s.split('\n')[0]; }

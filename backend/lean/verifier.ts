@@ -1,16 +1,17 @@
-// The verifier: untrusted-code filter, header split, a runner (REPL pool or lean-file fallback),
-// the axiom audit and the strict verdict. Admission is bounded: a batch that does not fit the queue
+// The verifier: untrusted-code filter, header split, the audit plan, a runner (REPL pool or lean-file
+// fallback) that sends the user's text to Lean unchanged, the axiom audit and the strict verdict. Admission is bounded: a batch that does not fit the queue
 // is refused as a whole (QueueFull) before any work starts; an admitted snippet always gets a result.
-import type { CommandResponse, Verdict } from '../protocol';
+import type { CommandResponse, ReplPos, Verdict } from '../protocol';
+import { clampTimeoutS } from './checkTimeout';
 import { QueueFull } from './errors';
-import { nameExamples } from './exampleNames';
-import { rebaseResponse, splitHeader } from './header';
+import { planAudit } from './auditPlan';
 import { findDeclarationHeads } from './declarations';
+import { placeHeaderMessages, rebaseResponse, splitHeader } from './header';
 import { lexLean } from './lexer';
 import type { RunnerStats, SnippetRunner } from './runner';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
 import { findUntrustedCode } from './untrusted';
-import { judgeResponse, type AxiomPolicy } from './verdict';
+import { isSorryWarning, judgeResponse, type AxiomPolicy } from './verdict';
 
 export interface VerifierOptions {
   runner: SnippetRunner;
@@ -93,13 +94,16 @@ export class Verifier implements BatchVerifier {
     if (badName !== undefined) {
       return { verdict: { status: 'server_error', reason: `Invalid declaration name to audit: ${JSON.stringify(badName)}`, messages: [], sorries: [], time: 0 } };
     }
-    const named = nameExamples(body);
-    const audit = options.theorems ?? findDeclarationHeads(named.body)
-      .filter((d) => (d.kind === 'theorem' || d.kind === 'lemma') && d.name !== '')
-      .map((d) => d.name);
-    const timeoutS = options.timeout ?? this.options.defaultTimeoutS;
+    // the caller's names are always audited, whatever the source reading finds
+    const planned = planAudit(body, options.theorems ?? [], headerLines);
+    if (!planned.ok) {
+      return { verdict: { status: 'rejected', reason: `Rejected before Lean: ${planned.problem}.`, messages: [], sorries: [], time: 0 } };
+    }
+    const { plan } = planned;
+    const timeoutS = clampTimeoutS(options.timeout, this.options.defaultTimeoutS); // ≤ 3600 s, never overflowing a timer
     const result = await this.options.runner.run({
-      header, body: named.body, audit, timeoutMs: timeoutS * 1000, infotree: options.infotree, reuse: options.reuse, signal: options.signal,
+      header, body, audit: plan.names, ...(plan.copy ? { auditCopy: { body: plan.copy.body, names: plan.copy.names } } : {}),
+      timeoutMs: timeoutS * 1000, infotree: options.infotree, reuse: options.reuse, signal: options.signal,
     });
     const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({ verdict, ...(response ? { response } : {}), run: { replId: 'replId' in result ? result.replId : undefined } });
     switch (result.kind) {
@@ -110,17 +114,31 @@ export class Verifier implements BatchVerifier {
       case 'repl_error':
         return { ...outcome({ status: 'repl_error', reason: `The Lean REPL refused the command: ${result.message}`, messages: [], sorries: [], time: result.time }), replMessage: result.message };
       case 'header_error': {
-        const messages = result.response.messages ?? [];
+        const messages = placeHeaderMessages(result.response.messages ?? [], code);
         const first = messages.find((m) => m.severity === 'error');
-        return outcome({ status: 'lean_error', reason: `The imports failed: ${first?.data.split('\n')[0] ?? 'unknown error'}`, messages, sorries: [], time: 0 }, result.response);
+        return outcome({ status: 'lean_error', reason: `The imports failed${first ? ` (line ${first.pos.line})` : ''}: ${first?.data.split('\n')[0] ?? 'unknown error'}`, messages, sorries: [], time: 0 }, { ...result.response, ...(result.response.messages ? { messages } : {}) });
       }
       case 'ok': {
-        const response = rebaseResponse(result.response, headerLines, named.edits);
-        const verdict = judgeResponse({ response, audit: result.audit, policy: this.policy, time: result.time });
-        return { verdict, response, run: { replId: result.replId, memoryBytes: result.memoryBytes } };
+        const rebased = rebaseResponse(result.response, headerLines);
+        const headerMessages = placeHeaderMessages(result.headerMessages ?? [], code);
+        const response = headerMessages.length ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] } : rebased;
+        const verdict = judgeResponse({ response, audit: result.audit, labels: plan.copy?.labels, copyErrors: result.copyErrors, policy: this.policy, time: result.time });
+        const sorryAt = sorryPosition(code, verdict);
+        return { verdict, response, ...(sorryAt ? { sorryAt } : {}), run: { replId: result.replId, memoryBytes: result.memoryBytes } };
       }
     }
   }
 
   close(): Promise<void> { return this.options.runner.close(); }
+}
+
+/** For a sorry found only by the audit: where the declaration whose axioms hold `sorryAx` stands. */
+function sorryPosition(code: string, verdict: Verdict): ReplPos | undefined {
+  if (verdict.status !== 'sorry' || verdict.messages.some(isSorryWarning)) return undefined;
+  const name = Object.entries(verdict.axiomsByDeclaration ?? {}).find(([, axioms]) => axioms.includes('sorryAx'))?.[0];
+  if (name === undefined) return undefined;
+  const nameless = /^(?:example|instance) \(line (\d+)\)$/.exec(name);
+  if (nameless) return { line: Number(nameless[1]), column: 0 };
+  const head = findDeclarationHeads(code).find((d) => d.name === name);
+  return head ? { line: head.line, column: head.column } : undefined;
 }

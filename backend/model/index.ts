@@ -1,5 +1,6 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
+import { DEFAULT_OPENAI_BASE_URL, readSome, type Env, type Settings } from '../app/settings';
 import type { Engine } from './engine';
 import { OpenAIEngine } from './openai/engine';
 import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './store';
@@ -25,31 +26,19 @@ export interface EngineConfig {
   threads?: number;
 }
 
-export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8000/v1';
+export { DEFAULT_OPENAI_BASE_URL };
 
-function pick<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (value === undefined || value === '') return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
-  return value as T;
+const engineKeys = ['engine', 'model', 'openaiBaseUrl', 'openaiApiKey', 'openaiN', 'device', 'threads'] as const;
+export type EngineSettings = Pick<Settings, (typeof engineKeys)[number]>;
+
+/** The engine's part of the backend settings (backend/app/settings.ts). */
+export function engineConfigOf(s: EngineSettings): EngineConfig {
+  return { engine: s.engine, model: s.model, baseUrl: s.openaiBaseUrl, apiKey: s.openaiApiKey, nMode: s.openaiN, device: s.device, threads: s.threads };
 }
 
-/** Reads the engine settings from the environment (the extension passes its settings this way). */
-export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): EngineConfig {
-  const threadsRaw = env.KIMINA_THREADS;
-  let threads: number | undefined;
-  if (threadsRaw !== undefined && threadsRaw !== '') {
-    threads = Number(threadsRaw);
-    if (!Number.isInteger(threads) || threads < 1) throw new Error(`KIMINA_THREADS must be a positive whole number, got '${threadsRaw}'`);
-  }
-  return {
-    engine: pick('KIMINA_ENGINE', env.KIMINA_ENGINE, ['onnx', 'openai'] as const, 'onnx'),
-    model: env.KIMINA_MODEL || undefined,
-    baseUrl: env.KIMINA_OPENAI_BASE_URL || DEFAULT_OPENAI_BASE_URL,
-    apiKey: env.KIMINA_OPENAI_API_KEY || undefined,
-    nMode: pick('KIMINA_OPENAI_N', env.KIMINA_OPENAI_N, ['auto', 'native', 'parallel'] as const, 'auto'),
-    device: pick('KIMINA_DEVICE', env.KIMINA_DEVICE === 'auto' ? '' : env.KIMINA_DEVICE, ['cpu', 'cuda'] as const, 'cpu'),
-    threads,
-  };
+/** Reads the engine settings from an environment (the extension passes its settings this way). */
+export function engineConfigFromEnv(env?: Env): EngineConfig {
+  return engineConfigOf(readSome(engineKeys, env));
 }
 
 export interface CreateEngineOptions { log?: (line: string) => void }

@@ -5,3 +5,7 @@ export * from './prove';
 export * from './lsp';
 export * from './training';
 export * from './evaluation';
+export * from './schema';
+export * from './routes';
+export * from './sse';
+export * from './client';

@@ -1,4 +1,5 @@
 // Proving messages: `POST /v1/prove`, its server-sent events, and the LSP `kimina/prove` request.
+import { s, type Infer } from './schema';
 import type { Verdict } from './verify';
 
 /** The format reward's error names, in the recipe's order; NONE when every check passes. */
@@ -19,21 +20,33 @@ export interface FormatResult { ok: boolean; error: FormatErrorName; message?: s
 
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
 
-export interface ProveRequest {
-  /** Optional caller-chosen id (letters, digits, `_.:-`), so a JSON request can be cancelled with `DELETE /v1/prove/:id`. */
-  id?: string;
-  /** The Lean file text, or a header plus the theorem. */
-  code: string;
-  /** Name of the theorem to prove when `code` holds several declarations. */
-  theorem?: string;
-  /** Informal problem text; defaults to the theorem's doc comment. */
-  informal?: string;
-  samples?: number;
-  fixTurns?: number;
-  temperature?: number;
-  topP?: number;
-  maxTokens?: number;
-}
+/** Bounds on a prove request's settings (the recipe's defaults lie inside). */
+export const proveLimits = {
+  samples: [1, 64], fixTurns: [0, 4], temperature: [0, 2], topP: [0, 1], maxTokens: [1, 131072], codeChars: 1_000_000,
+} as const;
+
+const [samplesMin, samplesMax] = proveLimits.samples;
+/**
+ * `POST /v1/prove` (and `kimina prove`): unknown fields are refused, `null` counts as absent.
+ * id: optional caller-chosen id, so a JSON request can be cancelled with `DELETE /v1/prove/:id`;
+ * code: the Lean file text, or a header plus the theorem; theorem: which one when `code` holds several;
+ * informal: the problem in words (default: the theorem's doc comment).
+ */
+export const proveRequestSchema = s.object({
+  id: s.nullable(s.string({ max: 100, pattern: /^[A-Za-z0-9_.:-]{1,100}$/, patternText: '1-100 letters, digits or _.:-' })),
+  code: s.string({ notBlank: true, max: proveLimits.codeChars }),
+  theorem: s.nullable(s.string({ max: 1000 })),
+  informal: s.nullable(s.string({ max: 100_000 })),
+  samples: s.nullable(s.integer({ min: samplesMin, max: samplesMax })),
+  fixTurns: s.nullable(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
+  temperature: s.nullable(s.number({ min: proveLimits.temperature[0], max: proveLimits.temperature[1] })),
+  topP: s.nullable(s.number({ above: proveLimits.topP[0], max: proveLimits.topP[1] })),
+  maxTokens: s.nullable(s.integer({ min: proveLimits.maxTokens[0], max: proveLimits.maxTokens[1] })),
+}, { extra: 'forbid' });
+/** What a client may send (null allowed where a field may be absent). */
+export type ProveRequestBody = Infer<typeof proveRequestSchema>;
+/** A checked request with absent fields left out (`parseProveRequest` in backend/prover/request.ts). */
+export type ProveRequest = { [K in keyof ProveRequestBody]?: Exclude<ProveRequestBody[K], null> } & { code: string };
 
 export interface Attempt {
   sample: number;

@@ -1,6 +1,7 @@
 // Training messages: runs, their controls, per-step metrics, sampled rollouts, the reward service, SSE events.
 import type { ChatMessage, FormatErrorName } from './prove';
 import type { VerdictStatus } from './verify';
+import { s, type Infer, type Schema } from './schema';
 
 /**
  * preparing: estimating win rates to filter the prompt set; queued: waiting for its GPUs (or for them to go
@@ -8,10 +9,12 @@ import type { VerdictStatus } from './verify';
  */
 export type TrainingRunState = 'preparing' | 'queued' | 'running' | 'pausing' | 'paused' | 'completed' | 'failed' | 'cancelled';
 
-export type TrainingPresetName = 'tiny-cpu' | 'single-gpu-lora' | 'single-gpu-full' | 'recipe-8gpu';
+export const trainingPresetNames = ['tiny-cpu', 'single-gpu-lora', 'single-gpu-full', 'recipe-8gpu'] as const;
+export type TrainingPresetName = typeof trainingPresetNames[number];
 
 /** Only start when the GPUs are idle (nobody else computing on them), or at once. */
-export type TrainingSchedule = 'now' | 'when-idle';
+export const trainingSchedules = ['now', 'when-idle'] as const;
+export type TrainingSchedule = typeof trainingSchedules[number];
 
 /** The trainer's hyperparameters (names as in the Python run config, camelCase here). */
 export interface TrainingHyperparameters {
@@ -42,37 +45,78 @@ export interface TrainingHyperparameters {
   heldOutShare: number;
 }
 
-/** One training prompt: the Kimina prompt messages plus the trusted statement the reward checks against. */
-export interface TrainingPrompt {
-  id: string;
-  prompt: ChatMessage[];
-  formalStatement: string;
-  /** Where it came from, e.g. `Foo.lean:12 bar` or `attempt 42`. */
-  source?: string;
-  /** The current model's estimated win rate, when measured. */
-  winRate?: number;
-}
+/** Bounds on one request to the training routes. */
+export const trainingLimits = {
+  promptsPerRequest: 5000, statementChars: 100_000, messageChars: 1_000_000, messagesPerPrompt: 16, pathChars: 4096,
+  rewardItemsPerRequest: 256, responseChars: 1_000_000, previousAnswers: 4, metricsPerReport: 500, logChars: 100_000,
+} as const;
 
-export interface StartTrainingRequest {
-  name?: string;
-  preset: TrainingPresetName;
-  /** Hugging Face model id or local folder with safetensors weights. */
-  model: string;
-  /** Lean workspace to harvest personal proofs from (files with `sorry`, proven theorems, failed attempts). */
-  workspace?: string;
-  /** Prompts given directly (tests, scripts); used together with any harvested ones. */
-  prompts?: TrainingPrompt[];
-  heldOut?: TrainingPrompt[];
-  /** GPU ids, e.g. "0" or "0,1"; "cpu" for the CPU. Default: every visible GPU, else "cpu". */
-  gpus?: string;
-  schedule?: TrainingSchedule;
-  overrides?: Partial<TrainingHyperparameters>;
-  /**
-   * The recipe's prompt-set filter: sample `samples` answers per training prompt with the current prover model,
-   * drop prompts won more often than `maxWinRate` (default 0.5), repeat never-won ones `hardCopies` times (default 2).
-   */
-  winRate?: { samples: number; maxWinRate?: number; hardCopies?: number };
-}
+const text = (max: number) => s.string({ max });
+const chatMessage = s.object({ role: s.enum(['system', 'user', 'assistant']), content: text(trainingLimits.messageChars) });
+
+/** One training prompt: the Kimina prompt messages plus the trusted statement the reward checks against. */
+export const trainingPromptSchema = s.object({
+  id: s.string({ min: 1, max: 500 }),
+  prompt: s.array(chatMessage, { min: 1, max: trainingLimits.messagesPerPrompt }),
+  formalStatement: s.string({ notBlank: true, max: trainingLimits.statementChars }),
+  /** Where it came from, e.g. `Foo.lean:12 bar` or `attempt 42`. */
+  source: s.optional(text(1000)),
+  /** The current model's estimated win rate, when measured. */
+  winRate: s.optional(s.number({ min: 0, max: 1 })),
+});
+export type TrainingPrompt = Infer<typeof trainingPromptSchema>;
+
+/** Each hyperparameter's type and the range a request may ask for (the presets' own checks come on top). */
+const hyperparameterSchemas: { [K in keyof TrainingHyperparameters]: Schema<TrainingHyperparameters[K]> } = {
+  learningRate: s.number({ above: 0, max: 1 }),
+  numGenerations: s.integer({ min: 1, max: 1024 }),
+  promptsPerStep: s.integer({ min: 1, max: 100_000 }),
+  perDeviceBatch: s.integer({ min: 1, max: 100_000 }),
+  maxCompletionLength: s.integer({ min: 1, max: 1_000_000 }),
+  maxPromptLength: s.integer({ min: 1, max: 1_000_000 }),
+  temperature: s.number({ min: 0, max: 10 }),
+  topP: s.number({ above: 0, max: 1 }),
+  epsilon: s.number({ min: 0, max: 10 }),
+  epsilonHigh: s.number({ min: 0, max: 10 }),
+  beta: s.number({ min: 0, max: 100 }),
+  maxSteps: s.integer({ min: 1, max: 10_000_000 }),
+  saveSteps: s.integer({ min: 1, max: 10_000_000 }),
+  evalSteps: s.integer({ min: 0, max: 10_000_000 }),
+  evalSamples: s.integer({ min: 1, max: 1024 }),
+  evalPrompts: s.integer({ min: 0, max: 100_000 }),
+  seed: s.integer({ min: 0, max: 2 ** 32 - 1 }),
+  loraRank: s.integer({ min: 0, max: 4096 }),
+  useVllm: s.enum(['auto', 'on', 'off']),
+  fixSamplingRate: s.number({ min: 0, max: 1 }),
+  heldOutShare: s.number({ min: 0, max: 0.99 }),
+};
+const optionalAll = <F extends Record<string, Schema<unknown>>>(fields: F) =>
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, s.optional(v)])) as { [K in keyof F]: F[K] & { optional: true } };
+
+/**
+ * `POST /v1/training/runs`. model: Hugging Face model id or local folder with safetensors weights; workspace: Lean
+ * workspace to harvest personal proofs from; prompts: given directly (tests, scripts), used together with any
+ * harvested ones; gpus: GPU ids, e.g. "0" or "0,1", or "cpu" (default: every visible GPU, else "cpu");
+ * winRate: the recipe's prompt-set filter: sample `samples` answers per training prompt with the current prover
+ * model, drop prompts won more often than `maxWinRate` (default 0.5), repeat never-won ones `hardCopies` times (default 2).
+ */
+export const startTrainingRequestSchema = s.object({
+  name: s.optional(text(200)),
+  preset: s.enum(trainingPresetNames, { messages: { '*': `unknown preset (one of ${trainingPresetNames.join(', ')})` } }),
+  model: s.string({ notBlank: true, max: trainingLimits.pathChars, messages: { missing: 'model is required (a Hugging Face id or a local folder)', string_type: 'model is required (a Hugging Face id or a local folder)', string_too_short: 'model is required (a Hugging Face id or a local folder)' } }),
+  workspace: s.optional(s.string({ min: 1, max: trainingLimits.pathChars })),
+  prompts: s.optional(s.array(trainingPromptSchema, { max: trainingLimits.promptsPerRequest })),
+  heldOut: s.optional(s.array(trainingPromptSchema, { max: trainingLimits.promptsPerRequest })),
+  gpus: s.optional(s.string({ max: 300, pattern: /^(cpu|\d{1,3}(,\d{1,3}){0,63})$/, patternText: '"cpu" or GPU numbers such as 0 or 0,1' })),
+  schedule: s.optional(s.enum(trainingSchedules)),
+  overrides: s.optional(s.object(optionalAll(hyperparameterSchemas), { extra: 'forbid' })),
+  winRate: s.optional(s.object({
+    samples: s.integer({ min: 1, max: 64 }),
+    maxWinRate: s.optional(s.number({ min: 0, max: 1 })),
+    hardCopies: s.optional(s.integer({ min: 0, max: 16 })),
+  })),
+});
+export type StartTrainingRequest = Infer<typeof startTrainingRequestSchema>;
 
 export interface TrainingEvalSummary { step: number; metrics: Record<string, number> }
 
@@ -137,21 +181,27 @@ export interface GpuStatus {
 }
 export interface GpuReport { available: boolean; gpus: GpuStatus[]; note?: string }
 
-/** `POST /v1/training/runs/:id/reward` (the trainer's reward service). */
-export interface RewardItem {
-  promptId: string;
-  /** 1 for a first answer, 2 for an answer to the error-fix prompt. */
-  turn: number;
-  formalStatement: string;
-  /** Earlier assistant answers in the conversation (turn 2: the turn-1 answer); each must pass the format checks too. */
-  previous: string[];
-  response: string;
-}
-export interface RewardRequest {
-  step: number; purpose: 'train' | 'eval'; items: RewardItem[];
+/**
+ * `POST /v1/training/runs/:id/reward` (the trainer's reward service). turn: 1 for a first answer, 2 for an answer
+ * to the error-fix prompt; previous: earlier assistant answers in the conversation (turn 2: the turn-1 answer),
+ * each must pass the format checks too.
+ */
+export const rewardItemSchema = s.object({
+  promptId: text(500),
+  turn: s.integer({ min: 1, max: 2 }),
+  formalStatement: s.string({ max: trainingLimits.statementChars }),
+  previous: s.array(text(trainingLimits.responseChars), { max: trainingLimits.previousAnswers }),
+  response: text(trainingLimits.responseChars),
+});
+export type RewardItem = Infer<typeof rewardItemSchema>;
+export const rewardRequestSchema = s.object({
+  step: s.integer({ min: 0, max: 1e9 }),
+  purpose: s.enum(['train', 'eval']),
+  items: s.array(rewardItemSchema, { max: trainingLimits.rewardItemsPerRequest }),
   /** `strict` (default): our verdict; `recipe`: kimina-client's rule (no Lean error, no sorries entry), as the published runs. */
-  mode?: 'strict' | 'recipe';
-}
+  mode: s.optional(s.enum(['strict', 'recipe'])),
+});
+export type RewardRequest = Infer<typeof rewardRequestSchema>;
 export interface RewardResult {
   /** format ok AND Lean-valid: 1 or 0. */
   score: number;
@@ -171,16 +221,25 @@ export interface RewardResponse { results: RewardResult[] }
 /** `POST /v1/training/reward`: the same scoring without a run (verl's reward module on a Ray cluster). */
 export type StatelessRewardRequest = RewardRequest;
 
+const metricKinds = ['train', 'eval'] as const;
 /** `POST /v1/training/runs/:id/metrics` from the trainer. */
-export interface MetricsReport { step: number; kind: MetricKind; metrics: Record<string, number> }
+export const metricsReportSchema = s.object({
+  step: s.integer({ min: 0, max: 1e9 }),
+  kind: s.enum(metricKinds),
+  metrics: s.record(s.number(), { maxKeys: trainingLimits.metricsPerReport, keyMax: 200 }),
+});
+export type MetricsReport = Infer<typeof metricsReportSchema>;
 
+const step = s.integer({ min: 0, max: 1e9 });
 /** `POST /v1/training/runs/:id/events` from the trainer. */
-export type TrainerEvent =
-  | { kind: 'started'; step: number; maxSteps: number }
-  | { kind: 'checkpoint'; step: number; path: string }
-  | { kind: 'log'; message: string }
-  | { kind: 'stopped'; step: number }
-  | { kind: 'finished'; step: number; finalDir: string | null };
+export const trainerEventSchema = s.variant('kind', {
+  started: s.object({ kind: s.enum(['started']), step, maxSteps: s.integer({ min: 1, max: 1e9 }) }),
+  checkpoint: s.object({ kind: s.enum(['checkpoint']), step, path: s.string({ min: 1, max: trainingLimits.pathChars }) }),
+  log: s.object({ kind: s.enum(['log']), message: text(trainingLimits.logChars) }),
+  stopped: s.object({ kind: s.enum(['stopped']), step }),
+  finished: s.object({ kind: s.enum(['finished']), step, finalDir: s.nullable(s.string({ min: 1, max: trainingLimits.pathChars })) }),
+});
+export type TrainerEvent = Infer<typeof trainerEventSchema>;
 
 export interface TrainingLogLine { at: string; message: string }
 
@@ -197,7 +256,8 @@ export interface TrainingRolloutsResponse { runId: string; rollouts: RolloutSamp
 export interface TrainingLogResponse { runId: string; lines: TrainingLogLine[] }
 
 /** `POST /v1/training/runs/:id/export`: convert the final weights to ONNX for the in-process engine. */
-export interface ExportModelRequest { quantize?: 'q4' | 'none' }
+export const exportModelRequestSchema = s.object({ quantize: s.optional(s.enum(['q4', 'none'])) }, { optional: true });
+export type ExportModelRequest = Infer<typeof exportModelRequestSchema>;
 export interface ExportModelResponse { onnxDir: string }
 
 export interface VerlExportRequest {

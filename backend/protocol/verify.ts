@@ -1,4 +1,5 @@
 // Verification messages: the kimina-lean-server compatible bodies and our stricter verdict.
+import { s, type Infer } from './schema';
 
 /** A position as the Lean REPL reports it: 1-based line, 0-based column counted in Unicode codepoints. */
 export interface ReplPos { line: number; column: number }
@@ -24,17 +25,30 @@ export interface CommandResponse {
 /** A REPL-level failure (`{"message": …}`), e.g. `Unknown environment.` */
 export interface ReplErrorResponse { message: string }
 
-export type InfotreeKind = 'full' | 'tactics' | 'original' | 'substantive';
+export const infotreeKinds = ['full', 'tactics', 'original', 'substantive'] as const;
+export type InfotreeKind = typeof infotreeKinds[number];
 
-/** `POST /api/check` (kimina-lean-server). */
-export interface Snippet { id: string; code: string }
-export interface CheckRequest {
-  snippets: Snippet[];
-  timeout?: number;
-  debug?: boolean;
-  reuse?: boolean;
-  infotree?: InfotreeKind | null;
-}
+/** Bounds on one verification request (a longer batch is split by the client). */
+export const verifyLimits = { snippetChars: 1_000_000, snippetsPerRequest: 1000, idChars: 1000, timeoutS: 3600, theorems: 100 } as const;
+
+const code = s.string({ max: verifyLimits.snippetChars, messages: { string_too_long: `Code should have at most ${verifyLimits.snippetChars} characters` } });
+const timeout = s.nullable(s.number({ min: 0, max: verifyLimits.timeoutS, messages: { float_type: 'Input should be a number of seconds' } }));
+const infotree = s.nullable(s.enum(infotreeKinds));
+const snippet = s.object({
+  id: s.string({ min: 1, max: verifyLimits.idChars, messages: { string_type: 'id should be a non-empty string', string_too_short: 'id should be a non-empty string' } }),
+  code,
+}, { messages: { dict_type: 'Input should be an object with id and code' } });
+const snippets = s.array(snippet, {
+  min: 1, max: verifyLimits.snippetsPerRequest, uniqueBy: 'id',
+  messages: { too_short: 'Value error, `snippets` must be non empty', value_error: 'Value error, `snippets` must have unique ids' },
+});
+
+/** `POST /api/check` (kimina-lean-server): unknown fields are ignored, as pydantic does. */
+export const checkRequestSchema = s.object({
+  snippets, timeout, debug: s.nullable(s.boolean()), reuse: s.nullable(s.boolean()), infotree,
+});
+export type Snippet = Infer<typeof snippet>;
+export type CheckRequest = Infer<typeof checkRequestSchema>;
 export interface ReplDiagnostics { repl_uuid?: string; cpu_max?: number; memory_max?: number }
 export interface ReplResponse {
   id: string;
@@ -45,13 +59,20 @@ export interface ReplResponse {
 }
 export interface CheckResponse { results: ReplResponse[] }
 
+const verifyEntry = s.object({
+  custom_id: s.oneOf([s.string({ min: 1, max: verifyLimits.idChars }), s.integer()], { messages: { '*': 'custom_id should be a non-empty string or an integer' } }),
+  proof: s.nullable(code),
+  code: s.nullable(code),
+}, {
+  messages: { dict_type: 'Input should be an object with custom_id and proof or code' },
+  refine: (e) => (e.proof == null && e.code == null ? [{ loc: [], type: 'missing', msg: `Snippet ${JSON.stringify(e.custom_id).slice(0, 100)} has no proof/code content` }] : []),
+});
 /** `POST /verify` (kimina-lean-server's backward-compatible route). */
-export interface VerifyRequest {
-  codes: { custom_id: string | number; proof?: string; code?: string }[];
-  timeout?: number;
-  infotree_type?: InfotreeKind | null;
-  disable_cache?: boolean;
-}
+export const verifyRequestSchema = s.object({
+  codes: s.array(verifyEntry, { max: verifyLimits.snippetsPerRequest, uniqueBy: 'custom_id' }),
+  timeout, infotree_type: infotree, disable_cache: s.nullable(s.boolean()),
+});
+export type VerifyRequest = Infer<typeof verifyRequestSchema>;
 export interface VerifyResponse {
   results: { custom_id: string | number; error?: string; response?: (CommandResponse | ReplErrorResponse) & { time: number } }[];
 }
@@ -80,14 +101,13 @@ export interface Verdict {
   time: number;
 }
 
-/** `POST /v1/check`: our richer API. */
-export interface V1CheckRequest {
-  snippets: Snippet[];
-  timeout?: number;
-  infotree?: InfotreeKind | null;
-  /** Declaration names whose axioms to audit; default: every theorem/lemma in the snippet. */
-  theorems?: string[];
-}
+/** `POST /v1/check`: our richer API. `theorems`: declaration names whose axioms to audit (default: every theorem/lemma in the snippet). */
+export const v1CheckRequestSchema = s.object({
+  snippets, timeout, infotree,
+  theorems: s.nullable(s.array(s.string({ min: 1, max: 1000, pattern: /^\S+$/, patternText: 'a declaration name (no spaces)' }), { max: verifyLimits.theorems,
+    messages: { '*': 'theorems should be a list of declaration names' } })),
+});
+export type V1CheckRequest = Infer<typeof v1CheckRequestSchema>;
 export interface V1CheckResult extends Verdict { id: string; response?: CommandResponse }
 export interface V1CheckResponse { results: V1CheckResult[] }
 

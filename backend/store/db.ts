@@ -3,12 +3,16 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { touchPrivateFile } from './safePaths';
 
 export type Db = Database.Database;
 
 /** Opens (creating if needed) the store at `path`; `:memory:` for tests. */
 export function openDb(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    touchPrivateFile(path); // proof history and rollouts: owner-only (0600), and so are SQLite's -wal/-shm files
+  }
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');

@@ -1,10 +1,11 @@
 // Personal proofs: Lean files of a workspace and the prover's attempt history become training prompts.
 // `sorry` declarations are open problems; proven theorems are prompts known to be provable; failed
 // first answers with Lean feedback become error-fix samples for the trainer's cache.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
 import type { ChatMessage, TrainingPrompt } from '../protocol';
-import { findDeclarations, formalStatementOf, PROVABLE_KINDS } from '../lean/declarations';
+import { findDeclarations, formalStatementOf, PROVABLE_KINDS, type Declaration } from '../lean/declarations';
 import { buildPrompt, informalFromDocComment } from '../prover/prompt';
 import type { AttemptStore } from '../store/attempts';
 import { statementKey } from './promptSet';
@@ -14,57 +15,153 @@ export interface HarvestedPrompt extends TrainingPrompt { status: 'open' | 'prov
 /** A fix prompt seed: [system, user, assistant(failed answer), user(feedback)]. */
 export interface FixSeed { id: string; prompt: ChatMessage[]; formalStatement: string }
 
-export interface Harvest { prompts: HarvestedPrompt[]; fixSeeds: FixSeed[]; files: number; skipped: string[] }
+export interface Harvest { prompts: HarvestedPrompt[]; fixSeeds: FixSeed[]; files: number; skipped: string[]; truncated?: string }
 
 const SKIP_DIRS = new Set(['.lake', '.git', 'build', 'node_modules', 'lake-packages', '.elan']);
+/** Kernel and device file systems: never Lean sources, and walking them can hang or loop. */
+const SKIP_ABSOLUTE = new Set(['/proc', '/sys', '/dev', '/run']);
 
-export function leanFiles(root: string, limit = 5000): string[] {
+/** How far a workspace walk may go; past any bound it stops and says which in `truncated`. */
+export interface WalkLimits {
+  /** .lean files collected. */
+  files: number;
+  /** Folder depth below the workspace. */
+  depth: number;
+  /** Folder entries looked at (files and folders of every kind). */
+  entries: number;
+  /**
+   * Bytes of Lean source read in total, and per file (a larger file is skipped: each declaration's formal statement
+   * re-reads its whole file, so one declaration of a 128 KiB file already holds the event loop for a few hundred ms).
+   */
+  bytes: number;
+  fileBytes: number;
+  /** Wall-clock budget in milliseconds. */
+  ms: number;
+}
+
+export const DEFAULT_WALK_LIMITS: WalkLimits = {
+  files: 5000, depth: 24, entries: 200_000, bytes: 64 * 1024 * 1024, fileBytes: 128 * 1024, ms: 20_000,
+};
+
+export interface LeanFileList { files: string[]; truncated?: string }
+
+/**
+ * The workspace's .lean files, walked asynchronously (the server keeps answering), bounded by `limits`. Symlinks are
+ * followed only when their target lies inside the workspace (symlinks resolved), and each real folder is walked once.
+ */
+export async function leanFiles(root: string, limits: Partial<WalkLimits> = {}): Promise<LeanFileList> {
+  const l = { ...DEFAULT_WALK_LIMITS, ...limits };
+  const deadline = Date.now() + l.ms;
+  const realRoot = await realpath(root);
+  const seen = new Set<string>([realRoot]);
   const out: string[] = [];
-  const walk = (dir: string) => {
-    let names: string[];
-    try { names = readdirSync(dir).sort(); } catch { return; }
-    for (const name of names) {
-      if (out.length >= limit) return;
-      const p = join(dir, name);
-      let st;
-      try { st = statSync(p); } catch { continue; }
-      if (st.isDirectory()) { if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(p); } else if (name.endsWith('.lean')) out.push(p);
+  let entries = 0;
+  let truncated: string | undefined;
+  const stop = (why: string) => { truncated ??= why; };
+  const stack: { dir: string; depth: number }[] = [{ dir: root, depth: 0 }];
+  while (stack.length > 0 && !truncated) {
+    const { dir, depth } = stack.pop()!;
+    let names: Dirent[];
+    try { names = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0)); } catch { continue; }
+    const subdirs: { dir: string; depth: number }[] = [];
+    for (const entry of names) {
+      if (++entries > l.entries) { stop(`more than ${l.entries} folder entries`); break; }
+      if (Date.now() > deadline) { stop(`took longer than ${Math.round(l.ms / 1000)} s`); break; }
+      const p = join(dir, entry.name);
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        // followed only into the workspace itself
+        let target: string;
+        try { target = await realpath(p); } catch { continue; }
+        const rel = relative(realRoot, target);
+        if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+        try { const st = await stat(target); isDir = st.isDirectory(); isFile = st.isFile(); } catch { continue; }
+      }
+      if (isDir) {
+        if (SKIP_DIRS.has(entry.name) || entry.name.startsWith('.') || SKIP_ABSOLUTE.has(p)) continue;
+        if (depth + 1 > l.depth) continue;
+        let real: string;
+        try { real = await realpath(p); } catch { continue; }
+        if (seen.has(real)) continue;
+        seen.add(real);
+        subdirs.push({ dir: p, depth: depth + 1 });
+      } else if (isFile && entry.name.endsWith('.lean')) {
+        out.push(p);
+        if (out.length >= l.files) { stop(`more than ${l.files} .lean files`); break; }
+      }
     }
-  };
-  walk(root);
-  return out;
+    stack.push(...subdirs.reverse()); // names in order, depth first
+    await yieldToEventLoop();
+  }
+  return { files: out.sort(), ...(truncated ? { truncated } : {}) };
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((r) => setImmediate(r));
 }
 
 /** Prompts from one Lean source: every theorem/lemma (with or without `sorry`), as a standalone formal statement. */
 export function promptsFromSource(source: string, label: string): HarvestedPrompt[] {
+  return findDeclarations(source).filter(isPromptDeclaration).map((decl) => promptOf(source, label, decl));
+}
+
+/** As promptsFromSource, yielding to the event loop between declarations (each one re-reads the file). */
+async function promptsFromSourceAsync(source: string, label: string, deadline: number): Promise<HarvestedPrompt[]> {
   const out: HarvestedPrompt[] = [];
-  for (const decl of findDeclarations(source)) {
-    if (!PROVABLE_KINDS.includes(decl.kind) || decl.kind === 'example' || !decl.tactic) continue;
-    const formal = formalStatementOf(source, decl);
-    const status = decl.sorries.length > 0 ? 'open' : 'proven';
-    out.push({
-      id: `${label}:${decl.start.line}`,
-      prompt: buildPrompt(formal.text, informalFromDocComment(formal.informal)),
-      formalStatement: formal.text,
-      source: `${label}:${decl.start.line} ${decl.name}`,
-      status,
-    });
+  for (const decl of findDeclarations(source).filter(isPromptDeclaration)) {
+    if (Date.now() > deadline) break;
+    out.push(promptOf(source, label, decl));
+    await yieldToEventLoop();
   }
   return out;
 }
 
-export function harvestWorkspace(root: string): Harvest {
+function isPromptDeclaration(decl: Declaration): boolean {
+  return PROVABLE_KINDS.includes(decl.kind) && decl.kind !== 'example' && decl.tactic;
+}
+
+function promptOf(source: string, label: string, decl: Declaration): HarvestedPrompt {
+  const formal = formalStatementOf(source, decl);
+  return {
+    id: `${label}:${decl.start.line}`,
+    prompt: buildPrompt(formal.text, informalFromDocComment(formal.informal)),
+    formalStatement: formal.text,
+    source: `${label}:${decl.start.line} ${decl.name}`,
+    status: decl.sorries.length > 0 ? 'open' : 'proven',
+  };
+}
+
+/**
+ * Prompts from a workspace's Lean files: asynchronous and bounded (see leanFiles); a file over the per-file size, or
+ * past the total byte budget, is skipped and listed in `skipped`.
+ */
+export async function harvestWorkspace(root: string, limits: Partial<WalkLimits> = {}): Promise<Harvest> {
+  const l = { ...DEFAULT_WALK_LIMITS, ...limits };
+  const deadline = Date.now() + l.ms; // one budget for the walk and the reading
   const prompts: HarvestedPrompt[] = [];
   const skipped: string[] = [];
-  const files = leanFiles(root);
-  for (const file of files) {
+  const list = await leanFiles(root, l);
+  let truncated = list.truncated;
+  let bytes = 0;
+  let read = 0;
+  for (const file of list.files) {
+    const label = relative(root, file);
+    if (Date.now() > deadline) { truncated ??= `took longer than ${Math.round(l.ms / 1000)} s`; break; }
     try {
-      prompts.push(...promptsFromSource(readFileSync(file, 'utf8'), relative(root, file)));
+      const size = (await stat(file)).size;
+      if (size > l.fileBytes) { skipped.push(`${label}: ${size} bytes, over the ${l.fileBytes}-byte limit per file`); continue; }
+      if (bytes + size > l.bytes) { skipped.push(`${label} and later files: over the ${l.bytes}-byte budget`); break; }
+      bytes += size;
+      prompts.push(...await promptsFromSourceAsync(await readFile(file, 'utf8'), label, deadline));
+      read++;
     } catch (err) {
-      skipped.push(`${relative(root, file)}: ${err instanceof Error ? err.message : String(err)}`);
+      skipped.push(`${label}: ${err instanceof Error ? err.message : String(err)}`);
     }
+    await yieldToEventLoop();
   }
-  return { prompts: dedupe(prompts), fixSeeds: [], files: files.length, skipped };
+  if (truncated) skipped.push(`the walk stopped early: ${truncated}`);
+  return { prompts: dedupe(prompts), fixSeeds: [], files: read, skipped, ...(truncated ? { truncated } : {}) };
 }
 
 /** The prover's history: each proved/attempted theorem is a prompt; failed turn-1 answers with feedback are fix seeds. */

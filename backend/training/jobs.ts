@@ -10,15 +10,16 @@ import type {
   TrainingStreamEvent,
 } from '../protocol';
 import type { TrainingStore } from '../store/training';
+import { mkdirInside } from '../store/safePaths';
 import { nvidiaSmiProbe, gpuSetsOverlap, gpusIdle, type GpuProbe } from './gpu';
 import { dedupe, type FixSeed, type Harvest } from './harvest';
 import { trainerPython, trainerSourceDir } from './paths';
 import { presetHyper } from './presets';
 import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './promptSet';
 import type { Engine } from '../model/engine';
-import { rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
+import { MAX_REWARD_ITEMS, rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
 import {
-  isOurTrainer, logTail, runFiles, spawnTrainer, trainerConfig, writeTrainerConfig, type TrainerExit, type TrainerHandle,
+  isOurTrainer, logTail, runFiles, signalTrainer, spawnTrainer, trainerConfig, writeTrainerConfig, type TrainerExit, type TrainerHandle,
   type TrainerLauncher,
 } from './trainerProcess';
 
@@ -50,7 +51,7 @@ export interface TrainingJobsOptions {
 }
 
 type Intent = 'pause' | 'cancel' | 'shutdown' | null;
-interface Active { handle: TrainerHandle; intent: Intent; finished: boolean }
+interface Active { handle: TrainerHandle; intent: Intent; finished: boolean; launchId: string }
 
 export class TrainingError extends Error {
   constructor(message: string, readonly status = 400) { super(message); }
@@ -67,7 +68,7 @@ export class TrainingJobs extends EventEmitter {
   constructor(private readonly o: TrainingJobsOptions) {
     super();
     this.setMaxListeners(100); // one listener per connected monitor (SSE)
-    mkdirSync(o.runsRoot, { recursive: true });
+    mkdirSync(o.runsRoot, { recursive: true, mode: 0o700 });
     this.timer = setInterval(() => void this.schedule(), o.pollMs ?? 30_000);
     this.timer.unref();
   }
@@ -101,12 +102,14 @@ export class TrainingJobs extends EventEmitter {
     if (schedule !== 'now' && schedule !== 'when-idle') throw new TrainingError(`schedule must be now or when-idle, got '${schedule}'`);
     let prompts: TrainingPrompt[] = [...(req.prompts ?? [])];
     let fixSeeds: FixSeed[] = [];
+    let harvestNote = '';
     if (req.workspace) {
       if (!this.o.harvest) throw new TrainingError('harvesting a workspace is not available here');
       if (!existsSync(req.workspace)) throw new TrainingError(`workspace not found: ${req.workspace}`);
       const h = await this.o.harvest(req.workspace);
       prompts.push(...h.prompts);
       fixSeeds = h.fixSeeds;
+      if (h.truncated) harvestNote = `; the workspace walk stopped early (${h.truncated}) after ${h.files} files`;
     }
     for (const p of prompts) {
       if (!p || typeof p.id !== 'string' || !Array.isArray(p.prompt) || typeof p.formalStatement !== 'string') {
@@ -125,15 +128,15 @@ export class TrainingJobs extends EventEmitter {
     const id = `run-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomUUID().slice(0, 6)}`;
     const dir = join(this.o.runsRoot, id);
     const files = runFiles(dir);
-    mkdirSync(files.output, { recursive: true });
-    writeFileSync(files.train, trainerRows(split.train));
-    writeFileSync(files.heldOut, trainerRows(split.heldOut));
-    if (fixSeeds.length) writeFileSync(join(dir, 'fix_seed.jsonl'), fixSeeds.map((s) => JSON.stringify({ prompt_id: s.id, prompt: s.prompt, formal_statement: s.formalStatement })).join('\n') + '\n');
+    mkdirInside(this.o.runsRoot, files.output, 0o700);
+    writeFileSync(files.train, trainerRows(split.train), { mode: 0o600 });
+    writeFileSync(files.heldOut, trainerRows(split.heldOut), { mode: 0o600 });
+    if (fixSeeds.length) writeFileSync(join(dir, 'fix_seed.jsonl'), fixSeeds.map((s) => JSON.stringify({ prompt_id: s.id, prompt: s.prompt, formal_statement: s.formalStatement })).join('\n') + '\n', { mode: 0o600 });
     const run = this.o.store.createRun({
       id, name: req.name?.trim() || `${req.preset} on ${req.model.split('/').pop()}`, preset: req.preset, model: req.model, gpus,
       schedule, hyper, outputDir: files.output, trainPrompts: split.train.length, heldOutPrompts: split.heldOut.length,
     });
-    this.log(id, `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}`);
+    this.log(id, `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}${harvestNote}`);
     this.publish(run);
     if (req.winRate) {
       this.publish(this.o.store.updateRun(id, { state: 'preparing' }));
@@ -158,7 +161,7 @@ export class TrainingJobs extends EventEmitter {
         this.publish(this.o.store.updateRun(id, { state: 'failed', error: 'every prompt is already won more often than the win-rate limit: nothing left to train on' }));
         return;
       }
-      writeFileSync(file, trainerRows(kept));
+      writeFileSync(file, trainerRows(kept), { mode: 0o600 });
       const dropped = rates.filter((r) => r > (options.maxWinRate ?? 0.5)).length;
       this.log(id, `win-rate filter: ${dropped} easy prompts dropped, ${kept.length} training prompts (never-won ones repeated)`);
       this.publish(this.o.store.updateRun(id, { state: 'queued', trainPrompts: kept.length }));
@@ -197,15 +200,17 @@ export class TrainingJobs extends EventEmitter {
   private launch(run: TrainingRun): void {
     const dir = join(this.o.runsRoot, run.id);
     const files = runFiles(dir);
+    const launchId = randomUUID(); // posts from any other process for this run (a stale trainer) are refused
     let handle: TrainerHandle;
     try {
       if (!existsSync(files.train)) throw new Error(`the run folder ${dir} lost its prompts (train.jsonl)`);
       const config = trainerConfig({
         runId: run.id, backendUrl: this.o.backendUrl(), token: this.o.token?.(), model: run.model, outputDir: files.output,
         trainFile: files.train, heldOutFile: run.heldOutPrompts > 0 ? files.heldOut : null, hyper: run.hyper, cpu: run.gpus === 'cpu',
+        launchId,
       });
       if (existsSync(join(dir, 'fix_seed.jsonl'))) config.fix_seed_file = join(dir, 'fix_seed.jsonl');
-      mkdirSync(files.output, { recursive: true });
+      mkdirInside(this.o.runsRoot, files.output, 0o700);
       writeTrainerConfig(files.config, config);
       const python = (this.o.python ?? trainerPython)();
       if (python.includes('/') && !existsSync(python)) throw new Error(`${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`);
@@ -217,7 +222,9 @@ export class TrainingJobs extends EventEmitter {
       this.publish(this.o.store.updateRun(run.id, { state: 'failed', pid: null, error: `could not start the trainer: ${(err as Error).message}` }));
       return;
     }
-    const entry: Active = { handle, intent: null, finished: false };
+    const entry: Active = { handle, intent: null, finished: false, launchId };
+    // Steps after the checkpoint it resumes from are redone: forget what an earlier trainer reported for them.
+    if (this.o.store.dropMetricsAfter(run.id, run.checkpointStep) > 0) this.log(run.id, `metrics after step ${run.checkpointStep} dropped: they are redone`);
     this.active.set(run.id, entry);
     this.publish(this.o.store.updateRun(run.id, { state: 'running', pid: handle.pid, error: null }));
     this.log(run.id, `trainer started (pid ${handle.pid}${run.checkpointStep ? `, resuming from step ${run.checkpointStep}` : ''})`);
@@ -302,7 +309,7 @@ export class TrainingJobs extends EventEmitter {
       const pid = this.o.store.pidOf(run.id);
       const config = runFiles(join(this.o.runsRoot, run.id)).config;
       if (pid && isOurTrainer(pid, config)) {
-        try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+        signalTrainer(pid, 'SIGKILL'); // normally gone already: a trainer dies with its backend
         for (let i = 0; i < 50 && isOurTrainer(pid, config); i++) await new Promise((r) => setTimeout(r, 100));
       }
       const state = run.state === 'pausing' ? 'paused' : 'queued';
@@ -313,11 +320,12 @@ export class TrainingJobs extends EventEmitter {
   }
 
   /** The reward service for a run's trainer: scores, stores the batch metrics and a sample of rollouts. */
-  async reward(id: string, req: RewardRequest): Promise<RewardResponse> {
+  async reward(id: string, req: RewardRequest, launch?: string): Promise<RewardResponse> {
     this.get(id);
+    this.assertCurrentLaunch(id, launch);
     validateReward(req);
     const purpose = req.purpose === 'eval' ? 'eval' : 'train';
-    const scored = await this.o.scorer(req.items);
+    const scored = await this.o.scorer(req.items, { client: `trainer:${id}` }); // each run is its own client
     // The trainer sends a step's batch in chunks (body size limit): metrics cover every chunk of the step so far.
     const acc = this.accumulate(`${id}\u0000${req.step}\u0000${purpose}`, req.items, scored);
     const metrics = rewardMetrics(acc.items, acc.results);
@@ -336,9 +344,9 @@ export class TrainingJobs extends EventEmitter {
   }
 
   /** Scoring only, stored nowhere: the reward service for clusters (verl's reward module). */
-  async scoreOnly(req: RewardRequest): Promise<RewardResponse> {
+  async scoreOnly(req: RewardRequest, client?: string): Promise<RewardResponse> {
     validateReward(req);
-    const scored = await this.o.scorer(req.items, req.mode ?? 'strict');
+    const scored = await this.o.scorer(req.items, { client, mode: req.mode ?? 'strict' });
     return { results: scored.map(({ think: _think, ...result }) => result) };
   }
 
@@ -355,8 +363,9 @@ export class TrainingJobs extends EventEmitter {
   }
 
   /** Per-step metrics from the trainer. A resumed run re-reports redone steps, replacing their values. */
-  report(id: string, m: MetricsReport): void {
+  report(id: string, m: MetricsReport, launch?: string): void {
     const run = this.get(id);
+    this.assertCurrentLaunch(id, launch);
     if (!m || !Number.isInteger(m.step) || m.step < 0 || typeof m.metrics !== 'object') throw new TrainingError('metrics need step and metrics');
     const kind = m.kind === 'eval' ? 'eval' : 'train';
     const clean = Object.fromEntries(Object.entries(m.metrics).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)));
@@ -371,8 +380,9 @@ export class TrainingJobs extends EventEmitter {
     }
   }
 
-  trainerEvent(id: string, e: TrainerEvent): void {
+  trainerEvent(id: string, e: TrainerEvent, launch?: string): void {
     this.get(id);
+    this.assertCurrentLaunch(id, launch);
     switch (e?.kind) {
       case 'started': this.log(id, `training from step ${e.step} to ${e.maxSteps}`); break;
       case 'checkpoint':
@@ -423,11 +433,25 @@ export class TrainingJobs extends EventEmitter {
   }
 
   isActive(id: string): boolean { return this.active.has(id); }
+
+  /**
+   * A trainer names its launch (X-Kimina-Launch); one that is not the run's current trainer of this backend (left
+   * from before a restart, or replaced) is refused with 409 so that it stops and posts nothing stale.
+   */
+  private assertCurrentLaunch(id: string, launch: string | undefined): void {
+    if (launch === undefined) return;
+    if (this.active.get(id)?.launchId !== launch) {
+      throw new TrainingError(`this trainer is not the current one of run '${id}' (left from an earlier launch): stop`, 409);
+    }
+  }
 }
 
 function validateReward(req: RewardRequest): void {
   if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step)) throw new TrainingError('reward needs step and items');
   if (req.mode !== undefined && req.mode !== 'strict' && req.mode !== 'recipe') throw new TrainingError(`mode must be strict or recipe, got ${JSON.stringify(req.mode)}`);
+  if (req.items.length > MAX_REWARD_ITEMS) {
+    throw new TrainingError(`at most ${MAX_REWARD_ITEMS} answers per reward request, got ${req.items.length}: send them in several requests`, 413);
+  }
   for (const it of req.items) {
     if (!it || typeof it.response !== 'string' || typeof it.formalStatement !== 'string' || !Array.isArray(it.previous)
       || !it.previous.every((p) => typeof p === 'string') || !Number.isInteger(it.turn) || it.turn < 1) {

@@ -5,69 +5,89 @@ import { checkConversation, FORMAT_ERROR_TEXT } from '../prover/format';
 import { extractProof } from '../prover/extract';
 import { buildFeedback } from '../prover/feedback';
 import { splitThink } from '../prover/thinkStream';
-import { QueueFull } from '../lean/errors';
-import type { LeanVerifier } from '../lean/types';
+import type { CheckOutcome, LeanVerifier } from '../lean/types';
+import type { BatchVerifier } from '../lean/verifier';
 import { recipeVerdictOf, type VerdictMode } from '../eval/verdictModes';
 
 /** A scored answer: the trainer's result plus the thinking the monitor shows. */
 export interface ScoredItem extends RewardResult { think: string }
 
-/** Anything that scores a batch; the Lean-backed one below, or a test double. `mode` defaults to strict. */
-export type RewardScorer = (items: RewardItem[], mode?: VerdictMode) => Promise<ScoredItem[]>;
+/** Who asks for a score, for the verifier's fair sharing (lean/admission.ts). */
+export interface ScoreContext {
+  client?: string;
+  /** `strict` (default): our verdict; `recipe`: kimina-client's rule on the same Lean answer. */
+  mode?: VerdictMode;
+}
+
+/** Anything that scores a batch; the Lean-backed one below, or a test double. */
+export type RewardScorer = (items: RewardItem[], context?: ScoreContext) => Promise<ScoredItem[]>;
+
+/** Answers per reward request, at most (the verl recipe sends 64; more is refused with 413). */
+export const MAX_REWARD_ITEMS = 256;
 
 export interface LeanRewardOptions {
-  verifier: LeanVerifier;
+  /** With checkBatch (the server's admission), a request's checks are admitted together or refused together. */
+  verifier: LeanVerifier & Partial<Pick<BatchVerifier, 'checkBatch'>>;
   /** Seconds per Lean check (the recipe: 60). */
   timeoutS?: number;
-  /** Lean checks in flight at once; the verifier's own queue bounds it too. */
+  /** Lean checks in flight at once when the verifier has no checkBatch. */
   concurrency?: number;
 }
 
-export async function scoreItem(item: RewardItem, options: LeanRewardOptions, mode: VerdictMode = 'strict'): Promise<ScoredItem> {
+interface Prepared { format: ReturnType<typeof checkConversation>; think: string; code: string | null }
+
+function prepare(item: RewardItem): Prepared {
   const messages = [...item.previous, item.response].map((content) => ({ role: 'assistant' as const, content }));
   const format = checkConversation(messages, item.formalStatement);
   const { think } = splitThink(item.response);
   const extraction = extractProof(item.response, item.formalStatement);
-  if (!extraction.ok) {
-    // The recipe's 'filtered proof.': nothing reaches Lean, no fix prompt.
-    return { score: 0, acc: 0, formatError: format.error, formatErrorText: FORMAT_ERROR_TEXT[format.error], verdict: null, feedback: null, think, code: null };
-  }
-  const outcome = await checkWithRetry(options.verifier, extraction.code, options.timeoutS ?? 60);
+  return { format, think, code: extraction.ok ? extraction.code : null };
+}
+
+function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = 'strict'): ScoredItem {
+  const base = { formatError: p.format.error, formatErrorText: FORMAT_ERROR_TEXT[p.format.error], think: p.think };
+  // The recipe's 'filtered proof.': nothing reaches Lean, no fix prompt.
+  if (p.code === null || outcome === null) return { ...base, score: 0, acc: 0, verdict: null, feedback: null, code: null };
   // recipe mode: kimina-client's rule on the same Lean answer (code our filter refused before Lean scores 0).
   const acc = (mode === 'recipe' ? recipeVerdictOf(outcome.verdict).valid === true : outcome.verdict.status === 'valid') ? 1 : 0;
   return {
-    score: acc === 1 && format.ok ? 1 : 0,
+    ...base,
+    score: acc === 1 && p.format.ok ? 1 : 0,
     acc,
-    formatError: format.error,
-    formatErrorText: FORMAT_ERROR_TEXT[format.error],
     verdict: outcome.verdict.status,
-    feedback: acc === 1 ? null : buildFeedback(extraction.code, outcome.verdict, outcome.response),
-    think,
-    code: extraction.code,
+    feedback: acc === 1 ? null : buildFeedback(p.code, outcome.verdict, outcome.response),
+    code: p.code,
   };
 }
 
-async function checkWithRetry(verifier: LeanVerifier, code: string, timeout: number) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await verifier.check(code, { timeout });
-    } catch (err) {
-      if (!(err instanceof QueueFull) || attempt >= 20) throw err;
-      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
-    }
-  }
+export async function scoreItem(item: RewardItem, options: LeanRewardOptions, context: ScoreContext = {}): Promise<ScoredItem> {
+  const p = prepare(item);
+  if (p.code === null) return scored(p, null);
+  return scored(p, await options.verifier.check(p.code, { timeout: options.timeoutS ?? 60, client: context.client }), context.mode);
 }
 
-/** Scores a batch with bounded concurrency; results keep the items' order. */
+/**
+ * Scores a batch; results keep the items' order. A full verifier queue is not retried here: QueueFull reaches the
+ * client as HTTP 429 with Retry-After, and the client decides when to come back.
+ */
 export function leanRewardScorer(options: LeanRewardOptions): RewardScorer {
   const limit = Math.max(1, options.concurrency ?? 8);
-  return async (items, mode = 'strict') => {
+  return async (items, context = {}) => {
+    if (items.length > MAX_REWARD_ITEMS) throw new Error(`at most ${MAX_REWARD_ITEMS} answers per reward request, got ${items.length}`);
+    const prepared = items.map(prepare);
+    const checkBatch = options.verifier.checkBatch?.bind(options.verifier);
+    if (checkBatch) {
+      const toCheck = prepared.flatMap((p, i) => (p.code === null ? [] : [i]));
+      const outcomes = await checkBatch(toCheck.map((i) => prepared[i].code!), { timeout: options.timeoutS ?? 60, client: context.client });
+      const byItem = new Map(toCheck.map((i, k) => [i, outcomes[k]]));
+      return prepared.map((p, i) => scored(p, byItem.get(i) ?? null, context.mode));
+    }
     const out = new Array<ScoredItem>(items.length);
     let next = 0;
     const lane = async () => {
       while (next < items.length) {
         const i = next++;
-        out[i] = await scoreItem(items[i], options, mode);
+        out[i] = await scoreItem(items[i], options, context);
       }
     };
     await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));

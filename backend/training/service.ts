@@ -1,17 +1,11 @@
-// Wiring training into `kimina serve`: store, reward scorer over the server's verifier, job manager, router.
-import { join, resolve } from 'node:path';
-import express, { type Router } from 'express';
-import { apiTokenFromEnv } from '../api/auth';
-import type { RouterFactory } from '../api/server';
-import { env } from '../config';
-import { openDb } from '../store/db';
-import { createEngine, engineConfigFromEnv } from '../model/index';
-import { kiminaHome } from '../config';
+// The training service: store, reward scorer over the server's verifier, job manager. The HTTP face
+// (backend/api/trainingMount.ts) mounts it in `kimina serve`; nothing here knows about HTTP.
+import { setting } from '../app/settings';
+import type { GpuProbe } from './gpu';
 import type { LeanVerifier } from '../lean/types';
 import type { Db } from '../store/db';
 import { AttemptStore } from '../store/attempts';
 import { TrainingStore } from '../store/training';
-import { createTrainingRouter } from '../api/trainingRoutes';
 import { harvestAttempts, harvestWorkspace, type Harvest } from './harvest';
 import { TrainingJobs, type TrainingJobsOptions } from './jobs';
 import { spawnTrainer, type TrainerLauncher } from './trainerProcess';
@@ -32,32 +26,25 @@ export interface TrainingServiceOptions {
 }
 
 export interface TrainingService {
-  jobs: TrainingJobs; store: TrainingStore; router: Router;
+  jobs: TrainingJobs; store: TrainingStore;
+  /** How GPUs are found (the HTTP face's GPU route asks it too). */
+  gpuProbe?: GpuProbe;
   /** Stops the trainers (SIGTERM, they checkpoint); their runs stay 'running' for the next recover(). */
   close(): Promise<void>;
   /**
-   * Stops supervising without touching the trainers (the server is shutting down): no more scheduling,
-   * running trainers are neither signalled nor cancelled. Their runs stay 'running' with their pid, and the
-   * next backend's recover() takes them over (stops the orphan, resumes from its checkpoint).
+   * Stops supervising without signalling the trainers (the server is shutting down): no more scheduling, nothing
+   * cancelled. The trainers end when this process exits (their lifeline: trainerProcess.ts), their runs stay
+   * 'running', and the next backend's recover() resumes them from their last checkpoint.
    */
   detach(): void;
 }
 
-/** The backend's database (the same file the prover's attempts live in: KIMINA_DB, else <KIMINA_HOME>/kimina.db). */
-export function databasePath(): string {
-  return resolve(process.env.KIMINA_DB || join(kiminaHome(), 'kimina.db'));
-}
-
-export function trainingRunsRoot(): string {
-  return process.env.KIMINA_TRAINING_DIR || join(kiminaHome(), 'training');
-}
-
 /** Personal proofs: the workspace's Lean files plus the prover's attempt history in the same database. */
-export function harvester(db: Db): (workspace: string) => Harvest {
-  return (workspace) => {
-    const files = harvestWorkspace(workspace);
+export function harvester(db: Db): (workspace: string) => Promise<Harvest> {
+  return async (workspace) => {
+    const files = await harvestWorkspace(workspace);
     const history = harvestAttempts(new AttemptStore(db));
-    return { prompts: [...files.prompts, ...history.prompts], fixSeeds: history.fixSeeds, files: files.files, skipped: files.skipped };
+    return { prompts: [...files.prompts, ...history.prompts], fixSeeds: history.fixSeeds, files: files.files, skipped: files.skipped, truncated: files.truncated };
   };
 }
 
@@ -72,12 +59,12 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
     return { pid: handle.pid, exited: handle.exited, kill: (signal) => { if (!detached) handle.kill(signal); } };
   };
   const jobs = new TrainingJobs({
-    store, runsRoot: o.runsRoot ?? trainingRunsRoot(), backendUrl: o.backendUrl, token: o.token,
+    store, runsRoot: o.runsRoot ?? setting('trainingDir'), backendUrl: o.backendUrl, token: o.token,
     scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }), harvest: harvester(o.db), ...o.jobs, launcher,
   });
   if (!o.deferRecover) await jobs.recover();
   return {
-    jobs, store, router: createTrainingRouter({ jobs, store, gpuProbe: o.jobs?.gpuProbe }),
+    jobs, store, gpuProbe: o.jobs?.gpuProbe,
     close: () => jobs.close(5000),
     detach: () => {
       detached = true;
@@ -86,36 +73,3 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
     },
   };
 }
-
-/**
- * The router `kimina serve` mounts (backend/api/mounts.ts). The trainer reaches the server at ctx.backendUrl()
- * when the server provides it, else at the address the first request came in on, else KIMINA_TRAINER_BACKEND_URL,
- * else http://127.0.0.1:$KIMINA_PORT. Runs that were running resume a moment after the server starts.
- */
-export const trainingRouterFactory: RouterFactory = async (ctx) => {
-  const db = openDb(databasePath());
-  let learned: string | undefined;
-  const fromCtx = typeof ctx.backendUrl === 'function' ? (ctx.backendUrl as () => string | undefined) : () => undefined;
-  let engine: ReturnType<typeof createEngine> | null = null;
-  const service = await openTrainingService({
-    db, verifier: ctx.verifier, token: apiTokenFromEnv, deferRecover: true,
-    // the configured prover model (KIMINA_ENGINE / KIMINA_MODEL), loaded on the first win-rate estimation
-    jobs: { engine: () => (engine ??= createEngine(engineConfigFromEnv())) },
-    backendUrl: () => fromCtx() ?? learned ?? process.env.KIMINA_TRAINER_BACKEND_URL ?? `http://127.0.0.1:${env.num('KIMINA_PORT', 8000)}`,
-  });
-  const router = express.Router();
-  router.use((req, _res, next) => {
-    learned ??= req.socket.localPort ? `http://127.0.0.1:${req.socket.localPort}` : undefined;
-    next();
-  });
-  router.use(service.router);
-  const resume = setTimeout(() => { service.jobs.recover().catch((err: unknown) => console.error(`training: could not resume runs: ${String(err)}`)); }, 1500);
-  resume.unref();
-  ctx.onClose?.(async () => {
-    clearTimeout(resume);
-    service.detach();
-    const made = await engine?.catch(() => null);
-    await made?.close();
-  });
-  return router;
-};

@@ -19,6 +19,7 @@ export interface TrainerExit { code: number | null; signal: NodeJS.Signals | nul
 
 export interface TrainerHandle {
   pid: number;
+  /** SIGTERM reaches the trainer (it checkpoints and stops); SIGKILL its whole process group. */
   kill(signal: NodeJS.Signals): void;
   exited: Promise<TrainerExit>;
 }
@@ -31,11 +32,12 @@ export const TRAINER_FIXED = { evalTopP: 0.95, vllmGpuMemoryUtilization: 0.3 };
 /** The Python run config (kimina_trainer/config.py field names), every key. */
 export function trainerConfig(options: {
   runId: string; backendUrl: string; token?: string; model: string; outputDir: string; trainFile: string;
-  heldOutFile: string | null; hyper: TrainingHyperparameters; cpu: boolean;
+  heldOutFile: string | null; hyper: TrainingHyperparameters; cpu: boolean; launchId?: string;
 }): Record<string, unknown> {
   const h = options.hyper;
   return {
     run_id: options.runId, backend_url: options.backendUrl, token: options.token ?? null, model_path: options.model,
+    launch_id: options.launchId ?? null,
     output_dir: options.outputDir, train_file: options.trainFile, held_out_file: options.heldOutFile,
     learning_rate: h.learningRate, num_generations: h.numGenerations, prompts_per_step: h.promptsPerStep,
     per_device_batch: h.perDeviceBatch, max_completion_length: h.maxCompletionLength, max_prompt_length: h.maxPromptLength,
@@ -53,27 +55,48 @@ export function writeTrainerConfig(path: string, config: Record<string, unknown>
   writeFileSync(path, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 }); // holds the API token
 }
 
-/** Spawns `python -m kimina_trainer.worker`, output appended to the run's log file. */
+/**
+ * Spawns `python -m kimina_trainer.worker`, output appended to the run's log file. The backend owns the trainer's
+ * life (kimina_trainer/lifeline.py): the trainer gets SIGKILL from the kernel when this process dies (Linux parent-death
+ * signal, armed against KIMINA_BACKEND_PID) and also ends when its stdin, whose write end only this process holds,
+ * reaches end-of-file. It runs in its own process group, so a Ctrl-C in the terminal reaches the backend alone, which
+ * then decides what happens to its trainers.
+ */
 export const spawnTrainer: TrainerLauncher = (launch) => {
-  const log = openSync(launch.logPath, 'a');
+  const log = openSync(launch.logPath, 'a', 0o600);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PYTHONPATH: [launch.sourceDir, process.env.PYTHONPATH].filter(Boolean).join(':'),
     PYTHONUNBUFFERED: '1',
     TOKENIZERS_PARALLELISM: 'false',
     HF_HUB_DISABLE_TELEMETRY: '1',
+    KIMINA_BACKEND_PID: String(process.pid),
+    KIMINA_LIFELINE: 'stdin',
   };
   env.CUDA_VISIBLE_DEVICES = launch.gpus === 'cpu' ? '' : launch.gpus;
   const child = spawn(launch.python, ['-m', 'kimina_trainer.worker', '--config', launch.configPath],
-    { cwd: launch.sourceDir, env, stdio: ['ignore', log, log] });
+    { cwd: launch.sourceDir, env, stdio: ['pipe', log, log], detached: true });
   closeSync(log);
+  // The lifeline: never written, never ended; it closes when this process exits. It must not keep us alive.
+  child.stdin?.on('error', () => { /* the trainer exited */ });
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   const exited = new Promise<TrainerExit>((resolve) => {
     child.on('error', () => resolve({ code: 127, signal: null }));
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
   if (child.pid === undefined) return { pid: -1, kill: () => {}, exited };
-  return { pid: child.pid, kill: (s) => { try { child.kill(s); } catch { /* already gone */ } }, exited };
+  const pid = child.pid;
+  return { pid, kill: (s) => signalTrainer(pid, s), exited };
 };
+
+/** SIGKILL goes to the trainer's process group (its helpers too), other signals to the trainer alone. */
+export function signalTrainer(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(signal === 'SIGKILL' ? -pid : pid, signal);
+  } catch {
+    try { process.kill(pid, signal); } catch { /* already gone */ }
+  }
+}
 
 /** The last lines of a run's trainer log, for error messages. */
 export function logTail(logPath: string, lines = 15): string {

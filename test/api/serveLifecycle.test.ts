@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ALGEBRA_STATEMENT, writeScriptedModel } from '../fixtures/models/scriptedModel';
+import { ALGEBRA_STATEMENT, writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplEnv } from '../fixtures/stand-in-repl/index';
-import { findServer } from '../../backend/api/editor/discovery';
+import { findServer } from '../../backend/editor/discovery';
 
 const root = join(__dirname, '..', '..');
 let modelDir: string;
@@ -91,7 +91,7 @@ test('serve writes serve.json (url, token, pid; mode 0600) once listening, and a
   assert.equal(existsSync(file), false, 'serve.json is removed on shutdown');
 });
 
-test('without a token serve.json has none; SIGINT while a proof waits for Lean exits within 3 s', async (t) => {
+test('without a configured token serve.json holds a random one; SIGINT while a proof waits for Lean exits within 3 s', async (t) => {
   // The stand-in REPL takes 8 s to import Mathlib, so the proof is still waiting for Lean when the signal comes.
   // A Lean check in flight does not stop early: shutdown waits 1 s for the cancelled proof, then goes on.
   const s = await serve({ STAND_IN_IMPORT_MS: '8000' });
@@ -99,8 +99,10 @@ test('without a token serve.json has none; SIGINT while a proof waits for Lean e
   let inFlight: Promise<unknown> = Promise.resolve();
   try {
     const written = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    assert.deepEqual(written, { url: s.url, pid: s.child.pid });
-    inFlight = proveOnce(s.url).catch((err: unknown) => err);
+    assert.deepEqual(Object.keys(written).sort(), ['pid', 'token', 'url']);
+    assert.deepEqual([written.url, written.pid], [s.url, s.child.pid]);
+    assert.match(String(written.token), /^[A-Za-z0-9_-]{32}$/, 'a random token (24 bytes, base64url)');
+    inFlight = proveOnce(s.url, { authorization: `Bearer ${String(written.token)}` }).catch((err: unknown) => err);
     await new Promise((r) => setTimeout(r, 1500));
   } catch (err) { s.child.kill('SIGKILL'); throw err; }
   const { ms, code } = await stop(s, 'SIGINT');

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
-import { writeScriptedModel } from '../fixtures/models/scriptedModel';
+import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplCommand } from '../fixtures/stand-in-repl/index';
 import { startStandInHub, type StandInHub } from '../model/standInHub';
 

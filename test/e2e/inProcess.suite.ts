@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from './expect';
 import { editorText, goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
-import { writeScriptedModel } from '../fixtures/models/scriptedModel';
+import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplCommand } from '../fixtures/stand-in-repl/index';
 
 describe('in-process backend (scripted model, stand-in REPL)', () => {

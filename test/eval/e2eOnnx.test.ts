@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeScriptedModel, ALGEBRA_STATEMENT } from '../fixtures/models/scriptedModel';
+import { writeScriptedModel, ALGEBRA_STATEMENT } from '../../backend/demo/models/scriptedModel';
 import { standInReplEnv } from '../fixtures/stand-in-repl/index';
 import { loadBenchmark } from '../../backend/eval/benchmark';
 import { minif2fDir, tempDir } from './helpers';

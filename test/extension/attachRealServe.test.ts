@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EditorProveResult, lspMethods } from '../../backend/protocol';
-import { HttpProveService } from '../../backend/api/editor/httpService';
-import { applyEdit } from '../../backend/api/editor/splice';
-import { offsetAt } from '../../backend/api/editor/leanSource';
-import { ALGEBRA_STATEMENT, writeScriptedModel } from '../fixtures/models/scriptedModel';
+import { HttpProveService } from '../../backend/editor/httpService';
+import { applyEdit } from '../../backend/editor/splice';
+import { offsetAt } from '../../backend/editor/leanSource';
+import { ALGEBRA_STATEMENT, writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplEnv } from '../fixtures/stand-in-repl/index';
 import { connectFace, settledStatus, type FaceClient } from './faceClient';
 

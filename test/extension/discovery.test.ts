@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { discoveryPath, findServer } from '../../backend/api/editor/discovery';
+import { discoveryPath, findServer } from '../../backend/editor/discovery';
 
 let home: string;
 const savedHome = process.env.KIMINA_HOME;

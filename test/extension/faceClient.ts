@@ -4,7 +4,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { type BackendStatus, type LspProveEvent, lspMethods } from '../../backend/protocol';
 import { startLspFace, type LspFace } from '../../backend/api/lsp';
-import type { ProveService } from '../../backend/api/editor/service';
+import type { ProveService } from '../../backend/editor/service';
 
 export interface FaceClient { client: MessageConnection; face: LspFace; events: LspProveEvent[]; statuses: BackendStatus[]; close(): Promise<void> }
 

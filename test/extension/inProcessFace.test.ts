@@ -1,6 +1,6 @@
 // The language-server face with the services in its own process: the real prove loop, the ONNX engine and
 // the verifier pool, fed with TEST DOUBLES through the KIMINA_* settings the extension passes: the scripted
-// ONNX model (test/fixtures/models: its first answer uses a lemma that does not exist, its fix-turn answer is
+// ONNX model (backend/demo/models: its first answer uses a lemma that does not exist, its fix-turn answer is
 // correct) and the stand-in REPL (test/fixtures/stand-in-repl: text rules, not Lean).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,10 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EditorProveResult, lspMethods } from '../../backend/protocol';
-import { createInProcessService } from '../../backend/api/editor/inProcess';
-import { applyEdit } from '../../backend/api/editor/splice';
-import { offsetAt } from '../../backend/api/editor/leanSource';
-import { writeScriptedModel, ALGEBRA_STATEMENT } from '../fixtures/models/scriptedModel';
+import { createInProcessService } from '../../backend/editor/inProcess';
+import { openApp } from '../../backend/app/app';
+import { applyEdit } from '../../backend/editor/splice';
+import { offsetAt } from '../../backend/editor/leanSource';
+import { writeScriptedModel, ALGEBRA_STATEMENT } from '../../backend/demo/models/scriptedModel';
 import { standInReplEnv } from '../fixtures/stand-in-repl/index';
 import { connectFace, settledStatus, type FaceClient } from './faceClient';
 
@@ -33,7 +34,7 @@ before(async () => {
     KIMINA_ENGINE: 'onnx', KIMINA_MODEL: join(dir, 'model'), KIMINA_DEVICE: 'cpu', KIMINA_THREADS: '1',
     KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '1', KIMINA_LEAN_PROJECT: dir, KIMINA_DB: join(dir, 'kimina.db'), KIMINA_HOME: dir,
   });
-  conn = await connectFace(() => createInProcessService(() => {}));
+  conn = await connectFace(() => createInProcessService(openApp({ log: () => {} }), () => {}));
 });
 
 after(async () => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { codeOnly, declarationAt, findDeclarations, headerOf, offsetAt, positionAt, sorryAt, standaloneSnippet } from '../../backend/api/editor/leanSource';
+import { codeOnly, declarationAt, findDeclarations, headerOf, offsetAt, positionAt, sorryAt, standaloneSnippet } from '../../backend/editor/leanSource';
 
 const file = `import Mathlib
 open Real

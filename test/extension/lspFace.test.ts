@@ -5,9 +5,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { type BackendStatus, type EditorProveResult, type LspProveEvent, lspMethods } from '../../backend/protocol';
-import { HttpProveService } from '../../backend/api/editor/httpService';
-import { applyEdit } from '../../backend/api/editor/splice';
-import { offsetAt } from '../../backend/api/editor/leanSource';
+import { HttpProveService } from '../../backend/editor/httpService';
+import { applyEdit } from '../../backend/editor/splice';
+import { offsetAt } from '../../backend/editor/leanSource';
 import { startStandInServe, type StandInServe } from '../e2e/standInServe';
 import { connectFace, type FaceClient } from './faceClient';
 

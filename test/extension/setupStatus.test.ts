@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lspMethods } from '../../backend/protocol';
 import { setupHints } from '../../backend/api/lsp';
-import type { ProveService } from '../../backend/api/editor/service';
+import type { ProveService } from '../../backend/editor/service';
 import { connectFace, settledStatus } from './faceClient';
 
 test('a missing model becomes an error status with setup hints, and the next request retries', async () => {

@@ -3,7 +3,7 @@
 // can be proved or checked from the editor.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findDeclarations, standaloneSnippet } from '../../backend/api/editor/leanSource';
+import { findDeclarations, standaloneSnippet } from '../../backend/editor/leanSource';
 
 const DOC = `import Mathlib
 

@@ -1,9 +1,9 @@
 // Building the edits that put a verified proof into the file, and turning a sorry's goal into a lemma.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findDeclarations, offsetAt } from '../../backend/api/editor/leanSource';
-import { applyEdit, dedent, proofBodyOf, sorryEdit, theoremEdit } from '../../backend/api/editor/splice';
-import { goalToLemma, parseGoal } from '../../backend/api/editor/goalLemma';
+import { findDeclarations, offsetAt } from '../../backend/editor/leanSource';
+import { applyEdit, dedent, proofBodyOf, sorryEdit, theoremEdit } from '../../backend/editor/splice';
+import { goalToLemma, parseGoal } from '../../backend/editor/goalLemma';
 import { replPosToLsp } from '../../backend/protocol';
 
 const algebra = `import Mathlib

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackendStatus } from '../../backend/protocol';
-import { HttpProveService } from '../../backend/api/editor/httpService';
+import { HttpProveService } from '../../backend/editor/httpService';
 import { startStandInServe } from '../e2e/standInServe';
 import { connectFace, settledStatus } from './faceClient';
 

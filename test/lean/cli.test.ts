@@ -42,7 +42,7 @@ test('kimina check: one verdict per declaration, exit 1 when any is not valid', 
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /Mixed\.lean:3: theorem good valid: axioms clean/);
   assert.match(r.stdout, /Mixed\.lean:5: theorem holey sorry/);
-  assert.match(r.stdout, /Mixed\.lean:8: lemma broken lean_error: line 8: unknown identifier 'bogus_z'/);
+  assert.match(r.stdout, /Mixed\.lean:8: lemma broken lean_error: line 8: Unknown identifier `bogus_z`/);
   assert.match(r.stdout, /Mixed\.lean:10: example valid: axioms clean \(propext\)/);
   assert.match(r.stdout, /2\/4 declarations valid/);
 });
@@ -83,7 +83,8 @@ test('kimina serve: prints the URL, answers /api/check, stops REPLs on SIGINT', 
       setTimeout(() => reject(new Error('no URL printed')), 20_000);
     });
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    const res = await fetch(`${url}/api/check`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ snippets: [{ id: 'a', code: 'theorem t : True := trivial' }] }) });
+    const { token } = JSON.parse(readFileSync(join(dir, 'serve.json'), 'utf8')) as { token: string }; // a random one: none is configured
+    const res = await fetch(`${url}/api/check`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify({ snippets: [{ id: 'a', code: 'theorem t : True := trivial' }] }) });
     assert.equal(res.status, 200);
     const body = await res.json() as { results: { response: { env: number } }[] };
     assert.equal(body.results[0].response.env, 1);

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rebaseResponse, splitHeader } from '../../backend/lean/header';
-import { nameExamples } from '../../backend/lean/exampleNames';
+import { placeHeaderMessages, rebaseResponse, splitHeader } from '../../backend/lean/header';
 import { codepointColumnToUtf16, replPosToLsp } from '../../backend/protocol';
 
 test('splitHeader collapses Mathlib imports, de-duplicates, and counts stripped lines', () => {
@@ -33,13 +32,12 @@ test('rebaseResponse shifts message and sorry lines back to the full snippet', (
   assert.equal(r.env, 3);
 });
 
-test('nameExamples renames examples and rebaseResponse undoes the column shift', () => {
-  const body = 'example : True := bogus_a\nexample : 1 = 1 := rfl';
-  const named = nameExamples(body);
-  assert.equal(named.body, 'theorem kimina_example_1 : True := bogus_a\ntheorem kimina_example_2 : 1 = 1 := rfl');
-  const col = named.body.indexOf('bogus_a');
-  const r = rebaseResponse({ messages: [{ pos: { line: 1, column: col }, endPos: null, severity: 'error', data: 'x' }] }, 0, named.edits);
-  assert.deepEqual(r.messages?.[0].pos, { line: 1, column: body.indexOf('bogus_a') });
+test('placeHeaderMessages puts an import error on the user\'s own line and module', () => {
+  const code = '\nimport Mathlib.Tactic\n\nimport Aesop  Bogus.Thing\ntheorem t : True := trivial';
+  const [m] = placeHeaderMessages([{ pos: { line: 3, column: 0 }, endPos: null, severity: 'error', data: "unknown module prefix 'Bogus'" }], code);
+  assert.deepEqual([m.pos, m.endPos], [{ line: 4, column: 14 }, { line: 4, column: 25 }]);
+  const [mathlib] = placeHeaderMessages([{ pos: { line: 1, column: 0 }, endPos: null, severity: 'error', data: 'x' }], code);
+  assert.deepEqual(mathlib.pos, { line: 2, column: 7 });
 });
 
 test('codepoint columns convert to UTF-16 for LSP (astral characters count twice)', () => {

@@ -63,3 +63,21 @@ test('the fallback times out a hung Lean and kills it', async () => {
     assert.equal(out.verdict.reason, 'Lean command timed out in 0.5 seconds');
   } finally { await v.close(); }
 });
+
+test('the fallback: examples are audited through a second file; the scope the body leaves open cannot redirect the audit; import errors at the user\'s line', async () => {
+  const v = fileVerifier();
+  try {
+    const [sectionVar, silenced, redirect, badImport] = await v.checkBatch([
+      'import Mathlib\nsection\nvariable (n : ℕ)\nexample : n + 0 = n := by simp\nend',
+      'set_option warn.sorry false in\nexample : (1 : ℕ) = 2 := sorryAx _',
+      'namespace Clean\ntheorem target : (1 : ℕ) = 1 := rfl\nend Clean\nset_option warn.sorry false in\ntheorem target : (1 : ℕ) = 2 := sorryAx _\nopen Clean\nnamespace Clean',
+      'import Aesop\nimport BogusLib\ntheorem t : True := trivial',
+    ]);
+    assert.equal(sectionVar.verdict.status, 'valid', sectionVar.verdict.reason);
+    assert.deepEqual(Object.keys(sectionVar.verdict.axiomsByDeclaration ?? {}), ['example (line 4)']);
+    assert.equal(silenced.verdict.status, 'sorry', silenced.verdict.reason);
+    assert.equal(redirect.verdict.status, 'sorry', redirect.verdict.reason);
+    assert.equal(badImport.verdict.status, 'lean_error');
+    assert.deepEqual(badImport.verdict.messages[0].pos, { line: 2, column: 7 });
+  } finally { await v.close(); }
+});

@@ -167,9 +167,11 @@ test('chatter printed before the REPL starts (e.g. lake building) does not spoil
 test('a failing import header is a lean_error for that snippet; its REPL is not kept', async () => {
   const s = standInVerifier({ maxRepls: 1 });
   try {
-    const [bad, good] = await s.verifier.checkBatch(['import BogusLib\ntheorem t : True := trivial', 'import A\ntheorem t : True := trivial']);
+    const [bad, good] = await s.verifier.checkBatch(['import Aesop\n\nimport  BogusLib\ntheorem t : True := trivial', 'import A\ntheorem t : True := trivial']);
     assert.equal(bad.verdict.status, 'lean_error');
-    assert.match(bad.verdict.reason, /The imports failed: unknown module prefix 'BogusLib'/);
+    // reported at the user's own import line, not at line 1 of the normalised header
+    assert.match(bad.verdict.reason, /The imports failed \(line 3\): unknown module prefix 'BogusLib'/);
+    assert.deepEqual(bad.verdict.messages[0].pos, { line: 3, column: 8 });
     assert.equal(good.verdict.status, 'valid');
     assert.equal(s.pool.stats().total, 1);
   } finally { await s.verifier.close(); }

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lexLean, type Trivia } from '../../backend/lean/lexer';
 import { findDeclarationHeads, findDeclarations, maskLean } from '../../backend/lean/declarations';
-import { findDeclarations as editorDeclarations, codeOnly } from '../../backend/api/editor/leanSource';
+import { findDeclarations as editorDeclarations, codeOnly } from '../../backend/editor/leanSource';
 
 test('the lexer records comments, doc comments, strings and char literals as UTF-16 spans', () => {
   const src = '/-- doc 𝔸 -/\ndef x := "a -- b" -- tail\ndef c := \'y\' /- c -/';

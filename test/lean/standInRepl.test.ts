@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { standInReplScript } from '../fixtures/stand-in-repl/index';
 
-function talk(input: string) {
-  const r = spawnSync(process.execPath, [standInReplScript], { input, encoding: 'utf8', timeout: 10_000 });
+function talk(input: string, lean?: string) {
+  const env = { ...process.env, ...(lean ? { STAND_IN_LEAN: lean } : {}) };
+  const r = spawnSync(process.execPath, [standInReplScript], { input, encoding: 'utf8', timeout: 10_000, env });
   const answers = r.stdout.split('\n\n').map((s) => s.trim()).filter(Boolean).map((s) => JSON.parse(s));
   return { code: r.status, answers, stderr: r.stderr };
 }
@@ -32,7 +33,7 @@ test('sorries with goals and codepoint positions; admit only warns; axioms per d
   const r = talk(JSON.stringify({ cmd }) + '\n\n');
   const a = r.answers[0];
   assert.deepEqual(a.sorries, [{ pos: { line: 1, column: 24 }, endPos: { line: 1, column: 29 }, goal: '⊢ theorem 𝔽t : True := by sorry', proofState: 0 }]);
-  assert.equal(a.messages.filter((m: { data: string }) => m.data === "declaration uses 'sorry'").length, 2);
+  assert.equal(a.messages.filter((m: { data: string }) => m.data === 'declaration uses `sorry`').length, 2);
   assert.ok(a.messages.some((m: { data: string }) => m.data === "'𝔽t' depends on axioms: [sorryAx]"));
   assert.ok(a.messages.some((m: { data: string }) => m.data === "'v' depends on axioms: [Classical.choice, Quot.sound, propext]"));
 });
@@ -41,4 +42,37 @@ test('unparsable input ends the process with an error, as the real REPL', () => 
   const r = talk('{"cmd": \n\n');
   assert.equal(r.code, 1);
   assert.match(r.stderr, /Could not parse JSON/);
+});
+
+const data = (answer: { messages?: { data: string; severity: string }[] }) => (answer.messages ?? []).map((m) => `${m.severity}: ${m.data}`);
+
+test('two Lean generations: current texts by default, v4.15 texts with STAND_IN_LEAN=4.15', () => {
+  const cmd = JSON.stringify({ cmd: 'theorem a : True := sorry\ntheorem b : True := bogus_b\n#print axioms nope' }) + '\n\n';
+  assert.deepEqual(data(talk(cmd).answers[0]), ['warning: declaration uses `sorry`', 'error: Unknown identifier `bogus_b`', 'error: Unknown constant `nope`']);
+  assert.deepEqual(data(talk(cmd, '4.15').answers[0]), ["warning: declaration uses 'sorry'", "error: unknown identifier 'bogus_b'", "error: unknown constant 'nope'"]);
+});
+
+test('no sorry warning for a declaration with an error; warn.sorry false silences it; #guard_msgs swallows', () => {
+  const r = talk([
+    JSON.stringify({ cmd: 'theorem a : True := by\n  sorry\n  exact bogus_a' }),
+    JSON.stringify({ cmd: 'set_option warn.sorry false in\ntheorem b : True := sorryAx _\ntheorem c : True := sorryAx _' }),
+    JSON.stringify({ cmd: '#guard_msgs in\ntheorem d : True := sorryAx _\n#print axioms d' }),
+  ].join('\n\n') + '\n\n');
+  assert.deepEqual(data(r.answers[0]), ['error: Unknown identifier `bogus_a`']);
+  assert.equal(r.answers[0].sorries.length, 1);
+  assert.deepEqual(data(r.answers[1]), ['warning: declaration uses `sorry`']);
+  assert.equal(r.answers[1].messages[0].pos.line, 3);
+  assert.deepEqual(data(r.answers[2]), ["info: 'd' depends on axioms: [sorryAx]"]);
+});
+
+test('namespaces, open and _root_ resolve as Lean does; examples add nothing; theorems see only the variables they mention', () => {
+  const cmd = 'namespace Foo\ntheorem t : True := sorryAx _\nend Foo\ntheorem t : True := trivial\nopen Foo\n#print axioms t\n#print axioms _root_.t\nexample : True := trivial\n#print axioms _example\nsection\nvariable (n : Nat)\ndef d : Nat := n\ntheorem w : True := by exact n\nend';
+  const r = talk(JSON.stringify({ cmd }) + '\n\n');
+  assert.deepEqual(data(r.answers[0]), [
+    'warning: declaration uses `sorry`',
+    "info: 't' does not depend on any axioms", "info: 'Foo.t' depends on axioms: [sorryAx]",
+    "info: 't' does not depend on any axioms",
+    'error: Unknown constant `_example`',
+    'error: Unknown identifier `n`',
+  ]);
 });

@@ -18,11 +18,12 @@ export interface StandInSetup {
   log(): string[];
 }
 
-export function standInPool(options: Partial<PoolOptions> & { importDelayMs?: number; memoryLimitMb?: number; sandbox?: boolean } = {}): { pool: ReplPool; logFile: string } {
+/** `lean`: the Lean generation the stand-in speaks (STAND_IN_LEAN, e.g. '4.15'); default: current Lean's texts. */
+export function standInPool(options: Partial<PoolOptions> & { importDelayMs?: number; memoryLimitMb?: number; sandbox?: boolean; lean?: string } = {}): { pool: ReplPool; logFile: string } {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-test-'));
   const logFile = join(dir, 'stand-in.log');
   const launchOptions = {
-    command: `${options.sandbox ? '' : `STAND_IN_LOG=${logFile} `}STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
+    command: `${options.sandbox ? '' : `STAND_IN_LOG=${logFile} `}${options.lean ? `STAND_IN_LEAN=${options.lean} ` : ''}STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
     projectDir: dir, memoryLimitMb: options.memoryLimitMb ?? 0,
     sandbox: options.sandbox ? detectSandbox('auto') : detectSandbox('none'),
   };

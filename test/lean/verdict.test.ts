@@ -57,19 +57,19 @@ test('native_decide passes only when configured, and its axioms are then allowed
   assert.deepEqual(bv.verdict.axioms, ['target._native.bv_decide.ax_1_1']);
 });
 
-test('examples are renamed for the audit and positions still match the caller\'s text', async () => {
+test('examples reach Lean unchanged (positions match the caller\'s text) and are audited through the audit copy', async () => {
   const code = `${header}example : True := by\n  exact bogus_x`;
   const out = await s.verifier.check(code);
   assert.equal(out.verdict.status, 'lean_error');
   const m = out.verdict.messages[0];
-  assert.equal(m.data, "unknown identifier 'bogus_x'");
+  assert.equal(m.data, 'Unknown identifier `bogus_x`');
   const lines = code.split('\n');
   assert.equal(lines[m.pos.line - 1].slice(m.pos.column, m.endPos?.column), 'bogus_x');
   const sorried = await s.verifier.check(`${header}example : True := by\n  sorry`);
   assert.equal(sorried.verdict.status, 'sorry');
   const fine = await s.verifier.check(`${header}example : 1 = 1 := by simp`);
   assert.equal(fine.verdict.status, 'valid', fine.verdict.reason);
-  assert.deepEqual(Object.keys(fine.verdict.axiomsByDeclaration ?? {}), ['kimina_example_1']);
+  assert.deepEqual(Object.keys(fine.verdict.axiomsByDeclaration ?? {}), ['example (line 5)']);
 });
 
 test('positions are relative to the full snippet, with codepoint columns', async () => {
@@ -104,7 +104,7 @@ test('a REPL-level error is repl_error', async () => {
 test('auditing a declaration that does not exist fails closed', async () => {
   const out = await s.verifier.check('theorem t : True := trivial', { theorems: ['does_not_exist'] });
   assert.equal(out.verdict.status, 'lean_error');
-  assert.match(out.verdict.reason, /Could not audit the axioms of 'does_not_exist': unknown constant/);
+  assert.match(out.verdict.reason, /Could not audit the axioms of 'does_not_exist': Unknown constant/);
 });
 
 test('judge: a custom axiom from an import is outside the allow-list; success messages do not matter', () => {
@@ -121,8 +121,28 @@ test('judge: an unreadable audit answer is never valid (fail closed)', () => {
   assert.equal(v.status, 'lean_error');
 });
 
-test('judge: the sorry warning alone (admit) is a sorry even with an empty sorries list', () => {
-  const v = judgeResponse({ response: { env: 1, messages: [{ pos: { line: 2, column: 8 }, endPos: null, severity: 'warning', data: "declaration uses 'sorry'" }] }, audit: new Map(), policy: { allowed: [], allowNativeDecide: false }, time: 0 });
-  assert.equal(v.status, 'sorry');
-  assert.match(v.reason, /admit, sorryAx/);
+for (const warning of ["declaration uses 'sorry'", 'declaration uses `sorry`']) {
+  test(`judge: the sorry warning alone (${warning}) is a sorry even with an empty sorries list`, () => {
+    const v = judgeResponse({ response: { env: 1, messages: [{ pos: { line: 2, column: 8 }, endPos: null, severity: 'warning', data: warning }] }, audit: new Map(), policy: { allowed: [], allowNativeDecide: false }, time: 0 });
+    assert.equal(v.status, 'sorry');
+    assert.match(v.reason, /admit, sorryAx/);
+  });
+}
+
+const info = (data: string) => ({ pos: { line: 1, column: 0 }, endPos: null, severity: 'info' as const, data });
+
+test('judge: an answer naming another constant, two answers, or no answer fail the audit', () => {
+  assert.deepEqual(readAxiomAnswer([info("'Foo.t' does not depend on any axioms")], 't'), { ok: false, problem: "the answer names 'Foo.t', not 't'" });
+  assert.equal(readAxiomAnswer([info("'t' does not depend on any axioms"), info("'Foo.t' depends on axioms: [sorryAx]")], 't').ok, false);
+  assert.deepEqual(readAxiomAnswer([info("'_private.0.t' depends on axioms: [propext]")], 't'), { ok: true, axioms: ['propext'] });
+  assert.deepEqual(readAxiomAnswer([info("'«my t».x' does not depend on any axioms")], 'my t.x'), { ok: true, axioms: [] });
+  const v = judgeResponse({ response: { env: 1 }, audit: new Map([['t', [info("'Foo.t' does not depend on any axioms")]]]), policy: { allowed: [], allowNativeDecide: false }, time: 0 });
+  assert.equal(v.status, 'lean_error');
+  assert.match(v.reason, /names 'Foo.t', not 't'/);
+});
+
+test('judge: never valid when nothing was audited', () => {
+  const v = judgeResponse({ response: { env: 1 }, audit: new Map(), policy: { allowed: [], allowNativeDecide: false }, time: 0 });
+  assert.equal(v.status, 'rejected');
+  assert.match(v.reason, /Nothing was audited/);
 });

@@ -50,7 +50,7 @@ test('openai: connects to the server; a folder as KIMINA_MODEL lends its tokeniz
 });
 
 test('onnx: loads a model folder by path, and a store model by hub id', async () => {
-  const { writeTinyModel } = await import('../fixtures/models/tinyModel');
+  const { writeTinyModel } = await import('../../backend/demo/models/tinyModel');
   const home = mkdtempSync(join(tmpdir(), 'kimina-factory-'));
   const inStore = join(home, 'models', 'test-org', 'tiny');
   writeTinyModel(inStore, { seed: 3 });

@@ -2,9 +2,9 @@
 // map a stand-in hub repository serves. Built from the ONNX engineer's seeded test weights.
 import { encodeSafetensors } from '../../backend/model/onnx/safetensors';
 import { configForShape, qwen3TensorShapes } from '../../backend/model/onnx/qwen3Config';
-import { buildTokenizer } from '../fixtures/models/tinyTokenizer';
-import { tinyShape } from '../fixtures/models/tinyModel';
-import { randomWeights } from '../fixtures/models/randomWeights';
+import { buildTokenizer } from '../../backend/demo/models/tinyTokenizer';
+import { tinyShape } from '../../backend/demo/models/tinyModel';
+import { randomWeights } from '../../backend/demo/models/randomWeights';
 
 export function tinyCheckpointFiles(seed = 11): Record<string, string | Buffer> {
   const tok = buildTokenizer();

@@ -36,7 +36,7 @@ test('a Lean file gives one prompt per theorem: sorry ones open, proven ones kno
   assert.match(first.prompt[1].content, /# Problem:\nThe sum of two even numbers is even\.\n\n# Formal Statement:\n```lean4\nimport Mathlib/);
 });
 
-test('workspace harvest walks .lean files, skips .lake and build, and deduplicates statements', () => {
+test('workspace harvest walks .lean files, skips .lake and build, and deduplicates statements', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-harvest-'));
   try {
     mkdirSync(join(dir, 'Sub'), { recursive: true });
@@ -45,7 +45,7 @@ test('workspace harvest walks .lean files, skips .lake and build, and deduplicat
     writeFileSync(join(dir, 'Sub', 'B.lean'), SOURCE.replace('proven_one', 'proven_two'));
     writeFileSync(join(dir, '.lake', 'packages', 'C.lean'), SOURCE.replace('even_add', 'from_dependency'));
     writeFileSync(join(dir, 'notes.txt'), 'theorem x : True := by sorry');
-    const h = harvestWorkspace(dir);
+    const h = await harvestWorkspace(dir);
     assert.equal(h.files, 2);
     assert.deepEqual(h.prompts.map((p) => p.source).sort(), ['A.lean:6 even_add', 'A.lean:9 proven_one', 'Sub/B.lean:9 proven_two']);
   } finally { rmSync(dir, { recursive: true, force: true }); }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ChatMessage, TrainingPrompt, TrainingRun } from '../../backend/protocol';
 import { createApp, listen, type Listening } from '../../backend/api/server';
+import { trainingRouterOf } from '../../backend/api/trainingMount';
 import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/settings';
 import { openDb, type Db } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
@@ -37,7 +38,7 @@ export async function startBackend(options: { scorer?: RewardScorer; jobs?: Part
     db, verifier: built.verifier, backendUrl: () => url, token: () => options.token, runsRoot: join(dir, 'runs'), scorer: options.scorer,
     jobs: { python: () => python, sourceDir: () => trainerSource, restartDelayMs: 200, pollMs: 500, ...options.jobs },
   });
-  const app = await createApp({ verifier: built.verifier }, [() => service.router], { token: options.token });
+  const app = await createApp({ verifier: built.verifier }, [() => trainingRouterOf(service)], { token: options.token });
   const listening: Listening = await listen(app, '127.0.0.1', 0, options.token);
   url = listening.url;
   return {

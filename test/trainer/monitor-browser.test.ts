@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TrainingPresetName, TrainingRun, TrainingStreamEvent } from '../../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../../media/trainingMonitorMessages';
-import { callBackend, followTrainingEvents } from '../../extension/trainingMonitorClient';
+import { backendClient, followTrainingEvents } from '../../extension/trainingMonitorClient';
 import { PRESETS } from '../../backend/training/presets';
 import { api, makeTinyModel, PROMPTS, removeDir, startBackend, waitFor, type Backend } from './harness';
 import { repoRoot } from './pythonSetup';
@@ -40,18 +40,19 @@ const startedIds: string[] = [];
 
 async function relay(page: Page, b: Backend): Promise<() => void> {
   const address = { httpUrl: () => b.url, token: () => undefined };
+  const client = backendClient(address);
   const post = (m: ToMonitor) => page.evaluate((msg) => window.postMessage(msg, '*'), m as never).catch(() => {});
   let selected: string | null = null;
   let stream: { stop(): void } | null = null;
   const select = async (runId: string) => {
     selected = runId;
-    const m = await callBackend<{ steps: never[] }>(address, 'GET', `/v1/training/runs/${runId}/metrics`);
+    const m = await client.call('trainingMetrics', { params: { id: runId } });
     await post({ type: 'metrics', runId, steps: m.steps, replace: true });
   };
   await page.exposeFunction('hostReceive', async (m: FromMonitor) => {
     if (m.type === 'ready') {
       await post({ type: 'presets', presets: Object.entries(PRESETS).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })), defaultModel: 'm', workspace: '/ws' });
-      await post({ type: 'gpus', report: await callBackend(address, 'GET', '/v1/training/gpus') });
+      await post({ type: 'gpus', report: await client.call('trainingGpus') });
       stream = followTrainingEvents(address, (e: TrainingStreamEvent) => {
         if (e.type === 'run') { void post({ type: 'run', run: e.run }); if (!selected) void select(e.run.id); }
         else if (e.type === 'metrics' && e.runId === selected) void post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false });
@@ -67,7 +68,8 @@ async function relay(page: Page, b: Backend): Promise<() => void> {
       if (r.status !== 201) await post({ type: 'error', message: JSON.stringify(r.body) });
       else startedIds.push(r.body.id);
     } else if (m.type === 'control') {
-      await post({ type: 'run', run: await callBackend<TrainingRun>(address, 'POST', `/v1/training/runs/${m.runId}/${m.action}`) });
+      const route = ({ pause: 'trainingPause', resume: 'trainingResume', cancel: 'trainingCancel' } as const)[m.action];
+      await post({ type: 'run', run: await client.call(route, { params: { id: m.runId } }) });
     }
   });
   return () => stream?.stop();

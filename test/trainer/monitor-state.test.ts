@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TrainingRun } from '../../backend/protocol';
 import { CHARTS, chartData, controlsFor, emptyMonitor, latestFormatErrors, reduceMonitor, MAX_ROLLOUTS_SHOWN } from '../../media/trainingMonitorState';
-import { SseParser } from '../../extension/trainingMonitorClient';
+import { SseParser } from '../../backend/protocol';
 import { presetHyper } from '../../backend/training/presets';
 
 function run(id: string, state: TrainingRun['state'] = 'running'): TrainingRun {

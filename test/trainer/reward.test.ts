@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RewardItem, RewardResponse } from '../../backend/protocol';
 import { createApp, listen, type Listening } from '../../backend/api/server';
+import { trainingRouterOf } from '../../backend/api/trainingMount';
 import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/settings';
 import { openDb } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
@@ -101,7 +102,7 @@ test('HTTP: the trainer route stores chunked batch metrics and rollouts; the sta
   let url = '';
   const service: TrainingService = await openTrainingService({ db, verifier: built.verifier, backendUrl: () => url, runsRoot: join(dir, 'runs'),
     jobs: { launcher: () => { throw new Error('no trainer in this test'); } } });
-  const app = await createApp({ verifier: built.verifier }, [() => service.router], { token: 'secret' });
+  const app = await createApp({ verifier: built.verifier }, [() => trainingRouterOf(service)], { token: 'secret' });
   const http: Listening = await listen(app, '127.0.0.1', 0, 'secret');
   url = http.url;
   const post = async (path: string, body: unknown, token = 'secret') => {
@@ -151,7 +152,7 @@ test('verdict modes: recipe mode scores what kimina-client accepts; strict refus
   const verifier = { check: async () => ({ verdict: verdicts[next] }), close: async () => {} };
   const scorer = leanRewardScorer({ verifier });
   const item: RewardItem = { promptId: 'p', turn: 1, formalStatement: STATEMENT, previous: [], response: GOOD };
-  const score = async (mode?: 'strict' | 'recipe') => (await scorer([item], mode))[0];
+  const score = async (mode?: 'strict' | 'recipe') => (await scorer([item], { mode }))[0];
   assert.deepEqual([(await score()).score, (await score('strict')).score, (await score('recipe')).score], [0, 0, 1]);
   assert.equal((await score('recipe')).feedback, null, 'accepted: no fix turn');
   next = 'filtered';

@@ -1,4 +1,4 @@
-// The router factory `kimina serve` mounts: its own database (KIMINA_DB), the training folder
+// The router factory `kimina serve` mounts: the app's database (KIMINA_DB), the training folder
 // (KIMINA_TRAINING_DIR), the trainer's address learned from the server, and resuming runs after a restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,8 @@ import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/setti
 import { openDb } from '../../backend/store/db';
 import { TrainingStore } from '../../backend/store/training';
 import { presetHyper } from '../../backend/training/presets';
-import { trainingRouterFactory } from '../../backend/training/service';
+import { trainingRouterFactory } from '../../backend/api/trainingMount';
+import { readSettings } from '../../backend/app/settings';
 import { standInReplCommand } from '../fixtures/stand-in-repl';
 
 test('mounted like kimina serve: lists runs from KIMINA_DB and re-queues a run that was running', { timeout: 60_000 }, async () => {
@@ -30,7 +31,8 @@ test('mounted like kimina serve: lists runs from KIMINA_DB and re-queues a run t
   writeFileSync(join(dir, 'training', 'run-old', 'train.jsonl'), '{"prompt_id":"p","prompt":[],"formal_statement":"theorem t : True := by"}\n');
 
   const built = buildVerifier({ ...verifierSettingsFromEnv(), replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, initRepls: {}, maxRepls: 1 });
-  const app = await createApp({ verifier: built.verifier }, [trainingRouterFactory]);
+  const db = openDb(process.env.KIMINA_DB);
+  const app = await createApp({ verifier: built.verifier, db, settings: readSettings() }, [trainingRouterFactory]);
   const http = await listen(app, '127.0.0.1', 0, undefined);
   try {
     const res = await fetch(`${http.url}/v1/training/runs`);
@@ -54,6 +56,7 @@ test('mounted like kimina serve: lists runs from KIMINA_DB and re-queues a run t
   } finally {
     await http.close();
     await built.verifier.close();
+    db.close();
     for (const [k, v] of [['KIMINA_DB', saved.db], ['KIMINA_TRAINING_DIR', saved.training], ['KIMINA_TRAINER_PYTHON', saved.python]] as const) {
       if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }

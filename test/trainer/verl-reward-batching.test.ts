@@ -1,7 +1,7 @@
 // The verl reward module's requests: 64 Kimina-sized answers (20 KB each, on turn 2 so each item also carries its
 // 20 KB turn-1 answer) are cut into bodies under the backend's limit, a 429 is waited out with its Retry-After,
 // and any other refusal stops with a clear message. The server is a TEST DOUBLE of the reward route: express
-// with the backend's real body reader (backend/api/body.ts, 413 over the limit) and a /health that may state
+// with the backend's real body reader (backend/api/body.ts readJsonBody, 413 over the limit) and a /health that may state
 // the limit; it scores each item by a rule (score = 1 for even promptIds) so order can be checked.
 // Needs only the system python3 (the module is standard-library only).
 import { test, after } from 'node:test';
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import express from 'express';
-import { jsonBody } from '../../backend/api/body';
+import { readJsonBody } from '../../backend/api/body';
 import { trainerSource } from './pythonSetup';
 
 const execFileAsync = promisify(execFile);
@@ -30,7 +30,13 @@ async function startDouble(limitBytes: number, statedLimit: number | null, plan:
   const app = express();
   app.get('/health', (_req, res) => { res.json({ status: 'ok', ...(statedLimit ? { bodyLimitBytes: statedLimit } : {}) }); });
   app.use((req, _res, next) => { sizes.push(Number(req.headers['content-length'] ?? -1)); next(); });
-  app.use(jsonBody(limitBytes));
+  app.use((req, res, next) => {
+    readJsonBody(req, limitBytes).then((r) => {
+      if (r.ok) { req.body = r.value; next(); return; }
+      statuses.push(r.failure.status);
+      res.status(r.failure.status).json({ detail: r.failure.message });
+    }, next);
+  });
   app.post('/v1/training/reward', (req, res) => {
     const step = plan.shift() ?? 'score';
     if (step !== 'score') {

@@ -26,6 +26,8 @@ class RunConfig:
     held_out_file: str | None
     fix_seed_file: str | None  # error-fix prompts harvested from the prover's history
     token: str | None
+    # Which launch of the run this process is; the backend refuses posts from any other (a stale trainer)
+    launch_id: str | None
     learning_rate: float
     num_generations: int
     prompts_per_step: int

@@ -26,6 +26,7 @@ from .chat import prompt_tokens
 from .config import RunConfig, load_config
 from .evaluation import load_rows
 from .fix_cache import FixCache
+from .lifeline import bind_to_backend
 from .reward import BackendReward
 
 
@@ -134,12 +135,13 @@ def main(argv: list[str]) -> int:
         print(f"kimina-trainer: bad run config: {e}", file=sys.stderr)
         return 2
 
+    lifeline = bind_to_backend()  # first: a trainer never outlives the backend that started it
     stop = StopFlag()
     signal.signal(signal.SIGTERM, lambda *_: setattr(stop, "requested", True))
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
 
-    client = BackendClient(cfg.backend_url, cfg.run_id, cfg.token)
+    client = BackendClient(cfg.backend_url, cfg.run_id, cfg.token, launch_id=cfg.launch_id)
     try:
         model, tokenizer = load_model(cfg)
     except (OSError, ValueError) as e:  # a missing or unreadable model will not fix itself on a restart
@@ -171,7 +173,7 @@ def main(argv: list[str]) -> int:
                    EvalCallback(client, cfg, held_out, tokenizer)],
     )
     trainer.fix_cache = cache
-    client.event("log", message=f"trainer ready: vllm={vllm} lora={cfg.lora is not None} resume={last or 'none'}")
+    client.event("log", message=f"trainer ready: vllm={vllm} lora={cfg.lora is not None} resume={last or 'none'} lifeline={lifeline}")
     trainer.train(resume_from_checkpoint=last)
 
     if stop.requested:

@@ -4,13 +4,13 @@ import os
 import tempfile
 import unittest
 
-from kimina_trainer.backend_client import MAX_CHUNK_BYTES, BackendError, chunks
+from kimina_trainer.backend_client import MAX_BODY_BYTES, MAX_CHUNK_ITEMS, BackendError, chunks, encode
 from kimina_trainer.chat import completion_text, previous_answers
 from kimina_trainer.config import load_config
 
 # A complete config as the backend writes it for the recipe preset (every key is required).
 BASE = {"run_id": "r", "backend_url": "http://127.0.0.1:1", "model_path": "m", "output_dir": "o", "train_file": "t",
-        "held_out_file": None, "fix_seed_file": None, "token": None, "learning_rate": 2e-6, "num_generations": 8,
+        "held_out_file": None, "fix_seed_file": None, "token": None, "launch_id": None, "learning_rate": 2e-6, "num_generations": 8,
         "prompts_per_step": 256, "per_device_batch": 256, "max_completion_length": 24576, "max_prompt_length": 8192,
         "temperature": 1.0, "top_p": 1.0, "epsilon": 0.2, "epsilon_high": 0.3, "beta": 0.0, "max_steps": 1000,
         "save_steps": 5, "eval_steps": 5, "eval_samples": 8, "eval_top_p": 0.95, "seed": 42, "lora": None,
@@ -68,11 +68,34 @@ class ChunkTest(unittest.TestCase):
         self.assertGreater(len(parts), 1)
         self.assertEqual([it["i"] for p in parts for it in p], list(range(60)))
         for p in parts:
-            self.assertLessEqual(sum(len(json.dumps(it)) for it in p), MAX_CHUNK_BYTES)
+            self.assertLessEqual(len(encode({"items": p})), MAX_BODY_BYTES)
+
+    def test_cjk_answers_are_measured_as_sent(self):
+        # 64 answers with 20,000 CJK characters of thinking each: 60 KB apiece in UTF-8, 120 KB with \u escapes
+        think = ("因为二乘以未知数加三等于十一，所以未知数等于四。" * 1000)[:20_000]
+        items = [{"promptId": str(i), "turn": 1, "formalStatement": "theorem t : True := by", "previous": [],
+                  "response": f"<think>\n{think}\n</think>\n```lean4\ntheorem t : True := by\n  trivial\n```"} for i in range(64)]
+        envelope = {"step": 3, "purpose": "train"}
+        parts = chunks(items, envelope)
+        self.assertEqual([it["promptId"] for p in parts for it in p], [str(i) for i in range(64)])
+        self.assertGreater(len(parts), 1)
+        for p in parts:
+            body = encode({**envelope, "items": p})
+            self.assertLessEqual(len(body), MAX_BODY_BYTES)
+            self.assertLess(len(body), 4 * 1024 * 1024)  # the backend's body limit
+            self.assertLessEqual(len(p), MAX_CHUNK_ITEMS)
+            self.assertNotIn(b"\\u", body)  # sent as UTF-8, exactly as measured
+            self.assertEqual(json.loads(body.decode("utf-8"))["items"], p)
+
+    def test_item_count_is_capped(self):
+        parts = chunks([{"i": i} for i in range(200)])
+        self.assertEqual([len(p) for p in parts], [64, 64, 64, 8])
 
     def test_one_oversized_answer_is_an_error(self):
         with self.assertRaises(BackendError):
-            chunks([{"response": "x" * (MAX_CHUNK_BYTES + 1)}])
+            chunks([{"response": "x" * (MAX_BODY_BYTES + 1)}])
+        with self.assertRaises(BackendError):  # 1.2 M CJK characters: 3.6 MB in UTF-8
+            chunks([{"response": "证" * 1_200_000}])
 
 
 class ChatTest(unittest.TestCase):

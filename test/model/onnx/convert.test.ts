@@ -8,9 +8,9 @@ import { encodeSafetensors } from '../../../backend/model/onnx/safetensors';
 import { configForShape, qwen3TensorShapes, type Qwen3Shape } from '../../../backend/model/onnx/qwen3Config';
 import { float32ToHalf, halfToFloat32 } from '../../../backend/model/onnx/numeric';
 import type { WeightSource } from '../../../backend/model/onnx/qwen3Graph';
-import { buildTokenizer } from '../../fixtures/models/tinyTokenizer';
-import { tinyShape } from '../../fixtures/models/tinyModel';
-import { cachedWeights, randomWeights } from '../../fixtures/models/randomWeights';
+import { buildTokenizer } from '../../../backend/demo/models/tinyTokenizer';
+import { tinyShape } from '../../../backend/demo/models/tinyModel';
+import { cachedWeights, randomWeights } from '../../../backend/demo/models/randomWeights';
 import { referenceLogits } from './referenceQwen3';
 import { loadDecoder, maxAbsDiff, q4EffectiveWeights, tempDir } from './helpers';
 

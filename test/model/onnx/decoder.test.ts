@@ -2,7 +2,7 @@
 // cache growth, left padding, shared prefill for n samples, determinism, stops and cancellation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeTinyModel } from '../../fixtures/models/tinyModel';
+import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
 import type { Decoder, DecodeControl, DecodeRequest } from '../../../backend/model/onnx/decoder';
 import { argmax } from '../../../backend/model/onnx/sampler';
 import { argmaxOf, loadDecoder, maxAbsDiff, tempDir } from './helpers';

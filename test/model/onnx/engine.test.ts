@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { OnnxEngine } from '../../../backend/model/onnx/engine';
 import type { ChatMessage } from '../../../backend/protocol';
-import { writeScriptedModel, ALGEBRA_STATEMENT, BOGUS_ANSWER, CORRECT_ANSWER } from '../../fixtures/models/scriptedModel';
-import { writeTinyModel } from '../../fixtures/models/tinyModel';
+import { writeScriptedModel, ALGEBRA_STATEMENT, BOGUS_ANSWER, CORRECT_ANSWER } from '../../../backend/demo/models/scriptedModel';
+import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
 import { writeOnnxGraph } from '../../../backend/model/onnx/modelFolder';
 import { tempDir } from './helpers';
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ort from 'onnxruntime-node';
-import { writeTinyModel } from '../../fixtures/models/tinyModel';
+import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
 import { GraphBuilder } from '../../../backend/model/onnx/graphBuilder';
 import { buildQwen3Graph } from '../../../backend/model/onnx/qwen3Graph';
 import { referenceLogits } from './referenceQwen3';

@@ -1,14 +1,14 @@
-// The model generator CLI other suites use: node --import tsx test/fixtures/models/make.ts <kind> <dir>.
+// The model generator CLI other suites use: node --import tsx backend/demo/models/make.ts <kind> <dir>.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readModelFolder } from '../../../backend/model/onnx/modelFolder';
-import { makeModel, MODEL_KINDS } from '../../fixtures/models/make';
+import { makeModel, MODEL_KINDS } from '../../../backend/demo/models/make';
 import { tempDir } from './helpers';
 
-const make = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'test/fixtures/models/make.ts', ...args], { encoding: 'utf8' });
+const make = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'backend/demo/models/make.ts', ...args], { encoding: 'utf8' });
 
 test('make.ts writes a model folder from the command line and prints its path', () => {
   const dir = join(tempDir(), 'scripted');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { OnnxEngine } from '../../../backend/model/onnx/engine';
 import { convertCheckpoint } from '../../../backend/model/onnx/convert';
 import type { ChatMessage } from '../../../backend/protocol';
-import { ALGEBRA_STATEMENT } from '../../fixtures/models/scriptedModel';
+import { ALGEBRA_STATEMENT } from '../../../backend/demo/models/scriptedModel';
 import { tempDir } from './helpers';
 
 const modelDir = process.env.KIMINA_TEST_MODEL_DIR;

@@ -1,0 +1,134 @@
+// The composition root: the one place that turns Settings into the backend's parts and closes them again.
+// The store is opened once, the verifier pool built once, the engine loaded once (on first use, so a server
+// answers before the model is in memory); each is closed once, in the reverse order of opening.
+// `kimina serve`, the other commands and the tests build an App and hand its parts down; nothing else
+// opens the store or loads the configured engine. With `demo`, the parts are the doubles of backend/demo.
+import type { Engine } from '../model/engine';
+import { createEngine, engineConfigOf, type EngineConfig } from '../model/index';
+import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSettings } from '../lean/settings';
+import { openDb, type Db } from '../store/db';
+import { AttemptStore } from '../store/attempts';
+import { prepareDemo, type DemoParts } from '../demo/demo';
+import { readSettings, type Settings } from './settings';
+
+export interface AppOptions {
+  /** Default: read from the environment now. */
+  settings?: Settings;
+  /** Changes to the verifier's settings from command-line flags (`--project`, `--allow-native-decide`, …). */
+  verifier?: Partial<VerifierSettings>;
+  /** TEST DOUBLES instead of the configured model and Lean: the scripted model and the stand-in REPL (backend/demo). */
+  demo?: boolean;
+  log?: (line: string) => void;
+  /** Seams for tests: how the store is opened and the engine loaded. */
+  openStore?: (path: string) => Db;
+  loadEngine?: (config: EngineConfig, log: (line: string) => void) => Promise<Engine>;
+}
+
+interface Part { name: string; close: () => unknown }
+
+export class App {
+  readonly settings: Settings;
+  readonly demo: boolean;
+  private readonly log: (line: string) => void;
+  private readonly options: AppOptions;
+  /** What is open, in the order it was opened. */
+  private readonly parts: Part[] = [];
+  private db?: Db;
+  private attemptStore?: AttemptStore;
+  private built?: BuiltVerifier;
+  private engineLoad?: Promise<Engine>;
+  private verifierSettingsValue?: VerifierSettings;
+  private demoParts?: DemoParts;
+  private closing?: Promise<void>;
+
+  constructor(options: AppOptions = {}) {
+    this.options = options;
+    this.demo = options.demo === true;
+    this.settings = options.settings ?? readSettings();
+    this.log = options.log ?? ((line) => console.error(line));
+    if (this.demo) {
+      this.demoParts = prepareDemo();
+      this.own('demo model folder', this.demoParts.cleanup);
+    }
+  }
+
+  /** Something to close with the app (after everything opened later). */
+  own(name: string, close: () => unknown): void {
+    if (this.closing) throw new Error(`the app is closing: cannot take ${name}`);
+    this.parts.push({ name, close });
+  }
+
+  /** Where the store lives (`:memory:` for the demo: it never feeds training data). */
+  get storePath(): string {
+    return this.demo ? ':memory:' : this.settings.db;
+  }
+
+  /** The backend's one SQLite handle. */
+  store(): Db {
+    if (!this.db) {
+      const db = (this.options.openStore ?? openDb)(this.storePath);
+      this.db = db;
+      this.own('store', () => db.close());
+    }
+    return this.db;
+  }
+
+  attempts(): AttemptStore {
+    this.attemptStore ??= new AttemptStore(this.store());
+    return this.attemptStore;
+  }
+
+  /** The verifier's settings: the app's settings, the demo's REPL, and the command's flags. */
+  verifierSettings(): VerifierSettings {
+    this.verifierSettingsValue ??= { ...verifierSettingsOf(this.settings), ...this.demoParts?.verifier, ...this.options.verifier };
+    return this.verifierSettingsValue;
+  }
+
+  /** The Lean verifier (REPL pool or `lake env lean`), built on first use. */
+  verifier(): BuiltVerifier {
+    if (!this.built) {
+      const built = buildVerifier(this.verifierSettings());
+      this.built = built;
+      this.own('verifier', () => built.verifier.close());
+    }
+    return this.built;
+  }
+
+  engineConfig(): EngineConfig {
+    return { ...engineConfigOf(this.settings), ...this.demoParts?.engine };
+  }
+
+  /** The configured engine, loaded once on first use; a failed load is tried again on the next call. */
+  engine(): Promise<Engine> {
+    this.engineLoad ??= (this.options.loadEngine ?? ((config, log) => createEngine(config, { log })))(this.engineConfig(), this.log).then(
+      (engine) => { this.parts.push({ name: 'engine', close: () => engine.close() }); return engine; },
+      (err: unknown) => { this.engineLoad = undefined; throw err; },
+    );
+    return this.engineLoad;
+  }
+
+  /** One line per part, for people: which engine, verifier and store run. */
+  async describe(): Promise<string[]> {
+    const engine = await this.engine();
+    if (this.demo) {
+      return ['running with test doubles: a scripted ONNX model (fixed answers) and the stand-in REPL (text rules, not Lean).',
+        'Nothing is proved for real; see docs/prover.md for a real model and Lean.'];
+    }
+    return [`engine: ${engine.name} (${engine.model})`, `verifier: ${this.verifier().describe}`, `store: ${this.storePath}`];
+  }
+
+  /** Closes what was opened, last first, each once; failures are logged and the rest still closes. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.engineLoad?.catch(() => undefined); // an engine still loading is closed with the rest
+      for (const part of this.parts.splice(0).reverse()) {
+        try { await part.close(); } catch (err) { this.log(`closing the ${part.name}: ${err instanceof Error ? err.message : String(err)}`); }
+      }
+    })();
+    return this.closing;
+  }
+}
+
+export function openApp(options: AppOptions = {}): App {
+  return new App(options);
+}

@@ -1,0 +1,50 @@
+// `kimina serve` without the process around it: the HTTP API over the app's parts (one store, one verifier
+// pool, one engine shared by every router). `stop()` cancels running work while HTTP still answers, closes
+// the listener, then closes the app (last opened first). backend/cli/serve.ts adds flags, signals and serve.json.
+import { extraRouters } from '../api/mounts';
+import { CloseHooks, createApp, listen, type Listening, type RouterFactory } from '../api/server';
+import type { App } from './app';
+
+export interface Serving {
+  http: Listening;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  routers?: RouterFactory[];
+  /** The token every route but health requires; default the configured one (KIMINA_API_TOKEN). */
+  token?: string;
+  /** Host names answered besides loopback ones (KIMINA_ALLOWED_HOSTS), when listening beyond loopback. */
+  allowedHosts?: string[];
+}
+
+export async function startServing(app: App, o: ServeOptions): Promise<Serving> {
+  const { settings } = app;
+  const token = o.token ?? settings.apiToken;
+  let url: string | undefined;
+  const hooks = new CloseHooks();
+  let http: Listening;
+  try {
+    const ctx = { verifier: app.verifier().admission, db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
+    const express = await createApp(ctx, o.routers ?? extraRouters, { token, allowedHosts: o.allowedHosts ?? settings.allowedHosts });
+    // a random token protects local use only: listening beyond loopback needs one the user chose
+    http = await listen(express, o.host, o.port, settings.apiToken);
+  } catch (err) {
+    await hooks.run();
+    await app.close();
+    throw err;
+  }
+  url = http.url;
+  let stopping: Promise<void> | undefined;
+  return {
+    http, url,
+    stop: () => stopping ??= (async () => {
+      await hooks.run(); // while HTTP still answers: requests in flight finish cancelled
+      await http.close();
+      await app.close();
+    })(),
+  };
+}

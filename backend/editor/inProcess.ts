@@ -1,0 +1,55 @@
+// ProveService with the engine, the verifier pool and the prove loop in this process: the parts come from the
+// composition root (backend/app), built from the KIMINA_* settings the extension passes (engine, model, Lean project, REPL command).
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import type { BuiltVerifier } from '../lean/settings';
+import type { Engine } from '../model/engine';
+import type { ProveDeps } from '../prover/prove';
+import type { AttemptStore } from '../store/attempts';
+import type { ProveService } from './service';
+
+/** Whether Lean's build tool can be found: on PATH or in elan's default folder. */
+function lakeAvailable(): boolean {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), join(homedir(), '.elan', 'bin')];
+  return dirs.some((d) => d && existsSync(join(d, 'lake')));
+}
+
+/** What the service takes from the composition root (backend/app/app.ts's App); closing it closes them. */
+export interface InProcessParts {
+  verifier(): BuiltVerifier;
+  engine(): Promise<Engine>;
+  attempts(): AttemptStore;
+  describe(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function createInProcessService(app: InProcessParts, log: (line: string) => void): Promise<ProveService> {
+  const { prove } = await import('../prover/prove');
+  let deps: ProveDeps;
+  let describe: string[];
+  try {
+    const verifier = app.verifier().verifier;
+    deps = { engine: await app.engine(), verifier, store: app.attempts() };
+    describe = await app.describe();
+  } catch (err) { await app.close(); throw err; }
+  for (const line of describe) log(line);
+  const { engine, verifier } = deps;
+  const verifierLine = describe.find((l) => l.startsWith('verifier:')) ?? '';
+  // Without a REPL build the verifier falls back to `lake env lean`; without lake nothing can check proofs.
+  const leanMissing = /no REPL build found/.test(verifierLine) && !lakeAvailable();
+  return {
+    kind: 'in-process',
+    describe: async () => ({
+      ...(leanMissing ? { setup: { model: false, lean: true, hints: ['Lean was not found: install elan (https://github.com/leanprover/elan), then run "Kimina: Set Up Lean Verifier".'] } } : {}),
+      backend: 'in-process',
+      engine: engine.name,
+      model: engine.model,
+      lean: verifierLine.slice('verifier:'.length).trim() || undefined,
+      detail: describe.join('\n'),
+    }),
+    prove: (req, onEvent, signal) => prove(req, deps, onEvent, signal),
+    check: (code, signal) => verifier.check(code, { signal }),
+    close: () => app.close(),
+  };
+}

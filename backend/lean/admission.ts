@@ -1,0 +1,132 @@
+// Fair sharing of the verifier: every client's checks (HTTP check routes, the reward service, the prover) pass one
+// admission queue in front of the verifier. A request is admitted as a whole or refused with QueueFull (HTTP 429 +
+// Retry-After) before any work starts: when the server's queue is full, or when its client already holds its share.
+// Admitted checks wait here in one queue per client and go to the verifier round-robin, a few at a time (`lanes`),
+// so a client with a thousand queued checks delays a client with one by at most one check per lane.
+import { HttpError } from '../api/httpErrors';
+import { clampTimeoutS } from './checkTimeout';
+import { QueueFull } from './errors';
+import type { CheckOutcome } from './types';
+import type { BatchCheckOptions, BatchVerifier, VerifierStats } from './verifier';
+
+export interface AdmissionOptions {
+  /** Checks admitted at once over all clients (running + waiting). */
+  capacity: number;
+  /** Checks one client may have admitted at once. */
+  perClient: number;
+  /** Snippets in one request; more is refused with 413 (it could never be admitted, retrying would not help). */
+  maxBatch: number;
+  /** Checks handed to the verifier at once; the rest wait here. */
+  lanes: number;
+  /** Seconds, when a check names no timeout (capped like any other). */
+  defaultTimeoutS: number;
+}
+
+/** A request with more snippets than one request may carry: HTTP 413. */
+export class BatchTooLarge extends HttpError {
+  constructor(count: number, max: number) {
+    super(413, `Too many snippets in one request: ${count}, the limit is ${max}; send them in several requests`);
+    this.name = 'BatchTooLarge';
+  }
+}
+
+interface Pending { code: string; options: BatchCheckOptions; resolve: (o: CheckOutcome) => void }
+interface ClientQueue { admitted: number; pending: Pending[] }
+
+export interface AdmissionStats extends VerifierStats { clients: number; perClient: number; maxBatch: number }
+
+/**
+ * Who a request is, for sharing: the route family (`check`, `reward`, …) plus the client's own name from the
+ * `X-Kimina-Client` header when it sends a sane one, else its remote address. Local clients all come from
+ * 127.0.0.1, so the family keeps a reward pool from sharing one allowance with the editor's checks.
+ */
+export function clientKey(family: string, header: string | string[] | undefined, remoteAddress: string | undefined): string {
+  const named = typeof header === 'string' && /^[\w.:@/-]{1,64}$/.test(header) ? header : undefined;
+  return `${family}:${named ?? remoteAddress ?? 'unknown'}`;
+}
+
+export class Admission implements BatchVerifier {
+  private readonly clients = new Map<string, ClientQueue>(); // insertion order is the round-robin order
+  private admitted = 0;
+  private running = 0;
+  private recentSeconds = 1;
+
+  constructor(readonly inner: BatchVerifier, private readonly o: AdmissionOptions) {}
+
+  get policy() { return this.inner.policy; }
+
+  stats(): AdmissionStats {
+    const s = this.inner.stats();
+    let waiting = 0;
+    for (const q of this.clients.values()) waiting += q.pending.length;
+    return { ...s, waiting: (s.waiting ?? 0) + waiting, inFlight: this.admitted, maxInFlight: this.o.capacity,
+      clients: this.clients.size, perClient: this.o.perClient, maxBatch: this.o.maxBatch };
+  }
+
+  async check(code: string, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
+    return (await this.checkBatch([code], options))[0];
+  }
+
+  /** Admits the whole batch or throws (QueueFull, BatchTooLarge) before any work starts. */
+  checkBatch(codes: string[], options: BatchCheckOptions = {}): Promise<CheckOutcome[]> {
+    if (codes.length > this.o.maxBatch) return Promise.reject(new BatchTooLarge(codes.length, this.o.maxBatch));
+    if (codes.length === 0) return Promise.resolve([]);
+    const key = options.client ?? 'local';
+    const queue = this.clients.get(key) ?? { admitted: 0, pending: [] };
+    const overClient = queue.admitted + codes.length > this.o.perClient;
+    const overServer = this.admitted + codes.length > this.o.capacity;
+    if (overClient || overServer) {
+      const ahead = overClient ? queue.admitted : this.admitted;
+      return Promise.reject(new QueueFull(this.retryAfter(ahead + codes.length)));
+    }
+    if (!this.clients.has(key)) this.clients.set(key, queue);
+    queue.admitted += codes.length;
+    this.admitted += codes.length;
+    const checkOptions: BatchCheckOptions = { ...options, timeout: clampTimeoutS(options.timeout, this.o.defaultTimeoutS) };
+    const results = Promise.all(codes.map((code) => new Promise<CheckOutcome>((resolve) => {
+      queue.pending.push({ code, options: checkOptions, resolve });
+    })));
+    this.pump();
+    return results;
+  }
+
+  /** Seconds until `checks` checks would have passed through the lanes at the recent pace (1 s … 1 h). */
+  private retryAfter(checks: number): number {
+    return Math.min(3600, Math.max(1, Math.ceil((this.recentSeconds * checks) / Math.max(1, this.o.lanes))));
+  }
+
+  /** The next check, round-robin over clients that have one waiting. */
+  private next(): { key: string; queue: ClientQueue; item: Pending } | undefined {
+    for (const [key, queue] of this.clients) {
+      const item = queue.pending.shift();
+      if (!item) continue;
+      this.clients.delete(key); // to the back of the round
+      this.clients.set(key, queue);
+      return { key, queue, item };
+    }
+    return undefined;
+  }
+
+  private pump(): void {
+    while (this.running < this.o.lanes) {
+      const picked = this.next();
+      if (!picked) return;
+      const { key, queue, item } = picked;
+      this.running++;
+      const t0 = performance.now();
+      this.inner.checkBatch([item.code], item.options).then(
+        ([outcome]) => item.resolve(outcome),
+        (err: unknown) => item.resolve({ verdict: { status: 'server_error', reason: `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`, messages: [], sorries: [], time: 0 } }),
+      ).finally(() => {
+        this.running--;
+        this.admitted--;
+        queue.admitted--;
+        if (queue.admitted === 0 && this.clients.get(key) === queue) this.clients.delete(key);
+        this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
+        this.pump();
+      });
+    }
+  }
+
+  close(): Promise<void> { return this.inner.close(); }
+}

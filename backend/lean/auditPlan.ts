@@ -1,0 +1,149 @@
+// What the axiom audit reads, and how. Every declaration the snippet adds is audited by its full,
+// `_root_`-anchored name (namespaces and sections followed from the source; where they cannot be
+// followed with certainty, the plan is refused). The caller's trusted names are always audited too.
+// Nameless declarations (`example`, anonymous `instance`) cannot be named in `#print axioms`, and the
+// text Lean checks must stay the user's: so they are audited on an *audit copy* of the body, in which
+// each `example` becomes a `def` (a def, like an example and unlike a theorem, may use any section
+// `variable` in its body) and each anonymous instance gets a name. The copy runs as its own command on
+// the header's environment; it feeds only the audit, never the verdict's Lean messages.
+import { lexLean, type Token } from './lexer';
+
+export interface AuditCopy {
+  /** The body with `noncomputable section` prepended, examples turned into defs and anonymous instances named. */
+  body: string;
+  /** Full names of the copy's named declarations, in source order. */
+  names: string[];
+  /** Shown name per copy name: `example (line N)` / `instance (line N)`, N the caller's line. */
+  labels: Map<string, string>;
+}
+
+export interface AuditPlan {
+  /** Full names (no `_root_.`) audited on the body's environment: the caller's, then the source's. */
+  names: string[];
+  copy?: AuditCopy;
+}
+
+export type AuditPlanResult = { ok: true; plan: AuditPlan } | { ok: false; problem: string };
+
+/** Prefix of the names the audit copy gives; a body that already uses it is refused (it could collide). */
+export const auditCopyPrefix = 'kimina_audit_';
+
+const NAMED_KINDS = new Set(['theorem', 'lemma', 'def', 'abbrev', 'instance', 'structure', 'class', 'inductive', 'axiom', 'opaque']);
+
+interface Scope { kind: 'namespace' | 'section' | 'mutual'; name: string }
+
+/**
+ * Builds the audit plan for `body`; `trusted` are the caller's full names; `lineOffset` turns body lines
+ * into the caller's lines in labels and problems.
+ */
+export function planAudit(body: string, trusted: readonly string[] = [], lineOffset = 0, tokens: Token[] = lexLean(body)): AuditPlanResult {
+  const refuse = (t: Token, why: string): AuditPlanResult => ({ ok: false, problem: `cannot audit with certainty (line ${t.line + lineOffset}): ${why}` });
+  const names: string[] = trusted.map((n) => n.replace(/^_root_\./, ''));
+  const scopes: Scope[] = [];
+  const anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[] = [];
+  const prefix = (): string => scopes.filter((s) => s.kind === 'namespace').map((s) => s.name + '.').join('');
+  let attributeDepth = 0;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    const next = tokens[k + 1];
+    if (t.kind === 'ident' && t.text.includes(auditCopyPrefix)) return refuse(t, `the name '${t.text}' is reserved for the audit`);
+    if (t.kind === 'symbol') {
+      if (t.text === '@[') attributeDepth = 1;
+      else if (attributeDepth > 0 && t.text === '[') attributeDepth++;
+      else if (attributeDepth > 0 && t.text === ']') attributeDepth--;
+      continue;
+    }
+    if (t.kind !== 'ident' || attributeDepth > 0) continue;
+    if (t.text === 'attribute' && next?.text === '[') { attributeDepth = 1; k++; continue; }
+    if (t.text === 'namespace') {
+      if (next?.kind !== 'ident') return refuse(t, '`namespace` without a name');
+      for (const part of components(next.text)) scopes.push({ kind: 'namespace', name: part });
+      k++;
+      continue;
+    }
+    if (t.text === 'section' || t.text === 'mutual') {
+      const named = t.text === 'section' && next?.kind === 'ident' && next.line === t.line;
+      if (t.text === 'mutual') scopes.push({ kind: 'mutual', name: '' });
+      else if (named) for (const part of components(next.text)) scopes.push({ kind: 'section', name: part });
+      else scopes.push({ kind: 'section', name: '' });
+      if (named) k++;
+      continue;
+    }
+    if (t.text === 'end') {
+      const named = next?.kind === 'ident' && next.line === t.line;
+      const parts = named ? components(next.text) : [''];
+      for (const part of [...parts].reverse()) {
+        const top = scopes.pop();
+        if (!top || top.name !== part) return refuse(t, `'end${named ? ' ' + next.text : ''}' does not close the scope the source opened`);
+      }
+      if (named) k++;
+      continue;
+    }
+    if (t.text === 'example') {
+      anonymous.push({ kind: 'example', token: t, insertAfter: t, prefix: prefix() });
+      continue;
+    }
+    if (!NAMED_KINDS.has(t.text)) continue;
+    if (t.text === 'instance' && tokens[k - 1]?.text === 'deriving') continue;
+    if (t.text === 'class' && (next?.text === 'abbrev' || next?.text === 'inductive')) continue;
+    let j = k + 1;
+    if (t.text === 'instance' && tokens[j]?.text === '(' && tokens[j + 1]?.text === 'priority') {
+      let depth = 0;
+      for (; j < tokens.length; j++) {
+        if (tokens[j].text === '(') depth++;
+        else if (tokens[j].text === ')' && --depth === 0) break;
+      }
+      j++;
+    }
+    const nameToken = tokens[j];
+    if (nameToken?.kind === 'ident' && !(t.text === 'instance' && nameToken.text === 'where')) {
+      const full = nameToken.text.startsWith('_root_.') ? nameToken.text.slice('_root_.'.length) : prefix() + nameToken.text;
+      if (!names.includes(full)) names.push(full);
+      k = j;
+      continue;
+    }
+    if (t.text === 'instance') {
+      anonymous.push({ kind: 'instance', token: t, insertAfter: tokens[j - 1], prefix: prefix() });
+      continue;
+    }
+    return refuse(t, `'${t.text}' without a name Lean would certainly give it`);
+  }
+  if (anonymous.length === 0) return { ok: true, plan: { names } };
+  return { ok: true, plan: { names, copy: buildCopy(body, anonymous, lineOffset) } };
+}
+
+/** `A.«b.c».d` -> [A, «b.c», d] (dots inside `«»` do not split). */
+function components(name: string): string[] {
+  const out: string[] = [];
+  let current = '', quoted = false;
+  for (const ch of name) {
+    if (ch === '«') quoted = true;
+    if (ch === '»') quoted = false;
+    if (ch === '.' && !quoted) { out.push(current); current = ''; } else current += ch;
+  }
+  out.push(current);
+  return out.map((c) => c.replace(/[«»]/g, ''));
+}
+
+function buildCopy(body: string, anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[], lineOffset: number): AuditCopy {
+  const lines = body.split('\n').map((l) => Array.from(l));
+  const names: string[] = [];
+  const labels = new Map<string, string>();
+  anonymous.forEach((a, i) => {
+    const name = `${auditCopyPrefix}${i + 1}`;
+    names.push(a.prefix + name);
+    labels.set(a.prefix + name, `${a.kind} (line ${a.token.line + lineOffset})`);
+  });
+  // right to left, bottom to top, so earlier positions stay valid
+  const edits = anonymous.map((a, i) => ({ a, name: `${auditCopyPrefix}${i + 1}` }))
+    .sort((x, y) => y.a.token.line - x.a.token.line || y.a.token.column - x.a.token.column);
+  for (const { a, name } of edits) {
+    if (a.kind === 'example') {
+      lines[a.token.line - 1].splice(a.token.column, 'example'.length, ...Array.from(`def ${name}`));
+    } else {
+      const at = a.insertAfter;
+      lines[at.endLine - 1].splice(at.endColumn, 0, ...Array.from(` ${name}`));
+    }
+  }
+  return { body: 'noncomputable section\n' + lines.map((l) => l.join('')).join('\n'), names, labels };
+}

@@ -1,0 +1,68 @@
+"""The trainer lives only as long as the backend that started it.
+
+A trainer left running by a backend that died (kill -9, a crash, a closed terminal) would keep the GPUs busy and post
+steps the next backend no longer expects. So, when the backend started us (KIMINA_BACKEND_PID set):
+- Linux: the kernel sends SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG); a parent already gone by then is
+  noticed by comparing getppid() with the pid we were given.
+- Everywhere: the backend holds the write end of our stdin (KIMINA_LIFELINE=stdin); when it dies the pipe reaches
+  end-of-file and a watcher thread ends the process at once.
+SIGKILL rather than a graceful stop: nothing more may reach a backend that has moved on; the run resumes from its
+last checkpoint.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+
+PR_SET_PDEATHSIG = 1
+EXIT_ORPHANED = 75
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def set_parent_death_signal() -> bool:
+    """Linux only: SIGKILL to us when our parent exits. False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def watch_stdin() -> threading.Thread:
+    """Ends the process when stdin reaches end-of-file (the backend holding its write end is gone)."""
+    def watch() -> None:
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except (OSError, ValueError):
+            pass
+        _die()
+
+    thread = threading.Thread(target=watch, name="kimina-lifeline", daemon=True)
+    thread.start()
+    return thread
+
+
+def bind_to_backend(environ: dict[str, str] | None = None) -> str:
+    """Ties this process's life to the backend's; returns what was set up (for the log)."""
+    env = os.environ if environ is None else environ
+    parent = int(env.get("KIMINA_BACKEND_PID") or 0)
+    if parent <= 0:
+        return "none (started by hand)"
+    how = []
+    if set_parent_death_signal():
+        how.append("parent-death signal")
+    if os.getppid() != parent:  # the backend died before the signal was armed
+        os._exit(EXIT_ORPHANED)
+    if env.get("KIMINA_LIFELINE") == "stdin":
+        watch_stdin()
+        how.append("stdin watch")
+    return " + ".join(how) or "none"

@@ -1,0 +1,111 @@
+// The cheat corpus: ways to make a false (or unproved) statement pass a Lean 4 checker, each with the
+// verdict it must get and the layer that catches it. Sources: SafeVerify and Comparator's threat lists,
+// lean4checker's README, Lean Zulip's reward-hacking threads, kimina-lean-server issue #75, PrimeIntellect
+// verifiers #2177, leanprover/comparator #39, this project's issue 10, and the untrusted-code filter's
+// own rules (backend/lean/untrusted.ts). Run by test/lean/cheats.test.ts on both Lean generations.
+import type { VerdictStatus } from '../../../backend/protocol';
+
+/** What stops it: the untrusted-code filter, Lean's sorry warning / `sorries`, the axiom audit, or Lean itself. */
+export type CaughtBy = 'filter' | 'warning' | 'audit' | 'lean';
+
+export interface Cheat {
+  id: string;
+  class: 'sorry' | 'silenced-sorry' | 'axiom' | 'native' | 'meta' | 'option' | 'audit-redirect' | 'hidden-error' | 'nameless' | 'filter-bypass';
+  /** Where the trick comes from. */
+  source: string;
+  code: string;
+  /** The trusted theorem names a caller (reward, prover, eval) passes. */
+  theorems?: string[];
+  /** Acceptable verdicts (never 'valid'); more than one only where two layers may catch it first. */
+  expected: VerdictStatus[];
+  caughtBy: CaughtBy;
+}
+
+const stmt = 'theorem target : (1 : ℕ) = 2 := by\n';
+const off = 'set_option warn.sorry false in\n';
+
+export const cheats: Cheat[] = [
+  // --- sorry in every form (warning, `sorries`, audit)
+  { id: 'sorry-tactic', class: 'sorry', source: 'classic', code: `${stmt}  sorry`, expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'sorry-term', class: 'sorry', source: 'classic', code: 'theorem target : (1 : ℕ) = 2 := sorry', expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'admit', class: 'sorry', source: 'kimina-lean-server #75 (admit passes analyze())', code: `${stmt}  admit`, expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'sorryAx-term', class: 'sorry', source: 'lean-verification.md §3', code: `${stmt}  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'sorry-in-used-helper', class: 'sorry', source: 'issue 10 point 1', code: `def helper : (1 : ℕ) = 2 := sorryAx _\n${stmt}  exact helper`, expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'sorry-in-unused-def', class: 'sorry', source: 'issue 10 point 2', code: `def junk : ℕ := sorryAx _\ntheorem target : (1 : ℕ) = 1 := by\n  simp`, expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'sorry-decreasing-by', class: 'sorry', source: 'issue 10 (decreasing_by)', code: 'def f : ℕ → ℕ\n  | 0 => 0\n  | n + 1 => f n\ndecreasing_by sorry\ntheorem target : f 1 = 0 := by\n  simp [f]', expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'sorry-behind-notation', class: 'sorry', source: 'issue 10 (behind a notation)', code: `notation "cheat!" => sorry\n${stmt}  exact cheat!`, expected: ['sorry', 'rejected'], caughtBy: 'warning' },
+  // --- the warning silenced: only the audit can see sorryAx
+  { id: 'warn-sorry-off-in', class: 'silenced-sorry', source: 'issue 10 point 2', code: `${off}${stmt}  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'warn-sorry-off-global', class: 'silenced-sorry', source: 'issue 10 point 2', code: `set_option warn.sorry false\n${stmt}  admit`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'warn-sorry-off-helper', class: 'silenced-sorry', source: 'issue 10 point 2', code: `set_option warn.sorry false\ndef helper : (1 : ℕ) = 2 := sorryAx _\n${stmt}  exact helper`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'warn-sorry-off-unused-def', class: 'silenced-sorry', source: 'issue 10 point 2 (a def built on sorryAx, used or not)', code: `set_option warn.sorry false\ndef junk : ℕ := sorryAx _\ntheorem target : (1 : ℕ) = 1 := by\n  simp`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'guard-msgs-swallows-warning', class: 'silenced-sorry', source: '#guard_msgs is an allowed command', code: `/-- warning: declaration uses \`sorry\` -/\n#guard_msgs in\n${stmt}  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
+  // --- errors hidden from the messages: Lean still adds the declaration with sorryAx
+  { id: 'guard-msgs-swallows-error', class: 'hidden-error', source: '#guard_msgs is an allowed command', code: `/-- error: unsolved goals -/\n#guard_msgs in\n${stmt}  skip`, expected: ['sorry'], caughtBy: 'audit' },
+  // --- nameless declarations: the audit copy names them
+  { id: 'example-sorryAx-silenced', class: 'nameless', source: 'issue 10 point 3', code: `${off}example : (1 : ℕ) = 2 := sorryAx _`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'example-guarded', class: 'nameless', source: 'issue 10 point 3', code: '#guard_msgs in\nexample : (1 : ℕ) = 2 := by\n  admit', expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'anonymous-instance-sorry', class: 'nameless', source: 'Zulip reward hacking: Decidable instance override', code: `${off}instance : Decidable ((1 : ℕ) = 2) := sorryAx _\ntheorem target : (1 : ℕ) = 1 := by\n  simp`, expected: ['sorry'], caughtBy: 'audit' },
+  // --- the audit pointed elsewhere (issue 10 point 2); the caller's trusted name is `target`
+  { id: 'open-redirect', class: 'audit-redirect', source: 'issue 10 point 2 (open)', theorems: ['target'], code: `namespace Clean\ntheorem target : (1 : ℕ) = 1 := rfl\nend Clean\n${off}${stmt}  exact sorryAx _ false\nopen Clean`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'unclosed-namespace-redirect', class: 'audit-redirect', source: 'issue 10 point 2 (namespace)', theorems: ['target'], code: `${off}${stmt}  exact sorryAx _ false\nnamespace Clean\ntheorem target : (1 : ℕ) = 1 := rfl`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'export-redirect', class: 'audit-redirect', source: 'issue 10 point 2 (export)', theorems: ['target'], code: `namespace Clean\ntheorem target : (1 : ℕ) = 1 := rfl\nend Clean\n${off}${stmt}  exact sorryAx _ false\nexport Clean (target)`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'root-prefixed-inside-namespace', class: 'audit-redirect', source: 'issue 10 point 2 (_root_)', code: `namespace Foo\n${off}theorem _root_.target : (1 : ℕ) = 2 := sorryAx _\nend Foo`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'namespaced-duplicate-name', class: 'audit-redirect', source: 'issue 10 point 2 (a second answer)', code: `theorem target : (1 : ℕ) = 1 := rfl\nnamespace Foo\n${off}theorem target : (1 : ℕ) = 2 := sorryAx _\nend Foo\nopen Foo`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'private-theorem', class: 'audit-redirect', source: 'private names are mangled', code: `${off}private theorem target : (1 : ℕ) = 2 := sorryAx _`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'trusted-name-missing', class: 'audit-redirect', source: 'issue 10 (audit always includes the trusted name)', theorems: ['target'], code: 'theorem other : (1 : ℕ) = 1 := rfl', expected: ['lean_error'], caughtBy: 'audit' },
+  { id: 'nothing-declared', class: 'audit-redirect', source: 'issue 10 (never valid with nothing audited)', code: '#check (1 : ℕ)', expected: ['rejected'], caughtBy: 'audit' },
+  // --- axioms
+  { id: 'injected-axiom', class: 'axiom', source: 'PrimeIntellect-ai/verifiers #2177', code: `axiom cheat : False\n${stmt}  exact cheat.elim`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'opaque-false', class: 'axiom', source: 'SafeVerify', code: `opaque cheat : False\n${stmt}  exact cheat.elim`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'axiom-in-namespace', class: 'axiom', source: 'SafeVerify', code: `namespace X\naxiom cheat : (1 : ℕ) = 2\nend X\n${stmt}  exact X.cheat`, expected: ['rejected'], caughtBy: 'filter' },
+  // --- compiler trust
+  { id: 'native-decide', class: 'native', source: 'lean4checker README; Lean PR #12217', code: 'theorem target : 2 + 2 = 4 := by native_decide', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'bv-decide', class: 'native', source: 'Lean PR #12217', code: 'theorem target (x : BitVec 8) : x &&& x = x := by bv_decide', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'decide-plus-native', class: 'native', source: 'Lean decide +native', code: 'theorem target : 2 + 2 = 4 := by decide +native', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'ofReduceBool-direct', class: 'native', source: 'SafeVerify', code: 'theorem target : (1 : ℕ) = 2 := by\n  have := Lean.ofReduceBool\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'implemented-by', class: 'native', source: 'Comparator threat list', code: `def f : Bool := false\n@[implemented_by f] def g : Bool := true\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'extern', class: 'native', source: 'Comparator threat list', code: `@[extern "lean_nat_add"] def myAdd (a b : ℕ) : ℕ := a\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'csimp', class: 'native', source: 'filter rule: attribute', code: `@[csimp] theorem bad : @id = @id := rfl\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  // --- code run inside the checker
+  { id: 'run-tac-addDecl', class: 'meta', source: 'leanprover/comparator #39', code: `${stmt}  run_tac do\n    Lean.addDecl (.axiomDecl { name := \`c, levelParams := [], type := default, isUnsafe := false })`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'run-cmd', class: 'meta', source: 'filter rule: meta-command', code: `run_cmd Lean.modifyEnv id\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'eval-io', class: 'meta', source: 'filter rule: hash-command', code: `#eval IO.FS.writeFile "/tmp/pwn" "x"\n${stmt}  omega`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'exit', class: 'meta', source: 'SafeVerify (#exit stops checking)', code: `${stmt}  exact sorryAx _\n#exit`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'macro-to-sorry', class: 'meta', source: 'lean-verification.md §3', code: `macro "done!" : tactic => \`(tactic| sorry)\n${stmt}  done!`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'elab-tactic', class: 'meta', source: 'filter rule: meta-command', code: `elab "win" : tactic => Lean.Elab.Tactic.evalTactic (← \`(tactic| sorry))\n${stmt}  win`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'syntax-macro-rules', class: 'meta', source: 'filter rule: meta-command', code: `syntax "win" : tactic\nmacro_rules | \`(tactic| win) => \`(tactic| sorry)\n${stmt}  win`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'initialize', class: 'meta', source: 'filter rule: meta-command', code: `initialize pure ()\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'unsafe-def', class: 'meta', source: 'filter rule: unsafe', code: `unsafe def bad : (1 : ℕ) = 2 := unsafeCast ()\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'unsafeCast', class: 'meta', source: 'filter rule: meta-api', code: `${stmt}  exact unsafeCast ()`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'import-in-body', class: 'meta', source: 'filter rule: import-in-body', code: `theorem a : True := trivial\nimport Cheat\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'attribute-command-implemented-by', class: 'meta', source: 'filter rule: attribute', code: `def f : Bool := false\ndef g : Bool := true\nattribute [implemented_by f] g\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  // --- options that weaken checking
+  { id: 'skip-kernel-tc', class: 'option', source: 'SafeVerify (debug.skipKernelTC)', code: `set_option debug.skipKernelTC true in\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'compiler-option', class: 'option', source: 'filter rule: kernel-option', code: `set_option compiler.extract_closed false in\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  // --- text the filter reads differently from Lean (issue 10 point 5; the filter's rewrite owns these)
+  { id: 'raw-string-hides-axiom', class: 'filter-bypass', source: 'issue 10 point 5', code: 'def s := r"\\"\naxiom cheat : False\ntheorem target : (1 : ℕ) = 2 := cheat.elim\n-- "', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'raw-string-hides-axiom-trusted', class: 'filter-bypass', source: 'issue 10 point 5 (the caller\'s name is audited whatever the lexer found)', theorems: ['target'], code: 'def s := r"\\"\naxiom cheat : False\ntheorem target : (1 : ℕ) = 2 := cheat.elim\n-- "', expected: ['rejected', 'lean_error'], caughtBy: 'audit' },
+  { id: 'raw-string-hides-run-tac', class: 'filter-bypass', source: 'issue 10 point 5', code: 'theorem target : (1 : ℕ) = 2 := by\n  have s := r"\\"\n  run_tac pure ()\n  -- "\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'glued-letter-run-cmd', class: 'filter-bypass', source: 'issue 10 point 5', code: `érun_cmd Lean.modifyEnv id\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'unterminated-guillemet', class: 'filter-bypass', source: 'issue 10 point 5', code: `def «x := 1\nrun_cmd Lean.modifyEnv id\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'norm-num-extension', class: 'filter-bypass', source: 'issue 10 point 5', code: `@[norm_num (1 : ℕ) = 2] def ext : Nat := 0\n${stmt}  norm_num`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'positivity-extension', class: 'filter-bypass', source: 'issue 10 point 5', code: `@[positivity (1 : ℕ)] def ext : Nat := 0\n${stmt}  positivity`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'addDeclWithoutChecking', class: 'filter-bypass', source: 'issue 10 point 5', code: `${stmt}  exact (Lean.Environment.addDeclWithoutChecking default default).elim`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'evalTerm', class: 'filter-bypass', source: 'issue 10 point 5', code: `${stmt}  exact (Lean.Elab.Term.evalTerm Nat default default).elim`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'BaseIO', class: 'filter-bypass', source: 'issue 10 point 5', code: `def act : BaseIO Unit := pure ()\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'EIO', class: 'filter-bypass', source: 'issue 10 point 5', code: `def act : EIO String Unit := pure ()\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'System-FilePath', class: 'filter-bypass', source: 'issue 10 point 5', code: `def p : System.FilePath := "/etc/passwd"\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'saveModuleData', class: 'filter-bypass', source: 'issue 10 point 5', code: `def w := Lean.saveModuleData\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+];
+
+/**
+ * KNOWN OPEN: cheats the current filter (backend/lean/untrusted.ts, being rewritten in another branch)
+ * still lets through to Lean, where the warning or the audit may or may not stop them. Each stays in
+ * the corpus with its expected verdict; the test marks these `todo` until the filter's rewrite lands.
+ */
+export const knownOpen: readonly string[] = [
+  'raw-string-hides-axiom', 'raw-string-hides-run-tac', 'unterminated-guillemet',
+  'norm-num-extension', 'positivity-extension', 'addDeclWithoutChecking', 'evalTerm', 'BaseIO', 'EIO',
+  'System-FilePath', 'saveModuleData',
+];
