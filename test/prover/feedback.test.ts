@@ -92,6 +92,9 @@ test('fix turn: [system, user, assistant, user(feedback)] and the recipe filters
   assert.deepEqual(await plan({ feedback: 'filtered' }), { ok: false, reason: 'filtered' });
   assert.deepEqual(await plan({ feedback: 'x'.repeat(3001) }), { ok: false, reason: 'feedback_too_long' });
   assert.equal((await plan({ feedback: 'x'.repeat(3000) })).ok, true);
+  // Characters as the recipe's Python counts them (code points): 3000 astral letters are 6000 UTF-16 units.
+  assert.equal((await plan({ feedback: '𝕜'.repeat(3000) })).ok, true);
+  assert.deepEqual(await plan({ feedback: '𝕜'.repeat(3001) }), { ok: false, reason: 'feedback_too_long' });
   assert.deepEqual(await plan({ maxFixTurns: 0 }), { ok: false, reason: 'exceed_max_turn' });
   assert.deepEqual(await plan({ engine: engine(8193) }), { ok: false, reason: 'max_prompt_token_len_exceeded' });
   assert.equal((await plan({ engine: engine(8192) })).ok, true);
