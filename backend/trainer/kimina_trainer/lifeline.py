@@ -40,7 +40,9 @@ def watch_stdin() -> threading.Thread:
     """Ends the process when stdin reaches end-of-file (the backend holding its write end is gone)."""
     def watch() -> None:
         try:
-            while sys.stdin.buffer.read(4096):
+            # os.read on the descriptor, not sys.stdin.buffer: a daemon thread blocked inside the buffered reader
+            # holds its lock, and interpreter shutdown then aborts the process (SIGABRT, "_enter_buffered_busy").
+            while os.read(sys.stdin.fileno(), 4096):
                 pass
         except (OSError, ValueError):
             pass
