@@ -13,7 +13,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { standInReplScript } from '../test/fixtures/stand-in-repl/index';
+import { standInReplScript } from '../backend/demo/stand-in-repl/index';
 
 const repoRoot = resolve(__dirname, '..');
 

@@ -12,7 +12,7 @@ import { PoolRunner } from '../backend/lean/poolRunner';
 import { detectSandbox } from '../backend/lean/sandbox';
 import { defaultAllowedAxioms } from '../backend/lean/verdict';
 import { Verifier } from '../backend/lean/verifier';
-import { standInReplCommand } from '../test/fixtures/stand-in-repl/index';
+import { standInReplCommand } from '../backend/demo/stand-in-repl/index';
 import { driveChecks } from './serverLoad';
 import { serversSideBySide } from './verifyServers';
 

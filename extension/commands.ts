@@ -79,8 +79,8 @@ export function registerCommands(context: vscode.ExtensionContext, ctx: Ctx, run
     reg('kimina.showAttempts', () => showAttempts(runner, view)),
     reg('kimina.showProofView', () => view.reveal()),
     reg('kimina.openTrainingMonitor', () => vscode.commands.executeCommand('kimina.trainingMonitor.focus')),
-    reg('kimina.setupLean', () => setupLean(context, ctx)),
-    reg('kimina.pullModel', () => pullModel(context, ctx)),
+    reg('kimina.setupLean', () => setupLean(ctx)),
+    reg('kimina.pullModel', () => pullModel(ctx)),
     reg('kimina.showLog', () => ctx.log.show()),
     reg('kimina.restartBackend', () => ctx.restart()),
   ];

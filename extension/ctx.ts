@@ -1,7 +1,7 @@
 // Owns the backend connection: starts the language client, restarts it on crash (at most 5 times in 3 minutes),
 // tracks the backend's status and routes the kimina/* notifications to whoever listens.
 import * as vscode from 'vscode';
-import { State, type LanguageClient } from 'vscode-languageclient/node';
+import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
 import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../backend/protocol';
 import { createClient } from './client';
 import { readSettings } from './config';
@@ -82,6 +82,35 @@ export class Ctx implements vscode.Disposable {
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
     return pending as Promise<LspRequestTypes[M]['result']>;
+  }
+
+  private progressTokens = 0;
+
+  /**
+   * A request whose work the backend reports as `$/progress` on a token we choose: shown as a notification
+   * with the backend's messages and percentage; its Cancel button cancels the request.
+   */
+  async requestWithProgress<M extends 'kimina/setup/pullModel' | 'kimina/setup/lean'>(method: M,
+    params: Omit<LspRequestTypes[M]['params'], 'workDoneToken'>, title: string): Promise<LspRequestTypes[M]['result']> {
+    await this.starting;
+    const client = this.client;
+    if (!client || !client.isRunning()) throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
+    const workDoneToken = `kimina-progress-${++this.progressTokens}`;
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, cancel) => {
+      let shown = 0;
+      const listening = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+        if (value.kind === 'end') return;
+        const increment = value.percentage !== undefined && value.percentage > shown ? value.percentage - shown : undefined;
+        if (increment !== undefined) shown += increment;
+        if (value.message) this.log.info(`[setup] ${value.message}`);
+        progress.report({ message: value.message, increment });
+      });
+      try {
+        return await client.sendRequest(method, { ...params, workDoneToken }, cancel) as LspRequestTypes[M]['result'];
+      } finally {
+        listening.dispose();
+      }
+    });
   }
 
   async dispose(): Promise<void> {

@@ -22,7 +22,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const runner = new ProofRunner(ctx, view, proposals, marks);
   context.subscriptions.push(view, proposals, marks, runner,
     createStatusBar(ctx.onStatus, ctx.currentStatus),
-    watchSetup(context, ctx),
+    watchSetup(ctx),
     ...registerCommands(context, ctx, runner, view),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();

@@ -1,5 +1,5 @@
 // The backend's language-server face: code lenses above declarations containing `sorry`, code actions on each
-// `sorry`, and the custom requests/notifications of protocol/lsp.ts (prove, cancel, status; proveEvent,
+// `sorry`, and the custom requests/notifications of protocol/lsp.ts (prove, cancel, status, setup; proveEvent,
 // statusChanged). It runs the proofs through a ProveService: in this process, or forwarded to `kimina serve`.
 import { CodeActionKind, type CodeAction, type CodeLens, type Connection, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
@@ -7,6 +7,7 @@ import { type BackendStatus, type EditorProveResult, type LspNotificationTypes, 
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
+import { registerSetupRequests } from './lspSetup';
 
 export interface LspFaceOptions {
   connection: Connection;
@@ -137,6 +138,17 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
     controller?.abort();
     return { cancelled: controller !== undefined };
   });
+
+  /** After a setup request: the services start again with the model or REPL that is now there. */
+  const rebuild = async (): Promise<void> => {
+    const old = service;
+    service = null;
+    resolved = null;
+    if (old) await (await old.catch(() => null))?.close();
+    setStatus({ state: 'starting', detail: 'starting the backend services' });
+    getService().catch(() => {});
+  };
+  registerSetupRequests({ connection, onSetUp: () => void rebuild(), log });
 
   connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
     if (status.state === 'error') await getService().catch(() => {});

@@ -2,8 +2,9 @@
 import { basename } from 'node:path';
 import { parseArgs, flagString } from './args';
 import { ProgressBar, formatSeconds } from './progress';
-import { DEFAULT_MODEL, listModels, locateModel, pullModel, resolveModelDir, type ConvertCheckpoint, type PullEvent, type Quantize } from '../model/store';
+import { DEFAULT_MODEL, listModels, locateModel, pullModel, resolveModelDir, type PullEvent, type Quantize } from '../model/store';
 import { hubEndpoint } from '../model/hub';
+import { convertLazily } from '../model/lazyConvert';
 
 const USAGE = `usage: kimina model <command>
 
@@ -30,14 +31,6 @@ function quantizeFlag(value: string | undefined): Quantize {
   if (value === undefined) return 'q4';
   if (value !== 'q4' && value !== 'fp32') throw new Error(`--quantize must be q4 or fp32, got '${value}'`);
   return value;
-}
-
-async function loadConverter(): Promise<ConvertCheckpoint> {
-  const { convertCheckpoint } = await import('../model/onnx/convert');
-  return (src, out, { quantize, onProgress }) => convertCheckpoint(src, out, {
-    quantize,
-    onProgress: (p) => onProgress?.({ done: p.done, total: p.total, stage: p.tensor }),
-  });
 }
 
 /** One progress line for byte transfers: bar, MB done/total, speed, ETA, file (redrawn on a terminal). */
@@ -99,7 +92,7 @@ async function pull(args: string[]): Promise<number> {
       revision: flagString(p, 'revision'),
       quantize: quantizeFlag(flagString(p, 'quantize')),
       force: p.flags.get('force') === true,
-      convert: async (src, out, o) => (await loadConverter())(src, out, o),
+      convert: convertLazily,
       onEvent: pullReporter(id),
       signal: controller.signal,
     });
@@ -140,8 +133,7 @@ async function convert(args: string[]): Promise<number> {
   const out = p.positionals[1] ? locateModel(p.positionals[1]).dir : srcDir;
   const quantize = quantizeFlag(flagString(p, 'quantize'));
   const report = pullReporter(basename(srcDir));
-  const converter = await loadConverter();
-  await converter(srcDir, out, { quantize, onProgress: (e) => report({ stage: 'convert', done: e.done, total: e.total, message: e.stage }) });
+  await convertLazily(srcDir, out, { quantize, onProgress: (e) => report({ stage: 'convert', done: e.done, total: e.total, message: e.stage }) });
   console.error(`kimina: converted ${srcDir} into ${out} (${quantize})`);
   return 0;
 }

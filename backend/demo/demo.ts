@@ -16,17 +16,17 @@ export interface DemoParts {
   cleanup(): void;
 }
 
-/** The folder holding test/fixtures (the repository root), looked up from this file's location. */
+/** The repository root (it holds backend/demo/stand-in-repl), looked up from this file's location. */
 function repoRoot(): string {
   for (let dir = __dirname; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'test', 'fixtures', 'stand-in-repl', 'repl.mjs'))) return dir;
-    if (dirname(dir) === dir) throw new Error('--demo needs the repository checkout (test/fixtures/stand-in-repl was not found)');
+    if (existsSync(join(dir, 'backend', 'demo', 'stand-in-repl', 'repl.mjs'))) return dir;
+    if (dirname(dir) === dir) throw new Error('--demo needs the repository checkout (backend/demo/stand-in-repl was not found)');
   }
 }
 
 /** Verifier settings that run the stand-in REPL (no sandbox or memory cap: it is a Node script). */
 export function standInVerifier(): Partial<VerifierSettings> {
-  const replScript = join(repoRoot(), 'test', 'fixtures', 'stand-in-repl', 'repl.mjs');
+  const replScript = join(repoRoot(), 'backend', 'demo', 'stand-in-repl', 'repl.mjs');
   return { replCommand: `'${process.execPath}' '${replScript}'`, sandbox: 'none', memoryLimitMb: 0, initRepls: {} };
 }
 

@@ -38,6 +38,16 @@ export interface EditorProveResult extends ProveResult {
 export type LspProveEvent = ProveEvent | { type: 'stage'; id: string; message: string };
 
 export interface CancelParams { id: string }
+
+/** A token the client chose for `$/progress` notifications about one request (LSP's WorkDoneProgressParams). */
+export type ProgressToken = string | number;
+
+/** Download a model from the hub into the store (converting it when needed), as `kimina model pull` does. */
+export interface PullModelParams { model: string; workDoneToken?: ProgressToken }
+/** Build the Lean REPL for a project's toolchain, as `kimina lean setup` does. */
+export interface SetupLeanParams { project: string; workDoneToken?: ProgressToken }
+/** Either outcome of a setup request; the backend's services are restarted after a success. */
+export interface SetupResult { ok: boolean; message: string; cancelled?: boolean }
 export interface BackendStatus {
   state: 'starting' | 'ready' | 'proving' | 'training' | 'error';
   detail?: string;
@@ -61,6 +71,10 @@ export const lspMethods = {
   cancel: 'kimina/cancel',
   /** Request: the backend's state for the status bar. */
   status: 'kimina/status',
+  /** Request: pull a model (progress as `$/progress` on the request's workDoneToken; cancellable). */
+  pullModel: 'kimina/setup/pullModel',
+  /** Request: build the Lean REPL for a project (progress as `$/progress`; cancellable). */
+  setupLean: 'kimina/setup/lean',
   /** Notification (server → client): one event of a running proof. */
   proveEvent: 'kimina/proveEvent',
   /** Notification (server → client): the backend's state changed. */
@@ -77,6 +91,8 @@ export interface LspRequestTypes {
   'kimina/prove': { params: ProveParams; result: EditorProveResult };
   'kimina/cancel': { params: CancelParams; result: { cancelled: boolean } };
   'kimina/status': { params: Record<string, never>; result: BackendStatus };
+  'kimina/setup/pullModel': { params: PullModelParams; result: SetupResult };
+  'kimina/setup/lean': { params: SetupLeanParams; result: SetupResult };
 }
 export interface LspNotificationTypes {
   'kimina/proveEvent': LspProveEvent;

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ALGEBRA_STATEMENT, writeScriptedModel } from '../../backend/demo/models/scriptedModel';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { findServer } from '../../backend/editor/discovery';
 
 const root = join(__dirname, '..', '..');

@@ -13,7 +13,7 @@ import { openApp } from '../../backend/app/app';
 import { startServing } from '../../backend/app/serve';
 import { readSettings } from '../../backend/app/settings';
 import { openDb, type Db } from '../../backend/store/db';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 
 const root = join(__dirname, '..', '..');
 const temps: string[] = [];

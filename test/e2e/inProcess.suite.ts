@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { expect } from './expect';
 import { editorText, goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
-import { standInReplCommand } from '../fixtures/stand-in-repl/index';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 
 describe('in-process backend (scripted model, stand-in REPL)', () => {
   let wb: Workbench;

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { root } from './harness';
 
 export interface RealServe {

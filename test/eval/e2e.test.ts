@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { startStandInOpenAIServer } from '../model/standInOpenAIServer';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { loadBenchmark } from '../../backend/eval/benchmark';
 import { minif2fDir, scriptedKind, tempDir } from './helpers';
 import { scriptedAnswer, statementOf, theoremOf } from './scriptedServerAnswers';

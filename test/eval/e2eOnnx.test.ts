@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeScriptedModel, ALGEBRA_STATEMENT } from '../../backend/demo/models/scriptedModel';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { loadBenchmark } from '../../backend/eval/benchmark';
 import { minif2fDir, tempDir } from './helpers';
 

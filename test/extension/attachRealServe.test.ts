@@ -12,7 +12,7 @@ import { HttpProveService } from '../../backend/editor/httpService';
 import { applyEdit } from '../../backend/editor/splice';
 import { offsetAt } from '../../backend/editor/leanSource';
 import { ALGEBRA_STATEMENT, writeScriptedModel } from '../../backend/demo/models/scriptedModel';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { connectFace, settledStatus, type FaceClient } from './faceClient';
 
 const text = `import Mathlib\n\n${ALGEBRA_STATEMENT} := by\n  sorry\n`;

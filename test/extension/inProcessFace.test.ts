@@ -1,7 +1,7 @@
 // The language-server face with the services in its own process: the real prove loop, the ONNX engine and
 // the verifier pool, fed with TEST DOUBLES through the KIMINA_* settings the extension passes: the scripted
 // ONNX model (backend/demo/models: its first answer uses a lemma that does not exist, its fix-turn answer is
-// correct) and the stand-in REPL (test/fixtures/stand-in-repl: text rules, not Lean).
+// correct) and the stand-in REPL (backend/demo/stand-in-repl: text rules, not Lean).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { openApp } from '../../backend/app/app';
 import { applyEdit } from '../../backend/editor/splice';
 import { offsetAt } from '../../backend/editor/leanSource';
 import { writeScriptedModel, ALGEBRA_STATEMENT } from '../../backend/demo/models/scriptedModel';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { connectFace, settledStatus, type FaceClient } from './faceClient';
 
 const text = `import Mathlib

@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { standInReplCommand } from '../fixtures/stand-in-repl/index';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 
 const root = join(__dirname, '..', '..');
 const cli = join(root, 'backend', 'cli.ts');

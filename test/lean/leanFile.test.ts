@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { LeanFileRunner, parseLeanJson } from '../../backend/lean/leanFileRunner';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
 import { Verifier } from '../../backend/lean/verifier';
-import { standInReplScript } from '../fixtures/stand-in-repl/index';
+import { standInReplScript } from '../../backend/demo/stand-in-repl/index';
 
 function fileVerifier(): Verifier {
   const runner = new LeanFileRunner({ projectDir: mkdtempSync(join(tmpdir(), 'kimina-lf-')), leanCommand: [process.execPath, standInReplScript], maxParallel: 2 });

@@ -156,7 +156,7 @@ test('chatter printed before the REPL starts (e.g. lake building) does not spoil
   const { Verifier } = await import('../../backend/lean/verifier');
   const { ReplPool } = await import('../../backend/lean/pool');
   const { PoolRunner } = await import('../../backend/lean/poolRunner');
-  const { standInReplCommand } = await import('../fixtures/stand-in-repl/index');
+  const { standInReplCommand } = await import('../../backend/demo/stand-in-repl/index');
   const launch = () => ({ argv: ['sh', '-c', `echo "⚠ [2/5] Building Foo"; exec ${standInReplCommand()}`], cwd: process.cwd(), env: process.env });
   const v = new Verifier({ runner: new PoolRunner(new ReplPool({ launch, maxRepls: 1, maxUses: 0, maxRssMb: 0 })), policy: { allowed: [], allowNativeDecide: false }, maxInFlight: 4, defaultTimeoutS: 5 });
   try {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { standInReplScript } from '../fixtures/stand-in-repl/index';
+import { standInReplScript } from '../../backend/demo/stand-in-repl/index';
 
 function talk(input: string, lean?: string) {
   const env = { ...process.env, ...(lean ? { STAND_IN_LEAN: lean } : {}) };

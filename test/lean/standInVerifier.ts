@@ -8,7 +8,7 @@ import { PoolRunner } from '../../backend/lean/poolRunner';
 import { detectSandbox } from '../../backend/lean/sandbox';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
 import { Verifier } from '../../backend/lean/verifier';
-import { standInReplCommand } from '../fixtures/stand-in-repl/index';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 
 export interface StandInSetup {
   pool: ReplPool;

@@ -10,7 +10,7 @@ import type { CheckOptions, CheckOutcome, LeanVerifier } from '../../backend/lea
 import { extractProof, normalizeStatement, signatureOf } from '../../backend/prover/extract';
 import { containsStatement } from '../../backend/prover/format';
 import { prove } from '../../backend/prover/prove';
-import { standInReplCommand } from '../fixtures/stand-in-repl';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 import { ScriptedEngine } from './doubles';
 
 const EARLIER_THM = 'theorem earlier_thm (n : ℕ) : n + 0 = n := by simp';

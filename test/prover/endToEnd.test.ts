@@ -18,7 +18,7 @@ import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
-import { standInReplCommand } from '../fixtures/stand-in-repl';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 import { readFileSync } from 'node:fs';
 
 const root = join(__dirname, '..', '..');

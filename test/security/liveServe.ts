@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { standInReplEnv } from '../fixtures/stand-in-repl/index';
+import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 
 export const TOKEN = 'security-test-token';
 const root = join(__dirname, '..', '..');

@@ -13,7 +13,7 @@ import { openDb, type Db } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import type { RewardScorer } from '../../backend/training/rewardService';
 import type { TrainingJobsOptions } from '../../backend/training/jobs';
-import { standInReplCommand } from '../fixtures/stand-in-repl';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 import { testPython, trainerSource } from './pythonSetup';
 
 const execFileAsync = promisify(execFile);

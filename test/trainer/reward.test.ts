@@ -12,7 +12,7 @@ import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../.
 import { openDb } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import { leanRewardScorer, rewardMetrics } from '../../backend/training/rewardService';
-import { standInReplCommand } from '../fixtures/stand-in-repl';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 
 const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
 const GOOD = [

@@ -13,7 +13,7 @@ import { TrainingStore } from '../../backend/store/training';
 import { presetHyper } from '../../backend/training/presets';
 import { trainingRouterFactory } from '../../backend/api/trainingMount';
 import { readSettings } from '../../backend/app/settings';
-import { standInReplCommand } from '../fixtures/stand-in-repl';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 
 test('mounted like kimina serve: lists runs from KIMINA_DB and re-queues a run that was running', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-service-'));
