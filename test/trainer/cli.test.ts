@@ -56,7 +56,7 @@ test('start, status, cancel and logs through the CLI; bad settings are named', {
 test('the CLI names an unreachable backend', async () => {
   const r = await kimina(['train', 'status'], { KIMINA_SERVER_URL: 'http://127.0.0.1:9' });
   assert.equal(r.code, 1);
-  assert.match(r.err, /cannot reach the backend at http:\/\/127\.0\.0\.1:9 \(is `kimina serve` running\?\)/);
+  assert.match(r.err, /cannot reach the Kimina backend at http:\/\/127\.0\.0\.1:9: .*\(is `kimina serve` running\?\)/);
 });
 
 test('export-verl: miniF2F test validation by default, the Distill start, duplicates kept unless --dedupe', { timeout: 180_000 }, async () => {
