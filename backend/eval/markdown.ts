@@ -120,6 +120,8 @@ export function comparisonMarkdown(cmp: EvalComparison): string {
   const b = `\`${cmp.b.name}\` (${cmp.b.config.model})`;
   out.push(`# Comparison: ${cmp.a.name} vs ${cmp.b.name}`, '');
   out.push(`- A: ${a}, ${cmp.a.config.samples} samples; B: ${b}, ${cmp.b.config.samples} samples`);
+  const setup = (c: EvalComparison['a']['config']) => `${c.benchmarkName ?? benchmarkName(c.benchmark)}, Lean ${c.lean ?? 'unknown'}, verdict ${c.verdictMode ?? 'strict'}`;
+  out.push(`- A on ${setup(cmp.a.config)}; B on ${setup(cmp.b.config)}`);
   out.push(`- ${cmp.common} problems measured by both; k up to ${cmp.k}`, '');
   out.push(table(['', 'A', 'B', 'B − A'], cmp.passAtK.filter((p) => reportKs(cmp.k).includes(p.k))
     .map((p) => [`pass@${p.k}`, pct(p.a), pct(p.b), `${p.b - p.a >= 0 ? '+' : ''}${(100 * (p.b - p.a)).toFixed(2)} pts`])));
