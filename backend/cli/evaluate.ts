@@ -85,6 +85,7 @@ function headline(report: EvalReport): string[] {
   const lines = [`${report.run.name}: ${m.problems} problems, pass@${n} ${pct(at(m.passAtK))}`];
   if (m.passAtKWithFix) lines[0] += `, with one error-fix turn ${pct(at(m.passAtKWithFix))}`;
   if (m.passAtK.length) lines[0] += ` (pass@1 ${pct(m.passAtK[0].value)})`;
+  lines[0] += ' under the strict verdict';
   if (m.recipe) lines.push(`recipe rule (kimina-client): pass@${n} ${pct(at(m.recipe.passAtK))}${m.recipe.passAtKWithFix ? `, with the fix turn ${pct(at(m.recipe.passAtKWithFix))}` : ''}; ${report.recipeOnly?.length ?? 0} answers only it accepts`);
   if (report.comparability) lines.push(`comparable to the published table: ${report.comparability.comparable ? 'yes' : 'no'} (${report.comparability.why})`);
   if (report.run.complete < report.run.problems) lines.push(`partial: ${report.run.problems - report.run.complete} problems still lack samples`);
