@@ -16,6 +16,7 @@ import { reportMarkdown } from '../../backend/eval/markdown';
 import { buildReport } from '../../backend/eval/report';
 import { fetchMinif2fTest, minif2fTestPrompts } from '../../backend/eval/recipeBenchmark';
 import { recipeVerdictOf } from '../../backend/eval/verdictModes';
+import { run as runEval } from '../../backend/cli/evaluate';
 import { buildPrompt } from '../../backend/prover/prompt';
 import { openDb } from '../../backend/store/db';
 import { EvalStore, type StoredAttempt } from '../../backend/store/eval';
@@ -131,4 +132,27 @@ test('reports give both pass@k figures and list what only the recipe rule accept
   assert.match(md, /- Benchmark: \*\*AI-MO\/minif2f_test\*\*/);
   assert.match(md, /- Lean: v4\.15\.0; verdict mode: \*\*recipe\*\*/);
   assert.match(md, /Comparable to the published table: \*\*no\*\* \(2 of the 244 problems were measured; 2 samples per problem/);
+});
+
+test('kimina eval fetch with no argument downloads the recipe\'s benchmark; --verdict takes strict or recipe', async (t) => {
+  const dir = tempDir(t);
+  const hub = await standInDatasetsServer(244);
+  const lines: string[] = [];
+  const log = console.log;
+  const err = console.error;
+  const before = process.env.KIMINA_DATASETS_SERVER;
+  process.env.KIMINA_DATASETS_SERVER = hub.url;
+  console.log = (...a: unknown[]) => { lines.push(a.join(' ')); };
+  console.error = () => {};
+  try {
+    const code = await runEval(['fetch', '--dest', join(dir, 'm.jsonl')]);
+    assert.equal(code, 0);
+  } finally {
+    console.log = log; console.error = err;
+    if (before === undefined) delete process.env.KIMINA_DATASETS_SERVER; else process.env.KIMINA_DATASETS_SERVER = before;
+    await hub.close();
+  }
+  assert.match(lines.join('\n'), /AI-MO\/minif2f_test: 244 problems, 244 with an informal statement/);
+  assert.match(lines.join('\n'), /kimina eval run .*m\.jsonl --model NAME --verdict recipe/);
+  await assert.rejects(runEval(['run', join(dir, 'm.jsonl'), '--model', 'm', '--verdict', 'lenient', '--db', join(dir, 'k.db')]), /verdict mode must be strict or recipe, got 'lenient'/);
 });
