@@ -7,11 +7,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchmarkProblem, EvalConfig, Verdict } from '../../backend/protocol';
 import { loadBenchmark } from '../../backend/eval/benchmark';
-import { comparability } from '../../backend/eval/comparable';
+import { benchmarkName, comparability, leanVersionOf } from '../../backend/eval/comparable';
 import { reportMarkdown } from '../../backend/eval/markdown';
 import { buildReport } from '../../backend/eval/report';
 import { fetchMinif2fTest, minif2fTestPrompts } from '../../backend/eval/recipeBenchmark';
@@ -155,4 +155,14 @@ test('kimina eval fetch with no argument downloads the recipe\'s benchmark; --ve
   assert.match(lines.join('\n'), /AI-MO\/minif2f_test: 244 problems, 244 with an informal statement/);
   assert.match(lines.join('\n'), /kimina eval run .*m\.jsonl --model NAME --verdict recipe/);
   await assert.rejects(runEval(['run', join(dir, 'm.jsonl'), '--model', 'm', '--verdict', 'lenient', '--db', join(dir, 'k.db')]), /verdict mode must be strict or recipe, got 'lenient'/);
+});
+
+test('the Lean version comes from the verifier project\'s lean-toolchain', (t) => {
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'lean-toolchain'), 'leanprover/lean4:v4.15.0\n');
+  assert.equal(leanVersionOf(dir), 'v4.15.0');
+  assert.equal(leanVersionOf(join(dir, 'none')), null);
+  assert.equal(leanVersionOf(undefined), null);
+  assert.equal(benchmarkName('/home/u/.kimina/benchmarks/minif2f_test.jsonl'), 'AI-MO/minif2f_test');
+  assert.equal(benchmarkName('/data/miniF2F-lean4/MiniF2F'), 'MiniF2F');
 });
