@@ -28,6 +28,8 @@ export type TrainerLauncher = (launch: TrainerLaunch) => TrainerHandle;
 
 /** Trainer settings no preset varies: the recipe's validation top-p, and TRL's colocated vLLM share of GPU memory. */
 export const TRAINER_FIXED = { evalTopP: 0.95, vllmGpuMemoryUtilization: 0.3 };
+/** LoRA on every attention and MLP projection of a Qwen3 block. */
+export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
 /** The Python run config (kimina_trainer/config.py field names), every key. */
 export function trainerConfig(options: {
@@ -43,7 +45,7 @@ export function trainerConfig(options: {
     per_device_batch: h.perDeviceBatch, max_completion_length: h.maxCompletionLength, max_prompt_length: h.maxPromptLength,
     temperature: h.temperature, top_p: h.topP, epsilon: h.epsilon, epsilon_high: h.epsilonHigh, beta: h.beta,
     max_steps: h.maxSteps, save_steps: h.saveSteps, eval_steps: h.evalSteps, eval_samples: h.evalSamples, seed: h.seed,
-    lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank } : null, use_vllm: h.useVllm,
+    lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank, dropout: 0, target_modules: LORA_TARGETS } : null, use_vllm: h.useVllm,
     fix_sampling_rate: h.fixSamplingRate, use_cpu: options.cpu,
     // Every key of kimina_trainer/config.py is sent: the Python side has no defaults of its own.
     fix_seed_file: null, eval_top_p: TRAINER_FIXED.evalTopP, vllm_gpu_memory_utilization: TRAINER_FIXED.vllmGpuMemoryUtilization,

@@ -48,7 +48,7 @@ class ConfigTest(unittest.TestCase):
 
     def test_lora_and_unknown_keys(self):
         with tempfile.TemporaryDirectory() as d:
-            cfg = load_config(write(d, {**BASE, "lora": {"r": 8, "alpha": 16}}))
+            cfg = load_config(write(d, {**BASE, "lora": {"r": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["q_proj"]}}))
             self.assertEqual((cfg.lora.r, cfg.lora.alpha), (8, 16))
             with self.assertRaisesRegex(ValueError, "unknown run config keys: bogus"):
                 load_config(write(d, {**BASE, "bogus": 1}))
