@@ -1,9 +1,8 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
-import { evalDbPath } from '../eval/paths';
-import { openDb } from '../store/db';
+import { isSet, kiminaHome, readSettings, setting, type Settings } from '../app/settings';
+import { openApp, type App } from '../app/app';
 import { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
 import { flagNumber, flagString, parseArgs, type Parsed } from './args';
@@ -18,8 +17,7 @@ import { writeComparison, writeReport } from '../eval/writeReports';
 import { describeCheck, fetchMiniF2F } from '../eval/fetch';
 import { benchmarkName, leanVersionOf } from '../eval/comparable';
 import { MINIF2F_TEST_REPO, defaultMinif2fTestPath, fetchMinif2fTest } from '../eval/recipeBenchmark';
-import { parseVerdictMode } from '../eval/verdictModes';
-import { openBackends } from '../eval/backends';
+import { parseVerdictMode } from '../lean/verdictModes';
 import { proveAttempter } from '../eval/proveAttempt';
 
 const USAGE = `usage:
@@ -53,11 +51,14 @@ Reports name the benchmark, the Lean version (KIMINA_LEAN_PROJECT's lean-toolcha
 whether the figure is comparable to the published table (1.7B: 76.23 % pass@32, 77.87 % with the fix turn; 0.6B: 71.30 %).`;
 
 function dbPath(p: Parsed): string {
-  return resolve(flagString(p, 'db') ?? evalDbPath());
+  const flag = flagString(p, 'db');
+  return flag ? resolve(flag) : setting('db');
 }
 
-function openStore(p: Parsed): EvalStore {
-  return new EvalStore(openDb(dbPath(p)));
+/** The app of an eval command: the store at --db (else KIMINA_DB), and for `run` the engine the flags choose. */
+function evalApp(p: Parsed, engine?: Partial<Settings>): App {
+  const settings = readSettings();
+  return openApp({ settings: { ...settings, db: dbPath(p), ...engine }, log: (line) => console.error(line) });
 }
 
 function intFlag(p: Parsed, name: string, fallback: number, min: number, max: number): number {
@@ -97,7 +98,7 @@ async function runCommand(p: Parsed): Promise<number> {
   if (!benchmark) throw new Error('kimina eval run needs a benchmark folder or .jsonl file');
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
-  const engineName = flagString(p, 'engine') ?? process.env.KIMINA_ENGINE ?? 'openai';
+  const engineName = flagString(p, 'engine') ?? (isSet('engine') ? setting('engine') : 'openai');
   if (engineName !== 'openai' && engineName !== 'onnx') throw new Error(`--engine must be openai or onnx, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
   const samples = intFlag(p, 'samples', 32, 1, 1024);
@@ -115,13 +116,24 @@ async function runCommand(p: Parsed): Promise<number> {
     leanTimeout: realFlag(p, 'lean-timeout', 60, 1, 3600),
     verdictMode: parseVerdictMode(flagString(p, 'verdict')),
     benchmarkName: benchmarkName(benchmark),
-    lean: leanVersionOf(),
+    lean: leanVersionOf(setting('leanProject')),
     goals: p.flags.has('goals'),
   };
   const runName = flagString(p, 'run') ?? defaultRunName(model, benchmark, split, samples, fixTurns);
   const seed = flagNumber(p, 'seed');
   const parallelFlag = flagNumber(p, 'parallel') !== undefined ? intFlag(p, 'parallel', 1, 1, 4096) : undefined;
-  const store = openStore(p);
+  const baseUrl = flagString(p, 'base-url');
+  const app = evalApp(p, { engine: engineName, model, ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) });
+  try { return await runWith(app, p, { config, runName, seed, parallelFlag, selectedProblems: loaded.problems }); }
+  finally { await app.close(); }
+}
+
+interface RunPlan { config: EvalConfig; runName: string; seed?: number; parallelFlag?: number; selectedProblems: ReturnType<typeof loadBenchmark>['problems'] }
+
+async function runWith(app: App, p: Parsed, { config, runName, seed, parallelFlag, selectedProblems }: RunPlan): Promise<number> {
+  const { samples, fixTurns } = config;
+  const loaded = { problems: selectedProblems };
+  const store = new EvalStore(app.store());
   store.openRun(runName, config, loaded.problems);
   const outDir = resolve(flagString(p, 'out') ?? join('kimina-eval', runName));
   // This invocation works on the problems it selected; the run (and its report) may hold more.
@@ -133,7 +145,10 @@ async function runCommand(p: Parsed): Promise<number> {
 
   let outcome = { finished: 0, complete: doneBefore === selected.length, stopped: false };
   if (!outcome.complete) {
-    const backends = await openBackends({ engine: engineName, model, baseUrl: flagString(p, 'base-url'), log: (l) => console.error(l) });
+    const built = app.verifier();
+    const engine = await app.engine();
+    const verifierCapacity = app.verifierSettings().maxRepls + app.verifierSettings().maxQueue;
+    const backends = { engine, verifier: built.verifier, verifierCapacity, describe: [`engine: ${engine.name} (${engine.model})`, `Lean: ${built.describe}`] };
     const ctl = new AbortController();
     const onSignal = () => {
       if (ctl.signal.aborted) process.exit(130);
@@ -161,7 +176,6 @@ async function runCommand(p: Parsed): Promise<number> {
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      await backends.close();
     }
   }
   const report = buildReport(store, runName);
@@ -186,7 +200,7 @@ async function fetchCommand(p: Parsed): Promise<number> {
   const what = p.positionals[1];
   if (what === undefined || what === MINIF2F_TEST_REPO || what === 'minif2f_test') {
     const r = await fetchMinif2fTest({ dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath()), force: p.flags.has('force'),
-      token: process.env.HF_TOKEN, log: (l) => console.error(l) });
+      token: setting('hfToken'), log: (l) => console.error(l) });
     console.log(`${MINIF2F_TEST_REPO}: ${r.rows} problems, ${r.withInformal} with an informal statement, in ${r.path}`);
     console.log(`Published figures were checked on kimina-lean-server 2.0.0's Lean (v4.15.0); check with that Lean for a comparable figure.`);
     console.log(`evaluate with: kimina eval run ${r.path} --model NAME --verdict recipe`);
@@ -209,10 +223,15 @@ export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json', 'goals']);
   const sub = p.positionals[0];
   if (!sub || p.flags.has('help') || sub === 'help') { console.log(USAGE); return sub || p.flags.has('help') ? 0 : 2; }
-  const lazyStore = (() => { let s: EvalStore | null = null; return () => (s ??= openStore(p)); })();
+  if (sub === 'run') return runCommand(p);
+  const app = evalApp(p);
+  try { return await storedRuns(p, sub, app); } finally { await app.close(); }
+}
+
+/** The subcommands over stored runs (and fetch), with the store opened only when one is needed. */
+async function storedRuns(p: Parsed, sub: string, app: App): Promise<number> {
+  const lazyStore = (() => { let s: EvalStore | null = null; return () => (s ??= new EvalStore(app.store())); })();
   switch (sub) {
-    case 'run':
-      return runCommand(p);
     case 'report': {
       const name = p.positionals[1];
       if (!name) throw new Error('kimina eval report needs a run name');

@@ -16,8 +16,8 @@ export function benchmarkName(path: string): string {
   return p === resolve(defaultMinif2fTestPath()) || basename(p) === 'minif2f_test.jsonl' ? MINIF2F_TEST_REPO : basename(p);
 }
 
-/** The Lean version of the verifier's project (KIMINA_LEAN_PROJECT's lean-toolchain), e.g. v4.15.0; null when unknown. */
-export function leanVersionOf(project = process.env.KIMINA_LEAN_PROJECT): string | null {
+/** The Lean version of a Lean project (its lean-toolchain), e.g. v4.15.0; null when unknown. */
+export function leanVersionOf(project: string | undefined): string | null {
   if (!project) return null;
   const file = join(project, 'lean-toolchain');
   if (!existsSync(file)) return null;

@@ -5,7 +5,7 @@
 import type { Attempt, BenchmarkProblem } from '../protocol';
 import { prove, type ProveDeps } from '../prover/prove';
 import { Gate } from './gate';
-import { recipeVerdictOf } from './verdictModes';
+import { recipeVerdictOf } from '../lean/verdictModes';
 import type { AttemptOutcome, AttemptProblem } from './runner';
 
 export interface ProveAttempterOptions {

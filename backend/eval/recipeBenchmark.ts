@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import axios from 'axios';
 import type { TrainingPrompt } from '../protocol';
-import { kiminaHome } from '../config';
+import { kiminaHome, setting } from '../app/settings';
 import { buildPrompt } from '../prover/prompt';
 import { loadBenchmark } from './benchmark';
 
@@ -24,7 +24,7 @@ export function defaultMinif2fTestPath(): string {
 
 export interface DatasetFetchOptions {
   dest?: string;
-  /** The datasets server (default KIMINA_DATASETS_SERVER or https://datasets-server.huggingface.co). */
+  /** The datasets server (default: the KIMINA_DATASETS_SERVER setting). */
   endpoint?: string;
   token?: string;
   force?: boolean;
@@ -36,7 +36,7 @@ export interface DatasetFetchResult { path: string; rows: number; withInformal: 
 interface RowsPage { rows?: { row_idx: number; row: Record<string, unknown> }[]; num_rows_total?: number }
 
 function datasetsServer(o: DatasetFetchOptions): string {
-  return (o.endpoint ?? process.env.KIMINA_DATASETS_SERVER ?? 'https://datasets-server.huggingface.co').replace(/\/$/, '');
+  return (o.endpoint ?? setting('datasetsServer')).replace(/\/$/, '');
 }
 
 /** One JSON Lines row of our benchmark format from a row of AI-MO/minif2f_test (name, informal_prefix, formal_statement). */

@@ -7,7 +7,7 @@ import { buildFeedback } from '../prover/feedback';
 import { splitThink } from '../prover/thinkStream';
 import type { CheckOutcome, LeanVerifier } from '../lean/types';
 import type { BatchVerifier } from '../lean/verifier';
-import { recipeVerdictOf, type VerdictMode } from '../eval/verdictModes';
+import { recipeVerdictOf, type VerdictMode } from '../lean/verdictModes';
 
 /** A scored answer: the trainer's result plus the thinking the monitor shows. */
 export interface ScoredItem extends RewardResult { think: string }
@@ -22,8 +22,11 @@ export interface ScoreContext {
 /** Anything that scores a batch; the Lean-backed one below, or a test double. */
 export type RewardScorer = (items: RewardItem[], context?: ScoreContext) => Promise<ScoredItem[]>;
 
-/** Answers per reward request, at most (the verl recipe sends 64; more is refused with 413). */
-export const MAX_REWARD_ITEMS = 256;
+/**
+ * Answers per reward request, at most (the verl recipe and the local trainer send 64; more is refused with 413):
+ * the admission's default batch limit (KIMINA_MAX_BATCH), so an accepted request is never too large to admit.
+ */
+export const MAX_REWARD_ITEMS = 128;
 
 export interface LeanRewardOptions {
   /** With checkBatch (the server's admission), a request's checks are admitted together or refused together. */

@@ -15,7 +15,7 @@ import { benchmarkName, comparability, leanVersionOf } from '../../backend/eval/
 import { reportMarkdown } from '../../backend/eval/markdown';
 import { buildReport } from '../../backend/eval/report';
 import { fetchMinif2fTest, minif2fTestPrompts } from '../../backend/eval/recipeBenchmark';
-import { recipeVerdictOf } from '../../backend/eval/verdictModes';
+import { recipeVerdictOf } from '../../backend/lean/verdictModes';
 import { run as runEval } from '../../backend/cli/evaluate';
 import { buildPrompt } from '../../backend/prover/prompt';
 import { openDb } from '../../backend/store/db';

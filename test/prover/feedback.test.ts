@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { ReplMessage, Verdict } from '../../backend/protocol';
 import { buildFeedback, goalsAt, windowLines } from '../../backend/prover/feedback';
 import { planFixTurn } from '../../backend/prover/fixTurn';
-import { FAILING_CODE, FIX_MESSAGE, FIX_MESSAGE_RELEASED, TYPE_MISMATCH } from './kiminaExamples';
+import { FAILING_CODE, FIX_MESSAGE, FIX_MESSAGE_RELEASED, TYPE_MISMATCH } from '../../backend/demo/kiminaExamples';
 
 /** These cases check the corrected numbering (marker on the real line); the released default has its own golden. */
 const SNIPPET = { lineNumbering: 'snippet' } as const;

@@ -28,6 +28,8 @@ class RunConfig:
     token: str | None
     # Which launch of the run this process is; the backend refuses posts from any other (a stale trainer)
     launch_id: str | None
+    # The backend's pid: the trainer dies with it (lifeline.py)
+    backend_pid: int | None
     learning_rate: float
     num_generations: int
     prompts_per_step: int

@@ -1,4 +1,4 @@
-// Verdict modes of an evaluation. `strict` (the default) is our verifier's verdict. `recipe` is kimina-client's
+// Verdict modes (of an evaluation, a training reward). `strict` (the default) is our verifier's verdict. `recipe` is kimina-client's
 // rule, with which the published Kimina-Prover-RL figures were counted (`ReplResponse.analyze`): Lean answered,
 // no message of severity error, and an empty `sorries` list. Nothing else is looked at: no axiom audit, no
 // `admit`/`sorryAx` warning, no refusal of code that can change the rules.
