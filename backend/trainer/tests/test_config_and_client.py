@@ -10,7 +10,7 @@ from kimina_trainer.config import load_config
 
 # A complete config as the backend writes it for the recipe preset (every key is required).
 BASE = {"run_id": "r", "backend_url": "http://127.0.0.1:1", "model_path": "m", "output_dir": "o", "train_file": "t",
-        "held_out_file": None, "fix_seed_file": None, "token": None, "launch_id": None, "learning_rate": 2e-6, "num_generations": 8,
+        "held_out_file": None, "fix_seed_file": None, "token": None, "launch_id": None, "backend_pid": None, "learning_rate": 2e-6, "num_generations": 8,
         "prompts_per_step": 256, "per_device_batch": 256, "max_completion_length": 24576, "max_prompt_length": 8192,
         "temperature": 1.0, "top_p": 1.0, "epsilon": 0.2, "epsilon_high": 0.3, "beta": 0.0, "max_steps": 1000,
         "save_steps": 5, "eval_steps": 5, "eval_samples": 8, "eval_top_p": 0.95, "seed": 42, "lora": None,
