@@ -5,12 +5,15 @@
 // own rules (backend/lean/untrusted.ts). Run by test/lean/cheats.test.ts on both Lean generations.
 import type { VerdictStatus } from '../../../backend/protocol';
 
-/** What stops it: the untrusted-code filter, Lean's sorry warning / `sorries`, the axiom audit, or Lean itself. */
-export type CaughtBy = 'filter' | 'warning' | 'audit' | 'lean';
+/**
+ * What stops it: the untrusted-code filter, the audit plan (refuses what it cannot name with certainty),
+ * Lean's sorry warning / `sorries`, the axiom audit, or Lean itself.
+ */
+export type CaughtBy = 'filter' | 'plan' | 'warning' | 'audit' | 'lean';
 
 export interface Cheat {
   id: string;
-  class: 'sorry' | 'silenced-sorry' | 'axiom' | 'native' | 'meta' | 'option' | 'audit-redirect' | 'hidden-error' | 'nameless' | 'filter-bypass';
+  class: 'sorry' | 'silenced-sorry' | 'axiom' | 'native' | 'meta' | 'option' | 'audit-redirect' | 'hidden-error' | 'nameless' | 'filter-bypass' | 'red-team';
   /** Where the trick comes from. */
   source: string;
   code: string;
@@ -97,6 +100,22 @@ export const cheats: Cheat[] = [
   { id: 'EIO', class: 'filter-bypass', source: 'issue 10 point 5', code: `def act : EIO String Unit := pure ()\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
   { id: 'System-FilePath', class: 'filter-bypass', source: 'issue 10 point 5', code: `def p : System.FilePath := "/etc/passwd"\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
   { id: 'saveModuleData', class: 'filter-bypass', source: 'issue 10 point 5', code: `def w := Lean.saveModuleData\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  // --- red-team review (docs/verifier.md): declarations the audit might not name, answers it might misread
+  { id: 'quoted-namespace-collision', class: 'red-team', source: 'red-team: `namespace «A.B»` is one component; the audit once asked for A.B.target (three), a clean twin', code: `namespace «A.B»\n${off}theorem target : (1 : ℕ) = 2 := sorryAx _\nend «A.B»\ntheorem A.B.target : (1 : ℕ) = 1 := rfl`, expected: ['sorry', 'lean_error'], caughtBy: 'audit' },
+  { id: 'root-in-namespace-name', class: 'red-team', source: 'red-team: `namespace _root_.Foo`', code: `namespace _root_.Foo\n${off}theorem target : (1 : ℕ) = 2 := sorryAx _\nend _root_.Foo\ntheorem Foo.target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'line-break-in-name', class: 'red-team', source: 'red-team: a `«»` name holding a line break would shift the one-name-per-line audit answers', code: `${off}theorem «tar\nget» : (1 : ℕ) = 2 := sorryAx _\ntheorem target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'irreducible-def-silenced', class: 'red-team', source: 'red-team: Mathlib `irreducible_def` adds a declaration the plan does not name', code: `${off}irreducible_def junk : (1 : ℕ) = 2 := sorryAx _\ntheorem target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'alias-silenced', class: 'red-team', source: 'red-team: Batteries `alias` adds a declaration the plan does not name', code: `${off}alias good := sorryAx\ntheorem target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'end-never-opened', class: 'red-team', source: 'red-team: `end` of a namespace that was never opened', code: `end Foo\n${off}theorem target : (1 : ℕ) = 2 := sorryAx _`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'mutual-silenced', class: 'red-team', source: 'red-team: `mutual` block', code: `mutual\n${off}theorem a : (1 : ℕ) = 2 := sorryAx _\ntheorem b : (1 : ℕ) = 1 := rfl\nend`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'where-aux-silenced', class: 'red-team', source: 'red-team: a `where` auxiliary holds the sorry', code: `${off}theorem target : (1 : ℕ) = 2 := aux\nwhere aux : (1 : ℕ) = 2 := sorryAx _`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'trace-forged-answer', class: 'red-team', source: 'red-team: a body message that reads like an audit answer', code: `${off}${stmt}  trace "'target' does not depend on any axioms"\n  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'protected-twin-open', class: 'red-team', source: 'red-team: `protected` twin plus `open`', theorems: ['Foo.target'], code: `namespace Foo\n${off}protected theorem target : (1 : ℕ) = 2 := sorryAx _\nend Foo\ntheorem target : (1 : ℕ) = 1 := rfl\nopen Foo`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'inhabited-false-instance', class: 'red-team', source: 'red-team: `instance : Inhabited False`', code: `${off}instance : Inhabited False := ⟨sorryAx _⟩\ntheorem target : (1 : ℕ) = 2 := (default : False).elim`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'verso-docstring-code', class: 'red-team', source: 'red-team: `doc.verso true` elaborates code blocks inside doc comments, which the filter reads as comments', code: 'set_option doc.verso true\n/--\n```lean\nrun_cmd Lean.modifyEnv id\n```\n-/\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'header-comment-hides-run-cmd', class: 'red-team', source: 'red-team: `import Mathlib.X/-` reached Lean as `import Mathlib` (the `/-` dropped) while the filter read the next lines as a comment', code: 'import Mathlib.Tactic/-\nrun_cmd Lean.modifyEnv id\n-- -/\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'header-string-hides-run-cmd', class: 'red-team', source: 'red-team: the same with a string opened on an import line', code: 'import Mathlib.Tactic"\nrun_cmd Lean.modifyEnv id\n-- "\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'exit-hides-rest', class: 'red-team', source: 'red-team: `#exit` stops checking', code: `theorem target : (1 : ℕ) = 1 := rfl\n#exit\ntheorem bad : (1 : ℕ) = 2 := sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
 ];
 
 /**
