@@ -13,8 +13,7 @@ import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { CACHE_DIR, ensureOnnxModel, QWEN3_06B } from './decodeModel';
 import { measureOurs, openOurs } from './oursDecode';
 import { writeTinyModel } from '../backend/demo/models/tinyModel';
-import { cachedWeights, randomWeights } from '../backend/demo/models/randomWeights';
-import { q4EffectiveWeights } from '../test/model/onnx/helpers';
+import { cachedWeights, q4EffectiveWeights, randomWeights } from '../backend/demo/models/randomWeights';
 
 const log = (s: string) => console.error(s);
 const threads = 2;

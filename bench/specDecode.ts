@@ -1,7 +1,7 @@
 // Speculative decoding by prompt lookup, measured on Kimina-shaped answers by teacher forcing: the
 // answer's own tokens decide which drafts a model that writes exactly this answer would accept.
 // Answer set (no real Kimina-Prover samples are available offline; these are the public format
-// examples): kimina-format.md §8.1's well-formed answer (test/prover/kiminaExamples.ts WELL_FORMED),
+// examples): kimina-format.md §8.1's well-formed answer (backend/demo/kiminaExamples.ts WELL_FORMED),
 // the scripted test model's first-turn answer (BOGUS_ANSWER) and its fix-turn answer after §8.3's error
 // message (CORRECT_ANSWER), all from backend/demo/models/scriptedModel.ts.
 import type { Decoder, SpeculationOptions } from '../backend/model/onnx/decoder';
@@ -11,15 +11,15 @@ import { loadTokenizer } from '../backend/model/tokenizer';
 import { chatTemplateOf } from '../backend/model/chatTemplate';
 import { buildPrompt } from '../backend/prover/prompt';
 import type { ChatMessage } from '../backend/protocol';
-import { STATEMENT, WELL_FORMED, FIX_MESSAGE } from '../test/prover/kiminaExamples';
+import { STATEMENT, WELL_FORMED, FIX_MESSAGE } from '../backend/demo/kiminaExamples';
 import { BOGUS_ANSWER, CORRECT_ANSWER } from '../backend/demo/models/scriptedModel';
-import { QWEN3_DIR } from '../test/model/qwen3Fixture';
+import { qwen3TokenizerDir } from '../backend/demo/models/tinyTokenizer';
 
 export interface AnswerCase { name: string; prompt: number[]; answer: number[] }
 
 /** The answer set tokenized with the real Qwen3 tokenizer and chat template. */
 export async function kiminaAnswers(): Promise<AnswerCase[]> {
-  const tok = await loadTokenizer(QWEN3_DIR);
+  const tok = await loadTokenizer(qwen3TokenizerDir());
   const template = chatTemplateOf(tok, 'Qwen3');
   const first = buildPrompt(STATEMENT);
   const ids = (c: ChatMessage[]) => tok.encode(template.render(c));

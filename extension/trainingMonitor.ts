@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { ApiClient, StartTrainingRequest, TrainingPresetName, TrainingStreamEvent } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
+import { proveWithModel, trainingModelSetting } from './config';
 import { backendClient, followTrainingEvents, type BackendAddress } from './trainingMonitorClient';
 import { webviewHtml } from './webviewHtml';
 
@@ -53,7 +54,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   private async start(): Promise<void> {
     this.stopFollowing();
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
-    const configured = vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
+    const configured = trainingModelSetting();
     try {
       const { presets } = await this.api.call('trainingPresets');
       this.post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
@@ -114,9 +115,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
     const choice = await vscode.window.showInformationMessage(`Prove with the fine-tuned model from "${run.name}"? (${dir})`, 'Switch', 'Not now');
     if (choice !== 'Switch') return;
-    const config = vscode.workspace.getConfiguration('kimina');
-    await config.update('engine', 'onnx', vscode.ConfigurationTarget.Global);
-    await config.update('model', dir, vscode.ConfigurationTarget.Global);
+    await proveWithModel(dir);
     void vscode.window.showInformationMessage('Kimina now proves with the fine-tuned model.');
   }
 

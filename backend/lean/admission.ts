@@ -3,11 +3,12 @@
 // Retry-After) before any work starts: when the server's queue is full, or when its client already holds its share.
 // Admitted checks wait here in one queue per client and go to the verifier round-robin, a few at a time (`lanes`),
 // so a client with a thousand queued checks delays a client with one by at most one check per lane.
-import { HttpError } from '../api/httpErrors';
 import { clampTimeoutS } from './checkTimeout';
-import { QueueFull } from './errors';
+import { BatchTooLarge, QueueFull } from './errors';
 import type { CheckOutcome } from './types';
 import type { BatchCheckOptions, BatchVerifier, VerifierStats } from './verifier';
+
+export { BatchTooLarge };
 
 export interface AdmissionOptions {
   /** Checks admitted at once over all clients (running + waiting). */
@@ -20,14 +21,6 @@ export interface AdmissionOptions {
   lanes: number;
   /** Seconds, when a check names no timeout (capped like any other). */
   defaultTimeoutS: number;
-}
-
-/** A request with more snippets than one request may carry: HTTP 413. */
-export class BatchTooLarge extends HttpError {
-  constructor(count: number, max: number) {
-    super(413, `Too many snippets in one request: ${count}, the limit is ${max}; send them in several requests`);
-    this.name = 'BatchTooLarge';
-  }
 }
 
 interface Pending { code: string; options: BatchCheckOptions; resolve: (o: CheckOutcome) => void }

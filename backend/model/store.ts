@@ -5,7 +5,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome } from '../app/settings';
 import { mkdirInside } from '../store/safePaths';
 import { LAYOUT_VALUE } from './onnx/modelFolder';
 import { checkRepoId, downloadFile, listRepoFiles, type DownloadProgress, type HubFile, type HubOptions, type RepoListing } from './hub';

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrainingHyperparameters } from '../protocol';
+import { setting } from '../app/settings';
 
 export interface TrainerLaunch {
   python: string;
@@ -58,7 +59,7 @@ export const spawnTrainer: TrainerLauncher = (launch) => {
   const log = openSync(launch.logPath, 'a', 0o600);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    PYTHONPATH: [launch.sourceDir, process.env.PYTHONPATH].filter(Boolean).join(':'),
+    PYTHONPATH: [launch.sourceDir, setting('pythonPath')].filter(Boolean).join(':'),
     PYTHONUNBUFFERED: '1',
     TOKENIZERS_PARALLELISM: 'false',
     HF_HUB_DISABLE_TELEMETRY: '1',

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { findUntrustedCode, untrustedRules } from '../../backend/lean/untrusted';
 import { splitHeader } from '../../backend/lean/header';
 import { leanFilesOf } from './mirrorFiles';
-import { FAILING_CODE, STATEMENT } from '../prover/kiminaExamples';
+import { FAILING_CODE, STATEMENT } from '../../backend/demo/kiminaExamples';
 import { feedbackCases } from '../prover/fixtures/feedbackCases';
 
 const stmt = 'theorem t (a b : ℕ) (h₀ : a = b) : b = a := by\n';

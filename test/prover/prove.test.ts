@@ -5,7 +5,7 @@ import { prove } from '../../backend/prover/prove';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
-import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH, WELL_FORMED } from './kiminaExamples';
+import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = `import Mathlib
 

@@ -5,7 +5,7 @@ import * as ort from 'onnxruntime-node';
 import { KvCache, MASKED } from './kvCache';
 import { io } from './qwen3Graph';
 import type { Qwen3Shape } from './qwen3Config';
-import { rowRandom, sampleToken, verifyDraft } from './sampler';
+import { rowRandom, sampleToken, verifyDraft, type ScoreKind } from './sampler';
 import { PromptLookup } from './promptLookup';
 import type { FinishReason } from '../engine';
 
@@ -77,6 +77,9 @@ export class Decoder {
   private cacheFeeds?: { version: number; cache: KvCache; feeds: Feeds };
   /** Whether the graph returns logits for several trailing positions (logits_count input). */
   readonly multiLogits: boolean;
+  /** Whether the graph also computes the softmax at a temperature (inv_temperature input, probs output). */
+  readonly graphSoftmax: boolean;
+  private readonly kvOutputs: string[];
   /** Counters of the latest decode call. */
   lastStats: DecodeStats = { steps: 0, drafted: 0, accepted: 0 };
 
@@ -88,6 +91,8 @@ export class Decoder {
     this.growStep = options.growStep ?? 128;
     this.padId = options.padId ?? 0;
     this.multiLogits = session.inputNames.includes(io.logitsCount);
+    this.graphSoftmax = session.inputNames.includes(io.invTemperature) && session.outputNames.includes(io.probs);
+    this.kvOutputs = Array.from({ length: shape.layers }, (_, l) => [io.newKey(l), io.newValue(l)]).flat();
   }
 
   newState(batch: number): BatchState {
@@ -115,6 +120,14 @@ export class Decoder {
    * `logitsCount` positions, [batch, logitsCount, vocab].
    */
   async feed(state: BatchState, rows: (number | null)[][], logitsCount = 1): Promise<Float32Array> {
+    return (await this.feedScores(state, rows, logitsCount, 0)).scores;
+  }
+
+  /**
+   * `feed`, returning for temperature > 0 the softmax at that temperature computed in the graph
+   * (`kind: 'probs'`) when the graph has it, else the logits.
+   */
+  async feedScores(state: BatchState, rows: (number | null)[][], logitsCount: number, temperature: number): Promise<{ scores: Float32Array; kind: ScoreKind }> {
     const B = rows.length;
     const S = rows[0]?.length ?? 0;
     if (B !== state.cache.batch) throw new Error(`internal: feed of ${B} rows into a batch of ${state.cache.batch}`);
@@ -148,7 +161,10 @@ export class Decoder {
       [io.newBias]: new ort.Tensor('float32', newBias, [B, S, S]),
     };
     if (this.multiLogits) feeds[io.logitsCount] = new ort.Tensor('int64', BigInt64Array.of(BigInt(logitsCount)), [1]);
-    const out = await this.session.run(feeds);
+    const probs = temperature > 0 && this.graphSoftmax;
+    if (this.graphSoftmax) feeds[io.invTemperature] = new ort.Tensor('float32', Float32Array.of(probs ? 1 / temperature : 1), [1]);
+    // Only the scores the caller uses are fetched (every fetched output is copied by the binding).
+    const out = this.graphSoftmax ? await this.session.run(feeds, [probs ? io.probs : io.logits, ...this.kvOutputs]) : await this.session.run(feeds);
     const keys: Float32Array[] = [];
     const values: Float32Array[] = [];
     for (let l = 0; l < this.shape.layers; l++) {
@@ -156,7 +172,7 @@ export class Decoder {
       values.push(out[io.newValue(l)].data as Float32Array);
     }
     state.cache.append(keys, values, S, real);
-    return out[io.logits].data as Float32Array;
+    return probs ? { scores: out[io.probs].data as Float32Array, kind: 'probs' } : { scores: out[io.logits].data as Float32Array, kind: 'logits' };
   }
 
   /**
@@ -164,15 +180,21 @@ export class Decoder {
    * when `isCancelled` turned true between chunks.
    */
   async prefill(state: BatchState, prompts: number[][], isCancelled: () => boolean = () => false): Promise<Float32Array | undefined> {
+    return (await this.prefillScores(state, prompts, isCancelled, 0))?.scores;
+  }
+
+  /** `prefill` whose last chunk returns the graph's softmax at `temperature` (> 0) when it has one. */
+  async prefillScores(state: BatchState, prompts: number[][], isCancelled: () => boolean, temperature: number): Promise<{ scores: Float32Array; kind: ScoreKind } | undefined> {
     const longest = Math.max(...prompts.map((p) => p.length));
     if (longest === 0) throw new Error('cannot generate from an empty prompt');
     const padded = prompts.map((p) => [...new Array<null>(longest - p.length).fill(null), ...p]);
-    let logits: Float32Array = new Float32Array(0);
+    let out: { scores: Float32Array; kind: ScoreKind } = { scores: new Float32Array(0), kind: 'logits' };
     for (let at = 0; at < longest; at += this.prefillChunk) {
       if (isCancelled()) return undefined;
-      logits = await this.feed(state, padded.map((r) => r.slice(at, at + this.prefillChunk)));
+      const last = at + this.prefillChunk >= longest;
+      out = await this.feedScores(state, padded.map((r) => r.slice(at, at + this.prefillChunk)), 1, last ? temperature : 0);
     }
-    return logits;
+    return out;
   }
 
   async decode(req: DecodeRequest, control: DecodeControl): Promise<RowResult[]> {
@@ -196,15 +218,17 @@ export class Decoder {
       return u;
     });
     const state = this.newState(unique.length);
-    const prefillLogits = await this.prefill(state, unique, () => control.isCancelled());
-    if (!prefillLogits) {
+    const prefilled = await this.prefillScores(state, unique, () => control.isCancelled(), req.temperature);
+    if (!prefilled) {
       for (const r of results) r.finishReason = 'cancelled';
       return results;
     }
     state.cache.selectRows(rowToUnique);
     state.nextPosition = rowToUnique.map((u) => state.nextPosition[u]);
+    // Per row: logits, or the graph's softmax at the temperature when sampling (kind).
     let logits: Float32Array = new Float32Array(req.prompts.length * V);
-    rowToUnique.forEach((u, row) => logits.set(prefillLogits.subarray(u * V, (u + 1) * V), row * V));
+    let kind = prefilled.kind;
+    rowToUnique.forEach((u, row) => logits.set(prefilled.scores.subarray(u * V, (u + 1) * V), row * V));
 
     const randoms = req.prompts.map((_, row) => rowRandom(req.seed, row));
     const limit = Math.min(V, req.vocabLimit ?? V);
@@ -236,14 +260,14 @@ export class Decoder {
         let j = 0;
         for (; j < drafts[b].length; j++) {
           const at = base + j * V;
-          const v = verifyDraft(logits.subarray(at, at + limit), drafts[b][j], req.temperature, req.topP, randoms[row]);
+          const v = verifyDraft(logits.subarray(at, at + limit), drafts[b][j], req.temperature, req.topP, randoms[row], kind);
           out.push(v.token);
           if (!v.accepted) break;
           stats.accepted++;
         }
         if (j === drafts[b].length) {
           const at = base + j * V;
-          out.push(sampleToken(logits.subarray(at, at + limit), req.temperature, req.topP, randoms[row]));
+          out.push(sampleToken(logits.subarray(at, at + limit), req.temperature, req.topP, randoms[row], kind));
         }
         kept.push(1 + Math.min(j, drafts[b].length));
         // Emit in order until the row ends (EOS, token limit, context); the last token stays pending.
@@ -310,7 +334,7 @@ export class Decoder {
       stats.drafted += drafts.reduce((a, d) => a + d.length, 0);
       stats.steps++;
       const fed = tokens.map((t, b) => [t, ...drafts[b], ...new Array<null>(S - 1 - drafts[b].length).fill(null)]);
-      logits = await this.feed(state, fed, S);
+      ({ scores: logits, kind } = await this.feedScores(state, fed, S, req.temperature));
     }
     return results;
   }

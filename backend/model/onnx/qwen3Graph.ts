@@ -35,6 +35,9 @@ export const io = {
   newBias: 'new_bias',
   /** int64 [1]: how many trailing positions get logits (1 when decoding; k + 1 when verifying k drafts). */
   logitsCount: 'logits_count',
+  /** float [1]: 1 / temperature for the `probs` output (sampling's softmax done in the graph). */
+  invTemperature: 'inv_temperature',
+  probs: 'probs',
   pastKey: (l: number) => `past_key.${l}`,
   pastValue: (l: number) => `past_value.${l}`,
   logits: 'logits',
@@ -62,6 +65,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     g.input(io.pastBias, DataType.FLOAT, ['batch', 'past']);
     g.input(io.newBias, DataType.FLOAT, ['batch', 'seq', 'seq']);
     g.input(io.logitsCount, DataType.INT64, [1]);
+    g.input(io.invTemperature, DataType.FLOAT, [1]);
   }
   for (let l = 0; l < s.layers; l++) {
     if (optimum) {
@@ -231,6 +235,9 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     return;
   }
   g.output(io.logits, DataType.FLOAT, ['batch', 'logits_count', s.vocabSize]);
+  // Softmax at the temperature, fetched instead of the logits when sampling.
+  g.node('Softmax', [g.node('Mul', [io.logits, io.invTemperature])], { axis: attr.int(-1) }, { outputNames: [io.probs] });
+  g.output(io.probs, DataType.FLOAT, ['batch', 'logits_count', s.vocabSize]);
   for (let l = 0; l < s.layers; l++) {
     g.output(io.newKey(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);
     g.output(io.newValue(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);

@@ -60,6 +60,25 @@ export function nucleus(logits: Float32Array, temperature: number, topP: number)
     probs[i] = p;
     sum += p;
   }
+  return nucleusOfWeights(probs, sum, topP);
+}
+
+/** The nucleus from probabilities the graph already computed (softmax at the temperature). */
+export function nucleusOfProbs(probs: Float32Array, topP: number): Nucleus {
+  let sum = 0;
+  for (let i = 0; i < probs.length; i++) sum += probs[i];
+  return nucleusOfWeights(probs, sum, topP);
+}
+
+/** Scores as the decoder has them: logits, or the graph's softmax at the temperature. */
+export type ScoreKind = 'logits' | 'probs';
+
+function nucleusOf(scores: Float32Array, kind: ScoreKind, temperature: number, topP: number): Nucleus {
+  return kind === 'probs' ? nucleusOfProbs(scores, topP) : nucleus(scores, temperature, topP);
+}
+
+function nucleusOfWeights(probs: Float32Array, sum: number, topP: number): Nucleus {
+  const n = probs.length;
   const p = Math.min(Math.max(topP, 0), 1);
   let candidates: number[] = [];
   if (p >= 1) {
@@ -116,9 +135,9 @@ export function nucleusProbability(d: Nucleus, id: number): number {
 }
 
 /** Samples one token: greedy (first maximum) at temperature 0, otherwise from the nucleus. */
-export function sampleToken(logits: Float32Array, temperature: number, topP: number, random: () => number): number {
+export function sampleToken(logits: Float32Array, temperature: number, topP: number, random: () => number, kind: ScoreKind = 'logits'): number {
   if (temperature <= 0) return argmax(logits);
-  return draw(nucleus(logits, temperature, topP), random);
+  return draw(nucleusOf(logits, kind, temperature, topP), random);
 }
 
 /**
@@ -127,12 +146,12 @@ export function sampleToken(logits: Float32Array, temperature: number, topP: num
  * returned is distributed exactly as `sampleToken` would draw it: P(x) = p(d)[x = d] + (1 - p(d)) p(x) / (1 - p(d)) [x != d] = p(x).
  * Greedy: the draft is accepted when it is the first maximum, else the maximum is returned.
  */
-export function verifyDraft(logits: Float32Array, draft: number, temperature: number, topP: number, random: () => number): { token: number; accepted: boolean } {
+export function verifyDraft(logits: Float32Array, draft: number, temperature: number, topP: number, random: () => number, kind: ScoreKind = 'logits'): { token: number; accepted: boolean } {
   if (temperature <= 0) {
     const best = argmax(logits);
     return { token: best, accepted: best === draft };
   }
-  const d = nucleus(logits, temperature, topP);
+  const d = nucleusOf(logits, kind, temperature, topP);
   const p = nucleusProbability(d, draft);
   if (p > 0 && random() < p) return { token: draft, accepted: true };
   return { token: draw(d, random, p > 0 ? draft : -1), accepted: false };

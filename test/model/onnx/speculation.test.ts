@@ -157,3 +157,17 @@ test('decoded sequences keep their exact distribution with speculation (tiny mod
   assert.ok(dof >= 5, `enough categories (${dof})`);
   assert.ok(stat < chiSquareCritical(dof), `chi-square ${stat.toFixed(1)} with ${dof} dof over ${total} sequences`);
 });
+
+test('sampling reads the softmax computed in the graph: equal to the softmax of the logits at the temperature', async () => {
+  const d = await loadDecoder(writeTinyModel(tempDir(), { seed: 4 }).dir);
+  assert.ok(d.graphSoftmax);
+  const prompt = [3, 1, 4, 1, 5, 9, 2, 6];
+  const logits = await d.feed(d.newState(1), [prompt]);
+  const { scores, kind } = await d.feedScores(d.newState(1), [prompt], 1, 0.7);
+  assert.equal(kind, 'probs');
+  const ref = nucleus(logits, 0.7, 1);
+  let diff = 0;
+  for (let i = 0; i < logits.length; i++) diff = Math.max(diff, Math.abs(scores[i] - ref.probs[i] / ref.total));
+  assert.ok(diff < 1e-6, `max difference ${diff}`);
+  assert.equal((await d.feedScores(d.newState(1), [prompt], 1, 0)).kind, 'logits', 'greedy fetches the logits');
+});
