@@ -7,6 +7,7 @@
 // `variable` in its body) and each anonymous instance gets a name. The copy runs as its own command on
 // the header's environment; it feeds only the audit, never the verdict's Lean messages.
 import { lexLean, type Token } from './lexer';
+import { sameDeclarationName } from './verdict';
 
 export interface AuditCopy {
   /** The body with `noncomputable section` prepended, examples turned into defs and anonymous instances named. */
@@ -56,6 +57,7 @@ interface Scope { kind: 'namespace' | 'section' | 'mutual'; name: string }
 export function planAudit(body: string, trusted: readonly string[] = [], lineOffset = 0, tokens: Token[] = lexLean(body)): AuditPlanResult {
   const refuse = (t: Token, why: string): AuditPlanResult => ({ ok: false, problem: `cannot audit with certainty (line ${t.line + lineOffset}): ${why}` });
   const names: string[] = trusted.map((n) => n.replace(/^_root_\./, ''));
+  const declared: string[] = [];
   const scopes: Scope[] = [];
   const anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[] = [];
   const prefix = (): string => scopes.filter((s) => s.kind === 'namespace').map((s) => s.name + '.').join('');
@@ -121,7 +123,11 @@ export function planAudit(body: string, trusted: readonly string[] = [], lineOff
       if (bad) return refuse(t, bad);
       const parts = components(nameToken.text);
       const full = plain(parts[0]) === '_root_' ? parts.slice(1).join('.') : prefix() + nameToken.text;
-      if (!names.includes(full)) names.push(full);
+      // a name the source declares twice (also `private` + public): Lean refuses the second, and if that
+      // error were hidden the audit would answer for the first
+      if (declared.some((d) => sameDeclarationName(d, full))) return refuse(t, `'${full}' is declared twice`);
+      declared.push(full);
+      if (!names.some((n) => sameDeclarationName(n, full))) names.push(full);
       k = j;
       continue;
     }

@@ -26,7 +26,7 @@ export interface Rejection {
 /** The rules, for docs and error messages. */
 export const untrustedRules: Record<string, string> = {
   'lexical': 'Lean would reject this text or could read it differently from the filter, which then cannot tell what is code',
-  'hash-command': 'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard and others run code or stop checking',
+  'hash-command': 'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard and others run code or stop checking, #guard_msgs hides errors',
   'meta-command': 'commands that define or run elaborators, macros, notations, syntax or initialisers (run_cmd, run_tac, elab, macro, notation, syntax, initialize, simproc, …) run code inside Lean or change what the statement means',
   'unsafe': '`unsafe` code escapes the kernel and can do IO',
   'axiom-declaration': '`axiom` and `opaque` add unproved facts or hide implementations',
@@ -39,11 +39,12 @@ export const untrustedRules: Record<string, string> = {
 };
 
 /**
- * `#` commands that only read. `#guard_msgs` may hide a command's messages, which is left to the axiom
- * audit: it sees `sorryAx` whatever the messages say (the cheat corpus checks that).
+ * `#` commands that only read. `#guard_msgs` is not among them: it hides the messages of the command it
+ * wraps, errors included, and an error such as "'t' has already been declared" stops a declaration
+ * from being added while the audit then answers for the other constant of that name.
  */
 export const allowedHashCommands: ReadonlySet<string> = new Set([
-  '#check', '#check_failure', '#print', '#reduce', '#synth', '#help', '#guard_msgs', '#norm_num', '#simp',
+  '#check', '#check_failure', '#print', '#reduce', '#synth', '#help', '#norm_num', '#simp',
   '#conv', '#find', '#where', '#lint', '#min_imports', '#align', '#align_import', '#noalign',
 ]);
 

@@ -56,6 +56,16 @@ test('commands that add declarations the plan does not follow are refused', () =
   assert.match(refused('end Foo\ntheorem t : True := trivial'), /does not close/);
 });
 
+test('a name declared twice is refused (a hidden "already declared" would leave the audit answering for the first)', () => {
+  assert.match(refused('theorem t : True := trivial\ntheorem t : False := sorryAx _'), /declared twice/);
+  assert.match(refused('theorem t : True := trivial\nprivate theorem t : False := sorryAx _'), /declared twice/);
+  assert.match(refused('namespace A\ntheorem t : True := trivial\nend A\ntheorem A.t : False := sorryAx _'), /declared twice/);
+  assert.match(refused('theorem «t» : True := trivial\ntheorem t : False := sorryAx _'), /declared twice/);
+  // the caller's trusted name is the source's own declaration, not a twin
+  const r = planAudit('theorem t : True := trivial', ['t']);
+  assert.ok(r.ok && r.plan.names.length === 1);
+});
+
 test('every declaration keyword is audited wherever it stands: mutual, where, protected, private, mid-line', () => {
   assert.deepEqual(names('mutual\ntheorem a : True := trivial\ntheorem b : True := trivial\nend'), ['a', 'b']);
   assert.deepEqual(names('namespace Foo\nprotected theorem t : True := trivial\nprivate def d : Nat := 0\nend Foo'), ['Foo.t', 'Foo.d']);
