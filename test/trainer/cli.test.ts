@@ -56,7 +56,7 @@ test('start, status, cancel and logs through the CLI; bad settings are named', {
 test('the CLI names an unreachable backend', async () => {
   const r = await kimina(['train', 'status'], { KIMINA_SERVER_URL: 'http://127.0.0.1:9' });
   assert.equal(r.code, 1);
-  assert.match(r.err, /cannot reach the backend at http:\/\/127\.0\.0\.1:9 \(is `kimina serve` running\?\)/);
+  assert.match(r.err, /cannot reach the Kimina backend at http:\/\/127\.0\.0\.1:9\b.*\(is `kimina serve` running\?\)/);
 });
 
 test('export-verl writes the job and prints the submit command', { timeout: 120_000 }, async () => {
