@@ -24,7 +24,7 @@ export type ErrorMapper = (err: unknown) => { status: number; message: string } 
 const maxParamChars = 500;
 
 /** The body limit createApp sets for every router (`app.locals`), else the default. */
-function bodyLimit(req: Request): number {
+export function bodyLimit(req: Request): number {
   const limit = (req.app?.locals as { bodyLimitBytes?: unknown } | undefined)?.bodyLimitBytes;
   return typeof limit === 'number' ? limit : defaultBodyLimitBytes;
 }

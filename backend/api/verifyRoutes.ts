@@ -4,9 +4,10 @@
 import type { Request, Response, Router } from 'express';
 import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from '../protocol';
 import type { BatchVerifier } from '../lean/verifier';
-import { serveRoutes } from './contract';
+import { bodyLimit, serveRoutes } from './contract';
 import { clientKey } from '../lean/admission';
 import { toKlsResult } from './klsCompat';
+import { verdictInMode } from '../lean/verdictModes';
 import { version } from '../../package.json';
 
 /** Aborted when the client goes away before its answer is sent (queued checks are dropped). */
@@ -23,9 +24,9 @@ function checkClient(req: Request): string {
 
 export function verifyRouter(verifier: BatchVerifier): Router {
   return serveRoutes({
-    health: (): HealthResponse => {
+    health: (_input, req): HealthResponse => {
       const s = verifier.stats();
-      return { status: 'ok', version, repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 } };
+      return { status: 'ok', version, repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 }, bodyLimitBytes: bodyLimit(req) };
     },
 
     apiCheck: async ({ body }, req, res): Promise<CheckResponse> => {
@@ -55,7 +56,8 @@ export function verifyRouter(verifier: BatchVerifier): Router {
       const outcomes = await verifier.checkBatch(body.snippets.map((s) => s.code), {
         timeout: body.timeout ?? 60, infotree: body.infotree ?? null, theorems: body.theorems ?? undefined, signal: clientGone(res), client: checkClient(req),
       });
-      return { results: outcomes.map((o, i) => ({ id: body.snippets[i].id, ...o.verdict, ...(o.response ? { response: o.response } : {}) })) };
+      const mode = body.mode ?? 'strict';
+      return { results: outcomes.map((o, i) => ({ id: body.snippets[i].id, ...verdictInMode(o.verdict, mode), ...(o.response ? { response: o.response } : {}) })) };
     },
   });
 }

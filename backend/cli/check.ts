@@ -7,19 +7,25 @@ import { openApp } from '../app/app';
 import { readSettings } from '../app/settings';
 import type { VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
+import { parseVerdictMode, verdictInMode, type VerdictMode } from '../lean/verdictModes';
 
-const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide]
+const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide] [--verdict strict|recipe]
 
 Checks each Lean file with the verifier and prints one verdict per declaration
 (valid | sorry | lean_error | rejected | timeout_error | repl_error | server_error).
+--verdict strict (default): no sorry in any form, audited axioms, no native_decide.
+--verdict recipe: kimina-client's rule, with which the published Kimina-Prover-RL figures were counted
+  (no error message, no sorry the REPL lists; nothing audited).
 Exits 1 if any declaration is not valid, 2 on usage errors.`;
 
-interface FileReport { file: string; status: string; reason: string; declarations: DeclarationVerdict[]; problems: string[] }
+interface FileReport { file: string; mode: VerdictMode; status: string; reason: string; declarations: DeclarationVerdict[]; problems: string[] }
 
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['json', 'help', 'allow-native-decide']);
   if (p.flags.has('help')) { console.log(help); return 0; }
   if (p.positionals.length === 0) { console.error(help); return 2; }
+  let mode: VerdictMode;
+  try { mode = parseVerdictMode(flagString(p, 'verdict')); } catch (err) { console.error(`kimina check: ${(err as Error).message}`); return 2; }
   const settings = readSettings();
   const flags: Partial<VerifierSettings> = {};
   const project = flagString(p, 'project');
@@ -45,9 +51,10 @@ export async function run(args: string[]): Promise<number> {
       outcomes.push(...await built.verifier.checkBatch(sources.slice(i, i + chunk).map(([, code]) => code), { timeout }));
     }
     sources.forEach(([file, code], i) => {
-      const { declarations, fileProblems } = verdictsPerDeclaration(code, outcomes[i], built.verifier.policy);
+      const { declarations, fileProblems } = verdictsPerDeclaration(code, outcomes[i], built.verifier.policy, mode);
+      const verdict = verdictInMode(outcomes[i].verdict, mode);
       reports.push({
-        file, status: outcomes[i].verdict.status, reason: outcomes[i].verdict.reason, declarations,
+        file, mode, status: verdict.status, reason: verdict.reason, declarations,
         problems: fileProblems.map((m) => `line ${m.pos.line}: ${m.data.split('\n')[0]}`),
       });
     });
@@ -56,7 +63,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const allValid = reports.every((r) => r.problems.length === 0 && r.declarations.every((d) => d.status === 'valid') && (r.declarations.length > 0 || r.status === 'valid'));
   if (p.flags.has('json')) {
-    console.log(JSON.stringify({ ok: allValid, files: reports }, null, 2));
+    console.log(JSON.stringify({ ok: allValid, mode, files: reports }, null, 2));
   } else {
     for (const r of reports) {
       for (const problem of r.problems) console.log(`${r.file}: lean_error: ${problem}`);
@@ -64,7 +71,7 @@ export async function run(args: string[]): Promise<number> {
       for (const d of r.declarations) console.log(`${r.file}:${d.line}: ${d.kind} ${d.kind === 'example' ? '' : d.name + ' '}${d.status}: ${d.reason}`.replace('  ', ' '));
     }
     const counted = reports.flatMap((r) => r.declarations);
-    console.log(`${counted.filter((d) => d.status === 'valid').length}/${counted.length} declarations valid`);
+    console.log(`${counted.filter((d) => d.status === 'valid').length}/${counted.length} declarations valid${mode === 'recipe' ? ' (recipe verdict: kimina-client\'s rule)' : ''}`);
   }
   return allValid ? 0 : 1;
 }

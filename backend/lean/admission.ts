@@ -6,7 +6,7 @@
 import { clampTimeoutS } from './checkTimeout';
 import { BatchTooLarge, QueueFull } from './errors';
 import type { CheckOutcome } from './types';
-import type { BatchCheckOptions, BatchVerifier, VerifierStats } from './verifier';
+import { optionsForSnippet, type BatchCheckOptions, type BatchVerifier, type VerifierStats } from './verifier';
 
 export { BatchTooLarge };
 
@@ -81,8 +81,8 @@ export class Admission implements BatchVerifier {
     queue.admitted += codes.length;
     this.admitted += codes.length;
     const checkOptions: BatchCheckOptions = { ...options, timeout: clampTimeoutS(options.timeout, this.o.defaultTimeoutS) };
-    const results = Promise.all(codes.map((code) => new Promise<CheckOutcome>((resolve) => {
-      queue.pending.push({ code, options: checkOptions, resolve });
+    const results = Promise.all(codes.map((code, index) => new Promise<CheckOutcome>((resolve) => {
+      queue.pending.push({ code, options: optionsForSnippet(checkOptions, index), resolve });
     })));
     this.pump();
     return results;

@@ -5,6 +5,7 @@ import { splitHeader } from './header';
 import { type AuditedKind, findDeclarationHeads } from './declarations';
 import type { CheckOutcome } from './types';
 import { axiomAllowed, type AxiomPolicy, isSorryWarning } from './verdict';
+import type { VerdictMode } from './verdictModes';
 
 export interface DeclarationVerdict {
   kind: AuditedKind;
@@ -16,7 +17,8 @@ export interface DeclarationVerdict {
   axioms?: string[];
 }
 
-export function verdictsPerDeclaration(code: string, outcome: CheckOutcome, policy: AxiomPolicy): { declarations: DeclarationVerdict[]; fileProblems: ReplMessage[] } {
+/** `mode` recipe: kimina-client's rule per declaration (no error inside, no REPL-listed sorry inside; no audit, no warnings). */
+export function verdictsPerDeclaration(code: string, outcome: CheckOutcome, policy: AxiomPolicy, mode: VerdictMode = 'strict'): { declarations: DeclarationVerdict[]; fileProblems: ReplMessage[] } {
   const v: Verdict = outcome.verdict;
   const { headerLines } = splitHeader(code);
   const decls = findDeclarationHeads(code).filter((d) => d.line > headerLines);
@@ -35,7 +37,12 @@ export function verdictsPerDeclaration(code: string, outcome: CheckOutcome, poli
     }
     const error = v.messages.find((m) => m.severity === 'error' && inside(m.pos.line));
     if (error) return { ...base, status: 'lean_error', reason: `line ${error.pos.line}: ${error.data.split('\n')[0]}` };
-    const sorryHere = v.sorries.some((s) => s.pos && inside(s.pos.line))
+    const listedSorry = v.sorries.some((s) => s.pos && inside(s.pos.line));
+    if (mode === 'recipe') {
+      return listedSorry ? { ...base, status: 'sorry', reason: 'the REPL lists a sorry (kimina-client\'s rule)' }
+        : { ...base, status: 'valid', reason: 'no error, no sorry listed (kimina-client\'s rule; axioms not audited)' };
+    }
+    const sorryHere = listedSorry
       || v.messages.some((m) => isSorryWarning(m) && inside(m.pos.line));
     const axioms = v.axiomsByDeclaration?.[d.auditName];
     if (sorryHere || axioms?.includes('sorryAx')) return { ...base, status: 'sorry', reason: 'uses sorry (or admit/sorryAx)', ...(axioms ? { axioms } : {}) };

@@ -4,9 +4,9 @@
 // `admit`/`sorryAx` warning, no refusal of code that can change the rules.
 // Every check is judged both ways from the one Lean answer the strict check already holds, so a report can give
 // both figures and list what only the recipe rule accepts (a direct measure of what the strict verdict refuses).
-import type { Verdict } from '../protocol';
+import type { Verdict, VerdictMode, VerdictStatus } from '../protocol';
 
-export type VerdictMode = 'strict' | 'recipe';
+export type { VerdictMode } from '../protocol';
 export const VERDICT_MODES: VerdictMode[] = ['strict', 'recipe'];
 
 export interface RecipeVerdict {
@@ -30,4 +30,15 @@ export function parseVerdictMode(raw: string | undefined, fallback: VerdictMode 
   if (raw === undefined) return fallback;
   if (raw !== 'strict' && raw !== 'recipe') throw new Error(`verdict mode must be strict or recipe, got '${raw}'`);
   return raw;
+}
+
+/** A verdict as the chosen mode gives it: in `recipe` mode the recipe rule's status, with the strict one beside it when they differ. */
+export function verdictInMode(verdict: Verdict, mode: VerdictMode): Verdict & { mode: VerdictMode; strictStatus?: VerdictStatus } {
+  if (mode === 'strict') return { ...verdict, mode };
+  const recipe = recipeVerdictOf(verdict);
+  if (recipe.valid !== true || verdict.status === 'valid') return { ...verdict, mode };
+  return {
+    ...verdict, mode, status: 'valid', strictStatus: verdict.status,
+    reason: `Valid by kimina-client's rule (no error message, no sorries listed); ${recipe.reason}`,
+  };
 }

@@ -25,6 +25,16 @@ export interface VerifierOptions {
 export interface BatchCheckOptions extends CheckOptions {
   /** Take a warm REPL with the same header (default true). */
   reuse?: boolean;
+  /** Per snippet, by index: its own trusted declarations, audited besides the batch-wide `theorems`. */
+  theoremsEach?: readonly (readonly string[] | undefined)[];
+}
+
+/** The options of snippet `index` of a batch alone: the batch-wide names plus its own, no per-snippet list. */
+export function optionsForSnippet(options: BatchCheckOptions, index: number): BatchCheckOptions {
+  const { theoremsEach, ...rest } = options;
+  const own = theoremsEach?.[index];
+  if (!own || own.length === 0) return rest;
+  return { ...rest, theorems: [...(options.theorems ?? []), ...own] };
 }
 
 export interface VerifierStats extends RunnerStats { inFlight: number; maxInFlight: number }
@@ -63,10 +73,10 @@ export class Verifier implements BatchVerifier {
       throw new QueueFull(Math.max(1, Math.ceil((this.recentSeconds * (this.inFlight + codes.length)) / lanes)));
     }
     this.inFlight += codes.length;
-    return Promise.all(codes.map(async (code) => {
+    return Promise.all(codes.map(async (code, index) => {
       const t0 = performance.now();
       try {
-        return await this.checkOne(code, options);
+        return await this.checkOne(code, optionsForSnippet(options, index));
       } catch (err) {
         // an unexpected failure is this snippet's own result, never the batch's
         const reason = `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`;

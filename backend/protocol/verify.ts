@@ -101,17 +101,35 @@ export interface Verdict {
   time: number;
 }
 
+/** `strict` (default): our verdict; `recipe`: kimina-client's rule on the same Lean answer (backend/lean/verdictModes.ts). */
+export const verdictModes = ['strict', 'recipe'] as const;
+export type VerdictMode = typeof verdictModes[number];
+
 /** `POST /v1/check`: our richer API. `theorems`: declaration names whose axioms to audit (default: every theorem/lemma in the snippet). */
 export const v1CheckRequestSchema = s.object({
   snippets, timeout, infotree,
   theorems: s.nullable(s.array(s.string({ min: 1, max: 1000, pattern: /^\S+$/, patternText: 'a declaration name (no spaces)' }), { max: verifyLimits.theorems,
     messages: { '*': 'theorems should be a list of declaration names' } })),
+  mode: s.nullable(s.enum(verdictModes)),
 });
 export type V1CheckRequest = Infer<typeof v1CheckRequestSchema>;
-export interface V1CheckResult extends Verdict { id: string; response?: CommandResponse }
+export interface V1CheckResult extends Verdict {
+  id: string;
+  /** The rule that produced `status` and `reason`. */
+  mode: VerdictMode;
+  /** In `recipe` mode, when the strict verdict differs: what it was (e.g. `sorry` for an explicit `sorryAx`). */
+  strictStatus?: VerdictStatus;
+  response?: CommandResponse;
+}
 export interface V1CheckResponse { results: V1CheckResult[] }
 
-export interface HealthResponse { status: 'ok'; version?: string; repls?: { total: number; busy: number; queued: number } }
+export interface HealthResponse {
+  status: 'ok';
+  version?: string;
+  repls?: { total: number; busy: number; queued: number };
+  /** The largest JSON request body the server reads (413 above it); clients size their batches below it. */
+  bodyLimitBytes?: number;
+}
 
 /** An LSP position: 0-based line, 0-based character in UTF-16 code units. */
 export interface LspPosition { line: number; character: number }

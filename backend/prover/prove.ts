@@ -10,6 +10,7 @@ import { normalizeStatement } from './extract';
 import { ProveRequestError, settingsOf, DEFAULT_SETTINGS } from './request';
 import { linkedController, type Lane, type ProveContext, type ProveDeps } from './context';
 import { runRound } from './round';
+import { qualifiedName } from './trustedName';
 
 export type { ProveDeps, ProveOptions } from './context';
 
@@ -35,7 +36,7 @@ export async function prove(req: ProveRequest, deps: ProveDeps, onEvent: OnProve
   const informal = req.informal ?? informalFromDocComment(formal.informal);
   const prompt = buildPrompt(formal.text, informal);
   const controller = linkedController(signal);
-  const theoremName = decl.name ? (decl.namespace ? `${decl.namespace}.${decl.name}` : decl.name) : undefined;
+  const theoremName = qualifiedName(decl);
   const ctx: ProveContext = { id, deps, settings, statement: formal.text, theoremName, emit: onEvent, signal: controller.signal, tokens: 0 };
 
   deps.store?.startRun({ id, theorem: decl.name || '(example)', statement: formal.text, informal,

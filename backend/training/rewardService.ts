@@ -5,6 +5,7 @@ import { checkConversation, FORMAT_ERROR_TEXT } from '../prover/format';
 import { extractProof } from '../prover/extract';
 import { buildFeedback } from '../prover/feedback';
 import { splitThink } from '../prover/thinkStream';
+import { trustedTheoremName } from '../prover/trustedName';
 import type { CheckOutcome, LeanVerifier } from '../lean/types';
 import type { BatchVerifier } from '../lean/verifier';
 import { recipeVerdictOf, type VerdictMode } from '../lean/verdictModes';
@@ -37,14 +38,21 @@ export interface LeanRewardOptions {
   concurrency?: number;
 }
 
-interface Prepared { format: ReturnType<typeof checkConversation>; think: string; code: string | null }
+interface Prepared {
+  format: ReturnType<typeof checkConversation>;
+  think: string;
+  code: string | null;
+  /** The trusted statement's theorem, always audited (an answer cannot rename, sorry or shadow it unseen). */
+  theorems: string[] | undefined;
+}
 
 function prepare(item: RewardItem): Prepared {
   const messages = [...item.previous, item.response].map((content) => ({ role: 'assistant' as const, content }));
   const format = checkConversation(messages, item.formalStatement);
   const { think } = splitThink(item.response);
   const extraction = extractProof(item.response, item.formalStatement);
-  return { format, think, code: extraction.ok ? extraction.code : null };
+  const trusted = trustedTheoremName(item.formalStatement);
+  return { format, think, code: extraction.ok ? extraction.code : null, theorems: trusted ? [trusted] : undefined };
 }
 
 function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = 'strict'): ScoredItem {
@@ -66,7 +74,7 @@ function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = '
 export async function scoreItem(item: RewardItem, options: LeanRewardOptions, context: ScoreContext = {}): Promise<ScoredItem> {
   const p = prepare(item);
   if (p.code === null) return scored(p, null);
-  return scored(p, await options.verifier.check(p.code, { timeout: options.timeoutS ?? 60, client: context.client }), context.mode);
+  return scored(p, await options.verifier.check(p.code, { timeout: options.timeoutS ?? 60, client: context.client, theorems: p.theorems }), context.mode);
 }
 
 /**
@@ -81,7 +89,9 @@ export function leanRewardScorer(options: LeanRewardOptions): RewardScorer {
     const checkBatch = options.verifier.checkBatch?.bind(options.verifier);
     if (checkBatch) {
       const toCheck = prepared.flatMap((p, i) => (p.code === null ? [] : [i]));
-      const outcomes = await checkBatch(toCheck.map((i) => prepared[i].code!), { timeout: options.timeoutS ?? 60, client: context.client });
+      const outcomes = await checkBatch(toCheck.map((i) => prepared[i].code!), {
+        timeout: options.timeoutS ?? 60, client: context.client, theoremsEach: toCheck.map((i) => prepared[i].theorems),
+      });
       const byItem = new Map(toCheck.map((i, k) => [i, outcomes[k]]));
       return prepared.map((p, i) => scored(p, byItem.get(i) ?? null, context.mode));
     }

@@ -52,14 +52,14 @@ export function check(code: string): V1CheckResult {
   if (bogus) {
     const lines = code.slice(0, bogus.index).split('\n');
     const pos = { line: lines.length, column: Array.from(lines[lines.length - 1]).length };
-    return { id: 'editor', ...verdict('lean_error', `Lean reported an error: unknown identifier '${bogus[0]}'`, {
+    return { id: 'editor', mode: 'strict', ...verdict('lean_error', `Lean reported an error: unknown identifier '${bogus[0]}'`, {
       messages: [{ pos, endPos: null, severity: 'error', data: `unknown identifier '${bogus[0]}'` }] }) };
   }
   if (sorries.length) {
-    return { id: 'editor', ...verdict('sorry', 'the proof uses sorry', { sorries, messages: sorries.map((s) => ({ pos: s.pos!, endPos: null, severity: 'warning', data: "declaration uses 'sorry'" })) }),
+    return { id: 'editor', mode: 'strict', ...verdict('sorry', 'the proof uses sorry', { sorries, messages: sorries.map((s) => ({ pos: s.pos!, endPos: null, severity: 'warning', data: "declaration uses 'sorry'" })) }),
       response: { env: 0, sorries } };
   }
-  return { id: 'editor', ...verdict('valid', 'Lean accepted the proof; axioms clean') };
+  return { id: 'editor', mode: 'strict', ...verdict('valid', 'Lean accepted the proof; axioms clean') };
 }
 
 const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {

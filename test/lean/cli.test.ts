@@ -56,6 +56,30 @@ test('kimina check --json; exit 0 when everything is valid', () => {
   assert.deepEqual(out.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]), [['a', 'valid'], ['b', 'valid']]);
 });
 
+test('kimina check --verdict strict|recipe: an explicit sorryAx is sorry strictly, valid by kimina-client\'s rule', () => {
+  const file = tempFile('Modes.lean', 'import Mathlib\n\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _ false\n\ntheorem broken : True := bogus_z');
+  const strict = kimina(['check', '--json', file]);
+  assert.equal(strict.code, 1, strict.stderr);
+  const s = JSON.parse(strict.stdout);
+  assert.equal(s.mode, 'strict');
+  assert.deepEqual(s.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]), [['target', 'sorry'], ['broken', 'lean_error']]);
+  assert.deepEqual(JSON.parse(kimina(['check', '--json', '--verdict', 'strict', file]).stdout).files[0].declarations, s.files[0].declarations);
+  const recipe = kimina(['check', '--json', '--verdict', 'recipe', file]);
+  assert.equal(recipe.code, 1, 'the Lean error still fails the file');
+  const r = JSON.parse(recipe.stdout);
+  assert.equal(r.mode, 'recipe');
+  assert.deepEqual(r.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]), [['target', 'valid'], ['broken', 'lean_error']]);
+  const alone = tempFile('SorryAx.lean', 'import Mathlib\n\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _ false');
+  assert.equal(kimina(['check', alone]).code, 1);
+  const text = kimina(['check', '--verdict', 'recipe', alone]);
+  assert.equal(text.code, 0, text.stdout + text.stderr);
+  assert.match(text.stdout, /SorryAx\.lean:3: theorem target valid: no error, no sorry listed \(kimina-client's rule/);
+  assert.match(text.stdout, /1\/1 declarations valid \(recipe verdict/);
+  const bad = kimina(['check', '--verdict', 'lenient', alone]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /verdict mode must be strict or recipe/);
+});
+
 test('kimina check: a rejected file names the rule at the offending declaration', () => {
   const file = tempFile('Cheat.lean', 'theorem ok : True := trivial\n\ntheorem t : 2 + 2 = 4 := by native_decide');
   const r = kimina(['check', file]);

@@ -160,3 +160,55 @@ test('verdict modes: recipe mode scores what kimina-client accepts; strict refus
   next = 'valid';
   assert.deepEqual([(await score('strict')).score, (await score('recipe')).score], [1, 1]);
 });
+
+test('the trusted theorem is audited per item: decoys next to an unproved, sorried or renamed target score 0; honest answers 1', async () => {
+  const decoy = '\n\ntheorem decoy : (1 : ℕ) = 1 := rfl';
+  const body = (proof: string) => GOOD.replace(/(```lean4\n[^`]*:= by\n)[^`]*```$/, (_m, head: string) => `${head}${proof}${decoy}\n\`\`\``);
+  const sorried = body('  sorry');
+  const sorryAx = body('  exact sorryAx _ false');
+  const renamed = body('  linarith').replaceAll('theorem algebra_example', 'theorem algebra_example\'');
+  const honest = GOOD;
+  const NS = 'import Mathlib\n\nnamespace Foo\n\ntheorem target : (1 : ℕ) = 1 := by\n  sorry';
+  const nsAnswer = GOOD.replace(/```lean4[\s\S]*```$/, '```lean4\nimport Mathlib\n\nnamespace Foo\n\ntheorem target : (1 : ℕ) = 1 := by\n  simp\n```');
+  const items = [item(sorried), item(sorryAx), item(renamed), item(honest), item(nsAnswer, { formalStatement: NS })];
+
+  // the names the verifier receives, per snippet (a TEST DOUBLE wrapping the real stand-in verifier)
+  const seen: (readonly (readonly string[] | undefined)[] | undefined)[] = [];
+  const recording = {
+    check: built.verifier.check.bind(built.verifier), close: async () => {},
+    checkBatch: (codes: string[], options: Parameters<typeof built.verifier.checkBatch>[1] = {}) => {
+      seen.push(options.theoremsEach);
+      return built.verifier.checkBatch(codes, options);
+    },
+  };
+  const results = await leanRewardScorer({ verifier: recording })(items);
+  assert.ok(sorried.endsWith('  sorry\n\ntheorem decoy : (1 : ℕ) = 1 := rfl\n```') && renamed.includes('theorem algebra_example\' (x'), 'the answers are as described');
+  assert.deepEqual(results.map((r) => r.acc), [0, 0, 0, 1, 1], JSON.stringify(results.map((r) => [r.verdict, r.code])));
+  assert.deepEqual(results.map((r) => r.score).slice(0, 4), [0, 0, 0, 1]);
+  assert.deepEqual(results.map((r) => r.verdict), ['sorry', 'sorry', null, 'valid', 'valid'], 'the renamed target is not even extracted');
+  // the extracted items (all but the renamed one) each carry their statement's theorem, namespace included
+  assert.deepEqual(seen, [[['algebra_example'], ['algebra_example'], ['algebra_example'], ['Foo.target']]]);
+
+  // without a batch route, each check gets its own name too
+  const names: (string[] | undefined)[] = [];
+  const single = { check: (code: string, o: { theorems?: string[] } = {}) => { names.push(o.theorems); return built.verifier.check(code, o); }, close: async () => {} };
+  const one = await leanRewardScorer({ verifier: single, concurrency: 1 })([item(honest), item(nsAnswer, { formalStatement: NS })]);
+  assert.deepEqual(one.map((r) => r.acc), [1, 1]);
+  assert.deepEqual(names, [['algebra_example'], ['Foo.target']]);
+});
+
+test('per-snippet trusted names reach the audit: a batch where only one snippet holds its named theorem', async () => {
+  const [missing, present, batchWide] = await built.verifier.checkBatch([
+    'import Mathlib\n\ntheorem decoy : (1 : ℕ) = 1 := rfl',
+    'import Mathlib\n\ntheorem target : (1 : ℕ) = 1 := rfl',
+    'import Mathlib\n\ntheorem target : (1 : ℕ) = 1 := rfl\ntheorem other : (2 : ℕ) = 2 := rfl',
+  ], { theoremsEach: [['target'], ['target'], ['other']] });
+  assert.notEqual(missing.verdict.status, 'valid', missing.verdict.reason);
+  assert.equal(present.verdict.status, 'valid', present.verdict.reason);
+  assert.equal(batchWide.verdict.status, 'valid', batchWide.verdict.reason);
+  // the batch-wide list still works, and adds to each snippet's own
+  const [both] = await built.verifier.checkBatch(['import Mathlib\n\ntheorem target : (1 : ℕ) = 1 := rfl'], { theorems: ['target'], theoremsEach: [['nowhere']] });
+  assert.notEqual(both.verdict.status, 'valid', both.verdict.reason);
+  const [wide] = await built.verifier.checkBatch(['import Mathlib\n\ntheorem decoy : (1 : ℕ) = 1 := rfl'], { theorems: ['target'] });
+  assert.notEqual(wide.verdict.status, 'valid', wide.verdict.reason);
+});
