@@ -103,7 +103,7 @@ test('same-origin requests (a user opening the server in a browser) and the conf
   assert.equal((await raw('GET', '/health', { Host: host(), Origin: `http://${host()}` })).status, 200);
   assert.equal((await raw('GET', '/health', { Host: `localhost:${port}`, 'Sec-Fetch-Site': 'none' })).status, 200);
   const health = JSON.parse((await raw('GET', '/health', { Host: host() })).text) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(health).sort(), ['repls', 'status', 'version'], 'health tells nothing sensitive (no paths, no token)');
+  assert.deepEqual(Object.keys(health).sort(), ['bodyLimitBytes', 'repls', 'status', 'version'], 'health tells nothing sensitive (no paths, no token)');
 });
 
 test('the attacks of issue 14 are refused at the edge: timeout 1e6, heldOut [null], learningRate "x", any-string gpus, too many reward items', async () => {
