@@ -65,3 +65,14 @@ test('/health on a server with the default limit states the default', async () =
     assert.equal(health.bodyLimitBytes, defaultBodyLimitBytes);
   } finally { await other.stop(); }
 });
+
+test('verdictInMode on the other verdict shapes: an audit refusal becomes recipe-valid, a filter refusal stays refused', async () => {
+  const { verdictInMode } = await import('../../backend/lean/verdictModes');
+  const audited = { status: 'rejected' as const, reason: 'The proof depends on axioms outside the allow-list: Lean.ofReduceBool.', axioms: ['Lean.ofReduceBool'], messages: [], sorries: [], time: 0.2 };
+  const filtered = { status: 'rejected' as const, reason: 'Rejected before Lean (line 3): #eval', messages: [], sorries: [], time: 0 };
+  const listedSorry = { status: 'sorry' as const, reason: 'uses sorry', messages: [], sorries: [{ goal: '⊢ False' }], time: 0.1 };
+  assert.deepEqual([verdictInMode(audited, 'recipe').status, verdictInMode(audited, 'recipe').strictStatus], ['valid', 'rejected']);
+  assert.deepEqual([verdictInMode(audited, 'strict').status, verdictInMode(audited, 'strict').mode], ['rejected', 'strict']);
+  assert.deepEqual([verdictInMode(filtered, 'recipe').status, verdictInMode(filtered, 'recipe').strictStatus], ['rejected', undefined]);
+  assert.deepEqual([verdictInMode(listedSorry, 'recipe').status, verdictInMode(listedSorry, 'recipe').mode], ['sorry', 'recipe']);
+});
