@@ -6,7 +6,7 @@ import type { ServerAddress } from './discovery';
 
 export class HttpProveService implements ProveService {
   readonly kind = 'server' as const;
-  constructor(private readonly server: ServerAddress) {}
+  constructor(readonly server: ServerAddress) {}
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
     return { 'content-type': 'application/json', ...(this.server.token ? { authorization: `Bearer ${this.server.token}` } : {}), ...extra };
