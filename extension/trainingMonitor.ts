@@ -15,6 +15,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   private view: vscode.WebviewView | undefined;
   private following = false;
   private loaded = false;
+  private loading: Promise<void> | null = null;
   private gpuTimer: NodeJS.Timeout | null = null;
   private selected: string | null = null;
   private readonly subscriptions: vscode.Disposable[];
@@ -64,7 +65,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     try {
       const connection = await this.ctx.request(lspMethods.trainingFollow, { follow: true });
       this.onConnection(connection);
-      if (connection.status !== 'no-backend') await this.load();
+      if (connection.status !== 'no-backend') await this.loadOnce();
     } catch (err) {
       this.post({ type: 'connection', status: 'disconnected', message: (err as Error).message });
     }
@@ -72,7 +73,13 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.gpuTimer = setInterval(() => { if (this.view?.visible) void this.refreshGpus(); }, GPU_POLL_MS);
   }
 
-  /** Presets and runs (and the selected run's details); again whenever the event stream connects until it worked. */
+  /** Presets and runs, once at a time; tried again whenever the event stream connects until it worked. */
+  private loadOnce(): Promise<void> {
+    this.loading ??= this.load().finally(() => { this.loading = null; });
+    return this.loading;
+  }
+
+  /** Presets, runs, and the selected run's details. */
   private async load(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
     const configured = vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
@@ -89,7 +96,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (!this.following) return;
     this.post({ type: 'connection', status: c.status, message: c.message });
     if (c.status === 'connected' && !this.loaded) {
-      this.load().catch((err: Error) => this.post({ type: 'error', message: err.message }));
+      this.loadOnce().catch((err: Error) => this.post({ type: 'error', message: err.message }));
       void this.refreshGpus();
     }
   }
