@@ -1,6 +1,6 @@
 // `kimina`: the command-line face of the backend. Each subcommand lives in backend/cli/<name>.ts.
 import { version } from '../package.json';
-import { kiminaHome } from './config';
+import { kiminaHome, setting } from './app/settings';
 import { ensurePrivateDir } from './store/safePaths';
 
 type Command = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };
@@ -39,7 +39,7 @@ main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => {
     console.error(`kimina: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.KIMINA_DEBUG) console.error(err);
+    if (setting('debug')) console.error(err);
     process.exitCode = 1;
   },
 );

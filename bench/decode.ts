@@ -1,16 +1,22 @@
 // `npm run bench:decode`: decode speed of our split-cache ONNX engine against llama.cpp (node-llama-cpp
 // 3.21.1, Q4_0 GGUF) and transformers.js 4.3.2 (Optimum-style Concat-cache export), all on the same
 // random weights at Qwen3-0.6B shapes with 4-bit matrices, 2 threads, rounds interleaved (the machine
-// may be shared), each measurement the fastest 4 consecutive steps (bench/bestWindow.ts), min–max
-// over rounds; the final ratios use the best of the rounds. Ends with `ratio@4096=<ours/llama.cpp> batch8=<8 rows / 1 row>`.
-// Env: KIMINA_BENCH_ROUNDS (default 2), KIMINA_BENCH_STEPS (default 8), KIMINA_BENCH_THREADS (default 2),
-// KIMINA_BENCH_ONLY=ours,llama,tfjs.
+// may be shared), each measurement the fastest 4 consecutive steps (bench/bestWindow.ts), median (min–max)
+// over rounds; the final ratios use the medians. Then: 1, 4, 8 and 16 rows decoding together
+// (ours) against llama.cpp with 8 sequences; prefill of a 300- and an 8,000-token prompt and the time
+// to the first token; speculative decoding by prompt lookup on Kimina-shaped answers (bench/specDecode.ts).
+// Ends with one line: ratio@32 ratio@512 ratio@4096 (ours / llama.cpp), batch8 (8 rows / 1 row),
+// batch8_vs_llama, prefill_ratio@300 / @8000, spec_speedup and its acceptance rate.
+// Env: KIMINA_BENCH_ROUNDS (default 2), KIMINA_BENCH_STEPS (default 12), KIMINA_BENCH_THREADS (default 2),
+// KIMINA_BENCH_ONLY=ours,llama,tfjs, KIMINA_BENCH_PARTS=decode,batch,prefill,spec, KIMINA_BENCH_ACCURACY (4).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { CACHE_DIR, ensureOnnxModel } from './decodeModel';
-import { measureOurs, openOurs } from './oursDecode';
-import { ensureGguf, loadLlamaModule, measureLlama } from './llamaDecode';
+import { measureOurs, measureOursPrefill, openOurs } from './oursDecode';
+import { ensureGguf, loadLlamaModule, measureLlama, measureLlamaPrefill, measureLlamaSequences } from './llamaDecode';
+import { kiminaAnswers, replay, teacherForced, verifyCost } from './specDecode';
+import type { SpeculationOptions } from '../backend/model/onnx/decoder';
 import { ensureOptimumModel, loadTransformersModule, measureTransformers } from './transformersDecode';
 import { maxEventLoopStall } from './responsiveness';
 
@@ -19,6 +25,11 @@ const rounds = Number(process.env.KIMINA_BENCH_ROUNDS ?? 2);
 const steps = Number(process.env.KIMINA_BENCH_STEPS ?? 12);
 const threads = Number(process.env.KIMINA_BENCH_THREADS ?? 2);
 const only = new Set((process.env.KIMINA_BENCH_ONLY ?? 'ours,llama,tfjs').split(','));
+const parts = new Set((process.env.KIMINA_BENCH_PARTS ?? 'decode,batch,prefill,spec').split(','));
+const accuracyLevel = Number(process.env.KIMINA_BENCH_ACCURACY ?? 4);
+const ROWS = [1, 4, 8, 16];
+const PREFILL = [300, 8000];
+const SPEC: SpeculationOptions = { maxDraft: 8 };
 const log = (s: string) => console.error(s);
 
 type Series = Map<number, number[]>;
@@ -26,31 +37,39 @@ const results: Record<string, Series> = { ours: new Map(), 'llama.cpp': new Map(
 const add = (name: string, m: Map<number, number>) => {
   for (const [k, v] of m) results[name].set(k, [...(results[name].get(k) ?? []), v]);
 };
-const range = (xs: number[] | undefined) => (!xs || xs.length === 0 ? 'n/a' : Math.min(...xs) === Math.max(...xs) ? xs[0].toFixed(1) : `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`);
-const best = (xs: number[] | undefined) => (xs && xs.length > 0 ? Math.max(...xs) : NaN);
+const median = (xs: number[] | undefined) => {
+  if (!xs || xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+/** "median (min–max)" over the rounds. */
+const range = (xs: number[] | undefined) => (!xs || xs.length === 0 ? 'n/a' : xs.length === 1 ? xs[0].toFixed(1) : `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`);
+/** The ratios use the median over the rounds (the machine is shared: one lucky round proves little). */
+const best = median;
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0];
-  const oursDir = ensureOnnxModel(4, log);
+  const oursDir = ensureOnnxModel(accuracyLevel, log);
   const llama = only.has('llama') ? await loadLlamaModule() : undefined;
   const tf = only.has('tfjs') ? await loadTransformersModule() : undefined;
   if (only.has('llama') && !llama) log('llama.cpp: node-llama-cpp is not installed (run bench/decode-setup); skipped');
   if (only.has('tfjs') && !tf) log('transformers.js: not installed (run bench/decode-setup); skipped');
   const gguf = llama ? ensureGguf(log) : '';
   const optimumDir = tf ? ensureOptimumModel(log) : '';
-  const batch8: number[] = [];
-  const batch1: number[] = [];
-  for (let r = 1; r <= rounds; r++) {
+  const rows = new Map<number, number[]>();
+  const llamaSeq8: number[] = [];
+  const prefill: Record<string, number[]> = {};
+  const firstToken: number[] = [];
+  const push = (m: Record<string, number[]>, k: string, v: number) => { (m[k] ??= []).push(v); };
+  for (let r = 1; r <= rounds && parts.has('decode'); r++) {
     log(`round ${r}/${rounds}`);
     if (only.has('ours')) {
       const { decoder, release } = await openOurs(oursDir, threads);
       const m = new Map<number, number>();
       for (const c of POINTS) m.set(c, (await measureOurs(decoder, c, 1, steps)).tokensPerSecond);
       add('ours', m);
-      batch1.push((await measureOurs(decoder, 512, 1, steps)).tokensPerSecond);
-      batch8.push((await measureOurs(decoder, 512, 8, steps)).tokensPerSecond);
       await release();
-      log(`  ours: ${POINTS.map((c) => `${c}: ${m.get(c)!.toFixed(1)}`).join(', ')}; batch 8 at 512: ${batch8.at(-1)!.toFixed(1)} tok/s aggregate`);
+      log(`  ours: ${POINTS.map((c) => `${c}: ${m.get(c)!.toFixed(1)}`).join(', ')}`);
     }
     if (llama) add('llama.cpp', await measureLlama(llama, gguf, POINTS, steps, threads, log));
     if (tf) add('transformers.js', await measureTransformers(tf, optimumDir, POINTS, steps, threads, log));
@@ -63,24 +82,94 @@ async function main(): Promise<void> {
       await release();
     }
   }
+  // Rows decoded together at 512 cached tokens, and llama.cpp with 8 sequences, interleaved.
+  for (let r = 1; r <= rounds && parts.has('batch'); r++) {
+    if (only.has('ours')) {
+      const { decoder, release } = await openOurs(oursDir, threads);
+      for (const n of ROWS) rows.set(n, [...(rows.get(n) ?? []), (await measureOurs(decoder, 512, n, steps)).tokensPerSecond]);
+      await release();
+      log(`  ours at 512 cached: ${ROWS.map((n) => `${n} rows ${rows.get(n)!.at(-1)!.toFixed(1)}`).join(', ')} tok/s aggregate`);
+    }
+    if (llama) {
+      llamaSeq8.push(await measureLlamaSequences(llama, gguf, 512, 8, steps, threads));
+      log(`  llama.cpp, 8 sequences at 512 cached: ${llamaSeq8.at(-1)!.toFixed(1)} tok/s aggregate`);
+    }
+  }
+  if (parts.has('prefill')) {
+    for (const n of PREFILL) {
+      if (only.has('ours')) {
+        const { decoder, release } = await openOurs(oursDir, threads);
+        const p = await measureOursPrefill(decoder, n);
+        await release();
+        push(prefill, `ours@${n}`, p.tokensPerSecond);
+        if (n === PREFILL[0]) firstToken.push(p.firstTokenMs);
+        log(`  ours: prefill ${n} tokens at ${p.tokensPerSecond.toFixed(0)} tok/s, first token after ${p.firstTokenMs.toFixed(0)} ms`);
+      }
+      if (llama) {
+        push(prefill, `llama@${n}`, await measureLlamaPrefill(llama, gguf, n, threads));
+        log(`  llama.cpp: prefill ${n} tokens at ${prefill[`llama@${n}`].at(-1)!.toFixed(0)} tok/s`);
+      }
+    }
+  }
+  const spec = { plain: [] as number[], spec: [] as number[], acceptance: NaN, tokensPerStep: NaN, cost: {} as Record<string, number> };
+  if (parts.has('spec') && only.has('ours')) {
+    const answers = await kiminaAnswers();
+    let drafted = 0, accepted = 0, tokens = 0, passes = 0;
+    for (const a of answers) {
+      const t = teacherForced(a.prompt, a.answer, SPEC);
+      drafted += t.drafted; accepted += t.accepted; tokens += t.tokens; passes += t.steps;
+    }
+    spec.acceptance = accepted / drafted;
+    spec.tokensPerStep = tokens / passes;
+    const { decoder, release } = await openOurs(oursDir, threads);
+    for (const cached of [512, 4096]) for (const k of [0, 2, 4, 8]) spec.cost[`${k}@${cached}`] = await verifyCost(decoder, cached, k, 3);
+    for (let r = 0; r < rounds; r++) {
+      let plainS = 0, specS = 0, n = 0;
+      for (const a of answers) {
+        n += a.answer.length - 1;
+        plainS += (a.answer.length - 1) / (await replay(decoder, a.prompt, a.answer)).tokensPerSecond;
+        specS += (a.answer.length - 1) / (await replay(decoder, a.prompt, a.answer, SPEC)).tokensPerSecond;
+      }
+      spec.plain.push(n / plainS);
+      spec.spec.push(n / specS);
+      log(`  speculation on the answer set: ${spec.spec.at(-1)!.toFixed(1)} vs ${spec.plain.at(-1)!.toFixed(1)} tok/s`);
+    }
+    await release();
+  }
   const stall = { inThread: await maxEventLoopStall(oursDir, true, 12, threads), worker: await maxEventLoopStall(oursDir, false, 12, threads) };
 
   const load = `load average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end, on ${cpus().length} cores`;
-  console.log(`\ndecode tokens/s at N cached tokens (random Qwen3-0.6B-shaped weights, 4-bit, ${threads} threads, ${rounds} round(s), min–max; ${load})\n`);
+  console.log(`\ndecode tokens/s at N cached tokens (random Qwen3-0.6B-shaped weights, 4-bit, ${threads} threads, ${rounds} round(s), median (min–max); ${load})\n`);
   console.log(`| engine | ${POINTS.join(' | ')} |`);
   console.log(`|---|${POINTS.map(() => '---').join('|')}|`);
   for (const [name, series] of Object.entries(results)) {
     if (series.size > 0) console.log(`| ${name} | ${POINTS.map((c) => range(series.get(c))).join(' | ')} |`);
   }
-  const ratio = best(results.ours.get(4096)) / best(results['llama.cpp'].get(4096));
-  const b8 = best(batch8) / best(batch1);
-  console.log(`\nours, 8 rows decoded together at 512 cached tokens: ${range(batch8)} tok/s aggregate vs ${range(batch1)} for 1 row`);
+  const ratioAt = (c: number) => best(results.ours.get(c)) / best(results['llama.cpp'].get(c));
+  const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+  const b8 = best(rows.get(8)) / best(rows.get(1));
+  if (rows.size > 0) console.log(`\nours, rows decoded together at 512 cached tokens (aggregate tok/s): ${ROWS.map((n) => `${n}: ${range(rows.get(n))}`).join(', ')}`);
+  if (llamaSeq8.length > 0) console.log(`llama.cpp, 8 sequences at 512 cached tokens: ${range(llamaSeq8)} tok/s aggregate`);
+  for (const n of PREFILL) if (prefill[`ours@${n}`] || prefill[`llama@${n}`]) console.log(`prefill of ${n} tokens: ours ${range(prefill[`ours@${n}`])} tok/s, llama.cpp ${range(prefill[`llama@${n}`])} tok/s`);
+  if (firstToken.length > 0) console.log(`time to the first token after a ${PREFILL[0]}-token prompt (ours): ${firstToken.map((x) => x.toFixed(0)).join(', ')} ms`);
+  if (spec.plain.length > 0) {
+    console.log(`speculation (prompt lookup, up to ${SPEC.maxDraft} drafts) on the Kimina answer set: acceptance ${fmt(spec.acceptance)}, ${fmt(spec.tokensPerStep)} tokens per forward pass; ${range(spec.spec)} vs ${range(spec.plain)} tok/s`);
+    console.log(`cost of one pass over 1+k tokens (ms): ${Object.entries(spec.cost).map(([k, v]) => `k=${k} ${v.toFixed(1)}`).join(', ')}`);
+  }
   console.log(`event loop stall while generating: ${stall.inThread.stallMs.toFixed(0)} ms on the calling thread, ${stall.worker.stallMs.toFixed(0)} ms with the worker thread`);
   writeFileSync(join(CACHE_DIR, 'decode-results.json'), JSON.stringify({
-    date: new Date().toISOString(), threads, rounds, steps, load,
-    results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Object.fromEntries(v)])), batch1, batch8, stall,
+    date: new Date().toISOString(), threads, rounds, steps, load, accuracyLevel,
+    results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Object.fromEntries(v)])),
+    rows: Object.fromEntries(rows), llamaSeq8, prefill, firstToken, spec, stall,
   }, null, 2));
-  console.log(`ratio@4096=${Number.isFinite(ratio) ? ratio.toFixed(2) : 'n/a'} batch8=${Number.isFinite(b8) ? b8.toFixed(2) : 'n/a'}`);
+  const line = [
+    ...[32, 512, 4096].map((c) => `ratio@${c}=${fmt(ratioAt(c))}`),
+    `batch8=${fmt(b8)}`, `batch8_vs_llama=${fmt(best(rows.get(8)) / best(llamaSeq8))}`,
+    ...PREFILL.map((n) => `prefill_ratio@${n}=${fmt(best(prefill[`ours@${n}`]) / best(prefill[`llama@${n}`]))}`),
+    `ttft_ms=${firstToken.length ? Math.min(...firstToken).toFixed(0) : 'n/a'}`,
+    `spec_speedup=${fmt(best(spec.spec) / best(spec.plain))}`, `acceptance=${fmt(spec.acceptance)}`,
+  ];
+  console.log(line.join(' '));
 }
 
 main().catch((e) => {

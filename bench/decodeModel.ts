@@ -16,7 +16,7 @@ export const CACHE_DIR = join(process.cwd(), '.kimina-cache', 'bench');
 
 /** Our 4-bit split-cache model folder (no tokenizer needed: the benchmark feeds token ids). */
 export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void): string {
-  const dir = join(CACHE_DIR, `qwen3-0.6b-random-q4-acc${accuracyLevel}`);
+  const dir = join(CACHE_DIR, `qwen3-0.6b-random-q4-acc${accuracyLevel}-v3`);
   mkdirSync(dir, { recursive: true });
   // The real Qwen3 tokenizer files, so OnnxEngine can load the folder too.
   writeModelMetadata(dir, {

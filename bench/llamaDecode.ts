@@ -93,3 +93,63 @@ export async function measureLlama(mod: LlamaModule, ggufPath: string, cachedPoi
   }
   return out;
 }
+
+interface LlamaContextN {
+  getSequence(): LlamaSequence;
+  dispose(): Promise<void>;
+}
+
+/** Opens the GGUF with a context of `sequences` sequences (node-llama-cpp batches their steps together). */
+async function openLlama(mod: LlamaModule, ggufPath: string, contextSize: number, sequences: number, threads: number) {
+  const llama = await mod.getLlama({ gpu: false, build: 'never', logLevel: 'error' });
+  const model = await llama.loadModel({ modelPath: ggufPath });
+  const context = (await model.createContext({ contextSize, batchSize: 512, threads, sequences })) as LlamaContextN;
+  return {
+    context,
+    close: async () => { await context.dispose(); await model.dispose(); await llama.dispose(); },
+  };
+}
+
+/**
+ * Aggregate decode tokens/s of `sequences` sequences decoding at the same time (each first filled with
+ * `cached` random tokens), the best window of `steps` rounds where every sequence produced a token.
+ */
+export async function measureLlamaSequences(mod: LlamaModule, ggufPath: string, cached: number, sequences: number, steps: number, threads: number): Promise<number> {
+  const { context, close } = await openLlama(mod, ggufPath, sequences * (cached + steps + 64), sequences, threads);
+  try {
+    const seqs = Array.from({ length: sequences }, () => context.getSequence());
+    for (const [s, seq] of seqs.entries()) {
+      await seq.evaluateWithoutGeneratingNewTokens(Array.from({ length: cached }, (_, i) => 1000 + ((i * 7919 + s * 131) % 100000)));
+    }
+    const times: number[][] = seqs.map(() => []);
+    await Promise.all(seqs.map(async (seq, s) => {
+      for await (const _token of seq.evaluate([500 + s], { temperature: 0 })) {
+        times[s].push(performance.now());
+        if (times[s].length > steps) break;
+      }
+    }));
+    // Step i ends when every sequence has its (i+1)-th token.
+    const ends = Array.from({ length: steps + 1 }, (_, i) => Math.max(...times.map((t) => t[i])));
+    const stepMs = ends.slice(1).map((e, i) => e - ends[i]);
+    return bestWindowRate(stepMs, 4, sequences);
+  } finally {
+    await close();
+  }
+}
+
+/** Prefill tokens/s of llama.cpp for a prompt of `length` random tokens (best of `repeats`). */
+export async function measureLlamaPrefill(mod: LlamaModule, ggufPath: string, length: number, threads: number, repeats = 1): Promise<number> {
+  let best = 0;
+  for (let r = 0; r < repeats; r++) {
+    const { context, close } = await openLlama(mod, ggufPath, length + 64, 1, threads);
+    try {
+      const seq = context.getSequence();
+      const t = performance.now();
+      await seq.evaluateWithoutGeneratingNewTokens(Array.from({ length }, (_, i) => 1000 + ((i * 7919) % 100000)));
+      best = Math.max(best, length / ((performance.now() - t) / 1000));
+    } finally {
+      await close();
+    }
+  }
+  return best;
+}

@@ -3,7 +3,7 @@
 import { Decoder } from '../backend/model/onnx/decoder';
 import { readModelFolder } from '../backend/model/onnx/modelFolder';
 import { createSession } from '../backend/model/onnx/session';
-import { seededRandom } from '../backend/model/onnx/sampler';
+import { argmax, seededRandom } from '../backend/model/onnx/sampler';
 import { bestWindowRate } from './bestWindow';
 
 export interface Measure { tokensPerSecond: number; msPerToken: number }
@@ -33,4 +33,15 @@ export async function measureOurs(decoder: Decoder, cached: number, batch: numbe
   }
   const tokensPerSecond = bestWindowRate(stepMs, 4, batch);
   return { tokensPerSecond, msPerToken: (1000 * batch) / tokensPerSecond };
+}
+
+/** Prefill tokens/s for a prompt of `length` random tokens, and the time to the first sampled token (ms). */
+export async function measureOursPrefill(decoder: Decoder, length: number): Promise<{ tokensPerSecond: number; firstTokenMs: number }> {
+  const prompt = Array.from({ length }, (_, i) => 1000 + ((i * 7919) % 100000));
+  const t = performance.now();
+  const state = decoder.newState(1);
+  const logits = await decoder.prefill(state, [prompt]);
+  const prefillMs = performance.now() - t;
+  argmax(logits!.subarray(0, decoder.shape.vocabSize));
+  return { tokensPerSecond: length / (prefillMs / 1000), firstTokenMs: performance.now() - t };
 }

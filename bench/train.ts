@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { ChatMessage, TrainingMetricsResponse, TrainingPrompt, TrainingRun } from '../backend/protocol';
+import { ApiClient, type ChatMessage, type TrainingPrompt } from '../backend/protocol';
 import { openApp } from '../backend/app/app';
 import { startServing } from '../backend/app/serve';
 import { readSettings } from '../backend/app/settings';
@@ -40,36 +40,32 @@ const PROMPTS = [
   prompt('p4', 't4 (x : ℤ) (h : x - 1 = 2) : x = 3'),
 ];
 
-async function call<T>(url: string, method = 'GET', body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as T };
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-bench-train-'));
   const env = await ensurePythonEnv({ dir: join(root, 'test', 'trainer', '.venv'), requirements: join(trainerSource, 'requirements-cpu.txt'), onProgress: () => {} });
   const settings = readSettings({ ...process.env, KIMINA_HOME: dir, KIMINA_DB: join(dir, 'kimina.db'), KIMINA_TRAINING_DIR: join(dir, 'runs'),
     KIMINA_TRAINER_PYTHON: env.python, KIMINA_LEAN_PROJECT: dir, KIMINA_MAX_REPLS: '2', KIMINA_API_TOKEN: '', LEAN_SERVER_API_KEY: '' });
   const serving = await startServing(openApp({ settings, verifier: standInVerifier() }), { host: '127.0.0.1', port: 0 });
+  const api = new ApiClient({ url: serving.url }); // no token: none is configured above
   try {
     const model = join(dir, 'tiny-model');
     await promisify(execFile)(env.python, ['-m', 'kimina_trainer.tiny', model, '--seed', '0'], { cwd: trainerSource, env: { ...process.env, PYTHONPATH: trainerSource } });
     const t0 = Date.now();
-    const r = await call<TrainingRun>(`${serving.url}/v1/training/runs`, 'POST', {
+    const started = await api.call('trainingStart', { body: {
       preset: 'tiny-cpu', model, prompts: PROMPTS.slice(0, prompts), heldOut: [], gpus: 'cpu', name: 'bench',
       overrides: { maxSteps: steps, saveSteps: steps, evalSteps: 0, promptsPerStep: prompts, numGenerations: generations,
         perDeviceBatch: prompts * generations, maxCompletionLength: length },
-    });
-    if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+    } });
+    const params = { id: started.id };
     for (const deadline = Date.now() + 1_800_000; ;) {
-      const run = (await call<TrainingRun>(`${serving.url}/v1/training/runs/${r.body.id}`)).body;
+      const run = await api.call('trainingRun', { params });
       if (run.state === 'failed') throw new Error(String(run.error));
       if (run.state === 'completed') break;
       if (Date.now() > deadline) throw new Error('timed out waiting for the bench run');
       await new Promise((done) => setTimeout(done, 500));
     }
     const wall = (Date.now() - t0) / 1000;
-    const rows = (await call<TrainingMetricsResponse>(`${serving.url}/v1/training/runs/${r.body.id}/metrics?kind=train`)).body.steps;
+    const rows = (await api.call('trainingMetrics', { params, query: { kind: 'train' } })).steps;
     for (const s of rows) {
       console.log(`step ${String(s.step).padStart(3)}  ${s.metrics['perf/time_per_step'].toFixed(2)} s  ${s.metrics['perf/tokens_per_s'].toFixed(0)} tokens/s  mean length ${s.metrics['completions/mean_length'].toFixed(1)}`);
     }

@@ -1,4 +1,5 @@
-// Reading the kimina.* settings from VS Code (what they become for the backend: settingsEnv.ts).
+// The kimina.* settings of VS Code: the only file of the extension that reads or writes them (what they become
+// for the backend: settingsEnv.ts).
 import * as vscode from 'vscode';
 import { type KiminaSettings, settingsToEnv } from './settingsEnv';
 
@@ -22,6 +23,18 @@ export function readSettings(): KiminaSettings {
     nodePath: c.get('nodePath', 'node'),
     showDiffOnProof: c.get('showDiffOnProof', true),
   };
+}
+
+/** kimina.trainingModel: the model the Training Monitor's form starts with ('' for its default). */
+export function trainingModelSetting(): string {
+  return vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
+}
+
+/** Makes the in-process engine prove with the model in `dir` (user settings: kimina.engine, kimina.model). */
+export async function proveWithModel(dir: string): Promise<void> {
+  const config = vscode.workspace.getConfiguration('kimina');
+  await config.update('engine', 'onnx', vscode.ConfigurationTarget.Global);
+  await config.update('model', dir, vscode.ConfigurationTarget.Global);
 }
 
 /** The Lean project: the setting, else the first workspace folder. */

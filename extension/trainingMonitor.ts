@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { type StartTrainingRequest, type TrainingConnection, type TrainingPresetName, type TrainingStreamEvent, lspMethods } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
+import { proveWithModel, trainingModelSetting } from './config';
 import type { Ctx } from './ctx';
 import { webviewHtml } from './webviewHtml';
 
@@ -82,7 +83,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** Presets, runs, and the selected run's details. */
   private async load(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
-    const configured = vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
+    const configured = trainingModelSetting();
     const { presets } = await this.ctx.request(lspMethods.trainingPresets, {});
     this.post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
       defaultModel: configured || 'AI-MO/Kimina-Prover-RL-1.7B', workspace: folder });
@@ -146,9 +147,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
     const choice = await vscode.window.showInformationMessage(`Prove with the fine-tuned model from "${run.name}"? (${dir})`, 'Switch', 'Not now');
     if (choice !== 'Switch') return;
-    const config = vscode.workspace.getConfiguration('kimina');
-    await config.update('engine', 'onnx', vscode.ConfigurationTarget.Global);
-    await config.update('model', dir, vscode.ConfigurationTarget.Global);
+    await proveWithModel(dir);
     void vscode.window.showInformationMessage('Kimina now proves with the fine-tuned model.');
   }
 

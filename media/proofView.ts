@@ -2,7 +2,7 @@
 // to the host. Plain DOM, no framework; re-renders on each message, keeping the think blocks' open/closed state.
 import './proofView.css';
 import type { FromView, ToView } from './proofViewMessages';
-import { emptyState, reduce, splitFences, thinkLabel, turnLabel, verdictLabel, type TurnView, type ViewState } from './proofViewState';
+import { emptyState, reduce, splitFences, stoppedLabel, thinkLabel, turnLabel, verdictLabel, type TurnView, type ViewState } from './proofViewState';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromView): void };
 const vscode = acquireVsCodeApi();
@@ -51,12 +51,14 @@ function turnSection(t: TurnView): HTMLElement {
   details.addEventListener('toggle', () => { if (details.open !== open) userOpen.set(t.key, details.open); });
   const section = el('section', { class: `turn turn-${t.turn}` }, el('h3', {}, turnLabel(t)), details);
   if (t.attempt) {
-    const v = verdictLabel(t.attempt);
+    const v = verdictLabel(t.attempt, t);
     section.append(el('div', { class: `format ${t.attempt.format.ok ? 'ok' : 'bad'}` }, `Format: ${t.attempt.format.ok ? 'ok' : `${t.attempt.format.error}${t.attempt.format.message ? ` — ${t.attempt.format.message}` : ''}`}`));
-    section.append(el('div', { class: `verdict ${v.ok ? 'ok' : 'bad'}` }, v.text));
+    section.append(el('div', { class: `verdict ${v.ok ? 'ok' : v.stopped ? 'stopped' : 'bad'}` }, v.text));
     section.append(candidate(t) ?? el('div', { class: 'muted' }, 'No Lean code could be extracted from this answer.'));
-  } else if (t.text) {
-    section.append(el('pre', { class: 'answer' }, t.text));
+  } else {
+    if (t.text) section.append(el('pre', { class: 'answer' }, t.text));
+    const stopped = stoppedLabel(t);
+    if (stopped) section.append(el('div', { class: 'verdict stopped' }, stopped));
   }
   return section;
 }

@@ -12,6 +12,8 @@ export interface TurnView {
   thinkEnd?: number;
   text: string;
   attempt?: Attempt;
+  /** Stopped before Lean judged it (another sample was verified first, or the run was cancelled). */
+  stopped?: { reason: 'proved' | 'cancelled'; bySample?: number };
 }
 
 export interface ViewState {
@@ -53,6 +55,7 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
       else if (e.type === 'text') { const t = turnOf(state, e.sample, e.turn, msg.at); t.thinkEnd ??= msg.at; t.text += e.delta; }
       else if (e.type === 'attempt') { const t = turnOf(state, e.attempt.sample, e.attempt.turn, msg.at); t.thinkEnd ??= msg.at; t.attempt = e.attempt; if (!t.think) t.think = e.attempt.think; }
       else if (e.type === 'verdict') { const t = turnOf(state, e.sample, e.turn, msg.at); if (t.attempt) t.attempt = { ...t.attempt, verdict: e.verdict }; }
+      else if (e.type === 'stopped') { const t = turnOf(state, e.sample, e.turn, msg.at); t.thinkEnd ??= msg.at; t.stopped = { reason: e.reason, bySample: e.bySample }; }
       else if (e.type === 'progress') { state.tokens = e.tokens; state.tokensPerSecond = e.tokensPerSecond; }
       else if (e.type === 'error') state.error = e.message;
       return state;
@@ -80,10 +83,29 @@ export function turnLabel(t: TurnView): string {
   return `Sample ${t.sample + 1} · ${t.turn === 1 ? 'Turn 1' : `Turn ${t.turn} (error fix)`}`;
 }
 
-/** The verdict in Lean users' words (double check mark for a clean proof). */
-export function verdictLabel(a: Attempt): { text: string; ok: boolean } {
+/** Why a turn without a verdict will not get one, or undefined while Lean may still judge it. */
+export function stoppedLabel(t: { stopped?: TurnView['stopped']; attempt?: Attempt }): string | undefined {
+  const a = t.attempt;
+  if (a?.verdict || (a && !a.format.ok)) return undefined;
+  const reason = t.stopped?.reason ?? (a?.fixSkipped === 'proved' || a?.fixSkipped === 'cancelled' ? a.fixSkipped : undefined);
+  if (reason === 'proved') {
+    const by = t.stopped?.bySample;
+    return `■ Stopped: ${by === undefined ? 'another sample' : `sample ${by + 1}`} was verified first, so this one was not finished`;
+  }
+  if (reason === 'cancelled') return '■ Stopped: the proof was cancelled';
+  return undefined;
+}
+
+/**
+ * The verdict in Lean users' words (double check mark for a clean proof). `stopped` is true for a turn
+ * stopped before Lean judged it (shown neutral, not as a failure).
+ */
+export function verdictLabel(a: Attempt, turn: { stopped?: TurnView['stopped'] } = {}): { text: string; ok: boolean; stopped?: boolean } {
   if (!a.format.ok) return { text: `✘ Format: ${a.format.error}`, ok: false };
-  if (!a.verdict) return { text: '… checking with Lean', ok: false };
+  if (!a.verdict) {
+    const stopped = stoppedLabel({ stopped: turn.stopped, attempt: a });
+    return stopped ? { text: stopped, ok: false, stopped: true } : { text: '… checking with Lean', ok: false };
+  }
   const v = a.verdict;
   if (v.status === 'valid') return { text: `✔✔ Lean accepted${v.axioms ? ', axioms clean' : ''}`, ok: true };
   const names: Record<string, string> = { sorry: 'uses sorry', lean_error: 'Lean error', repl_error: 'REPL error', timeout_error: 'timed out', server_error: 'server error', rejected: 'rejected' };

@@ -4,8 +4,9 @@ import { spawnSync } from 'node:child_process';
 const steps = [
   ['typecheck', ['npm', 'run', '-s', 'typecheck']],
   ['build', ['npm', 'run', '-s', 'build']],
-  ['unit', ['npm', 'run', '-s', 'test:unit']],
+  // the trainer suite first: it creates test/trainer/.venv, which the unit suite's transformers parity tests use
   ['trainer', ['npm', 'run', '-s', 'test:trainer']],
+  ['unit', ['npm', 'run', '-s', 'test:unit']],
   ['e2e', ['npm', 'run', '-s', 'test:e2e']],
 ];
 const only = process.env.KIMINA_TEST_ONLY?.split(',');

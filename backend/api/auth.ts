@@ -2,12 +2,8 @@
 // always has a token: KIMINA_API_TOKEN (or LEAN_SERVER_API_KEY), else a random one written to serve.json.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { routes, type RouteSpec } from '../protocol';
 import { sendDetail } from './httpErrors';
-
-/** The configured API token, if any. */
-export function apiTokenFromEnv(): string | undefined {
-  return process.env.KIMINA_API_TOKEN || process.env.LEAN_SERVER_API_KEY || undefined;
-}
 
 function sameSecret(a: string, b: string): boolean {
   const ha = createHash('sha256').update(a).digest();
@@ -15,8 +11,9 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
-/** Paths anyone may read (health checks), as in kimina-lean-server. */
-export const publicPaths = new Set(['/', '/health', '/health/']);
+/** Paths anyone may read: the routes the contract declares public (health checks, as in kimina-lean-server). */
+export const publicPaths = new Set(Object.values(routes as Record<string, RouteSpec>)
+  .filter((r) => r.public && r.method === 'GET').flatMap((r) => [r.path, ...(r.aliases ?? [])]));
 
 export function requireToken(token: string | undefined): RequestHandler {
   return (req, res, next) => {

@@ -21,6 +21,8 @@ export type RouteHandlers = { [N in RouteName]?: RouteHandler<N> };
 /** A thrown error as a status and a message in the route's style, or undefined to pass it on. */
 export type ErrorMapper = (err: unknown) => { status: number; message: string } | undefined;
 
+const maxParamChars = 500;
+
 /** The body limit createApp sets for every router (`app.locals`), else the default. */
 function bodyLimit(req: Request): number {
   const limit = (req.app?.locals as { bodyLimitBytes?: unknown } | undefined)?.bodyLimitBytes;
@@ -40,6 +42,11 @@ function register<N extends RouteName>(router: Router, name: N, handler: RouteHa
   const spec: RouteSpec = routes[name];
   const paths = [spec.path, ...(spec.aliases ?? [])];
   const run = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    // ids and names are short: a longer path segment names nothing here (and is not repeated back)
+    if (Object.values(req.params).some((v) => typeof v === 'string' && v.length > maxParamChars)) {
+      sendStyled(res, spec.errors, 404, `Not Found: a path parameter is longer than ${maxParamChars} characters`);
+      return;
+    }
     let body: unknown;
     if (spec.method === 'POST') {
       const read = await readJsonBody(req, bodyLimit(req));

@@ -3,7 +3,8 @@
 // the request body or carries a stack trace.
 import type { ErrorRequestHandler, Response } from 'express';
 import type { ErrorStyle, Problem } from '../protocol';
-import { QueueFull } from '../lean/errors';
+import { setting } from '../app/settings';
+import { BatchTooLarge, QueueFull } from '../lean/errors';
 
 /** FastAPI's entry in a 422 `detail` list. */
 export interface FieldProblem { type: string; loc: (string | number)[]; msg: string }
@@ -47,8 +48,9 @@ export const jsonErrorHandler: ErrorRequestHandler = (err: unknown, _req, res, _
   try {
     if (err instanceof ValidationError) return sendProblems(res, 'fastapi', err);
     if (err instanceof QueueFull) return sendDetail(res, 429, err.message, { 'Retry-After': String(err.retryAfterS) });
+    if (err instanceof BatchTooLarge) return sendDetail(res, 413, err.message);
     if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers);
-    if (process.env.KIMINA_DEBUG) console.error(err);
+    if (setting('debug')) console.error(err);
     const message = err instanceof Error ? err.message : String(err);
     return sendDetail(res, 500, `Internal server error: ${message.split('\n')[0].slice(0, 300)}`);
   } catch {

@@ -2,7 +2,7 @@
 // appends one entry here and owns its own router file; server.ts and serve.ts need no edits.
 import type { RouterFactory } from './server';
 import { proveRouterFactory } from './proveRoutes';
-import { evalRouterFactory } from '../eval/routes';
+import { evalRouterFactory } from './evalRoutes';
 import { trainingRouterFactory } from './trainingMount';
 
 export const extraRouters: RouterFactory[] = [

@@ -3,6 +3,7 @@
 // address the first request came in on, else KIMINA_TRAINER_BACKEND_URL, else http://127.0.0.1:<KIMINA_PORT>.
 // Runs that were running resume a moment after the server starts.
 import express, { type Router } from 'express';
+import { trainerPython } from '../training/paths';
 import { openTrainingService, type TrainingService } from '../training/service';
 import type { ApiContext } from './server';
 import { createTrainingRouter } from './trainingRoutes';
@@ -19,7 +20,7 @@ export async function trainingRouterFactory(ctx: ApiContext): Promise<Router> {
   const service = await openTrainingService({
     db: ctx.db, verifier: ctx.verifier, token: () => ctx.token, deferRecover: true, runsRoot: settings.trainingDir,
     // the configured prover model, shared with the prove routes, used by win-rate estimation
-    jobs: ctx.engine ? { engine: ctx.engine } : {},
+    jobs: { python: () => trainerPython(settings), ...(ctx.engine ? { engine: ctx.engine } : {}) },
     backendUrl: () => ctx.backendUrl?.() ?? learned ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
   });
   const router = express.Router();

@@ -5,7 +5,7 @@
 // opens the store or loads the configured engine. With `demo`, the parts are the doubles of backend/demo.
 import type { Engine } from '../model/engine';
 import { createEngine, engineConfigOf, type EngineConfig } from '../model/index';
-import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSettings } from '../lean/settings';
+import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSettings } from '../lean/buildVerifier';
 import { openDb, type Db } from '../store/db';
 import { AttemptStore } from '../store/attempts';
 import { prepareDemo, type DemoParts } from '../demo/demo';

@@ -5,7 +5,7 @@
 // table (scripts/settings-doc.ts) and test/app/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
 import { availableParallelism, homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 
 /** An environment: process.env, or a plain object in tests. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -30,8 +30,8 @@ function flag(raw: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((raw ?? '').toLowerCase());
 }
 
-/** Who reads a variable: the backend (typed in Settings), the Python trainer, the benchmarks or the tests. */
-export type Scope = 'backend' | 'trainer' | 'bench' | 'test';
+/** Who reads a variable: the backend (typed in Settings), the Python trainer, the stand-in REPL, the benchmarks or the tests. */
+export type Scope = 'backend' | 'trainer' | 'stand-in REPL' | 'bench' | 'test';
 
 interface Declaration<T> {
   /** The environment variable (the first one set wins when `also` names others). */
@@ -56,6 +56,14 @@ const declarations = {
     read: (raw: string | undefined) => given(raw) !== undefined },
   noColor: { name: 'NO_COLOR', type: 'flag', default: 'unset', doc: 'no colours in `kimina prove` output (no-color.org)',
     read: (raw: string | undefined) => given(raw) !== undefined },
+  searchPath: { name: 'PATH', type: 'folders', default: 'inherited', doc: 'where `lake` is looked for (besides `~/.elan/bin`)',
+    read: (raw: string | undefined) => (given(raw) ?? '').split(delimiter).filter(Boolean) },
+  userHome: { name: 'HOME', type: 'path', default: 'inherited', doc: 'with ELAN_HOME unset, Lean\'s toolchains are found under `$HOME/.elan`',
+    read: (raw: string | undefined) => given(raw) },
+  elanHome: { name: 'ELAN_HOME', type: 'path', default: 'unset', doc: 'elan\'s folder, when not `~/.elan`',
+    read: (raw: string | undefined) => given(raw) },
+  pythonPath: { name: 'PYTHONPATH', type: 'folders', default: 'inherited', doc: 'kept for the trainer, after its own sources',
+    read: (raw: string | undefined) => given(raw) },
   // the HTTP server and attaching to it
   host: { name: 'KIMINA_HOST', type: 'host', default: '`127.0.0.1`', doc: 'where `kimina serve` listens; a non-loopback host needs an API token',
     read: (raw: string | undefined) => given(raw) ?? '127.0.0.1' },
@@ -169,6 +177,16 @@ export function setting<K extends SettingKey>(key: K, env: Env = process.env): S
   return d.read(rawValue(d, env), env);
 }
 
+/** Whether the variable behind a setting is set (non-empty), for commands whose default differs from the backend's. */
+export function isSet(key: SettingKey, env: Env = process.env): boolean {
+  return given(rawValue(declarations[key], env)) !== undefined;
+}
+
+/** Where the backend keeps its database, models and environments (KIMINA_HOME, read now). */
+export function kiminaHome(): string {
+  return setting('home');
+}
+
 /** Every setting, validated, with `overrides` (command-line flags) on top. */
 export function readSettings(env: Env = process.env, overrides: Partial<Settings> = {}): Settings {
   return { ...readSome(Object.keys(declarations) as SettingKey[], env), ...overrides };
@@ -186,6 +204,11 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
   { name: 'KIMINA_BACKEND_PID', scope: 'trainer', type: 'pid', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when this process (its backend) dies (parent-death signal)' },
   { name: 'KIMINA_LIFELINE', scope: 'trainer', type: '`stdin`', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when its stdin closes (the backend holds the only write end)' },
   { name: 'KIMINA_REWARD_URL', scope: 'trainer', type: 'URL', default: 'set by `kimina train export-verl`', doc: 'the backend root the verl reward module posts to' },
+  { name: 'KIMINA_BENCH_PARTS', scope: 'bench', type: 'comma-separated', default: '`decode,batch,prefill,spec`', doc: '`bench:decode`: which parts to run' },
+  { name: 'KIMINA_BENCH_ACCURACY', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:decode`: MatMulNBits accuracy level of our 4-bit graph' },
+  { name: 'STAND_IN_IMPORT_MS', scope: 'stand-in REPL', type: 'ms', default: '`0`', doc: 'how long the stand-in REPL takes to "import" a header (tests of slow imports)' },
+  { name: 'STAND_IN_LOG', scope: 'stand-in REPL', type: 'path', default: 'unset', doc: 'a file where the stand-in REPL logs its commands (tests count imports)' },
+  { name: 'STAND_IN_LEAN', scope: 'stand-in REPL', type: 'Lean version', default: 'the newest texts', doc: 'which Lean generation\'s message texts the stand-in REPL speaks' },
   { name: 'KIMINA_BENCH_ROUNDS', scope: 'bench', type: 'number', default: '`2`', doc: '`bench:decode`: rounds per engine' },
   { name: 'KIMINA_BENCH_STEPS', scope: 'bench', type: 'number', default: '`12`', doc: '`bench:decode`: tokens per round; `bench:train`: GRPO steps' },
   { name: 'KIMINA_BENCH_THREADS', scope: 'bench', type: 'number', default: '`2`', doc: '`bench:decode`: CPU threads' },
@@ -195,6 +218,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
   { name: 'KIMINA_BENCH_LENGTH', scope: 'bench', type: 'number', default: '`64`', doc: '`bench:train`: new tokens per sample' },
   { name: 'BENCH_CHECKS', scope: 'bench', type: 'number', default: '`1000`', doc: '`bench:verify`: checks in all' },
   { name: 'BENCH_REPLS', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:verify`: REPLs' },
+  { name: 'KIMINA_TEST_PARITY', scope: 'test', type: '`1`', default: 'unset: run when test/trainer/.venv exists', doc: 'the transformers parity suite creates the trainer\'s test environment first if needed' },
   { name: 'KIMINA_TEST_ONLY', scope: 'test', type: 'comma-separated', default: 'every suite', doc: '`npm test`: run only these steps (typecheck, build, unit, trainer, e2e)' },
   { name: 'KIMINA_TEST_MODEL_DIR', scope: 'test', type: 'path', default: 'unset (skipped)', doc: 'opt-in tests with a real model folder' },
   { name: 'KIMINA_TEST_LEAN_PROJECT', scope: 'test', type: 'path', default: 'unset (skipped)', doc: 'opt-in tests with a real Lean project' },

@@ -5,7 +5,7 @@ import { verdictsPerDeclaration, type DeclarationVerdict } from '../lean/perDecl
 import type { CheckOutcome } from '../lean/types';
 import { openApp } from '../app/app';
 import { readSettings } from '../app/settings';
-import type { VerifierSettings } from '../lean/settings';
+import type { VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
 
 const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide]

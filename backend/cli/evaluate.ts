@@ -1,9 +1,8 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
-import { evalDbPath } from '../eval/paths';
-import { openDb } from '../store/db';
+import { isSet, kiminaHome, readSettings, setting, type Settings } from '../app/settings';
+import { openApp, type App } from '../app/app';
 import { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
 import { flagNumber, flagString, parseArgs, type Parsed } from './args';
@@ -16,7 +15,6 @@ import { compareReports } from '../eval/compare';
 import { pct } from '../eval/markdown';
 import { writeComparison, writeReport } from '../eval/writeReports';
 import { describeCheck, fetchMiniF2F } from '../eval/fetch';
-import { openBackends } from '../eval/backends';
 import { proveAttempter } from '../eval/proveAttempt';
 
 const USAGE = `usage:
@@ -42,11 +40,14 @@ A rerun of the same command continues where the last one stopped.
 fetch options: --dest DIR (default ~/.kimina/benchmarks/miniF2F-lean4)  --method git|archive|auto  --url URL  --ref REF  --force`;
 
 function dbPath(p: Parsed): string {
-  return resolve(flagString(p, 'db') ?? evalDbPath());
+  const flag = flagString(p, 'db');
+  return flag ? resolve(flag) : setting('db');
 }
 
-function openStore(p: Parsed): EvalStore {
-  return new EvalStore(openDb(dbPath(p)));
+/** The app of an eval command: the store at --db (else KIMINA_DB), and for `run` the engine the flags choose. */
+function evalApp(p: Parsed, engine?: Partial<Settings>): App {
+  const settings = readSettings();
+  return openApp({ settings: { ...settings, db: dbPath(p), ...engine }, log: (line) => console.error(line) });
 }
 
 function intFlag(p: Parsed, name: string, fallback: number, min: number, max: number): number {
@@ -83,7 +84,7 @@ async function runCommand(p: Parsed): Promise<number> {
   if (!benchmark) throw new Error('kimina eval run needs a benchmark folder or .jsonl file');
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
-  const engineName = flagString(p, 'engine') ?? process.env.KIMINA_ENGINE ?? 'openai';
+  const engineName = flagString(p, 'engine') ?? (isSet('engine') ? setting('engine') : 'openai');
   if (engineName !== 'openai' && engineName !== 'onnx') throw new Error(`--engine must be openai or onnx, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
   const samples = intFlag(p, 'samples', 32, 1, 1024);
@@ -103,7 +104,18 @@ async function runCommand(p: Parsed): Promise<number> {
   const runName = flagString(p, 'run') ?? defaultRunName(model, benchmark, split, samples, fixTurns);
   const seed = flagNumber(p, 'seed');
   const parallelFlag = flagNumber(p, 'parallel') !== undefined ? intFlag(p, 'parallel', 1, 1, 4096) : undefined;
-  const store = openStore(p);
+  const baseUrl = flagString(p, 'base-url');
+  const app = evalApp(p, { engine: engineName, model, ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) });
+  try { return await runWith(app, p, { config, runName, seed, parallelFlag, selectedProblems: loaded.problems }); }
+  finally { await app.close(); }
+}
+
+interface RunPlan { config: EvalConfig; runName: string; seed?: number; parallelFlag?: number; selectedProblems: ReturnType<typeof loadBenchmark>['problems'] }
+
+async function runWith(app: App, p: Parsed, { config, runName, seed, parallelFlag, selectedProblems }: RunPlan): Promise<number> {
+  const { samples, fixTurns } = config;
+  const loaded = { problems: selectedProblems };
+  const store = new EvalStore(app.store());
   store.openRun(runName, config, loaded.problems);
   const outDir = resolve(flagString(p, 'out') ?? join('kimina-eval', runName));
   // This invocation works on the problems it selected; the run (and its report) may hold more.
@@ -115,7 +127,10 @@ async function runCommand(p: Parsed): Promise<number> {
 
   let outcome = { finished: 0, complete: doneBefore === selected.length, stopped: false };
   if (!outcome.complete) {
-    const backends = await openBackends({ engine: engineName, model, baseUrl: flagString(p, 'base-url'), log: (l) => console.error(l) });
+    const built = app.verifier();
+    const engine = await app.engine();
+    const verifierCapacity = app.verifierSettings().maxRepls + app.verifierSettings().maxQueue;
+    const backends = { engine, verifier: built.verifier, verifierCapacity, describe: [`engine: ${engine.name} (${engine.model})`, `Lean: ${built.describe}`] };
     const ctl = new AbortController();
     const onSignal = () => {
       if (ctl.signal.aborted) process.exit(130);
@@ -143,7 +158,6 @@ async function runCommand(p: Parsed): Promise<number> {
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      await backends.close();
     }
   }
   const report = buildReport(store, runName);
@@ -183,10 +197,15 @@ export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json']);
   const sub = p.positionals[0];
   if (!sub || p.flags.has('help') || sub === 'help') { console.log(USAGE); return sub || p.flags.has('help') ? 0 : 2; }
-  const lazyStore = (() => { let s: EvalStore | null = null; return () => (s ??= openStore(p)); })();
+  if (sub === 'run') return runCommand(p);
+  const app = evalApp(p);
+  try { return await storedRuns(p, sub, app); } finally { await app.close(); }
+}
+
+/** The subcommands over stored runs (and fetch), with the store opened only when one is needed. */
+async function storedRuns(p: Parsed, sub: string, app: App): Promise<number> {
+  const lazyStore = (() => { let s: EvalStore | null = null; return () => (s ??= new EvalStore(app.store())); })();
   switch (sub) {
-    case 'run':
-      return runCommand(p);
     case 'report': {
       const name = p.positionals[1];
       if (!name) throw new Error('kimina eval report needs a run name');

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { findReplBinary, projectToolchainTag } from '../lean/launch';
 import { detectSandbox } from '../lean/sandbox';
 import { setupRepl } from '../lean/setup';
-import { verifierSettingsFromEnv } from '../lean/settings';
+import { openApp } from '../app/app';
 import { parseArgs, flagString } from './args';
 
 const help = `usage: kimina lean setup [--project DIR]   build leanprover-community/repl for the project's toolchain
@@ -16,7 +16,7 @@ export async function run(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   const p = parseArgs(rest, ['help']);
   if (!sub || sub === '--help' || p.flags.has('help')) { console.log(help); return sub ? 0 : 2; }
-  const settings = verifierSettingsFromEnv();
+  const settings = openApp().verifierSettings(); // settings only: nothing is opened
   const project = resolve(flagString(p, 'project') ?? settings.projectDir);
   if (sub === 'setup') {
     const result = await setupRepl(project, (line) => console.error(line));

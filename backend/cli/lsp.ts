@@ -9,7 +9,8 @@ import { parseArgs } from './args';
 const usage = `usage: kimina lsp --stdio
 
 Runs the language-server face the VS Code extension starts: code lenses, code actions and the
-kimina/prove, kimina/cancel and kimina/status requests. Proofs are forwarded to a running
+kimina/* requests (prove, cancel, status, setup, and the Training Monitor's kimina/training/*,
+relayed to the attached \`kimina serve\`). Proofs are forwarded to a running
 \`kimina serve\` when KIMINA_SERVER_URL is set or <KIMINA_HOME>/serve.json names one; otherwise the
 engine and the Lean verifier run in this process (settings: KIMINA_* environment variables;
 KIMINA_PROVE_TIMEOUT stops a proof after that many seconds).`;

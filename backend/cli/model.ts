@@ -1,5 +1,6 @@
 // `kimina model pull|list|path|convert`: the model store on the command line.
 import { basename } from 'node:path';
+import { setting } from '../app/settings';
 import { parseArgs, flagString } from './args';
 import { ProgressBar, formatSeconds } from './progress';
 import { DEFAULT_MODEL, listModels, locateModel, pullModel, resolveModelDir, type PullEvent, type Quantize } from '../model/store';
@@ -97,7 +98,7 @@ async function pull(args: string[]): Promise<number> {
       signal: controller.signal,
     });
     console.error(`kimina: ${id} is ready in ${result.dir}${result.converted ? ` (converted, ${result.manifest.quantize})` : ''}`);
-    if ((process.env.KIMINA_MODEL || DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
+    if ((setting('model') ?? DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
     return 0;
   } catch (err) {
     if (!controller.signal.aborted) throw err;
@@ -110,7 +111,7 @@ async function pull(args: string[]): Promise<number> {
 
 function list(args: string[]): number {
   const p = parseArgs(args, ['json']);
-  const current = process.env.KIMINA_MODEL || DEFAULT_MODEL;
+  const current = setting('model') ?? DEFAULT_MODEL;
   const models = listModels(current);
   if (p.flags.get('json') === true) { console.log(JSON.stringify(models, null, 2)); return 0; }
   if (models.length === 0) {
@@ -143,7 +144,7 @@ export async function run(args: string[]): Promise<number> {
   switch (command) {
     case 'pull': return pull(rest);
     case 'list': return list(rest);
-    case 'path': console.log(resolveModelDir(rest[0] ?? (process.env.KIMINA_MODEL || DEFAULT_MODEL))); return 0;
+    case 'path': console.log(resolveModelDir(rest[0] ?? (setting('model') ?? DEFAULT_MODEL))); return 0;
     case 'convert': return convert(rest);
     case undefined: case '--help': case '-h': case 'help': console.log(USAGE); return command === undefined ? 2 : 0;
     default: console.error(`kimina model: unknown command '${command}'\n\n${USAGE}`); return 2;

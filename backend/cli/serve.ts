@@ -5,7 +5,7 @@ import { openApp } from '../app/app';
 import { startServing } from '../app/serve';
 import { readSettings } from '../app/settings';
 import { enterPrivateHome } from '../store/safePaths';
-import { prewarm } from '../lean/settings';
+import { prewarm } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
 

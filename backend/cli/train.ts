@@ -7,6 +7,7 @@ import {
   ApiClient, ApiError, BackendUnreachable, routes, type CallArgs, type RouteName, type RouteResponse, type StartTrainingRequest, type TrainingHyperparameters,
   type TrainingPresetName, type TrainingPrompt, type TrainingRun,
 } from '../protocol';
+import { setting } from '../app/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { dedupe, harvestWorkspace } from '../training/harvest';
@@ -43,7 +44,7 @@ backend/trainer/requirements-cpu.txt, or requirements-gpu.txt (adds vLLM) with -
 with venv, and several GB of disk for torch.`;
 
 function server(): { url: string; token?: string } {
-  return findServer() ?? { url: 'http://127.0.0.1:8000', token: process.env.KIMINA_API_TOKEN };
+  return findServer() ?? { url: 'http://127.0.0.1:8000', token: setting('apiToken') };
 }
 
 /** Calls a route on the running backend; errors name the route and say what to check. */

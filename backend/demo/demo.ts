@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { EngineConfig } from '../model/index';
-import type { VerifierSettings } from '../lean/settings';
+import type { VerifierSettings } from '../lean/buildVerifier';
 import { writeScriptedModel } from './models/scriptedModel';
 
 export interface DemoParts {

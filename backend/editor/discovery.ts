@@ -2,7 +2,7 @@
 // discovery file the server writes at <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}) while it runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome, readSome, type Env } from '../app/settings';
 
 export interface ServerAddress { url: string; token?: string; source: 'setting' | 'discovery' }
 
@@ -15,16 +15,30 @@ export function discoveryPath(): string {
   return join(kiminaHome(), 'serve.json');
 }
 
-export function findServer(env: NodeJS.ProcessEnv = process.env): ServerAddress | null {
-  const token = env.KIMINA_API_TOKEN || undefined;
-  if (env.KIMINA_SERVER_URL) return { url: env.KIMINA_SERVER_URL.replace(/\/+$/, ''), token, source: 'setting' };
+/** The live server's record in the discovery file, or null. */
+function discovered(): { url: string; token?: string } | null {
   let raw: string;
   try { raw = readFileSync(discoveryPath(), 'utf8'); } catch { return null; }
   try {
     const found = JSON.parse(raw) as { url?: unknown; token?: unknown; pid?: unknown };
     if (typeof found.url !== 'string' || !alive(found.pid)) return null;
-    return { url: found.url.replace(/\/+$/, ''), token: typeof found.token === 'string' ? found.token : token, source: 'discovery' };
+    return { url: found.url.replace(/\/+$/, ''), ...(typeof found.token === 'string' ? { token: found.token } : {}) };
   } catch {
     return null;
   }
+}
+
+/**
+ * KIMINA_SERVER_URL (with KIMINA_API_TOKEN, else the token of the discovery file when it names the same
+ * server, so a server's random token needs no setting), else the discovery file.
+ */
+export function findServer(env?: Env): ServerAddress | null {
+  const { apiToken: token, serverUrl } = readSome(['apiToken', 'serverUrl'], env);
+  if (serverUrl) {
+    const url = serverUrl;
+    const file = token ? null : discovered();
+    return { url, token: token ?? (file?.url === url ? file.token : undefined), source: 'setting' };
+  }
+  const file = discovered();
+  return file ? { url: file.url, token: file.token ?? token, source: 'discovery' } : null;
 }

@@ -2,8 +2,9 @@
 // composition root (backend/app), built from the KIMINA_* settings the extension passes (engine, model, Lean project, REPL command).
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import type { BuiltVerifier } from '../lean/settings';
+import { join } from 'node:path';
+import { setting } from '../app/settings';
+import type { BuiltVerifier } from '../lean/buildVerifier';
 import type { Engine } from '../model/engine';
 import type { ProveDeps } from '../prover/prove';
 import type { AttemptStore } from '../store/attempts';
@@ -11,7 +12,7 @@ import type { ProveService } from './service';
 
 /** Whether Lean's build tool can be found: on PATH or in elan's default folder. */
 function lakeAvailable(): boolean {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), join(homedir(), '.elan', 'bin')];
+  const dirs = [...setting('searchPath'), join(homedir(), '.elan', 'bin')];
   return dirs.some((d) => d && existsSync(join(d, 'lake')));
 }
 

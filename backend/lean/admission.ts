@@ -3,11 +3,12 @@
 // Retry-After) before any work starts: when the server's queue is full, or when its client already holds its share.
 // Admitted checks wait here in one queue per client and go to the verifier round-robin, a few at a time (`lanes`),
 // so a client with a thousand queued checks delays a client with one by at most one check per lane.
-import { HttpError } from '../api/httpErrors';
 import { clampTimeoutS } from './checkTimeout';
-import { QueueFull } from './errors';
+import { BatchTooLarge, QueueFull } from './errors';
 import type { CheckOutcome } from './types';
 import type { BatchCheckOptions, BatchVerifier, VerifierStats } from './verifier';
+
+export { BatchTooLarge };
 
 export interface AdmissionOptions {
   /** Checks admitted at once over all clients (running + waiting). */
@@ -22,16 +23,8 @@ export interface AdmissionOptions {
   defaultTimeoutS: number;
 }
 
-/** A request with more snippets than one request may carry: HTTP 413. */
-export class BatchTooLarge extends HttpError {
-  constructor(count: number, max: number) {
-    super(413, `Too many snippets in one request: ${count}, the limit is ${max}; send them in several requests`);
-    this.name = 'BatchTooLarge';
-  }
-}
-
 interface Pending { code: string; options: BatchCheckOptions; resolve: (o: CheckOutcome) => void }
-interface ClientQueue { admitted: number; pending: Pending[] }
+interface ClientQueue { admitted: number; pending: Pending[]; servedAt: number }
 
 export interface AdmissionStats extends VerifierStats { clients: number; perClient: number; maxBatch: number }
 
@@ -45,11 +38,16 @@ export function clientKey(family: string, header: string | string[] | undefined,
   return `${family}:${named ?? remoteAddress ?? 'unknown'}`;
 }
 
+function serverError(reason: string): CheckOutcome {
+  return { verdict: { status: 'server_error', reason, messages: [], sorries: [], time: 0 } };
+}
+
 export class Admission implements BatchVerifier {
-  private readonly clients = new Map<string, ClientQueue>(); // insertion order is the round-robin order
+  private readonly clients = new Map<string, ClientQueue>();
   private admitted = 0;
   private running = 0;
   private recentSeconds = 1;
+  private tick = 0;
 
   constructor(readonly inner: BatchVerifier, private readonly o: AdmissionOptions) {}
 
@@ -72,7 +70,7 @@ export class Admission implements BatchVerifier {
     if (codes.length > this.o.maxBatch) return Promise.reject(new BatchTooLarge(codes.length, this.o.maxBatch));
     if (codes.length === 0) return Promise.resolve([]);
     const key = options.client ?? 'local';
-    const queue = this.clients.get(key) ?? { admitted: 0, pending: [] };
+    const queue = this.clients.get(key) ?? { admitted: 0, pending: [], servedAt: 0 };
     const overClient = queue.admitted + codes.length > this.o.perClient;
     const overServer = this.admitted + codes.length > this.o.capacity;
     if (overClient || overServer) {
@@ -95,16 +93,16 @@ export class Admission implements BatchVerifier {
     return Math.min(3600, Math.max(1, Math.ceil((this.recentSeconds * checks) / Math.max(1, this.o.lanes))));
   }
 
-  /** The next check, round-robin over clients that have one waiting. */
+  /** The next check: from the waiting client served longest ago (one not served yet first): round-robin. */
   private next(): { key: string; queue: ClientQueue; item: Pending } | undefined {
-    for (const [key, queue] of this.clients) {
-      const item = queue.pending.shift();
-      if (!item) continue;
-      this.clients.delete(key); // to the back of the round
-      this.clients.set(key, queue);
-      return { key, queue, item };
+    let pick: [string, ClientQueue] | undefined;
+    for (const entry of this.clients) {
+      if (entry[1].pending.length > 0 && (!pick || entry[1].servedAt < pick[1].servedAt)) pick = entry;
     }
-    return undefined;
+    if (!pick) return undefined;
+    const [key, queue] = pick;
+    queue.servedAt = ++this.tick;
+    return { key, queue, item: queue.pending.shift()! };
   }
 
   private pump(): void {
@@ -112,16 +110,24 @@ export class Admission implements BatchVerifier {
       const picked = this.next();
       if (!picked) return;
       const { key, queue, item } = picked;
+      const release = (): void => {
+        this.admitted--;
+        queue.admitted--;
+        if (queue.admitted === 0 && this.clients.get(key) === queue) this.clients.delete(key);
+      };
+      if (item.options.signal?.aborted) { // its client went away while it waited here: nothing to run
+        item.resolve(serverError('The client went away before the check started'));
+        release();
+        continue;
+      }
       this.running++;
       const t0 = performance.now();
       this.inner.checkBatch([item.code], item.options).then(
         ([outcome]) => item.resolve(outcome),
-        (err: unknown) => item.resolve({ verdict: { status: 'server_error', reason: `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`, messages: [], sorries: [], time: 0 } }),
+        (err: unknown) => item.resolve(serverError(`Internal error while checking: ${err instanceof Error ? err.message : String(err)}`)),
       ).finally(() => {
         this.running--;
-        this.admitted--;
-        queue.admitted--;
-        if (queue.admitted === 0 && this.clients.get(key) === queue) this.clients.delete(key);
+        release();
         this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
         this.pump();
       });

@@ -8,6 +8,14 @@ export class QueueFull extends Error {
   }
 }
 
+/** A request with more snippets than one request may carry (HTTP 413: retrying would not help). */
+export class BatchTooLarge extends Error {
+  constructor(readonly count: number, readonly max: number) {
+    super(`Too many snippets in one request: ${count}, the limit is ${max}; send them in several requests`);
+    this.name = 'BatchTooLarge';
+  }
+}
+
 export type ReplFailureKind = 'timeout' | 'exited' | 'garbage' | 'spawn' | 'closed';
 
 /** One REPL process failed while answering a command; the process is gone or must be killed. */

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome, setting } from '../app/settings';
 import type { Sandbox } from './sandbox';
 import { RELEASE_TAG, releaseTag } from './toolchain';
 
@@ -81,7 +81,7 @@ export function lakeEnvironment(projectDir: string, lake = 'lake'): NodeJS.Proce
 
 // Lean and lake find their toolchain through elan's folder under the real HOME; keep it reachable.
 function homeKeepers(): NodeJS.ProcessEnv {
-  const home = process.env.HOME;
-  if (!home || process.env.ELAN_HOME) return {};
+  const home = setting('userHome');
+  if (!home || setting('elanHome')) return {};
   return { ELAN_HOME: join(home, '.elan') };
 }

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome, setting } from '../app/settings';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
 import { setupReplDir } from './launch';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
@@ -32,7 +32,7 @@ async function have(cmd: string): Promise<boolean> {
   return (await run(cmd, ['--version'], process.cwd(), () => {})).code === 0;
 }
 
-export async function setupRepl(projectDir: string, onProgress: (line: string) => void, repoUrl = process.env.KIMINA_REPL_GIT_URL || 'https://github.com/leanprover-community/repl'): Promise<SetupResult> {
+export async function setupRepl(projectDir: string, onProgress: (line: string) => void, repoUrl = setting('replGitUrl')): Promise<SetupResult> {
   if (!existsSync(join(projectDir, 'lean-toolchain'))) throw new Error(`no lean-toolchain in ${projectDir}: pass --project with your Lean project's folder`);
   const toolchain = readFileSync(join(projectDir, 'lean-toolchain'), 'utf8');
   const tag = releaseTag(toolchain);

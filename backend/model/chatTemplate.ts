@@ -5,6 +5,10 @@
 import { Template } from '@huggingface/jinja';
 import type { ChatMessage } from '../protocol';
 import type { Tokenizer } from './tokenizer';
+import { installPythonStringMethods } from './pythonStrings';
+
+// strip/lstrip/rstrip and |trim with Python's semantics (the library ignores their argument).
+installPythonStringMethods();
 
 export interface ChatTemplate {
   /** The prompt text: every message, then the assistant generation prompt unless turned off. */

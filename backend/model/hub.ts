@@ -5,10 +5,10 @@
 import axios, { isAxiosError, type AxiosResponse } from 'axios';
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setting } from '../app/settings';
 
 export interface HubFile {
   path: string;
@@ -32,14 +32,14 @@ export interface HubOptions {
 }
 
 export function hubEndpoint(options: HubOptions = {}): string {
-  return (options.endpoint ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
+  return (options.endpoint ?? setting('hfEndpoint')).replace(/\/+$/, '');
 }
 
 export function hubToken(options: HubOptions = {}): string | undefined {
   if (options.token) return options.token;
-  const fromEnv = process.env.HF_TOKEN ?? process.env.HUGGING_FACE_HUB_TOKEN;
+  const fromEnv = setting('hfToken');
   if (fromEnv) return fromEnv;
-  const file = process.env.HF_TOKEN_PATH ?? join(process.env.HF_HOME ?? join(homedir(), '.cache', 'huggingface'), 'token');
+  const file = setting('hfTokenPath');
   try { return readFileSync(file, 'utf8').trim() || undefined; } catch { return undefined; }
 }
 
@@ -81,7 +81,7 @@ export async function hubError(err: unknown, what: string, repo: string, options
 /** Lists the files of a model repository at a revision (branch, tag or commit). */
 export async function listRepoFiles(repo: string, revision = 'main', options: HubOptions = {}): Promise<RepoListing> {
   checkRepoId(repo);
-  if (/^(1|true|yes|on)$/i.test(process.env.HF_HUB_OFFLINE ?? '')) {
+  if (setting('hfHubOffline')) {
     throw new Error(`HF_HUB_OFFLINE is set, so ${new URL(hubEndpoint(options)).host} is not contacted; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`);
   }
   const base = hubEndpoint(options);

@@ -5,7 +5,8 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
+import { kiminaHome } from '../app/settings';
+import { mkdirInside } from '../store/safePaths';
 import { LAYOUT_VALUE } from './onnx/modelFolder';
 import { checkRepoId, downloadFile, listRepoFiles, type DownloadProgress, type HubFile, type HubOptions, type RepoListing } from './hub';
 
@@ -187,7 +188,7 @@ export async function pullModel(id: string, o: PullOptions = {}): Promise<PullRe
   o.onEvent?.({ stage: 'listing', message: `listing ${id}@${revision}` });
   const listing = await listRepoFiles(id, revision, hubOptions);
   const dir = storeDirOf(id);
-  mkdirSync(dir, { recursive: true });
+  mkdirInside(modelsRoot(), dir); // files in it are replaced and deleted: it must lie in the store, symlinks resolved
   const release = takePullLock(dir, id);
   try {
     return await pullInto(dir, id, revision, listing, o, hubOptions);

@@ -91,6 +91,11 @@ export type ProveEvent =
   | { type: 'text'; id: string; sample: number; turn: number; delta: string }
   | { type: 'attempt'; id: string; attempt: Attempt }
   | { type: 'verdict'; id: string; sample: number; turn: number; verdict: Verdict }
+  /**
+   * A sample's turn was stopped before Lean judged it: `proved` when another sample's proof (bySample)
+   * was verified first and the rest were cancelled, `cancelled` when the request was cancelled.
+   */
+  | { type: 'stopped'; id: string; sample: number; turn: number; reason: 'proved' | 'cancelled'; bySample?: number }
   | { type: 'progress'; id: string; tokens: number; tokensPerSecond: number }
   | { type: 'error'; id: string; message: string }
   | { type: 'done'; id: string; result: ProveResult };

@@ -4,33 +4,57 @@
 
 export interface SseMessage { event: string; data: unknown; id?: string }
 
-/** Incremental parser: feed text chunks, get the complete events so far. Comments and malformed frames are skipped. */
+/**
+ * Incremental parser: feed text chunks as they arrive, get the events they complete (`event:` name, JSON `data:`,
+ * `id:`). Lines may end in \n, \r\n or \r, split anywhere across chunks; comments and frames whose data is not
+ * JSON are skipped.
+ */
 export class SseParser {
   private buffer = '';
+  private event = 'message';
+  private id: string | undefined;
+  private data: string[] = [];
 
   push(chunk: string): SseMessage[] {
-    this.buffer += chunk.replace(/\r\n?/g, '\n');
+    this.buffer += chunk;
     const out: SseMessage[] = [];
-    let end: number;
-    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
-      const frame = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      let event = 'message';
-      let id: string | undefined;
-      const data: string[] = [];
-      for (const line of frame.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'event') event = value;
-        else if (field === 'data') data.push(value);
-        else if (field === 'id') id = value;
-      }
-      if (data.length === 0) continue;
-      try { out.push({ event, data: JSON.parse(data.join('\n')) as unknown, ...(id !== undefined ? { id } : {}) }); } catch { /* not JSON: skipped */ }
+    let newline: number;
+    while ((newline = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
+      const width = this.buffer.startsWith('\r\n', newline) ? 2 : 1;
+      // a lone \r at the very end may be the first half of \r\n: wait for more
+      if (width === 1 && this.buffer[newline] === '\r' && newline === this.buffer.length - 1) break;
+      const line = this.buffer.slice(0, newline);
+      this.buffer = this.buffer.slice(newline + width);
+      this.line(line, out);
     }
     return out;
+  }
+
+  /** Ends the stream: an event without its final blank line still counts. */
+  end(): SseMessage[] {
+    const out: SseMessage[] = [];
+    if (this.buffer) { this.line(this.buffer, out); this.buffer = ''; }
+    this.line('', out);
+    return out;
+  }
+
+  private line(line: string, out: SseMessage[]): void {
+    if (line === '') {
+      if (this.data.length) {
+        try { out.push({ event: this.event, data: JSON.parse(this.data.join('\n')) as unknown, ...(this.id !== undefined ? { id: this.id } : {}) }); } catch { /* not JSON: skipped */ }
+      }
+      this.event = 'message';
+      this.id = undefined;
+      this.data = [];
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
+    else if (field === 'id') this.id = value;
   }
 }
 
@@ -41,5 +65,6 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     yield* parser.push(decoder.decode(chunk, { stream: true }));
   }
-  yield* parser.push(decoder.decode() + '\n\n');
+  yield* parser.push(decoder.decode());
+  yield* parser.end();
 }

@@ -48,7 +48,7 @@ export interface TrainingHyperparameters {
 /** Bounds on one request to the training routes. */
 export const trainingLimits = {
   promptsPerRequest: 5000, statementChars: 100_000, messageChars: 1_000_000, messagesPerPrompt: 16, pathChars: 4096,
-  rewardItemsPerRequest: 256, responseChars: 1_000_000, previousAnswers: 4, metricsPerReport: 500, logChars: 100_000,
+  rewardItemsPerRequest: 1024, responseChars: 1_000_000, previousAnswers: 4, metricsPerReport: 500, logChars: 100_000,
 } as const;
 
 const text = (max: number) => s.string({ max });
@@ -182,7 +182,8 @@ export interface GpuStatus {
 export interface GpuReport { available: boolean; gpus: GpuStatus[]; note?: string }
 
 /**
- * `POST /v1/training/runs/:id/reward` (the trainer's reward service). turn: 1 for a first answer, 2 for an answer
+ * `POST /v1/training/runs/:id/reward` (the trainer's reward service). At most 1024 items by the schema; under
+ * `kimina serve` the admission queue refuses more than KIMINA_MAX_BATCH (default 128) with 413 first. turn: 1 for a first answer, 2 for an answer
  * to the error-fix prompt; previous: earlier assistant answers in the conversation (turn 2: the turn-1 answer),
  * each must pass the format checks too.
  */
@@ -196,7 +197,8 @@ export const rewardItemSchema = s.object({
 export type RewardItem = Infer<typeof rewardItemSchema>;
 export const rewardRequestSchema = s.object({
   step: s.integer({ min: 0, max: 1e9 }),
-  purpose: s.enum(['train', 'eval']),
+  /** Default `train`. */
+  purpose: s.optional(s.enum(['train', 'eval'])),
   items: s.array(rewardItemSchema, { max: trainingLimits.rewardItemsPerRequest }),
 });
 export type RewardRequest = Infer<typeof rewardRequestSchema>;

@@ -41,18 +41,26 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
   const checks = new Map<number, Check>();
   const exhaustive = ctx.deps.options?.exhaustive === true;
   let winnerLane = -1;
+  const judged = new Set<number>(); // lanes whose verdict was emitted
 
   const startCheck = (k: number, code: string): Check => {
     const started = Date.now();
     const check: Check = { code, verifyMs: 0, outcome: Promise.resolve(null) };
     check.outcome = verify(ctx, code, lanes[k].turn, stopChecks.signal).then((outcome) => {
       check.verifyMs = Date.now() - started;
-      if (outcome) ctx.emit({ type: 'verdict', id: ctx.id, sample: lanes[k].sample, turn: lanes[k].turn, verdict: outcome.verdict });
+      if (outcome) {
+        judged.add(k);
+        ctx.emit({ type: 'verdict', id: ctx.id, sample: lanes[k].sample, turn: lanes[k].turn, verdict: outcome.verdict });
+      }
       if (outcome?.verdict.status === 'valid' && winnerLane < 0) {
         winnerLane = k;
         if (!exhaustive) {
           stopChecks.abort(); // the first verified proof wins: stop the other checks…
           stopDecoding.abort(); // …and the samples still decoding
+          // Say so for every lane Lean has not judged, so no row keeps waiting for a verdict.
+          lanes.forEach((lane, other) => {
+            if (other !== k && !judged.has(other)) ctx.emit({ type: 'stopped', id: ctx.id, sample: lane.sample, turn: lane.turn, reason: 'proved', bySample: lanes[k].sample });
+          });
         }
       }
       return outcome;

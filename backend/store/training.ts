@@ -100,11 +100,6 @@ export class TrainingStore {
     })();
   }
 
-  /** Forgets metrics of steps after `step` (a run resuming from that checkpoint redoes them). */
-  dropMetricsAfter(runId: string, step: number): number {
-    return this.db.prepare('DELETE FROM training_metrics WHERE run_id = ? AND step > ?').run(runId, step).changes;
-  }
-
   metrics(runId: string, options: { kind?: MetricKind; sinceStep?: number } = {}): StepMetrics[] {
     const rows = this.db.prepare(`SELECT step, kind, key, value FROM training_metrics WHERE run_id = ? AND (? IS NULL OR kind = ?)
       AND step >= ? ORDER BY kind, step`).all(runId, options.kind ?? null, options.kind ?? null, options.sinceStep ?? 0) as

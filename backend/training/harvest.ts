@@ -37,10 +37,14 @@ export interface WalkLimits {
   fileBytes: number;
   /** Wall-clock budget in milliseconds. */
   ms: number;
+  /** Prompts kept, and their formal statements' characters in all (each carries the file's earlier declarations). */
+  prompts: number;
+  promptChars: number;
 }
 
 export const DEFAULT_WALK_LIMITS: WalkLimits = {
   files: 5000, depth: 24, entries: 200_000, bytes: 64 * 1024 * 1024, fileBytes: 128 * 1024, ms: 20_000,
+  prompts: 5000, promptChars: 8 * 1024 * 1024,
 };
 
 export interface LeanFileList { files: string[]; truncated?: string }
@@ -145,15 +149,19 @@ export async function harvestWorkspace(root: string, limits: Partial<WalkLimits>
   let truncated = list.truncated;
   let bytes = 0;
   let read = 0;
+  let chars = 0;
   for (const file of list.files) {
     const label = relative(root, file);
     if (Date.now() > deadline) { truncated ??= `took longer than ${Math.round(l.ms / 1000)} s`; break; }
+    if (prompts.length >= l.prompts || chars >= l.promptChars) { truncated ??= `more than ${l.prompts} prompts or ${l.promptChars} characters of statements`; break; }
     try {
       const size = (await stat(file)).size;
       if (size > l.fileBytes) { skipped.push(`${label}: ${size} bytes, over the ${l.fileBytes}-byte limit per file`); continue; }
       if (bytes + size > l.bytes) { skipped.push(`${label} and later files: over the ${l.bytes}-byte budget`); break; }
       bytes += size;
-      prompts.push(...await promptsFromSourceAsync(await readFile(file, 'utf8'), label, deadline));
+      const found = await promptsFromSourceAsync(await readFile(file, 'utf8'), label, deadline);
+      prompts.push(...found);
+      chars += found.reduce((n, p) => n + p.formalStatement.length, 0);
       read++;
     } catch (err) {
       skipped.push(`${label}: ${err instanceof Error ? err.message : String(err)}`);

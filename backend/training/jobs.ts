@@ -3,7 +3,8 @@
 // last checkpoint. State lives in SQLite (TrainingStore), so runs survive a restart of the backend.
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type {
   MetricsReport, RewardRequest, RewardResponse, StartTrainingRequest, TrainerEvent, TrainingPrompt, TrainingRun,
@@ -106,6 +107,10 @@ export class TrainingJobs extends EventEmitter {
     if (req.workspace) {
       if (!this.o.harvest) throw new TrainingError('harvesting a workspace is not available here');
       if (!existsSync(req.workspace)) throw new TrainingError(`workspace not found: ${req.workspace}`);
+      const real = realpathSync(req.workspace);
+      if (real === '/' || real === realpathSync(homedir())) {
+        throw new TrainingError(`the workspace must be a project folder, not ${real === '/' ? 'the filesystem root' : 'your home folder'}: its .lean files become training prompts`);
+      }
       const h = await this.o.harvest(req.workspace);
       prompts.push(...h.prompts);
       fixSeeds = h.fixSeeds;
@@ -223,8 +228,6 @@ export class TrainingJobs extends EventEmitter {
       return;
     }
     const entry: Active = { handle, intent: null, finished: false, launchId };
-    // Steps after the checkpoint it resumes from are redone: forget what an earlier trainer reported for them.
-    if (this.o.store.dropMetricsAfter(run.id, run.checkpointStep) > 0) this.log(run.id, `metrics after step ${run.checkpointStep} dropped: they are redone`);
     this.active.set(run.id, entry);
     this.publish(this.o.store.updateRun(run.id, { state: 'running', pid: handle.pid, error: null }));
     this.log(run.id, `trainer started (pid ${handle.pid}${run.checkpointStep ? `, resuming from step ${run.checkpointStep}` : ''})`);

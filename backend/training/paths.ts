@@ -1,7 +1,7 @@
 // Where the Python trainer sources and environments live.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
+import { readSome, setting, type Settings } from '../app/settings';
 
 /** backend/trainer (from source: next to this folder; from the bundle dist/cli.js: ../backend/trainer). */
 export function trainerSourceDir(): string {
@@ -13,16 +13,16 @@ export function trainerSourceDir(): string {
 
 /** The trainer environment for users: ~/.kimina/trainer-venv, or KIMINA_TRAINER_VENV. */
 export function defaultTrainerVenv(): string {
-  return process.env.KIMINA_TRAINER_VENV || join(kiminaHome(), 'trainer-venv');
+  return setting('trainerVenv');
 }
 
 export function venvPython(venv: string): string {
   return process.platform === 'win32' ? join(venv, 'Scripts', 'python.exe') : join(venv, 'bin', 'python');
 }
 
-/** The interpreter that runs the trainer: KIMINA_TRAINER_PYTHON, else the default environment's. */
-export function trainerPython(): string {
-  return process.env.KIMINA_TRAINER_PYTHON || venvPython(defaultTrainerVenv());
+/** The interpreter that runs the trainer: KIMINA_TRAINER_PYTHON, else the trainer environment's. */
+export function trainerPython(s: Pick<Settings, 'trainerPython' | 'trainerVenv'> = readSome(['trainerPython', 'trainerVenv'])): string {
+  return s.trainerPython ?? venvPython(s.trainerVenv);
 }
 
 /** Folder of one run: config, prompts, checkpoints, final weights, trainer log. */

@@ -3,7 +3,7 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { venvPython } from './paths';
 
@@ -80,7 +80,12 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
     return { python, created: false, seconds: (Date.now() - t0) / 1000, versions: previous.versions };
   }
   const base = findBasePython(options.basePython);
-  if (existsSync(options.dir) && !existsSync(python)) rmSync(options.dir, { recursive: true, force: true });
+  if (existsSync(options.dir) && !existsSync(python)) {
+    // a broken environment is replaced; any other folder (KIMINA_TRAINER_VENV pointing at the wrong place) is not deleted
+    const isVenv = existsSync(join(options.dir, 'pyvenv.cfg')) || readdirSync(options.dir).length === 0;
+    if (!isVenv) throw new PythonEnvError(`refusing to replace ${options.dir}: it is not a Python environment (no pyvenv.cfg); choose an empty or new folder`);
+    rmSync(options.dir, { recursive: true, force: true });
+  }
   if (!existsSync(python)) {
     mkdirSync(dirname(options.dir), { recursive: true });
     onProgress(`creating ${options.dir}`);

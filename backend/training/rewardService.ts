@@ -17,8 +17,11 @@ export interface ScoreContext { client?: string }
 /** Anything that scores a batch; the Lean-backed one below, or a test double. */
 export type RewardScorer = (items: RewardItem[], context?: ScoreContext) => Promise<ScoredItem[]>;
 
-/** Answers per reward request, at most (the verl recipe sends 64; more is refused with 413). */
-export const MAX_REWARD_ITEMS = 256;
+/**
+ * Answers per reward request, at most (the verl recipe and the local trainer send 64; more is refused with 413):
+ * the admission's default batch limit (KIMINA_MAX_BATCH), so an accepted request is never too large to admit.
+ */
+export const MAX_REWARD_ITEMS = 128;
 
 export interface LeanRewardOptions {
   /** With checkBatch (the server's admission), a request's checks are admitted together or refused together. */

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrainingHyperparameters } from '../protocol';
+import { setting } from '../app/settings';
 
 export interface TrainerLaunch {
   python: string;
@@ -32,7 +33,7 @@ export function trainerConfig(options: {
   const h = options.hyper;
   return {
     run_id: options.runId, backend_url: options.backendUrl, token: options.token ?? null, model_path: options.model,
-    ...(options.launchId ? { launch_id: options.launchId } : {}),
+    ...(options.launchId ? { launch_id: options.launchId, backend_pid: process.pid } : {}),
     output_dir: options.outputDir, train_file: options.trainFile, held_out_file: options.heldOutFile,
     learning_rate: h.learningRate, num_generations: h.numGenerations, prompts_per_step: h.promptsPerStep,
     per_device_batch: h.perDeviceBatch, max_completion_length: h.maxCompletionLength, max_prompt_length: h.maxPromptLength,
@@ -50,7 +51,7 @@ export function writeTrainerConfig(path: string, config: Record<string, unknown>
 /**
  * Spawns `python -m kimina_trainer.worker`, output appended to the run's log file. The backend owns the trainer's
  * life (kimina_trainer/lifeline.py): the trainer gets SIGKILL from the kernel when this process dies (Linux parent-death
- * signal, armed against KIMINA_BACKEND_PID) and also ends when its stdin, whose write end only this process holds,
+ * signal, armed against the config's backend_pid) and also ends when its stdin, whose write end only this process holds,
  * reaches end-of-file. It runs in its own process group, so a Ctrl-C in the terminal reaches the backend alone, which
  * then decides what happens to its trainers.
  */
@@ -58,12 +59,10 @@ export const spawnTrainer: TrainerLauncher = (launch) => {
   const log = openSync(launch.logPath, 'a', 0o600);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    PYTHONPATH: [launch.sourceDir, process.env.PYTHONPATH].filter(Boolean).join(':'),
+    PYTHONPATH: [launch.sourceDir, setting('pythonPath')].filter(Boolean).join(':'),
     PYTHONUNBUFFERED: '1',
     TOKENIZERS_PARALLELISM: 'false',
     HF_HUB_DISABLE_TELEMETRY: '1',
-    KIMINA_BACKEND_PID: String(process.pid),
-    KIMINA_LIFELINE: 'stdin',
   };
   env.CUDA_VISIBLE_DEVICES = launch.gpus === 'cpu' ? '' : launch.gpus;
   const child = spawn(launch.python, ['-m', 'kimina_trainer.worker', '--config', launch.configPath],

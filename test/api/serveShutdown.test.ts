@@ -21,7 +21,11 @@ class StallingEngine implements Engine {
   readonly name = 'stalling-test-double';
   readonly model = 'stalling';
   closed = 0;
+  private markStarted!: () => void;
+  /** Resolves once a generation is under way. */
+  readonly started = new Promise<void>((r) => { this.markStarted = r; });
   async generate(conversations: ChatMessage[][], options: SamplingOptions): Promise<Generation[]> {
+    this.markStarted();
     await new Promise<void>((r) => { if (options.signal?.aborted) r(); else options.signal?.addEventListener('abort', () => r(), { once: true }); });
     return conversations.map(() => ({ text: '', tokens: 0, finishReason: 'cancelled' as const }));
   }
@@ -41,7 +45,7 @@ test('prove router: shutdown cancels the running proof (answered as cancelled), 
   try {
     const body = JSON.stringify({ code: 'theorem t : True := by\n  sorry\n', samples: 2 });
     const pending = fetch(`${http.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    await new Promise((r) => setTimeout(r, 200));
+    await engine.started; // the proof is running (a fixed delay was too short on a loaded machine)
     const closing = hooks.run();
     const refused = await fetch(`${http.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     assert.equal(refused.status, 503);

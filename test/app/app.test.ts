@@ -102,6 +102,13 @@ test('serving: one store and one engine for the prove and training routes; stop(
       state = (await (await fetch(`${serving.url}/v1/training/runs/${run.id}`)).json() as TrainingRun).state;
     }
     assert.notEqual(state, 'preparing', 'win-rate estimation finished');
+    // The run then starts the trainer with the app's settings (KIMINA_TRAINER_PYTHON given to readSettings only).
+    let error = '';
+    for (const deadline = Date.now() + 20_000; !error && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 100));
+      error = (await (await fetch(`${serving.url}/v1/training/runs/${run.id}`)).json() as TrainingRun).error ?? '';
+    }
+    assert.ok(error.includes(join(dir, 'no-venv', 'bin', 'python')), error);
     const runs = await (await fetch(`${serving.url}/v1/eval/runs`)).json() as { runs: unknown[] };
     assert.deepEqual(runs.runs, []);
     assert.equal(opened.length, 1, 'the store was opened once');

@@ -3,25 +3,16 @@
 // the scripted ONNX model's files), the backend restarts by itself, and the first proof goes through
 // (stand-in REPL as Lean).
 import { after, before, describe, test } from 'node:test';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
-import { startStandInHub, type StandInHub } from '../model/standInHub';
+import { filesOf, startStandInHub, type StandInHub } from '../model/standInHub';
 
 const repo = 'kimina-test/scripted-prover';
 
-function filesOf(dir: string, prefix = ''): Record<string, Buffer> {
-  const out: Record<string, Buffer> = {};
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) Object.assign(out, filesOf(path, `${prefix}${name}/`));
-    else out[`${prefix}${name}`] = readFileSync(path);
-  }
-  return out;
-}
 
 describe('first run: pull the model from the guidance, then prove', () => {
   let wb: Workbench;

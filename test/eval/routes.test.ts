@@ -5,7 +5,7 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { openDb } from '../../backend/store/db';
 import { EvalStore } from '../../backend/store/eval';
-import { createEvalRouter } from '../../backend/eval/routes';
+import { createEvalRouter } from '../../backend/api/evalRoutes';
 import { loadBenchmark } from '../../backend/eval/benchmark';
 import { runEvaluation } from '../../backend/eval/runner';
 import { minif2fDir, scriptedAttempter } from './helpers';

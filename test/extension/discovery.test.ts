@@ -22,6 +22,12 @@ test('kimina.serverUrl (KIMINA_SERVER_URL) with its token wins over the discover
   assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8000/', KIMINA_API_TOKEN: 't' }), { url: 'http://127.0.0.1:8000', token: 't', source: 'setting' });
 });
 
+test('kimina.serverUrl without a token takes the token of the discovery file when that names the same server', () => {
+  writeFileSync(discoveryPath(), JSON.stringify({ url: 'http://127.0.0.1:8000', token: 'random-one', pid: process.pid }));
+  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8000/' }), { url: 'http://127.0.0.1:8000', token: 'random-one', source: 'setting' });
+  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8001' }), { url: 'http://127.0.0.1:8001', token: undefined, source: 'setting' });
+});
+
 test('a live server\'s discovery file is used, with its token', () => {
   writeFileSync(discoveryPath(), JSON.stringify({ url: 'http://127.0.0.1:8123', token: 'from-file', pid: process.pid }));
   assert.deepEqual(findServer({}), { url: 'http://127.0.0.1:8123', token: 'from-file', source: 'discovery' });

@@ -4,7 +4,7 @@
 // the face builds its services afresh afterwards; bad parameters get a clear failure, not an exception.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node';
@@ -13,7 +13,7 @@ import { type SetupResult, lspMethods } from '../../backend/protocol';
 import type { ProveService } from '../../backend/editor/service';
 import { locateModel, storeDirOf } from '../../backend/model/store';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
-import { startStandInHub, type StandInHub } from '../model/standInHub';
+import { filesOf, startStandInHub, type StandInHub } from '../model/standInHub';
 import { connectFace, settledStatus, type FaceClient } from './faceClient';
 
 const repo = 'kimina-test/setup-model';
@@ -23,15 +23,6 @@ let conn: FaceClient;
 let builds = 0;
 const saved = { home: process.env.KIMINA_HOME, hf: process.env.HF_ENDPOINT };
 
-function filesOf(dir: string, prefix = ''): Record<string, Buffer> {
-  const out: Record<string, Buffer> = {};
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) Object.assign(out, filesOf(path, `${prefix}${name}/`));
-    else out[`${prefix}${name}`] = readFileSync(path);
-  }
-  return out;
-}
 
 /** A service that needs the pulled model: it fails (as the real one does) until the store holds it. */
 async function serviceNeedingModel(): Promise<ProveService> {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Attempt, EditorProveResult, LspProveEvent, Verdict } from '../../backend/protocol';
-import { emptyState, reduce, thinkLabel, turnLabel, verdictLabel, type ViewState } from '../../media/proofViewState';
+import { emptyState, reduce, stoppedLabel, thinkLabel, turnLabel, verdictLabel, type ViewState } from '../../media/proofViewState';
 
 const id = 'p1';
 const ev = (event: LspProveEvent, at: number) => ({ type: 'event' as const, event, at });
@@ -86,4 +86,34 @@ test('think text splits into prose and fenced Lean code, also while a fence is s
     { kind: 'prose', text: 'Start.\n' }, { kind: 'code', lang: 'tactics', text: 'have h : 1 = 1 := rfl' }, { kind: 'prose', text: '\nThen.' }]);
   assert.deepEqual(splitFences('Now:\n```lean4\ntheorem t'), [{ kind: 'prose', text: 'Now:\n' }, { kind: 'code', lang: 'lean4', text: 'theorem t' }]);
   assert.deepEqual(splitFences('no code'), [{ kind: 'prose', text: 'no code' }]);
+});
+
+test('samples stopped by the first verified proof say so and why, not "checking with Lean"', () => {
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'think', id, sample: 0, turn: 1, delta: 'a' }, 0),
+    ev({ type: 'think', id, sample: 1, turn: 1, delta: 'b' }, 0),
+    ev({ type: 'think', id, sample: 2, turn: 1, delta: 'c' }, 0),
+    ev({ type: 'verdict', id, sample: 1, turn: 1, verdict: good }, 1000),
+    ev({ type: 'stopped', id, sample: 0, turn: 1, reason: 'proved', bySample: 1 }, 1000),
+    ev({ type: 'stopped', id, sample: 2, turn: 1, reason: 'proved', bySample: 1 }, 1000),
+  ]);
+  const [s0, , s2] = s.turns;
+  // Still streaming when stopped: the think block closes and the row says why.
+  assert.equal(thinkLabel(s0), 'Thought for 1 s');
+  assert.equal(stoppedLabel(s0), '■ Stopped: sample 2 was verified first, so this one was not finished');
+  // Its attempt then arrives without a verdict (decoding or the check was cancelled).
+  const cancelled: Attempt = { ...attempt(1, good), verdict: null, finishReason: 'cancelled', fixSkipped: 'proved' };
+  const after = reduce(s, ev({ type: 'attempt', id, attempt: cancelled }, 1200));
+  const label = verdictLabel(after.turns[0].attempt!, after.turns[0]);
+  assert.deepEqual(label, { text: '■ Stopped: sample 2 was verified first, so this one was not finished', ok: false, stopped: true });
+  assert.doesNotMatch(label.text, /checking with Lean/);
+  assert.ok(stoppedLabel(s2));
+  // From the result alone (no stopped event seen): fixSkipped says why.
+  assert.equal(verdictLabel(cancelled).text, '■ Stopped: another sample was verified first, so this one was not finished');
+  assert.equal(verdictLabel({ ...cancelled, fixSkipped: 'cancelled' }).text, '■ Stopped: the proof was cancelled');
+  // A turn still waiting for Lean, a judged one and a format failure are not "stopped".
+  assert.equal(verdictLabel({ ...cancelled, fixSkipped: undefined }).text, '… checking with Lean');
+  assert.equal(stoppedLabel({ stopped: { reason: 'proved', bySample: 1 }, attempt: attempt(1, bad) }), undefined);
+  assert.match(verdictLabel({ ...cancelled, format: { ok: false, error: 'NO_VALID_THINK_BLOCK' } }, s0).text, /^✘ Format/);
 });

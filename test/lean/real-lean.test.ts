@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/settings';
+import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/buildVerifier';
 
 const project = process.env.KIMINA_LEAN_PROJECT;
 const skipReason = !project

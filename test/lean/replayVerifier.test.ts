@@ -25,6 +25,8 @@ for (const lean of leanVersions) {
       const answeredFromRecording = new Set(readFileSync(logFile, 'utf8').split('\n').map((l) => /^\d+ recorded:(\S+) /.exec(l)?.[1]).filter(Boolean));
       cases.forEach((r, i) => {
         if (knownMismatchKey(r) in knownMismatches) return;
+        // refused before Lean (`open Lean.Compiler`: a meta namespace): its class is checked above, no answer to replay
+        if (outcomes[i].verdict.reason.startsWith('Rejected before Lean')) return;
         // the body (or, for an import-only snippet, its header) was answered from its own recording
         assert.ok(answeredFromRecording.has(r.id), `${r.id}: the double never replayed this recording`);
         if (r.runsOn === null && r.request.cmd.startsWith('import')) return; // import-only: no body answer to compare

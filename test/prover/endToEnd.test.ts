@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import type { ProveEvent, ProveResult } from '../../backend/protocol';
+import { ApiClient, type ProveEvent, type ProveResult } from '../../backend/protocol';
 import { OnnxEngine } from '../../backend/model/onnx/engine';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/settings';
+import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
 import { createProveRouter } from '../../backend/api/proveRoutes';
 import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';
@@ -68,10 +68,8 @@ before(async () => {
 });
 
 test('POST /v1/prove (SSE): wrong first answer, Lean feedback, fix turn, verified proof', { timeout: 60_000 }, async () => {
-  const res = await fetch(`${url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ code: EXAMPLE, samples: 2 }) });
-  assert.equal(res.status, 200);
-  const events = (await res.text()).split('\n\n').filter((b) => b.startsWith('event:')).map((b) => JSON.parse(b.split('\n')[1].slice(6)) as ProveEvent);
+  const events: ProveEvent[] = [];
+  for await (const e of new ApiClient({ url }).stream('prove', { body: { code: EXAMPLE, samples: 2 } })) events.push(e);
   const done = events.at(-1) as Extract<ProveEvent, { type: 'done' }>;
   assert.equal(done.type, 'done');
   const result = done.result;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NO_PROOF, NO_STATEMENT, extractProof, isIndexCommented, normalizeStatement, signatureOf } from '../../backend/prover/extract';
-import { STATEMENT, WELL_FORMED } from './kiminaExamples';
+import { STATEMENT, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const NORMALIZED = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by';
 

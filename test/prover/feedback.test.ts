@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { ReplMessage, Verdict } from '../../backend/protocol';
 import { buildFeedback, goalsAt, windowLines } from '../../backend/prover/feedback';
 import { planFixTurn } from '../../backend/prover/fixTurn';
-import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH } from './kiminaExamples';
+import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH } from '../../backend/demo/kiminaExamples';
 
 function verdict(messages: ReplMessage[], status: Verdict['status'] = 'lean_error', reason = 'Lean reported errors.'): Verdict {
   return { status, reason, messages, sorries: [], time: 0.1 };

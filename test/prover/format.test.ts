@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkAnswer, checkConversation, intersectionOverFinal, parseTacticBlocks, significantThinkingLines } from '../../backend/prover/format';
-import { REPEATED_SENTENCE, STATEMENT, WELL_FORMED } from './kiminaExamples';
+import { REPEATED_SENTENCE, STATEMENT, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const check = (response: string) => checkAnswer(response, STATEMENT).error;
 const replaceOnce = (s: string, from: string, to: string) => {

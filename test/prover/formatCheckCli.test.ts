@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { checkLine } from '../../backend/prover/checkLine';
-import { STATEMENT, WELL_FORMED } from './kiminaExamples';
+import { STATEMENT, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const root = join(__dirname, '..', '..');
 const PROOF = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  have h₁ : 2 * x = 8 := by linarith\n  linarith';

@@ -7,7 +7,7 @@ import { OpenAIEngine } from '../../backend/model/openai/engine';
 import { prove } from '../../backend/prover/prove';
 import { startStandInOpenAIServer } from '../model/standInOpenAIServer';
 import { StandInVerifier, leanError, valid } from './doubles';
-import { TYPE_MISMATCH, WELL_FORMED } from './kiminaExamples';
+import { TYPE_MISMATCH, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = 'import Mathlib\n\n/-- Solve for x. -/\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
 const BAD = WELL_FORMED.replaceAll('  linarith\n```', '  exact h₁\n```');

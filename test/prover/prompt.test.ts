@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { SYSTEM_PROMPT, buildPrompt, userPrompt } from '../../backend/prover/prompt';
-import { STATEMENT, WELL_FORMED } from './kiminaExamples';
+import { STATEMENT, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FORMAL = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by';
 

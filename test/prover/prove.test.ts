@@ -5,7 +5,7 @@ import { prove } from '../../backend/prover/prove';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
-import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH, WELL_FORMED } from './kiminaExamples';
+import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = `import Mathlib
 
@@ -170,9 +170,11 @@ test('the loop leaves no listener on the caller\'s signal', async () => {
 test('a sample that failed before another was verified gets no fix turn: proved', async () => {
   const engine = new ScriptedEngine((_c, i) => (i === 0 ? BAD : WELL_FORMED));
   const verifier = new StandInVerifier((code) => (code.endsWith('  linarith') ? { verdict: valid(), delayMs: 30 } : judgeByProof(code)));
-  const result = await prove({ code: FILE, samples: 2 }, { engine, verifier });
+  const events: ProveEvent[] = [];
+  const result = await prove({ code: FILE, samples: 2 }, { engine, verifier }, (e) => events.push(e));
   assert.equal(result.status, 'proved');
   assert.deepEqual(result.attempts.map((a) => [a.verdict?.status, a.fixSkipped]), [['lean_error', 'proved'], ['valid', 'valid']]);
+  assert.ok(!events.some((e) => e.type === 'stopped'), 'a sample Lean already judged was not stopped');
   assert.equal(engine.calls.length, 1);
 });
 
@@ -201,6 +203,10 @@ test('early check: a short answer verified while a long one still decodes stops 
   assert.equal(early.verifier.calls.length, 1);
   const verdictAt = early.events.findIndex((e) => e.type === 'verdict');
   assert.ok(early.events.slice(verdictAt).some((e) => e.type === 'think'), 'the verdict came while the other sample was still thinking');
+  // The stopped sample is told so at once (the Proof view shows why, instead of waiting for Lean).
+  const stopped = early.events.filter((e) => e.type === 'stopped');
+  assert.deepEqual(stopped.map((e) => e.type === 'stopped' && [e.sample, e.turn, e.reason, e.bySample]), [[1, 1, 'proved', 0]]);
+  assert.ok(early.events.findIndex((e) => e.type === 'stopped') > verdictAt);
 
   const late = await run(false);
   assert.equal(late.result.status, 'proved');

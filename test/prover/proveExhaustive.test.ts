@@ -8,7 +8,7 @@ import { prove } from '../../backend/prover/prove';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
-import { TYPE_MISMATCH, WELL_FORMED } from './kiminaExamples';
+import { TYPE_MISMATCH, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
 /** Well formed, but `exact h₁` is a type mismatch for the stand-in verifier. */

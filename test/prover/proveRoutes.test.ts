@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import type { ProveEvent, ProveResult } from '../../backend/protocol';
+import { readSse, type ProveEvent, type ProveResult } from '../../backend/protocol';
 import { createProveRouter, type ProveRouterDeps } from '../../backend/api/proveRoutes';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
-import { WELL_FORMED } from './kiminaExamples';
+import { WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
 const judge = (code: string) => (code.endsWith('  linarith') ? { verdict: valid() } : { verdict: leanError([]) });
@@ -23,15 +23,14 @@ async function serve(deps: ProveRouterDeps): Promise<{ url: string; close: () =>
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
-/** Reads an SSE body into events until it ends. */
+/** Reads an SSE body into events until it ends; each frame's `event:` name is its event's type. */
 async function readEvents(res: Response): Promise<ProveEvent[]> {
-  const text = await res.text();
-  return text.split('\n\n').filter((b) => b.startsWith('event:')).map((b) => {
-    const [eventLine, dataLine] = b.split('\n');
-    const event = JSON.parse(dataLine.slice('data: '.length)) as ProveEvent;
-    assert.equal(eventLine, `event: ${event.type}`);
-    return event;
-  });
+  const events: ProveEvent[] = [];
+  for await (const { event, data } of readSse(res.body!)) {
+    assert.equal(event, (data as ProveEvent).type);
+    events.push(data as ProveEvent);
+  }
+  return events;
 }
 
 test('POST /v1/prove answers JSON; GET /v1/prove/:id returns the stored run', async () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ThinkSplitter, splitThink } from '../../backend/prover/thinkStream';
-import { WELL_FORMED } from './kiminaExamples';
+import { WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 function streamed(text: string, size: number) {
   const s = new ThinkSplitter();

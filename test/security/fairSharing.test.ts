@@ -6,6 +6,9 @@
 // nor run unbounded.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Admission } from '../../backend/lean/admission';
+import { clampTimeoutS, MAX_CHECK_TIMEOUT_S } from '../../backend/lean/checkTimeout';
+import { standInVerifier } from '../lean/standInVerifier';
 import { startServe, type LiveServe } from './liveServe';
 
 const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
@@ -25,7 +28,7 @@ after(async () => { await s?.stop(); });
 
 test('a greedy client is held to its share (429 + Retry-After) and small clients are served meanwhile', async () => {
   const t0 = performance.now();
-  const greedyReward = Array.from({ length: 5 }, (_, k) => s.post('/v1/training/reward', { step: k, items: Array.from({ length: 64 }, () => rewardItem(100)) }));
+  const greedyReward = Array.from({ length: 5 }, (_, k) => s.post('/v1/training/reward', { step: k, purpose: 'train', items: Array.from({ length: 64 }, () => rewardItem(100)) }));
   const greedyCheck = Array.from({ length: 6 }, (_, k) => s.post('/api/check', { snippets: Array.from({ length: 64 }, (_, i) => slowSnippet(k * 100 + i, 100)) }, { 'x-kimina-client': 'greedy' }));
   await new Promise((r) => setTimeout(r, 300)); // the greedy requests are in
   const small = Array.from({ length: 4 }, async (_, c) => {
@@ -60,20 +63,40 @@ test('a greedy client is held to its share (429 + Retry-After) and small clients
   await s.health();
 });
 
-test('more answers or snippets than one request may carry are refused (413), and the server stays healthy', async () => {
-  const reward = await s.post('/v1/training/reward', { step: 0, items: Array.from({ length: 20_000 }, () => rewardItem(0)).slice(0, 300) });
-  assert.ok([413, 422].includes(reward.status), `reward with 300 answers: ${reward.status} ${JSON.stringify(reward.json).slice(0, 200)}`);
+test('more answers or snippets than one request may carry are refused (413 before any work), and the server stays healthy', async () => {
+  const huge = await s.post('/v1/training/reward', { step: 0, purpose: 'train', items: Array.from({ length: 20_000 }, () => rewardItem(0)) });
+  assert.ok([400, 413, 422].includes(huge.status), `reward with 20,000 answers: ${huge.status}`); // the edge, or the body limit
+  // within the edge's limits, beyond the service's: refused by the reward service and the admission queue themselves
+  const reward = await s.post('/v1/training/reward', { step: 0, purpose: 'train', items: Array.from({ length: 200 }, () => rewardItem(0)) });
+  assert.equal(reward.status, 413, `reward with 200 answers: ${JSON.stringify(reward.json).slice(0, 200)}`);
+  assert.match(reward.json.detail, /at most 128 answers per reward request/);
   const check = await s.post('/api/check', { snippets: Array.from({ length: 65 }, (_, i) => slowSnippet(i, 0)) });
-  assert.ok([413, 422].includes(check.status), `check with 65 snippets: ${check.status}`);
+  assert.equal(check.status, 413, `check with 65 snippets: ${JSON.stringify(check.json).slice(0, 200)}`);
+  assert.match(check.json.detail, /Too many snippets in one request: 65, the limit is 64/);
   await s.health();
 });
 
 test('a timeout of 1e6 s or beyond 2^31 ms neither fires at once nor runs unbounded', async () => {
   for (const timeout of [1e6, 2 ** 31 / 1000 + 10]) {
     const r = await s.post('/api/check', { snippets: [slowSnippet(1, 300)], timeout });
-    if (r.status === 422) continue; // the edge refuses it before the verifier (the HTTP-edge schema)
+    if (r.status === 400 || r.status === 422) continue; // the edge refuses it before the verifier (the HTTP-edge schema)
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.equal(r.json.results[0].error ?? null, null, `timeout ${timeout}: ${JSON.stringify(r.json.results[0])}`);
   }
   await s.health();
+});
+
+test('inside the verifier too: a timeout past Node\'s timer range is capped at an hour, not an instant timeout', async () => {
+  const standIn = standInVerifier({ maxRepls: 1 });
+  try {
+    const admission = new Admission(standIn.verifier, { capacity: 4, perClient: 4, maxBatch: 4, lanes: 1, defaultTimeoutS: 10 });
+    for (const verifier of [standIn.verifier, admission]) {
+      const outcome = await verifier.check('theorem t : True := by\n  trivial -- stand_in_slow_300', { timeout: 1e7 });
+      assert.equal(outcome.verdict.status, 'valid', JSON.stringify(outcome.verdict));
+    }
+    assert.equal(clampTimeoutS(1e7, 60), MAX_CHECK_TIMEOUT_S);
+    assert.equal(clampTimeoutS(Number.NaN, 60), 60);
+    assert.equal(clampTimeoutS(-1, 60), 60);
+    assert.equal(clampTimeoutS(undefined, 1e9), MAX_CHECK_TIMEOUT_S);
+  } finally { await standIn.verifier.close(); }
 });

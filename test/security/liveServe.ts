@@ -22,9 +22,9 @@ export interface LiveServe {
   stop(): Promise<void>;
 }
 
-export async function startServe(extraEnv: Record<string, string> = {}, options: { home?: string } = {}): Promise<LiveServe> {
+export async function startServe(extraEnv: Record<string, string> = {}, options: { home?: string; port?: number } = {}): Promise<LiveServe> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'kimina-sec-home-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'serve', '--port', String(options.port ?? 0)], {
     cwd: root,
     env: { ...process.env, ...standInReplEnv({ importDelayMs: 0 }), KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '2',
       KIMINA_HOME: home, KIMINA_DB: '', KIMINA_LEAN_PROJECT: home, KIMINA_API_TOKEN: TOKEN, LEAN_SERVER_API_KEY: '',

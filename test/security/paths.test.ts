@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, sy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseToolchain, releaseTag } from '../../backend/lean/toolchain';
+import { ensurePythonEnv } from '../../backend/training/pythonEnv';
 import { assertInside, isInside, OutsideParentError, removeInside } from '../../backend/store/safePaths';
 
 const root = join(__dirname, '..', '..');
@@ -125,5 +126,16 @@ test('isInside resolves symlinks on both sides; removeInside refuses the parent 
     assert.equal(assertInside(join(dir, 'alias'), join(dir, 'alias', 'child')), join(dir, 'alias', 'child'));
     removeInside(join(dir, 'alias'), join(dir, 'alias', 'child'));
     assert.ok(!existsSync(join(parent, 'child')));
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('a trainer environment folder that is not a Python environment is never deleted to make room', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-sec-paths-'));
+  try {
+    const v = victim(dir);
+    const requirements = join(dir, 'requirements.txt');
+    writeFileSync(requirements, '');
+    await assert.rejects(ensurePythonEnv({ dir: v, requirements, onProgress: () => {} }), /refusing to replace .*victim: it is not a Python environment/);
+    assert.equal(readFileSync(join(v, 'precious.txt'), 'utf8'), 'keep me');
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });

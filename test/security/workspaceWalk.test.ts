@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { leanFiles } from '../../backend/training/harvest';
 import { startServe, type LiveServe } from './liveServe';
@@ -19,10 +19,20 @@ before(async () => {
 });
 after(async () => { await s?.stop(); rmSync(dir, { recursive: true, force: true }); });
 
-test('workspace "/" is walked without freezing the server: /health answers fast throughout', async () => {
+test('workspace "/" and the home folder are refused at once, and the server stays healthy', async () => {
+  for (const workspace of ['/', homedir()]) {
+    const r = await s.post('/v1/training/runs', { model: 'tiny', preset: 'single-gpu-lora', gpus: 'cpu', workspace });
+    assert.equal(r.status, 400, JSON.stringify(r.json));
+    assert.match(r.json.detail, /must be a project folder/);
+    assert.ok(r.ms < 2000, `refused in ${r.ms} ms`);
+  }
+  await s.health();
+});
+
+test('a huge workspace (/usr) is walked without freezing the server: /health answers fast throughout', async () => {
   const started = performance.now();
   let done = false;
-  const run = s.post('/v1/training/runs', { model: 'tiny', preset: 'single-gpu-lora', gpus: 'cpu', workspace: '/' }).finally(() => { done = true; });
+  const run = s.post('/v1/training/runs', { model: 'tiny', preset: 'single-gpu-lora', gpus: 'cpu', workspace: '/usr' }).finally(() => { done = true; });
   const healthMs: number[] = [];
   while (!done && performance.now() - started < 60_000) {
     healthMs.push((await s.health()).ms);
@@ -30,7 +40,7 @@ test('workspace "/" is walked without freezing the server: /health answers fast 
   }
   const r = await run;
   const took = performance.now() - started;
-  console.log(`workspace "/": answered ${r.status} after ${Math.round(took)} ms; /health ${healthMs.length} probes, max ${Math.round(Math.max(...healthMs))} ms`);
+  console.log(`workspace /usr: answered ${r.status} after ${Math.round(took)} ms; /health ${healthMs.length} probes, max ${Math.round(Math.max(...healthMs))} ms`);
   assert.ok(r.status < 500, `${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
   assert.ok(took < 40_000, `the walk is bounded in time (${took} ms)`);
   assert.ok(healthMs.length >= 3, 'the walk took long enough to probe');

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { ChatMessage, TrainingPrompt, TrainingRun } from '../../backend/protocol';
 import { createApp, listen, type Listening } from '../../backend/api/server';
 import { trainingRouterOf } from '../../backend/api/trainingMount';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/settings';
+import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
 import { openDb, type Db } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import type { RewardScorer } from '../../backend/training/rewardService';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { RewardItem, RewardResponse } from '../../backend/protocol';
 import { createApp, listen, type Listening } from '../../backend/api/server';
 import { trainingRouterOf } from '../../backend/api/trainingMount';
-import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/settings';
+import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/buildVerifier';
 import { openDb } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import { leanRewardScorer, rewardMetrics } from '../../backend/training/rewardService';

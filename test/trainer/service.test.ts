@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TrainingRunsResponse } from '../../backend/protocol';
 import { createApp, listen } from '../../backend/api/server';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/settings';
+import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
 import { openDb } from '../../backend/store/db';
 import { TrainingStore } from '../../backend/store/training';
 import { presetHyper } from '../../backend/training/presets';

@@ -5,7 +5,8 @@ import * as ort from 'onnxruntime-node';
 import { KvCache, MASKED } from './kvCache';
 import { io } from './qwen3Graph';
 import type { Qwen3Shape } from './qwen3Config';
-import { rowRandom, sampleToken } from './sampler';
+import { rowRandom, sampleToken, verifyDraft, type ScoreKind } from './sampler';
+import { PromptLookup } from './promptLookup';
 import type { FinishReason } from '../engine';
 
 export interface DecodeRequest {
@@ -17,6 +18,29 @@ export interface DecodeRequest {
   eosIds: number[];
   /** Only ids below this are sampled (the tokenizer's size; model vocabularies are padded). */
   vocabLimit?: number;
+  /** Speculative decoding by prompt lookup; off when absent (see SpeculationOptions). */
+  speculation?: SpeculationOptions;
+}
+
+/**
+ * Prompt-lookup speculative decoding: up to `maxDraft` tokens drafted from n-gram matches in the
+ * row's context are verified in one forward pass. Greedy output is unchanged; sampled output has the
+ * same distribution (speculative sampling with a point-mass draft), though not the same draws for a
+ * seed as without speculation.
+ */
+export interface SpeculationOptions {
+  maxDraft: number;
+  ngramMax?: number;
+  ngramMin?: number;
+  /** Draft only while at most this many rows decode together (default: any). */
+  maxRows?: number;
+}
+
+/** Counters of one decode call (speculation's drafted and accepted tokens, forward passes). */
+export interface DecodeStats {
+  steps: number;
+  drafted: number;
+  accepted: number;
 }
 
 export interface DecodeControl {
@@ -51,6 +75,13 @@ export class Decoder {
   readonly growStep: number;
   readonly padId: number;
   private cacheFeeds?: { version: number; cache: KvCache; feeds: Feeds };
+  /** Whether the graph returns logits for several trailing positions (logits_count input). */
+  readonly multiLogits: boolean;
+  /** Whether the graph also computes the softmax at a temperature (inv_temperature input, probs output). */
+  readonly graphSoftmax: boolean;
+  private readonly kvOutputs: string[];
+  /** Counters of the latest decode call. */
+  lastStats: DecodeStats = { steps: 0, drafted: 0, accepted: 0 };
 
   constructor(readonly session: ort.InferenceSession, readonly shape: Qwen3Shape, options: DecoderOptions = {}) {
     if (!session.inputNames.includes(io.pastBias)) {
@@ -59,6 +90,9 @@ export class Decoder {
     this.prefillChunk = options.prefillChunk ?? 256;
     this.growStep = options.growStep ?? 128;
     this.padId = options.padId ?? 0;
+    this.multiLogits = session.inputNames.includes(io.logitsCount);
+    this.graphSoftmax = session.inputNames.includes(io.invTemperature) && session.outputNames.includes(io.probs);
+    this.kvOutputs = Array.from({ length: shape.layers }, (_, l) => [io.newKey(l), io.newValue(l)]).flat();
   }
 
   newState(batch: number): BatchState {
@@ -81,14 +115,25 @@ export class Decoder {
   }
 
   /**
-   * Runs the graph on one equal-length slice per row (null = left padding) and stores the new K/V.
-   * Returns the logits of each row's last position, [batch * vocab].
+   * Runs the graph on one equal-length slice per row (null = padding: left padding of prompts, or
+   * right padding of shorter drafts) and stores the new K/V. Returns the logits of each row's last
+   * `logitsCount` positions, [batch, logitsCount, vocab].
    */
-  async feed(state: BatchState, rows: (number | null)[][]): Promise<Float32Array> {
+  async feed(state: BatchState, rows: (number | null)[][], logitsCount = 1): Promise<Float32Array> {
+    return (await this.feedScores(state, rows, logitsCount, 0)).scores;
+  }
+
+  /**
+   * `feed`, returning for temperature > 0 the softmax at that temperature computed in the graph
+   * (`kind: 'probs'`) when the graph has it, else the logits.
+   */
+  async feedScores(state: BatchState, rows: (number | null)[][], logitsCount: number, temperature: number): Promise<{ scores: Float32Array; kind: ScoreKind }> {
     const B = rows.length;
     const S = rows[0]?.length ?? 0;
     if (B !== state.cache.batch) throw new Error(`internal: feed of ${B} rows into a batch of ${state.cache.batch}`);
     if (S === 0 || rows.some((r) => r.length !== S)) throw new Error('internal: feed rows must be non-empty and of equal length');
+    if (logitsCount < 1 || logitsCount > S) throw new Error(`internal: logits for ${logitsCount} of ${S} positions`);
+    if (logitsCount > 1 && !this.multiLogits) throw new Error('internal: this graph returns the last position\'s logits only (converted before logits_count existed)');
     state.cache.reserve(S);
     const ids = new BigInt64Array(B * S);
     const positions = new BigInt64Array(B * S);
@@ -115,7 +160,11 @@ export class Decoder {
       [io.positionIds]: new ort.Tensor('int64', positions, [B, S]),
       [io.newBias]: new ort.Tensor('float32', newBias, [B, S, S]),
     };
-    const out = await this.session.run(feeds);
+    if (this.multiLogits) feeds[io.logitsCount] = new ort.Tensor('int64', BigInt64Array.of(BigInt(logitsCount)), [1]);
+    const probs = temperature > 0 && this.graphSoftmax;
+    if (this.graphSoftmax) feeds[io.invTemperature] = new ort.Tensor('float32', Float32Array.of(probs ? 1 / temperature : 1), [1]);
+    // Only the scores the caller uses are fetched (every fetched output is copied by the binding).
+    const out = this.graphSoftmax ? await this.session.run(feeds, [probs ? io.probs : io.logits, ...this.kvOutputs]) : await this.session.run(feeds);
     const keys: Float32Array[] = [];
     const values: Float32Array[] = [];
     for (let l = 0; l < this.shape.layers; l++) {
@@ -123,7 +172,7 @@ export class Decoder {
       values.push(out[io.newValue(l)].data as Float32Array);
     }
     state.cache.append(keys, values, S, real);
-    return out[io.logits].data as Float32Array;
+    return probs ? { scores: out[io.probs].data as Float32Array, kind: 'probs' } : { scores: out[io.logits].data as Float32Array, kind: 'logits' };
   }
 
   /**
@@ -131,15 +180,21 @@ export class Decoder {
    * when `isCancelled` turned true between chunks.
    */
   async prefill(state: BatchState, prompts: number[][], isCancelled: () => boolean = () => false): Promise<Float32Array | undefined> {
+    return (await this.prefillScores(state, prompts, isCancelled, 0))?.scores;
+  }
+
+  /** `prefill` whose last chunk returns the graph's softmax at `temperature` (> 0) when it has one. */
+  async prefillScores(state: BatchState, prompts: number[][], isCancelled: () => boolean, temperature: number): Promise<{ scores: Float32Array; kind: ScoreKind } | undefined> {
     const longest = Math.max(...prompts.map((p) => p.length));
     if (longest === 0) throw new Error('cannot generate from an empty prompt');
     const padded = prompts.map((p) => [...new Array<null>(longest - p.length).fill(null), ...p]);
-    let logits: Float32Array = new Float32Array(0);
+    let out: { scores: Float32Array; kind: ScoreKind } = { scores: new Float32Array(0), kind: 'logits' };
     for (let at = 0; at < longest; at += this.prefillChunk) {
       if (isCancelled()) return undefined;
-      logits = await this.feed(state, padded.map((r) => r.slice(at, at + this.prefillChunk)));
+      const last = at + this.prefillChunk >= longest;
+      out = await this.feedScores(state, padded.map((r) => r.slice(at, at + this.prefillChunk)), 1, last ? temperature : 0);
     }
-    return logits;
+    return out;
   }
 
   async decode(req: DecodeRequest, control: DecodeControl): Promise<RowResult[]> {
@@ -163,63 +218,123 @@ export class Decoder {
       return u;
     });
     const state = this.newState(unique.length);
-    const prefillLogits = await this.prefill(state, unique, () => control.isCancelled());
-    if (!prefillLogits) {
+    const prefilled = await this.prefillScores(state, unique, () => control.isCancelled(), req.temperature);
+    if (!prefilled) {
       for (const r of results) r.finishReason = 'cancelled';
       return results;
     }
     state.cache.selectRows(rowToUnique);
     state.nextPosition = rowToUnique.map((u) => state.nextPosition[u]);
+    // Per row: logits, or the graph's softmax at the temperature when sampling (kind).
     let logits: Float32Array = new Float32Array(req.prompts.length * V);
-    rowToUnique.forEach((u, row) => logits.set(prefillLogits.subarray(u * V, (u + 1) * V), row * V));
+    let kind = prefilled.kind;
+    rowToUnique.forEach((u, row) => logits.set(prefilled.scores.subarray(u * V, (u + 1) * V), row * V));
 
     const randoms = req.prompts.map((_, row) => rowRandom(req.seed, row));
     const limit = Math.min(V, req.vocabLimit ?? V);
     const eos = new Set(req.eosIds);
+    const spec = req.speculation && req.speculation.maxDraft > 0 && this.multiLogits ? req.speculation : undefined;
+    // Each row's context (prompt, then every token produced) for drafting.
+    const contexts = spec ? req.prompts.map((p) => [...p]) : [];
+    const lookups = spec ? req.prompts.map(() => new PromptLookup(spec)) : [];
+    const stats: DecodeStats = { steps: 0, drafted: 0, accepted: 0 };
+    this.lastStats = stats;
     let active = req.prompts.map((_, row) => row); // request row of each batch row
+    // Per batch row: the tokens fed in the last pass after the pending one (drafts), and how many
+    // positions of logits each row has ([batch, S, V] with S = 1 + the longest draft).
+    let drafts: number[][] = active.map(() => []);
+    let S = 1;
     while (active.length > 0) {
       if (control.isCancelled()) {
         for (const row of active) results[row].finishReason = 'cancelled';
         break;
       }
-      const next: number[] = [];
-      const emitted: number[] = [];
-      const emittedRows: number[] = [];
-      const keep: number[] = [];
+      // Verify each row's drafts against its logits; produce the row's new tokens (accepted drafts,
+      // then one sampled token) and how many of the fed positions stay in the cache.
+      const produced: number[][] = [];
+      const kept: number[] = [];
+      const pending: (number | undefined)[] = [];
       active.forEach((row, b) => {
-        const token = sampleToken(logits.subarray(b * V, b * V + limit), req.temperature, req.topP, randoms[row]);
-        if (eos.has(token)) {
-          results[row].finishReason = 'stop';
-          return;
+        const out: number[] = [];
+        const base = b * S * V;
+        let j = 0;
+        for (; j < drafts[b].length; j++) {
+          const at = base + j * V;
+          const v = verifyDraft(logits.subarray(at, at + limit), drafts[b][j], req.temperature, req.topP, randoms[row], kind);
+          out.push(v.token);
+          if (!v.accepted) break;
+          stats.accepted++;
         }
-        results[row].tokens++;
-        emitted.push(token);
-        emittedRows.push(row);
-        if (results[row].tokens >= req.maxTokens || state.nextPosition[b] + 1 >= this.shape.maxPositions) {
-          results[row].finishReason = 'length';
-          return;
+        if (j === drafts[b].length) {
+          const at = base + j * V;
+          out.push(sampleToken(logits.subarray(at, at + limit), req.temperature, req.topP, randoms[row], kind));
         }
-        keep.push(b);
-        next.push(token);
+        kept.push(1 + Math.min(j, drafts[b].length));
+        // Emit in order until the row ends (EOS, token limit, context); the last token stays pending.
+        let last: number | undefined;
+        for (const token of out) {
+          if (eos.has(token)) {
+            results[row].finishReason = 'stop';
+            last = undefined;
+            break;
+          }
+          results[row].tokens++;
+          produced[b] ??= [];
+          produced[b].push(token);
+          last = token;
+          if (results[row].tokens >= req.maxTokens) {
+            results[row].finishReason = 'length';
+            last = undefined;
+            break;
+          }
+        }
+        pending.push(last);
       });
-      if (emitted.length > 0) control.onTokens(emittedRows, emitted);
-      // Rows the caller stopped (stop strings) leave the batch too.
-      const still = keep.filter((b) => {
-        const row = active[b];
-        if (control.isStopped(row)) {
-          results[row].finishReason = 'stop';
-          return false;
-        }
-        return true;
+      // Stream the new tokens: one call per token index (rows with fewer tokens drop out).
+      const longest = Math.max(0, ...produced.map((p) => p?.length ?? 0));
+      for (let i = 0; i < longest; i++) {
+        const rows: number[] = [];
+        const tokens: number[] = [];
+        active.forEach((row, b) => { if (produced[b] && i < produced[b].length) { rows.push(row); tokens.push(produced[b][i]); } });
+        control.onTokens(rows, tokens);
+      }
+      // Roll the cache back past rejected drafts: every row keeps its first kept[b] fed slots.
+      if (S > 1) {
+        const start = state.cache.length - S;
+        const keep = Math.max(...kept);
+        active.forEach((_, b) => {
+          state.nextPosition[b] -= drafts[b].length + 1 - kept[b];
+          state.cache.maskSlots(b, start + kept[b], start + S);
+        });
+        state.cache.length = start + keep;
+      }
+      // Rows that end here: EOS, limits, the model's context, or the caller's stop.
+      const still: number[] = [];
+      active.forEach((row, b) => {
+        if (pending[b] === undefined) return;
+        if (state.nextPosition[b] + 1 >= this.shape.maxPositions) { results[row].finishReason = 'length'; return; }
+        if (control.isStopped(row)) { results[row].finishReason = 'stop'; return; }
+        still.push(b);
       });
       if (still.length === 0) break;
+      if (spec) active.forEach((row, b) => { if (produced[b]) contexts[row].push(...produced[b]); });
       if (still.length < active.length) {
         state.cache.selectRows(still);
         state.nextPosition = still.map((b) => state.nextPosition[b]);
       }
-      const tokens = still.map((b) => next[keep.indexOf(b)]);
+      const tokens = still.map((b) => pending[b]!);
       active = still.map((b) => active[b]);
-      logits = await this.feed(state, tokens.map((t) => [t]));
+      // Draft the next tokens after each row's pending token.
+      drafts = active.map((row, b) => {
+        if (!spec || active.length > (spec.maxRows ?? Infinity)) return [];
+        const room = Math.min(req.maxTokens - results[row].tokens - 1, this.shape.maxPositions - state.nextPosition[b] - 2);
+        return lookups[row].draft(contexts[row], Math.min(spec.maxDraft, room));
+      });
+      S = 1 + Math.max(...drafts.map((d) => d.length));
+      stats.drafted += drafts.reduce((a, d) => a + d.length, 0);
+      stats.steps++;
+      const fed = tokens.map((t, b) => [t, ...drafts[b], ...new Array<null>(S - 1 - drafts[b].length).fill(null)]);
+      ({ scores: logits, kind } = await this.feedScores(state, fed, S, req.temperature));
     }
     return results;
   }

@@ -10,6 +10,10 @@ import { readModelFolder, type ModelFolderInfo } from './modelFolder';
 import { InThreadBackend, WorkerBackend, workerScript, type BackendInfo, type DecodeBackend } from './backends';
 import { SampleText } from './textStream';
 import type { Device } from './session';
+import type { SpeculationOptions } from './decoder';
+
+/** Speculation used when the caller does not choose (see docs/onnx-engine.md for the measurements). */
+export const DEFAULT_SPECULATION: SpeculationOptions | false = false;
 
 export interface OnnxEngineOptions {
   device?: Device;
@@ -17,6 +21,11 @@ export interface OnnxEngineOptions {
   threads?: number;
   /** Decode on the calling thread instead of a worker (tests, tools without an event loop to protect). */
   inThread?: boolean;
+  /**
+   * Speculative decoding by prompt lookup (docs/onnx-engine.md): options, or false for none.
+   * Default: DEFAULT_SPECULATION.
+   */
+  speculation?: SpeculationOptions | false;
   log?: (line: string) => void;
 }
 
@@ -31,6 +40,7 @@ export class OnnxEngine implements Engine {
   readonly model: string;
   readonly maxContext: number;
   private readonly eosIds: number[];
+  private speculation: SpeculationOptions | undefined;
 
   private constructor(
     private readonly folder: ModelFolderInfo,
@@ -60,7 +70,10 @@ export class OnnxEngine implements Engine {
       if (!options.inThread) log('onnx: no worker script found next to the engine; decoding on the main thread');
       backend = await InThreadBackend.load(spec, log);
     }
-    return new OnnxEngine(folder, tokenizer, template, backend);
+    const engine = new OnnxEngine(folder, tokenizer, template, backend);
+    const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
+    engine.speculation = speculation || undefined;
+    return engine;
   }
 
   /** Where decoding runs (device, threads, why CUDA fell back). */
@@ -96,6 +109,7 @@ export class OnnxEngine implements Engine {
       seed: options.seed ?? randomInt(2 ** 31),
       eosIds: this.eosIds,
       vocabLimit: this.tokenizer.vocabSize,
+      speculation: this.speculation,
     }, (rows, tokens) => {
       rows.forEach((row, i) => {
         const sample = samples[row];

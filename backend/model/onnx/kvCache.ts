@@ -76,6 +76,11 @@ export class KvCache {
     this.version++;
   }
 
+  /** Masks slots [from, to) of one row again (rejected speculative tokens). */
+  maskSlots(row: number, from: number, to: number): void {
+    if (to > from) this.bias.fill(MASKED, row * this.capacity + from, row * this.capacity + to);
+  }
+
   /**
    * Stores the new tokens' K and V (graph outputs [batch, kvHeads, seq, headDim]) at slots
    * length..length+seq-1; `real[row * seq + s]` says whether that token is real (not padding).

@@ -33,6 +33,11 @@ export const io = {
   positionIds: 'position_ids',
   pastBias: 'past_bias',
   newBias: 'new_bias',
+  /** int64 [1]: how many trailing positions get logits (1 when decoding; k + 1 when verifying k drafts). */
+  logitsCount: 'logits_count',
+  /** float [1]: 1 / temperature for the `probs` output (sampling's softmax done in the graph). */
+  invTemperature: 'inv_temperature',
+  probs: 'probs',
   pastKey: (l: number) => `past_key.${l}`,
   pastValue: (l: number) => `past_value.${l}`,
   logits: 'logits',
@@ -59,6 +64,8 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   if (!optimum) {
     g.input(io.pastBias, DataType.FLOAT, ['batch', 'past']);
     g.input(io.newBias, DataType.FLOAT, ['batch', 'seq', 'seq']);
+    g.input(io.logitsCount, DataType.INT64, [1]);
+    g.input(io.invTemperature, DataType.FLOAT, [1]);
   }
   for (let l = 0; l < s.layers; l++) {
     if (optimum) {
@@ -192,9 +199,10 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     hidden = g.node('Add', [hidden, linear(act, `${p}.mlp.down_proj.weight`, s.hiddenSize, s.intermediateSize)]);
   }
 
-  // Logits for the last position only: [batch, vocab].
-  const last = g.node('Slice', [hidden, g.constInt64([-1]), end, g.constInt64([1])]);
-  const normed = g.node('Reshape', [rmsNorm(last, 'model.norm.weight', s.hiddenSize), g.constInt64([-1, s.hiddenSize])]);
+  // Logits for the last logits_count positions (the Optimum baseline: the last one): [batch, n, vocab].
+  const from = optimum ? g.constInt64([-1]) : g.node('Neg', [io.logitsCount]);
+  const last = g.node('Slice', [hidden, from, end, g.constInt64([1])]);
+  const normed = rmsNorm(last, 'model.norm.weight', s.hiddenSize);
   const logitsName = optimum ? 'logits_last' : io.logits;
   const headName = s.tieWordEmbeddings || !w.has('lm_head.weight') ? 'model.embed_tokens.weight' : 'lm_head.weight';
   if (quant === 'q4') {
@@ -210,12 +218,15 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     }, { domain: 'com.microsoft', outputNames: [logitsName] });
   } else {
     if (headName === 'lm_head.weight') g.initializer('lm_head.weight', DataType.FLOAT, [s.vocabSize, s.hiddenSize], weight(headName));
-    g.node('Gemm', [normed, headName], { transB: attr.int(1) }, { outputNames: [logitsName] });
+    // Gemm on [batch * n, hidden] rows, back to [batch, n, vocab].
+    const rows = g.node('Reshape', [normed, g.constInt64([-1, s.hiddenSize])]);
+    const outShape = g.node('Concat', [g.node('Shape', [normed], { start: attr.int(0), end: attr.int(2) }), g.constInt64([s.vocabSize])], { axis: attr.int(0) });
+    g.node('Reshape', [g.node('Gemm', [rows, headName], { transB: attr.int(1) }), outShape], {}, { outputNames: [logitsName] });
   }
 
   if (optimum) {
     // transformers.js reads logits[:, -1]: the last position as [batch, 1, vocab].
-    g.node('Reshape', [logitsName, g.constInt64([-1, 1, s.vocabSize])], {}, { outputNames: ['logits'] });
+    g.node('Identity', [logitsName], {}, { outputNames: ['logits'] });
     g.output('logits', DataType.FLOAT, ['batch', 1, s.vocabSize]);
     for (let l = 0; l < s.layers; l++) {
       g.output(`present.${l}.key`, DataType.FLOAT, ['batch', s.kvHeads, 'total', D]);
@@ -223,7 +234,10 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     }
     return;
   }
-  g.output(io.logits, DataType.FLOAT, ['batch', s.vocabSize]);
+  g.output(io.logits, DataType.FLOAT, ['batch', 'logits_count', s.vocabSize]);
+  // Softmax at the temperature, fetched instead of the logits when sampling.
+  g.node('Softmax', [g.node('Mul', [io.logits, io.invTemperature])], { axis: attr.int(-1) }, { outputNames: [io.probs] });
+  g.output(io.probs, DataType.FLOAT, ['batch', 'logits_count', s.vocabSize]);
   for (let l = 0; l < s.layers; l++) {
     g.output(io.newKey(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);
     g.output(io.newValue(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);

@@ -26,6 +26,8 @@ class RunConfig:
     token: str | None = None
     # Which launch of the run this process is; the backend refuses posts from any other (a stale trainer)
     launch_id: str | None = None
+    # The backend's pid: the trainer dies with it (lifeline.py)
+    backend_pid: int | None = None
     # Recipe values (training-recipe.md §2), scaled down by the backend's preset for small machines.
     learning_rate: float = 2e-6
     num_generations: int = 8

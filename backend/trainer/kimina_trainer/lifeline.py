@@ -1,11 +1,12 @@
 """The trainer lives only as long as the backend that started it.
 
 A trainer left running by a backend that died (kill -9, a crash, a closed terminal) would keep the GPUs busy and post
-steps the next backend no longer expects. So, when the backend started us (KIMINA_BACKEND_PID set):
+steps the next backend no longer expects. So, when the backend started us (its pid is in the run config,
+`backend_pid`):
 - Linux: the kernel sends SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG); a parent already gone by then is
   noticed by comparing getppid() with the pid we were given.
-- Everywhere: the backend holds the write end of our stdin (KIMINA_LIFELINE=stdin); when it dies the pipe reaches
-  end-of-file and a watcher thread ends the process at once.
+- Everywhere: the backend holds the write end of our stdin; when it dies the pipe reaches end-of-file and a
+  watcher thread ends the process at once.
 SIGKILL rather than a graceful stop: nothing more may reach a backend that has moved on; the run resumes from its
 last checkpoint.
 """
@@ -39,10 +40,12 @@ def set_parent_death_signal() -> bool:
 def watch_stdin() -> threading.Thread:
     """Ends the process when stdin reaches end-of-file (the backend holding its write end is gone)."""
     def watch() -> None:
+        # os.read on the raw descriptor: a thread blocked in sys.stdin's buffered reader would hold its lock and
+        # abort the interpreter's shutdown ("could not acquire lock for <stdin> at interpreter shutdown")
         try:
-            while sys.stdin.buffer.read(4096):
+            while os.read(0, 4096):
                 pass
-        except (OSError, ValueError):
+        except OSError:
             pass
         _die()
 
@@ -51,18 +54,16 @@ def watch_stdin() -> threading.Thread:
     return thread
 
 
-def bind_to_backend(environ: dict[str, str] | None = None) -> str:
-    """Ties this process's life to the backend's; returns what was set up (for the log)."""
-    env = os.environ if environ is None else environ
-    parent = int(env.get("KIMINA_BACKEND_PID") or 0)
-    if parent <= 0:
+def bind_to_backend(backend_pid: int | None, stdin_lifeline: bool = True) -> str:
+    """Ties this process's life to the backend's (`backend_pid`: our parent); returns what was set up (for the log)."""
+    if not backend_pid or backend_pid <= 0:
         return "none (started by hand)"
     how = []
     if set_parent_death_signal():
         how.append("parent-death signal")
-    if os.getppid() != parent:  # the backend died before the signal was armed
+    if os.getppid() != backend_pid:  # the backend died before the signal was armed
         os._exit(EXIT_ORPHANED)
-    if env.get("KIMINA_LIFELINE") == "stdin":
+    if stdin_lifeline:
         watch_stdin()
         how.append("stdin watch")
     return " + ".join(how) or "none"

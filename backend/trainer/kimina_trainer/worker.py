@@ -131,7 +131,7 @@ def main(argv: list[str]) -> int:
         print(f"kimina-trainer: bad run config: {e}", file=sys.stderr)
         return 2
 
-    lifeline = bind_to_backend()  # first: a trainer never outlives the backend that started it
+    lifeline = bind_to_backend(cfg.backend_pid)  # first: a trainer never outlives the backend that started it
     stop = StopFlag()
     signal.signal(signal.SIGTERM, lambda *_: setattr(stop, "requested", True))
     random.seed(cfg.seed)

@@ -13,8 +13,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A parent that starts a bound child (printing its pid), then waits; the test kills the parent with SIGKILL.
 PARENT = textwrap.dedent('''
     import os, subprocess, sys, time
-    env = dict(os.environ, KIMINA_BACKEND_PID=str(os.getpid()), KIMINA_LIFELINE="stdin")
-    child = subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdin=subprocess.PIPE, start_new_session=True)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(os.getpid())], stdin=subprocess.PIPE, start_new_session=True)
     print(child.pid, flush=True)
     time.sleep(600)
 ''')
@@ -23,7 +22,7 @@ CHILD = textwrap.dedent('''
     from kimina_trainer import lifeline
     if os.environ.get("NO_PDEATHSIG"):
         lifeline.set_parent_death_signal = lambda: False
-    lifeline.bind_to_backend()
+    lifeline.bind_to_backend(int(sys.argv[1]))
     time.sleep(600)
 ''')
 
@@ -60,7 +59,7 @@ class LifelineTest(unittest.TestCase):
 
     def test_started_by_hand_binds_nothing(self):
         from kimina_trainer.lifeline import bind_to_backend
-        self.assertEqual(bind_to_backend({}), "none (started by hand)")
+        self.assertEqual(bind_to_backend(None), "none (started by hand)")
 
 
 if __name__ == "__main__":

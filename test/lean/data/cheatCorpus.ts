@@ -33,7 +33,7 @@ export const cheats: Cheat[] = [
   { id: 'sorry-in-used-helper', class: 'sorry', source: 'issue 10 point 1', code: `def helper : (1 : ℕ) = 2 := sorryAx _\n${stmt}  exact helper`, expected: ['sorry'], caughtBy: 'warning' },
   { id: 'sorry-in-unused-def', class: 'sorry', source: 'issue 10 point 2', code: `def junk : ℕ := sorryAx _\ntheorem target : (1 : ℕ) = 1 := by\n  simp`, expected: ['sorry'], caughtBy: 'warning' },
   { id: 'sorry-decreasing-by', class: 'sorry', source: 'issue 10 (decreasing_by)', code: 'def f : ℕ → ℕ\n  | 0 => 0\n  | n + 1 => f n\ndecreasing_by sorry\ntheorem target : f 1 = 0 := by\n  simp [f]', expected: ['sorry'], caughtBy: 'warning' },
-  { id: 'sorry-behind-notation', class: 'sorry', source: 'issue 10 (behind a notation)', code: `notation "cheat!" => sorry\n${stmt}  exact cheat!`, expected: ['sorry', 'rejected'], caughtBy: 'warning' },
+  { id: 'sorry-behind-notation', class: 'sorry', source: 'issue 10 (behind a notation)', code: `notation "cheat!" => sorry\n${stmt}  exact cheat!`, expected: ['rejected'], caughtBy: 'filter' },
   // --- the warning silenced: only the audit can see sorryAx
   { id: 'warn-sorry-off-in', class: 'silenced-sorry', source: 'issue 10 point 2', code: `${off}${stmt}  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
   { id: 'warn-sorry-off-global', class: 'silenced-sorry', source: 'issue 10 point 2', code: `set_option warn.sorry false\n${stmt}  admit`, expected: ['sorry'], caughtBy: 'audit' },
@@ -85,7 +85,7 @@ export const cheats: Cheat[] = [
   { id: 'compiler-option', class: 'option', source: 'filter rule: kernel-option', code: `set_option compiler.extract_closed false in\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
   // --- text the filter reads differently from Lean (issue 10 point 5; the filter's rewrite owns these)
   { id: 'raw-string-hides-axiom', class: 'filter-bypass', source: 'issue 10 point 5', code: 'def s := r"\\"\naxiom cheat : False\ntheorem target : (1 : ℕ) = 2 := cheat.elim\n-- "', expected: ['rejected'], caughtBy: 'filter' },
-  { id: 'raw-string-hides-axiom-trusted', class: 'filter-bypass', source: 'issue 10 point 5 (the caller\'s name is audited whatever the lexer found)', theorems: ['target'], code: 'def s := r"\\"\naxiom cheat : False\ntheorem target : (1 : ℕ) = 2 := cheat.elim\n-- "', expected: ['rejected', 'lean_error'], caughtBy: 'audit' },
+  { id: 'raw-string-hides-axiom-trusted', class: 'filter-bypass', source: 'issue 10 point 5 (the caller\'s name is audited whatever the lexer found)', theorems: ['target'], code: 'def s := r"\\"\naxiom cheat : False\ntheorem target : (1 : ℕ) = 2 := cheat.elim\n-- "', expected: ['rejected', 'lean_error'], caughtBy: 'filter' },
   { id: 'raw-string-hides-run-tac', class: 'filter-bypass', source: 'issue 10 point 5', code: 'theorem target : (1 : ℕ) = 2 := by\n  have s := r"\\"\n  run_tac pure ()\n  -- "\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
   { id: 'glued-letter-run-cmd', class: 'filter-bypass', source: 'issue 10 point 5', code: `érun_cmd Lean.modifyEnv id\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
   { id: 'unterminated-guillemet', class: 'filter-bypass', source: 'issue 10 point 5', code: `def «x := 1\nrun_cmd Lean.modifyEnv id\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
@@ -100,12 +100,8 @@ export const cheats: Cheat[] = [
 ];
 
 /**
- * KNOWN OPEN: cheats the current filter (backend/lean/untrusted.ts, being rewritten in another branch)
- * still lets through to Lean, where the warning or the audit may or may not stop them. Each stays in
- * the corpus with its expected verdict; the test marks these `todo` until the filter's rewrite lands.
+ * KNOWN OPEN: cheats the filter (backend/lean/untrusted.ts) still lets through to Lean, where the
+ * warning or the audit may or may not stop them; the test marks these `todo`. None since the filter's
+ * rewrite (lexer that follows Lean, allow-lists, namespaces).
  */
-export const knownOpen: readonly string[] = [
-  'raw-string-hides-axiom', 'raw-string-hides-run-tac', 'unterminated-guillemet',
-  'norm-num-extension', 'positivity-extension', 'addDeclWithoutChecking', 'evalTerm', 'BaseIO', 'EIO',
-  'System-FilePath', 'saveModuleData',
-];
+export const knownOpen: readonly string[] = [];

@@ -54,6 +54,21 @@ test('scripted model: the first turn gets the bogus proof, the fix turn the corr
   });
 });
 
+test('speculative decoding through the worker: the same answers, streamed exactly, tiny model text unchanged', async () => {
+  const options = { speculation: { maxDraft: 6 } };
+  await withEngine(scripted, async (engine) => {
+    const streamed = ['', ''];
+    const [a, b] = await engine.generate([firstTurn, fixTurn], greedy, (i, d) => { streamed[i] += d; });
+    assert.equal(a.text, BOGUS_ANSWER);
+    assert.equal(b.text, CORRECT_ANSWER);
+    assert.deepEqual(streamed, [a.text, b.text]);
+  }, options);
+  const conversation: ChatMessage[] = [{ role: 'user', content: 'theorem t : 1 + 1 = 2 := by norm_num\ntheorem t : 1 + 1 = 2 := by' }];
+  const plain = await withEngine(tiny, (e) => e.generate([conversation, conversation], { ...greedy, maxTokens: 80 }));
+  const spec = await withEngine(tiny, (e) => e.generate([conversation, conversation], { ...greedy, maxTokens: 80 }), options);
+  assert.deepEqual(spec, plain);
+});
+
 test('scripted model, direct variant: the first turn is already correct', async () => {
   const dir = writeScriptedModel(tempDir(), { variant: 'direct' }).dir;
   await withEngine(dir, async (engine) => {

@@ -6,10 +6,6 @@ import { after } from 'node:test';
 import { Decoder, type DecoderOptions } from '../../../backend/model/onnx/decoder';
 import { readModelFolder } from '../../../backend/model/onnx/modelFolder';
 import { createSession } from '../../../backend/model/onnx/session';
-import { qwen3TensorShapes, type Qwen3Shape } from '../../../backend/model/onnx/qwen3Config';
-import type { WeightSource } from '../../../backend/model/onnx/qwen3Graph';
-import { dequantizeQ4, quantizeQ4 } from '../../../backend/model/onnx/quantize';
-import { float32ToHalf, halfToFloat32 } from '../../../backend/model/onnx/numeric';
 
 /** A temporary folder removed when the test file ends. */
 export function tempDir(prefix = 'kimina-onnx-'): string {
@@ -25,18 +21,7 @@ export async function loadDecoder(modelDir: string, options: DecoderOptions = {}
   return new Decoder(session, folder.shape, options);
 }
 
-/** The weights a 4-bit graph really computes with (quantized linears, fp16 embedding), untied. */
-export function q4EffectiveWeights(shape: Qwen3Shape, w: WeightSource): { shape: Qwen3Shape; weights: WeightSource } {
-  const dims = qwen3TensorShapes({ ...shape, tieWordEmbeddings: false });
-  const get = (name: string): Float32Array => {
-    if (name === 'model.embed_tokens.weight') return halfToFloat32(float32ToHalf(w.get(name)));
-    const source = name === 'lm_head.weight' && shape.tieWordEmbeddings ? 'model.embed_tokens.weight' : name;
-    const [rows, cols] = dims.get(name)!;
-    const v = w.get(source);
-    return cols === undefined ? v : dequantizeQ4(quantizeQ4(v, rows, cols));
-  };
-  return { shape: { ...shape, tieWordEmbeddings: false }, weights: { has: (n) => dims.has(n), get } };
-}
+export { q4EffectiveWeights } from '../../../backend/demo/models/randomWeights';
 
 export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length !== b.length) throw new Error(`length ${a.length} vs ${b.length}`);

@@ -94,7 +94,7 @@ test('stop strings: cut at the earliest match, never streamed (not even partly),
   assert.equal(u.text, 'a');
 });
 
-test('config.json checks: Qwen3 only, no rope scaling, defaults for optional keys', () => {
+test('config.json checks: Qwen3 only, rope_theta from either place, refused math-changing fields, defaults for optional keys', () => {
   const base = { model_type: 'qwen3', vocab_size: 10, hidden_size: 64, num_hidden_layers: 1, num_attention_heads: 4, intermediate_size: 32 };
   const s = qwen3ShapeFromConfig(base);
   assert.equal(s.kvHeads, 4);
@@ -102,6 +102,25 @@ test('config.json checks: Qwen3 only, no rope scaling, defaults for optional key
   assert.equal(s.tieWordEmbeddings, false);
   assert.throws(() => qwen3ShapeFromConfig({ ...base, model_type: 'llama' }), /qwen3 only/);
   assert.throws(() => qwen3ShapeFromConfig({ ...base, rope_scaling: { rope_type: 'yarn' } }), /rope_scaling "yarn"/);
+  assert.equal(qwen3ShapeFromConfig(base).ropeTheta, 1e6);
+  assert.equal(qwen3ShapeFromConfig({ ...base, rope_theta: 5000 }).ropeTheta, 5000);
+  assert.equal(qwen3ShapeFromConfig({ ...base, rope_scaling: null, rope_theta: 5000 }).ropeTheta, 5000);
+  // transformers >= 5: rope_parameters carries theta and type, and wins over a stale top-level value.
+  assert.equal(qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: 'default', rope_theta: 10000 } }).ropeTheta, 10000);
+  assert.equal(qwen3ShapeFromConfig({ ...base, rope_theta: 5000, rope_parameters: { rope_type: 'default', rope_theta: 10000 } }).ropeTheta, 10000);
+  for (const type of ['yarn', 'linear', 'dynamic', 'llama3']) {
+    assert.throws(() => qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: type, rope_theta: 1e6, factor: 4 } }), new RegExp(`rope_parameters "${type}"`));
+  }
+  assert.throws(() => qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: 'default', rope_theta: 1e6, partial_rotary_factor: 0.5 } }), /partial_rotary_factor/);
+  // Fields that change the math are refused, not ignored.
+  assert.throws(() => qwen3ShapeFromConfig({ ...base, attention_bias: true }), /attention_bias/);
+  assert.equal(qwen3ShapeFromConfig({ ...base, attention_bias: false, hidden_act: 'silu' }).layers, 1);
+  assert.throws(() => qwen3ShapeFromConfig({ ...base, hidden_act: 'gelu' }), /hidden_act "gelu"/);
+  assert.throws(() => qwen3ShapeFromConfig({ ...base, use_sliding_window: true, sliding_window: 4096, max_window_layers: 0 }), /sliding window/);
+  assert.throws(() => qwen3ShapeFromConfig({ ...base, layer_types: ['sliding_attention'] }), /layer_types/);
+  // Qwen3-0.6B's own settings: a window configured but off, every layer full attention.
+  assert.equal(qwen3ShapeFromConfig({ ...base, use_sliding_window: false, sliding_window: null, max_window_layers: 1, layer_types: ['full_attention'] }).layers, 1);
+  assert.equal(qwen3ShapeFromConfig({ ...base, use_sliding_window: true, sliding_window: 4096, max_window_layers: 1 }).layers, 1);
   assert.throws(() => qwen3ShapeFromConfig({ ...base, hidden_size: undefined }), /"hidden_size" is missing/);
   assert.throws(() => qwen3ShapeFromConfig({ ...base, num_key_value_heads: 3 }), /multiple/);
 });

@@ -1,4 +1,4 @@
-// The worked examples of kimina-format.md §8, verbatim, shared by the prover tests.
+// The worked examples of kimina-format.md §8, verbatim: test data shared by the prover tests and the decode benchmarks.
 export const STATEMENT = `import Mathlib
 
 theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by

@@ -1,4 +1,5 @@
-// The verifier's settings from the environment, and building a verifier from them.
+// Building the verifier (REPL pool or `lake env lean`, behind fair-sharing admission) from its part of the backend
+// settings; the variables themselves are declared and read in backend/app/settings.ts.
 import { readSome, type Settings } from '../app/settings';
 import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
 import { LeanFileRunner } from './leanFileRunner';

@@ -1,12 +1,12 @@
 // HTTP face of evaluation for `kimina serve` (Training Monitor, extension): stored runs, their reports,
 // plots and comparisons. Read-only; runs are started with `kimina eval run` or `evaluate()`.
 import type { Response, Router } from 'express';
-import { serveRoutes } from '../api/contract';
+import { serveRoutes } from './contract';
 import type { Db } from '../store/db';
 import { EvalStore } from '../store/eval';
-import { compareReports } from './compare';
-import { bySourceSvg, comparisonSvg, passAtKSvg } from './plots';
-import { buildReport } from './report';
+import { compareReports } from '../eval/compare';
+import { bySourceSvg, comparisonSvg, passAtKSvg } from '../eval/plots';
+import { buildReport } from '../eval/report';
 
 /** A run name that is not stored: 404 `{detail}`. */
 class UnknownRun extends Error {}

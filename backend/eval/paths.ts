@@ -1,8 +1,0 @@
-// Where evaluation results live: the backend's one database, shared with attempts and training.
-import { join, resolve } from 'node:path';
-import { kiminaHome } from '../config';
-
-/** KIMINA_DB, else <KIMINA_HOME>/kimina.db. */
-export function evalDbPath(): string {
-  return resolve(process.env.KIMINA_DB || join(kiminaHome(), 'kimina.db'));
-}

@@ -1,0 +1,152 @@
+// The import rules of docs/architecture.md, enforced by reading every import statement of the backend, the
+// extension, the webviews and the benchmarks. The allowed imports come from the rooms table in that doc.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const root = resolve(__dirname, '..');
+const DOC = join(root, 'docs', 'architecture.md');
+
+interface Room { name: string; folders: string[]; mayImport: Set<string> }
+
+/** The rooms table of docs/architecture.md: name, folders (files or `dir/`), what it may import. */
+function roomsFromDoc(): Room[] {
+  const doc = readFileSync(DOC, 'utf8');
+  const table = doc.slice(doc.indexOf('<!-- rooms:'), doc.indexOf('<!-- end of rooms -->'));
+  const rows = table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Room') && !l.startsWith('|---'));
+  return rows.map((row) => {
+    const cells = row.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+    const folders = [...cells[1].matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    const mayImport = new Set(cells[3] === '—' ? [] : cells[3].split(',').map((s) => s.trim()));
+    return { name: cells[0], folders, mayImport };
+  });
+}
+
+const rooms = roomsFromDoc();
+
+/** The room a repository path belongs to: the longest matching folder or file. */
+function roomOf(path: string): string | null {
+  let best: { name: string; length: number } | null = null;
+  for (const room of rooms) {
+    for (const f of room.folders) {
+      const hit = f.endsWith('/') ? path.startsWith(f) : path === f;
+      if (hit && (!best || f.length > best.length)) best = { name: room.name, length: f.length };
+    }
+  }
+  return best?.name ?? null;
+}
+
+function* sources(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    if (['node_modules', 'trainer', 'dist'].includes(name) || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* sources(path);
+    else if (/\.(ts|mts|mjs|js)$/.test(name) && !name.endsWith('.d.ts')) yield path;
+  }
+}
+
+/** The file a relative specifier names (with TypeScript's extension and index rules), as a repository path. */
+function resolveSpecifier(from: string, spec: string): string {
+  const base = resolve(dirname(from), spec);
+  for (const candidate of [base, `${base}.ts`, `${base}.mjs`, `${base}.js`, join(base, 'index.ts')]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return relative(root, candidate);
+  }
+  return relative(root, base);
+}
+
+interface Import { from: string; to: string; fromRoom: string | null; toRoom: string | null }
+
+/** Every relative import of the product and the benchmarks: static, re-exports, dynamic and require. */
+function imports(): Import[] {
+  const out: Import[] = [];
+  const pattern = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+  for (const top of ['backend', 'extension', 'media', 'bench']) {
+    for (const file of sources(join(root, top))) {
+      const from = relative(root, file);
+      for (const m of readFileSync(file, 'utf8').matchAll(pattern)) {
+        const to = resolveSpecifier(file, m[1]);
+        out.push({ from, to, fromRoom: roomOf(from), toRoom: roomOf(to) });
+      }
+    }
+  }
+  return out;
+}
+
+const all = imports();
+const crossing = all.filter((i) => i.fromRoom !== i.toRoom);
+const show = (list: Import[]) => list.map((i) => `${i.from} -> ${i.to}`);
+
+test('the rooms table is read, and every source file of the product and the benchmarks belongs to a room', () => {
+  assert.ok(rooms.length >= 15, `rooms in docs/architecture.md: ${rooms.map((r) => r.name).join(', ')}`);
+  assert.ok(all.length > 300, `imports read: ${all.length}`);
+  const names = new Set(rooms.map((r) => r.name));
+  for (const room of rooms) for (const other of room.mayImport) assert.ok(names.has(other), `${room.name} may import unknown room '${other}'`);
+  const homeless = new Set<string>();
+  for (const top of ['backend', 'extension', 'media', 'bench']) {
+    for (const file of sources(join(root, top))) if (!roomOf(relative(root, file))) homeless.add(relative(root, file));
+  }
+  assert.deepEqual([...homeless], []);
+});
+
+test('every import between rooms is one the table allows', () => {
+  const allowed = new Map(rooms.map((r) => [r.name, r.mayImport]));
+  const outside = (to: string) => !to.startsWith('test/') && roomOf(to) === null; // package.json and the like
+  const bad = crossing.filter((i) => i.fromRoom && i.toRoom && !allowed.get(i.fromRoom)!.has(i.toRoom));
+  assert.deepEqual(show(bad), []);
+  assert.deepEqual(show(crossing.filter((i) => i.toRoom === null && !outside(i.to) && !i.to.startsWith('test/'))), []);
+});
+
+test('the extension imports nothing from the backend but backend/protocol, and only message contracts from media', () => {
+  const bad = all.filter((i) => i.fromRoom === 'extension' && i.to.startsWith('backend/') && !i.to.startsWith('backend/protocol/'));
+  assert.deepEqual(show(bad), []);
+  const views = all.filter((i) => i.fromRoom === 'extension' && i.toRoom === 'media' && !/Messages\.ts$/.test(i.to));
+  assert.deepEqual(show(views), []);
+});
+
+test('lean/ and model/ never import prover/; training/ never imports api/', () => {
+  assert.deepEqual(show(all.filter((i) => (i.fromRoom === 'lean' || i.fromRoom === 'model') && i.toRoom === 'prover')), []);
+  assert.deepEqual(show(all.filter((i) => i.fromRoom === 'training' && i.toRoom === 'api')), []);
+});
+
+test('nothing in backend/ or bench/ imports test/', () => {
+  assert.deepEqual(show(all.filter((i) => /^(backend|bench)\//.test(i.from) && i.to.startsWith('test/'))), []);
+});
+
+test('no import cycles between rooms', () => {
+  const graph = new Map<string, Set<string>>();
+  for (const i of crossing) if (i.fromRoom && i.toRoom) graph.set(i.fromRoom, (graph.get(i.fromRoom) ?? new Set()).add(i.toRoom));
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (room: string, path: string[]): void => {
+    if (state.get(room) === 'done') return;
+    if (state.get(room) === 'open') { cycles.push([...path.slice(path.indexOf(room)), room].join(' -> ')); return; }
+    state.set(room, 'open');
+    for (const next of graph.get(room) ?? []) visit(next, [...path, room]);
+    state.set(room, 'done');
+  };
+  for (const room of graph.keys()) visit(room, []);
+  assert.deepEqual(cycles, []);
+});
+
+test('only backend/app/settings.ts reads environment variables; elsewhere process.env is only passed on to child processes', () => {
+  const reads: string[] = [];
+  for (const top of ['backend', 'extension']) {
+    for (const file of sources(join(root, top))) {
+      const path = relative(root, file);
+      // the settings module, and the stand-in REPL: a program of its own (a child process, like the Python trainer)
+      if (path === 'backend/app/settings.ts' || path === 'backend/demo/stand-in-repl/repl.mjs') continue;
+      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+        const code = line.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''"); // text inside strings is not code
+        if (/process\.env\s*(\.|\[|\?\.)/.test(code) || /\{[^}]*\}\s*=\s*process\.env\b/.test(code)) reads.push(`${path}:${i + 1}: ${line.trim()}`);
+      });
+    }
+  }
+  assert.deepEqual(reads, []);
+});
+
+test('the extension reads and writes VS Code settings only in extension/config.ts', () => {
+  const elsewhere = [...sources(join(root, 'extension'))].map((f) => relative(root, f))
+    .filter((f) => f !== 'extension/config.ts' && /getConfiguration\s*\(/.test(readFileSync(join(root, f), 'utf8')));
+  assert.deepEqual(elsewhere, []);
+});
