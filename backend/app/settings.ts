@@ -105,6 +105,8 @@ const declarations = {
     read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('hfHome', env), 'token') },
   hfHome: { name: 'HF_HOME', type: 'path', default: '`~/.cache/huggingface`', doc: 'the Hugging Face folder (for its token file)',
     read: (raw: string | undefined) => given(raw) ?? join(homedir(), '.cache', 'huggingface') },
+  datasetsServer: { name: 'KIMINA_DATASETS_SERVER', type: 'URL', default: '`https://datasets-server.huggingface.co`', doc: 'the Hugging Face datasets server `kimina eval fetch` reads AI-MO/minif2f_test from',
+    read: (raw: string | undefined) => (given(raw) ?? 'https://datasets-server.huggingface.co').replace(/\/+$/, '') },
   hfHubOffline: { name: 'HF_HUB_OFFLINE', type: 'flag', default: 'off', doc: 'never reach the hub (pulls fail with a clear error)',
     read: (raw: string | undefined) => flag(raw) },
   // Lean
@@ -204,6 +206,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
   { name: 'KIMINA_BACKEND_PID', scope: 'trainer', type: 'pid', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when this process (its backend) dies (parent-death signal)' },
   { name: 'KIMINA_LIFELINE', scope: 'trainer', type: '`stdin`', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when its stdin closes (the backend holds the only write end)' },
   { name: 'KIMINA_REWARD_URL', scope: 'trainer', type: 'URL', default: 'set by `kimina train export-verl`', doc: 'the backend root the verl reward module posts to' },
+  { name: 'KIMINA_VERDICT_MODE', scope: 'trainer', type: '`strict` or `recipe`', default: '`strict`', doc: 'the verl reward module\'s verdict: ours, or kimina-client\'s rule as the published runs' },
   { name: 'KIMINA_BENCH_PARTS', scope: 'bench', type: 'comma-separated', default: '`decode,batch,prefill,spec`', doc: '`bench:decode`: which parts to run' },
   { name: 'KIMINA_BENCH_ACCURACY', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:decode`: MatMulNBits accuracy level of our 4-bit graph' },
   { name: 'STAND_IN_IMPORT_MS', scope: 'stand-in REPL', type: 'ms', default: '`0`', doc: 'how long the stand-in REPL takes to "import" a header (tests of slow imports)' },

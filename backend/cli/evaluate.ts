@@ -15,6 +15,9 @@ import { compareReports } from '../eval/compare';
 import { pct } from '../eval/markdown';
 import { writeComparison, writeReport } from '../eval/writeReports';
 import { describeCheck, fetchMiniF2F } from '../eval/fetch';
+import { benchmarkName, leanVersionOf } from '../eval/comparable';
+import { MINIF2F_TEST_REPO, defaultMinif2fTestPath, fetchMinif2fTest } from '../eval/recipeBenchmark';
+import { parseVerdictMode } from '../lean/verdictModes';
 import { proveAttempter } from '../eval/proveAttempt';
 
 const USAGE = `usage:
@@ -23,7 +26,9 @@ const USAGE = `usage:
   kimina eval compare RUN_A RUN_B [--out DIR]        per-problem differences (runs or report.json files)
   kimina eval list                                   stored runs
   kimina eval delete RUN                             forget a run
-  kimina eval fetch minif2f [--dest DIR]             download and check the Lean 4 miniF2F
+  kimina eval fetch [--dest FILE]                    download ${MINIF2F_TEST_REPO}, the benchmark of the published
+                                                     figures (244 problems with informal statements)
+  kimina eval fetch minif2f [--dest DIR]             the Lean 4 miniF2F files instead (newer Lean, no informal statements)
 
 run options:
   --engine openai|onnx   engine (default $KIMINA_ENGINE, else openai)   --base-url URL  OpenAI server root
@@ -33,11 +38,17 @@ run options:
   --problems a,b,c       only these problem ids               --run NAME      run name (default from model/benchmark)
   --parallel N           samples proved at once (default: the verifier's capacity, at most 64)
   --temperature T (1.0)  --top-p P (0.95)  --max-tokens N (24576)  --lean-timeout S (60)  --seed N
+  --verdict strict|recipe  which verdict the headline uses (default strict; recipe = kimina-client's rule, as the
+                         published table); both are measured and reported
+  --goals                goal states (infotree) in the fix-turn feedback (the recipe had none; off by default)
   --out DIR              report folder (default kimina-eval/RUN)   --db PATH  store (default ~/.kimina/kimina.db)
   --keep-responses       store whole answers (large)
 A rerun of the same command continues where the last one stopped.
 
-fetch options: --dest DIR (default ~/.kimina/benchmarks/miniF2F-lean4)  --method git|archive|auto  --url URL  --ref REF  --force`;
+fetch options: --dest (default ~/.kimina/benchmarks/minif2f_test.jsonl; minif2f: ~/.kimina/benchmarks/miniF2F-lean4)  --force
+  minif2f only: --method git|archive|auto  --url URL  --ref REF
+Reports name the benchmark, the Lean version (KIMINA_LEAN_PROJECT's lean-toolchain) and the verdict mode, and say
+whether the figure is comparable to the published table (1.7B: 76.23 % pass@32, 77.87 % with the fix turn; 0.6B: 71.30 %).`;
 
 function dbPath(p: Parsed): string {
   const flag = flagString(p, 'db');
@@ -75,6 +86,9 @@ function headline(report: EvalReport): string[] {
   const lines = [`${report.run.name}: ${m.problems} problems, pass@${n} ${pct(at(m.passAtK))}`];
   if (m.passAtKWithFix) lines[0] += `, with one error-fix turn ${pct(at(m.passAtKWithFix))}`;
   if (m.passAtK.length) lines[0] += ` (pass@1 ${pct(m.passAtK[0].value)})`;
+  lines[0] += ' under the strict verdict';
+  if (m.recipe) lines.push(`recipe rule (kimina-client): pass@${n} ${pct(at(m.recipe.passAtK))}${m.recipe.passAtKWithFix ? `, with the fix turn ${pct(at(m.recipe.passAtKWithFix))}` : ''}; ${report.recipeOnly?.length ?? 0} answers only it accepts`);
+  if (report.comparability) lines.push(`comparable to the published table: ${report.comparability.comparable ? 'yes' : 'no'} (${report.comparability.why})`);
   if (report.run.complete < report.run.problems) lines.push(`partial: ${report.run.problems - report.run.complete} problems still lack samples`);
   return lines;
 }
@@ -100,6 +114,10 @@ async function runCommand(p: Parsed): Promise<number> {
     topP: realFlag(p, 'top-p', 0.95, 0.01, 1),
     maxTokens: intFlag(p, 'max-tokens', 24576, 1, 131072),
     leanTimeout: realFlag(p, 'lean-timeout', 60, 1, 3600),
+    verdictMode: parseVerdictMode(flagString(p, 'verdict')),
+    benchmarkName: benchmarkName(benchmark),
+    lean: leanVersionOf(setting('leanProject')),
+    goals: p.flags.has('goals'),
   };
   const runName = flagString(p, 'run') ?? defaultRunName(model, benchmark, split, samples, fixTurns);
   const seed = flagNumber(p, 'seed');
@@ -142,7 +160,7 @@ async function runWith(app: App, p: Parsed, { config, runName, seed, parallelFla
       const parallel = parallelFlag ?? Math.max(1, Math.min(64, backends.verifierCapacity));
       if (parallel > backends.verifierCapacity) throw new Error(`--parallel ${parallel} exceeds what the verifier queues (${backends.verifierCapacity}); raise KIMINA_MAX_QUEUE or lower --parallel`);
       const attempt = proveAttempter({
-        deps: { engine: backends.engine, verifier: backends.verifier, options: { verifyTimeout: config.leanTimeout } },
+        deps: { engine: backends.engine, verifier: backends.verifier, options: { verifyTimeout: config.leanTimeout, infotree: config.goals ? 'original' : null } },
         temperature: config.temperature, topP: config.topP, maxTokens: config.maxTokens, parallel, seed,
       });
       process.on('SIGINT', onSignal);
@@ -180,7 +198,15 @@ function loadReport(ref: string, store: () => EvalStore): EvalReport {
 
 async function fetchCommand(p: Parsed): Promise<number> {
   const what = p.positionals[1];
-  if (what !== 'minif2f') throw new Error(`kimina eval fetch knows only 'minif2f', got ${what === undefined ? 'nothing' : `'${what}'`}`);
+  if (what === undefined || what === MINIF2F_TEST_REPO || what === 'minif2f_test') {
+    const r = await fetchMinif2fTest({ dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath()), force: p.flags.has('force'),
+      token: setting('hfToken'), log: (l) => console.error(l) });
+    console.log(`${MINIF2F_TEST_REPO}: ${r.rows} problems, ${r.withInformal} with an informal statement, in ${r.path}`);
+    console.log(`Published figures were checked on kimina-lean-server 2.0.0's Lean (v4.15.0); check with that Lean for a comparable figure.`);
+    console.log(`evaluate with: kimina eval run ${r.path} --model NAME --verdict recipe`);
+    return 0;
+  }
+  if (what !== 'minif2f') throw new Error(`kimina eval fetch knows ${MINIF2F_TEST_REPO} (the default) and 'minif2f', got '${what}'`);
   const method = flagString(p, 'method') ?? 'auto';
   if (!['git', 'archive', 'auto'].includes(method)) throw new Error(`--method must be git, archive or auto, got '${method}'`);
   const dest = resolve(flagString(p, 'dest') ?? join(kiminaHome(), 'benchmarks', 'miniF2F-lean4'));
@@ -194,7 +220,7 @@ async function fetchCommand(p: Parsed): Promise<number> {
 }
 
 export async function run(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json']);
+  const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json', 'goals']);
   const sub = p.positionals[0];
   if (!sub || p.flags.has('help') || sub === 'help') { console.log(USAGE); return sub || p.flags.has('help') ? 0 : 2; }
   if (sub === 'run') return runCommand(p);

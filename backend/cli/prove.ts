@@ -17,7 +17,7 @@ Without THEOREM: the file's only theorem, or its first one with a sorry.
   --samples N        answers decoded together (default 4)
   --fix-turns N      error-fix turns per failed answer (default 1; 0 turns them off)
   --temperature T    sampling temperature (default 1.0)   --top-p P   (default 0.95)
-  --max-tokens N     tokens per answer (default 16384, cut to the model's context)
+  --max-tokens N     tokens per answer (default 24576 as the recipe, cut to the model's context)
   --informal TEXT    the problem in words (default: the theorem's doc comment)
   --json             print the result as JSON instead of streaming
   --demo             run offline with TEST DOUBLES (scripted model, stand-in REPL): no real proving

@@ -10,12 +10,13 @@ import {
 import { setting } from '../app/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
-import { dedupe, harvestWorkspace } from '../training/harvest';
+import { harvestWorkspace } from '../training/harvest';
 import { defaultTrainerVenv, trainerPython, trainerSourceDir } from '../training/paths';
 import { PRESETS, presetHyper } from '../training/presets';
 import { splitHeldOut } from '../training/promptSet';
 import { ensurePythonEnv } from '../training/pythonEnv';
-import { exportVerl, submitCommand } from '../training/verlExport';
+import { exportVerl, RECIPE_START_MODEL, submitCommand } from '../training/verlExport';
+import { MINIF2F_TEST_REPO, minif2fTestPrompts } from '../eval/recipeBenchmark';
 import { flagNumber, flagString, parseArgs, type Parsed } from './args';
 
 const help = `usage: kimina train <command> [options]
@@ -29,8 +30,12 @@ const help = `usage: kimina train <command> [options]
   logs RUN               the run's log
   export-onnx RUN [--no-quantize]   convert the finished run's weights for the in-process engine
   export-verl --out DIR --reward-url URL [--model M] [--workspace DIR] [--prompts FILE.jsonl]
-        [--preset recipe-8gpu] [--nodes N] [--gpus-per-node 8] [--submit --address http://HEAD:8265]
-                         write a verl job (parquet data, reward module, recipe overrides) for a Ray cluster
+        [--val minif2f|held-out|FILE.jsonl] [--dedupe] [--preset recipe-8gpu] [--set key=value ...]
+        [--nodes N] [--gpus-per-node 8] [--submit --address http://HEAD:8265]
+                         write a verl job (parquet data, reward module, multi-turn dataset class, recipe
+                         overrides) for a Ray cluster. Starts from ${RECIPE_START_MODEL} unless --model;
+                         validates on miniF2F test (${MINIF2F_TEST_REPO}, from \`kimina eval fetch\`) unless
+                         --val; keeps repeated prompts (the recipe repeats hard ones on purpose) unless --dedupe
   cluster status|logs|stop JOB --address http://HEAD:8265   follow a submitted verl job (ray job …)
 
 Presets: ${Object.entries(PRESETS).map(([k, v]) => `\n  ${k.padEnd(16)} ${v.summary}`).join('')}
@@ -152,7 +157,9 @@ async function status(p: Parsed): Promise<number> {
   const last = steps[steps.length - 1];
   if (last) {
     const keys = ['reward', 'acc/turn_1', 'acc/turn_2', 'format_error_rate/turn_1', 'completions/mean_length', 'completions/clipped_ratio',
-      'policy_loss', 'grad_norm', 'entropy', 'perf/tokens_per_s', 'perf/time_per_step', 'perf/max_memory_allocated_gb'];
+      'policy_loss', 'grad_norm', 'entropy', 'perf/tokens_per_s', 'perf/time_per_step', 'perf/max_memory_allocated_gb',
+      // fix prompts cached, and dropped because the preset's prompt budget is too small for them
+      'multiturn/turn_1/added_in_database', 'multiturn/turn_1/max_prompt_token_len_exceeded', 'multiturn/turn_1/feedback_too_long'];
     for (const k of keys) if (k in last.metrics) console.log(`  ${k.padEnd(30)} ${last.metrics[k].toPrecision(4)}`);
   }
   if (run.improved !== null) console.log(`  held-out: ${run.improved ? 'better than' : 'not better than'} the base model`);
@@ -168,7 +175,28 @@ async function control(action: 'pause' | 'resume' | 'cancel', p: Parsed): Promis
   return 0;
 }
 
-async function exportVerlCommand(p: Parsed): Promise<number> {
+/** Drops exact repeats only: the same statement and the same prompt messages (`--dedupe`). */
+export function dropExactRepeats(prompts: TrainingPrompt[]): TrainingPrompt[] {
+  const seen = new Set<string>();
+  return prompts.filter((p) => {
+    const key = JSON.stringify([p.formalStatement, p.prompt]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The validation prompts of an export: miniF2F test (default), a held-out share, or a prompt file. */
+function validationSet(choice: string, prompts: TrainingPrompt[], hyper: TrainingHyperparameters): { train: TrainingPrompt[]; test: TrainingPrompt[]; source: string } {
+  if (choice === 'held-out') {
+    const split = splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
+    return { train: split.train, test: split.heldOut, source: 'kimina/held-out' };
+  }
+  if (choice === 'minif2f') return { train: prompts, test: minif2fTestPrompts(), source: MINIF2F_TEST_REPO };
+  return { train: prompts, test: readPromptFile(choice), source: choice };
+}
+
+async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
   const out = flagString(p, 'out');
   const rewardUrl = flagString(p, 'reward-url');
   if (!out || !rewardUrl) throw new Error('export-verl needs --out DIR and --reward-url URL (this backend as the cluster reaches it)');
@@ -177,15 +205,18 @@ async function exportVerlCommand(p: Parsed): Promise<number> {
   const workspace = flagString(p, 'workspace');
   if (file) prompts.push(...readPromptFile(file));
   if (workspace) prompts.push(...(await harvestWorkspace(resolve(workspace))).prompts);
-  prompts = dedupe(prompts);
+  const before = prompts.length;
+  if (p.flags.has('dedupe')) prompts = dropExactRepeats(prompts);
   if (prompts.length === 0) throw new Error('no prompts: give --prompts FILE.jsonl and/or --workspace DIR');
-  const hyper = presetHyper((flagString(p, 'preset') ?? 'recipe-8gpu') as TrainingPresetName);
-  const split = splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
+  const overrides = parseOverrides(setValues(args));
+  const hyper = presetHyper((flagString(p, 'preset') ?? 'recipe-8gpu') as TrainingPresetName, overrides);
+  const split = validationSet(flagString(p, 'val') ?? 'minif2f', prompts, hyper);
   const result = await exportVerl({
-    outDir: resolve(out), model: flagString(p, 'model') ?? 'AI-MO/Kimina-Prover-RL-1.7B', train: split.train, test: split.heldOut, hyper,
-    rewardUrl, nodes: flagNumber(p, 'nodes'), gpusPerNode: flagNumber(p, 'gpus-per-node'), python: trainerPython(), sourceDir: trainerSourceDir(),
+    outDir: resolve(out), model: flagString(p, 'model') ?? RECIPE_START_MODEL, train: split.train, test: split.test, testSource: split.source, hyper,
+    steps: overrides.maxSteps, rewardUrl, nodes: flagNumber(p, 'nodes'), gpusPerNode: flagNumber(p, 'gpus-per-node'), python: trainerPython(), sourceDir: trainerSourceDir(),
   });
-  console.log(`verl job written to ${result.outDir}: ${result.files.join(', ')} (${split.train.length} train, ${split.heldOut.length} test prompts)`);
+  const dropped = before - prompts.length;
+  console.log(`verl job written to ${result.outDir}: ${result.files.join(', ')} (${split.train.length} train prompts${dropped ? `, ${dropped} exact repeats dropped` : ''}; ${split.test.length} validation prompts from ${split.source})`);
   const address = flagString(p, 'address');
   const command = submitCommand(address ?? 'http://HEAD_NODE:8265');
   if (!p.flags.has('submit')) { console.log(`submit from that folder with:\n  ${command.join(' ')}`); return 0; }
@@ -207,7 +238,7 @@ function cluster(p: Parsed): number {
 }
 
 export async function run(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['help', 'json', 'when-idle', 'submit', 'no-quantize']);
+  const p = parseArgs(args, ['help', 'json', 'when-idle', 'submit', 'no-quantize', 'dedupe']);
   const command = p.positionals[0];
   if (!command || p.flags.has('help')) { console.log(help); return command ? 0 : 2; }
   switch (command) {
@@ -228,7 +259,7 @@ export async function run(args: string[]): Promise<number> {
       console.log(`ONNX model: ${r.onnxDir}`);
       return 0;
     }
-    case 'export-verl': return exportVerlCommand(p);
+    case 'export-verl': return exportVerlCommand(p, args);
     case 'cluster': return cluster(p);
     default:
       console.error(`kimina train: unknown command '${command}'\n\n${help}`);

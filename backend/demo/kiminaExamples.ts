@@ -69,3 +69,10 @@ Lean 4 code snippet with error:
 004 >|   exact h₁
 \`\`\`
 `;
+
+/**
+ * FIX_MESSAGE as the prover writes it by default: the released checkpoints' numbering (kimina-lean-server before
+ * PR #56, kimina-format.md §6.4), which puts the marker one line above the error line in this layout.
+ */
+export const FIX_MESSAGE_RELEASED = FIX_MESSAGE.replace('```lean4\n002', '```lean4\n001  | \n002')
+  .replace('003  |   have', '003 >|   have').replace('004 >|   exact', '004  |   exact');

@@ -134,8 +134,11 @@ function loadJsonl(path: string): LoadedBenchmark {
     if (!theorem) throw new Error(`${where}: no theorem or lemma in the statement`);
     const id = stringField(r, ['name', 'id', 'problem_id'], where, false) ?? theorem;
     const split = stringField(r, ['split'], where, false)?.toLowerCase() ?? null;
+    // informal_problem (the recipe's column name, written by `kimina eval fetch`) goes into the prompt verbatim,
+    // as prepare_data.py does; the other spellings are cleaned of a doc-comment wrapper.
+    const verbatim = stringField(r, ['informal_problem'], where, false);
     const informalRaw = stringField(r, ['informal_prefix', 'informal_statement', 'informal', 'problem'], where, false);
-    const informal = informalRaw ? informalText(informalRaw) : undefined;
+    const informal = verbatim ?? (informalRaw ? informalText(informalRaw) : undefined);
     problems.push({ id, split, source: sourceOf(id), code, theorem, origin: where, ...(informal ? { informal } : {}) });
   });
   if (problems.length === 0) throw new Error(`no statements in ${path}`);

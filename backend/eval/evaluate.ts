@@ -31,7 +31,7 @@ export async function evaluate(o: EvaluateOptions): Promise<EvalReport & { stopp
     only: o.problems.map((p) => p.id),
     concurrency: Math.max(1, Math.ceil(parallel / o.config.samples) + 1),
     attempt: proveAttempter({
-      deps: { engine: o.engine, verifier: o.verifier, options: { verifyTimeout: o.config.leanTimeout } },
+      deps: { engine: o.engine, verifier: o.verifier, options: { verifyTimeout: o.config.leanTimeout, infotree: o.config.goals ? 'original' : null } },
       temperature: o.config.temperature, topP: o.config.topP, maxTokens: o.config.maxTokens, parallel, seed: o.seed,
     }),
   });

@@ -1,6 +1,7 @@
 // The Markdown report: the headline table in the style of the Kimina-Prover-RL release
 // (model | pass@N | pass@N + 1 error-fix turn), then the curves, sources, errors and speed.
 import type { EvalComparison, EvalReport, KValue } from '../protocol';
+import { benchmarkName } from './comparable';
 
 export const pct = (x: number | null | undefined): string => (x === null || x === undefined ? '—' : `${(100 * x).toFixed(2)} %`);
 const num = (x: number | null | undefined, digits = 1): string => (x === null || x === undefined ? '—' : x.toFixed(digits));
@@ -37,16 +38,32 @@ export function reportMarkdown(report: EvalReport): string {
   const fix = c.fixTurns > 0;
   const out: string[] = [];
   out.push(`# Evaluation \`${run.name}\``, '');
-  out.push(`- Benchmark: \`${c.benchmark}\`${c.split ? ` (split ${c.split})` : ''}: ${m.problems} problems measured, ${run.complete} of ${run.problems} complete`);
+  const mode = c.verdictMode ?? 'strict';
+  out.push(`- Benchmark: **${c.benchmarkName ?? benchmarkName(c.benchmark)}** (\`${c.benchmark}\`)${c.split ? `, split ${c.split}` : ''}: ${m.problems} problems measured, ${run.complete} of ${run.problems} complete`);
+  out.push(`- Lean: ${c.lean ?? 'unknown (set KIMINA_LEAN_PROJECT to a project with a lean-toolchain file)'}; verdict mode: **${mode}**${mode === 'recipe' ? ' (kimina-client\'s rule)' : ' (ours: no sorry, audited axioms)'}; goal states in fix feedback: ${c.goals ? 'yes' : 'no'}`);
+  if (report.comparability) out.push(`- Comparable to the published table: **${report.comparability.comparable ? 'yes' : 'no'}** (${report.comparability.why})`);
   out.push(`- Model: \`${c.model}\` on the ${c.engine} engine; ${c.samples} samples per problem, ${c.fixTurns} error-fix turn${c.fixTurns === 1 ? '' : 's'}`);
   out.push(`- Sampling: temperature ${c.temperature}, top-p ${c.topP}, at most ${c.maxTokens} tokens; Lean timeout ${c.leanTimeout} s`);
   if (run.complete < run.problems) out.push(`- **Partial run**: ${run.problems - run.complete} problems still lack samples; rerun the same command to finish them.`);
   out.push('');
 
   out.push('## Results', '');
-  const head = ['Model', `pass@${n}`, ...(fix ? [`pass@${n} + 1 error-fix turn`] : [])];
-  out.push(table(head, [[`\`${c.model}\``, pct(at(m.passAtK, n)), ...(fix ? [pct(at(m.passAtKWithFix, n))] : [])]]));
+  const head = ['Model', 'Verdict', `pass@${n}`, ...(fix ? [`pass@${n} + 1 error-fix turn`] : [])];
+  const rowsByMode: Record<string, string[]> = {
+    strict: [`\`${c.model}\``, `strict${mode === 'strict' ? ' (headline)' : ''}`, pct(at(m.passAtK, n)), ...(fix ? [pct(at(m.passAtKWithFix, n))] : [])],
+  };
+  if (m.recipe) rowsByMode.recipe = [`\`${c.model}\``, `recipe${mode === 'recipe' ? ' (headline)' : ''}`, pct(at(m.recipe.passAtK, n)), ...(fix ? [pct(at(m.recipe.passAtKWithFix, n))] : [])];
+  out.push(table(head, (mode === 'recipe' ? ['recipe', 'strict'] : ['strict', 'recipe']).filter((k) => rowsByMode[k]).map((k) => rowsByMode[k])));
   out.push('');
+  if (m.recipe) {
+    const only = report.recipeOnly ?? [];
+    out.push(`The recipe rule (kimina-client: no Lean error, no entry in \`sorries\`) accepts ${only.length} answer${only.length === 1 ? '' : 's'} the strict verdict refuses${m.recipe.unknown ? `; ${m.recipe.unknown} answers never reached Lean (refused by our filter) and count as not valid under both` : ''}.`, '');
+    if (only.length) {
+      out.push('<details><summary>Answers only the recipe rule accepts</summary>', '');
+      out.push(table(['Problem', 'Sample', 'Turn', 'Why the strict verdict refused it'], only.map((o) => [`\`${o.problem}\``, String(o.sample), String(o.turn), o.reason.replace(/\|/g, '\\|').replace(/\n/g, ' ')])));
+      out.push('', '</details>', '');
+    }
+  }
   if (isMiniF2FTest(report)) {
     out.push('Published miniF2F-test figures (Kimina-Prover-RL blog table; its text gives RL-1.7B as 76.63 %):', '');
     out.push(table(['Model', 'pass@32', 'pass@32 + 1 error-fix turn'], published.map((r) => [...r])));
@@ -103,6 +120,8 @@ export function comparisonMarkdown(cmp: EvalComparison): string {
   const b = `\`${cmp.b.name}\` (${cmp.b.config.model})`;
   out.push(`# Comparison: ${cmp.a.name} vs ${cmp.b.name}`, '');
   out.push(`- A: ${a}, ${cmp.a.config.samples} samples; B: ${b}, ${cmp.b.config.samples} samples`);
+  const setup = (c: EvalComparison['a']['config']) => `${c.benchmarkName ?? benchmarkName(c.benchmark)}, Lean ${c.lean ?? 'unknown'}, verdict ${c.verdictMode ?? 'strict'}`;
+  out.push(`- A on ${setup(cmp.a.config)}; B on ${setup(cmp.b.config)}`);
   out.push(`- ${cmp.common} problems measured by both; k up to ${cmp.k}`, '');
   out.push(table(['', 'A', 'B', 'B − A'], cmp.passAtK.filter((p) => reportKs(cmp.k).includes(p.k))
     .map((p) => [`pass@${p.k}`, pct(p.a), pct(p.b), `${p.b - p.a >= 0 ? '+' : ''}${(100 * (p.b - p.a)).toFixed(2)} pts`])));

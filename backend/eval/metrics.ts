@@ -1,5 +1,5 @@
 // Turns a run's stored attempts into its metrics and per-problem outcomes.
-import type { BenchmarkProblem, EvalConfig, EvalMetrics, ProblemOutcome } from '../protocol';
+import type { BenchmarkProblem, EvalConfig, EvalMetrics, ProblemOutcome, RecipeOnlyProof } from '../protocol';
 import type { StoredAttempt } from '../store/eval';
 import { bestAtKCurve } from './bestk';
 import { passAtKCurve, passAtKEqualBudget } from './passk';
@@ -25,25 +25,37 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** Validity of one answer under a verdict mode. */
+type Judge = (a: StoredAttempt) => boolean;
+const strict: Judge = (a) => a.valid;
+/** kimina-client's rule; answers Lean never ran count as not valid. */
+const recipe: Judge = (a) => a.recipeValid === true;
+
 /** Per problem: each finished sample's turn-1 validity and validity after the fix turn. */
-function sampleResults(problems: BenchmarkProblem[], attempts: StoredAttempt[]): Map<string, SampleResult[]> {
+function sampleResults(problems: BenchmarkProblem[], attempts: StoredAttempt[], valid: Judge = strict): Map<string, SampleResult[]> {
   const perSample = new Map<string, Map<number, SampleResult>>();
   for (const p of problems) perSample.set(p.id, new Map());
   for (const a of attempts) {
     const samples = perSample.get(a.problem);
     if (!samples) continue;
     const r = samples.get(a.sample) ?? { turn1: false, withFix: false };
-    if (a.turn === 1) r.turn1 = a.valid;
-    if (a.valid) r.withFix = true;
+    if (a.turn === 1) r.turn1 = valid(a);
+    if (valid(a)) r.withFix = true;
     samples.set(a.sample, r);
   }
   return new Map([...perSample].map(([id, m]) => [id, [...m.entries()].sort((x, y) => x[0] - y[0]).map(([, r]) => r)]));
 }
 
-export function problemOutcomes(config: EvalConfig, problems: BenchmarkProblem[], attempts: StoredAttempt[]): ProblemOutcome[] {
-  const results = sampleResults(problems, attempts);
+/** Answers kimina-client's rule accepts and the strict verdict does not, with the strict verdict's reason. */
+export function recipeOnlyProofs(attempts: StoredAttempt[]): RecipeOnlyProof[] {
+  return attempts.filter((a) => a.recipeValid === true && !a.valid)
+    .map((a) => ({ problem: a.problem, sample: a.sample, turn: a.turn, status: a.status, reason: a.recipeReason ?? a.status, code: a.code }));
+}
+
+export function problemOutcomes(config: EvalConfig, problems: BenchmarkProblem[], attempts: StoredAttempt[], valid: Judge = strict): ProblemOutcome[] {
+  const results = sampleResults(problems, attempts, valid);
   const proofs = new Map<string, string>();
-  for (const a of attempts) if (a.valid && a.code && !proofs.has(a.problem)) proofs.set(a.problem, a.code);
+  for (const a of attempts) if (valid(a) && a.code && !proofs.has(a.problem)) proofs.set(a.problem, a.code);
   return problems.map((p) => {
     const r = results.get(p.id) ?? [];
     return {
@@ -72,6 +84,10 @@ export function computeMetrics(config: EvalConfig, problems: BenchmarkProblem[],
   const bySource = new Map<string, ProblemOutcome[]>();
   for (const o of outcomes) bySource.set(o.source, [...(bySource.get(o.source) ?? []), o]);
   const sourceRank = (s: string) => { const r = sourceOrder.indexOf(s); return r < 0 ? sourceOrder.length : r; };
+  // Runs stored before both verdicts were recorded have no recipe figures.
+  const judged = used.some((a) => a.recipeValid !== undefined && a.recipeValid !== null);
+  const rOutcomes = judged ? problemOutcomes(config, measured, attempts, recipe) : [];
+  const share = (os: ProblemOutcome[], f: (o: ProblemOutcome) => boolean) => (os.length === 0 ? 0 : os.filter(f).length / os.length);
 
   return {
     problems: measured.length,
@@ -98,5 +114,14 @@ export function computeMetrics(config: EvalConfig, problems: BenchmarkProblem[],
         solved: os.filter((o) => o.correct > 0).length,
         solvedWithFix: withFix ? os.filter((o) => o.correctWithFix! > 0).length : null,
       })),
+    ...(judged ? {
+      recipe: {
+        passAtK: passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correct }))),
+        passAtKWithFix: withFix ? passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correctWithFix! }))) : null,
+        solved: share(rOutcomes, (o) => o.correct > 0),
+        solvedWithFix: withFix ? share(rOutcomes, (o) => o.correctWithFix! > 0) : null,
+        unknown: used.filter((a) => a.recipeValid === null).length,
+      },
+    } : {}),
   };
 }

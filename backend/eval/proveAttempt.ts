@@ -5,6 +5,7 @@
 import type { Attempt, BenchmarkProblem } from '../protocol';
 import { prove, type ProveDeps } from '../prover/prove';
 import { Gate } from './gate';
+import { recipeVerdictOf } from '../lean/verdictModes';
 import type { AttemptOutcome, AttemptProblem } from './runner';
 
 export interface ProveAttempterOptions {
@@ -30,6 +31,7 @@ function hash(s: string): number {
 
 /** A stored outcome from one of the prove loop's attempts, under the run's sample index. */
 export function outcomeOf(a: Attempt, sample: number): AttemptOutcome {
+  const recipe = recipeVerdictOf(a.verdict ?? null);
   return {
     sample,
     turn: a.turn,
@@ -43,6 +45,8 @@ export function outcomeOf(a: Attempt, sample: number): AttemptOutcome {
     leanSeconds: a.verdict ? a.verdict.time : null,
     code: a.code,
     response: a.response,
+    recipeValid: recipe.valid,
+    recipeReason: recipe.reason,
   };
 }
 

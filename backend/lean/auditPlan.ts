@@ -7,6 +7,7 @@
 // `variable` in its body) and each anonymous instance gets a name. The copy runs as its own command on
 // the header's environment; it feeds only the audit, never the verdict's Lean messages.
 import { lexLean, type Token } from './lexer';
+import { sameDeclarationName } from './verdict';
 
 export interface AuditCopy {
   /** The body with `noncomputable section` prepended, examples turned into defs and anonymous instances named. */
@@ -29,6 +30,23 @@ export type AuditPlanResult = { ok: true; plan: AuditPlan } | { ok: false; probl
 export const auditCopyPrefix = 'kimina_audit_';
 
 const NAMED_KINDS = new Set(['theorem', 'lemma', 'def', 'abbrev', 'instance', 'structure', 'class', 'inductive', 'axiom', 'opaque']);
+/**
+ * Library commands that add declarations under names the plan does not follow (Mathlib's
+ * `irreducible_def NAME`, Batteries' `alias NAME := …` / `alias ⟨a, b⟩ := …`): a sorry in one, with the
+ * warning silenced, would go unaudited, so a snippet using them is refused.
+ */
+const UNFOLLOWED_DECLARATION_COMMANDS = new Set(['irreducible_def', 'alias']);
+
+/** Why a declared or namespace name cannot be audited by line, or undefined: line breaks and controls would split the audit command. */
+function unsafeName(parts: string[], what: string, rootAllowedFirst: boolean): string | undefined {
+  for (const [i, raw] of parts.entries()) {
+    const plain = raw.replace(/[«»]/g, '');
+    if (plain === '') return `${what} has an empty name component`;
+    if (/[\p{Cc}\p{Zl}\p{Zp}]/u.test(plain)) return `${what} holds a line break or control character`;
+    if (plain === '_root_' && !(rootAllowedFirst && i === 0)) return `${what} holds '_root_' where Lean's reading is not certain`;
+  }
+  return undefined;
+}
 
 interface Scope { kind: 'namespace' | 'section' | 'mutual'; name: string }
 
@@ -39,6 +57,7 @@ interface Scope { kind: 'namespace' | 'section' | 'mutual'; name: string }
 export function planAudit(body: string, trusted: readonly string[] = [], lineOffset = 0, tokens: Token[] = lexLean(body)): AuditPlanResult {
   const refuse = (t: Token, why: string): AuditPlanResult => ({ ok: false, problem: `cannot audit with certainty (line ${t.line + lineOffset}): ${why}` });
   const names: string[] = trusted.map((n) => n.replace(/^_root_\./, ''));
+  const declared: string[] = [];
   const scopes: Scope[] = [];
   const anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[] = [];
   const prefix = (): string => scopes.filter((s) => s.kind === 'namespace').map((s) => s.name + '.').join('');
@@ -55,8 +74,11 @@ export function planAudit(body: string, trusted: readonly string[] = [], lineOff
     }
     if (t.kind !== 'ident' || attributeDepth > 0) continue;
     if (t.text === 'attribute' && next?.text === '[') { attributeDepth = 1; k++; continue; }
+    if (UNFOLLOWED_DECLARATION_COMMANDS.has(t.text)) return refuse(t, `'${t.text}' adds declarations the audit does not follow`);
     if (t.text === 'namespace') {
       if (next?.kind !== 'ident') return refuse(t, '`namespace` without a name');
+      const bad = unsafeName(components(next.text), `the namespace '${next.text}'`, false);
+      if (bad) return refuse(t, bad);
       for (const part of components(next.text)) scopes.push({ kind: 'namespace', name: part });
       k++;
       continue;
@@ -74,7 +96,7 @@ export function planAudit(body: string, trusted: readonly string[] = [], lineOff
       const parts = named ? components(next.text) : [''];
       for (const part of [...parts].reverse()) {
         const top = scopes.pop();
-        if (!top || top.name !== part) return refuse(t, `'end${named ? ' ' + next.text : ''}' does not close the scope the source opened`);
+        if (!top || plain(top.name) !== plain(part)) return refuse(t, `'end${named ? ' ' + next.text : ''}' does not close the scope the source opened`);
       }
       if (named) k++;
       continue;
@@ -97,8 +119,15 @@ export function planAudit(body: string, trusted: readonly string[] = [], lineOff
     }
     const nameToken = tokens[j];
     if (nameToken?.kind === 'ident' && !(t.text === 'instance' && nameToken.text === 'where')) {
-      const full = nameToken.text.startsWith('_root_.') ? nameToken.text.slice('_root_.'.length) : prefix() + nameToken.text;
-      if (!names.includes(full)) names.push(full);
+      const bad = unsafeName(components(nameToken.text), `the name '${nameToken.text}'`, true);
+      if (bad) return refuse(t, bad);
+      const parts = components(nameToken.text);
+      const full = plain(parts[0]) === '_root_' ? parts.slice(1).join('.') : prefix() + nameToken.text;
+      // a name the source declares twice (also `private` + public): Lean refuses the second, and if that
+      // error were hidden the audit would answer for the first
+      if (declared.some((d) => sameDeclarationName(d, full))) return refuse(t, `'${full}' is declared twice`);
+      declared.push(full);
+      if (!names.some((n) => sameDeclarationName(n, full))) names.push(full);
       k = j;
       continue;
     }
@@ -112,8 +141,14 @@ export function planAudit(body: string, trusted: readonly string[] = [], lineOff
   return { ok: true, plan: { names, copy: buildCopy(body, anonymous, lineOffset) } };
 }
 
-/** `A.«b.c».d` -> [A, «b.c», d] (dots inside `«»` do not split). */
-function components(name: string): string[] {
+/** One name component without its `«»`: `«A»` and `A` are the same component. */
+export const plain = (component: string): string => component.replace(/[«»]/g, '');
+
+/**
+ * `A.«b.c».d` -> [A, «b.c», d]: dots inside `«»` do not split, and the `«»` stay, so the names built
+ * from them (`«b.c».t`) are the names Lean resolves, never `b.c.t`.
+ */
+export function components(name: string): string[] {
   const out: string[] = [];
   let current = '', quoted = false;
   for (const ch of name) {
@@ -122,7 +157,7 @@ function components(name: string): string[] {
     if (ch === '.' && !quoted) { out.push(current); current = ''; } else current += ch;
   }
   out.push(current);
-  return out.map((c) => c.replace(/[«»]/g, ''));
+  return out;
 }
 
 function buildCopy(body: string, anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[], lineOffset: number): AuditCopy {

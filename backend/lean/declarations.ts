@@ -5,6 +5,7 @@
 // attributes and modifiers, which never start a tactic); attributes, modifiers and `open … in` /
 // `set_option … in` prefixes are folded into the declaration that follows them.
 
+import { components, plain } from './auditPlan';
 import { lexLean, type Token, type Trivia } from './lexer';
 
 export type DeclarationKind =
@@ -292,6 +293,8 @@ export interface DeclarationHead { kind: AuditedKind; name: string; line: number
  * same source by command lines, for statements and bodies.
  */
 export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(source)): DeclarationHead[] {
+  // scopes per name component, as Lean and the audit plan (auditPlan.ts) follow them: `namespace A.B`
+  // opens two, `end B` closes one, so the names here are the names the audit reports
   const scopes: { kind: 'namespace' | 'section'; name: string }[] = [];
   const out: DeclarationHead[] = [];
   const prefix = (): string => scopes.filter((s) => s.kind === 'namespace').map((s) => s.name + '.').join('');
@@ -299,12 +302,18 @@ export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(s
     const t = tokens[k];
     if (t.kind !== 'ident') continue;
     const next = tokens[k + 1];
-    if (t.text === 'namespace' && next?.kind === 'ident') { scopes.push({ kind: 'namespace', name: next.text }); k++; continue; }
+    if (t.text === 'namespace' && next?.kind === 'ident') {
+      for (const part of components(next.text)) scopes.push({ kind: 'namespace', name: part });
+      k++;
+      continue;
+    }
     if (t.text === 'section' || t.text === 'end') {
       const named = next?.kind === 'ident' && next.line === t.line;
-      // `end A.B` closes the namespaces A and B opened as `namespace A.B` (one scope entry here)
-      if (t.text === 'section') scopes.push({ kind: 'section', name: named ? next.text : '' });
-      else scopes.pop();
+      const parts = named ? components(next.text) : [''];
+      for (const part of parts) {
+        if (t.text === 'section') scopes.push({ kind: 'section', name: part });
+        else scopes.pop();
+      }
       if (named) k++;
       continue;
     }
@@ -312,7 +321,8 @@ export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(s
     const kind = t.text as AuditedKind;
     let name = '';
     if (kind !== 'example' && next?.kind === 'ident' && !AUDITED_KINDS.has(next.text)) {
-      name = next.text.startsWith('_root_.') ? next.text.slice('_root_.'.length) : prefix() + next.text;
+      const parts = components(next.text);
+      name = plain(parts[0]) === '_root_' ? parts.slice(1).join('.') : prefix() + next.text;
       k++;
     }
     out.push({ kind, name, line: t.line, column: t.column });

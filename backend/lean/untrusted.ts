@@ -26,7 +26,7 @@ export interface Rejection {
 /** The rules, for docs and error messages. */
 export const untrustedRules: Record<string, string> = {
   'lexical': 'Lean would reject this text or could read it differently from the filter, which then cannot tell what is code',
-  'hash-command': 'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard and others run code or stop checking',
+  'hash-command': 'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard and others run code or stop checking, #guard_msgs hides errors',
   'meta-command': 'commands that define or run elaborators, macros, notations, syntax or initialisers (run_cmd, run_tac, elab, macro, notation, syntax, initialize, simproc, …) run code inside Lean or change what the statement means',
   'unsafe': '`unsafe` code escapes the kernel and can do IO',
   'axiom-declaration': '`axiom` and `opaque` add unproved facts or hide implementations',
@@ -34,15 +34,17 @@ export const untrustedRules: Record<string, string> = {
   'kernel-option': 'only options that do not weaken checking are allowed (maxHeartbeats, maxRecDepth, pp.*, linter.*, trace.*, …); debug.*, compiler.*, interpreter.* and the rest are refused',
   'native-decide': '`native_decide`, `bv_decide`, `decide +native`, `plausible` and `Lean.ofReduceBool` trust compiled code (allowed only when configured)',
   'meta-api': 'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
+  'header': 'an import line may hold only `import` and module names: the header is sent to Lean rebuilt from the module names (Mathlib… collapsed), so a comment or string opened there would hide code from the filter that Lean runs',
   'import-in-body': '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
 };
 
 /**
- * `#` commands that only read. `#guard_msgs` may hide a command's messages, which is left to the axiom
- * audit: it sees `sorryAx` whatever the messages say (the cheat corpus checks that).
+ * `#` commands that only read. `#guard_msgs` is not among them: it hides the messages of the command it
+ * wraps, errors included, and an error such as "'t' has already been declared" stops a declaration
+ * from being added while the audit then answers for the other constant of that name.
  */
 export const allowedHashCommands: ReadonlySet<string> = new Set([
-  '#check', '#check_failure', '#print', '#reduce', '#synth', '#help', '#guard_msgs', '#norm_num', '#simp',
+  '#check', '#check_failure', '#print', '#reduce', '#synth', '#help', '#norm_num', '#simp',
   '#conv', '#find', '#where', '#lint', '#min_imports', '#align', '#align_import', '#noalign',
 ]);
 
@@ -68,7 +70,11 @@ export const allowedOptions: ReadonlySet<string> = new Set([
   'diagnostics', 'warningAsError', 'simprocs', 'tactic.hygienic', 'exponentiation.threshold', 'push_neg.use_distrib',
   'synthInstance.maxHeartbeats', 'synthInstance.maxSize',
 ]);
-export const allowedOptionPrefixes: readonly string[] = ['pp.', 'linter.', 'trace.', 'profiler.', 'diagnostics.', 'backward.', 'doc.'];
+/**
+ * `doc.*` is not among them: `doc.verso true` makes Lean elaborate the Lean code blocks and roles inside
+ * doc comments, which this filter reads as comments (so it would not see code there).
+ */
+export const allowedOptionPrefixes: readonly string[] = ['pp.', 'linter.', 'trace.', 'profiler.', 'diagnostics.', 'backward.'];
 function optionAllowed(name: string): boolean {
   if (name.startsWith('trace.profiler.output')) return false;
   return allowedOptions.has(name) || allowedOptionPrefixes.some((p) => name.startsWith(p));
@@ -117,6 +123,7 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
   // lexical problems it must refuse are never lost.
   const { tokens, problems } = lexLeanFull(code);
   const found: Rejection[] = problems.map((p) => ({ rule: 'lexical', message: `${p.message}: ${untrustedRules.lexical}`, ...pos(p) }));
+  found.push(...headerLineProblems(code, headerLines));
   const reject = (t: Token, rule: string, what: string): void => {
     found.push({ rule, message: `${what}: ${untrustedRules[rule]}`, ...pos(t) });
   };
@@ -125,6 +132,8 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
     const t = tokens[k];
     const prev = tokens[k - 1];
     const next = tokens[k + 1];
+    // header lines hold only `import` and plain module names (headerLineProblems): nothing else to read there
+    if (t.line <= headerLines) continue;
     if (attributes.read(t, prev)) continue;
     if (t.kind === 'command') {
       const name = t.text.replace(/[!?]+$/, '');
@@ -137,8 +146,7 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
     const keyword = t.kind === 'ident' && parts.length === 1 ? text : undefined;
     if (keyword === 'prelude') { reject(t, 'import-in-body', "'prelude' is not allowed"); continue; }
     if (keyword === 'import') {
-      if (t.line > headerLines) reject(t, 'import-in-body', "'import' after the header");
-      else if (next?.kind === 'ident') k++; // a module name, not a name in a namespace
+      reject(t, 'import-in-body', "'import' after the header");
       continue;
     }
     if (keyword !== undefined && (metaCommands.has(keyword) || metaCommandPrefixes.some((p) => keyword.startsWith(p)))) {
@@ -168,6 +176,23 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
     if (parts.some(unsafeFunction)) { reject(t, 'meta-api', `'${text}' is not allowed`); continue; }
   }
   return found.sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/** A module name as an import line may hold it: dotted plain identifiers, nothing that opens a comment or string. */
+const moduleName = /^[\p{L}_][\p{L}\p{N}_'!?]*(?:\.[\p{L}_][\p{L}\p{N}_'!?]*)*$/u;
+
+/** Header lines (splitHeader's: blank or `import …`) holding anything but `import` and plain module names. */
+function headerLineProblems(code: string, headerLines: number): Rejection[] {
+  const found: Rejection[] = [];
+  code.split('\n').slice(0, headerLines).forEach((text, i) => {
+    const words = text.trim().split(/\s+/).filter(Boolean);
+    if (words.length === 0) return;
+    const bad = words[0] !== 'import' || words.length === 1 ? words[0] : words.slice(1).find((w) => !moduleName.test(w));
+    if (bad === undefined) return;
+    const column = Array.from(text.slice(0, Math.max(0, text.indexOf(bad)))).length;
+    found.push({ rule: 'header', message: `'${bad}' in an import line: ${untrustedRules.header}`, line: i + 1, column, endLine: i + 1, endColumn: column + Array.from(bad).length });
+  });
+  return found;
 }
 
 const pos = (p: { line: number; column: number; endLine: number; endColumn: number }) =>

@@ -20,9 +20,32 @@ export function axiomAllowed(name: string, policy: AxiomPolicy): boolean {
 
 export type AxiomAnswer = { ok: true; axioms: string[] } | { ok: false; problem: string };
 
-/** A declaration name as Lean prints it and as the source writes it compare equal: no `«»`, no private prefix. */
-export function normalName(name: string): string {
-  return name.replace(/^_root_\./, '').replace(/^_private\.(?:.*\.)?0\./, '').replace(/[«»]/g, '');
+/**
+ * A declaration name as its components, as Lean reads it: dots inside `«»` do not split, the `«»` are
+ * dropped, and a private name's `_private.<module>.0.` prefix is dropped (Lean prints it, the source does
+ * not). So `«A.B».t` (two components) and `A.B.t` (three) stay different names.
+ */
+export function nameComponents(name: string): string[] {
+  const parts: string[] = [];
+  let current = '', quoted = false;
+  for (const ch of name) {
+    if (ch === '«' && !quoted) { quoted = true; continue; }
+    if (ch === '»' && quoted) { quoted = false; continue; }
+    if (ch === '.' && !quoted) { parts.push(current); current = ''; } else current += ch;
+  }
+  parts.push(current);
+  if (parts[0] === '_private') {
+    const zero = parts.indexOf('0');
+    if (zero > 0) return parts.slice(zero + 1);
+  }
+  return parts;
+}
+
+/** Whether the name an answer prints is `expected` (a source or caller name, maybe `_root_.`-prefixed). */
+export function sameDeclarationName(printed: string, expected: string): boolean {
+  const a = nameComponents(printed);
+  const b = nameComponents(expected.replace(/^_root_\./, ''));
+  return a.length === b.length && a.every((part, i) => part === b[i]);
 }
 
 /**
@@ -44,7 +67,7 @@ export function readAxiomAnswer(messages: ReplMessage[], expected?: string): Axi
   if (answers.length === 0) return { ok: false, problem: messages.length ? `unexpected answer: ${messages[0].data.slice(0, 200)}` : 'no answer' };
   if (answers.length > 1) return { ok: false, problem: `${answers.length} answers (${answers.map((a) => `'${a.name}'`).join(', ')}) for one name` };
   const [answer] = answers;
-  if (expected !== undefined && normalName(answer.name) !== normalName(expected)) {
+  if (expected !== undefined && !sameDeclarationName(answer.name, expected)) {
     return { ok: false, problem: `the answer names '${answer.name}', not '${expected}'` };
   }
   return { ok: true, axioms: answer.axioms };

@@ -36,6 +36,14 @@ export interface EvalConfig {
   maxTokens: number;
   /** Lean timeout per check, seconds. */
   leanTimeout: number;
+  /** The verdict the headline figures use: `strict` (ours, the default) or `recipe` (kimina-client's rule). Both are always measured. */
+  verdictMode?: 'strict' | 'recipe';
+  /** The benchmark's name (e.g. AI-MO/minif2f_test), when known. */
+  benchmarkName?: string;
+  /** The Lean toolchain the proofs were checked on, when known. */
+  lean?: string | null;
+  /** Goal states (infotree) in fix-turn feedback; the recipe had none. */
+  goals?: boolean;
 }
 
 /** `filtered`: nothing could be extracted, so nothing reached Lean. */
@@ -59,6 +67,10 @@ export interface EvalAttemptRecord {
   leanSeconds: number | null;
   /** The checked code (statement plus proof), when extraction succeeded. */
   code: string | null;
+  /** kimina-client's rule on the same Lean answer; null when Lean never ran the code. Absent in runs stored before. */
+  recipeValid?: boolean | null;
+  /** Why the strict verdict refused what the recipe rule accepts (or why Lean never ran it). */
+  recipeReason?: string | null;
 }
 
 export interface KValue { k: number; value: number }
@@ -96,7 +108,15 @@ export interface EvalMetrics {
   verifySecondsPerCheck: number | null;
   /** Solved problems per source, first answers and with the fix turn. */
   bySource: { source: string; problems: number; solved: number; solvedWithFix: number | null }[];
+  /** The same pass@k under kimina-client's rule; `unknown`: answers Lean never ran (counted as not valid). */
+  recipe?: { passAtK: KValue[]; passAtKWithFix: KValue[] | null; solved: number; solvedWithFix: number | null; unknown: number };
 }
+
+/** An answer only kimina-client's rule accepts, and why the strict verdict refused it. */
+export interface RecipeOnlyProof { problem: string; sample: number; turn: number; status: string; reason: string; code: string | null }
+
+/** Whether the headline figure may be set beside the published Kimina-Prover-RL table, and why (not). */
+export interface Comparability { comparable: boolean; why: string }
 
 export interface ProblemOutcome {
   id: string;
@@ -125,6 +145,8 @@ export interface EvalReport {
   run: EvalRunSummary;
   metrics: EvalMetrics;
   problems: ProblemOutcome[];
+  recipeOnly?: RecipeOnlyProof[];
+  comparability?: Comparability;
 }
 
 export interface ProblemDifference {

@@ -200,6 +200,8 @@ export const rewardRequestSchema = s.object({
   /** Default `train`. */
   purpose: s.optional(s.enum(['train', 'eval'])),
   items: s.array(rewardItemSchema, { max: trainingLimits.rewardItemsPerRequest }),
+  /** `strict` (default): our verdict; `recipe`: kimina-client's rule (no Lean error, no sorries entry), as the published runs. */
+  mode: s.optional(s.enum(['strict', 'recipe'])),
 });
 export type RewardRequest = Infer<typeof rewardRequestSchema>;
 export interface RewardResult {

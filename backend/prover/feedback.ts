@@ -1,7 +1,12 @@
 // The error-fix turn's user message (`create_tool_message`, kimina-format.md §6.2) and its conversation.
-// Window numbering follows §6.4's recommendation: lines of the checked code counted after its leading
-// `import` lines, with the ` >` marker on the real error line (positions are full-snippet positions).
+// Two line numberings of the code window (kimina-format.md §6.4):
+// - `released` (the default): what the released checkpoints saw in training. The recipe ran on kimina-lean-server
+//   before its PR #56, which reported positions relative to the body (after the leading blank and `import` lines);
+//   the recipe indexed them into the code less its leading `import` lines. For the usual layout the ` >` marker
+//   lands one line above the real error line, and that is the layout the model learned to read.
+// - `snippet`: the corrected numbering (full-snippet line minus the leading `import` lines), marker on the real line.
 import type { CommandResponse, ReplMessage, ReplPos, Verdict } from '../protocol';
+import { splitHeader } from '../lean/header';
 import { pyStrip } from './pyText';
 
 export const MAX_FEEDBACK_ERRORS = 3;
@@ -44,24 +49,35 @@ export function goalsAt(infotree: unknown, pos: ReplPos, endPos: ReplPos | null)
   return goals && goals.length > 0 ? goals : null;
 }
 
-/** The window source: the checked code, trimmed, without its leading `import` lines; and how many lines were cut. */
+/**
+ * The window source, as the recipe's `split_proof_header` makes it: the checked code stripped, less its first run
+ * of lines starting with `import` (lines before that run are kept only if the run is missing, as in the recipe);
+ * `shift` is how many lines of the original code precede the window's first line.
+ */
 export function windowLines(code: string): { lines: string[]; shift: number } {
   const leadingBlank = (code.match(/^\s*/)?.[0] ?? '').split('\n').length - 1;
   const lines = pyStrip(code).split('\n');
   let imports = 0;
-  while (imports < lines.length && lines[imports].startsWith('import')) imports++;
+  let inRun = false;
+  for (const line of lines) {
+    if (line.startsWith('import')) { inRun = true; imports++; } else if (inRun) break;
+  }
   return { lines: lines.slice(imports), shift: leadingBlank + imports };
 }
 
 const shiftLine = (p: ReplPos, by: number): ReplPos => ({ line: p.line - by, column: p.column });
 
-function errorSection(index: number, error: ReplMessage, window: { lines: string[]; shift: number }, infotree: unknown, infotreeLineOffset: number): string {
+/** Where an error's window is centred (0-based index into the window lines) and the positions its goals are looked up with. */
+interface Placing { windowIndex: (pos: ReplPos) => number; infotreeShift: number }
+
+function errorSection(index: number, error: ReplMessage, window: { lines: string[] }, infotree: unknown, placing: Placing): string {
   let out = `# Error ${index}:\n`;
-  const goals = error.pos ? goalsAt(infotree, shiftLine(error.pos, infotreeLineOffset), error.endPos && shiftLine(error.endPos, infotreeLineOffset)) : null;
+  const by = placing.infotreeShift;
+  const goals = error.pos ? goalsAt(infotree, shiftLine(error.pos, by), error.endPos && shiftLine(error.endPos, by)) : null;
   if (goals) out += `Goals state before error position: \n${goals.join('\n')}\n\n`;
   out += `Error message: \n${pyStrip(error.data ?? 'Unknown error')}\n\n`;
   if (error.pos) {
-    const at = error.pos.line - window.shift - 1;
+    const at = placing.windowIndex(error.pos);
     let snippet = '```lean4\n';
     for (let ln = Math.max(0, at - 2); ln < Math.min(window.lines.length, at + 3); ln++) {
       const text = window.lines[ln].replaceAll('count_heartbeats in', '');
@@ -77,10 +93,15 @@ function errorSection(index: number, error: ReplMessage, window: { lines: string
  * Verdicts without Lean errors that Lean did not accept (timeouts, REPL or server failures, rejected code)
  * get the `# System Error:` form with the verdict's reason.
  */
+export type LineNumbering = 'released' | 'snippet';
+
 export interface FeedbackOptions {
+  /** `released` (default): the released checkpoints' training layout; `snippet`: marker on the real error line. */
+  lineNumbering?: LineNumbering;
   /**
-   * Lines to subtract from message positions (full-snippet) to reach infotree positions. The verifier
-   * rebases messages to the full snippet but leaves the infotree relative to the body after the import header.
+   * `snippet` numbering only: lines to subtract from message positions (full-snippet) to reach infotree positions.
+   * The verifier rebases messages to the full snippet but leaves the infotree relative to the body after the
+   * import header. (`released` numbering works in body positions, so it needs no offset.)
    */
   infotreeLineOffset?: number;
 }
@@ -88,8 +109,15 @@ export interface FeedbackOptions {
 export function buildFeedback(code: string, verdict: Verdict, response?: CommandResponse, options: FeedbackOptions = {}): string {
   const errors = verdict.messages.filter((m) => m.severity === 'error').slice(0, MAX_FEEDBACK_ERRORS);
   const window = windowLines(code);
-  const offset = options.infotreeLineOffset ?? 0;
-  let out = errors.map((e, i) => errorSection(i + 1, e, window, response?.infotree, offset)).join('');
+  let placing: Placing;
+  if ((options.lineNumbering ?? 'released') === 'released') {
+    // kimina-lean-server before PR #56: positions relative to the body after its header (leading blank/import lines).
+    const body = splitHeader(code).headerLines;
+    placing = { windowIndex: (pos) => pos.line - body - 1, infotreeShift: body };
+  } else {
+    placing = { windowIndex: (pos) => pos.line - window.shift - 1, infotreeShift: options.infotreeLineOffset ?? 0 };
+  }
+  let out = errors.map((e, i) => errorSection(i + 1, e, window, response?.infotree, placing)).join('');
   if (out === '' && verdict.status !== 'valid' && SYSTEM_STATUSES.has(verdict.status) && pyStrip(verdict.reason) !== '') {
     out = `# System Error:\nError message: \n${pyStrip(verdict.reason)}\n\n`;
   }

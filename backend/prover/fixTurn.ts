@@ -23,6 +23,13 @@ export interface FixInput {
   maxPromptTokens?: number;
 }
 
+/** Python's len() of a str: Unicode code points. */
+export function codePoints(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
 /** Number of user messages = the turn the answer belongs to. */
 export function turnOf(conversation: ChatMessage[]): number {
   return conversation.filter((m) => m.role === 'user').length;
@@ -31,7 +38,8 @@ export function turnOf(conversation: ChatMessage[]): number {
 export async function planFixTurn(input: FixInput): Promise<FixPlan> {
   if (input.feedback === null) return { ok: false, reason: 'valid' };
   if (input.feedback === 'filtered') return { ok: false, reason: 'filtered' };
-  if (input.feedback.length > (input.maxFeedbackChars ?? MAX_FEEDBACK_CHARS)) return { ok: false, reason: 'feedback_too_long' };
+  // Characters as Python's len() counts them (code points): a Mathlib letter like 𝕜 is one, not two UTF-16 units.
+  if (codePoints(input.feedback) > (input.maxFeedbackChars ?? MAX_FEEDBACK_CHARS)) return { ok: false, reason: 'feedback_too_long' };
   if (turnOf(input.conversation) > input.maxFixTurns) return { ok: false, reason: 'exceed_max_turn' };
   const conversation: ChatMessage[] = [...input.conversation,
     { role: 'assistant', content: input.response },

@@ -48,6 +48,9 @@ const steps = [
      PRIMARY KEY (run, problem, sample, turn),
      FOREIGN KEY (run, problem, sample) REFERENCES eval_samples(run, problem, sample) ON DELETE CASCADE
    );`,
+  // kimina-client's rule on the same Lean answer (NULL: unknown, or stored before this column existed).
+  `ALTER TABLE eval_attempts ADD COLUMN recipe_valid INTEGER;
+   ALTER TABLE eval_attempts ADD COLUMN recipe_reason TEXT;`,
 ];
 
 export function migrateEval(db: Db): void {
@@ -130,13 +133,14 @@ export class EvalStore {
   recordSamples(run: string, problem: string, samples: number[], attempts: StoredAttempt[]): void {
     const markSample = this.db.prepare('INSERT INTO eval_samples (run, problem, sample, finished_at) VALUES (?, ?, ?, ?)');
     const insert = this.db.prepare(`INSERT INTO eval_attempts (run, problem, sample, turn, format_error, status, valid, tokens, chars,
-      generate_ms, verify_ms, lean_seconds, code, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      generate_ms, verify_ms, lean_seconds, code, response, recipe_valid, recipe_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.db.transaction(() => {
       const now = new Date().toISOString();
       for (const s of samples) markSample.run(run, problem, s, now);
       for (const a of attempts) {
         insert.run(run, problem, a.sample, a.turn, a.formatError, a.status, a.valid ? 1 : 0, a.tokens, a.chars,
-          a.generateMs, a.verifyMs, a.leanSeconds, a.code, a.response);
+          a.generateMs, a.verifyMs, a.leanSeconds, a.code, a.response,
+          a.recipeValid === undefined || a.recipeValid === null ? null : a.recipeValid ? 1 : 0, a.recipeReason ?? null);
       }
     })();
   }
@@ -144,7 +148,7 @@ export class EvalStore {
   /** Every attempt of a run, in problem order; whole responses only when asked (they can be large). */
   attempts(run: string, withResponses = false): StoredAttempt[] {
     const columns = `a.problem, a.sample, a.turn, a.format_error, a.status, a.valid, a.tokens, a.chars, a.generate_ms, a.verify_ms,
-      a.lean_seconds, a.code${withResponses ? ', a.response' : ''}`;
+      a.lean_seconds, a.code, a.recipe_valid, a.recipe_reason${withResponses ? ', a.response' : ''}`;
     const rows = this.db.prepare(`SELECT ${columns} FROM eval_attempts a JOIN eval_problems p ON p.run = a.run AND p.problem = a.problem
       WHERE a.run = ? ORDER BY p.position, a.sample, a.turn`).all(run) as Record<string, unknown>[];
     return rows.map((r) => ({
@@ -153,6 +157,7 @@ export class EvalStore {
       valid: r.valid === 1, tokens: r.tokens as number, chars: r.chars as number,
       generateMs: r.generate_ms as number, verifyMs: r.verify_ms as number, leanSeconds: r.lean_seconds as number | null,
       code: r.code as string | null, response: (r.response as string | undefined) ?? null,
+      recipeValid: r.recipe_valid === null ? null : r.recipe_valid === 1, recipeReason: r.recipe_reason as string | null,
     }));
   }
 

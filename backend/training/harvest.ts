@@ -180,7 +180,8 @@ export function harvestAttempts(store: AttemptStore, limit = 500): Harvest {
     prompts.push({ id: `attempt:${run.id}`, prompt: buildPrompt(run.statement, run.informal), formalStatement: run.statement,
       source: `attempt ${run.id} ${run.theorem}`, status: run.status === 'proved' ? 'proven' : 'open' });
     for (const a of store.attemptsOf(run.id)) {
-      if (a.turn !== 1 || a.verdict === null || a.verdict.status === 'valid' || !a.feedback) continue;
+      // The recipe keeps an empty feedback (a sorry-only failure); its size filters run in the trainer, which has the tokenizer.
+      if (a.turn !== 1 || a.verdict === null || a.verdict.status === 'valid' || a.feedback === null || a.feedback === undefined) continue;
       fixSeeds.push({ id: `attempt:${run.id}:${a.sample}`, formalStatement: run.statement,
         prompt: [...a.messages, { role: 'assistant', content: a.response }, { role: 'user', content: a.feedback }] });
     }

@@ -349,7 +349,7 @@ export class TrainingJobs extends EventEmitter {
   /** Scoring only, stored nowhere: the reward service for clusters (verl's reward module). */
   async scoreOnly(req: RewardRequest, client?: string): Promise<RewardResponse> {
     validateReward(req);
-    const scored = await this.o.scorer(req.items, { client });
+    const scored = await this.o.scorer(req.items, { client, mode: req.mode ?? 'strict' });
     return { results: scored.map(({ think: _think, ...result }) => result) };
   }
 
@@ -451,6 +451,7 @@ export class TrainingJobs extends EventEmitter {
 
 function validateReward(req: RewardRequest): void {
   if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step)) throw new TrainingError('reward needs step and items');
+  if (req.mode !== undefined && req.mode !== 'strict' && req.mode !== 'recipe') throw new TrainingError(`mode must be strict or recipe, got ${JSON.stringify(req.mode)}`);
   if (req.items.length > MAX_REWARD_ITEMS) {
     throw new TrainingError(`at most ${MAX_REWARD_ITEMS} answers per reward request, got ${req.items.length}: send them in several requests`, 413);
   }

@@ -1,6 +1,11 @@
 // Hyperparameter presets: the recipe (training-recipe.md §2.1) and versions of it scaled to smaller machines.
 import type { TrainingHyperparameters, TrainingPresetName } from '../protocol';
 
+/** The recipe's error-fix cache size (`+data.multiturn_n_samples_in_cache=5000`). */
+export const FIX_CACHE_SIZE = 5000;
+/** The recipe's training length (`trainer.total_epochs=15`) when no step count is given. */
+export const RECIPE_EPOCHS = 15;
+
 const RECIPE: TrainingHyperparameters = {
   learningRate: 2e-6, numGenerations: 8, promptsPerStep: 256, perDeviceBatch: 256, maxCompletionLength: 24576,
   maxPromptLength: 8192, temperature: 1.0, topP: 1.0, epsilon: 0.2, epsilonHigh: 0.3, beta: 0, maxSteps: 1000,

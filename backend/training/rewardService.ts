@@ -7,12 +7,17 @@ import { buildFeedback } from '../prover/feedback';
 import { splitThink } from '../prover/thinkStream';
 import type { CheckOutcome, LeanVerifier } from '../lean/types';
 import type { BatchVerifier } from '../lean/verifier';
+import { recipeVerdictOf, type VerdictMode } from '../lean/verdictModes';
 
 /** A scored answer: the trainer's result plus the thinking the monitor shows. */
 export interface ScoredItem extends RewardResult { think: string }
 
 /** Who asks for a score, for the verifier's fair sharing (lean/admission.ts). */
-export interface ScoreContext { client?: string }
+export interface ScoreContext {
+  client?: string;
+  /** `strict` (default): our verdict; `recipe`: kimina-client's rule on the same Lean answer. */
+  mode?: VerdictMode;
+}
 
 /** Anything that scores a batch; the Lean-backed one below, or a test double. */
 export type RewardScorer = (items: RewardItem[], context?: ScoreContext) => Promise<ScoredItem[]>;
@@ -42,11 +47,12 @@ function prepare(item: RewardItem): Prepared {
   return { format, think, code: extraction.ok ? extraction.code : null };
 }
 
-function scored(p: Prepared, outcome: CheckOutcome | null): ScoredItem {
+function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = 'strict'): ScoredItem {
   const base = { formatError: p.format.error, formatErrorText: FORMAT_ERROR_TEXT[p.format.error], think: p.think };
   // The recipe's 'filtered proof.': nothing reaches Lean, no fix prompt.
   if (p.code === null || outcome === null) return { ...base, score: 0, acc: 0, verdict: null, feedback: null, code: null };
-  const acc = outcome.verdict.status === 'valid' ? 1 : 0;
+  // recipe mode: kimina-client's rule on the same Lean answer (code our filter refused before Lean scores 0).
+  const acc = (mode === 'recipe' ? recipeVerdictOf(outcome.verdict).valid === true : outcome.verdict.status === 'valid') ? 1 : 0;
   return {
     ...base,
     score: acc === 1 && p.format.ok ? 1 : 0,
@@ -60,7 +66,7 @@ function scored(p: Prepared, outcome: CheckOutcome | null): ScoredItem {
 export async function scoreItem(item: RewardItem, options: LeanRewardOptions, context: ScoreContext = {}): Promise<ScoredItem> {
   const p = prepare(item);
   if (p.code === null) return scored(p, null);
-  return scored(p, await options.verifier.check(p.code, { timeout: options.timeoutS ?? 60, client: context.client }));
+  return scored(p, await options.verifier.check(p.code, { timeout: options.timeoutS ?? 60, client: context.client }), context.mode);
 }
 
 /**
@@ -77,7 +83,7 @@ export function leanRewardScorer(options: LeanRewardOptions): RewardScorer {
       const toCheck = prepared.flatMap((p, i) => (p.code === null ? [] : [i]));
       const outcomes = await checkBatch(toCheck.map((i) => prepared[i].code!), { timeout: options.timeoutS ?? 60, client: context.client });
       const byItem = new Map(toCheck.map((i, k) => [i, outcomes[k]]));
-      return prepared.map((p, i) => scored(p, byItem.get(i) ?? null));
+      return prepared.map((p, i) => scored(p, byItem.get(i) ?? null, context.mode));
     }
     const out = new Array<ScoredItem>(items.length);
     let next = 0;

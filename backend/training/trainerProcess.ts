@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrainingHyperparameters } from '../protocol';
+import { MAX_FEEDBACK_CHARS } from '../prover/fixTurn';
+import { FIX_CACHE_SIZE } from './presets';
 import { setting } from '../app/settings';
 
 export interface TrainerLaunch {
@@ -25,7 +27,12 @@ export interface TrainerHandle {
 
 export type TrainerLauncher = (launch: TrainerLaunch) => TrainerHandle;
 
-/** The Python run config (kimina_trainer/config.py field names). */
+/** Trainer settings no preset varies: the recipe's validation top-p, and TRL's colocated vLLM share of GPU memory. */
+export const TRAINER_FIXED = { evalTopP: 0.95, vllmGpuMemoryUtilization: 0.3 };
+/** LoRA on every attention and MLP projection of a Qwen3 block. */
+export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+
+/** The Python run config (kimina_trainer/config.py field names), every key. */
 export function trainerConfig(options: {
   runId: string; backendUrl: string; token?: string; model: string; outputDir: string; trainFile: string;
   heldOutFile: string | null; hyper: TrainingHyperparameters; cpu: boolean; launchId?: string;
@@ -33,14 +40,17 @@ export function trainerConfig(options: {
   const h = options.hyper;
   return {
     run_id: options.runId, backend_url: options.backendUrl, token: options.token ?? null, model_path: options.model,
-    ...(options.launchId ? { launch_id: options.launchId, backend_pid: process.pid } : {}),
+    launch_id: options.launchId ?? null, backend_pid: options.launchId ? process.pid : null,
     output_dir: options.outputDir, train_file: options.trainFile, held_out_file: options.heldOutFile,
     learning_rate: h.learningRate, num_generations: h.numGenerations, prompts_per_step: h.promptsPerStep,
     per_device_batch: h.perDeviceBatch, max_completion_length: h.maxCompletionLength, max_prompt_length: h.maxPromptLength,
     temperature: h.temperature, top_p: h.topP, epsilon: h.epsilon, epsilon_high: h.epsilonHigh, beta: h.beta,
     max_steps: h.maxSteps, save_steps: h.saveSteps, eval_steps: h.evalSteps, eval_samples: h.evalSamples, seed: h.seed,
-    lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank } : null, use_vllm: h.useVllm,
+    lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank, dropout: 0, target_modules: LORA_TARGETS } : null, use_vllm: h.useVllm,
     fix_sampling_rate: h.fixSamplingRate, use_cpu: options.cpu,
+    // Every key of kimina_trainer/config.py is sent: the Python side has no defaults of its own.
+    fix_seed_file: null, eval_top_p: TRAINER_FIXED.evalTopP, vllm_gpu_memory_utilization: TRAINER_FIXED.vllmGpuMemoryUtilization,
+    fix_cache_size: FIX_CACHE_SIZE, max_feedback_chars: MAX_FEEDBACK_CHARS, gradient_checkpointing: true, final_export: true,
   };
 }
 

@@ -31,7 +31,7 @@ test('bad arguments are refused before anything starts', async (t) => {
   await assert.rejects(run(['run', bench, '--model', 'm', '--top-p', '3', '--db', db]), /--top-p must be from 0.01 to 1/);
   await assert.rejects(run(['run', bench, '--model', 'm', '--split', 'test', '--parallel', '0', '--db', db]), /--parallel must be a whole number/);
   await assert.rejects(run(['run', join(bench, 'nope'), '--model', 'm', '--db', db]), /benchmark not found/);
-  await assert.rejects(run(['fetch', 'putnam']), /knows only 'minif2f'/);
+  await assert.rejects(run(['fetch', 'putnam']), /knows AI-MO\/minif2f_test \(the default\) and 'minif2f', got 'putnam'/);
   await assert.rejects(run(['fetch', 'minif2f', '--method', 'ftp']), /--method must be git, archive or auto/);
   await assert.rejects(run(['report', 'missing', '--db', db]), /no evaluation run named 'missing'/);
   await assert.rejects(run(['compare', 'a', '--db', db]), /needs two runs/);

@@ -30,6 +30,7 @@ test('compare lists solved-only-by and per-problem changes on the common problem
   assert.ok(Math.abs(cmp.passAtK[0].b - 0.1875) < 1e-12);
   const md = comparisonMarkdown(cmp);
   assert.match(md, /Only A solves: `p3`/);
+  assert.match(md, /- A on \S+, Lean unknown, verdict strict; B on \S+, Lean unknown, verdict strict/, 'every report names benchmark, Lean and verdict');
   assert.match(md, /\| `p1` \| MATHD \| 0\/4 \| 1\/4 \| \+100\.0 pts \|/);
 });
 

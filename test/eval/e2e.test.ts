@@ -114,7 +114,12 @@ test('kimina eval run: killed mid-run, resumed to the end, reports and plots wri
   assert.ok(report.metrics.meanResponseTokens > 0);
   assert.ok(report.metrics.formatErrors.turn1.NONE > 0);
   const md = readFileSync(join(dir, 'report', 'report.md'), 'utf8');
-  assert.match(md, /\| Model \| pass@4 \| pass@4 \+ 1 error-fix turn \|/);
+  assert.match(md, /\| Model \| Verdict \| pass@4 \| pass@4 \+ 1 error-fix turn \|/);
+  // Every report names the benchmark, the Lean version and the verdict mode, and says whether it is comparable.
+  assert.match(md, /- Benchmark: \*\*minif2f-lean4\*\*/);
+  assert.match(md, /verdict mode: \*\*strict\*\*/);
+  assert.match(md, /Comparable to the published table: \*\*no\*\* \(the benchmark is minif2f-lean4, not AI-MO\/minif2f_test/);
+  assert.match(md, /\| `kimina-stand-in` \| recipe \|/);
   for (const png of ['pass-at-k.png', 'by-source.png']) {
     const bytes = readFileSync(join(dir, 'report', png));
     assert.equal(bytes.subarray(1, 4).toString(), 'PNG');

@@ -118,3 +118,18 @@ test('evaluate(): one call from problems to report, over the prove loop', async 
   assert.equal(seen.at(-1), 3);
   assert.ok(Math.abs(report.metrics.passAtKWithFix!.at(-1)!.value - 2 / 3) < 1e-12);
 });
+
+test('goal states are asked of Lean only with --goals (the recipe\'s feedback had none); both verdicts are recorded', async () => {
+  const asked: (string | null | undefined)[] = [];
+  const recording: LeanVerifier = { check: async (code, options) => { asked.push(options?.infotree); return verifier.check(code, options); }, close: async () => {} };
+  const run = async (infotree: 'original' | null) => {
+    asked.length = 0;
+    const attempt = proveAttempter({ deps: { engine: new ScriptedEngine(), verifier: recording, options: { infotree } }, temperature: 1, topP: 0.95, maxTokens: 4096, parallel: 4 });
+    return attempt(byKind('aime_1983_p1'), { samples: [0], fixTurns: 1 }, new AbortController().signal);
+  };
+  const off = await run(null); // what `kimina eval` passes without --goals
+  assert.deepEqual(asked, [null, null]);
+  assert.deepEqual(off.map((o) => [o.turn, o.valid, o.recipeValid]), [[1, false, false], [2, true, true]]);
+  await run('original'); // with --goals: asked when a fix turn may follow
+  assert.deepEqual(asked, ['original', null]);
+});

@@ -132,7 +132,7 @@ test('report files are written: Markdown table, JSON, SVG and PNG plots', async 
   }
   assert.equal(written.length, 6);
   const md = readFileSync(join(dir, 'out', 'report.md'), 'utf8');
-  assert.match(md, /\| Model \| pass@4 \| pass@4 \+ 1 error-fix turn \|/);
+  assert.match(md, /\| Model \| Verdict \| pass@4 \| pass@4 \+ 1 error-fix turn \|/);
   assert.match(md, /Kimina-Prover-RL-1\.7B \| 76\.23 % \| 77\.87 %/);
   const json = JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8'));
   assert.deepEqual(json.metrics.passAtK, report.metrics.passAtK);

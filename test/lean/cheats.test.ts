@@ -13,6 +13,7 @@ import type { ReplResponse } from '../../backend/protocol';
 const header = 'import Mathlib\n\n';
 const reasonOf: Record<CaughtBy, RegExp> = {
   filter: /^Rejected before Lean/,
+  plan: /^Rejected before Lean: cannot audit with certainty/,
   warning: /uses sorry|uses 'sorry'/,
   audit: /sorryAx|Could not audit|outside the allow-list|Nothing was audited/,
   lean: /^Lean error/,

@@ -188,8 +188,6 @@ test('the allow-lists: attributes, options and # commands proofs use pass', () =
     '#print axioms axiom_free',
     // these only hide messages: the axiom audit sees sorryAx whatever they say (test/lean/cheats.test.ts)
     'set_option warn.sorry false in',
-    '/-- info: 2 -/',
-    '#guard_msgs in',
     '#reduce 1 + 1',
     'example (s : Set ℕ) (f : ℕ → ℕ) : f \'\' s = f \'\' s ∧ f ⁻¹\' s = f ⁻¹\' s ∧ sᶜ = sᶜ := ⟨rfl, rfl, rfl⟩',
   ].join('\n');

@@ -135,7 +135,7 @@ test('judge: an answer naming another constant, two answers, or no answer fail t
   assert.deepEqual(readAxiomAnswer([info("'Foo.t' does not depend on any axioms")], 't'), { ok: false, problem: "the answer names 'Foo.t', not 't'" });
   assert.equal(readAxiomAnswer([info("'t' does not depend on any axioms"), info("'Foo.t' depends on axioms: [sorryAx]")], 't').ok, false);
   assert.deepEqual(readAxiomAnswer([info("'_private.0.t' depends on axioms: [propext]")], 't'), { ok: true, axioms: ['propext'] });
-  assert.deepEqual(readAxiomAnswer([info("'«my t».x' does not depend on any axioms")], 'my t.x'), { ok: true, axioms: [] });
+  assert.deepEqual(readAxiomAnswer([info("'«my t».x' does not depend on any axioms")], '«my t».x'), { ok: true, axioms: [] });
   const v = judgeResponse({ response: { env: 1 }, audit: new Map([['t', [info("'Foo.t' does not depend on any axioms")]]]), policy: { allowed: [], allowNativeDecide: false }, time: 0 });
   assert.equal(v.status, 'lean_error');
   assert.match(v.reason, /names 'Foo.t', not 't'/);

@@ -40,6 +40,7 @@ test('streams n samples in one request; deltas add up to each text; maxContext f
     assert.equal(chats[0].body.n, 3);
     assert.equal(chats[0].body.stream, true);
     assert.equal(chats[0].body.top_p, 0.95);
+    assert.equal(chats[0].body.top_k, -1, 'top-k pinned off, as the recipe samples');
     assert.equal(chats[0].body.max_tokens, 1000);
     assert.deepEqual(chats[0].body.messages, PROMPT);
     assert.ok(!('chat_template_kwargs' in chats[0].body) && !('think' in chats[0].body), 'thinking is never switched off');

@@ -84,7 +84,8 @@ test('POST /v1/prove (SSE): wrong first answer, Lean feedback, fix turn, verifie
     assert.ok(a.code?.endsWith('exact bogus_lemma h₁'));
     assert.ok(a.feedback?.startsWith('# Error 1:\nError message: \n'), a.feedback ?? '');
     assert.ok(a.feedback?.includes('Lean 4 code snippet with error:\n```lean4\n'));
-    assert.ok(a.feedback?.includes(' >|   exact bogus_lemma h₁\n```\n'), 'marker on the real error line');
+    // The released models' numbering (default): the marker one line above the error line in this layout.
+    assert.ok(a.feedback?.includes(' >|   have h₁ : 2 * x = 8 := by linarith\n') && a.feedback.includes('  |   exact bogus_lemma h₁\n```\n'), a.feedback ?? '');
   }
   const fixed = result.attempts.find((a) => a.turn === 2 && a.verdict?.status === 'valid');
   assert.ok(fixed, 'a fix-turn answer was verified');

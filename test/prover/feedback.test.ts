@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import type { ReplMessage, Verdict } from '../../backend/protocol';
 import { buildFeedback, goalsAt, windowLines } from '../../backend/prover/feedback';
 import { planFixTurn } from '../../backend/prover/fixTurn';
-import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH } from '../../backend/demo/kiminaExamples';
+import { FAILING_CODE, FIX_MESSAGE, FIX_MESSAGE_RELEASED, TYPE_MISMATCH } from '../../backend/demo/kiminaExamples';
+
+/** These cases check the corrected numbering (marker on the real line); the released default has its own golden. */
+const SNIPPET = { lineNumbering: 'snippet' } as const;
 
 function verdict(messages: ReplMessage[], status: Verdict['status'] = 'lean_error', reason = 'Lean reported errors.'): Verdict {
   return { status, reason, messages, sorries: [], time: 0.1 };
@@ -20,25 +23,32 @@ const infotree = [{
 }];
 
 test('§8.3: the fix message byte for byte (goals from the infotree, marker on the real line)', () => {
-  assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree }), FIX_MESSAGE);
+  assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree }, SNIPPET), FIX_MESSAGE);
+});
+
+test('§8.3 under the released numbering (the default): same text, marker one line up, goals from the body-relative infotree', () => {
+  const body = JSON.parse(JSON.stringify(infotree).replaceAll('"line":5', '"line":3').replaceAll('"line":4', '"line":2').replaceAll('"line":3,"column":0', '"line":1,"column":0')) as unknown;
+  const released = buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: body });
+  assert.equal(released, FIX_MESSAGE_RELEASED);
+  assert.match(released, /001  \| \n002  \| theorem[^\n]*\n003 >\|   have/);
 });
 
 test('an infotree relative to the body is matched with the header offset', () => {
   const shifted = JSON.parse(JSON.stringify(infotree).replaceAll('"line":5', '"line":3').replaceAll('"line":4', '"line":2').replaceAll('"line":3,"column":0', '"line":1,"column":0')) as unknown;
-  assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: shifted }, { infotreeLineOffset: 2 }), FIX_MESSAGE);
-  assert.ok(!buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: shifted }).includes('Goals'), 'unmatched ranges give no goals');
+  assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: shifted }, { ...SNIPPET, infotreeLineOffset: 2 }), FIX_MESSAGE);
+  assert.ok(!buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: shifted }, SNIPPET).includes('Goals'), 'unmatched ranges give no goals');
 });
 
 test('without an infotree there is no goal section', () => {
   const expected = FIX_MESSAGE.replace(/Goals state before error position: \n[\s\S]*?\n\n/, '');
-  assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch])), expected);
+  assert.equal(buildFeedback(FAILING_CODE, verdict([mismatch]), undefined, SNIPPET), expected);
   assert.ok(!expected.includes('Goals'));
 });
 
 test('at most 3 errors, warnings skipped, numbered # Error i:', () => {
   const err = (line: number, data: string): ReplMessage => ({ severity: 'error', pos: { line, column: 0 }, endPos: null, data });
   const warn: ReplMessage = { severity: 'warning', pos: { line: 3, column: 0 }, endPos: null, data: 'unused' };
-  const out = buildFeedback(FAILING_CODE, verdict([warn, err(3, 'e1'), err(4, 'e2'), err(5, 'e3'), err(5, 'e4')]));
+  const out = buildFeedback(FAILING_CODE, verdict([warn, err(3, 'e1'), err(4, 'e2'), err(5, 'e3'), err(5, 'e4')]), undefined, SNIPPET);
   assert.deepEqual(out.match(/# Error \d:/g), ['# Error 1:', '# Error 2:', '# Error 3:']);
   assert.ok(!out.includes('e4') && !out.includes('unused'));
   // Error on window line 2 (the theorem line): window 001-004.
@@ -48,7 +58,7 @@ test('at most 3 errors, warnings skipped, numbered # Error i:', () => {
 test('window numbering drops leading import lines only; count_heartbeats in is removed', () => {
   const code = 'import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\ncount_heartbeats in\ntheorem t : True := by\n  bad';
   assert.deepEqual(windowLines(code).lines.slice(0, 2), ['', 'set_option maxHeartbeats 400000']);
-  const out = buildFeedback(code, verdict([{ severity: 'error', pos: { line: 8, column: 2 }, endPos: null, data: ' unknown tactic ' }]));
+  const out = buildFeedback(code, verdict([{ severity: 'error', pos: { line: 8, column: 2 }, endPos: null, data: ' unknown tactic ' }]), undefined, SNIPPET);
   assert.equal(out, '# Error 1:\nError message: \nunknown tactic\n\nLean 4 code snippet with error:\n```lean4\n'
     + '004  | \n005  | theorem t : True := by\n006 >|   bad\n```\n');
 });
@@ -82,6 +92,9 @@ test('fix turn: [system, user, assistant, user(feedback)] and the recipe filters
   assert.deepEqual(await plan({ feedback: 'filtered' }), { ok: false, reason: 'filtered' });
   assert.deepEqual(await plan({ feedback: 'x'.repeat(3001) }), { ok: false, reason: 'feedback_too_long' });
   assert.equal((await plan({ feedback: 'x'.repeat(3000) })).ok, true);
+  // Characters as the recipe's Python counts them (code points): 3000 astral letters are 6000 UTF-16 units.
+  assert.equal((await plan({ feedback: '𝕜'.repeat(3000) })).ok, true);
+  assert.deepEqual(await plan({ feedback: '𝕜'.repeat(3001) }), { ok: false, reason: 'feedback_too_long' });
   assert.deepEqual(await plan({ maxFixTurns: 0 }), { ok: false, reason: 'exceed_max_turn' });
   assert.deepEqual(await plan({ engine: engine(8193) }), { ok: false, reason: 'max_prompt_token_len_exceeded' });
   assert.equal((await plan({ engine: engine(8192) })).ok, true);

@@ -5,7 +5,7 @@ import { prove } from '../../backend/prover/prove';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
-import { FAILING_CODE, FIX_MESSAGE, TYPE_MISMATCH, WELL_FORMED } from '../../backend/demo/kiminaExamples';
+import { FAILING_CODE, FIX_MESSAGE_RELEASED, TYPE_MISMATCH, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = `import Mathlib
 
@@ -46,7 +46,7 @@ test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and
   const fix = engine.calls[1].conversations[0];
   assert.deepEqual(fix.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
   assert.equal(fix[2].content, BAD, 'the full turn-1 text is the assistant message');
-  assert.equal(fix[3].content, FIX_MESSAGE);
+  assert.equal(fix[3].content, FIX_MESSAGE_RELEASED);
   assert.ok(fix[1].content.includes('# Problem:\nSolve 2x + 3 = 11.\n\n# Formal Statement:\n```lean4\n' + FORMAL + '\n```\n'));
 
   const types = events.map((e) => e.type);
@@ -61,7 +61,7 @@ test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and
 
   const stored = store.attemptsOf(result.id);
   assert.equal(stored.length, 2);
-  assert.equal(stored[0].feedback, FIX_MESSAGE);
+  assert.equal(stored[0].feedback, FIX_MESSAGE_RELEASED);
   assert.equal(stored[0].think, result.attempts[0].think);
   assert.equal(stored[1].messages.length, 4);
   assert.equal(store.getRun(result.id)?.status, 'proved');

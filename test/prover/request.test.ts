@@ -6,7 +6,7 @@ test('parseProveRequest keeps given fields only and settingsOf fills the recipe 
   const req = parseProveRequest({ code: 'theorem t : True := by sorry', samples: 8, temperature: 0, informal: null });
   assert.deepEqual(req, { code: 'theorem t : True := by sorry', samples: 8, temperature: 0 });
   assert.deepEqual(settingsOf(req), { ...DEFAULT_SETTINGS, samples: 8, temperature: 0 });
-  assert.deepEqual(DEFAULT_SETTINGS, { samples: 4, fixTurns: 1, temperature: 1, topP: 0.95, maxTokens: 16384 });
+  assert.deepEqual(DEFAULT_SETTINGS, { samples: 4, fixTurns: 1, temperature: 1, topP: 0.95, maxTokens: 24576 });
 });
 
 test('limits are enforced with the field named', () => {

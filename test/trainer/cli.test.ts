@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROMPTS, removeDir, startBackend, waitFor, type Backend } from './harness';
 import { repoRoot, testPython, testVenv } from './pythonSetup';
@@ -56,18 +56,45 @@ test('start, status, cancel and logs through the CLI; bad settings are named', {
 test('the CLI names an unreachable backend', async () => {
   const r = await kimina(['train', 'status'], { KIMINA_SERVER_URL: 'http://127.0.0.1:9' });
   assert.equal(r.code, 1);
-  assert.match(r.err, /cannot reach the backend at http:\/\/127\.0\.0\.1:9 \(is `kimina serve` running\?\)/);
+  assert.match(r.err, /cannot reach the Kimina backend at http:\/\/127\.0\.0\.1:9: .*\(is `kimina serve` running\?\)/);
 });
 
-test('export-verl writes the job and prints the submit command', { timeout: 120_000 }, async () => {
+test('export-verl: miniF2F test validation by default, the Distill start, duplicates kept unless --dedupe', { timeout: 180_000 }, async () => {
   const python = await testPython();
   const file = join(backend.dir, 'verl-prompts.jsonl');
-  writeFileSync(file, PROMPTS.map((p) => JSON.stringify({ formalStatement: p.formalStatement, informal: 'A problem.' })).join('\n') + '\n');
+  const lines = PROMPTS.map((p) => JSON.stringify({ formalStatement: p.formalStatement, informal: 'A problem.' }));
+  writeFileSync(file, [...lines, lines[0], lines[0]].join('\n') + '\n'); // a hard prompt repeated on purpose
+  const home = join(backend.dir, 'kimina-home');
   const out = join(backend.dir, 'verl-job');
-  const r = await kimina(['train', 'export-verl', '--out', out, '--reward-url', 'http://10.1.2.3:8000', '--prompts', file, '--nodes', '2'], { KIMINA_TRAINER_PYTHON: python });
+  const args = ['train', 'export-verl', '--out', out, '--reward-url', 'http://10.1.2.3:8000', '--prompts', file, '--nodes', '2'];
+  const missing = await kimina(args, { KIMINA_TRAINER_PYTHON: python, KIMINA_HOME: home });
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /AI-MO\/minif2f_test is not downloaded .*run `kimina eval fetch`/);
+
+  // What `kimina eval fetch` leaves behind (3 rows of the recipe's columns are enough here).
+  mkdirSync(join(home, 'benchmarks'), { recursive: true });
+  writeFileSync(join(home, 'benchmarks', 'minif2f_test.jsonl'), ['mathd_algebra_10', 'amc12a_2019_p21', 'imo_1959_p1'].map((name) =>
+    JSON.stringify({ name, split: 'test', formal_statement: `import Mathlib\n\ntheorem ${name} : True := by\n`, informal_problem: `/-- Show ${name}. -/` })).join('\n') + '\n');
+  const r = await kimina(args, { KIMINA_TRAINER_PYTHON: python, KIMINA_HOME: home });
   assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /\(6 train prompts; 3 validation prompts from AI-MO\/minif2f_test\)/);
   assert.match(r.out, /ray job submit --address=http:\/\/HEAD_NODE:8265 --runtime-env=runtime_env.yaml --no-wait -- bash run_verl.sh/);
-  for (const f of ['data/train.parquet', 'data/test.parquet', 'kimina_reward.py', 'run_verl.sh', 'runtime_env.yaml']) assert.ok(existsSync(join(out, f)), f);
+  for (const f of ['data/train.parquet', 'data/test.parquet', 'kimina_reward.py', 'kimina_dataset.py', 'run_verl.sh', 'runtime_env.yaml']) assert.ok(existsSync(join(out, f)), f);
+  const overrides = JSON.parse(readFileSync(join(out, 'overrides.json'), 'utf8')) as Record<string, unknown>;
+  assert.equal(overrides['actor_rollout_ref.model.path'], 'AI-MO/Kimina-Prover-Distill-1.7B');
+  assert.equal(overrides['trainer.experiment_name'], 'kimina-prover-1.7B');
+  assert.equal(overrides['data.custom_cls.name'], 'KiminaMultiturnDataset');
+  assert.equal(overrides['trainer.total_epochs'], 15);
+
+  const deduped = await kimina([...args, '--dedupe', '--val', 'held-out', '--set', 'heldOutShare=0.5', '--set', 'maxSteps=20', '--model', 'AI-MO/Kimina-Prover-Distill-0.6B'], { KIMINA_TRAINER_PYTHON: python, KIMINA_HOME: home });
+  assert.equal(deduped.code, 0, deduped.err);
+  assert.match(deduped.out, /2 exact repeats dropped/);
+  assert.match(deduped.out, /validation prompts from kimina\/held-out/);
+  const o2 = JSON.parse(readFileSync(join(out, 'overrides.json'), 'utf8')) as Record<string, unknown>;
+  assert.equal(o2['trainer.total_training_steps'], 20);
+  assert.equal(o2['trainer.total_epochs'], undefined);
+  assert.equal(o2['trainer.experiment_name'], 'kimina-prover-0.6B');
+
   const noUrl = await kimina(['train', 'export-verl', '--out', out, '--prompts', file]);
   assert.equal(noUrl.code, 1);
   assert.match(noUrl.err, /--reward-url/);

@@ -57,16 +57,19 @@ test('attempt history: prompts per run, failed first answers with feedback becom
   const statement = 'import Mathlib\n\ntheorem t (x : ℕ) : x = x := by';
   store.startRun({ id: 'r1', theorem: 't', statement, informal: '', engine: 'onnx', model: 'm', settings: {} });
   const messages = [{ role: 'system' as const, content: 's' }, { role: 'user' as const, content: 'u' }];
-  const verdict = (status: 'lean_error' | 'valid') => ({ status, reason: '', messages: [], sorries: [], time: 0 });
+  const verdict = (status: 'lean_error' | 'valid' | 'sorry') => ({ status, reason: '', messages: [], sorries: [], time: 0 });
   store.recordAttempt('r1', messages, { sample: 0, turn: 1, response: 'bad answer', think: '', code: 'c', format: { ok: true, error: 'NONE' }, verdict: verdict('lean_error'), feedback: '# Error 1:\nboom\n' });
   store.recordAttempt('r1', messages, { sample: 1, turn: 1, response: 'good', think: '', code: 'c', format: { ok: true, error: 'NONE' }, verdict: verdict('valid'), feedback: null });
+  // A sorry-only failure has an empty feedback, which the recipe keeps as a fix prompt.
+  store.recordAttempt('r1', messages, { sample: 2, turn: 1, response: 'sorry answer', think: '', code: 'c', format: { ok: true, error: 'NONE' }, verdict: verdict('sorry'), feedback: '' });
   store.finishRun('r1', 'proved', 'c');
   const h = harvestAttempts(store);
   assert.equal(h.prompts.length, 1);
   assert.equal(h.prompts[0].status, 'proven');
-  assert.equal(h.fixSeeds.length, 1);
+  assert.equal(h.fixSeeds.length, 2);
   assert.deepEqual(h.fixSeeds[0].prompt.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
   assert.equal(h.fixSeeds[0].prompt[3].content, '# Error 1:\nboom\n');
+  assert.equal(h.fixSeeds[1].prompt[3].content, '');
   db.close();
 });
 

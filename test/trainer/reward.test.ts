@@ -140,3 +140,23 @@ test('HTTP: the trainer route stores chunked batch metrics and rollouts; the sta
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('verdict modes: recipe mode scores what kimina-client accepts; strict refuses it; filter refusals score 0 in both', async () => {
+  // A TEST DOUBLE verifier answering with verdicts of the shapes the strict verifier gives.
+  const verdicts: Record<string, import('../../backend/protocol').Verdict> = {
+    native: { status: 'rejected', reason: 'The proof depends on axioms outside the allow-list: Lean.ofReduceBool.', axioms: ['Lean.ofReduceBool'], messages: [], sorries: [], time: 0.2 },
+    filtered: { status: 'rejected', reason: 'Rejected before Lean (line 5): #eval', messages: [], sorries: [], time: 0 },
+    valid: { status: 'valid', reason: 'Lean accepted', axioms: [], messages: [], sorries: [], time: 0.2 },
+  };
+  let next = 'native';
+  const verifier = { check: async () => ({ verdict: verdicts[next] }), close: async () => {} };
+  const scorer = leanRewardScorer({ verifier });
+  const item: RewardItem = { promptId: 'p', turn: 1, formalStatement: STATEMENT, previous: [], response: GOOD };
+  const score = async (mode?: 'strict' | 'recipe') => (await scorer([item], { mode }))[0];
+  assert.deepEqual([(await score()).score, (await score('strict')).score, (await score('recipe')).score], [0, 0, 1]);
+  assert.equal((await score('recipe')).feedback, null, 'accepted: no fix turn');
+  next = 'filtered';
+  assert.deepEqual([(await score('strict')).score, (await score('recipe')).score], [0, 0]);
+  next = 'valid';
+  assert.deepEqual([(await score('strict')).score, (await score('recipe')).score], [1, 1]);
+});

@@ -43,6 +43,16 @@ test('recipe overrides: Dr.GRPO, asymmetric clipping, no KL, batch reward with d
   assert.equal(o['reward_model.reward_manager'], 'batch');
   assert.equal(o['custom_reward_function.name'], 'reward');
   assert.equal(o['data.dataloader_num_workers'], 0);
+  // The error-fix turn: our dataset class with the recipe's multi-turn settings.
+  assert.equal(o['data.custom_cls.path'], 'kimina_dataset.py');
+  assert.equal(o['data.custom_cls.name'], 'KiminaMultiturnDataset');
+  assert.equal(o['+data.multiturn'], true);
+  assert.equal(o['+data.multiturn_sampling_rate'], 0.5);
+  assert.equal(o['+data.multiturn_n_samples_in_cache'], 5000);
+  assert.equal(o['+data.multiturn_max_feedback_length'], 3000);
+  assert.equal(o['actor_rollout_ref.ref.log_prob_max_token_len_per_gpu'], 32768);
+  assert.equal(o['trainer.total_epochs'], 15);
+  assert.equal(o['trainer.experiment_name'], 'kimina-prover-1.7B');
 });
 
 test('export writes valid parquet, script, env and a reward module that scores through the backend', { timeout: 300_000 }, async () => {

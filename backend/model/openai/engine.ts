@@ -150,6 +150,8 @@ export class OpenAIEngine implements Engine {
       n: job.targets.length,
       temperature: options.temperature,
       top_p: options.topP,
+      // No top-k cut, as the recipe's verl sampling (top_k -1): llama.cpp's server would otherwise keep 40 tokens.
+      top_k: -1,
       max_tokens: options.maxTokens,
     };
     if (options.stop && options.stop.length > 0) body.stop = options.stop;

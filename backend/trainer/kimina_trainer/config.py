@@ -2,59 +2,60 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 
 @dataclass
 class LoraSettings:
-    r: int = 16
-    alpha: int = 32
-    dropout: float = 0.0
-    target_modules: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    r: int
+    alpha: int
+    dropout: float
+    target_modules: list[str]
 
 
 @dataclass
 class RunConfig:
+    """Every field is required: the backend (backend/training/trainerProcess.ts `trainerConfig`, from the preset)
+    is the one source of the values, so the trainer has no defaults of its own that could drift from it."""
     run_id: str
     backend_url: str
     model_path: str
     output_dir: str
     train_file: str
-    held_out_file: str | None = None
-    fix_seed_file: str | None = None  # error-fix prompts harvested from the prover's history
-    token: str | None = None
+    held_out_file: str | None
+    fix_seed_file: str | None  # error-fix prompts harvested from the prover's history
+    token: str | None
     # Which launch of the run this process is; the backend refuses posts from any other (a stale trainer)
-    launch_id: str | None = None
+    launch_id: str | None
     # The backend's pid: the trainer dies with it (lifeline.py)
-    backend_pid: int | None = None
-    # Recipe values (training-recipe.md §2), scaled down by the backend's preset for small machines.
-    learning_rate: float = 2e-6
-    num_generations: int = 8
-    prompts_per_step: int = 256
-    per_device_batch: int = 32
-    max_completion_length: int = 24576
-    max_prompt_length: int = 8192
-    temperature: float = 1.0
-    top_p: float = 1.0
-    epsilon: float = 0.2
-    epsilon_high: float = 0.3
-    beta: float = 0.0
-    max_steps: int = 100
-    save_steps: int = 5
-    eval_steps: int = 5
-    eval_samples: int = 8
-    eval_top_p: float = 0.95
-    seed: int = 42
-    lora: LoraSettings | None = None
-    use_vllm: str = "auto"  # "auto" | "on" | "off"
-    vllm_gpu_memory_utilization: float = 0.3
-    fix_sampling_rate: float = 0.5
-    fix_cache_size: int = 5000
-    max_feedback_chars: int = 3000
-    gradient_checkpointing: bool = True
-    use_cpu: bool = False
-    final_export: bool = True
+    backend_pid: int | None
+    learning_rate: float
+    num_generations: int
+    prompts_per_step: int
+    per_device_batch: int
+    max_completion_length: int
+    max_prompt_length: int
+    temperature: float
+    top_p: float
+    epsilon: float
+    epsilon_high: float
+    beta: float
+    max_steps: int
+    save_steps: int
+    eval_steps: int
+    eval_samples: int
+    eval_top_p: float
+    seed: int
+    lora: LoraSettings | None
+    use_vllm: str  # "auto" | "on" | "off"
+    vllm_gpu_memory_utilization: float
+    fix_sampling_rate: float
+    fix_cache_size: int
+    max_feedback_chars: int
+    gradient_checkpointing: bool
+    use_cpu: bool
+    final_export: bool
 
     @property
     def generation_batch_size(self) -> int:
@@ -68,9 +69,11 @@ def load_config(path: str) -> RunConfig:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ValueError(f"unknown run config keys: {', '.join(unknown)}")
-    lora = raw.pop("lora", None)
-    cfg = RunConfig(**raw)
-    cfg.lora = LoraSettings(**lora) if isinstance(lora, dict) else None
+    missing = sorted(known - set(raw))
+    if missing:
+        raise ValueError(f"missing run config keys (the backend sends every one): {', '.join(missing)}")
+    lora = raw.pop("lora")
+    cfg = RunConfig(**raw, lora=LoraSettings(**lora) if isinstance(lora, dict) else None)
     validate(cfg)
     return cfg
 

@@ -74,6 +74,22 @@ class FixCache:
         self.counters[prefix + "added_in_database"] += 1
         self.add({**row, "prompt": conversation, "turn": 2})
 
+    def add_seeds(self, rows: list[dict[str, Any]], max_feedback_chars: int, prompt_tokens: Callable[[list[dict[str, str]]], int],
+             max_prompt_tokens: int) -> Counter[str]:
+        """Harvested fix prompts [system, user, assistant, user(feedback)] under the recipe's filters (feedback cap in
+        code points, prompt budget in tokens); returns how many were kept and dropped, by reason."""
+        counts: Counter[str] = Counter()
+        for row in rows:
+            prompt = row["prompt"]
+            if len(prompt[-1]["content"]) > max_feedback_chars:
+                counts["feedback_too_long"] += 1
+            elif prompt_tokens(prompt) > max_prompt_tokens:
+                counts["max_prompt_token_len_exceeded"] += 1
+            else:
+                counts["added_in_database"] += 1
+                self.add({"prompt": prompt, "formal_statement": row["formal_statement"], "prompt_id": str(row["prompt_id"]), "turn": 2})
+        return counts
+
     def take_counters(self) -> dict[str, float]:
         out = {k: float(v) for k, v in self.counters.items()}
         self.counters.clear()

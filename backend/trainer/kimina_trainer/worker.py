@@ -64,6 +64,10 @@ def build_args(cfg: RunConfig, vllm: bool) -> GRPOConfig:
         num_generations=cfg.num_generations, generation_batch_size=cfg.generation_batch_size,
         per_device_train_batch_size=cfg.per_device_batch, gradient_accumulation_steps=1, num_iterations=1,
         max_completion_length=cfg.max_completion_length, temperature=cfg.temperature, top_p=cfg.top_p,
+        # No top-k cut (verl's top_k -1). No vLLM importance-sampling correction: TRL 1.16 turns it on by default
+        # (sequence_mask mode zeroes sequences whose vLLM/trainer probability ratio leaves its bounds), while the
+        # recipe's verl 0.5.0 has no such correction; off, the update is the recipe's.
+        top_k=0, vllm_importance_sampling_correction=False,
         learning_rate=cfg.learning_rate, lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.01,
         max_steps=cfg.max_steps, save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=2,
         logging_steps=1, report_to="none", seed=cfg.seed, data_seed=cfg.seed, remove_unused_columns=False,
@@ -157,9 +161,10 @@ def main(argv: list[str]) -> int:
     if last:
         cache.load(os.path.join(last, "fix_cache.json"))
     elif cfg.fix_seed_file:
-        for row in load_rows(cfg.fix_seed_file):
-            cache.add({"prompt": row["prompt"], "formal_statement": row["formal_statement"],
-                       "prompt_id": str(row["prompt_id"]), "turn": 2})
+        seeded = cache.add_seeds(load_rows(cfg.fix_seed_file), cfg.max_feedback_chars, lambda m: prompt_tokens(tokenizer, m), cfg.max_prompt_length)
+        client.event("log", message=f"fix seeds from the prover's history: {seeded['added_in_database']} kept, "
+                     f"{seeded['feedback_too_long']} with feedback over {cfg.max_feedback_chars} characters and "
+                     f"{seeded['max_prompt_token_len_exceeded']} over the {cfg.max_prompt_length}-token prompt budget dropped")
 
     trainer = KiminaGRPOTrainer(
         model=model, reward_funcs=[BackendReward(client, cache, cfg, tokenizer)], args=args,

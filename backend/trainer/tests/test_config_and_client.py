@@ -8,7 +8,14 @@ from kimina_trainer.backend_client import MAX_BODY_BYTES, MAX_CHUNK_ITEMS, Backe
 from kimina_trainer.chat import completion_text, previous_answers
 from kimina_trainer.config import load_config
 
-BASE = {"run_id": "r", "backend_url": "http://127.0.0.1:1", "model_path": "m", "output_dir": "o", "train_file": "t"}
+# A complete config as the backend writes it for the recipe preset (every key is required).
+BASE = {"run_id": "r", "backend_url": "http://127.0.0.1:1", "model_path": "m", "output_dir": "o", "train_file": "t",
+        "held_out_file": None, "fix_seed_file": None, "token": None, "launch_id": None, "backend_pid": None, "learning_rate": 2e-6, "num_generations": 8,
+        "prompts_per_step": 256, "per_device_batch": 256, "max_completion_length": 24576, "max_prompt_length": 8192,
+        "temperature": 1.0, "top_p": 1.0, "epsilon": 0.2, "epsilon_high": 0.3, "beta": 0.0, "max_steps": 1000,
+        "save_steps": 5, "eval_steps": 5, "eval_samples": 8, "eval_top_p": 0.95, "seed": 42, "lora": None,
+        "use_vllm": "auto", "vllm_gpu_memory_utilization": 0.3, "fix_sampling_rate": 0.5, "fix_cache_size": 5000,
+        "max_feedback_chars": 3000, "gradient_checkpointing": True, "use_cpu": False, "final_export": True}
 
 
 def write(d, cfg):
@@ -19,16 +26,29 @@ def write(d, cfg):
 
 
 class ConfigTest(unittest.TestCase):
-    def test_defaults_follow_the_recipe(self):
+    def test_every_key_is_required(self):
         with tempfile.TemporaryDirectory() as d:
             cfg = load_config(write(d, BASE))
-        self.assertEqual((cfg.epsilon, cfg.epsilon_high, cfg.beta, cfg.num_generations), (0.2, 0.3, 0.0, 8))
-        self.assertEqual(cfg.generation_batch_size, 2048)
-        self.assertIsNone(cfg.lora)
+            self.assertEqual(cfg.generation_batch_size, 2048)
+            self.assertIsNone(cfg.lora)
+            partial = {k: v for k, v in BASE.items() if k not in ("epsilon_high", "fix_cache_size")}
+            with self.assertRaisesRegex(ValueError, "missing run config keys .*: epsilon_high, fix_cache_size"):
+                load_config(write(d, partial))
+
+    def test_grpo_sampling_and_is_correction_follow_the_recipe(self):
+        from kimina_trainer.worker import build_args
+
+        with tempfile.TemporaryDirectory() as d:
+            cfg = load_config(write(d, {**BASE, "output_dir": d, "use_cpu": True, "per_device_batch": 8,
+                                        "prompts_per_step": 2, "gradient_checkpointing": False}))
+            args = build_args(cfg, vllm=False)
+        self.assertEqual(args.top_k, 0, "no top-k cut (verl's -1)")
+        self.assertFalse(args.vllm_importance_sampling_correction, "the recipe's verl has no IS correction")
+        self.assertEqual((args.loss_type, args.scale_rewards, args.epsilon_high), ("dr_grpo", "none", 0.3))
 
     def test_lora_and_unknown_keys(self):
         with tempfile.TemporaryDirectory() as d:
-            cfg = load_config(write(d, {**BASE, "lora": {"r": 8, "alpha": 16}}))
+            cfg = load_config(write(d, {**BASE, "lora": {"r": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["q_proj"]}}))
             self.assertEqual((cfg.lora.r, cfg.lora.alpha), (8, 16))
             with self.assertRaisesRegex(ValueError, "unknown run config keys: bogus"):
                 load_config(write(d, {**BASE, "bogus": 1}))

@@ -87,3 +87,22 @@ class FixCacheTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SeedTest(unittest.TestCase):
+    def test_seeds_follow_the_recipe_filters_and_are_counted(self):
+        cache = FixCache(capacity=10)
+        conv = lambda feedback, answer="a": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                                             {"role": "assistant", "content": answer}, {"role": "user", "content": feedback}]
+        rows = [
+            {"prompt": conv("x" * 3000), "formal_statement": "t", "prompt_id": "1"},
+            {"prompt": conv("𝕜" * 3000), "formal_statement": "t", "prompt_id": "2"},  # 3000 code points: kept
+            {"prompt": conv("x" * 3001), "formal_statement": "t", "prompt_id": "3"},
+            {"prompt": conv("", answer="a" * 500), "formal_statement": "t", "prompt_id": "4"},  # sorry-only: empty feedback
+            {"prompt": conv("", answer="a" * 5000), "formal_statement": "t", "prompt_id": "5"},
+        ]
+        chars = lambda msgs: sum(len(m["content"]) for m in msgs)
+        counts = cache.add_seeds(rows, 3000, chars, 4000)
+        self.assertEqual(dict(counts), {"added_in_database": 3, "feedback_too_long": 1, "max_prompt_token_len_exceeded": 1})
+        self.assertEqual([e["prompt_id"] for e in cache.entries], ["1", "2", "4"])
+        self.assertTrue(all(e["turn"] == 2 for e in cache.entries))

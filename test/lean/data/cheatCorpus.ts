@@ -5,12 +5,15 @@
 // own rules (backend/lean/untrusted.ts). Run by test/lean/cheats.test.ts on both Lean generations.
 import type { VerdictStatus } from '../../../backend/protocol';
 
-/** What stops it: the untrusted-code filter, Lean's sorry warning / `sorries`, the axiom audit, or Lean itself. */
-export type CaughtBy = 'filter' | 'warning' | 'audit' | 'lean';
+/**
+ * What stops it: the untrusted-code filter, the audit plan (refuses what it cannot name with certainty),
+ * Lean's sorry warning / `sorries`, the axiom audit, or Lean itself.
+ */
+export type CaughtBy = 'filter' | 'plan' | 'warning' | 'audit' | 'lean';
 
 export interface Cheat {
   id: string;
-  class: 'sorry' | 'silenced-sorry' | 'axiom' | 'native' | 'meta' | 'option' | 'audit-redirect' | 'hidden-error' | 'nameless' | 'filter-bypass';
+  class: 'sorry' | 'silenced-sorry' | 'axiom' | 'native' | 'meta' | 'option' | 'audit-redirect' | 'hidden-error' | 'nameless' | 'filter-bypass' | 'red-team';
   /** Where the trick comes from. */
   source: string;
   code: string;
@@ -39,12 +42,12 @@ export const cheats: Cheat[] = [
   { id: 'warn-sorry-off-global', class: 'silenced-sorry', source: 'issue 10 point 2', code: `set_option warn.sorry false\n${stmt}  admit`, expected: ['sorry'], caughtBy: 'audit' },
   { id: 'warn-sorry-off-helper', class: 'silenced-sorry', source: 'issue 10 point 2', code: `set_option warn.sorry false\ndef helper : (1 : ℕ) = 2 := sorryAx _\n${stmt}  exact helper`, expected: ['sorry'], caughtBy: 'audit' },
   { id: 'warn-sorry-off-unused-def', class: 'silenced-sorry', source: 'issue 10 point 2 (a def built on sorryAx, used or not)', code: `set_option warn.sorry false\ndef junk : ℕ := sorryAx _\ntheorem target : (1 : ℕ) = 1 := by\n  simp`, expected: ['sorry'], caughtBy: 'audit' },
-  { id: 'guard-msgs-swallows-warning', class: 'silenced-sorry', source: '#guard_msgs is an allowed command', code: `/-- warning: declaration uses \`sorry\` -/\n#guard_msgs in\n${stmt}  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'guard-msgs-swallows-warning', class: 'silenced-sorry', source: '#guard_msgs hides messages (refused since the red-team review)', code: `/-- warning: declaration uses \`sorry\` -/\n#guard_msgs in\n${stmt}  exact sorryAx _ false`, expected: ['rejected'], caughtBy: 'filter' },
   // --- errors hidden from the messages: Lean still adds the declaration with sorryAx
-  { id: 'guard-msgs-swallows-error', class: 'hidden-error', source: '#guard_msgs is an allowed command', code: `/-- error: unsolved goals -/\n#guard_msgs in\n${stmt}  skip`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'guard-msgs-swallows-error', class: 'hidden-error', source: '#guard_msgs hides messages (refused since the red-team review)', code: `/-- error: unsolved goals -/\n#guard_msgs in\n${stmt}  skip`, expected: ['rejected'], caughtBy: 'filter' },
   // --- nameless declarations: the audit copy names them
   { id: 'example-sorryAx-silenced', class: 'nameless', source: 'issue 10 point 3', code: `${off}example : (1 : ℕ) = 2 := sorryAx _`, expected: ['sorry'], caughtBy: 'audit' },
-  { id: 'example-guarded', class: 'nameless', source: 'issue 10 point 3', code: '#guard_msgs in\nexample : (1 : ℕ) = 2 := by\n  admit', expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'example-guarded', class: 'nameless', source: 'issue 10 point 3; #guard_msgs refused since the red-team review', code: '#guard_msgs in\nexample : (1 : ℕ) = 2 := by\n  admit', expected: ['rejected'], caughtBy: 'filter' },
   { id: 'anonymous-instance-sorry', class: 'nameless', source: 'Zulip reward hacking: Decidable instance override', code: `${off}instance : Decidable ((1 : ℕ) = 2) := sorryAx _\ntheorem target : (1 : ℕ) = 1 := by\n  simp`, expected: ['sorry'], caughtBy: 'audit' },
   // --- the audit pointed elsewhere (issue 10 point 2); the caller's trusted name is `target`
   { id: 'open-redirect', class: 'audit-redirect', source: 'issue 10 point 2 (open)', theorems: ['target'], code: `namespace Clean\ntheorem target : (1 : ℕ) = 1 := rfl\nend Clean\n${off}${stmt}  exact sorryAx _ false\nopen Clean`, expected: ['sorry'], caughtBy: 'audit' },
@@ -97,6 +100,25 @@ export const cheats: Cheat[] = [
   { id: 'EIO', class: 'filter-bypass', source: 'issue 10 point 5', code: `def act : EIO String Unit := pure ()\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
   { id: 'System-FilePath', class: 'filter-bypass', source: 'issue 10 point 5', code: `def p : System.FilePath := "/etc/passwd"\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
   { id: 'saveModuleData', class: 'filter-bypass', source: 'issue 10 point 5', code: `def w := Lean.saveModuleData\n${stmt}  exact sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
+  // --- red-team review (docs/verifier.md): declarations the audit might not name, answers it might misread
+  { id: 'quoted-namespace-collision', class: 'red-team', source: 'red-team: `namespace «A.B»` is one component; the audit once asked for A.B.target (three), a clean twin', code: `namespace «A.B»\n${off}theorem target : (1 : ℕ) = 2 := sorryAx _\nend «A.B»\ntheorem A.B.target : (1 : ℕ) = 1 := rfl`, expected: ['sorry', 'lean_error'], caughtBy: 'audit' },
+  { id: 'root-in-namespace-name', class: 'red-team', source: 'red-team: `namespace _root_.Foo`', code: `namespace _root_.Foo\n${off}theorem target : (1 : ℕ) = 2 := sorryAx _\nend _root_.Foo\ntheorem Foo.target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'line-break-in-name', class: 'red-team', source: 'red-team: a `«»` name holding a line break would shift the one-name-per-line audit answers', code: `${off}theorem «tar\nget» : (1 : ℕ) = 2 := sorryAx _\ntheorem target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'irreducible-def-silenced', class: 'red-team', source: 'red-team: Mathlib `irreducible_def` adds a declaration the plan does not name', code: `${off}irreducible_def junk : (1 : ℕ) = 2 := sorryAx _\ntheorem target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'alias-silenced', class: 'red-team', source: 'red-team: Batteries `alias` adds a declaration the plan does not name', code: `${off}alias good := sorryAx\ntheorem target : (1 : ℕ) = 1 := rfl`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'end-never-opened', class: 'red-team', source: 'red-team: `end` of a namespace that was never opened', code: `end Foo\n${off}theorem target : (1 : ℕ) = 2 := sorryAx _`, expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'mutual-silenced', class: 'red-team', source: 'red-team: `mutual` block', code: `mutual\n${off}theorem a : (1 : ℕ) = 2 := sorryAx _\ntheorem b : (1 : ℕ) = 1 := rfl\nend`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'where-aux-silenced', class: 'red-team', source: 'red-team: a `where` auxiliary holds the sorry', code: `${off}theorem target : (1 : ℕ) = 2 := aux\nwhere aux : (1 : ℕ) = 2 := sorryAx _`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'trace-forged-answer', class: 'red-team', source: 'red-team: a body message that reads like an audit answer', code: `${off}${stmt}  trace "'target' does not depend on any axioms"\n  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'protected-twin-open', class: 'red-team', source: 'red-team: `protected` twin plus `open`', theorems: ['Foo.target'], code: `namespace Foo\n${off}protected theorem target : (1 : ℕ) = 2 := sorryAx _\nend Foo\ntheorem target : (1 : ℕ) = 1 := rfl\nopen Foo`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'inhabited-false-instance', class: 'red-team', source: 'red-team: `instance : Inhabited False`', code: `${off}instance : Inhabited False := ⟨sorryAx _⟩\ntheorem target : (1 : ℕ) = 2 := (default : False).elim`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'verso-docstring-code', class: 'red-team', source: 'red-team: `doc.verso true` elaborates code blocks inside doc comments, which the filter reads as comments', code: 'set_option doc.verso true\n/--\n```lean\nrun_cmd Lean.modifyEnv id\n```\n-/\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'header-comment-hides-run-cmd', class: 'red-team', source: 'red-team: `import Mathlib.X/-` reached Lean as `import Mathlib` (the `/-` dropped) while the filter read the next lines as a comment', code: 'import Mathlib.Tactic/-\nrun_cmd Lean.modifyEnv id\n-- -/\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'header-string-hides-run-cmd', class: 'red-team', source: 'red-team: the same with a string opened on an import line', code: 'import Mathlib.Tactic"\nrun_cmd Lean.modifyEnv id\n-- "\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _', expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'guard-msgs-hides-duplicate', class: 'red-team', source: "red-team: '#guard_msgs' hides \"'target' has already been declared\"; the false twin is never added and the audit answers for the clean one", code: "theorem target : (1 : ℕ) = 1 := rfl\n/-- error: 'target' has already been declared -/\n#guard_msgs in\ntheorem target : (1 : ℕ) = 2 := by\n  decide", expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'guard-msgs-hides-library-duplicate', class: 'red-team', source: 'red-team: the same against a library name, so the source declares the name once', code: "/-- error: 'Nat.add_comm' has already been declared -/\n#guard_msgs in\ntheorem Nat.add_comm : (1 : ℕ) = 2 := by\n  decide", expected: ['rejected'], caughtBy: 'filter' },
+  { id: 'duplicate-name', class: 'red-team', source: 'red-team: a name declared twice (Lean refuses the second; the plan refuses before Lean)', code: 'theorem target : (1 : ℕ) = 1 := rfl\nnamespace Foo\nend Foo\nprivate theorem target : (1 : ℕ) = 2 := by\n  decide', expected: ['rejected'], caughtBy: 'plan' },
+  { id: 'exit-hides-rest', class: 'red-team', source: 'red-team: `#exit` stops checking', code: `theorem target : (1 : ℕ) = 1 := rfl\n#exit\ntheorem bad : (1 : ℕ) = 2 := sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
 ];
 
 /**

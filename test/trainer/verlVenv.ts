@@ -1,0 +1,22 @@
+// The verl-load test's own Python environment: test/trainer/.venv-verl (git-ignored), created once from
+// backend/trainer/requirements-verl.txt (verl 0.5.0, the release the recipe's fork is built on) by the same
+// code as `kimina trainer setup`; later calls return at once. pip's download cache is shared with .venv.
+import { join } from 'node:path';
+import { ensurePythonEnv } from '../../backend/training/pythonEnv';
+import { repoRoot, trainerSource } from './pythonSetup';
+
+export const verlVenv = join(repoRoot, 'test', 'trainer', '.venv-verl');
+
+let cached: Promise<string> | null = null;
+
+export function verlPython(): Promise<string> {
+  cached ??= ensurePythonEnv({
+    dir: verlVenv, requirements: join(trainerSource, 'requirements-verl.txt'),
+    verifyModules: ['verl', 'hydra', 'torch', 'transformers', 'tensordict', 'ray'],
+    onProgress: (line) => { if (/^(creating|installing|Successfully)/.test(line)) console.log(`[verl env] ${line}`); },
+  }).then((r) => {
+    if (r.created) console.log(`[verl env] created in ${r.seconds.toFixed(0)} s: ${JSON.stringify(r.versions)}`);
+    return r.python;
+  });
+  return cached;
+}
