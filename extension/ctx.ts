@@ -1,8 +1,9 @@
 // Owns the backend connection: starts the language client, restarts it on crash (at most 5 times in 3 minutes),
-// tracks the backend's status and routes the kimina/* notifications to whoever listens.
+// tracks the backend's status and routes the kimina/* notifications to whoever listens. Everything the extension
+// asks of the backend (proving, setup, training) goes through here, over the language-server face.
 import * as vscode from 'vscode';
 import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
-import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../backend/protocol';
+import { type BackendStatus, type LspProveEvent, type LspRequestTypes, type TrainingConnection, type TrainingStreamEvent, lspMethods } from '../backend/protocol';
 import { createClient } from './client';
 import { readSettings } from './config';
 
@@ -16,6 +17,14 @@ export class Ctx implements vscode.Disposable {
   private readonly eventEmitter = new vscode.EventEmitter<LspProveEvent>();
   readonly onStatus = this.statusEmitter.event;
   readonly onProveEvent = this.eventEmitter.event;
+  private readonly trainingEventEmitter = new vscode.EventEmitter<TrainingStreamEvent>();
+  private readonly trainingConnectionEmitter = new vscode.EventEmitter<TrainingConnection>();
+  private readonly startedEmitter = new vscode.EventEmitter<void>();
+  /** Training events the backend forwards while someone follows them (kimina/training/follow). */
+  readonly onTrainingEvent = this.trainingEventEmitter.event;
+  readonly onTrainingConnection = this.trainingConnectionEmitter.event;
+  /** The backend (re)started: whatever was asked of the old process (e.g. following training) must be asked again. */
+  readonly onStarted = this.startedEmitter.event;
   readonly log: vscode.LogOutputChannel;
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -41,10 +50,12 @@ export class Ctx implements vscode.Disposable {
     this.setStatus({ state: 'starting', detail: 'starting the backend' });
     const client = createClient(this.context, readSettings(), this.log, { onCrash: () => this.onCrash() });
     this.client = client;
+    let started = false;
     client.onDidChangeState(({ newState }) => {
       if (newState === State.Stopped && this.client === client && this.status.state !== 'error') {
         this.setStatus({ state: 'error', detail: 'the backend stopped; see the Kimina log' });
       }
+      if (newState === State.Running && this.client === client && started) this.startedEmitter.fire();
     });
     try {
       await client.start();
@@ -55,7 +66,11 @@ export class Ctx implements vscode.Disposable {
     }
     client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => this.setStatus(s));
     client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => this.eventEmitter.fire(e));
+    client.onNotification(lspMethods.trainingEvent, (e: TrainingStreamEvent) => this.trainingEventEmitter.fire(e));
+    client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) => this.trainingConnectionEmitter.fire(c));
     this.setStatus(await client.sendRequest(lspMethods.status, {}).then((s) => s as BackendStatus, () => this.status));
+    started = true;
+    this.startedEmitter.fire();
   }
 
   private onCrash(): boolean {
@@ -119,6 +134,9 @@ export class Ctx implements vscode.Disposable {
     if (client) await client.stop().catch(() => {});
     this.statusEmitter.dispose();
     this.eventEmitter.dispose();
+    this.trainingEventEmitter.dispose();
+    this.trainingConnectionEmitter.dispose();
+    this.startedEmitter.dispose();
     this.log.dispose();
   }
 }

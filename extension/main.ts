@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { Ctx } from './ctx';
 import { registerCommands } from './commands';
-import { readSettings, restartingSettings } from './config';
+import { restartingSettings } from './config';
 import { ProvedMarks } from './decorations';
 import { ProofRunner } from './proofRunner';
 import { ProofView } from './proofView';
@@ -27,12 +27,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();
     }));
-  // The Training Monitor talks to the attached `kimina serve` (training outlives a window).
-  const current = ctx;
-  context.subscriptions.push(registerTrainingMonitor(context, {
-    httpUrl: () => current.currentStatus.server?.url ?? (readSettings().serverUrl || undefined),
-    token: () => current.currentStatus.server?.token ?? (readSettings().serverToken || undefined),
-  }));
+  // The Training Monitor asks the backend, which relays to the attached `kimina serve` (training outlives a window).
+  context.subscriptions.push(registerTrainingMonitor(context, ctx));
   ctx.log.info(`[extension] Kimina ${context.extension.packageJSON.version} activated`);
   void ctx.start();
 }

@@ -1,25 +1,33 @@
-// The Training Monitor view host: a webview view in the Kimina side bar. It follows the backend's training
-// events (SSE), loads runs, metrics, rollouts, logs and GPU status over HTTP, relays the view's controls,
-// and offers to switch the prover to a finished run's better model.
+// The Training Monitor view host: a webview view in the Kimina side bar. Over the language-server face
+// (kimina/training/*, relayed by the backend to the attached `kimina serve`) it follows the training events,
+// loads runs, metrics, rollouts, logs and GPU status, relays the view's controls, and offers to switch the
+// prover to a finished run's better model.
 import * as vscode from 'vscode';
-import type { ApiClient, StartTrainingRequest, TrainingPresetName, TrainingStreamEvent } from '../backend/protocol';
+import { type StartTrainingRequest, type TrainingConnection, type TrainingPresetName, type TrainingStreamEvent, lspMethods } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
 import { proveWithModel, trainingModelSetting } from './config';
-import { backendClient, followTrainingEvents, type BackendAddress } from './trainingMonitorClient';
+import type { Ctx } from './ctx';
 import { webviewHtml } from './webviewHtml';
 
 const GPU_POLL_MS = 10_000;
-const controls = { pause: 'trainingPause', resume: 'trainingResume', cancel: 'trainingCancel' } as const;
+const controls = { pause: lspMethods.trainingPause, resume: lspMethods.trainingResume, cancel: lspMethods.trainingCancel } as const;
 
 class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
-  private stream: { stop(): void } | null = null;
+  private following = false;
+  private loaded = false;
+  private loading: Promise<void> | null = null;
   private gpuTimer: NodeJS.Timeout | null = null;
   private selected: string | null = null;
-  private readonly api: ApiClient;
+  private readonly subscriptions: vscode.Disposable[];
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly backend: BackendAddress) {
-    this.api = backendClient(backend);
+  constructor(private readonly context: vscode.ExtensionContext, private readonly ctx: Ctx) {
+    this.subscriptions = [
+      ctx.onTrainingEvent((e) => this.onEvent(e)),
+      ctx.onTrainingConnection((c) => this.onConnection(c)),
+      // a new backend process follows nothing yet: ask again
+      ctx.onStarted(() => { if (this.following) void this.start(); }),
+    ];
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -41,7 +49,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
         case 'ready': await this.start(); break;
         case 'select': await this.select(m.runId); break;
         case 'start': await this.startRun(m.preset, m.model, m.schedule, m.winRateSamples); break;
-        case 'control': this.post({ type: 'run', run: await this.api.call(controls[m.action], { params: { id: m.runId } }) }); break;
+        case 'control': this.post({ type: 'run', run: await this.ctx.request(controls[m.action], { id: m.runId }) }); break;
         case 'useModel': await this.useModel(m.runId); break;
       }
     } catch (err) {
@@ -53,24 +61,49 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   private async start(): Promise<void> {
     this.stopFollowing();
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
-    const configured = trainingModelSetting();
+    this.following = true;
+    this.loaded = false;
     try {
-      const { presets } = await this.api.call('trainingPresets');
-      this.post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
-        defaultModel: configured || 'AI-MO/Kimina-Prover-RL-1.7B', workspace: folder });
-      const { runs } = await this.api.call('trainingRuns');
-      this.post({ type: 'runs', runs });
-      if (runs[0]) await this.select(this.selected ?? runs[0].id);
+      const connection = await this.ctx.request(lspMethods.trainingFollow, { follow: true });
+      this.onConnection(connection);
+      if (connection.status !== 'no-backend') await this.loadOnce();
     } catch (err) {
-      this.post({ type: 'connection', status: this.backend.httpUrl() ? 'disconnected' : 'no-backend', message: (err as Error).message });
+      this.post({ type: 'connection', status: 'disconnected', message: (err as Error).message });
     }
-    this.stream = followTrainingEvents(this.backend, (e) => this.onEvent(e), (status, message) => this.post({ type: 'connection', status, message }));
     void this.refreshGpus();
     this.gpuTimer = setInterval(() => { if (this.view?.visible) void this.refreshGpus(); }, GPU_POLL_MS);
   }
 
+  /** Presets and runs, once at a time; tried again whenever the event stream connects until it worked. */
+  private loadOnce(): Promise<void> {
+    this.loading ??= this.load().finally(() => { this.loading = null; });
+    return this.loading;
+  }
+
+  /** Presets, runs, and the selected run's details. */
+  private async load(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
+    const configured = trainingModelSetting();
+    const { presets } = await this.ctx.request(lspMethods.trainingPresets, {});
+    this.post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
+      defaultModel: configured || 'AI-MO/Kimina-Prover-RL-1.7B', workspace: folder });
+    const { runs } = await this.ctx.request(lspMethods.trainingRuns, {});
+    this.post({ type: 'runs', runs });
+    this.loaded = true;
+    if (runs[0]) await this.select(this.selected ?? runs[0].id);
+  }
+
+  private onConnection(c: TrainingConnection): void {
+    if (!this.following) return;
+    this.post({ type: 'connection', status: c.status, message: c.message });
+    if (c.status === 'connected' && !this.loaded) {
+      this.loadOnce().catch((err: Error) => this.post({ type: 'error', message: err.message }));
+      void this.refreshGpus();
+    }
+  }
+
   private onEvent(e: TrainingStreamEvent): void {
+    if (!this.following) return;
     switch (e.type) {
       case 'run': this.post({ type: 'run', run: e.run }); break;
       case 'metrics': if (e.runId === this.selected) this.post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false }); break;
@@ -81,11 +114,10 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   private async select(runId: string): Promise<void> {
     this.selected = runId;
-    const params = { id: runId };
     const [metrics, rollouts, log] = await Promise.all([
-      this.api.call('trainingMetrics', { params }),
-      this.api.call('trainingRollouts', { params, query: { limit: 20 } }),
-      this.api.call('trainingLog', { params, query: { limit: 200 } }),
+      this.ctx.request(lspMethods.trainingMetrics, { id: runId }),
+      this.ctx.request(lspMethods.trainingRollouts, { id: runId, limit: 20 }),
+      this.ctx.request(lspMethods.trainingLog, { id: runId, limit: 200 }),
     ]);
     this.post({ type: 'metrics', runId, steps: metrics.steps, replace: true });
     this.post({ type: 'rollouts', runId, rollouts: rollouts.rollouts, replace: true });
@@ -97,20 +129,20 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!workspace) throw new Error('open a Lean workspace first: its theorems are the training prompts');
     const body: StartTrainingRequest = { preset, model, workspace, schedule, ...(winRateSamples ? { winRate: { samples: winRateSamples } } : {}) };
-    const run = await this.api.call('trainingStart', { body });
+    const run = await this.ctx.request(lspMethods.trainingStart, body);
     this.post({ type: 'run', run });
     await this.select(run.id);
-    this.post({ type: 'runs', runs: (await this.api.call('trainingRuns')).runs });
+    this.post({ type: 'runs', runs: (await this.ctx.request(lspMethods.trainingRuns, {})).runs });
   }
 
   /** Exports the run's merged weights to ONNX when needed, then points the prover at them after confirmation. */
   private async useModel(runId: string): Promise<void> {
-    let run = await this.api.call('trainingRun', { params: { id: runId } });
+    let run = await this.ctx.request(lspMethods.trainingRun, { id: runId });
     let dir = run.onnxDir;
     if (!dir) {
       dir = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Kimina: exporting the fine-tuned model to ONNX' },
-        async () => (await this.api.call('trainingExport', { params: { id: runId }, body: { quantize: 'q4' } })).onnxDir);
-      run = await this.api.call('trainingRun', { params: { id: runId } });
+        async () => (await this.ctx.request(lspMethods.trainingExport, { id: runId, quantize: 'q4' })).onnxDir);
+      run = await this.ctx.request(lspMethods.trainingRun, { id: runId });
       this.post({ type: 'run', run });
     }
     const choice = await vscode.window.showInformationMessage(`Prove with the fine-tuned model from "${run.name}"? (${dir})`, 'Switch', 'Not now');
@@ -120,23 +152,25 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   private async refreshGpus(): Promise<void> {
-    try { this.post({ type: 'gpus', report: await this.api.call('trainingGpus') }); } catch { /* the stream reports the connection */ }
+    try { this.post({ type: 'gpus', report: await this.ctx.request(lspMethods.trainingGpus, {}) }); } catch { /* the connection line says why */ }
   }
 
   private stopFollowing(): void {
-    this.stream?.stop();
-    this.stream = null;
+    if (this.following) void this.ctx.request(lspMethods.trainingFollow, { follow: false }).catch(() => {});
+    this.following = false;
     if (this.gpuTimer) clearInterval(this.gpuTimer);
     this.gpuTimer = null;
   }
 
-
-  dispose(): void { this.stopFollowing(); }
+  dispose(): void {
+    this.stopFollowing();
+    for (const s of this.subscriptions) s.dispose();
+  }
 }
 
 /** Registers the `kimina.trainingMonitor` webview view (contributed in package.json by the extension). */
-export function registerTrainingMonitor(context: vscode.ExtensionContext, backend: BackendAddress): vscode.Disposable {
-  const provider = new TrainingMonitorProvider(context, backend);
+export function registerTrainingMonitor(context: vscode.ExtensionContext, ctx: Ctx): vscode.Disposable {
+  const provider = new TrainingMonitorProvider(context, ctx);
   const registration = vscode.window.registerWebviewViewProvider('kimina.trainingMonitor', provider, { webviewOptions: { retainContextWhenHidden: true } });
   return vscode.Disposable.from(registration, provider);
 }

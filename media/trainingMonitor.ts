@@ -35,7 +35,7 @@ const fmt = (v: number | undefined, digits = 3) => (v === undefined ? '–' : Nu
 function header(): HTMLElement {
   const conn = el('div', { class: `connection ${state.connection}` }, {
     connecting: 'Connecting to the Kimina backend…', connected: 'Backend connected', disconnected: 'Backend disconnected: reconnecting…',
-    'no-backend': 'No backend running: start it with "Kimina: Restart Backend".',
+    'no-backend': 'No Kimina server attached',
   }[state.connection], state.connectionMessage ? ` (${state.connectionMessage})` : '');
   const gpus = el('div', { class: 'gpus' });
   if (state.gpus) {

@@ -1,8 +1,8 @@
 // Messages between the Training Monitor webview and its view host (extension/trainingMonitor.ts).
 // The webview never talks to the backend itself; the host relays.
-import type { GpuReport, RolloutSample, StepMetrics, TrainingLogLine, TrainingPresetName, TrainingRun, TrainingSchedule } from '../backend/protocol';
+import type { GpuReport, RolloutSample, StepMetrics, TrainingConnectionStatus, TrainingLogLine, TrainingPresetName, TrainingRun, TrainingSchedule } from '../backend/protocol';
 
-export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'no-backend';
+export type ConnectionStatus = TrainingConnectionStatus;
 
 export type ToMonitor =
   | { type: 'connection'; status: ConnectionStatus; message?: string }

@@ -1,6 +1,7 @@
 // The backend's language-server face: code lenses above declarations containing `sorry`, code actions on each
-// `sorry`, and the custom requests/notifications of protocol/lsp.ts (prove, cancel, status, setup; proveEvent,
-// statusChanged). It runs the proofs through a ProveService: in this process, or forwarded to `kimina serve`.
+// `sorry`, and the custom requests/notifications of protocol/lsp.ts (prove, cancel, status, setup, training;
+// proveEvent, statusChanged, training events). It runs the proofs through a ProveService: in this process, or
+// forwarded to `kimina serve`; training requests go to that server (lspTraining.ts).
 import { CodeActionKind, type CodeAction, type CodeLens, type Connection, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type BackendStatus, type EditorProveResult, type LspNotificationTypes, type LspRequestTypes, editorCommands, lspMethods } from '../protocol';
@@ -8,6 +9,7 @@ import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
 import { registerSetupRequests } from './lspSetup';
+import { registerTrainingRequests } from './lspTraining';
 
 export interface LspFaceOptions {
   connection: Connection;
@@ -149,6 +151,8 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
     getService().catch(() => {});
   };
   registerSetupRequests({ connection, onSetUp: () => void rebuild(), log });
+  // the attached server of the services as they stand (no new start-up attempt when they failed)
+  const training = registerTrainingRequests({ connection, log, server: async () => (service ? (await service.catch(() => null))?.server ?? null : null) });
 
   connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
     if (status.state === 'error') await getService().catch(() => {});
@@ -160,6 +164,7 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
     status: () => status,
     async close() {
       clearInterval(refresher);
+      training.close();
       for (const c of running.values()) c.abort();
       if (service) await (await service.catch(() => null))?.close();
     },

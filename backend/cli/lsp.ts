@@ -3,12 +3,14 @@ import { ProposedFeatures, StreamMessageReader, StreamMessageWriter, createConne
 import { startLspFace } from '../api/lsp';
 import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
+import { readSettings } from '../app/settings';
 import { parseArgs } from './args';
 
 const usage = `usage: kimina lsp --stdio
 
 Runs the language-server face the VS Code extension starts: code lenses, code actions and the
-kimina/prove, kimina/cancel and kimina/status requests. Proofs are forwarded to a running
+kimina/* requests (prove, cancel, status, setup, and the Training Monitor's kimina/training/*,
+relayed to the attached \`kimina serve\`). Proofs are forwarded to a running
 \`kimina serve\` when KIMINA_SERVER_URL is set or <KIMINA_HOME>/serve.json names one; otherwise the
 engine and the Lean verifier run in this process (settings: KIMINA_* environment variables;
 KIMINA_PROVE_TIMEOUT stops a proof after that many seconds).`;
@@ -22,9 +24,11 @@ export async function run(args: string[]): Promise<number> {
   console.log = toStderr; console.info = toStderr; console.debug = toStderr;
   const log = (line: string) => process.stderr.write(`[kimina lsp] ${line}\n`);
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
-  const app = openApp({ log });
-  const face = startLspFace({ connection, createService: () => chooseService(app, log), log, proveTimeoutS: app.settings.proveTimeoutS });
-  const shutdown = async (): Promise<void> => { await face.close(); await app.close(); };
+  const settings = readSettings();
+  // Each start of the services gets its own app, closed with them: after a failed start or a setup request
+  // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
+  const face = startLspFace({ connection, createService: () => chooseService(openApp({ log, settings }), log), log, proveTimeoutS: settings.proveTimeoutS });
+  const shutdown = async (): Promise<void> => { await face.close(); };
   const closed = new Promise<number>((resolve) => {
     connection.onShutdown(shutdown);
     connection.onExit(() => resolve(0));

@@ -7,7 +7,7 @@ import type { ServerAddress } from './discovery';
 export class HttpProveService implements ProveService {
   readonly kind = 'server' as const;
   private readonly api: ApiClient;
-  constructor(private readonly server: ServerAddress) {
+  constructor(readonly server: ServerAddress) {
     this.api = new ApiClient({ url: server.url, token: server.token });
   }
 

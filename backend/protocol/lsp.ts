@@ -1,6 +1,8 @@
 // Custom LSP requests and notifications between the extension and the backend's language-server face.
 // Each is declared once here: its method name and its parameter and result types.
 import type { ProveEvent, ProveRequest, ProveResult } from './prove';
+import type { RouteResponse } from './routes';
+import type { ExportModelRequest, StartTrainingRequest, TrainingStreamEvent } from './training';
 import type { LspPosition, Verdict } from './verify';
 
 /** An editor range; positions are 0-based lines and 0-based characters in UTF-16 code units (LSP). */
@@ -58,11 +60,23 @@ export interface BackendStatus {
   running?: number;
   /** Where proofs run: in the language-server process, or forwarded to a running `kimina serve`. */
   backend?: 'in-process' | 'server';
-  /** The attached `kimina serve` (HTTP API for the Training Monitor), when there is one. */
+  /** The attached `kimina serve` (training runs there; the face relays the Training Monitor's requests), when there is one. */
   server?: { url: string; token?: string };
   /** What a first-time user still has to set up; empty or absent when ready. */
   setup?: { model: boolean; lean: boolean; hints: string[] };
 }
+
+/** One training run, by id. */
+export interface TrainingRunParams { id: string }
+/** The latest entries of one run's rollouts or log. */
+export interface TrainingPageParams { id: string; limit?: number }
+export interface TrainingMetricsParams { id: string; kind?: 'train' | 'eval'; since?: number }
+export interface TrainingExportParams extends NonNullable<ExportModelRequest> { id: string }
+/** Start or stop forwarding the attached server's training events as `kimina/training/event`. */
+export interface TrainingFollowParams { follow: boolean }
+/** How the face's link to the training events stands; `no-backend`: no `kimina serve` is attached. */
+export type TrainingConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'no-backend';
+export interface TrainingConnection { status: TrainingConnectionStatus; message?: string }
 
 export const lspMethods = {
   /** Request: prove a theorem; answers with the final result, streams `proveEvent` meanwhile. */
@@ -75,6 +89,36 @@ export const lspMethods = {
   pullModel: 'kimina/setup/pullModel',
   /** Request: build the Lean REPL for a project (progress as `$/progress`; cancellable). */
   setupLean: 'kimina/setup/lean',
+  // Training: relayed to the attached `kimina serve` (training outlives an editor window); each answers as its
+  // HTTP route does (routes.ts), and fails with a sentence naming `kimina serve` when none is attached.
+  /** Request: the hyperparameter presets. */
+  trainingPresets: 'kimina/training/presets',
+  /** Request: every run, newest first. */
+  trainingRuns: 'kimina/training/runs',
+  /** Request: one run. */
+  trainingRun: 'kimina/training/run',
+  /** Request: start a run. */
+  trainingStart: 'kimina/training/start',
+  /** Requests: pause, resume or cancel a run; each answers with the run as it is now. */
+  trainingPause: 'kimina/training/pause',
+  trainingResume: 'kimina/training/resume',
+  trainingCancel: 'kimina/training/cancel',
+  /** Request: a run's per-step metrics. */
+  trainingMetrics: 'kimina/training/metrics',
+  /** Request: a run's latest sampled rollouts. */
+  trainingRollouts: 'kimina/training/rollouts',
+  /** Request: a run's latest log lines. */
+  trainingLog: 'kimina/training/log',
+  /** Request: convert a finished run's weights to ONNX. */
+  trainingExport: 'kimina/training/export',
+  /** Request: the GPUs the server sees. */
+  trainingGpus: 'kimina/training/gpus',
+  /** Request: start or stop following the training events; answers with the connection as it stands. */
+  trainingFollow: 'kimina/training/follow',
+  /** Notification (server → client): one training event (a run changed, a step's metrics, rollouts, a log line). */
+  trainingEvent: 'kimina/training/event',
+  /** Notification (server → client): the link to the training events changed. */
+  trainingConnection: 'kimina/training/connection',
   /** Notification (server → client): one event of a running proof. */
   proveEvent: 'kimina/proveEvent',
   /** Notification (server → client): the backend's state changed. */
@@ -93,8 +137,23 @@ export interface LspRequestTypes {
   'kimina/status': { params: Record<string, never>; result: BackendStatus };
   'kimina/setup/pullModel': { params: PullModelParams; result: SetupResult };
   'kimina/setup/lean': { params: SetupLeanParams; result: SetupResult };
+  'kimina/training/presets': { params: Record<string, never>; result: RouteResponse<'trainingPresets'> };
+  'kimina/training/runs': { params: Record<string, never>; result: RouteResponse<'trainingRuns'> };
+  'kimina/training/run': { params: TrainingRunParams; result: RouteResponse<'trainingRun'> };
+  'kimina/training/start': { params: StartTrainingRequest; result: RouteResponse<'trainingStart'> };
+  'kimina/training/pause': { params: TrainingRunParams; result: RouteResponse<'trainingPause'> };
+  'kimina/training/resume': { params: TrainingRunParams; result: RouteResponse<'trainingResume'> };
+  'kimina/training/cancel': { params: TrainingRunParams; result: RouteResponse<'trainingCancel'> };
+  'kimina/training/metrics': { params: TrainingMetricsParams; result: RouteResponse<'trainingMetrics'> };
+  'kimina/training/rollouts': { params: TrainingPageParams; result: RouteResponse<'trainingRollouts'> };
+  'kimina/training/log': { params: TrainingPageParams; result: RouteResponse<'trainingLog'> };
+  'kimina/training/export': { params: TrainingExportParams; result: RouteResponse<'trainingExport'> };
+  'kimina/training/gpus': { params: Record<string, never>; result: RouteResponse<'trainingGpus'> };
+  'kimina/training/follow': { params: TrainingFollowParams; result: TrainingConnection };
 }
 export interface LspNotificationTypes {
   'kimina/proveEvent': LspProveEvent;
   'kimina/statusChanged': BackendStatus;
+  'kimina/training/event': TrainingStreamEvent;
+  'kimina/training/connection': TrainingConnection;
 }

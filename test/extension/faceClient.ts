@@ -2,7 +2,7 @@
 import { PassThrough } from 'node:stream';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
-import { type BackendStatus, type LspProveEvent, lspMethods } from '../../backend/protocol';
+import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../../backend/protocol';
 import { startLspFace, type LspFace } from '../../backend/api/lsp';
 import type { ProveService } from '../../backend/editor/service';
 
@@ -32,4 +32,9 @@ export async function settledStatus(client: MessageConnection): Promise<BackendS
     status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
   }
   return status;
+}
+
+/** A custom request with the types protocol/lsp.ts declares for it. */
+export function faceRequest<M extends keyof LspRequestTypes>(client: MessageConnection, method: M, params: LspRequestTypes[M]['params']): Promise<LspRequestTypes[M]['result']> {
+  return client.sendRequest(method, params) as Promise<LspRequestTypes[M]['result']>;
 }

@@ -1,18 +1,19 @@
 // The Training Monitor webview in a real browser (Debian's Chromium through playwright-core), fed live by a
 // real backend running a tiny GRPO run: the run appears, its charts are drawn and grow as steps finish.
 // The VS Code side is a TEST DOUBLE: a fake acquireVsCodeApi in the page and a small relay here that does
-// what extension/trainingMonitor.ts does (with the same client: trainingMonitorClient.ts).
+// what extension/trainingMonitor.ts does, through the same language-server face (kimina/training/*, real
+// JSON-RPC framing) attached to the backend.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { TrainingPresetName, TrainingRun, TrainingStreamEvent } from '../../backend/protocol';
+import { type TrainingConnection, type TrainingPresetName, type TrainingStreamEvent, lspMethods } from '../../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../../media/trainingMonitorMessages';
-import { backendClient, followTrainingEvents } from '../../extension/trainingMonitorClient';
-import { PRESETS } from '../../backend/training/presets';
-import { api, makeTinyModel, PROMPTS, removeDir, startBackend, waitFor, type Backend } from './harness';
+import { HttpProveService } from '../../backend/editor/httpService';
+import { connectFace, faceRequest } from '../extension/faceClient';
+import { makeTinyModel, PROMPTS, removeDir, startBackend, waitFor, type Backend } from './harness';
 import { repoRoot } from './pythonSetup';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -38,41 +39,47 @@ async function bundle(out: string): Promise<{ js: string; css: string }> {
 /** TEST DOUBLE of the view host: relays between the page and the backend like extension/trainingMonitor.ts. */
 const startedIds: string[] = [];
 
-async function relay(page: Page, b: Backend): Promise<() => void> {
-  const address = { httpUrl: () => b.url, token: () => undefined };
-  const client = backendClient(address);
+async function relay(page: Page, b: Backend): Promise<() => Promise<void>> {
+  const face = await connectFace(async () => new HttpProveService({ url: b.url, source: 'setting' }), { refreshMs: 0 });
+  const { client } = face;
   const post = (m: ToMonitor) => page.evaluate((msg) => window.postMessage(msg, '*'), m as never).catch(() => {});
   let selected: string | null = null;
-  let stream: { stop(): void } | null = null;
   const select = async (runId: string) => {
     selected = runId;
-    const m = await client.call('trainingMetrics', { params: { id: runId } });
+    const m = await faceRequest(client, lspMethods.trainingMetrics, { id: runId });
     await post({ type: 'metrics', runId, steps: m.steps, replace: true });
   };
+  client.onNotification(lspMethods.trainingEvent, (e: TrainingStreamEvent) => {
+    if (e.type === 'run') { void post({ type: 'run', run: e.run }); if (!selected) void select(e.run.id); }
+    else if (e.type === 'metrics' && e.runId === selected) void post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false });
+    else if (e.type === 'rollouts' && e.runId === selected) void post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false });
+  });
+  client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) => void post({ type: 'connection', status: c.status, message: c.message }));
   await page.exposeFunction('hostReceive', async (m: FromMonitor) => {
     if (m.type === 'ready') {
-      await post({ type: 'presets', presets: Object.entries(PRESETS).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })), defaultModel: 'm', workspace: '/ws' });
-      await post({ type: 'gpus', report: await client.call('trainingGpus') });
-      stream = followTrainingEvents(address, (e: TrainingStreamEvent) => {
-        if (e.type === 'run') { void post({ type: 'run', run: e.run }); if (!selected) void select(e.run.id); }
-        else if (e.type === 'metrics' && e.runId === selected) void post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false });
-        else if (e.type === 'rollouts' && e.runId === selected) void post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false });
-      }, (status, message) => void post({ type: 'connection', status, message }));
+      const { presets } = await faceRequest(client, lspMethods.trainingPresets, {});
+      await post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })), defaultModel: 'm', workspace: '/ws' });
+      await post({ type: 'gpus', report: await faceRequest(client, lspMethods.trainingGpus, {}) });
+      const c = await faceRequest(client, lspMethods.trainingFollow, { follow: true });
+      await post({ type: 'connection', status: c.status, message: c.message });
     } else if (m.type === 'start') {
       // What the real host sends (plus test-sized overrides and explicit prompts instead of the workspace).
-      const r = await api<TrainingRun>(b, 'POST', '/v1/training/runs', {
-        preset: m.preset, model: m.model, schedule: m.schedule, winRate: m.winRateSamples ? { samples: m.winRateSamples } : undefined,
-        prompts: PROMPTS.slice(0, 3), heldOut: [PROMPTS[3]], gpus: 'cpu', name: 'monitor run',
-        overrides: { maxSteps: 4, saveSteps: 2, evalSteps: 2, evalSamples: 2, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 },
-      });
-      if (r.status !== 201) await post({ type: 'error', message: JSON.stringify(r.body) });
-      else startedIds.push(r.body.id);
+      try {
+        const run = await faceRequest(client, lspMethods.trainingStart, {
+          preset: m.preset, model: m.model, schedule: m.schedule, winRate: m.winRateSamples ? { samples: m.winRateSamples } : undefined,
+          prompts: PROMPTS.slice(0, 3), heldOut: [PROMPTS[3]], gpus: 'cpu', name: 'monitor run',
+          overrides: { maxSteps: 4, saveSteps: 2, evalSteps: 2, evalSamples: 2, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 },
+        });
+        startedIds.push(run.id);
+      } catch (err) {
+        await post({ type: 'error', message: (err as Error).message });
+      }
     } else if (m.type === 'control') {
-      const route = ({ pause: 'trainingPause', resume: 'trainingResume', cancel: 'trainingCancel' } as const)[m.action];
-      await post({ type: 'run', run: await client.call(route, { params: { id: m.runId } }) });
+      const method = ({ pause: lspMethods.trainingPause, resume: lspMethods.trainingResume, cancel: lspMethods.trainingCancel } as const)[m.action];
+      await post({ type: 'run', run: await faceRequest(client, method, { id: m.runId }) });
     }
   });
-  return () => stream?.stop();
+  return () => face.close();
 }
 
 test('live charts of a tiny run update in the webview', { timeout: 600_000 }, async (t) => {
@@ -112,7 +119,7 @@ test('live charts of a tiny run update in the webview', { timeout: 600_000 }, as
     await page.screenshot({ path: join(repoRoot, 'test-output', 'training-monitor.png'), fullPage: true });
     assert.deepEqual(errors, []);
   } finally {
-    stop();
+    await stop();
     await page.close();
   }
 });
