@@ -80,6 +80,7 @@ async function main(): Promise<void> {
       for (const c of POINTS) m.set(c, (await measureOurs(decoder, c, 1, steps)).tokensPerSecond);
       add('ours', m);
       await release();
+      log(`  ours again: ${POINTS.map((c) => `${c}: ${m.get(c)!.toFixed(1)}`).join(', ')}`);
     }
   }
   // Rows decoded together at 512 cached tokens, and llama.cpp with 8 sequences, interleaved.

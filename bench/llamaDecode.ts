@@ -84,6 +84,7 @@ export async function measureLlama(mod: LlamaModule, ggufPath: string, cachedPoi
         if (stepMs.length >= steps) break;
       }
       out.set(cached, bestWindowRate(stepMs));
+      log(`  llama.cpp: ${out.get(cached)!.toFixed(1)} tok/s at ${cached} cached`);
       filled = seq.contextTokens.length;
     }
   } finally {

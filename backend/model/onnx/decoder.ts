@@ -188,6 +188,8 @@ export class Decoder {
     const longest = Math.max(...prompts.map((p) => p.length));
     if (longest === 0) throw new Error('cannot generate from an empty prompt');
     const padded = prompts.map((p) => [...new Array<null>(longest - p.length).fill(null), ...p]);
+    // The whole prompt's slots at once: growing chunk by chunk would copy the cache every chunk.
+    state.cache.reserve(longest);
     let out: { scores: Float32Array; kind: ScoreKind } = { scores: new Float32Array(0), kind: 'logits' };
     for (let at = 0; at < longest; at += this.prefillChunk) {
       if (isCancelled()) return undefined;
