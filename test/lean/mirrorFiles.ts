@@ -1,6 +1,16 @@
-// Reads Lean files out of a local read-only git mirror (/work/.mirror/…): real code for the lexer and
-// filter tests, used where the mirror exists and never copied into this repository.
+// Reads Lean files out of local git clones of public repositories: real code for the lexer and filter tests,
+// used where LEAN_GIT_MIRRORS names a folder of clones (`<owner>+<name>/repo`, git directories) and never
+// copied into this repository.
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The git directory of `owner+name` under LEAN_GIT_MIRRORS, when there is one. */
+export function mirrorOf(name: string): string | undefined {
+  const root = process.env.LEAN_GIT_MIRRORS;
+  const dir = root ? join(root, name, 'repo') : undefined;
+  return dir && existsSync(dir) ? dir : undefined;
+}
 
 /** Every `.lean` file of a mirror's HEAD under `under`, read in one `git cat-file --batch`. */
 export function leanFilesOf(repo: string, under = ''): { path: string; text: string }[] {

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { findUntrustedCode, untrustedRules } from '../../backend/lean/untrusted';
 import { splitHeader } from '../../backend/lean/header';
-import { leanFilesOf } from './mirrorFiles';
+import { leanFilesOf, mirrorOf } from './mirrorFiles';
 import { FAILING_CODE, STATEMENT } from '../../backend/demo/kiminaExamples';
 import { feedbackCases } from '../prover/fixtures/feedbackCases';
 
@@ -223,7 +223,7 @@ test('no false positives: 488 miniF2F statements and the prover fixtures\' proof
   }
 });
 
-const sharedMiniF2F = '/work/shared/data/minif2f-lean4/MiniF2F';
+const sharedMiniF2F = join(__dirname, '..', '..', '..', 'shared', 'data', 'minif2f-lean4', 'MiniF2F'); // shared/ beside the checkout
 test('no false positives on the shared miniF2F-lean4 files', { skip: !existsSync(sharedMiniF2F) && 'no shared miniF2F copy here' }, () => {
   let n = 0;
   for (const split of ['Test', 'Valid']) {
@@ -239,9 +239,9 @@ test('no false positives on the shared miniF2F-lean4 files', { skip: !existsSync
 // Real model proofs (Goedel-Prover outputs on Lean Workbook) kept as test inputs by kimina-lean-server
 // (github.com/project-numina/kimina-lean-server, tests/match/input/*.lean, MIT); read from the local
 // mirror when there is one, never copied into this repository.
-const klsMirror = '/work/.mirror/project-numina+kimina-lean-server/repo';
-test('no false positives on kimina-lean-server\'s recorded model proofs', { skip: !existsSync(klsMirror) && 'no kimina-lean-server mirror here' }, () => {
-  const files = leanFilesOf(klsMirror, 'tests/match/input');
+const klsMirror = mirrorOf('project-numina+kimina-lean-server');
+test('no false positives on kimina-lean-server\'s recorded model proofs', { skip: !klsMirror && 'LEAN_GIT_MIRRORS has no kimina-lean-server clone' }, () => {
+  const files = leanFilesOf(klsMirror!, 'tests/match/input');
   assert.ok(files.length >= 100);
   for (const { path, text } of files) {
     assert.deepEqual(findUntrustedCode(text, {}, splitHeader(text).headerLines), [], path);
@@ -250,10 +250,10 @@ test('no false positives on kimina-lean-server\'s recorded model proofs', { skip
 
 // Kimina-Prover Preview's own solved miniF2F-test proofs (github.com/MoonshotAI/Kimina-Prover-Preview,
 // minif2f_test_solved.zip at 7abd61a), read from the local mirror when there is one, never copied here.
-const kppMirror = '/work/.mirror/MoonshotAI+Kimina-Prover-Preview/repo';
-test('no false positives on Kimina-Prover Preview\'s solved miniF2F proofs', { skip: !existsSync(kppMirror) && 'no Kimina-Prover-Preview mirror here' }, () => {
+const kppMirror = mirrorOf('MoonshotAI+Kimina-Prover-Preview');
+test('no false positives on Kimina-Prover Preview\'s solved miniF2F proofs', { skip: !kppMirror && 'LEAN_GIT_MIRRORS has no Kimina-Prover-Preview clone' }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'kpp-'));
-  writeFileSync(join(dir, 'a.zip'), execFileSync('git', ['-C', kppMirror, 'show', 'HEAD:minif2f_test_solved.zip'], { maxBuffer: 64 << 20 }));
+  writeFileSync(join(dir, 'a.zip'), execFileSync('git', ['-C', kppMirror!, 'show', 'HEAD:minif2f_test_solved.zip'], { maxBuffer: 64 << 20 }));
   execFileSync('unzip', ['-q', join(dir, 'a.zip'), '-d', dir]);
   const src = join(dir, 'minif2f_test_solved', 'src');
   const files = readdirSync(src).filter((f) => f.endsWith('.lean'));
