@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { codeOnly, declarationAt, findDeclarations, headerOf, offsetAt, positionAt, sorryAt, standaloneSnippet } from '../../backend/editor/leanSource';
+import { minif2fDir } from '../eval/helpers';
 
 const file = `import Mathlib
 open Real
@@ -101,7 +102,7 @@ test('positions: offsets <-> line/character round trip, including astral charact
 });
 
 test('every miniF2F statement: one theorem, one tactic sorry right after := by', () => {
-  const root = join(__dirname, '..', '..', '..', 'shared', 'data', 'minif2f-lean4', 'MiniF2F'); // shared/ beside the checkout
+  const root = join(minif2fDir(), 'MiniF2F');
   let seen = 0;
   for (const split of ['Test', 'Valid']) {
     let names: string[];

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findDeclarations, formalStatementOf, headerOf, selectDeclaration } from '../../backend/lean/declarations';
+import { minif2fDir } from '../eval/helpers';
 
 // miniF2F-lean4's MiniF2F/Test/imo_1965_p2.lean (MIT, Meta Platforms), verbatim.
 const IMO_1965_P2 = `import Mathlib
@@ -131,7 +132,7 @@ test('columns count codepoints like Lean; char literals and primes do not confus
   assert.deepEqual([e.sorries[0].line, e.sorries[0].column], [2, 4]);
 });
 
-const MINIF2F = join(__dirname, '..', '..', '..', 'shared', 'data', 'minif2f-lean4', 'MiniF2F'); // shared/ beside the checkout
+const MINIF2F = join(minif2fDir(), 'MiniF2F');
 test('every miniF2F-lean4 file parses to one theorem ending in := by with one sorry', { skip: !existsSync(MINIF2F) && 'miniF2F data not on this machine' }, () => {
   let n = 0;
   for (const split of ['Test', 'Valid']) {
