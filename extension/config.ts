@@ -20,6 +20,7 @@ export function readSettings(): KiminaSettings {
     leanProject: c.get('leanProject', ''),
     replCommand: c.get('replCommand', ''),
     device: c.get('device', 'auto'),
+    kvCache: c.get('kvCache', 'auto'),
     nodePath: c.get('nodePath', 'node'),
     showDiffOnProof: c.get('showDiffOnProof', true),
   };

@@ -13,6 +13,7 @@ export interface KiminaSettings {
   leanProject: string;
   replCommand: string;
   device: 'auto' | 'cpu' | 'cuda';
+  kvCache: 'auto' | 'fp32' | 'fp16';
   nodePath: string;
   showDiffOnProof: boolean;
 }
@@ -29,11 +30,12 @@ export function settingsToEnv(s: KiminaSettings, leanProject: string | undefined
     ['KIMINA_MODEL', s.model], ['KIMINA_OPENAI_BASE_URL', s.openaiBaseUrl], ['KIMINA_SERVER_URL', s.serverUrl],
     ['KIMINA_API_TOKEN', s.serverToken], ['KIMINA_REPL_COMMAND', s.replCommand],
     ['KIMINA_LEAN_PROJECT', leanProject ?? ''], ['KIMINA_DEVICE', s.device === 'auto' ? '' : s.device],
+    ['KIMINA_KV_CACHE', s.kvCache === 'auto' ? '' : s.kvCache],
   ];
   for (const [name, value] of optional) if (value) env[name] = value;
   return env;
 }
 
 /** Settings whose change needs a backend restart (they travel as environment variables). */
-export const restartingSettings = ['engine', 'model', 'openaiBaseUrl', 'serverUrl', 'serverToken', 'timeouts', 'leanProject', 'replCommand', 'device', 'nodePath']
+export const restartingSettings = ['engine', 'model', 'openaiBaseUrl', 'serverUrl', 'serverToken', 'timeouts', 'leanProject', 'replCommand', 'device', 'kvCache', 'nodePath']
   .map((k) => `kimina.${k}`);

@@ -90,6 +90,8 @@ const declarations = {
     read: (raw: string | undefined) => oneOf('KIMINA_OPENAI_N', raw, ['auto', 'native', 'parallel'] as const, 'auto') },
   device: { name: 'KIMINA_DEVICE', type: '`cpu`, `cuda` or `auto`', default: '`cpu`', doc: 'where the ONNX engine runs (`auto` is `cpu`; CUDA falls back to the CPU, saying why)',
     read: (raw: string | undefined) => oneOf('KIMINA_DEVICE', raw === 'auto' ? '' : raw, ['cpu', 'cuda'] as const, 'cpu') },
+  kvCache: { name: 'KIMINA_KV_CACHE', type: '`auto`, `fp32` or `fp16`', default: '`auto`', doc: 'precision of the ONNX engine\'s KV cache: `fp16` halves its memory and slows long-context decoding (docs/onnx-engine.md); `auto` is `fp16` where a float32 cache of 8 samples × 8,192 tokens would take more than 40% of the memory',
+    read: (raw: string | undefined) => oneOf('KIMINA_KV_CACHE', raw, ['auto', 'fp32', 'fp16'] as const, 'auto') },
   threads: { name: 'KIMINA_THREADS', type: 'whole number ≥ 1', default: 'every core', doc: 'CPU threads of the ONNX engine',
     read: (raw: string | undefined) => {
       if (given(raw) === undefined) return undefined;

@@ -1,7 +1,8 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
-// KIMINA_DEVICE, KIMINA_THREADS) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
+// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
 import { DEFAULT_OPENAI_BASE_URL, readSome, type Env, type Settings } from '../app/settings';
 import type { Engine } from './engine';
+import type { KvCacheSetting } from './onnx/kvPrecision';
 import { OpenAIEngine } from './openai/engine';
 import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './store';
 
@@ -24,16 +25,18 @@ export interface EngineConfig {
   device: 'cpu' | 'cuda';
   /** onnx: CPU threads; default every core. */
   threads?: number;
+  /** onnx: KV cache precision ('auto': see chooseKvCache). */
+  kvCache: KvCacheSetting;
 }
 
 export { DEFAULT_OPENAI_BASE_URL };
 
-const engineKeys = ['engine', 'model', 'openaiBaseUrl', 'openaiApiKey', 'openaiN', 'device', 'threads'] as const;
+const engineKeys = ['engine', 'model', 'openaiBaseUrl', 'openaiApiKey', 'openaiN', 'device', 'threads', 'kvCache'] as const;
 export type EngineSettings = Pick<Settings, (typeof engineKeys)[number]>;
 
 /** The engine's part of the backend settings (backend/app/settings.ts). */
 export function engineConfigOf(s: EngineSettings): EngineConfig {
-  return { engine: s.engine, model: s.model, baseUrl: s.openaiBaseUrl, apiKey: s.openaiApiKey, nMode: s.openaiN, device: s.device, threads: s.threads };
+  return { engine: s.engine, model: s.model, baseUrl: s.openaiBaseUrl, apiKey: s.openaiApiKey, nMode: s.openaiN, device: s.device, threads: s.threads, kvCache: s.kvCache };
 }
 
 /** Reads the engine settings from an environment (the extension passes its settings this way). */
@@ -63,5 +66,5 @@ export async function createEngine(config: EngineConfig = engineConfigFromEnv(),
   }
   const modelDir = resolveModelDir(config.model ?? DEFAULT_MODEL);
   const { OnnxEngine } = await import('./onnx/engine');
-  return OnnxEngine.load(modelDir, { device: config.device, threads: config.threads, log: options.log });
+  return OnnxEngine.load(modelDir, { device: config.device, threads: config.threads, kvCache: config.kvCache, log: options.log });
 }

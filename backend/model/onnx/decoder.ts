@@ -2,7 +2,7 @@
 // shared by its n samples, then one token per row per step until EOS, the token limit, a stop asked
 // for by the caller, or cancellation. Finished rows are dropped from the batch.
 import * as ort from 'onnxruntime-node';
-import { KvCache, MASKED } from './kvCache';
+import { KvCache, MASKED, type CacheArray } from './kvCache';
 import { io } from './qwen3Graph';
 import type { Qwen3Shape } from './qwen3Config';
 import { rowRandom, sampleToken, verifyDraft, type ScoreKind } from './sampler';
@@ -80,6 +80,8 @@ export class Decoder {
   /** Whether the graph also computes the softmax at a temperature (inv_temperature input, probs output). */
   readonly graphSoftmax: boolean;
   private readonly kvOutputs: string[];
+  /** Whether the graph takes and returns the KV cache in float16 (onnx/model.kv16.onnx). */
+  readonly halfCache: boolean;
   /** Counters of the latest decode call. */
   lastStats: DecodeStats = { steps: 0, drafted: 0, accepted: 0 };
 
@@ -92,11 +94,13 @@ export class Decoder {
     this.padId = options.padId ?? 0;
     this.multiLogits = session.inputNames.includes(io.logitsCount);
     this.graphSoftmax = session.inputNames.includes(io.invTemperature) && session.outputNames.includes(io.probs);
+    const pastKey = session.inputMetadata?.find((m) => m.name === io.pastKey(0));
+    this.halfCache = !!pastKey && pastKey.isTensor && pastKey.type === 'float16';
     this.kvOutputs = Array.from({ length: shape.layers }, (_, l) => [io.newKey(l), io.newValue(l)]).flat();
   }
 
   newState(batch: number): BatchState {
-    const cache = new KvCache({ layers: this.shape.layers, kvHeads: this.shape.kvHeads, headDim: this.shape.headDim }, batch, this.growStep, this.growStep);
+    const cache = new KvCache({ layers: this.shape.layers, kvHeads: this.shape.kvHeads, headDim: this.shape.headDim, half: this.halfCache }, batch, this.growStep, this.growStep);
     return { cache, nextPosition: new Array(batch).fill(0) };
   }
 
@@ -106,9 +110,10 @@ export class Decoder {
     const B = cache.batch;
     const P = cache.capacity;
     const feeds: Feeds = { [io.pastBias]: new ort.Tensor('float32', cache.bias, [B, P]) };
+    const type = this.halfCache ? 'float16' : 'float32';
     for (let l = 0; l < this.shape.layers; l++) {
-      feeds[io.pastKey(l)] = new ort.Tensor('float32', cache.keys[l], [B, kvHeads, 1, headDim, P]);
-      feeds[io.pastValue(l)] = new ort.Tensor('float32', cache.values[l], [B, kvHeads, 1, P, headDim]);
+      feeds[io.pastKey(l)] = new ort.Tensor(type, cache.keys[l], [B, kvHeads, 1, headDim, P]);
+      feeds[io.pastValue(l)] = new ort.Tensor(type, cache.values[l], [B, kvHeads, 1, P, headDim]);
     }
     this.cacheFeeds = { version: cache.version, cache, feeds };
     return feeds;
@@ -165,11 +170,11 @@ export class Decoder {
     if (this.graphSoftmax) feeds[io.invTemperature] = new ort.Tensor('float32', Float32Array.of(probs ? 1 / temperature : 1), [1]);
     // Only the scores the caller uses are fetched (every fetched output is copied by the binding).
     const out = this.graphSoftmax ? await this.session.run(feeds, [probs ? io.probs : io.logits, ...this.kvOutputs]) : await this.session.run(feeds);
-    const keys: Float32Array[] = [];
-    const values: Float32Array[] = [];
+    const keys: CacheArray[] = [];
+    const values: CacheArray[] = [];
     for (let l = 0; l < this.shape.layers; l++) {
-      keys.push(out[io.newKey(l)].data as Float32Array);
-      values.push(out[io.newValue(l)].data as Float32Array);
+      keys.push(out[io.newKey(l)].data as CacheArray);
+      values.push(out[io.newValue(l)].data as CacheArray);
     }
     state.cache.append(keys, values, S, real);
     return probs ? { scores: out[io.probs].data as Float32Array, kind: 'probs' } : { scores: out[io.logits].data as Float32Array, kind: 'logits' };

@@ -2,6 +2,7 @@
 // tokenizer files, onnx/model.onnx in our split-cache layout), renders conversations with the
 // checkpoint's chat template and decodes all of them together in a worker thread.
 import { randomInt } from 'node:crypto';
+import { totalmem } from 'node:os';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
 import { loadTokenizer, type Tokenizer } from '../tokenizer';
@@ -11,6 +12,7 @@ import { InThreadBackend, WorkerBackend, workerScript, type BackendInfo, type De
 import { SampleText } from './textStream';
 import type { Device } from './session';
 import type { SpeculationOptions } from './decoder';
+import { chooseKvCache, type KvCacheChoice, type KvCacheSetting } from './kvPrecision';
 
 /** Speculation used when the caller does not choose (see docs/onnx-engine.md for the measurements). */
 export const DEFAULT_SPECULATION: SpeculationOptions | false = false;
@@ -26,6 +28,10 @@ export interface OnnxEngineOptions {
    * Default: DEFAULT_SPECULATION.
    */
   speculation?: SpeculationOptions | false;
+  /** KV cache precision; default 'auto' (kvPrecision.ts). */
+  kvCache?: KvCacheSetting;
+  /** Total memory 'auto' plans against; default the machine's. */
+  totalMemory?: number;
   log?: (line: string) => void;
 }
 
@@ -41,6 +47,8 @@ export class OnnxEngine implements Engine {
   readonly maxContext: number;
   private readonly eosIds: number[];
   private speculation: SpeculationOptions | undefined;
+  /** The KV cache decoding uses, and why. */
+  kvCache!: KvCacheChoice;
 
   private constructor(
     private readonly folder: ModelFolderInfo,
@@ -62,7 +70,13 @@ export class OnnxEngine implements Engine {
       throw new Error(`model folder ${modelDir}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${folder.shape.vocabSize}`);
     }
     const padId = tokenizer.padTokenId ?? tokenizer.eosTokenIds[0] ?? 0;
-    const spec = { onnxPath: folder.onnxPath, shape: folder.shape, device: options.device, threads: options.threads, padId };
+    let kvCache = chooseKvCache(options.kvCache ?? 'auto', folder.shape, options.totalMemory ?? totalmem());
+    if (kvCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
+      kvCache = { precision: 'fp32', why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; pull the model again to get it)` };
+    }
+    log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
+    const onnxPath = kvCache.precision === 'fp16' ? folder.onnxHalfCachePath! : folder.onnxPath;
+    const spec = { onnxPath, shape: folder.shape, device: options.device, threads: options.threads, padId };
     let backend: DecodeBackend;
     const script = options.inThread ? undefined : workerScript();
     if (script) backend = await WorkerBackend.load(script, spec, log);
@@ -71,6 +85,7 @@ export class OnnxEngine implements Engine {
       backend = await InThreadBackend.load(spec, log);
     }
     const engine = new OnnxEngine(folder, tokenizer, template, backend);
+    engine.kvCache = kvCache;
     const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
     engine.speculation = speculation || undefined;
     return engine;

@@ -138,13 +138,13 @@ export class GraphBuilder {
     return { name: this.name, nodes: this.nodes, initializers: this.initializers, inputs: this.inputs, outputs: this.outputs };
   }
 
-  /** Serialises the model (opset 17 plus com.microsoft for contrib ops). */
-  encode(metadata?: Record<string, string>): Uint8Array {
+  /** Serialises the model (opset 17 plus com.microsoft for contrib ops); `graph`: a derived form of this graph. */
+  encode(metadata?: Record<string, string>, graph: GraphDef = this.graph()): Uint8Array {
     return encodeModel({
       irVersion: 8,
       producer: 'kimina-prover',
       opsets: [{ domain: '', version: 17 }, { domain: 'com.microsoft', version: 1 }],
-      graph: this.graph(),
+      graph,
       metadata,
     });
   }

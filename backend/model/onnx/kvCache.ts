@@ -1,4 +1,5 @@
-// The KV cache in JS-owned Float32Arrays, one pair per layer, shared by all rows of the batch:
+// The KV cache in JS-owned arrays (Float32Array, or Uint16Array holding float16 for a graph with a
+// float16 cache), one pair per layer, shared by all rows of the batch:
 //   K transposed: [batch, kvHeads, 1, headDim, capacity]   V: [batch, kvHeads, 1, capacity, headDim]
 // plus past_bias [batch, capacity]: 0 where a slot holds a real token, -1e9 where it is empty or padding.
 // Capacity grows in steps by allocating and copying; rows can be selected (duplicated or dropped).
@@ -9,11 +10,15 @@ export interface CacheShape {
   layers: number;
   kvHeads: number;
   headDim: number;
+  /** float16 values (as Uint16Array bits) instead of float32. */
+  half?: boolean;
 }
 
+export type CacheArray = Float32Array | Uint16Array;
+
 export class KvCache {
-  keys: Float32Array[];
-  values: Float32Array[];
+  keys: CacheArray[];
+  values: CacheArray[];
   bias: Float32Array;
   /** Slots filled so far (the same for every row: left padding keeps rows aligned). */
   length = 0;
@@ -23,9 +28,18 @@ export class KvCache {
   constructor(readonly shape: CacheShape, public batch: number, public capacity: number, readonly growStep = 128) {
     const { layers, kvHeads, headDim } = shape;
     const size = batch * kvHeads * headDim * capacity;
-    this.keys = Array.from({ length: layers }, () => new Float32Array(size));
-    this.values = Array.from({ length: layers }, () => new Float32Array(size));
+    this.keys = Array.from({ length: layers }, () => this.array(size));
+    this.values = Array.from({ length: layers }, () => this.array(size));
     this.bias = new Float32Array(batch * capacity).fill(MASKED);
+  }
+
+  private array(size: number): CacheArray {
+    return this.shape.half ? new Uint16Array(size) : new Float32Array(size);
+  }
+
+  /** Bytes per token and row. */
+  static bytesPerToken(shape: CacheShape): number {
+    return shape.layers * 2 * shape.kvHeads * shape.headDim * (shape.half ? 2 : 4);
   }
 
   /** Makes room for `extra` more slots. */
@@ -47,7 +61,7 @@ export class KvCache {
     const keep = this.length;
     const batch = rows.length;
     this.keys = this.keys.map((old) => {
-      const next = new Float32Array(batch * kvHeads * headDim * capacity);
+      const next = this.array(batch * kvHeads * headDim * capacity);
       rows.forEach((from, to) => {
         for (let h = 0; h < kvHeads; h++) {
           for (let d = 0; d < headDim; d++) {
@@ -59,7 +73,7 @@ export class KvCache {
       return next;
     });
     this.values = this.values.map((old) => {
-      const next = new Float32Array(batch * kvHeads * capacity * headDim);
+      const next = this.array(batch * kvHeads * capacity * headDim);
       rows.forEach((from, to) => {
         for (let h = 0; h < kvHeads; h++) {
           const src = (from * kvHeads + h) * oldCap * headDim;
@@ -82,14 +96,16 @@ export class KvCache {
   }
 
   /**
-   * Stores the new tokens' K and V (graph outputs [batch, kvHeads, seq, headDim]) at slots
+   * Stores the new tokens' K and V (graph outputs [batch, kvHeads, seq, headDim], of the cache's type) at slots
    * length..length+seq-1; `real[row * seq + s]` says whether that token is real (not padding).
    */
-  append(newKeys: Float32Array[], newValues: Float32Array[], seq: number, real: Uint8Array): void {
+  append(newKeys: CacheArray[], newValues: CacheArray[], seq: number, real: Uint8Array): void {
     const { kvHeads, headDim } = this.shape;
     const cap = this.capacity;
     const t0 = this.length;
     if (t0 + seq > cap) throw new Error('internal: KV cache append without reserve');
+    const half = !!this.shape.half;
+    if (newKeys.some((k) => (k instanceof Uint16Array) !== half)) throw new Error(`internal: new K/V are not ${half ? 'float16' : 'float32'} like the cache`);
     for (let l = 0; l < this.keys.length; l++) {
       const K = this.keys[l];
       const V = this.values[l];

@@ -4,33 +4,42 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExternalDataFile, GraphBuilder } from './graphBuilder';
+import { HALF_CACHE_LAYOUT, halfCacheGraph } from './halfCache';
 import { buildQwen3Graph, type Qwen3GraphOptions, type WeightSource } from './qwen3Graph';
 import { qwen3ShapeFromConfig, type Qwen3Shape } from './qwen3Config';
 
 export const ONNX_FILE = join('onnx', 'model.onnx');
+/** The same graph with a float16 KV cache (halfCache.ts), sharing model.onnx_data. */
+export const ONNX_KV16_FILE = join('onnx', 'model.kv16.onnx');
 export const ONNX_DATA_FILE = 'model.onnx_data';
 /** Written into model.onnx metadata so the engine can refuse graphs in another layout. */
 export const LAYOUT_KEY = 'kimina.layout';
 export const LAYOUT_VALUE = 'qwen3-split-cache-v1';
 
 /**
- * Writes onnx/model.onnx (+ external data) for the given weights. model.onnx is written last (to a
- * temporary name, then renamed), so an interrupted conversion never leaves a loadable half model.
+ * Writes onnx/model.onnx (+ external data, + model.kv16.onnx for the split layout) for the given
+ * weights. model.onnx is written last (to a temporary name, then renamed), so an interrupted
+ * conversion never leaves a loadable half model.
  */
 export function writeOnnxGraph(modelDir: string, shape: Qwen3Shape, weights: WeightSource, options: Qwen3GraphOptions): void {
   const onnxDir = join(modelDir, 'onnx');
   mkdirSync(onnxDir, { recursive: true });
   const modelPath = join(modelDir, ONNX_FILE);
   rmSync(modelPath, { force: true });
+  const halfPath = join(modelDir, ONNX_KV16_FILE);
+  rmSync(halfPath, { force: true });
   const external = new ExternalDataFile(join(onnxDir, ONNX_DATA_FILE));
   let bytes: Uint8Array;
+  let halfBytes: Uint8Array | undefined;
   try {
     const g = new GraphBuilder('qwen3', external);
     buildQwen3Graph(g, shape, weights, options);
     bytes = g.encode({ [LAYOUT_KEY]: options.layout === 'optimum' ? 'qwen3-optimum-concat' : LAYOUT_VALUE, 'kimina.quant': options.quant });
+    if (options.layout !== 'optimum') halfBytes = g.encode({ [LAYOUT_KEY]: HALF_CACHE_LAYOUT, 'kimina.quant': options.quant }, halfCacheGraph(g.graph()));
   } finally {
     external.close();
   }
+  if (halfBytes) writeFileSync(halfPath, halfBytes);
   writeFileSync(`${modelPath}.partial`, bytes);
   renameSync(`${modelPath}.partial`, modelPath);
 }
@@ -57,6 +66,8 @@ export interface ModelFolderInfo {
   config: Record<string, unknown>;
   generationConfig: Record<string, unknown>;
   onnxPath: string;
+  /** The float16-cache graph, when the folder has one (converted after it existed). */
+  onnxHalfCachePath?: string;
 }
 
 function readJson(path: string, what: string): Record<string, unknown> {
@@ -77,7 +88,8 @@ export function readModelFolder(dir: string): ModelFolderInfo {
   if (!existsSync(onnxPath)) {
     throw new Error(`model folder ${dir} has no ${ONNX_FILE}; convert the checkpoint first (kimina model pull converts automatically)`);
   }
-  return { dir, shape: qwen3ShapeFromConfig(config), config, generationConfig, onnxPath };
+  const halfPath = join(dir, ONNX_KV16_FILE);
+  return { dir, shape: qwen3ShapeFromConfig(config), config, generationConfig, onnxPath, onnxHalfCachePath: existsSync(halfPath) ? halfPath : undefined };
 }
 
 export function removeModelGraph(modelDir: string): void {
