@@ -21,7 +21,7 @@ export const CACHE_DIR = join(process.cwd(), '.kimina-cache', 'bench');
 /** Our 4-bit split-cache model folder (no tokenizer needed: the benchmark feeds token ids). */
 export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void, shape = QWEN3_06B): string {
   const size = shape === QWEN3_06B ? '0.6b' : shape === QWEN3_17B ? '1.7b' : `h${shape.hiddenSize}`;
-  const dir = join(CACHE_DIR, `qwen3-${size}-random-q4-acc${accuracyLevel}-v3`);
+  const dir = join(CACHE_DIR, `qwen3-${size}-random-q4-acc${accuracyLevel}-v4`);
   mkdirSync(dir, { recursive: true });
   // The real Qwen3 tokenizer files, so OnnxEngine can load the folder too.
   writeModelMetadata(dir, {

@@ -9,6 +9,20 @@ import type { Qwen3Shape } from './qwen3Config';
 
 export type Quantization = 'fp32' | 'q4';
 
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
+function concatFloats(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
 /** Hugging Face tensor names -> float32 values (row-major, Linear weights as [out, in]). */
 export interface WeightSource {
   get(name: string): Float32Array;
@@ -77,23 +91,44 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     }
   }
 
-  const linear = (x: string, name: string, outDim: number, inDim: number): string => {
-    const values = weight(name);
-    if (values.length !== outDim * inDim) throw new Error(`${name}: ${values.length} values, expected ${outDim}x${inDim}`);
+  /**
+   * Linear layers reading the same input, as one matrix product split back into their outputs (q/k/v,
+   * gate/up): one kernel instead of several. Each output column is computed as it would be alone (the
+   * 4-bit blocks are per output row; the int8 activations at accuracy level 4 are per input).
+   */
+  const linears = (x: string, fused: string, layers: { name: string; outDim: number }[], inDim: number): string[] => {
+    const total = layers.reduce((a, l) => a + l.outDim, 0);
+    const values = layers.map(({ name, outDim }) => {
+      const v = weight(name);
+      if (v.length !== outDim * inDim) throw new Error(`${name}: ${v.length} values, expected ${outDim}x${inDim}`);
+      return v;
+    });
+    let y: string;
     if (quant === 'q4') {
-      const q = quantizeQ4(values, outDim, inDim);
       const blocks = inDim / Q4_BLOCK;
-      const b = g.initializer(`${name}.q4`, DataType.UINT8, [outDim, blocks, Q4_BLOCK / 2], q.packed);
-      const sc = g.initializer(`${name}.scales`, DataType.FLOAT, [outDim * blocks], q.scales);
-      return g.node('MatMulNBits', [x, b, sc], {
-        K: attr.int(inDim), N: attr.int(outDim), bits: attr.int(4), block_size: attr.int(Q4_BLOCK),
+      const parts = values.map((v, i) => quantizeQ4(v, layers[i].outDim, inDim));
+      const packed = concatBytes(parts.map((q) => q.packed));
+      const scales = concatFloats(parts.map((q) => q.scales));
+      const b = g.initializer(`${fused}.q4`, DataType.UINT8, [total, blocks, Q4_BLOCK / 2], packed);
+      const sc = g.initializer(`${fused}.scales`, DataType.FLOAT, [total * blocks], scales);
+      y = g.node('MatMulNBits', [x, b, sc], {
+        K: attr.int(inDim), N: attr.int(total), bits: attr.int(4), block_size: attr.int(Q4_BLOCK),
         accuracy_level: attr.int(options.accuracyLevel ?? 0),
       }, { domain: 'com.microsoft' });
+    } else {
+      const t = new Float32Array(inDim * total);
+      let col = 0;
+      values.forEach((v, li) => {
+        const outDim = layers[li].outDim;
+        for (let o = 0; o < outDim; o++) for (let i = 0; i < inDim; i++) t[i * total + col + o] = v[o * inDim + i];
+        col += outDim;
+      });
+      y = g.node('MatMul', [x, g.initializer(`${fused}.T`, DataType.FLOAT, [inDim, total], t)]);
     }
-    const t = new Float32Array(values.length);
-    for (let o = 0; o < outDim; o++) for (let i = 0; i < inDim; i++) t[i * outDim + o] = values[o * inDim + i];
-    return g.node('MatMul', [x, g.initializer(`${name}.T`, DataType.FLOAT, [inDim, outDim], t)]);
+    if (layers.length === 1) return [y];
+    return g.nodeN('Split', [y, g.constInt64(layers.map((l) => l.outDim))], { axis: attr.int(-1) }, { outputs: layers.length });
   };
+  const linear = (x: string, name: string, outDim: number, inDim: number): string => linears(x, name, [{ name, outDim }], inDim)[0];
 
   const eps = g.constFloat([s.rmsEps], []);
   const two = g.constFloat([2], []);
@@ -106,6 +141,14 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const normed = g.node('Div', [x, g.node('Sqrt', [g.node('Add', [meanSq, eps])])]);
     return g.node('Mul', [normed, wName]);
   };
+  /** The residual sum x + residual and its RMSNorm in one kernel (com.microsoft SkipSimplifiedLayerNormalization). */
+  const addNorm = (x: string, residual: string, weightName: string, size: number): { normed: string; sum: string } => {
+    const values = weight(weightName);
+    if (values.length !== size) throw new Error(`${weightName}: ${values.length} values, expected ${size}`);
+    const wName = g.initializer(weightName, DataType.FLOAT, [size], values);
+    const [normed, , , sum] = g.nodeN('SkipSimplifiedLayerNormalization', [x, residual, wName], { epsilon: attr.float(s.rmsEps) }, { domain: 'com.microsoft', outputNames: [`${weightName}.normed`, '', '', `${weightName}.sum`] });
+    return { normed, sum };
+  };
 
   // Rotary embedding tables from the positions: [batch, seq, 1, D].
   const invFreq = new Float32Array(D / 2);
@@ -115,10 +158,16 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   const angles = g.node('Concat', [freqs, freqs], { axis: attr.int(-1) });
   const cos = g.node('Unsqueeze', [g.node('Cos', [angles]), g.constInt64([2])]);
   const sin = g.node('Unsqueeze', [g.node('Sin', [angles]), g.constInt64([2])]);
-  const halves = g.constInt64([D / 2, D / 2]);
+  // rotate_half(x) = concat(-x2, x1) as one product with a signed permutation matrix (exact: one
+  // nonzero term per output), instead of Split, Neg and Concat.
+  const rotateHalf = new Float32Array(D * D);
+  for (let j = 0; j < D / 2; j++) {
+    rotateHalf[(j + D / 2) * D + j] = -1;
+    rotateHalf[j * D + j + D / 2] = 1;
+  }
+  const rotateHalfName = g.initializer('rope.rotate_half', DataType.FLOAT, [D, D], rotateHalf);
   const rope = (x: string): string => {
-    const [x1, x2] = g.nodeN('Split', [x, halves], { axis: attr.int(-1) }, { outputs: 2 });
-    const rotated = g.node('Concat', [g.node('Neg', [x2]), x1], { axis: attr.int(-1) });
+    const rotated = g.node('MatMul', [x, rotateHalfName]);
     return g.node('Add', [g.node('Mul', [x, cos]), g.node('Mul', [rotated, sin])]);
   };
 
@@ -177,12 +226,21 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     hidden = g.node('Gather', ['model.embed_tokens.weight', io.inputIds]);
   }
 
+  // The MLP output not yet added to the residual stream: added by the next layer's fused add + norm.
+  let pending: string | undefined;
   for (let l = 0; l < s.layers; l++) {
     const p = `model.layers.${l}`;
-    const h = rmsNorm(hidden, `${p}.input_layernorm.weight`, s.hiddenSize);
-    const q = g.node('Reshape', [linear(h, `${p}.self_attn.q_proj.weight`, s.heads * D, s.hiddenSize), g.constInt64([0, 0, s.heads, D])]);
-    const k = g.node('Reshape', [linear(h, `${p}.self_attn.k_proj.weight`, s.kvHeads * D, s.hiddenSize), g.constInt64([0, 0, s.kvHeads, D])]);
-    const v = g.node('Reshape', [linear(h, `${p}.self_attn.v_proj.weight`, s.kvHeads * D, s.hiddenSize), g.constInt64([0, 0, s.kvHeads, D])]);
+    let h: string;
+    if (pending) ({ normed: h, sum: hidden } = addNorm(pending, hidden, `${p}.input_layernorm.weight`, s.hiddenSize));
+    else h = rmsNorm(hidden, `${p}.input_layernorm.weight`, s.hiddenSize);
+    const [qLin, kLin, vLin] = linears(h, `${p}.self_attn.qkv_proj`, [
+      { name: `${p}.self_attn.q_proj.weight`, outDim: s.heads * D },
+      { name: `${p}.self_attn.k_proj.weight`, outDim: s.kvHeads * D },
+      { name: `${p}.self_attn.v_proj.weight`, outDim: s.kvHeads * D },
+    ], s.hiddenSize);
+    const q = g.node('Reshape', [qLin, g.constInt64([0, 0, s.heads, D])]);
+    const k = g.node('Reshape', [kLin, g.constInt64([0, 0, s.kvHeads, D])]);
+    const v = g.node('Reshape', [vLin, g.constInt64([0, 0, s.kvHeads, D])]);
     // The 1/sqrt(D) score scale is folded into q_norm's weight.
     const qr = rope(rmsNorm(q, `${p}.self_attn.q_norm.weight`, D, 1 / Math.sqrt(D)));
     const kr = rope(rmsNorm(k, `${p}.self_attn.k_norm.weight`, D));
@@ -190,14 +248,17 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const q5 = g.node('Transpose', [g.node('Reshape', [qr, g.constInt64([0, 0, s.kvHeads, G, D])])], { perm: attr.ints([0, 2, 3, 1, 4]) });
     const ctx = attention(l, q5, kr, v);
     const merged = g.node('Reshape', [g.node('Transpose', [ctx], { perm: attr.ints([0, 3, 1, 2, 4]) }), g.constInt64([0, 0, s.heads * D])]);
-    hidden = g.node('Add', [hidden, linear(merged, `${p}.self_attn.o_proj.weight`, s.hiddenSize, s.heads * D)]);
-
-    const h2 = rmsNorm(hidden, `${p}.post_attention_layernorm.weight`, s.hiddenSize);
-    const gate = linear(h2, `${p}.mlp.gate_proj.weight`, s.intermediateSize, s.hiddenSize);
-    const up = linear(h2, `${p}.mlp.up_proj.weight`, s.intermediateSize, s.hiddenSize);
+    const attnOut = linear(merged, `${p}.self_attn.o_proj.weight`, s.hiddenSize, s.heads * D);
+    const { normed: h2, sum } = addNorm(attnOut, hidden, `${p}.post_attention_layernorm.weight`, s.hiddenSize);
+    hidden = sum;
+    const [gate, up] = linears(h2, `${p}.mlp.gate_up_proj`, [
+      { name: `${p}.mlp.gate_proj.weight`, outDim: s.intermediateSize },
+      { name: `${p}.mlp.up_proj.weight`, outDim: s.intermediateSize },
+    ], s.hiddenSize);
     const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate])]), up]);
-    hidden = g.node('Add', [hidden, linear(act, `${p}.mlp.down_proj.weight`, s.hiddenSize, s.intermediateSize)]);
+    pending = linear(act, `${p}.mlp.down_proj.weight`, s.hiddenSize, s.intermediateSize);
   }
+  if (pending) hidden = g.node('Add', [hidden, pending]);
 
   // Logits for the last logits_count positions (the Optimum baseline: the last one): [batch, n, vocab].
   const from = optimum ? g.constInt64([-1]) : g.node('Neg', [io.logitsCount]);

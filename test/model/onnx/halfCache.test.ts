@@ -4,7 +4,7 @@
 // here, not 1e-4 as with the float32 cache: onnxruntime's float32 kernels differ in the last bits
 // between shapes (one token or a chunk), and now and then such a difference crosses a float16
 // rounding boundary of a cached value, one float16 step (about 1e-3 relative) apart.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
@@ -15,7 +15,6 @@ import { KvCache } from '../../../backend/model/onnx/kvCache';
 import { chooseKvCache } from '../../../backend/model/onnx/kvPrecision';
 import { readModelFolder } from '../../../backend/model/onnx/modelFolder';
 import { OnnxEngine } from '../../../backend/model/onnx/engine';
-import { createSession } from '../../../backend/model/onnx/session';
 import { argmax } from '../../../backend/model/onnx/sampler';
 import { loadDecoder, maxAbsDiff, tempDir } from './helpers';
 
@@ -23,11 +22,8 @@ const fp32Dir = writeTinyModel(tempDir(), { seed: 3 }).dir;
 const q4Dir = writeTinyModel(tempDir(), { seed: 3, quant: 'q4' }).dir;
 
 async function loadHalf(dir: string, options: DecoderOptions = {}): Promise<Decoder> {
-  const folder = readModelFolder(dir);
-  assert.ok(folder.onnxHalfCachePath, 'the converter writes onnx/model.kv16.onnx');
-  const { session } = await createSession(folder.onnxHalfCachePath, { threads: 1 });
-  after(() => session.release());
-  return new Decoder(session, folder.shape, options);
+  assert.ok(readModelFolder(dir).onnxHalfCachePath, 'the converter writes onnx/model.kv16.onnx');
+  return loadDecoder(dir, options, 'fp16');
 }
 
 async function greedy(d: Decoder, prompt: number[], steps: number, cached = true) {

@@ -14,9 +14,12 @@ export function tempDir(prefix = 'kimina-onnx-'): string {
   return dir;
 }
 
-export async function loadDecoder(modelDir: string, options: DecoderOptions = {}): Promise<Decoder> {
+/** A decoder over the folder's graph; `kvCache: 'fp16'` takes its float16-cache graph (model.kv16.onnx). */
+export async function loadDecoder(modelDir: string, options: DecoderOptions = {}, kvCache: 'fp32' | 'fp16' = 'fp32'): Promise<Decoder> {
   const folder = readModelFolder(modelDir);
-  const { session } = await createSession(folder.onnxPath, { threads: 1 });
+  const path = kvCache === 'fp16' ? folder.onnxHalfCachePath : folder.onnxPath;
+  if (!path) throw new Error(`${modelDir} has no float16-cache graph`);
+  const { session } = await createSession(path, { threads: 1 });
   after(() => session.release());
   return new Decoder(session, folder.shape, options);
 }
