@@ -21,6 +21,7 @@ export function readSettings(): KiminaSettings {
     replCommand: c.get('replCommand', ''),
     device: c.get('device', 'auto'),
     kvCache: c.get('kvCache', 'auto'),
+    speculation: c.get('speculation', false),
     nodePath: c.get('nodePath', 'node'),
     showDiffOnProof: c.get('showDiffOnProof', true),
   };

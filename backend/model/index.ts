@@ -1,5 +1,5 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
-// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
+// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
 import { DEFAULT_OPENAI_BASE_URL, readSome, type Env, type Settings } from '../app/settings';
 import type { Engine } from './engine';
 import type { KvCacheSetting } from './onnx/kvPrecision';
@@ -27,16 +27,20 @@ export interface EngineConfig {
   threads?: number;
   /** onnx: KV cache precision ('auto': see chooseKvCache). */
   kvCache: KvCacheSetting;
+  /** onnx: speculative decoding by prompt lookup (DEFAULT_SPECULATION's drafts when on). */
+  speculation: boolean;
+  /** onnx: onnxruntime's threads spin between operators. */
+  spinning: boolean;
 }
 
 export { DEFAULT_OPENAI_BASE_URL };
 
-const engineKeys = ['engine', 'model', 'openaiBaseUrl', 'openaiApiKey', 'openaiN', 'device', 'threads', 'kvCache'] as const;
+const engineKeys = ['engine', 'model', 'openaiBaseUrl', 'openaiApiKey', 'openaiN', 'device', 'threads', 'kvCache', 'speculation', 'spinning'] as const;
 export type EngineSettings = Pick<Settings, (typeof engineKeys)[number]>;
 
 /** The engine's part of the backend settings (backend/app/settings.ts). */
 export function engineConfigOf(s: EngineSettings): EngineConfig {
-  return { engine: s.engine, model: s.model, baseUrl: s.openaiBaseUrl, apiKey: s.openaiApiKey, nMode: s.openaiN, device: s.device, threads: s.threads, kvCache: s.kvCache };
+  return { engine: s.engine, model: s.model, baseUrl: s.openaiBaseUrl, apiKey: s.openaiApiKey, nMode: s.openaiN, device: s.device, threads: s.threads, kvCache: s.kvCache, speculation: s.speculation, spinning: s.spinning };
 }
 
 /** Reads the engine settings from an environment (the extension passes its settings this way). */
@@ -65,6 +69,9 @@ export async function createEngine(config: EngineConfig = engineConfigFromEnv(),
     });
   }
   const modelDir = resolveModelDir(config.model ?? DEFAULT_MODEL);
-  const { OnnxEngine } = await import('./onnx/engine');
-  return OnnxEngine.load(modelDir, { device: config.device, threads: config.threads, kvCache: config.kvCache, log: options.log });
+  const { OnnxEngine, SPECULATION_WHEN_ON } = await import('./onnx/engine');
+  return OnnxEngine.load(modelDir, {
+    device: config.device, threads: config.threads, kvCache: config.kvCache, spinning: config.spinning,
+    speculation: config.speculation ? SPECULATION_WHEN_ON : false, log: options.log,
+  });
 }

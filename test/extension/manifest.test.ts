@@ -50,7 +50,7 @@ test('the Training Monitor container, the Lean language and activation are decla
 
 const defaults: KiminaSettings = {
   engine: 'onnx', model: '', openaiBaseUrl: '', serverUrl: '', serverToken: '', samples: 4, fixTurns: 1, checkTimeout: 60, proveTimeout: 900,
-  leanProject: '', replCommand: '', device: 'auto', kvCache: 'auto', nodePath: 'node', showDiffOnProof: true,
+  leanProject: '', replCommand: '', device: 'auto', kvCache: 'auto', speculation: false, nodePath: 'node', showDiffOnProof: true,
 };
 
 test('every setting in the manifest has a default matching the one the extension reads', () => {
@@ -63,10 +63,10 @@ test('every setting in the manifest has a default matching the one the extension
 test('defaults become a minimal environment; set values travel as KIMINA_* variables', () => {
   assert.deepEqual(settingsToEnv(defaults, undefined), { KIMINA_ENGINE: 'onnx', KIMINA_TIMEOUT: '60', KIMINA_PROVE_TIMEOUT: '900' });
   const env = settingsToEnv({ ...defaults, engine: 'openai', model: 'AI-MO/Kimina-Prover-RL-1.7B', openaiBaseUrl: 'http://127.0.0.1:8000/v1', serverUrl: 'http://127.0.0.1:9000',
-    serverToken: 'tok', replCommand: 'lake env repl', device: 'cuda', kvCache: 'fp16' }, '/proj');
+    serverToken: 'tok', replCommand: 'lake env repl', device: 'cuda', kvCache: 'fp16', speculation: true }, '/proj');
   assert.deepEqual(env, {
     KIMINA_ENGINE: 'openai', KIMINA_TIMEOUT: '60', KIMINA_PROVE_TIMEOUT: '900', KIMINA_MODEL: 'AI-MO/Kimina-Prover-RL-1.7B',
     KIMINA_OPENAI_BASE_URL: 'http://127.0.0.1:8000/v1', KIMINA_SERVER_URL: 'http://127.0.0.1:9000', KIMINA_API_TOKEN: 'tok',
-    KIMINA_REPL_COMMAND: 'lake env repl', KIMINA_LEAN_PROJECT: '/proj', KIMINA_DEVICE: 'cuda', KIMINA_KV_CACHE: 'fp16',
+    KIMINA_REPL_COMMAND: 'lake env repl', KIMINA_LEAN_PROJECT: '/proj', KIMINA_DEVICE: 'cuda', KIMINA_KV_CACHE: 'fp16', KIMINA_SPECULATION: '1',
   });
 });

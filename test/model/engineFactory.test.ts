@@ -10,13 +10,13 @@ import { QWEN3_DIR } from './qwen3Fixture';
 
 test('settings from the environment, with defaults and clear errors', () => {
   assert.deepEqual(engineConfigFromEnv({}), {
-    engine: 'onnx', model: undefined, baseUrl: DEFAULT_OPENAI_BASE_URL, apiKey: undefined, nMode: 'auto', device: 'cpu', threads: undefined, kvCache: 'auto',
+    engine: 'onnx', model: undefined, baseUrl: DEFAULT_OPENAI_BASE_URL, apiKey: undefined, nMode: 'auto', device: 'cpu', threads: undefined, kvCache: 'auto', speculation: false, spinning: false,
   });
   const c = engineConfigFromEnv({
     KIMINA_ENGINE: 'openai', KIMINA_MODEL: 'org/m', KIMINA_OPENAI_BASE_URL: 'http://h:1/v1', KIMINA_OPENAI_API_KEY: 'k',
-    KIMINA_OPENAI_N: 'parallel', KIMINA_DEVICE: 'cuda', KIMINA_THREADS: '3', KIMINA_KV_CACHE: 'fp16',
+    KIMINA_OPENAI_N: 'parallel', KIMINA_DEVICE: 'cuda', KIMINA_THREADS: '3', KIMINA_KV_CACHE: 'fp16', KIMINA_SPECULATION: '1', KIMINA_SPINNING: 'on',
   });
-  assert.deepEqual(c, { engine: 'openai', model: 'org/m', baseUrl: 'http://h:1/v1', apiKey: 'k', nMode: 'parallel', device: 'cuda', threads: 3, kvCache: 'fp16' });
+  assert.deepEqual(c, { engine: 'openai', model: 'org/m', baseUrl: 'http://h:1/v1', apiKey: 'k', nMode: 'parallel', device: 'cuda', threads: 3, kvCache: 'fp16', speculation: true, spinning: true });
   assert.equal(engineConfigFromEnv({ KIMINA_DEVICE: 'auto' }).device, 'cpu');
   assert.throws(() => engineConfigFromEnv({ KIMINA_ENGINE: 'llama' }), /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/);
   assert.throws(() => engineConfigFromEnv({ KIMINA_THREADS: '0' }), /KIMINA_THREADS must be a positive whole number/);

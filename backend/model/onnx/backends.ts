@@ -19,6 +19,7 @@ export interface LoadSpec {
   shape: Qwen3Shape;
   device?: Device;
   threads?: number;
+  spinning?: boolean;
   padId: number;
 }
 
@@ -49,7 +50,7 @@ export class InThreadBackend implements DecodeBackend {
   private constructor(private decoder: Decoder, readonly info: BackendInfo) {}
 
   static async load(spec: LoadSpec, log?: (line: string) => void): Promise<InThreadBackend> {
-    const s = await createSession(spec.onnxPath, { device: spec.device, threads: spec.threads, log });
+    const s = await createSession(spec.onnxPath, { device: spec.device, threads: spec.threads, spinning: spec.spinning, log });
     return new InThreadBackend(new Decoder(s.session, spec.shape, { padId: spec.padId }), { device: s.device, threads: s.threads, fallbackReason: s.fallbackReason });
   }
 

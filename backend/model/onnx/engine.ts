@@ -16,11 +16,15 @@ import { chooseKvCache, type KvCacheChoice, type KvCacheSetting } from './kvPrec
 
 /** Speculation used when the caller does not choose (see docs/onnx-engine.md for the measurements). */
 export const DEFAULT_SPECULATION: SpeculationOptions | false = false;
+/** The drafts KIMINA_SPECULATION turns on (the benchmark's setting: up to 8 drafts, 4- to 2-grams). */
+export const SPECULATION_WHEN_ON: SpeculationOptions = { maxDraft: 8 };
 
 export interface OnnxEngineOptions {
   device?: Device;
   /** CPU threads for onnxruntime; default: every core. */
   threads?: number;
+  /** onnxruntime's threads spin between operators (session.ts). */
+  spinning?: boolean;
   /** Decode on the calling thread instead of a worker (tests, tools without an event loop to protect). */
   inThread?: boolean;
   /**
@@ -76,7 +80,7 @@ export class OnnxEngine implements Engine {
     }
     log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
     const onnxPath = kvCache.precision === 'fp16' ? folder.onnxHalfCachePath! : folder.onnxPath;
-    const spec = { onnxPath, shape: folder.shape, device: options.device, threads: options.threads, padId };
+    const spec = { onnxPath, shape: folder.shape, device: options.device, threads: options.threads, spinning: options.spinning, padId };
     let backend: DecodeBackend;
     const script = options.inThread ? undefined : workerScript();
     if (script) backend = await WorkerBackend.load(script, spec, log);
@@ -89,6 +93,11 @@ export class OnnxEngine implements Engine {
     const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
     engine.speculation = speculation || undefined;
     return engine;
+  }
+
+  /** Whether generate() drafts by prompt lookup. */
+  get speculating(): boolean {
+    return this.speculation !== undefined;
   }
 
   /** Where decoding runs (device, threads, why CUDA fell back). */

@@ -179,3 +179,20 @@ test('a process that never closes its engine still exits, and one awaiting a gen
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /tokens 3/);
 });
+
+test('the engine settings reach the engine: KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING', async () => {
+  const { createEngine, engineConfigFromEnv } = await import('../../../backend/model/index');
+  const engine = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: scripted, KIMINA_THREADS: '1', KIMINA_KV_CACHE: 'fp16', KIMINA_SPECULATION: '1', KIMINA_SPINNING: '1' }), { log: () => undefined }) as OnnxEngine;
+  try {
+    assert.equal(engine.kvCache.precision, 'fp16');
+    assert.equal(engine.speculating, true);
+    const [a, b] = await engine.generate([firstTurn, fixTurn], greedy);
+    assert.deepEqual([a.text, b.text], [BOGUS_ANSWER, CORRECT_ANSWER]);
+  } finally {
+    await engine.close();
+  }
+  const plain = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: scripted, KIMINA_THREADS: '1', KIMINA_KV_CACHE: 'fp32' }), { log: () => undefined }) as OnnxEngine;
+  assert.equal(plain.speculating, false);
+  assert.equal(plain.kvCache.precision, 'fp32');
+  await plain.close();
+});
