@@ -51,14 +51,14 @@ export class OnnxEngine implements Engine {
   readonly maxContext: number;
   private readonly eosIds: number[];
   private speculation: SpeculationOptions | undefined;
-  /** The KV cache decoding uses, and why. */
-  kvCache!: KvCacheChoice;
 
   private constructor(
     private readonly folder: ModelFolderInfo,
     private readonly tokenizer: Tokenizer,
     private readonly template: ChatTemplate,
     private readonly backend: DecodeBackend,
+    /** The KV cache decoding uses, and why. */
+    readonly kvCache: KvCacheChoice,
   ) {
     this.model = folder.dir;
     this.maxContext = folder.shape.maxPositions;
@@ -88,8 +88,7 @@ export class OnnxEngine implements Engine {
       if (!options.inThread) log('onnx: no worker script found next to the engine; decoding on the main thread');
       backend = await InThreadBackend.load(spec, log);
     }
-    const engine = new OnnxEngine(folder, tokenizer, template, backend);
-    engine.kvCache = kvCache;
+    const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
     const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
     engine.speculation = speculation || undefined;
     return engine;
