@@ -83,12 +83,15 @@ async function decodeTokens(d: Decoder, req: DecodeRequest): Promise<number[][]>
   return out;
 }
 
-test('float16 cache: batched = alone, and speculation leaves greedy output unchanged', async () => {
+test('float16 cache: batched = alone, a shared prefill for identical prompts, and speculation leaves greedy output unchanged', async () => {
   const half = await loadHalf(fp32Dir);
   const phrase = [40, 41, 42, 43, 44, 45];
   const prompts = [[...phrase, 50, ...phrase, 51, ...phrase], [9, 8, 7, 6, 5, 4, 3, 2, 1, 200], [42]];
   const batched = await decodeTokens(half, { ...request, prompts });
   for (let r = 0; r < prompts.length; r++) assert.deepEqual(batched[r], (await decodeTokens(half, { ...request, prompts: [prompts[r]] }))[0], `row ${r}`);
+  // Identical prompts share one prefill (cache rows duplicated), then decode as separate rows.
+  const shared = await decodeTokens(half, { ...request, prompts: [prompts[1], prompts[1], prompts[2]] });
+  assert.deepEqual(shared, [batched[1], batched[1], batched[2]]);
   const speculated = await decodeTokens(half, { ...request, prompts, speculation: { maxDraft: 4 } });
   assert.deepEqual(speculated, batched);
   assert.ok(half.lastStats.drafted > 0, 'drafts were verified');
