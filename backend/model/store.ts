@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { kiminaHome } from '../app/settings';
 import { mkdirInside } from '../store/safePaths';
-import { LAYOUT_VALUE } from './onnx/modelFolder';
+import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import { checkRepoId, downloadFile, listRepoFiles, type DownloadProgress, type HubFile, type HubOptions, type RepoListing } from './hub';
 
 /** The model the prover uses when none is configured (Kimina-Prover-RL 0.6B, Qwen3-based). */
@@ -250,7 +250,8 @@ async function pullInto(dir: string, id: string, revision: string, listing: Repo
   const quantize = o.quantize ?? 'q4';
   const previous = readManifest(dir);
   const upToDate = !o.force && previous?.source === 'converted' && previous.commit === listing.commit
-    && previous.quantize === quantize && detectFormat(dir) === 'onnx';
+    && previous.quantize === quantize && detectFormat(dir) === 'onnx'
+    && existsSync(join(dir, ONNX_KV16_FILE)); // converted before the float16-cache graph existed: convert again
   if (!upToDate) {
     if (!o.convert) throw new Error(`${id} has no ONNX export in Kimina's layout and no converter is available to build one`);
     o.onEvent?.({ stage: 'convert', message: `converting ${id} to ONNX (${quantize === 'q4' ? '4-bit weights, for CPU' : 'fp32'})` });

@@ -3,10 +3,11 @@
 // -> greedy decoding equals the same model converted locally.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { convertCheckpoint } from '../../backend/model/onnx/convert';
+import { ONNX_KV16_FILE } from '../../backend/model/onnx/modelFolder';
 import { createEngine, engineConfigFromEnv } from '../../backend/model/index';
 import { CHECKPOINT_SUBDIR, pullModel, readManifest } from '../../backend/model/store';
 import { startStandInHub } from './standInHub';
@@ -50,6 +51,13 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
       }
     }
     assert.equal(texts[0], texts[1]);
+
+    // Pulling again converts nothing, unless the folder predates the float16-cache graph.
+    const convert = (src: string, out: string, o: { quantize: 'q4' | 'fp32' }) => convertCheckpoint(src, out, { quantize: o.quantize });
+    assert.equal((await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted, false);
+    rmSync(join(result.dir, ONNX_KV16_FILE));
+    assert.equal((await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted, true);
+    assert.ok(existsSync(join(result.dir, ONNX_KV16_FILE)));
   } finally {
     if (previous === undefined) delete process.env.KIMINA_HOME; else process.env.KIMINA_HOME = previous;
   }

@@ -38,6 +38,7 @@ const standInConvert = (calls: string[]): ConvertCheckpoint => async (src, out, 
   for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) writeFileSync(join(out, f), readFileSync(join(src, f)));
   onProgress?.({ done: 1, total: 2, stage: 'layers' });
   writeFileSync(join(out, 'onnx', 'model.onnx'), `graph ${ONNX_LAYOUT_MARKER}`);
+  writeFileSync(join(out, 'onnx', 'model.kv16.onnx'), 'float16-cache graph'); // the real converter writes both
   onProgress?.({ done: 2, total: 2, stage: 'written' });
 };
 

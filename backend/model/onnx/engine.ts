@@ -76,7 +76,7 @@ export class OnnxEngine implements Engine {
     const padId = tokenizer.padTokenId ?? tokenizer.eosTokenIds[0] ?? 0;
     let kvCache = chooseKvCache(options.kvCache ?? 'auto', folder.shape, options.totalMemory ?? totalmem());
     if (kvCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
-      kvCache = { precision: 'fp32', why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; pull the model again to get it)` };
+      kvCache = { precision: 'fp32', why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)` };
     }
     log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
     const onnxPath = kvCache.precision === 'fp16' ? folder.onnxHalfCachePath! : folder.onnxPath;
