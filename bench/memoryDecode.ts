@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { ensureOnnxModel, QWEN3_06B, QWEN3_17B } from './decodeModel';
-import { fillCache, measureOurs, openOurs } from './oursDecode';
+import { measureOurs, openOurs, stateWithCached } from './oursDecode';
 import { KvCache } from '../backend/model/onnx/kvCache';
 import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 
@@ -28,13 +28,7 @@ function peakResident(): number {
 async function child(size: string, kvCache: 'fp32' | 'fp16', threads: number, accuracyLevel: number): Promise<ChildResult> {
   const dir = ensureOnnxModel(accuracyLevel, () => undefined, shapes[size]);
   const { decoder, release } = await openOurs(dir, threads, kvCache);
-  const state = decoder.newState(MEMORY_ROWS);
-  state.cache.reserve(MEMORY_TOKENS);
-  const cached = MEMORY_TOKENS - 4;
-  fillCache(state.cache, 1);
-  for (let b = 0; b < MEMORY_ROWS; b++) state.cache.bias.fill(0, b * state.cache.capacity, b * state.cache.capacity + cached);
-  state.cache.length = cached;
-  state.nextPosition = new Array(MEMORY_ROWS).fill(cached);
+  const state = stateWithCached(decoder, MEMORY_ROWS, MEMORY_TOKENS - 4, 4);
   const token = () => Array.from({ length: MEMORY_ROWS }, (_, b) => [100 + b]);
   await decoder.feed(state, token());
   const t = performance.now();

@@ -1,7 +1,7 @@
 // Decode speed of our split-cache ONNX graph at a given number of cached tokens. Decode cost does not
 // depend on the cached values, so the cache is filled directly instead of by a long prefill.
-import { Decoder } from '../backend/model/onnx/decoder';
-import { readModelFolder } from '../backend/model/onnx/modelFolder';
+import { Decoder, type BatchState } from '../backend/model/onnx/decoder';
+import { graphPath, readModelFolder } from '../backend/model/onnx/modelFolder';
 import { createSession } from '../backend/model/onnx/session';
 import { argmax, seededRandom } from '../backend/model/onnx/sampler';
 import { bestWindowRate } from './bestWindow';
@@ -11,9 +11,7 @@ export interface Measure { tokensPerSecond: number; msPerToken: number }
 
 export async function openOurs(modelDir: string, threads: number, kvCache: 'fp32' | 'fp16' = 'fp32') {
   const folder = readModelFolder(modelDir);
-  const path = kvCache === 'fp16' ? folder.onnxHalfCachePath : folder.onnxPath;
-  if (!path) throw new Error(`${modelDir} has no float16-cache graph`);
-  const { session } = await createSession(path, { threads });
+  const { session } = await createSession(graphPath(folder, kvCache), { threads });
   return { decoder: new Decoder(session, folder.shape), release: () => session.release() };
 }
 
@@ -26,14 +24,23 @@ export function fillCache(cache: KvCache, seed: number): void {
   }
 }
 
+/**
+ * `rows` rows with `cached` tokens already in the cache and room for `room` more. The cache is filled
+ * directly (decode cost does not depend on its values) instead of by a long prefill.
+ */
+export function stateWithCached(decoder: Decoder, rows: number, cached: number, room: number): BatchState {
+  const state = decoder.newState(rows);
+  state.cache.reserve(cached + room);
+  fillCache(state.cache, cached);
+  for (let b = 0; b < rows; b++) state.cache.bias.fill(0, b * state.cache.capacity, b * state.cache.capacity + cached);
+  state.cache.length = cached;
+  state.nextPosition = new Array(rows).fill(cached);
+  return state;
+}
+
 /** tokens/s for `batch` rows decoding together with `cached` tokens already in the cache (aggregate). */
 export async function measureOurs(decoder: Decoder, cached: number, batch: number, steps: number): Promise<Measure> {
-  const state = decoder.newState(batch);
-  state.cache.reserve(cached + steps + 2);
-  fillCache(state.cache, cached);
-  for (let b = 0; b < batch; b++) state.cache.bias.fill(0, b * state.cache.capacity, b * state.cache.capacity + cached);
-  state.cache.length = cached;
-  state.nextPosition = new Array(batch).fill(cached);
+  const state = stateWithCached(decoder, batch, cached, steps + 2);
   const token = () => Array.from({ length: batch }, (_, b) => [(b * 7919 + 13) % 150000]);
   await decoder.feed(state, token()); // warm-up step
   const stepMs: number[] = [];

@@ -10,6 +10,7 @@ import { Decoder } from '../backend/model/onnx/decoder';
 import { readModelFolder } from '../backend/model/onnx/modelFolder';
 import { rowRandom, sampleToken } from '../backend/model/onnx/sampler';
 import { ensureOnnxModel } from './decodeModel';
+import { stateWithCached } from './oursDecode';
 
 async function main(): Promise<void> {
   const cached = Number(process.argv[2] ?? 32);
@@ -23,11 +24,7 @@ async function main(): Promise<void> {
     intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential', enableProfiling: true, profileFilePrefix: prefix, logSeverityLevel: 3,
   });
   const decoder = new Decoder(session, folder.shape);
-  const state = decoder.newState(rows);
-  state.cache.reserve(cached + 64);
-  for (let b = 0; b < rows; b++) state.cache.bias.fill(0, b * state.cache.capacity, b * state.cache.capacity + cached);
-  state.cache.length = cached;
-  state.nextPosition = new Array(rows).fill(cached);
+  const state = stateWithCached(decoder, rows, cached, 64);
   const run = session.run.bind(session) as (feeds: ort.InferenceSession.FeedsType) => Promise<ort.InferenceSession.ReturnType>;
   let runMs = 0;
   (session as unknown as { run: typeof run }).run = async (feeds) => { const t = performance.now(); const r = await run(feeds); runMs += performance.now() - t; return r; };

@@ -14,6 +14,7 @@ import type { ChatMessage } from '../backend/protocol';
 import { STATEMENT, WELL_FORMED, FIX_MESSAGE } from '../backend/demo/kiminaExamples';
 import { BOGUS_ANSWER, CORRECT_ANSWER } from '../backend/demo/models/scriptedModel';
 import { qwen3TokenizerDir } from '../backend/demo/models/tinyTokenizer';
+import { stateWithCached } from './oursDecode';
 
 export interface AnswerCase { name: string; prompt: number[]; answer: number[] }
 
@@ -89,11 +90,7 @@ export async function replay(decoder: Decoder, prompt: number[], answer: number[
 
 /** Milliseconds of one forward pass over 1 + k new tokens at `cached` cached tokens (best of `repeats`). */
 export async function verifyCost(decoder: Decoder, cached: number, k: number, repeats = 5): Promise<number> {
-  const state = decoder.newState(1);
-  state.cache.reserve(cached + k + 2);
-  state.cache.bias.fill(0, 0, cached);
-  state.cache.length = cached;
-  state.nextPosition = [cached];
+  const state = stateWithCached(decoder, 1, cached, k + 2);
   let best = Infinity;
   for (let r = 0; r <= repeats; r++) {
     const tokens = Array.from({ length: k + 1 }, (_, i) => 1000 + i);

@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
 import { loadTokenizer, type Tokenizer } from '../tokenizer';
 import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
-import { readModelFolder, type ModelFolderInfo } from './modelFolder';
+import { graphPath, readModelFolder, type ModelFolderInfo } from './modelFolder';
 import { InThreadBackend, WorkerBackend, workerScript, type BackendInfo, type DecodeBackend } from './backends';
 import { SampleText } from './textStream';
 import type { Device } from './session';
@@ -79,8 +79,7 @@ export class OnnxEngine implements Engine {
       kvCache = { precision: 'fp32', why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)` };
     }
     log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
-    const onnxPath = kvCache.precision === 'fp16' ? folder.onnxHalfCachePath! : folder.onnxPath;
-    const spec = { onnxPath, shape: folder.shape, device: options.device, threads: options.threads, spinning: options.spinning, padId };
+    const spec = { onnxPath: graphPath(folder, kvCache.precision), shape: folder.shape, device: options.device, threads: options.threads, spinning: options.spinning, padId };
     let backend: DecodeBackend;
     const script = options.inThread ? undefined : workerScript();
     if (script) backend = await WorkerBackend.load(script, spec, log);

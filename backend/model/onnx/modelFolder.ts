@@ -92,6 +92,13 @@ export function readModelFolder(dir: string): ModelFolderInfo {
   return { dir, shape: qwen3ShapeFromConfig(config), config, generationConfig, onnxPath, onnxHalfCachePath: existsSync(halfPath) ? halfPath : undefined };
 }
 
+/** The folder's graph for a KV cache precision; a clear error where it has no float16-cache graph. */
+export function graphPath(folder: ModelFolderInfo, kvCache: 'fp32' | 'fp16'): string {
+  if (kvCache === 'fp32') return folder.onnxPath;
+  if (!folder.onnxHalfCachePath) throw new Error(`model folder ${folder.dir} has no ${ONNX_KV16_FILE} (converted before it existed)`);
+  return folder.onnxHalfCachePath;
+}
+
 export function removeModelGraph(modelDir: string): void {
   rmSync(join(modelDir, 'onnx'), { recursive: true, force: true });
 }

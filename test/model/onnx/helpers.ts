@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { Decoder, type DecoderOptions } from '../../../backend/model/onnx/decoder';
-import { readModelFolder } from '../../../backend/model/onnx/modelFolder';
+import { graphPath, readModelFolder } from '../../../backend/model/onnx/modelFolder';
 import { createSession } from '../../../backend/model/onnx/session';
 
 /** A temporary folder removed when the test file ends. */
@@ -17,9 +17,7 @@ export function tempDir(prefix = 'kimina-onnx-'): string {
 /** A decoder over the folder's graph; `kvCache: 'fp16'` takes its float16-cache graph (model.kv16.onnx). */
 export async function loadDecoder(modelDir: string, options: DecoderOptions = {}, kvCache: 'fp32' | 'fp16' = 'fp32'): Promise<Decoder> {
   const folder = readModelFolder(modelDir);
-  const path = kvCache === 'fp16' ? folder.onnxHalfCachePath : folder.onnxPath;
-  if (!path) throw new Error(`${modelDir} has no float16-cache graph`);
-  const { session } = await createSession(path, { threads: 1 });
+  const { session } = await createSession(graphPath(folder, kvCache), { threads: 1 });
   after(() => session.release());
   return new Decoder(session, folder.shape, options);
 }
