@@ -1,6 +1,6 @@
 // Shared helpers for the evaluation tests: where the miniF2F copy lives, temp folders, and a
 // TEST DOUBLE attempter whose outcomes are scripted from the problem name.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,15 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The miniF2F Lean 4 copy: $KIMINA_MINIF2F_DIR, else ../shared/data/minif2f-lean4 beside the repository. */
 export function minif2fDir(): string {
   return process.env.KIMINA_MINIF2F_DIR || join(repoRoot, '..', 'shared', 'data', 'minif2f-lean4');
+}
+
+export type MiniF2FSplit = 'Test' | 'Valid';
+export const MINIF2F_SPLITS: MiniF2FSplit[] = ['Test', 'Valid'];
+
+/** Every file of one miniF2F split (MiniF2F/Test or MiniF2F/Valid), sorted by name; throws when the copy is absent. */
+export function minif2fFiles(split: MiniF2FSplit): { name: string; path: string }[] {
+  const dir = join(minif2fDir(), 'MiniF2F', split);
+  return readdirSync(dir).sort().map((name) => ({ name, path: join(dir, name) }));
 }
 
 export function tempDir(t: { after(fn: () => void): void }, prefix = 'kimina-eval-'): string {

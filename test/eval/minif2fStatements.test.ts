@@ -3,20 +3,15 @@
 // the prompt carries it, and proof extraction finds it again in an answer that repeats it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { statementMatchesFile, statementProblems } from '../../backend/eval/statementCheck';
 import { firstTheoremName } from '../../backend/eval/theoremName';
-import { minif2fDir } from './helpers';
+import { MINIF2F_SPLITS, minif2fFiles } from './helpers';
 
-function files(split: string): string[] {
-  const dir = join(minif2fDir(), 'MiniF2F', split);
-  return readdirSync(dir).filter((f) => f.endsWith('.lean')).sort().map((f) => join(dir, f));
-}
-
-for (const split of ['Test', 'Valid']) {
+for (const split of MINIF2F_SPLITS) {
   test(`every miniF2F ${split} file parses into a statement the prover accepts`, () => {
-    const all = files(split);
+    const all = minif2fFiles(split).map((f) => f.path);
     assert.equal(all.length, 244);
     const failures: string[] = [];
     for (const file of all) {

@@ -1,10 +1,9 @@
 // Finding declarations and sorries in Lean source: the cursor logic behind Prove This Theorem / Prove Goal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { codeOnly, declarationAt, findDeclarations, headerOf, offsetAt, positionAt, sorryAt, standaloneSnippet } from '../../backend/editor/leanSource';
-import { minif2fDir } from '../eval/helpers';
+import { MINIF2F_SPLITS, minif2fFiles } from '../eval/helpers';
 
 const file = `import Mathlib
 open Real
@@ -102,13 +101,12 @@ test('positions: offsets <-> line/character round trip, including astral charact
 });
 
 test('every miniF2F statement: one theorem, one tactic sorry right after := by', () => {
-  const root = join(minif2fDir(), 'MiniF2F');
   let seen = 0;
-  for (const split of ['Test', 'Valid']) {
-    let names: string[];
-    try { names = readdirSync(join(root, split)); } catch { continue; }
-    for (const name of names.filter((n) => n.endsWith('.lean'))) {
-      const src = readFileSync(join(root, split, name), 'utf8');
+  for (const split of MINIF2F_SPLITS) {
+    let files: { name: string; path: string }[];
+    try { files = minif2fFiles(split); } catch { continue; }
+    for (const { name, path } of files) {
+      const src = readFileSync(path, 'utf8');
       const decls = findDeclarations(src).filter((d) => d.kind === 'theorem' || d.kind === 'lemma');
       assert.equal(decls.length, 1, name);
       const [d] = decls;

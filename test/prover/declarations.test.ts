@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findDeclarations, formalStatementOf, headerOf, selectDeclaration } from '../../backend/lean/declarations';
-import { minif2fDir } from '../eval/helpers';
+import { MINIF2F_SPLITS, minif2fDir, minif2fFiles } from '../eval/helpers';
 
 // miniF2F-lean4's MiniF2F/Test/imo_1965_p2.lean (MIT, Meta Platforms), verbatim.
 const IMO_1965_P2 = `import Mathlib
@@ -135,9 +135,9 @@ test('columns count codepoints like Lean; char literals and primes do not confus
 const MINIF2F = join(minif2fDir(), 'MiniF2F');
 test('every miniF2F-lean4 file parses to one theorem ending in := by with one sorry', { skip: !existsSync(MINIF2F) && 'miniF2F data not on this machine' }, () => {
   let n = 0;
-  for (const split of ['Test', 'Valid']) {
-    for (const file of readdirSync(join(MINIF2F, split))) {
-      const src = readFileSync(join(MINIF2F, split, file), 'utf8');
+  for (const split of MINIF2F_SPLITS) {
+    for (const { name: file, path } of minif2fFiles(split)) {
+      const src = readFileSync(path, 'utf8');
       const ds = findDeclarations(src).filter((d) => d.kind === 'theorem');
       assert.equal(ds.length, 1, file);
       assert.equal(ds[0].name, file.replace(/\.lean$/, ''), file);
