@@ -9,15 +9,10 @@ import type { Qwen3Shape } from './qwen3Config';
 
 export type Quantization = 'fp32' | 'q4';
 
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
-  return out;
-}
-
-function concatFloats(parts: Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
+/** The parts end to end in one array made by `make` (a single part is returned as it is). */
+function concat<T extends Uint8Array | Float32Array>(parts: T[], make: (length: number) => T): T {
+  if (parts.length === 1) return parts[0];
+  const out = make(parts.reduce((a, p) => a + p.length, 0));
   let at = 0;
   for (const p of parts) { out.set(p, at); at += p.length; }
   return out;
@@ -107,8 +102,8 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     if (quant === 'q4') {
       const blocks = inDim / Q4_BLOCK;
       const parts = values.map((v, i) => quantizeQ4(v, layers[i].outDim, inDim));
-      const packed = concatBytes(parts.map((q) => q.packed));
-      const scales = concatFloats(parts.map((q) => q.scales));
+      const packed = concat(parts.map((q) => q.packed), (n) => new Uint8Array(n));
+      const scales = concat(parts.map((q) => q.scales), (n) => new Float32Array(n));
       const b = g.initializer(`${fused}.q4`, DataType.UINT8, [total, blocks, Q4_BLOCK / 2], packed);
       const sc = g.initializer(`${fused}.scales`, DataType.FLOAT, [total * blocks], scales);
       y = g.node('MatMulNBits', [x, b, sc], {
@@ -132,21 +127,22 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
 
   const eps = g.constFloat([s.rmsEps], []);
   const two = g.constFloat([2], []);
-  const rmsNorm = (x: string, weightName: string, size: number, scale = 1): string => {
+  /** A norm's weight as an initializer (times `scale`, under another name, when scaled). */
+  const normWeight = (weightName: string, size: number, scale = 1): string => {
     let values = weight(weightName);
     if (values.length !== size) throw new Error(`${weightName}: ${values.length} values, expected ${size}`);
     if (scale !== 1) values = values.map((v) => v * scale);
-    const wName = g.initializer(scale === 1 ? weightName : `${weightName}.scaled`, DataType.FLOAT, [size], values);
+    return g.initializer(scale === 1 ? weightName : `${weightName}.scaled`, DataType.FLOAT, [size], values);
+  };
+  const rmsNorm = (x: string, weightName: string, size: number, scale = 1): string => {
+    const wName = normWeight(weightName, size, scale);
     const meanSq = g.node('ReduceMean', [g.node('Pow', [x, two])], { axes: attr.ints([-1]), keepdims: attr.int(1) });
     const normed = g.node('Div', [x, g.node('Sqrt', [g.node('Add', [meanSq, eps])])]);
     return g.node('Mul', [normed, wName]);
   };
   /** The residual sum x + residual and its RMSNorm in one kernel (com.microsoft SkipSimplifiedLayerNormalization). */
   const addNorm = (x: string, residual: string, weightName: string, size: number): { normed: string; sum: string } => {
-    const values = weight(weightName);
-    if (values.length !== size) throw new Error(`${weightName}: ${values.length} values, expected ${size}`);
-    const wName = g.initializer(weightName, DataType.FLOAT, [size], values);
-    const [normed, , , sum] = g.nodeN('SkipSimplifiedLayerNormalization', [x, residual, wName], { epsilon: attr.float(s.rmsEps) }, { domain: 'com.microsoft', outputNames: [`${weightName}.normed`, '', '', `${weightName}.sum`] });
+    const [normed, , , sum] = g.nodeN('SkipSimplifiedLayerNormalization', [x, residual, normWeight(weightName, size)], { epsilon: attr.float(s.rmsEps) }, { domain: 'com.microsoft', outputNames: [`${weightName}.normed`, '', '', `${weightName}.sum`] });
     return { normed, sum };
   };
 
