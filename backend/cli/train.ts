@@ -276,7 +276,7 @@ export async function runTrainer(args: string[]): Promise<number> {
   console.error(`trainer environment: ${dir}\nrequirements: ${requirements}`);
   const result = await ensurePythonEnv({
     dir, requirements, basePython: flagString(p, 'python'),
-    onProgress: (line) => { if (/^(creating|installing|Collecting|Downloading|Installing|Successfully|ERROR)/.test(line.trim())) console.error(`  ${line.trim()}`); },
+    onProgress: (line) => { if (/^(creating|installing|Collecting|Downloading|Installing|Successfully|ERROR|pip failed)/.test(line.trim())) console.error(`  ${line.trim()}`); },
   });
   console.log(`${result.created ? 'created' : 'already up to date'} (${result.seconds.toFixed(0)} s): ${result.python}`);
   for (const [m, v] of Object.entries(result.versions)) console.log(`  ${m} ${v}`);

@@ -18,6 +18,10 @@ export interface PythonEnvOptions {
   onProgress?: (line: string) => void;
   /** Modules that must import afterwards. */
   verifyModules?: string[];
+  /** pip runs before giving up (a multi-GB download over a flaky network fails now and then); default 3. */
+  pipAttempts?: number;
+  /** Wait before the next pip run, times the attempt number; default 10 s. */
+  pipRetryDelayMs?: number;
 }
 
 export interface PythonEnvResult { python: string; created: boolean; seconds: number; versions: Record<string, string> }
@@ -93,13 +97,26 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
     if (v.code !== 0) throw new PythonEnvError(`could not create the environment with ${base} -m venv:\n${v.tail}`);
   }
   onProgress(`installing ${options.requirements} (torch and friends: a few GB on first install)`);
-  const pip = await run(python, ['-m', 'pip', 'install', '--progress-bar', 'off', '-r', options.requirements], onProgress);
-  if (pip.code !== 0) {
-    throw new PythonEnvError(`pip could not install the trainer requirements (${options.requirements}); last output:\n${pip.tail}`);
-  }
+  await pipInstall(python, options.requirements, onProgress, options.pipAttempts ?? 3, options.pipRetryDelayMs ?? 10_000);
   const versions = await moduleVersions(python, modules);
   writeFileSync(marker, JSON.stringify({ hash, versions }) + '\n');
   return { python, created: true, seconds: (Date.now() - t0) / 1000, versions };
+}
+
+/** pip install -r, run again after a failure: pip keeps what it downloaded, so each run gets further. */
+async function pipInstall(python: string, requirements: string, onProgress: (l: string) => void, attempts: number, delayMs: number): Promise<void> {
+  // pip's own retries cover refused connections; --timeout covers a stalled read of a large wheel
+  const args = ['-m', 'pip', 'install', '--progress-bar', 'off', '--retries', '10', '--timeout', '60', '-r', requirements];
+  for (let attempt = 1; ; attempt++) {
+    const pip = await run(python, args, onProgress);
+    if (pip.code === 0) return;
+    if (attempt >= attempts) {
+      throw new PythonEnvError(`pip could not install the trainer requirements (${requirements}) in ${attempts} attempts; last output:\n${pip.tail}`);
+    }
+    const lastError = pip.tail.split(/\r?\n/).filter((l) => l.trim()).pop() ?? `exit code ${pip.code}`;
+    onProgress(`pip failed (attempt ${attempt} of ${attempts}: ${lastError.trim()}); trying again`);
+    await new Promise((r) => setTimeout(r, delayMs * attempt));
+  }
 }
 
 function readMarker(path: string): { hash: string; versions: Record<string, string> } | null {

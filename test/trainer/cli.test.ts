@@ -10,7 +10,7 @@ import { repoRoot, testPython, testVenv } from './pythonSetup';
 
 let backend: Backend;
 before(async () => { backend = await startBackend(); });
-after(async () => { await backend.close(); removeDir(backend.dir); });
+after(async () => { if (backend) { await backend.close(); removeDir(backend.dir); } });
 
 /** Runs the CLI without blocking this process (which also hosts the backend it talks to). */
 function kimina(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {

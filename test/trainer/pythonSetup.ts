@@ -26,7 +26,7 @@ export function testPython(): Promise<string> {
   cached ??= withLock(testVenv, async () => {
     const r = await ensurePythonEnv({
       dir: testVenv, requirements: join(trainerSource, 'requirements-cpu.txt'),
-      onProgress: (line) => { if (/^(creating|installing|Successfully)/.test(line)) console.log(`[trainer env] ${line}`); },
+      onProgress: (line) => { if (/^(creating|installing|Successfully|pip failed)/.test(line)) console.log(`[trainer env] ${line}`); },
     });
     if (r.created) console.log(`[trainer env] created in ${r.seconds.toFixed(0)} s: ${JSON.stringify(r.versions)}`);
     return r.python;

@@ -13,7 +13,7 @@ export function verlPython(): Promise<string> {
   cached ??= ensurePythonEnv({
     dir: verlVenv, requirements: join(trainerSource, 'requirements-verl.txt'),
     verifyModules: ['verl', 'hydra', 'torch', 'transformers', 'tensordict', 'ray'],
-    onProgress: (line) => { if (/^(creating|installing|Successfully)/.test(line)) console.log(`[verl env] ${line}`); },
+    onProgress: (line) => { if (/^(creating|installing|Successfully|pip failed)/.test(line)) console.log(`[verl env] ${line}`); },
   }).then((r) => {
     if (r.created) console.log(`[verl env] created in ${r.seconds.toFixed(0)} s: ${JSON.stringify(r.versions)}`);
     return r.python;

@@ -1,0 +1,72 @@
+// The trainer environment's installer runs pip again when a run fails (a multi-GB download over a flaky network
+// fails now and then) and gives up with pip's output after the last attempt. Real venv and pip, offline: the
+// requirement comes from a local wheel folder that is empty on the first run and filled before the second.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensurePythonEnv } from '../../backend/training/pythonEnv';
+
+/** A minimal pure-Python wheel of `kimina_retry_probe` 1.0 in `dir`. */
+function writeProbeWheel(dir: string): void {
+  const script = [
+    'import sys, zipfile',
+    'name = "kimina_retry_probe-1.0"',
+    'files = {',
+    '  "kimina_retry_probe.py": "VALUE = 42\\n",',
+    '  f"{name}.dist-info/METADATA": "Metadata-Version: 2.1\\nName: kimina-retry-probe\\nVersion: 1.0\\n",',
+    '  f"{name}.dist-info/WHEEL": "Wheel-Version: 1.0\\nGenerator: hand\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",',
+    '}',
+    'record = "".join(f"{p},,\\n" for p in files) + f"{name}.dist-info/RECORD,,\\n"',
+    'with zipfile.ZipFile(sys.argv[1] + f"/{name}-py3-none-any.whl", "w") as z:',
+    '    for p, text in files.items(): z.writestr(p, text)',
+    '    z.writestr(f"{name}.dist-info/RECORD", record)',
+  ].join('\n');
+  const r = spawnSync('python3', ['-c', script, dir], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+function setup(): { dir: string; wheels: string; requirements: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-pyenv-'));
+  const wheels = join(dir, 'wheels');
+  mkdirSync(wheels);
+  const requirements = join(dir, 'requirements.txt');
+  writeFileSync(requirements, `--no-index\n--find-links ${wheels}\nkimina-retry-probe==1.0\n`);
+  return { dir, wheels, requirements };
+}
+
+test('a failed pip run is retried, and the environment is complete after the retry', { timeout: 120_000 }, async () => {
+  const { dir, wheels, requirements } = setup();
+  try {
+    const lines: string[] = [];
+    const r = await ensurePythonEnv({
+      dir: join(dir, 'venv'), requirements, verifyModules: ['kimina_retry_probe'], pipRetryDelayMs: 10,
+      onProgress: (line) => {
+        lines.push(line);
+        if (line.startsWith('pip failed (attempt 1 of 3')) writeProbeWheel(wheels); // the "network" comes back
+      },
+    });
+    assert.ok(r.created);
+    assert.equal(r.versions.kimina_retry_probe, '?'); // imported (it has no __version__)
+    assert.equal(lines.filter((l) => l.startsWith('pip failed')).length, 1, lines.join('\n'));
+    assert.match(lines.find((l) => l.startsWith('pip failed')) ?? '', /No matching distribution found for kimina-retry-probe==1\.0/);
+    // the marker makes the next call return at once
+    const again = await ensurePythonEnv({ dir: join(dir, 'venv'), requirements, verifyModules: ['kimina_retry_probe'] });
+    assert.equal(again.created, false);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('pip failing on every attempt gives up with its output and leaves no completion marker', { timeout: 120_000 }, async () => {
+  const { dir, requirements } = setup();
+  try {
+    const lines: string[] = [];
+    await assert.rejects(
+      ensurePythonEnv({ dir: join(dir, 'venv'), requirements, verifyModules: [], pipAttempts: 2, pipRetryDelayMs: 10, onProgress: (l) => lines.push(l) }),
+      /pip could not install the trainer requirements .* in 2 attempts; last output:\n[\s\S]*No matching distribution found for kimina-retry-probe==1\.0/,
+    );
+    assert.equal(lines.filter((l) => l.startsWith('pip failed')).length, 1);
+    assert.ok(!existsSync(join(dir, 'venv', '.kimina-env.json')));
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
