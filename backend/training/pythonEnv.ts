@@ -33,10 +33,10 @@ const DEFAULT_MODULES = ['torch', 'transformers', 'trl', 'peft', 'datasets', 're
 export class PythonEnvError extends Error {}
 
 export function requirementsHash(requirements: string): string {
-  // Includes referenced files (-r other.txt) so editing either reinstalls.
+  // Includes referenced files (-r other.txt, -c constraints.txt) so editing either reinstalls.
   const text = readFileSync(requirements, 'utf8');
   const h = createHash('sha256').update(text);
-  for (const m of text.matchAll(/^-r\s+(\S+)/gm)) h.update(readFileSync(join(dirname(requirements), m[1]), 'utf8'));
+  for (const m of text.matchAll(/^(?:-[rc]|--requirement|--constraint)[\s=]+(\S+)/gm)) h.update(readFileSync(join(dirname(requirements), m[1]), 'utf8'));
   return h.digest('hex');
 }
 

@@ -1,7 +1,7 @@
 // The end-to-end harness: a real VS Code (code-server 4.100.3) with the packaged extension installed into
 // isolated folders, driven by playwright-core through Debian's Chromium. Recipe: shared reference vscode-e2e.md.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, writeFileSync, readdirSync, unlinkSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync, unlinkSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type FrameLocator, type Page } from 'playwright-core';
@@ -43,8 +43,25 @@ function prepareExtension(): string {
   run('node', ['scripts/build.mjs']);
   const vsix = join(root, '.e2e', 'kimina.vsix');
   run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-rewrite-relative-links', '--target', 'linux-x64', '--out', vsix]);
+  assertTrainerPackaged(vsix);
   packaged = vsix;
   return vsix;
+}
+
+/** `kimina trainer setup` from the installed extension needs each requirements file and every file it names
+ * (-r, -c): .vscodeignore keeps the trainer by an allow-list, so a new file is easily left out. */
+function assertTrainerPackaged(vsix: string): void {
+  const listing = spawnSync('python3', ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))', vsix], { encoding: 'utf8' });
+  if (listing.status !== 0) throw new Error(`could not list ${vsix}: ${listing.stderr}`);
+  const entries = new Set(listing.stdout.split('\n'));
+  const trainer = join(root, 'backend', 'trainer');
+  const needed = new Set<string>();
+  for (const name of readdirSync(trainer).filter((f) => /^requirements-.*\.txt$/.test(f))) {
+    needed.add(name);
+    for (const m of readFileSync(join(trainer, name), 'utf8').matchAll(/^(?:-[rc]|--requirement|--constraint)[\s=]+(\S+)/gm)) needed.add(m[1]);
+  }
+  const missing = [...needed].filter((f) => !entries.has(`extension/backend/trainer/${f}`));
+  if (missing.length) throw new Error(`the packaged extension lacks backend/trainer/${missing.join(', ')} (add it to .vscodeignore's allow-list)`);
 }
 
 /** Installs the packaged extension into fresh isolated folders, starts code-server and opens the workspace in Chromium. */

@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensurePythonEnv } from '../../backend/training/pythonEnv';
+import { ensurePythonEnv, requirementsHash } from '../../backend/training/pythonEnv';
 
 /** A minimal pure-Python wheel of `kimina_retry_probe` 1.0 in `dir`. */
 function writeProbeWheel(dir: string): void {
@@ -68,5 +68,30 @@ test('pip failing on every attempt gives up with its output and leaves no comple
     );
     assert.equal(lines.filter((l) => l.startsWith('pip failed')).length, 1);
     assert.ok(!existsSync(join(dir, 'venv', '.kimina-env.json')));
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('each trainer requirements file names a constraints file that pins every package, agreeing with its own pins', () => {
+  const trainer = join(__dirname, '..', '..', 'backend', 'trainer');
+  const pins = (text: string) => new Map([...text.matchAll(/^([A-Za-z0-9_.-]+)==(\S+)/gm)].map((m) => [m[1].toLowerCase().replace(/[-_.]+/g, '-'), m[2]]));
+  for (const kind of ['cpu', 'gpu', 'verl']) {
+    const requirements = join(trainer, `requirements-${kind}.txt`);
+    const text = readFileSync(requirements, 'utf8');
+    assert.match(text, new RegExp(`^-c constraints-${kind}\\.txt$`, 'm'), kind);
+    const constraints = pins(readFileSync(join(trainer, `constraints-${kind}.txt`), 'utf8'));
+    assert.ok(constraints.size > 50, `${kind}: ${constraints.size} constraints`);
+    for (const [name, version] of pins(text)) assert.equal(constraints.get(name), version, `${kind}: ${name}`);
+  }
+});
+
+test('the requirements hash covers the files a requirements file names (-r, -c), so editing the pins reinstalls', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-pyenv-hash-'));
+  try {
+    const requirements = join(dir, 'requirements.txt');
+    writeFileSync(requirements, 'torch==2.15.0\n-c constraints.txt\n');
+    writeFileSync(join(dir, 'constraints.txt'), 'numpy==2.4.6\n');
+    const before = requirementsHash(requirements);
+    writeFileSync(join(dir, 'constraints.txt'), 'numpy==2.4.7\n');
+    assert.notEqual(requirementsHash(requirements), before);
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
