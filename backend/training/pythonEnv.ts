@@ -32,11 +32,16 @@ const DEFAULT_MODULES = ['torch', 'transformers', 'trl', 'peft', 'datasets', 're
 
 export class PythonEnvError extends Error {}
 
+/** The files a requirements file's text names (-r other.txt, -c constraints.txt), relative to its folder. */
+export function requirementsReferences(text: string): string[] {
+  return [...text.matchAll(/^(?:-[rc]|--requirement|--constraint)[\s=]+(\S+)/gm)].map((m) => m[1]);
+}
+
 export function requirementsHash(requirements: string): string {
-  // Includes referenced files (-r other.txt, -c constraints.txt) so editing either reinstalls.
+  // Includes referenced files so editing either reinstalls.
   const text = readFileSync(requirements, 'utf8');
   const h = createHash('sha256').update(text);
-  for (const m of text.matchAll(/^(?:-[rc]|--requirement|--constraint)[\s=]+(\S+)/gm)) h.update(readFileSync(join(dirname(requirements), m[1]), 'utf8'));
+  for (const file of requirementsReferences(text)) h.update(readFileSync(join(dirname(requirements), file), 'utf8'));
   return h.digest('hex');
 }
 

@@ -5,6 +5,7 @@ import { cpSync, mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync, un
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type FrameLocator, type Page } from 'playwright-core';
+import { requirementsReferences } from '../../backend/training/pythonEnv';
 
 export const root = resolve(import.meta.dirname, '../..');
 export const outDir = join(root, 'test-output', 'e2e');
@@ -58,7 +59,7 @@ function assertTrainerPackaged(vsix: string): void {
   const needed = new Set<string>();
   for (const name of readdirSync(trainer).filter((f) => /^requirements-.*\.txt$/.test(f))) {
     needed.add(name);
-    for (const m of readFileSync(join(trainer, name), 'utf8').matchAll(/^(?:-[rc]|--requirement|--constraint)[\s=]+(\S+)/gm)) needed.add(m[1]);
+    for (const file of requirementsReferences(readFileSync(join(trainer, name), 'utf8'))) needed.add(file);
   }
   const missing = [...needed].filter((f) => !entries.has(`extension/backend/trainer/${f}`));
   if (missing.length) throw new Error(`the packaged extension lacks backend/trainer/${missing.join(', ')} (add it to .vscodeignore's allow-list)`);
