@@ -12,31 +12,54 @@ const commands: Record<string, Command> = {
   'format-check': { summary: 'check Kimina answers (JSON Lines on stdin)', load: () => import('./cli/formatCheck') },
   model: { summary: 'pull or list models', load: () => import('./cli/model') },
   lean: { summary: 'set up the Lean REPL for a project', load: () => import('./cli/lean') },
-  train: { summary: 'fine-tune on your proofs: start|status|pause|resume|cancel|export-verl', load: () => import('./cli/train') },
-  trainer: { summary: 'set up the trainer\'s Python environment: kimina trainer setup [--gpu]', load: async () => ({ run: (await import('./cli/train')).runTrainer }) },
+  train: {
+    summary: 'fine-tune on your proofs: start|status|pause|resume|cancel|export-verl',
+    load: () => import('./cli/train'),
+  },
+  trainer: {
+    summary: "set up the trainer's Python environment: kimina trainer setup [--gpu]",
+    load: async () => ({ run: (await import('./cli/train')).runTrainer }),
+  },
   eval: { summary: 'evaluate a model on a benchmark (pass@k)', load: () => import('./cli/evaluate') },
   lsp: { summary: 'language-server face for the editor (stdio)', load: () => import('./cli/lsp') },
 };
 
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
-  return [`kimina ${version}`, '', 'usage: kimina <command> [options]', '',
+  return [
+    `kimina ${version}`,
+    '',
+    'usage: kimina <command> [options]',
+    '',
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
-    '', 'Run `kimina <command> --help` for a command\'s options.'].join('\n');
+    '',
+    "Run `kimina <command> --help` for a command's options.",
+  ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') { console.log(usage()); return 0; }
-  if (name === '--version' || name === '-v') { console.log(version); return 0; }
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    console.log(version);
+    return 0;
+  }
   const command = commands[name];
-  if (!command) { console.error(`kimina: unknown command '${name}'\n\n${usage()}`); return 2; }
+  if (!command) {
+    console.error(`kimina: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
   ensurePrivateDir(kiminaHome()); // KIMINA_HOME holds proof history, tokens and logs: 0700
   return (await command.load()).run(rest);
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (err: unknown) => {
     console.error(`kimina: ${err instanceof Error ? err.message : String(err)}`);
     if (setting('debug')) console.error(err);

@@ -20,11 +20,14 @@ const threads = 2;
 
 async function greedy(decoder: Decoder, prompts: number[][], steps: number): Promise<number[][]> {
   const out = prompts.map(() => [] as number[]);
-  await decoder.decode({ prompts, maxTokens: steps, temperature: 0, topP: 1, seed: 1, eosIds: [] }, {
-    onTokens: (rows, tokens) => rows.forEach((r, i) => out[r].push(tokens[i])),
-    isStopped: () => false,
-    isCancelled: () => false,
-  });
+  await decoder.decode(
+    { prompts, maxTokens: steps, temperature: 0, topP: 1, seed: 1, eosIds: [] },
+    {
+      onTokens: (rows, tokens) => rows.forEach((r, i) => out[r].push(tokens[i])),
+      isStopped: () => false,
+      isCancelled: () => false,
+    },
+  );
   return out;
 }
 
@@ -49,7 +52,9 @@ function agreement(a: number[][], b: number[][]): string {
 
 function randomPrompts(count: number, vocab: number, seed: number): number[][] {
   const r = seededRandom(seed);
-  return Array.from({ length: count }, () => Array.from({ length: 4 + Math.floor(r() * 40) }, () => Math.floor(r() * vocab)));
+  return Array.from({ length: count }, () =>
+    Array.from({ length: 4 + Math.floor(r() * 40) }, () => Math.floor(r() * vocab)),
+  );
 }
 
 async function tiny(): Promise<void> {
@@ -80,8 +85,12 @@ async function tiny(): Promise<void> {
   const flat = (k: string) => runs[k].flat();
   console.log(`tiny model (3 seeds x 8 prompts, ${steps} greedy steps):`);
   for (const level of [0, 4]) {
-    console.log(`  acc${level}: alone vs batched: ${agreement(flat(`acc${level} alone`), flat(`acc${level} batched`))}`);
-    console.log(`  acc${level}: alone vs fp32 (dequantized weights): ${agreement(flat(`acc${level} alone`), flat('fp32 alone'))}`);
+    console.log(
+      `  acc${level}: alone vs batched: ${agreement(flat(`acc${level} alone`), flat(`acc${level} batched`))}`,
+    );
+    console.log(
+      `  acc${level}: alone vs fp32 (dequantized weights): ${agreement(flat(`acc${level} alone`), flat('fp32 alone'))}`,
+    );
     console.log(`  acc${level}: batched vs fp32: ${agreement(flat(`acc${level} batched`), flat('fp32 alone'))}`);
   }
 }
@@ -99,23 +108,41 @@ async function large(): Promise<void> {
         tokens[`acc${level} alone`] = await alone(decoder, prompts, steps);
         tokens[`acc${level} batched`] = await greedy(decoder, prompts, steps);
       }
-      for (const [cached, batch] of [[32, 1], [512, 1], [32, 8], [512, 8]]) {
-        (speed[`acc${level} ${cached}x${batch}`] ??= []).push((await measureOurs(decoder, cached, batch, 8)).tokensPerSecond);
+      for (const [cached, batch] of [
+        [32, 1],
+        [512, 1],
+        [32, 8],
+        [512, 8],
+      ]) {
+        (speed[`acc${level} ${cached}x${batch}`] ??= []).push(
+          (await measureOurs(decoder, cached, batch, 8)).tokensPerSecond,
+        );
       }
       await release();
     }
   }
   console.log(`Qwen3-0.6B shapes, random weights (8 prompts, ${steps} greedy steps), load ${loadavg()[0].toFixed(1)}:`);
-  for (const level of [0, 4]) console.log(`  acc${level}: alone vs batched: ${agreement(tokens[`acc${level} alone`], tokens[`acc${level} batched`])}`);
+  for (const level of [0, 4])
+    console.log(
+      `  acc${level}: alone vs batched: ${agreement(tokens[`acc${level} alone`], tokens[`acc${level} batched`])}`,
+    );
   console.log(`  acc4 alone vs acc0 alone: ${agreement(tokens['acc4 alone'], tokens['acc0 alone'])}`);
-  for (const [k, v] of Object.entries(speed)) console.log(`  ${k} (cached x rows): ${v.map((x) => x.toFixed(1)).join(', ')} tok/s`);
+  for (const [k, v] of Object.entries(speed))
+    console.log(`  ${k} (cached x rows): ${v.map((x) => x.toFixed(1)).join(', ')} tok/s`);
 }
 
 async function main(): Promise<void> {
   const which = process.argv[2] ?? 'both';
-  log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  log(
+    `load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   if (which !== '0.6b') await tiny();
   if (which !== 'tiny') await large();
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

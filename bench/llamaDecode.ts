@@ -19,8 +19,15 @@ function qwen3GgufTokenizer(vocabSize: number): GgufTokenizer {
   const tokens: string[] = new Array(vocabSize);
   const types: number[] = new Array(vocabSize).fill(1);
   for (const [piece, id] of Object.entries(tj.model.vocab)) tokens[id] = piece;
-  for (const t of tj.added_tokens) { tokens[t.id] = t.content; types[t.id] = t.special ? 3 : 4; }
-  for (let i = 0; i < vocabSize; i++) if (tokens[i] === undefined) { tokens[i] = `[PAD${i}]`; types[i] = 4; }
+  for (const t of tj.added_tokens) {
+    tokens[t.id] = t.content;
+    types[t.id] = t.special ? 3 : 4;
+  }
+  for (let i = 0; i < vocabSize; i++)
+    if (tokens[i] === undefined) {
+      tokens[i] = `[PAD${i}]`;
+      types[i] = 4;
+    }
   const merges = tj.model.merges.map((m) => (Array.isArray(m) ? m.join(' ') : m));
   const id = (s: string) => tj.added_tokens.find((t) => t.content === s)!.id;
   return { tokens, types, merges, eosId: id('<|im_end|>'), padId: id('<|endoftext|>') };
@@ -31,14 +38,21 @@ export function ensureGguf(log: (s: string) => void): string {
   if (existsSync(path)) return path;
   log(`writing ${path} (the same random weights, Q4_0)...`);
   const t = Date.now();
-  writeQwen3Gguf(path + '.partial', QWEN3_06B, randomWeights(QWEN3_06B, BENCH_SEED), qwen3GgufTokenizer(QWEN3_06B.vocabSize));
+  writeQwen3Gguf(
+    path + '.partial',
+    QWEN3_06B,
+    randomWeights(QWEN3_06B, BENCH_SEED),
+    qwen3GgufTokenizer(QWEN3_06B.vocabSize),
+  );
   require('node:fs').renameSync(path + '.partial', path);
   log(`  done in ${((Date.now() - t) / 1000).toFixed(0)} s`);
   return path;
 }
 
 interface LlamaModule {
-  getLlama(options: Record<string, unknown>): Promise<{ loadModel(o: { modelPath: string }): Promise<LlamaModel>; dispose(): Promise<void> }>;
+  getLlama(
+    options: Record<string, unknown>,
+  ): Promise<{ loadModel(o: { modelPath: string }): Promise<LlamaModel>; dispose(): Promise<void> }>;
 }
 interface LlamaModel {
   createContext(o: Record<string, unknown>): Promise<{ getSequence(): LlamaSequence; dispose(): Promise<void> }>;
@@ -60,7 +74,14 @@ export async function loadLlamaModule(): Promise<LlamaModule | undefined> {
  * Decode tokens/s of llama.cpp at each number of cached tokens (filled by evaluating random token ids),
  * in increasing order on one sequence.
  */
-export async function measureLlama(mod: LlamaModule, ggufPath: string, cachedPoints: number[], steps: number, threads: number, log: (s: string) => void): Promise<Map<number, number>> {
+export async function measureLlama(
+  mod: LlamaModule,
+  ggufPath: string,
+  cachedPoints: number[],
+  steps: number,
+  threads: number,
+  log: (s: string) => void,
+): Promise<Map<number, number>> {
   const llama = await mod.getLlama({ gpu: false, build: 'never', logLevel: 'error' });
   const model = await llama.loadModel({ modelPath: ggufPath });
   const max = Math.max(...cachedPoints) + steps * cachedPoints.length + 64;
@@ -107,7 +128,11 @@ async function openLlama(mod: LlamaModule, ggufPath: string, contextSize: number
   const context = (await model.createContext({ contextSize, batchSize: 512, threads, sequences })) as LlamaContextN;
   return {
     context,
-    close: async () => { await context.dispose(); await model.dispose(); await llama.dispose(); },
+    close: async () => {
+      await context.dispose();
+      await model.dispose();
+      await llama.dispose();
+    },
   };
 }
 
@@ -115,20 +140,31 @@ async function openLlama(mod: LlamaModule, ggufPath: string, contextSize: number
  * Aggregate decode tokens/s of `sequences` sequences decoding at the same time (each first filled with
  * `cached` random tokens), the best window of `steps` rounds where every sequence produced a token.
  */
-export async function measureLlamaSequences(mod: LlamaModule, ggufPath: string, cached: number, sequences: number, steps: number, threads: number): Promise<number> {
+export async function measureLlamaSequences(
+  mod: LlamaModule,
+  ggufPath: string,
+  cached: number,
+  sequences: number,
+  steps: number,
+  threads: number,
+): Promise<number> {
   const { context, close } = await openLlama(mod, ggufPath, sequences * (cached + steps + 64), sequences, threads);
   try {
     const seqs = Array.from({ length: sequences }, () => context.getSequence());
     for (const [s, seq] of seqs.entries()) {
-      await seq.evaluateWithoutGeneratingNewTokens(Array.from({ length: cached }, (_, i) => 1000 + ((i * 7919 + s * 131) % 100000)));
+      await seq.evaluateWithoutGeneratingNewTokens(
+        Array.from({ length: cached }, (_, i) => 1000 + ((i * 7919 + s * 131) % 100000)),
+      );
     }
     const times: number[][] = seqs.map(() => []);
-    await Promise.all(seqs.map(async (seq, s) => {
-      for await (const _token of seq.evaluate([500 + s], { temperature: 0 })) {
-        times[s].push(performance.now());
-        if (times[s].length > steps) break;
-      }
-    }));
+    await Promise.all(
+      seqs.map(async (seq, s) => {
+        for await (const _token of seq.evaluate([500 + s], { temperature: 0 })) {
+          times[s].push(performance.now());
+          if (times[s].length > steps) break;
+        }
+      }),
+    );
     // Step i ends when every sequence has its (i+1)-th token.
     const ends = Array.from({ length: steps + 1 }, (_, i) => Math.max(...times.map((t) => t[i])));
     const stepMs = ends.slice(1).map((e, i) => e - ends[i]);
@@ -139,7 +175,13 @@ export async function measureLlamaSequences(mod: LlamaModule, ggufPath: string, 
 }
 
 /** Prefill tokens/s of llama.cpp for a prompt of `length` random tokens (best of `repeats`). */
-export async function measureLlamaPrefill(mod: LlamaModule, ggufPath: string, length: number, threads: number, repeats = 1): Promise<number> {
+export async function measureLlamaPrefill(
+  mod: LlamaModule,
+  ggufPath: string,
+  length: number,
+  threads: number,
+  repeats = 1,
+): Promise<number> {
   let best = 0;
   for (let r = 0; r < repeats; r++) {
     const { context, close } = await openLlama(mod, ggufPath, length + 64, 1, threads);

@@ -17,7 +17,12 @@ export const MEMORY_TOKENS = 8192;
 const GIB = 2 ** 30;
 const shapes: Record<string, Qwen3Shape> = { '0.6B': QWEN3_06B, '1.7B': QWEN3_17B };
 
-interface ChildResult { peakBytes: number; rssBytes: number; cacheBytes: number; msPerStep: number }
+interface ChildResult {
+  peakBytes: number;
+  rssBytes: number;
+  cacheBytes: number;
+  msPerStep: number;
+}
 
 function peakResident(): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
@@ -25,7 +30,12 @@ function peakResident(): number {
 }
 
 /** In the child: one model, one cache precision, 8 rows × 8,192 tokens. */
-async function child(size: string, kvCache: 'fp32' | 'fp16', threads: number, accuracyLevel: number): Promise<ChildResult> {
+async function child(
+  size: string,
+  kvCache: 'fp32' | 'fp16',
+  threads: number,
+  accuracyLevel: number,
+): Promise<ChildResult> {
   const dir = ensureOnnxModel(accuracyLevel, () => undefined, shapes[size]);
   const { decoder, release } = await openOurs(dir, threads, kvCache);
   const state = stateWithCached(decoder, MEMORY_ROWS, MEMORY_TOKENS - 4, 4);
@@ -40,7 +50,12 @@ async function child(size: string, kvCache: 'fp32' | 'fp16', threads: number, ac
   return result;
 }
 
-export interface MemoryRow { size: string; kvCache: 'fp32' | 'fp16'; result?: ChildResult; error?: string }
+export interface MemoryRow {
+  size: string;
+  kvCache: 'fp32' | 'fp16';
+  result?: ChildResult;
+  error?: string;
+}
 
 /** Each (size, precision) in its own process; sizes' models are written first (in this process). */
 export function measureMemory(threads: number, accuracyLevel: number, log: (s: string) => void): MemoryRow[] {
@@ -50,27 +65,48 @@ export function measureMemory(threads: number, accuracyLevel: number, log: (s: s
     for (const kvCache of ['fp32', 'fp16'] as const) {
       const need = KvCache.bytesPerToken({ ...shapes[size], half: kvCache === 'fp16' }) * MEMORY_ROWS * MEMORY_TOKENS;
       if (need > 0.8 * totalmem()) {
-        rows.push({ size, kvCache, error: `not run: the cache alone needs ${(need / GIB).toFixed(1)} GiB of this machine's ${(totalmem() / GIB).toFixed(1)} GiB` });
+        rows.push({
+          size,
+          kvCache,
+          error: `not run: the cache alone needs ${(need / GIB).toFixed(1)} GiB of this machine's ${(totalmem() / GIB).toFixed(1)} GiB`,
+        });
         continue;
       }
       try {
-        const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, 'child', size, kvCache, String(threads), String(accuracyLevel)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
+        const out = execFileSync(
+          process.execPath,
+          ['--import', 'tsx', __filename, 'child', size, kvCache, String(threads), String(accuracyLevel)],
+          { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 },
+        );
         rows.push({ size, kvCache, result: JSON.parse(out.trim().split('\n').at(-1)!) as ChildResult });
       } catch (e) {
         const err = e as { signal?: string; status?: number };
-        rows.push({ size, kvCache, error: err.signal === 'SIGKILL' ? 'killed (out of memory?)' : `failed (${err.signal ?? err.status})` });
+        rows.push({
+          size,
+          kvCache,
+          error: err.signal === 'SIGKILL' ? 'killed (out of memory?)' : `failed (${err.signal ?? err.status})`,
+        });
       }
       const r = rows.at(-1)!;
-      log(`  memory ${size} ${kvCache}: ${r.result ? `peak ${(r.result.peakBytes / GIB).toFixed(2)} GiB, ${r.result.msPerStep.toFixed(0)} ms per step of ${MEMORY_ROWS} rows` : r.error}`);
+      log(
+        `  memory ${size} ${kvCache}: ${r.result ? `peak ${(r.result.peakBytes / GIB).toFixed(2)} GiB, ${r.result.msPerStep.toFixed(0)} ms per step of ${MEMORY_ROWS} rows` : r.error}`,
+      );
     }
   }
   return rows;
 }
 
 /** tokens/s with each cache: 1 row at 4096 cached tokens, 8 rows at 512 (0.6B shape). */
-export async function measureHalfCost(dir: string, threads: number, steps: number): Promise<Record<string, { fp32: number; fp16: number }>> {
+export async function measureHalfCost(
+  dir: string,
+  threads: number,
+  steps: number,
+): Promise<Record<string, { fp32: number; fp16: number }>> {
   const out: Record<string, { fp32: number; fp16: number }> = {};
-  for (const [label, cached, rows] of [['1 row @4096', 4096, 1], ['8 rows @512', 512, 8]] as const) {
+  for (const [label, cached, rows] of [
+    ['1 row @4096', 4096, 1],
+    ['8 rows @512', 512, 8],
+  ] as const) {
     const m = { fp32: 0, fp16: 0 };
     for (const kv of ['fp32', 'fp16'] as const) {
       const { decoder, release } = await openOurs(dir, threads, kv);
@@ -89,21 +125,27 @@ export function memoryTable(rows: MemoryRow[]): string {
     '|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
-    lines.push(r.result
-      ? `| ${r.size} | ${r.kvCache} | ${gib(r.result.cacheBytes)} | ${gib(r.result.peakBytes)} | ${r.result.peakBytes <= 13 * GIB ? 'yes' : 'no'} | ${r.result.msPerStep.toFixed(0)} |`
-      : `| ${r.size} | ${r.kvCache} | | ${r.error} | | |`);
+    lines.push(
+      r.result
+        ? `| ${r.size} | ${r.kvCache} | ${gib(r.result.cacheBytes)} | ${gib(r.result.peakBytes)} | ${r.result.peakBytes <= 13 * GIB ? 'yes' : 'no'} | ${r.result.msPerStep.toFixed(0)} |`
+        : `| ${r.size} | ${r.kvCache} | | ${r.error} | | |`,
+    );
   }
   return lines.join('\n');
 }
 
 if (require.main === module) {
   const [mode, size, kv, threads, level] = process.argv.slice(2);
-  const run = mode === 'child'
-    ? child(size, kv as 'fp32' | 'fp16', Number(threads), Number(level)).then((r) => console.log(JSON.stringify(r)))
-    : (async () => {
-      const t = Number(process.env.KIMINA_BENCH_THREADS ?? 2);
-      const rows = measureMemory(t, Number(process.env.KIMINA_BENCH_ACCURACY ?? 4), (s) => console.error(s));
-      console.log(memoryTable(rows));
-    })();
-  run.catch((e) => { console.error(e); process.exit(1); });
+  const run =
+    mode === 'child'
+      ? child(size, kv as 'fp32' | 'fp16', Number(threads), Number(level)).then((r) => console.log(JSON.stringify(r)))
+      : (async () => {
+          const t = Number(process.env.KIMINA_BENCH_THREADS ?? 2);
+          const rows = measureMemory(t, Number(process.env.KIMINA_BENCH_ACCURACY ?? 4), (s) => console.error(s));
+          console.log(memoryTable(rows));
+        })();
+  run.catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
 }

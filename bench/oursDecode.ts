@@ -7,7 +7,10 @@ import { argmax, seededRandom } from '../backend/model/onnx/sampler';
 import { bestWindowRate } from './bestWindow';
 import type { KvCache } from '../backend/model/onnx/kvCache';
 
-export interface Measure { tokensPerSecond: number; msPerToken: number }
+export interface Measure {
+  tokensPerSecond: number;
+  msPerToken: number;
+}
 
 export async function openOurs(modelDir: string, threads: number, kvCache: 'fp32' | 'fp16' = 'fp32') {
   const folder = readModelFolder(modelDir);
@@ -54,7 +57,10 @@ export async function measureOurs(decoder: Decoder, cached: number, batch: numbe
 }
 
 /** Prefill tokens/s for a prompt of `length` random tokens, and the time to the first sampled token (ms). */
-export async function measureOursPrefill(decoder: Decoder, length: number): Promise<{ tokensPerSecond: number; firstTokenMs: number }> {
+export async function measureOursPrefill(
+  decoder: Decoder,
+  length: number,
+): Promise<{ tokensPerSecond: number; firstTokenMs: number }> {
   const prompt = Array.from({ length }, (_, i) => 1000 + ((i * 7919) % 100000));
   const t = performance.now();
   const state = decoder.newState(1);

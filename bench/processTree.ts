@@ -5,14 +5,18 @@ function parentOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 function rssBytes(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : 0;
-  } catch { return 0; }
+  } catch {
+    return 0;
+  }
 }
 
 /** Sum of VmRSS over `root` and every process below it. */
@@ -37,6 +41,13 @@ export function treeRssBytes(root: number): number {
 /** Samples the tree's RSS every `everyMs` until stopped; returns the peak. */
 export function samplePeakRss(root: number, everyMs = 200): { stop(): number } {
   let peak = treeRssBytes(root);
-  const timer = setInterval(() => { peak = Math.max(peak, treeRssBytes(root)); }, everyMs);
-  return { stop: () => { clearInterval(timer); return Math.max(peak, treeRssBytes(root)); } };
+  const timer = setInterval(() => {
+    peak = Math.max(peak, treeRssBytes(root));
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, treeRssBytes(root));
+    },
+  };
 }

@@ -21,18 +21,33 @@ async function main(): Promise<void> {
   const prefix = join(dir, 'ort');
   const folder = readModelFolder(ensureOnnxModel(level, (s) => console.error(s)));
   const session = await ort.InferenceSession.create(folder.onnxPath, {
-    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential', enableProfiling: true, profileFilePrefix: prefix, logSeverityLevel: 3,
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    enableProfiling: true,
+    profileFilePrefix: prefix,
+    logSeverityLevel: 3,
   });
   const decoder = new Decoder(session, folder.shape);
   const state = stateWithCached(decoder, rows, cached, 64);
-  const run = session.run.bind(session) as (feeds: ort.InferenceSession.FeedsType) => Promise<ort.InferenceSession.ReturnType>;
+  const run = session.run.bind(session) as (
+    feeds: ort.InferenceSession.FeedsType,
+  ) => Promise<ort.InferenceSession.ReturnType>;
   let runMs = 0;
-  (session as unknown as { run: typeof run }).run = async (feeds) => { const t = performance.now(); const r = await run(feeds); runMs += performance.now() - t; return r; };
+  (session as unknown as { run: typeof run }).run = async (feeds) => {
+    const t = performance.now();
+    const r = await run(feeds);
+    runMs += performance.now() - t;
+    return r;
+  };
   const steps = 20;
   const tokens = (i: number) => Array.from({ length: rows }, (_, b) => [100 + i + b]);
   await decoder.feed(state, tokens(0));
   runMs = 0;
-  let feedMs = 0, greedyMs = 0, sampleMs = 0;
+  let feedMs = 0,
+    greedyMs = 0,
+    sampleMs = 0;
   const random = rowRandom(1, 0);
   for (let i = 0; i < steps; i++) {
     let t = performance.now();
@@ -58,7 +73,12 @@ async function main(): Promise<void> {
   const name = readdirSync(dir).find((f) => f.endsWith('.json'));
   if (!name) throw new Error('onnxruntime wrote no profile');
   const file = join(dir, name);
-  const events = JSON.parse(readFileSync(file, 'utf8')) as { cat: string; name: string; dur: number; args?: { op_name?: string } }[];
+  const events = JSON.parse(readFileSync(file, 'utf8')) as {
+    cat: string;
+    name: string;
+    dur: number;
+    args?: { op_name?: string };
+  }[];
   rmSync(dir, { recursive: true, force: true });
   const byOp = new Map<string, number>();
   let kernelUs = 0;
@@ -74,11 +94,21 @@ async function main(): Promise<void> {
   }
   // The warm-up run and the 5 sampling runs are in the profile too: scale kernel sums to per step.
   const scale = steps / (steps + 6);
-  console.log(`decode step of ${rows} row(s) at ${cached} cached tokens, ${threads} threads, accuracy level ${level} (ms per step, ${steps} steps; sampling: one row):`);
-  console.log(`  Decoder.feed ${(feedMs / steps).toFixed(2)}; of which session.run ${(stepRunMs / steps).toFixed(2)}; ORT model_run ${perStep(modelRunUs)}; kernels ${perStep(kernelUs * scale)}`);
-  console.log(`  sampling in JS: greedy ${(greedyMs / steps).toFixed(2)}, temperature 1 + top-p 0.95 from logits ${(sampleMs / steps).toFixed(2)}, from the graph's softmax ${(probsMs / 5).toFixed(2)}`);
-  for (const [op, us] of [...byOp].sort((a, b) => b[1] - a[1]).slice(0, 14)) console.log(`  ${op.padEnd(28)} ${perStep(us * scale)}`);
+  console.log(
+    `decode step of ${rows} row(s) at ${cached} cached tokens, ${threads} threads, accuracy level ${level} (ms per step, ${steps} steps; sampling: one row):`,
+  );
+  console.log(
+    `  Decoder.feed ${(feedMs / steps).toFixed(2)}; of which session.run ${(stepRunMs / steps).toFixed(2)}; ORT model_run ${perStep(modelRunUs)}; kernels ${perStep(kernelUs * scale)}`,
+  );
+  console.log(
+    `  sampling in JS: greedy ${(greedyMs / steps).toFixed(2)}, temperature 1 + top-p 0.95 from logits ${(sampleMs / steps).toFixed(2)}, from the graph's softmax ${(probsMs / 5).toFixed(2)}`,
+  );
+  for (const [op, us] of [...byOp].sort((a, b) => b[1] - a[1]).slice(0, 14))
+    console.log(`  ${op.padEnd(28)} ${perStep(us * scale)}`);
   await session.release();
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

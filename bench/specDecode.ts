@@ -16,7 +16,11 @@ import { BOGUS_ANSWER, CORRECT_ANSWER } from '../backend/demo/models/scriptedMod
 import { qwen3TokenizerDir } from '../backend/demo/models/tinyTokenizer';
 import { stateWithCached } from './oursDecode';
 
-export interface AnswerCase { name: string; prompt: number[]; answer: number[] }
+export interface AnswerCase {
+  name: string;
+  prompt: number[];
+  answer: number[];
+}
 
 /** The answer set tokenized with the real Qwen3 tokenizer and chat template. */
 export async function kiminaAnswers(): Promise<AnswerCase[]> {
@@ -24,7 +28,11 @@ export async function kiminaAnswers(): Promise<AnswerCase[]> {
   const template = chatTemplateOf(tok, 'Qwen3');
   const first = buildPrompt(STATEMENT);
   const ids = (c: ChatMessage[]) => tok.encode(template.render(c));
-  const fix: ChatMessage[] = [...first, { role: 'assistant', content: BOGUS_ANSWER }, { role: 'user', content: FIX_MESSAGE }];
+  const fix: ChatMessage[] = [
+    ...first,
+    { role: 'assistant', content: BOGUS_ANSWER },
+    { role: 'user', content: FIX_MESSAGE },
+  ];
   return [
     { name: 'well-formed first answer (§8.1)', prompt: ids(first), answer: tok.encode(WELL_FORMED) },
     { name: 'first answer, wrong proof', prompt: ids(first), answer: tok.encode(BOGUS_ANSWER) },
@@ -32,7 +40,12 @@ export async function kiminaAnswers(): Promise<AnswerCase[]> {
   ];
 }
 
-export interface Acceptance { tokens: number; steps: number; drafted: number; accepted: number }
+export interface Acceptance {
+  tokens: number;
+  steps: number;
+  drafted: number;
+  accepted: number;
+}
 
 /** Forward passes, drafted and accepted tokens when decoding `answer` after `prompt` (teacher forcing). */
 export function teacherForced(prompt: number[], answer: number[], spec: SpeculationOptions): Acceptance {
@@ -57,7 +70,12 @@ export function teacherForced(prompt: number[], answer: number[], spec: Speculat
  * drafts, greedy check of every position, roll rejected slots back), with the answer deciding
  * acceptance. Returns decode tokens/s after the prefill.
  */
-export async function replay(decoder: Decoder, prompt: number[], answer: number[], spec?: SpeculationOptions): Promise<{ tokensPerSecond: number; steps: number }> {
+export async function replay(
+  decoder: Decoder,
+  prompt: number[],
+  answer: number[],
+  spec?: SpeculationOptions,
+): Promise<{ tokensPerSecond: number; steps: number }> {
   const state = decoder.newState(1);
   await decoder.prefill(state, [prompt]);
   const V = decoder.shape.vocabSize;

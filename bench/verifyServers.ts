@@ -7,9 +7,18 @@ import { samplePeakRss } from './processTree';
 import { driveChecks, type LoadResult } from './serverLoad';
 import { klsUnavailable, startKiminaLeanServer, startKiminaServe, type RunningServer } from './servers';
 
-interface ServerResult extends LoadResult { name: string; imports: number; peakRssMb: number }
+interface ServerResult extends LoadResult {
+  name: string;
+  imports: number;
+  peakRssMb: number;
+}
 
-async function measure(start: (log: string) => Promise<RunningServer>, clients: number, total: number, headers: number): Promise<ServerResult> {
+async function measure(
+  start: (log: string) => Promise<RunningServer>,
+  clients: number,
+  total: number,
+  headers: number,
+): Promise<ServerResult> {
   const log = join(mkdtempSync(join(tmpdir(), 'kimina-bench-')), 'repl.log');
   const server = await start(log);
   try {
@@ -18,7 +27,11 @@ async function measure(start: (log: string) => Promise<RunningServer>, clients: 
     const rss = samplePeakRss(server.pid);
     const r = await driveChecks(server.url, { clients, total, headers, reuse: true, token: server.token });
     const peak = rss.stop();
-    const imports = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(' import ')).length : 0;
+    const imports = existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes(' import ')).length
+      : 0;
     return { ...r, name: server.name, imports, peakRssMb: peak / 2 ** 20 };
   } finally {
     await server.stop();
@@ -27,22 +40,32 @@ async function measure(start: (log: string) => Promise<RunningServer>, clients: 
 
 /** Prints the two servers' rows and `kls_ratio` (ours / theirs, checks per second), or why theirs was not run. */
 export async function serversSideBySide(repls: number, clients: number, total: number, headers: number): Promise<void> {
-  console.log(`\nWhole servers as processes: ${repls} REPLs, ${clients} clients, ${total} checks, ${headers} headers (one warm-up check per header first; imports include them)\n`);
+  console.log(
+    `\nWhole servers as processes: ${repls} REPLs, ${clients} clients, ${total} checks, ${headers} headers (one warm-up check per header first; imports include them)\n`,
+  );
   console.log('| server | checks/s | p50 ms | p99 ms | imports | accepted | peak RSS MiB (server + REPLs) |');
   console.log('|---|---|---|---|---|---|---|');
-  const row = (r: ServerResult): string => `| ${r.name} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.imports} | ${r.accepted}/${r.checks} | ${r.peakRssMb.toFixed(0)} |`;
+  const row = (r: ServerResult): string =>
+    `| ${r.name} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.imports} | ${r.accepted}/${r.checks} | ${r.peakRssMb.toFixed(0)} |`;
   const ours = await measure((log) => startKiminaServe(repls, log), clients, total, headers);
   console.log(row(ours));
   const src = process.env.KLS_SRC;
   const why = klsUnavailable(src);
-  if (why) { console.log(`\nkls_ratio: not measured: ${why}`); return; }
+  if (why) {
+    console.log(`\nkls_ratio: not measured: ${why}`);
+    return;
+  }
   let theirs: ServerResult;
   try {
     theirs = await measure((log) => startKiminaLeanServer(src!, repls, log), clients, total, headers);
   } catch (err) {
-    console.log(`\nkls_ratio: not measured: kimina-lean-server did not run: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    console.log(
+      `\nkls_ratio: not measured: kimina-lean-server did not run: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
     return;
   }
   console.log(row(theirs));
-  console.log(`\nkls_ratio=${(ours.perSecond / theirs.perSecond).toFixed(2)} (checks/s, kimina serve / kimina-lean-server) p99_ratio=${(theirs.p99 / ours.p99).toFixed(2)} rss_ratio=${(theirs.peakRssMb / ours.peakRssMb).toFixed(2)}`);
+  console.log(
+    `\nkls_ratio=${(ours.perSecond / theirs.perSecond).toFixed(2)} (checks/s, kimina serve / kimina-lean-server) p99_ratio=${(theirs.p99 / ours.p99).toFixed(2)} rss_ratio=${(theirs.peakRssMb / ours.peakRssMb).toFixed(2)}`,
+  );
 }

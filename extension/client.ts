@@ -1,6 +1,12 @@
 // Builds the LanguageClient that runs `node dist/cli.js lsp --stdio` (the backend's language-server face).
 import * as vscode from 'vscode';
-import { CloseAction, ErrorAction, LanguageClient, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 import { backendEnv, type KiminaSettings } from './config';
 
 export interface ClientHooks {
@@ -8,9 +14,18 @@ export interface ClientHooks {
   onCrash(): boolean;
 }
 
-export function createClient(context: vscode.ExtensionContext, settings: KiminaSettings, log: vscode.LogOutputChannel, hooks: ClientHooks): LanguageClient {
+export function createClient(
+  context: vscode.ExtensionContext,
+  settings: KiminaSettings,
+  log: vscode.LogOutputChannel,
+  hooks: ClientHooks,
+): LanguageClient {
   const cli = context.asAbsolutePath('dist/cli.js');
-  const run = { command: settings.nodePath, args: [cli, 'lsp', '--stdio'], options: { env: { ...process.env, ...backendEnv(settings) } } };
+  const run = {
+    command: settings.nodePath,
+    args: [cli, 'lsp', '--stdio'],
+    options: { env: { ...process.env, ...backendEnv(settings) } },
+  };
   const serverOptions: ServerOptions = { run, debug: run };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ language: 'lean4' }, { language: 'lean' }, { pattern: '**/*.lean' }],

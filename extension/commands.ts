@@ -9,9 +9,13 @@ import { pullModel, setupLean } from './setup';
 type LspPos = { line: number; character: number };
 
 function target(mode: ProveMode, uri?: string, position?: LspPos) {
-  if (uri && position) return { uri: vscode.Uri.parse(uri), position: new vscode.Position(position.line, position.character), mode };
+  if (uri && position)
+    return { uri: vscode.Uri.parse(uri), position: new vscode.Position(position.line, position.character), mode };
   const editor = vscode.window.activeTextEditor;
-  if (!editor) { void vscode.window.showWarningMessage('Kimina: open a Lean file and put the cursor in a theorem first.'); return undefined; }
+  if (!editor) {
+    void vscode.window.showWarningMessage('Kimina: open a Lean file and put the cursor in a theorem first.');
+    return undefined;
+  }
   return { uri: editor.document.uri, position: editor.selection.active, mode };
 }
 
@@ -20,8 +24,14 @@ let queueRunning = false;
 
 async function proveAllSorries(runner: ProofRunner): Promise<void> {
   const editor = vscode.window.activeTextEditor;
-  if (!editor) { void vscode.window.showWarningMessage('Kimina: open a Lean file first.'); return; }
-  if (queueRunning || runner.busy) { void vscode.window.showWarningMessage('Kimina is already proving; cancel it first ("Kimina: Cancel").'); return; }
+  if (!editor) {
+    void vscode.window.showWarningMessage('Kimina: open a Lean file first.');
+    return;
+  }
+  if (queueRunning || runner.busy) {
+    void vscode.window.showWarningMessage('Kimina is already proving; cancel it first ("Kimina: Cancel").');
+    return;
+  }
   queueRunning = true;
   const uri = editor.document.uri;
   const tried = new Set<string>();
@@ -31,12 +41,18 @@ async function proveAllSorries(runner: ProofRunner): Promise<void> {
   try {
     await vscode.commands.executeCommand('setContext', 'kimina.queueRunning', true);
     while (!source.token.isCancellationRequested) {
-      const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+      const lenses =
+        (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
       const doc = await vscode.workspace.openTextDocument(uri);
-      const next = lenses.find((l) => l.command?.command === 'kimina.proveTheorem' && !tried.has(doc.lineAt(l.range.start.line).text.trim()));
+      const next = lenses.find(
+        (l) => l.command?.command === 'kimina.proveTheorem' && !tried.has(doc.lineAt(l.range.start.line).text.trim()),
+      );
       if (!next) break;
       tried.add(doc.lineAt(next.range.start.line).text.trim());
-      const result = await runner.prove({ uri, position: next.range.start, mode: 'theorem' }, { apply: true, token: source.token });
+      const result = await runner.prove(
+        { uri, position: next.range.start, mode: 'theorem' },
+        { apply: true, token: source.token },
+      );
       if (!result || result.status === 'cancelled') break;
       if (result.status === 'proved') proved++;
     }
@@ -46,28 +62,55 @@ async function proveAllSorries(runner: ProofRunner): Promise<void> {
     source.dispose();
     await vscode.commands.executeCommand('setContext', 'kimina.queueRunning', false);
   }
-  void vscode.window.showInformationMessage(`Kimina proved ${proved} of ${tried.size} declarations with sorry${proved ? '; the proofs are in the file (undo with Ctrl+Z)' : ''}.`);
+  void vscode.window.showInformationMessage(
+    `Kimina proved ${proved} of ${tried.size} declarations with sorry${proved ? '; the proofs are in the file (undo with Ctrl+Z)' : ''}.`,
+  );
 }
 
 async function showAttempts(runner: ProofRunner, view: ProofView): Promise<void> {
   const result = runner.lastResult;
   view.reveal();
-  if (!result || result.attempts.length === 0) { void vscode.window.showInformationMessage('Kimina: no attempts yet.'); return; }
-  const pick = await vscode.window.showQuickPick(result.attempts.map((a, i) => ({
-    label: `Sample ${a.sample + 1} · turn ${a.turn}`, description: a.verdict ? a.verdict.status : `format: ${a.format.error}`, detail: a.verdict?.reason, index: i,
-  })), { title: 'Kimina: attempts of the last proof', placeHolder: 'Open an attempt\'s candidate in an editor' });
+  if (!result || result.attempts.length === 0) {
+    void vscode.window.showInformationMessage('Kimina: no attempts yet.');
+    return;
+  }
+  const pick = await vscode.window.showQuickPick(
+    result.attempts.map((a, i) => ({
+      label: `Sample ${a.sample + 1} · turn ${a.turn}`,
+      description: a.verdict ? a.verdict.status : `format: ${a.format.error}`,
+      detail: a.verdict?.reason,
+      index: i,
+    })),
+    { title: 'Kimina: attempts of the last proof', placeHolder: "Open an attempt's candidate in an editor" },
+  );
   if (!pick) return;
   const a = result.attempts[pick.index];
-  const errors = (a.verdict?.messages ?? []).map((m) => `-- ${m.severity} at line ${m.pos.line}: ${m.data.split('\n')[0]}`).join('\n');
-  const doc = await vscode.workspace.openTextDocument({ language: 'lean4', content: `${a.code ?? a.response}\n\n${errors}\n` });
+  const errors = (a.verdict?.messages ?? [])
+    .map((m) => `-- ${m.severity} at line ${m.pos.line}: ${m.data.split('\n')[0]}`)
+    .join('\n');
+  const doc = await vscode.workspace.openTextDocument({
+    language: 'lean4',
+    content: `${a.code ?? a.response}\n\n${errors}\n`,
+  });
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
 }
 
-export function registerCommands(context: vscode.ExtensionContext, ctx: Ctx, runner: ProofRunner, view: ProofView): vscode.Disposable[] {
+export function registerCommands(
+  context: vscode.ExtensionContext,
+  ctx: Ctx,
+  runner: ProofRunner,
+  view: ProofView,
+): vscode.Disposable[] {
   const reg = (id: string, fn: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, fn);
   return [
-    reg('kimina.proveTheorem', (uri?: string, pos?: LspPos) => { const t = target('theorem', uri, pos); if (t) return runner.prove(t); }),
-    reg('kimina.proveGoal', (uri?: string, pos?: LspPos) => { const t = target('goal', uri, pos); if (t) return runner.prove(t); }),
+    reg('kimina.proveTheorem', (uri?: string, pos?: LspPos) => {
+      const t = target('theorem', uri, pos);
+      if (t) return runner.prove(t);
+    }),
+    reg('kimina.proveGoal', (uri?: string, pos?: LspPos) => {
+      const t = target('goal', uri, pos);
+      if (t) return runner.prove(t);
+    }),
     reg('kimina.proveAllSorries', () => proveAllSorries(runner)),
     reg('kimina.cancel', async () => {
       await vscode.commands.executeCommand('kimina.internal.stopQueue').then(undefined, () => {});

@@ -3,7 +3,14 @@
 // asks of the backend (proving, setup, training) goes through here, over the language-server face.
 import * as vscode from 'vscode';
 import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
-import { type BackendStatus, type LspProveEvent, type LspRequestTypes, type TrainingConnection, type TrainingStreamEvent, lspMethods } from '../backend/protocol';
+import {
+  type BackendStatus,
+  type LspProveEvent,
+  type LspRequestTypes,
+  type TrainingConnection,
+  type TrainingStreamEvent,
+  lspMethods,
+} from '../backend/protocol';
 import { createClient } from './client';
 import { readSettings } from './config';
 
@@ -31,7 +38,9 @@ export class Ctx implements vscode.Disposable {
     this.log = vscode.window.createOutputChannel('Kimina', { log: true });
   }
 
-  get currentStatus(): BackendStatus { return this.status; }
+  get currentStatus(): BackendStatus {
+    return this.status;
+  }
 
   private setStatus(status: BackendStatus): void {
     this.status = status;
@@ -67,8 +76,15 @@ export class Ctx implements vscode.Disposable {
     client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => this.setStatus(s));
     client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => this.eventEmitter.fire(e));
     client.onNotification(lspMethods.trainingEvent, (e: TrainingStreamEvent) => this.trainingEventEmitter.fire(e));
-    client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) => this.trainingConnectionEmitter.fire(c));
-    this.setStatus(await client.sendRequest(lspMethods.status, {}).then((s) => s as BackendStatus, () => this.status));
+    client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) =>
+      this.trainingConnectionEmitter.fire(c),
+    );
+    this.setStatus(
+      await client.sendRequest(lspMethods.status, {}).then(
+        (s) => s as BackendStatus,
+        () => this.status,
+      ),
+    );
     started = true;
     this.startedEmitter.fire();
   }
@@ -78,8 +94,14 @@ export class Ctx implements vscode.Disposable {
     this.crashes = this.crashes.filter((t) => now - t < 180_000);
     this.crashes.push(now);
     const restart = this.crashes.length <= 5;
-    this.log.appendLine(`[extension] the backend exited${restart ? '; restarting' : ' 5 times in 3 minutes; not restarting (run "Kimina: Restart Backend")'}`);
-    this.setStatus(restart ? { state: 'starting', detail: 'restarting the backend after a crash' } : { state: 'error', detail: 'the backend keeps crashing; see the Kimina log' });
+    this.log.appendLine(
+      `[extension] the backend exited${restart ? '; restarting' : ' 5 times in 3 minutes; not restarting (run "Kimina: Restart Backend")'}`,
+    );
+    this.setStatus(
+      restart
+        ? { state: 'starting', detail: 'restarting the backend after a crash' }
+        : { state: 'error', detail: 'the backend keeps crashing; see the Kimina log' },
+    );
     return restart;
   }
 
@@ -91,9 +113,14 @@ export class Ctx implements vscode.Disposable {
     await this.start();
   }
 
-  async request<M extends Method>(method: M, params: LspRequestTypes[M]['params'], token?: vscode.CancellationToken): Promise<LspRequestTypes[M]['result']> {
+  async request<M extends Method>(
+    method: M,
+    params: LspRequestTypes[M]['params'],
+    token?: vscode.CancellationToken,
+  ): Promise<LspRequestTypes[M]['result']> {
     await this.starting;
-    if (!this.client || !this.client.isRunning()) throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
+    if (!this.client || !this.client.isRunning())
+      throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
     return pending as Promise<LspRequestTypes[M]['result']>;
@@ -105,27 +132,39 @@ export class Ctx implements vscode.Disposable {
    * A request whose work the backend reports as `$/progress` on a token we choose: shown as a notification
    * with the backend's messages and percentage; its Cancel button cancels the request.
    */
-  async requestWithProgress<M extends 'kimina/setup/pullModel' | 'kimina/setup/lean'>(method: M,
-    params: Omit<LspRequestTypes[M]['params'], 'workDoneToken'>, title: string): Promise<LspRequestTypes[M]['result']> {
+  async requestWithProgress<M extends 'kimina/setup/pullModel' | 'kimina/setup/lean'>(
+    method: M,
+    params: Omit<LspRequestTypes[M]['params'], 'workDoneToken'>,
+    title: string,
+  ): Promise<LspRequestTypes[M]['result']> {
     await this.starting;
     const client = this.client;
-    if (!client || !client.isRunning()) throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
+    if (!client || !client.isRunning())
+      throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     const workDoneToken = `kimina-progress-${++this.progressTokens}`;
-    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, cancel) => {
-      let shown = 0;
-      const listening = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
-        if (value.kind === 'end') return;
-        const increment = value.percentage !== undefined && value.percentage > shown ? value.percentage - shown : undefined;
-        if (increment !== undefined) shown += increment;
-        if (value.message) this.log.info(`[setup] ${value.message}`);
-        progress.report({ message: value.message, increment });
-      });
-      try {
-        return await client.sendRequest(method, { ...params, workDoneToken }, cancel) as LspRequestTypes[M]['result'];
-      } finally {
-        listening.dispose();
-      }
-    });
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+      async (progress, cancel) => {
+        let shown = 0;
+        const listening = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+          if (value.kind === 'end') return;
+          const increment =
+            value.percentage !== undefined && value.percentage > shown ? value.percentage - shown : undefined;
+          if (increment !== undefined) shown += increment;
+          if (value.message) this.log.info(`[setup] ${value.message}`);
+          progress.report({ message: value.message, increment });
+        });
+        try {
+          return (await client.sendRequest(
+            method,
+            { ...params, workDoneToken },
+            cancel,
+          )) as LspRequestTypes[M]['result'];
+        } finally {
+          listening.dispose();
+        }
+      },
+    );
   }
 
   async dispose(): Promise<void> {

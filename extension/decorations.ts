@@ -15,7 +15,9 @@ export class ProvedMarks implements vscode.Disposable {
     });
     this.subscriptions.push(
       vscode.window.onDidChangeVisibleTextEditors(() => this.refresh()),
-      vscode.workspace.onDidChangeTextDocument((e) => { if (this.proved.has(e.document.uri.toString())) this.refresh(); }),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (this.proved.has(e.document.uri.toString())) this.refresh();
+      }),
     );
   }
 

@@ -20,13 +20,18 @@ export function activate(context: vscode.ExtensionContext): void {
   const proposals = new Proposals();
   const marks = new ProvedMarks(context);
   const runner = new ProofRunner(ctx, view, proposals, marks);
-  context.subscriptions.push(view, proposals, marks, runner,
+  context.subscriptions.push(
+    view,
+    proposals,
+    marks,
+    runner,
     createStatusBar(ctx.onStatus, ctx.currentStatus),
     watchSetup(ctx),
     ...registerCommands(context, ctx, runner, view),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();
-    }));
+    }),
+  );
   // The Training Monitor asks the backend, which relays to the attached `kimina serve` (training outlives a window).
   context.subscriptions.push(registerTrainingMonitor(context, ctx));
   ctx.log.info(`[extension] Kimina ${context.extension.packageJSON.version} activated`);

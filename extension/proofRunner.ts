@@ -9,8 +9,16 @@ import type { ProofView } from './proofView';
 import type { Proposals } from './proposal';
 import type { ProvedMarks } from './decorations';
 
-export interface ProveTarget { uri: vscode.Uri; position: vscode.Position; mode: ProveMode }
-interface Running { id: string; target: ProveTarget; onEvent(e: LspProveEvent): void }
+export interface ProveTarget {
+  uri: vscode.Uri;
+  position: vscode.Position;
+  mode: ProveMode;
+}
+interface Running {
+  id: string;
+  target: ProveTarget;
+  onEvent(e: LspProveEvent): void;
+}
 
 let counter = 0;
 
@@ -19,15 +27,26 @@ export class ProofRunner implements vscode.Disposable {
   private last: { target: ProveTarget; result?: EditorProveResult } | undefined;
   private readonly subscriptions: vscode.Disposable[];
 
-  constructor(private readonly ctx: Ctx, private readonly view: ProofView, private readonly proposals: Proposals, private readonly marks: ProvedMarks) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly view: ProofView,
+    private readonly proposals: Proposals,
+    private readonly marks: ProvedMarks,
+  ) {
     this.subscriptions = [
-      ctx.onProveEvent((e) => { if (this.running && e.id === this.running.id) this.running.onEvent(e); }),
+      ctx.onProveEvent((e) => {
+        if (this.running && e.id === this.running.id) this.running.onEvent(e);
+      }),
       view.onAction((action) => void this.onViewAction(action)),
     ];
   }
 
-  get busy(): boolean { return this.running !== undefined; }
-  get lastResult(): EditorProveResult | undefined { return this.last?.result; }
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+  get lastResult(): EditorProveResult | undefined {
+    return this.last?.result;
+  }
 
   private async onViewAction(action: string): Promise<void> {
     if (action === 'accept') await this.accept();
@@ -41,48 +60,78 @@ export class ProofRunner implements vscode.Disposable {
    * Proves the target. `apply` inserts a verified proof directly (Prove All Sorries); otherwise it becomes a
    * proposal shown as a diff. Resolves with the result, or undefined when the request itself failed.
    */
-  async prove(target: ProveTarget, options: { apply?: boolean; token?: vscode.CancellationToken } = {}): Promise<EditorProveResult | undefined> {
-    if (this.running) { void vscode.window.showWarningMessage('Kimina is already proving; cancel it first ("Kimina: Cancel").'); return undefined; }
+  async prove(
+    target: ProveTarget,
+    options: { apply?: boolean; token?: vscode.CancellationToken } = {},
+  ): Promise<EditorProveResult | undefined> {
+    if (this.running) {
+      void vscode.window.showWarningMessage('Kimina is already proving; cancel it first ("Kimina: Cancel").');
+      return undefined;
+    }
     const doc = await vscode.workspace.openTextDocument(target.uri);
     const text = doc.getText();
     const settings = readSettings();
     const id = `p${Date.now().toString(36)}-${++counter}`;
     const file = vscode.workspace.asRelativePath(target.uri);
     this.last = { target };
-    this.view.begin({ type: 'start', id, title: target.mode === 'goal' ? `Goal at line ${target.position.line + 1}` : `Prove at line ${target.position.line + 1}`, mode: target.mode, file, startedAt: Date.now() });
+    this.view.begin({
+      type: 'start',
+      id,
+      title:
+        target.mode === 'goal'
+          ? `Goal at line ${target.position.line + 1}`
+          : `Prove at line ${target.position.line + 1}`,
+      mode: target.mode,
+      file,
+      startedAt: Date.now(),
+    });
     void vscode.commands.executeCommand('setContext', 'kimina.proving', true);
     try {
-      return await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Kimina', cancellable: true }, async (progress, token) => {
-        const cancel = () => void this.ctx.request(lspMethods.cancel, { id }).catch(() => {});
-        token.onCancellationRequested(cancel);
-        options.token?.onCancellationRequested(cancel);
-        progress.report({ message: target.mode === 'goal' ? 'proving the goal at the cursor…' : 'proving…' });
-        this.running = {
-          id, target,
-          onEvent: (e) => {
-            this.view.post({ type: 'event', event: e, at: Date.now() });
-            if (e.type === 'stage') progress.report({ message: e.message.split('\n')[0] });
-            else if (e.type === 'progress') progress.report({ message: `thinking… ${e.tokens} tokens, ${e.tokensPerSecond.toFixed(1)} tok/s` });
-            else if (e.type === 'attempt') progress.report({ message: `turn ${e.attempt.turn}: ${e.attempt.verdict?.status ?? e.attempt.format.error}` });
-          },
-        };
-        let result: EditorProveResult;
-        try {
-          result = await this.ctx.request(lspMethods.prove, {
-            id, uri: target.uri.toString(), code: text, mode: target.mode,
-            position: { line: target.position.line, character: target.position.character },
-            samples: settings.samples, fixTurns: settings.fixTurns,
-          });
-        } catch (err) {
-          const message = (err as Error).message;
-          this.view.post({ type: 'failed', message });
-          void vscode.window.showErrorMessage(`Kimina: ${message}`, 'Show Log').then((b) => { if (b) this.ctx.log.show(); });
-          return undefined;
-        }
-        this.last = { target, result };
-        await this.present(result, target, text, options.apply ?? false);
-        return result;
-      });
+      return await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Kimina', cancellable: true },
+        async (progress, token) => {
+          const cancel = () => void this.ctx.request(lspMethods.cancel, { id }).catch(() => {});
+          token.onCancellationRequested(cancel);
+          options.token?.onCancellationRequested(cancel);
+          progress.report({ message: target.mode === 'goal' ? 'proving the goal at the cursor…' : 'proving…' });
+          this.running = {
+            id,
+            target,
+            onEvent: (e) => {
+              this.view.post({ type: 'event', event: e, at: Date.now() });
+              if (e.type === 'stage') progress.report({ message: e.message.split('\n')[0] });
+              else if (e.type === 'progress')
+                progress.report({ message: `thinking… ${e.tokens} tokens, ${e.tokensPerSecond.toFixed(1)} tok/s` });
+              else if (e.type === 'attempt')
+                progress.report({
+                  message: `turn ${e.attempt.turn}: ${e.attempt.verdict?.status ?? e.attempt.format.error}`,
+                });
+            },
+          };
+          let result: EditorProveResult;
+          try {
+            result = await this.ctx.request(lspMethods.prove, {
+              id,
+              uri: target.uri.toString(),
+              code: text,
+              mode: target.mode,
+              position: { line: target.position.line, character: target.position.character },
+              samples: settings.samples,
+              fixTurns: settings.fixTurns,
+            });
+          } catch (err) {
+            const message = (err as Error).message;
+            this.view.post({ type: 'failed', message });
+            void vscode.window.showErrorMessage(`Kimina: ${message}`, 'Show Log').then((b) => {
+              if (b) this.ctx.log.show();
+            });
+            return undefined;
+          }
+          this.last = { target, result };
+          await this.present(result, target, text, options.apply ?? false);
+          return result;
+        },
+      );
     } finally {
       this.running = undefined;
       void vscode.commands.executeCommand('setContext', 'kimina.proving', false);
@@ -96,8 +145,16 @@ export class ProofRunner implements vscode.Disposable {
     if (!canAccept) {
       if (result.problem) void vscode.window.showWarningMessage(`Kimina: ${result.problem}`);
       else if (result.status === 'not_proved' && !apply) {
-        void vscode.window.showInformationMessage(`Kimina could not prove ${name} (${result.attempts.length} attempts).`, 'Retry', 'Show Attempts')
-          .then((b) => { if (b === 'Retry') void this.retry(); else if (b) void vscode.commands.executeCommand('kimina.showAttempts'); });
+        void vscode.window
+          .showInformationMessage(
+            `Kimina could not prove ${name} (${result.attempts.length} attempts).`,
+            'Retry',
+            'Show Attempts',
+          )
+          .then((b) => {
+            if (b === 'Retry') void this.retry();
+            else if (b) void vscode.commands.executeCommand('kimina.showAttempts');
+          });
       }
       return;
     }
@@ -109,19 +166,38 @@ export class ProofRunner implements vscode.Disposable {
     const from = offsetOf(edit.range.start);
     const to = offsetOf(edit.range.end);
     this.proposals.set({
-      uri: target.uri, edit, replaced: text.slice(from, to), proposedText: text.slice(0, from) + edit.newText + text.slice(to),
-      declaration: name, declarationLine: result.declaration?.range.start.line ?? target.position.line,
+      uri: target.uri,
+      edit,
+      replaced: text.slice(from, to),
+      proposedText: text.slice(0, from) + edit.newText + text.slice(to),
+      declaration: name,
+      declarationLine: result.declaration?.range.start.line ?? target.position.line,
     });
-    if (apply) { await this.accept(); return; }
+    if (apply) {
+      await this.accept();
+      return;
+    }
     if (readSettings().showDiffOnProof) await this.proposals.showDiff();
   }
 
   async accept(): Promise<void> {
     const { outcome, proposal } = await this.proposals.accept();
-    if (outcome === 'none') { void vscode.window.showInformationMessage('Kimina: no proof is waiting to be accepted.'); return; }
+    if (outcome === 'none') {
+      void vscode.window.showInformationMessage('Kimina: no proof is waiting to be accepted.');
+      return;
+    }
     this.view.post({ type: 'resolved', outcome: outcome === 'accepted' ? 'accepted' : 'stale' });
-    if (outcome === 'accepted' && proposal) this.marks.add(proposal.uri, proposal.declaration, proposal.declarationLine);
-    if (outcome === 'stale') void vscode.window.showWarningMessage('Kimina: the file changed since the proof started; nothing was inserted. Retry to prove it again.', 'Retry').then((b) => { if (b) void this.retry(); });
+    if (outcome === 'accepted' && proposal)
+      this.marks.add(proposal.uri, proposal.declaration, proposal.declarationLine);
+    if (outcome === 'stale')
+      void vscode.window
+        .showWarningMessage(
+          'Kimina: the file changed since the proof started; nothing was inserted. Retry to prove it again.',
+          'Retry',
+        )
+        .then((b) => {
+          if (b) void this.retry();
+        });
   }
 
   async reject(): Promise<void> {
@@ -129,7 +205,10 @@ export class ProofRunner implements vscode.Disposable {
   }
 
   async retry(): Promise<void> {
-    if (!this.last) { void vscode.window.showInformationMessage('Kimina: nothing to retry yet.'); return; }
+    if (!this.last) {
+      void vscode.window.showInformationMessage('Kimina: nothing to retry yet.');
+      return;
+    }
     await this.prove(this.last.target);
   }
 

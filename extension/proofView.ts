@@ -26,20 +26,34 @@ export class ProofView implements vscode.Disposable {
   }
 
   reveal(): void {
-    if (this.panel) { this.panel.reveal(undefined, true); return; }
+    if (this.panel) {
+      this.panel.reveal(undefined, true);
+      return;
+    }
     const media = vscode.Uri.joinPath(this.context.extensionUri, 'dist', 'media');
-    this.panel = vscode.window.createWebviewPanel('kimina.proofView', 'Kimina Proof', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [media], enableFindWidget: true });
+    this.panel = vscode.window.createWebviewPanel(
+      'kimina.proofView',
+      'Kimina Proof',
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [media], enableFindWidget: true },
+    );
     this.panel.iconPath = vscode.Uri.joinPath(this.context.extensionUri, 'media', 'kimina.svg');
-    this.panel.webview.html = webviewHtml(this.panel.webview, media,
-      { name: 'proofView', title: 'Kimina Proof', placeholder: '<p class="empty">Run "Kimina: Prove This Theorem" in a Lean file.</p>' });
+    this.panel.webview.html = webviewHtml(this.panel.webview, media, {
+      name: 'proofView',
+      title: 'Kimina Proof',
+      placeholder: '<p class="empty">Run "Kimina: Prove This Theorem" in a Lean file.</p>',
+    });
     this.panel.webview.onDidReceiveMessage((m: FromView) => {
-      if (m.type === 'ready') { for (const msg of this.history) void this.panel?.webview.postMessage(msg); return; }
+      if (m.type === 'ready') {
+        for (const msg of this.history) void this.panel?.webview.postMessage(msg);
+        return;
+      }
       this.actions.fire(m.type);
     });
-    this.panel.onDidDispose(() => { this.panel = undefined; });
+    this.panel.onDidDispose(() => {
+      this.panel = undefined;
+    });
   }
-
 
   dispose(): void {
     this.panel?.dispose();

@@ -19,7 +19,8 @@ export interface Proposal {
 /** The column of an open editor of `uri` (tabs included), else the first column. */
 function columnOf(uri: vscode.Uri): vscode.ViewColumn {
   for (const group of vscode.window.tabGroups.all) {
-    if (group.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri.toString())) return group.viewColumn;
+    if (group.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri.toString()))
+      return group.viewColumn;
   }
   return vscode.ViewColumn.One;
 }
@@ -32,7 +33,9 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Dis
   readonly onDidChange = this.changed.event;
   private readonly registration = vscode.workspace.registerTextDocumentContentProvider(proposalScheme, this);
 
-  get pending(): Proposal | undefined { return this.current; }
+  get pending(): Proposal | undefined {
+    return this.current;
+  }
 
   set(p: Proposal | undefined): void {
     this.current = p;
@@ -52,8 +55,13 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Dis
     const p = this.current;
     if (!p) return;
     const name = p.uri.path.split('/').pop();
-    await vscode.commands.executeCommand('vscode.diff', p.uri, this.proposalUri(p), `${name} ↔ Kimina proof of ${p.declaration}`,
-      { preview: false, preserveFocus: true, viewColumn: columnOf(p.uri) });
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      p.uri,
+      this.proposalUri(p),
+      `${name} ↔ Kimina proof of ${p.declaration}`,
+      { preview: false, preserveFocus: true, viewColumn: columnOf(p.uri) },
+    );
   }
 
   async accept(): Promise<{ outcome: AcceptOutcome; proposal?: Proposal }> {
@@ -87,7 +95,8 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Dis
   }
 
   private async closeDiffs(): Promise<void> {
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
       .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === proposalScheme);
     if (tabs.length) await vscode.window.tabGroups.close(tabs);
   }

@@ -28,15 +28,32 @@ export function settingsToEnv(s: KiminaSettings, leanProject: string | undefined
     KIMINA_PROVE_TIMEOUT: String(s.proveTimeout),
   };
   const optional: [string, string][] = [
-    ['KIMINA_MODEL', s.model], ['KIMINA_OPENAI_BASE_URL', s.openaiBaseUrl], ['KIMINA_SERVER_URL', s.serverUrl],
-    ['KIMINA_API_TOKEN', s.serverToken], ['KIMINA_REPL_COMMAND', s.replCommand],
-    ['KIMINA_LEAN_PROJECT', leanProject ?? ''], ['KIMINA_DEVICE', s.device === 'auto' ? '' : s.device],
-    ['KIMINA_KV_CACHE', s.kvCache === 'auto' ? '' : s.kvCache], ['KIMINA_SPECULATION', s.speculation ? '1' : ''],
+    ['KIMINA_MODEL', s.model],
+    ['KIMINA_OPENAI_BASE_URL', s.openaiBaseUrl],
+    ['KIMINA_SERVER_URL', s.serverUrl],
+    ['KIMINA_API_TOKEN', s.serverToken],
+    ['KIMINA_REPL_COMMAND', s.replCommand],
+    ['KIMINA_LEAN_PROJECT', leanProject ?? ''],
+    ['KIMINA_DEVICE', s.device === 'auto' ? '' : s.device],
+    ['KIMINA_KV_CACHE', s.kvCache === 'auto' ? '' : s.kvCache],
+    ['KIMINA_SPECULATION', s.speculation ? '1' : ''],
   ];
   for (const [name, value] of optional) if (value) env[name] = value;
   return env;
 }
 
 /** Settings whose change needs a backend restart (they travel as environment variables). */
-export const restartingSettings = ['engine', 'model', 'openaiBaseUrl', 'serverUrl', 'serverToken', 'timeouts', 'leanProject', 'replCommand', 'device', 'kvCache', 'speculation', 'nodePath']
-  .map((k) => `kimina.${k}`);
+export const restartingSettings = [
+  'engine',
+  'model',
+  'openaiBaseUrl',
+  'serverUrl',
+  'serverToken',
+  'timeouts',
+  'leanProject',
+  'replCommand',
+  'device',
+  'kvCache',
+  'speculation',
+  'nodePath',
+].map((k) => `kimina.${k}`);

@@ -17,12 +17,20 @@ async function finish(ctx: Ctx, title: string, pending: Promise<SetupResult>): P
   }
   ctx.log.warn(`[setup] ${title}: ${result.message}`);
   if (result.cancelled) void vscode.window.showInformationMessage(`${title}: cancelled.`);
-  else void vscode.window.showErrorMessage(`${title} failed: ${result.message}`, 'Show Log').then((b) => { if (b) ctx.log.show(); });
+  else
+    void vscode.window.showErrorMessage(`${title} failed: ${result.message}`, 'Show Log').then((b) => {
+      if (b) ctx.log.show();
+    });
   return false;
 }
 
 export async function pullModel(ctx: Ctx): Promise<void> {
-  const model = await vscode.window.showInputBox({ title: 'Kimina: Pull Model', prompt: 'Hugging Face model id', value: readSettings().model || defaultModel, ignoreFocusOut: true });
+  const model = await vscode.window.showInputBox({
+    title: 'Kimina: Pull Model',
+    prompt: 'Hugging Face model id',
+    value: readSettings().model || defaultModel,
+    ignoreFocusOut: true,
+  });
   if (!model) return;
   const title = `Kimina: pulling ${model}`;
   await finish(ctx, title, ctx.requestWithProgress(lspMethods.pullModel, { model }, title));
@@ -30,7 +38,10 @@ export async function pullModel(ctx: Ctx): Promise<void> {
 
 export async function setupLean(ctx: Ctx): Promise<void> {
   const project = leanProjectFolder(readSettings());
-  if (!project) { void vscode.window.showWarningMessage('Kimina: open a Lean project folder (or set kimina.leanProject) first.'); return; }
+  if (!project) {
+    void vscode.window.showWarningMessage('Kimina: open a Lean project folder (or set kimina.leanProject) first.');
+    return;
+  }
   const title = 'Kimina: setting up the Lean verifier';
   await finish(ctx, title, ctx.requestWithProgress(lspMethods.setupLean, { project }, title));
 }
@@ -41,12 +52,18 @@ export function watchSetup(ctx: Ctx): vscode.Disposable {
   return ctx.onStatus((s: BackendStatus) => {
     if (shown || !s.setup || (!s.setup.model && !s.setup.lean)) return;
     shown = true;
-    const buttons = [...(s.setup.model ? ['Pull Model'] : []), ...(s.setup.lean ? ['Set Up Lean'] : []), 'Open Settings'];
+    const buttons = [
+      ...(s.setup.model ? ['Pull Model'] : []),
+      ...(s.setup.lean ? ['Set Up Lean'] : []),
+      'Open Settings',
+    ];
     const what = [s.setup.model && 'a model', s.setup.lean && 'the Lean verifier'].filter(Boolean).join(' and ');
-    void vscode.window.showWarningMessage(`Kimina needs ${what} before the first proof. ${s.detail ?? ''}`, ...buttons).then((b) => {
-      if (b === 'Pull Model') void pullModel(ctx);
-      else if (b === 'Set Up Lean') void setupLean(ctx);
-      else if (b === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'kimina');
-    });
+    void vscode.window
+      .showWarningMessage(`Kimina needs ${what} before the first proof. ${s.detail ?? ''}`, ...buttons)
+      .then((b) => {
+        if (b === 'Pull Model') void pullModel(ctx);
+        else if (b === 'Set Up Lean') void setupLean(ctx);
+        else if (b === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'kimina');
+      });
   });
 }

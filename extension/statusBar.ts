@@ -17,8 +17,16 @@ export function createStatusBar(onStatus: vscode.Event<BackendStatus>, initial: 
   const show = (s: BackendStatus) => {
     const look = looks[s.state] ?? looks.error;
     item.text = `${look.icon} Kimina${s.state === 'ready' ? '' : `: ${look.label}`}`;
-    const lines = [`Kimina: ${look.label}`, s.detail, s.engine && `engine: ${s.engine}`, s.model && `model: ${s.model}`, s.lean && `Lean: ${s.lean}`,
-      s.backend && `proofs run ${s.backend === 'server' ? 'on the attached server' : 'in the editor backend'}`, ...(s.setup?.hints ?? []), 'Click to open the log.'];
+    const lines = [
+      `Kimina: ${look.label}`,
+      s.detail,
+      s.engine && `engine: ${s.engine}`,
+      s.model && `model: ${s.model}`,
+      s.lean && `Lean: ${s.lean}`,
+      s.backend && `proofs run ${s.backend === 'server' ? 'on the attached server' : 'in the editor backend'}`,
+      ...(s.setup?.hints ?? []),
+      'Click to open the log.',
+    ];
     item.tooltip = lines.filter(Boolean).join('\n');
     item.backgroundColor = s.state === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
     item.show();

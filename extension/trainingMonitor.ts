@@ -3,14 +3,24 @@
 // loads runs, metrics, rollouts, logs and GPU status, relays the view's controls, and offers to switch the
 // prover to a finished run's better model.
 import * as vscode from 'vscode';
-import { type StartTrainingRequest, type TrainingConnection, type TrainingPresetName, type TrainingStreamEvent, lspMethods } from '../backend/protocol';
+import {
+  type StartTrainingRequest,
+  type TrainingConnection,
+  type TrainingPresetName,
+  type TrainingStreamEvent,
+  lspMethods,
+} from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
 import { proveWithModel, trainingModelSetting } from './config';
 import type { Ctx } from './ctx';
 import { webviewHtml } from './webviewHtml';
 
 const GPU_POLL_MS = 10_000;
-const controls = { pause: lspMethods.trainingPause, resume: lspMethods.trainingResume, cancel: lspMethods.trainingCancel } as const;
+const controls = {
+  pause: lspMethods.trainingPause,
+  resume: lspMethods.trainingResume,
+  cancel: lspMethods.trainingCancel,
+} as const;
 
 class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -21,12 +31,17 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   private selected: string | null = null;
   private readonly subscriptions: vscode.Disposable[];
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly ctx: Ctx) {
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly ctx: Ctx,
+  ) {
     this.subscriptions = [
       ctx.onTrainingEvent((e) => this.onEvent(e)),
       ctx.onTrainingConnection((c) => this.onConnection(c)),
       // a new backend process follows nothing yet: ask again
-      ctx.onStarted(() => { if (this.following) void this.start(); }),
+      ctx.onStarted(() => {
+        if (this.following) void this.start();
+      }),
     ];
   }
 
@@ -34,23 +49,46 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.view = view;
     const media = vscode.Uri.joinPath(this.context.extensionUri, 'dist', 'media');
     view.webview.options = { enableScripts: true, localResourceRoots: [media] };
-    view.webview.html = webviewHtml(view.webview, media,
-      { name: 'trainingMonitor', title: 'Kimina Training', placeholder: '<p>Loading…</p>', inlineStyles: true });
-    view.webview.onDidReceiveMessage((m: FromMonitor) => { void this.onMessage(m); });
-    view.onDidDispose(() => { this.stopFollowing(); this.view = undefined; });
-    view.onDidChangeVisibility(() => { if (view.visible) void this.refreshGpus(); });
+    view.webview.html = webviewHtml(view.webview, media, {
+      name: 'trainingMonitor',
+      title: 'Kimina Training',
+      placeholder: '<p>Loading…</p>',
+      inlineStyles: true,
+    });
+    view.webview.onDidReceiveMessage((m: FromMonitor) => {
+      void this.onMessage(m);
+    });
+    view.onDidDispose(() => {
+      this.stopFollowing();
+      this.view = undefined;
+    });
+    view.onDidChangeVisibility(() => {
+      if (view.visible) void this.refreshGpus();
+    });
   }
 
-  private post(m: ToMonitor): void { void this.view?.webview.postMessage(m); }
+  private post(m: ToMonitor): void {
+    void this.view?.webview.postMessage(m);
+  }
 
   private async onMessage(m: FromMonitor): Promise<void> {
     try {
       switch (m.type) {
-        case 'ready': await this.start(); break;
-        case 'select': await this.select(m.runId); break;
-        case 'start': await this.startRun(m.preset, m.model, m.schedule, m.winRateSamples); break;
-        case 'control': this.post({ type: 'run', run: await this.ctx.request(controls[m.action], { id: m.runId }) }); break;
-        case 'useModel': await this.useModel(m.runId); break;
+        case 'ready':
+          await this.start();
+          break;
+        case 'select':
+          await this.select(m.runId);
+          break;
+        case 'start':
+          await this.startRun(m.preset, m.model, m.schedule, m.winRateSamples);
+          break;
+        case 'control':
+          this.post({ type: 'run', run: await this.ctx.request(controls[m.action], { id: m.runId }) });
+          break;
+        case 'useModel':
+          await this.useModel(m.runId);
+          break;
       }
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -71,12 +109,16 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
       this.post({ type: 'connection', status: 'disconnected', message: (err as Error).message });
     }
     void this.refreshGpus();
-    this.gpuTimer = setInterval(() => { if (this.view?.visible) void this.refreshGpus(); }, GPU_POLL_MS);
+    this.gpuTimer = setInterval(() => {
+      if (this.view?.visible) void this.refreshGpus();
+    }, GPU_POLL_MS);
   }
 
   /** Presets and runs, once at a time; tried again whenever the event stream connects until it worked. */
   private loadOnce(): Promise<void> {
-    this.loading ??= this.load().finally(() => { this.loading = null; });
+    this.loading ??= this.load().finally(() => {
+      this.loading = null;
+    });
     return this.loading;
   }
 
@@ -85,8 +127,12 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
     const configured = trainingModelSetting();
     const { presets } = await this.ctx.request(lspMethods.trainingPresets, {});
-    this.post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
-      defaultModel: configured || 'AI-MO/Kimina-Prover-RL-1.7B', workspace: folder });
+    this.post({
+      type: 'presets',
+      presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
+      defaultModel: configured || 'AI-MO/Kimina-Prover-RL-1.7B',
+      workspace: folder,
+    });
     const { runs } = await this.ctx.request(lspMethods.trainingRuns, {});
     this.post({ type: 'runs', runs });
     this.loaded = true;
@@ -105,10 +151,25 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   private onEvent(e: TrainingStreamEvent): void {
     if (!this.following) return;
     switch (e.type) {
-      case 'run': this.post({ type: 'run', run: e.run }); break;
-      case 'metrics': if (e.runId === this.selected) this.post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false }); break;
-      case 'rollouts': if (e.runId === this.selected) this.post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false }); break;
-      case 'log': if (e.runId === this.selected) this.post({ type: 'log', runId: e.runId, lines: [e.line], replace: false }); break;
+      case 'run':
+        this.post({ type: 'run', run: e.run });
+        break;
+      case 'metrics':
+        if (e.runId === this.selected)
+          this.post({
+            type: 'metrics',
+            runId: e.runId,
+            steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }],
+            replace: false,
+          });
+        break;
+      case 'rollouts':
+        if (e.runId === this.selected)
+          this.post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false });
+        break;
+      case 'log':
+        if (e.runId === this.selected) this.post({ type: 'log', runId: e.runId, lines: [e.line], replace: false });
+        break;
     }
   }
 
@@ -124,11 +185,22 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.post({ type: 'log', runId, lines: log.lines, replace: true });
   }
 
-  private async startRun(preset: TrainingPresetName, model: string, schedule: StartTrainingRequest['schedule'], winRateSamples?: number): Promise<void> {
+  private async startRun(
+    preset: TrainingPresetName,
+    model: string,
+    schedule: StartTrainingRequest['schedule'],
+    winRateSamples?: number,
+  ): Promise<void> {
     if (!model) throw new Error('enter a model (a Hugging Face id or a folder with safetensors weights)');
     const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!workspace) throw new Error('open a Lean workspace first: its theorems are the training prompts');
-    const body: StartTrainingRequest = { preset, model, workspace, schedule, ...(winRateSamples ? { winRate: { samples: winRateSamples } } : {}) };
+    const body: StartTrainingRequest = {
+      preset,
+      model,
+      workspace,
+      schedule,
+      ...(winRateSamples ? { winRate: { samples: winRateSamples } } : {}),
+    };
     const run = await this.ctx.request(lspMethods.trainingStart, body);
     this.post({ type: 'run', run });
     await this.select(run.id);
@@ -140,19 +212,29 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     let run = await this.ctx.request(lspMethods.trainingRun, { id: runId });
     let dir = run.onnxDir;
     if (!dir) {
-      dir = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Kimina: exporting the fine-tuned model to ONNX' },
-        async () => (await this.ctx.request(lspMethods.trainingExport, { id: runId, quantize: 'q4' })).onnxDir);
+      dir = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Kimina: exporting the fine-tuned model to ONNX' },
+        async () => (await this.ctx.request(lspMethods.trainingExport, { id: runId, quantize: 'q4' })).onnxDir,
+      );
       run = await this.ctx.request(lspMethods.trainingRun, { id: runId });
       this.post({ type: 'run', run });
     }
-    const choice = await vscode.window.showInformationMessage(`Prove with the fine-tuned model from "${run.name}"? (${dir})`, 'Switch', 'Not now');
+    const choice = await vscode.window.showInformationMessage(
+      `Prove with the fine-tuned model from "${run.name}"? (${dir})`,
+      'Switch',
+      'Not now',
+    );
     if (choice !== 'Switch') return;
     await proveWithModel(dir);
     void vscode.window.showInformationMessage('Kimina now proves with the fine-tuned model.');
   }
 
   private async refreshGpus(): Promise<void> {
-    try { this.post({ type: 'gpus', report: await this.ctx.request(lspMethods.trainingGpus, {}) }); } catch { /* the connection line says why */ }
+    try {
+      this.post({ type: 'gpus', report: await this.ctx.request(lspMethods.trainingGpus, {}) });
+    } catch {
+      /* the connection line says why */
+    }
   }
 
   private stopFollowing(): void {
@@ -171,6 +253,8 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
 /** Registers the `kimina.trainingMonitor` webview view (contributed in package.json by the extension). */
 export function registerTrainingMonitor(context: vscode.ExtensionContext, ctx: Ctx): vscode.Disposable {
   const provider = new TrainingMonitorProvider(context, ctx);
-  const registration = vscode.window.registerWebviewViewProvider('kimina.trainingMonitor', provider, { webviewOptions: { retainContextWhenHidden: true } });
+  const registration = vscode.window.registerWebviewViewProvider('kimina.trainingMonitor', provider, {
+    webviewOptions: { retainContextWhenHidden: true },
+  });
   return vscode.Disposable.from(registration, provider);
 }

@@ -6,7 +6,15 @@ import 'uplot/dist/uPlot.min.css';
 import './trainingMonitor.css';
 import type { TrainingRun } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from './trainingMonitorMessages';
-import { CHARTS, chartData, controlsFor, emptyMonitor, latestFormatErrors, reduceMonitor, type MonitorState } from './trainingMonitorState';
+import {
+  CHARTS,
+  chartData,
+  controlsFor,
+  emptyMonitor,
+  latestFormatErrors,
+  reduceMonitor,
+  type MonitorState,
+} from './trainingMonitorState';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromMonitor): void };
 const vscode = acquireVsCodeApi();
@@ -17,7 +25,11 @@ let chartsRun: string | null = null;
 let scheduled = false;
 const COLORS = ['#4e9af1', '#f1a94e', '#57c27a', '#c75bd6'];
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string | null | undefined | false)[]): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: (Node | string | null | undefined | false)[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   for (const c of children) if (c !== null && c !== undefined && c !== false) node.append(c);
@@ -26,25 +38,48 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
 
 function button(label: string, onClick: () => void, cls = ''): HTMLButtonElement {
   const b = el('button', { class: cls, type: 'button' }, label);
-  b.addEventListener('click', (e) => { e.stopPropagation(); onClick(); });
+  b.addEventListener('click', (e) => {
+    e.stopPropagation();
+    onClick();
+  });
   return b;
 }
 
-const fmt = (v: number | undefined, digits = 3) => (v === undefined ? '–' : Number.isInteger(v) ? String(v) : v.toFixed(digits));
+const fmt = (v: number | undefined, digits = 3) =>
+  v === undefined ? '–' : Number.isInteger(v) ? String(v) : v.toFixed(digits);
 
 function header(): HTMLElement {
-  const conn = el('div', { class: `connection ${state.connection}` }, {
-    connecting: 'Connecting to the Kimina backend…', connected: 'Backend connected', disconnected: 'Backend disconnected: reconnecting…',
-    'no-backend': 'No Kimina server attached',
-  }[state.connection], state.connectionMessage ? ` (${state.connectionMessage})` : '');
+  const conn = el(
+    'div',
+    { class: `connection ${state.connection}` },
+    {
+      connecting: 'Connecting to the Kimina backend…',
+      connected: 'Backend connected',
+      disconnected: 'Backend disconnected: reconnecting…',
+      'no-backend': 'No Kimina server attached',
+    }[state.connection],
+    state.connectionMessage ? ` (${state.connectionMessage})` : '',
+  );
   const gpus = el('div', { class: 'gpus' });
   if (state.gpus) {
     if (!state.gpus.available) gpus.append(el('span', { class: 'muted' }, state.gpus.note ?? 'No GPU'));
     for (const g of state.gpus.gpus) {
-      gpus.append(el('div', { class: 'gpu' }, `GPU ${g.index} ${g.name}: ${g.utilizationPct}% · ${(g.memoryUsedMb / 1024).toFixed(1)}/${(g.memoryTotalMb / 1024).toFixed(0)} GB`));
+      gpus.append(
+        el(
+          'div',
+          { class: 'gpu' },
+          `GPU ${g.index} ${g.name}: ${g.utilizationPct}% · ${(g.memoryUsedMb / 1024).toFixed(1)}/${(g.memoryTotalMb / 1024).toFixed(0)} GB`,
+        ),
+      );
     }
   }
-  return el('section', { class: 'header' }, conn, gpus, state.error ? el('div', { class: 'error' }, state.error) : null);
+  return el(
+    'section',
+    { class: 'header' },
+    conn,
+    gpus,
+    state.error ? el('div', { class: 'error' }, state.error) : null,
+  );
 }
 
 let form: { el: HTMLElement; presetsKey: string } | null = null;
@@ -58,27 +93,71 @@ function startForm(): HTMLElement {
 }
 
 function buildStartForm(): HTMLElement {
-  const model = el('input', { type: 'text', id: 'model', placeholder: 'AI-MO/Kimina-Prover-RL-1.7B or a folder', value: state.defaultModel });
+  const model = el('input', {
+    type: 'text',
+    id: 'model',
+    placeholder: 'AI-MO/Kimina-Prover-RL-1.7B or a folder',
+    value: state.defaultModel,
+  });
   const preset = el('select', { id: 'preset' });
   for (const p of state.presets) preset.append(el('option', { value: p.name, title: p.summary }, p.name));
   const idle = el('input', { type: 'checkbox', id: 'idle' });
   const winRate = el('input', { type: 'checkbox', id: 'winrate' });
-  const form = el('details', { class: 'start' }, el('summary', {}, 'New run'),
-    el('label', {}, 'Model ', model), el('label', {}, 'Preset ', preset), el('label', { class: 'check' }, idle, ' only when the GPUs are idle'),
-    el('label', { class: 'check', title: 'Sample 4 answers per prompt with the current model first; drop prompts it wins over half the time, repeat the ones it never wins.' },
-      winRate, ' skip prompts the model already solves (win-rate filter)'),
-    el('div', { class: 'muted' }, state.workspace ? `Prompts: theorems and sorries of ${state.workspace}, and your proof attempts` : 'Open a Lean workspace to train on its theorems'),
-    button('Start', () => vscode.postMessage({ type: 'start', model: model.value.trim(), preset: preset.value as never, schedule: idle.checked ? 'when-idle' : 'now', winRateSamples: winRate.checked ? 4 : undefined }), 'primary'));
+  const form = el(
+    'details',
+    { class: 'start' },
+    el('summary', {}, 'New run'),
+    el('label', {}, 'Model ', model),
+    el('label', {}, 'Preset ', preset),
+    el('label', { class: 'check' }, idle, ' only when the GPUs are idle'),
+    el(
+      'label',
+      {
+        class: 'check',
+        title:
+          'Sample 4 answers per prompt with the current model first; drop prompts it wins over half the time, repeat the ones it never wins.',
+      },
+      winRate,
+      ' skip prompts the model already solves (win-rate filter)',
+    ),
+    el(
+      'div',
+      { class: 'muted' },
+      state.workspace
+        ? `Prompts: theorems and sorries of ${state.workspace}, and your proof attempts`
+        : 'Open a Lean workspace to train on its theorems',
+    ),
+    button(
+      'Start',
+      () =>
+        vscode.postMessage({
+          type: 'start',
+          model: model.value.trim(),
+          preset: preset.value as never,
+          schedule: idle.checked ? 'when-idle' : 'now',
+          winRateSamples: winRate.checked ? 4 : undefined,
+        }),
+      'primary',
+    ),
+  );
   if (state.runs.length === 0) form.setAttribute('open', '');
   return form;
 }
 
 function runRow(run: TrainingRun): HTMLElement {
-  const row = el('div', { class: `run ${run.id === state.selected ? 'selected' : ''}`, 'data-run': run.id },
+  const row = el(
+    'div',
+    { class: `run ${run.id === state.selected ? 'selected' : ''}`, 'data-run': run.id },
     el('div', { class: 'run-title' }, el('span', { class: `state ${run.state}` }, run.state), ` ${run.name}`),
-    el('div', { class: 'muted' }, `step ${run.step}/${run.hyper.maxSteps} · checkpoint ${run.checkpointStep} · ${run.gpus === 'cpu' ? 'CPU' : `GPU ${run.gpus}`}${run.restarts ? ` · ${run.restarts} restarts` : ''}`));
+    el(
+      'div',
+      { class: 'muted' },
+      `step ${run.step}/${run.hyper.maxSteps} · checkpoint ${run.checkpointStep} · ${run.gpus === 'cpu' ? 'CPU' : `GPU ${run.gpus}`}${run.restarts ? ` · ${run.restarts} restarts` : ''}`,
+    ),
+  );
   const controls = el('div', { class: 'controls' });
-  for (const action of controlsFor(run)) controls.append(button(action, () => vscode.postMessage({ type: 'control', action, runId: run.id })));
+  for (const action of controlsFor(run))
+    controls.append(button(action, () => vscode.postMessage({ type: 'control', action, runId: run.id })));
   row.append(controls);
   row.addEventListener('click', () => vscode.postMessage({ type: 'select', runId: run.id }));
   return row;
@@ -88,21 +167,43 @@ function details(run: TrainingRun): HTMLElement {
   const box = el('section', { class: 'details' });
   if (run.error) box.append(el('pre', { class: 'error' }, run.error));
   if (run.baseEval) {
-    const key = Object.keys(run.latestEval?.metrics ?? run.baseEval.metrics).find((k) => /^eval\/acc_turn_2\/pass@/.test(k))
-      ?? Object.keys(run.baseEval.metrics).find((k) => /^eval\/acc_turn_1\/pass@/.test(k));
+    const key =
+      Object.keys(run.latestEval?.metrics ?? run.baseEval.metrics).find((k) => /^eval\/acc_turn_2\/pass@/.test(k)) ??
+      Object.keys(run.baseEval.metrics).find((k) => /^eval\/acc_turn_1\/pass@/.test(k));
     if (key) {
-      const label = key.replace(/^eval\/acc_turn_(\d)\/pass@(\d+)$/, (_, t, k) => `held-out pass@${k}${t === '2' ? ' with fix turn' : ''}`);
-      box.append(el('div', { class: 'eval' }, `${label}: base ${fmt(run.baseEval.metrics[key])} → step ${run.latestEval?.step ?? 0}: ${fmt(run.latestEval?.metrics[key])}`,
-        run.improved === true ? el('span', { class: 'better' }, ' better') : run.improved === false ? el('span', { class: 'muted' }, ' not better') : null));
+      const label = key.replace(
+        /^eval\/acc_turn_(\d)\/pass@(\d+)$/,
+        (_, t, k) => `held-out pass@${k}${t === '2' ? ' with fix turn' : ''}`,
+      );
+      box.append(
+        el(
+          'div',
+          { class: 'eval' },
+          `${label}: base ${fmt(run.baseEval.metrics[key])} → step ${run.latestEval?.step ?? 0}: ${fmt(run.latestEval?.metrics[key])}`,
+          run.improved === true
+            ? el('span', { class: 'better' }, ' better')
+            : run.improved === false
+              ? el('span', { class: 'muted' }, ' not better')
+              : null,
+        ),
+      );
     }
   }
   if (run.state === 'completed' && run.improved && run.finalDir) {
-    box.append(button(run.onnxDir ? 'Use this model for proving' : 'Export to ONNX and use for proving', () => vscode.postMessage({ type: 'useModel', runId: run.id }), 'primary'));
+    box.append(
+      button(
+        run.onnxDir ? 'Use this model for proving' : 'Export to ONNX and use for proving',
+        () => vscode.postMessage({ type: 'useModel', runId: run.id }),
+        'primary',
+      ),
+    );
   }
   const errors = latestFormatErrors(state, run.id);
   if (errors.length) {
-    box.append(el('div', { class: 'subtitle' }, 'Format errors (latest step)'),
-      el('ul', { class: 'format-errors' }, ...errors.slice(0, 5).map((e) => el('li', {}, `${e.count} × ${e.text}`))));
+    box.append(
+      el('div', { class: 'subtitle' }, 'Format errors (latest step)'),
+      el('ul', { class: 'format-errors' }, ...errors.slice(0, 5).map((e) => el('li', {}, `${e.count} × ${e.text}`))),
+    );
   }
   return box;
 }
@@ -113,18 +214,34 @@ function rolloutList(runId: string): HTMLElement {
   if (!rollouts.length) list.append(el('div', { class: 'muted' }, 'None yet.'));
   for (const r of rollouts.slice(0, 8)) {
     const verdict = r.verdict ?? 'not checked';
-    list.append(el('details', { class: 'rollout', 'data-key': `rollout-${r.id}` },
-      el('summary', {}, el('span', { class: `score s${r.score}` }, r.score >= 1 ? '✔' : '✘'),
-        ` step ${r.step} · ${r.purpose}${r.turn > 1 ? ' · fix turn' : ''} · ${verdict}${r.formatError !== 'NONE' ? ` · ${r.formatError}` : ''}`),
-      el('div', { class: 'label' }, 'Thinking'), el('pre', { class: 'think' }, r.think.slice(0, 4000) || '(none)'),
-      el('div', { class: 'label' }, 'Checked code'), el('pre', { class: 'code' }, r.code ?? '(no proof could be extracted)')));
+    list.append(
+      el(
+        'details',
+        { class: 'rollout', 'data-key': `rollout-${r.id}` },
+        el(
+          'summary',
+          {},
+          el('span', { class: `score s${r.score}` }, r.score >= 1 ? '✔' : '✘'),
+          ` step ${r.step} · ${r.purpose}${r.turn > 1 ? ' · fix turn' : ''} · ${verdict}${r.formatError !== 'NONE' ? ` · ${r.formatError}` : ''}`,
+        ),
+        el('div', { class: 'label' }, 'Thinking'),
+        el('pre', { class: 'think' }, r.think.slice(0, 4000) || '(none)'),
+        el('div', { class: 'label' }, 'Checked code'),
+        el('pre', { class: 'code' }, r.code ?? '(no proof could be extracted)'),
+      ),
+    );
   }
   return list;
 }
 
 function logBox(runId: string): HTMLElement {
   const lines = (state.logs.get(runId) ?? []).slice(-8);
-  return el('details', { class: 'log', 'data-key': 'log' }, el('summary', {}, 'Log'), el('pre', {}, lines.map((l) => `${l.at.slice(11, 19)} ${l.message}`).join('\n')));
+  return el(
+    'details',
+    { class: 'log', 'data-key': 'log' },
+    el('summary', {}, 'Log'),
+    el('pre', {}, lines.map((l) => `${l.at.slice(11, 19)} ${l.message}`).join('\n')),
+  );
 }
 
 function updateCharts(container: HTMLElement, runId: string): void {
@@ -138,18 +255,49 @@ function updateCharts(container: HTMLElement, runId: string): void {
     const d = chartData(state, runId, chart);
     const slotId = `chart-${chart.id}`;
     let slot = document.getElementById(slotId);
-    if (!d) { if (slot) slot.remove(); charts.get(chart.id)?.plot.destroy(); charts.delete(chart.id); continue; }
-    if (!slot) { slot = el('div', { class: 'chart', id: slotId, 'data-chart': chart.id }); container.append(slot); }
+    if (!d) {
+      if (slot) slot.remove();
+      charts.get(chart.id)?.plot.destroy();
+      charts.delete(chart.id);
+      continue;
+    }
+    if (!slot) {
+      slot = el('div', { class: 'chart', id: slotId, 'data-chart': chart.id });
+      container.append(slot);
+    }
     const existing = charts.get(chart.id);
     const labels = d.labels.join('|');
-    if (existing && existing.labels === labels) { existing.plot.setData(d.data as uPlot.AlignedData); continue; }
+    if (existing && existing.labels === labels) {
+      existing.plot.setData(d.data as uPlot.AlignedData);
+      continue;
+    }
     existing?.plot.destroy();
     slot.replaceChildren();
-    const plot = new uPlot({
-      title: chart.title, width, height: 130, legend: { show: true }, cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false } }, axes: [{ stroke: '#888', grid: { stroke: '#8883' } }, { stroke: '#888', grid: { stroke: '#8883' }, size: 48 }],
-      series: [{ label: 'step' }, ...d.labels.map((label, i) => ({ label, stroke: COLORS[i % COLORS.length], width: 1.5, points: { show: d.data[0].length < 30 } }))],
-    }, d.data as uPlot.AlignedData, slot);
+    const plot = new uPlot(
+      {
+        title: chart.title,
+        width,
+        height: 130,
+        legend: { show: true },
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: false } },
+        axes: [
+          { stroke: '#888', grid: { stroke: '#8883' } },
+          { stroke: '#888', grid: { stroke: '#8883' }, size: 48 },
+        ],
+        series: [
+          { label: 'step' },
+          ...d.labels.map((label, i) => ({
+            label,
+            stroke: COLORS[i % COLORS.length],
+            width: 1.5,
+            points: { show: d.data[0].length < 30 },
+          })),
+        ],
+      },
+      d.data as uPlot.AlignedData,
+      slot,
+    );
     charts.set(chart.id, { plot, labels });
   }
 }
@@ -165,9 +313,12 @@ function render(): void {
   const parts: Node[] = [header(), startForm(), runs];
   if (run) parts.push(details(run), chartBox, rolloutList(run.id), logBox(run.id));
   // Keep what the user opened (rollouts, log) open across re-renders.
-  const opened = new Set([...root.querySelectorAll<HTMLDetailsElement>('details[data-key]')].filter((d) => d.open).map((d) => d.dataset.key));
+  const opened = new Set(
+    [...root.querySelectorAll<HTMLDetailsElement>('details[data-key]')].filter((d) => d.open).map((d) => d.dataset.key),
+  );
   root.replaceChildren(...parts);
-  for (const d of root.querySelectorAll<HTMLDetailsElement>('details[data-key]')) if (opened.has(d.dataset.key)) d.open = true;
+  for (const d of root.querySelectorAll<HTMLDetailsElement>('details[data-key]'))
+    if (opened.has(d.dataset.key)) d.open = true;
   if (run) updateCharts(chartBox, run.id);
 }
 
@@ -181,5 +332,8 @@ window.addEventListener('message', (event: MessageEvent<ToMonitor>) => {
   reduceMonitor(state, event.data);
   schedule();
 });
-window.addEventListener('resize', () => { for (const c of charts.values()) c.plot.setSize({ width: Math.max(200, (chartBox?.clientWidth ?? 300) - 8), height: 130 }); });
+window.addEventListener('resize', () => {
+  for (const c of charts.values())
+    c.plot.setSize({ width: Math.max(200, (chartBox?.clientWidth ?? 300) - 8), height: 130 });
+});
 vscode.postMessage({ type: 'ready' });

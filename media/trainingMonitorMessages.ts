@@ -1,12 +1,26 @@
 // Messages between the Training Monitor webview and its view host (extension/trainingMonitor.ts).
 // The webview never talks to the backend itself; the host relays.
-import type { GpuReport, RolloutSample, StepMetrics, TrainingConnectionStatus, TrainingLogLine, TrainingPresetName, TrainingRun, TrainingSchedule } from '../backend/protocol';
+import type {
+  GpuReport,
+  RolloutSample,
+  StepMetrics,
+  TrainingConnectionStatus,
+  TrainingLogLine,
+  TrainingPresetName,
+  TrainingRun,
+  TrainingSchedule,
+} from '../backend/protocol';
 
 export type ConnectionStatus = TrainingConnectionStatus;
 
 export type ToMonitor =
   | { type: 'connection'; status: ConnectionStatus; message?: string }
-  | { type: 'presets'; presets: { name: TrainingPresetName; summary: string }[]; defaultModel: string; workspace: string | null }
+  | {
+      type: 'presets';
+      presets: { name: TrainingPresetName; summary: string }[];
+      defaultModel: string;
+      workspace: string | null;
+    }
   | { type: 'runs'; runs: TrainingRun[] }
   | { type: 'run'; run: TrainingRun }
   | { type: 'metrics'; runId: string; steps: StepMetrics[]; replace: boolean }

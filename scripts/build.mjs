@@ -9,16 +9,41 @@ const nativeExternals = ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js'
 
 mkdirSync('dist/media', { recursive: true });
 const jobs = [
-  build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['backend/cli.ts'], outfile: 'dist/cli.js',
-    external: nativeExternals, banner: { js: '#!/usr/bin/env node' } }),
+  build({
+    ...common,
+    platform: 'node',
+    format: 'cjs',
+    entryPoints: ['backend/cli.ts'],
+    outfile: 'dist/cli.js',
+    external: nativeExternals,
+    banner: { js: '#!/usr/bin/env node' },
+  }),
   // The ONNX engine decodes in a worker thread; it loads this file from next to dist/cli.js.
-  build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['backend/model/onnx/worker.ts'], outfile: 'dist/onnx-worker.js',
-    external: nativeExternals }),
-  build({ ...common, platform: 'node', format: 'cjs', entryPoints: ['extension/main.ts'], outfile: 'dist/extension.js',
-    external: ['vscode'] }),
-  build({ ...common, platform: 'browser', format: 'iife', target: 'es2022',
+  build({
+    ...common,
+    platform: 'node',
+    format: 'cjs',
+    entryPoints: ['backend/model/onnx/worker.ts'],
+    outfile: 'dist/onnx-worker.js',
+    external: nativeExternals,
+  }),
+  build({
+    ...common,
+    platform: 'node',
+    format: 'cjs',
+    entryPoints: ['extension/main.ts'],
+    outfile: 'dist/extension.js',
+    external: ['vscode'],
+  }),
+  build({
+    ...common,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
     entryPoints: { proofView: 'media/proofView.ts', trainingMonitor: 'media/trainingMonitor.ts' },
-    outdir: 'dist/media', loader: { '.css': 'css' } }),
+    outdir: 'dist/media',
+    loader: { '.css': 'css' },
+  }),
 ];
 await Promise.all(jobs);
 chmodSync('dist/cli.js', 0o755);

@@ -19,14 +19,22 @@ function find(dir) {
   return out;
 }
 const files = find(root);
-if (files.length === 0) { console.error(`no tests under ${root}`); process.exit(1); }
+if (files.length === 0) {
+  console.error(`no tests under ${root}`);
+  process.exit(1);
+}
 // The trainer suite's Python environment (several GB from PyPI on a fresh machine) is created before any test
 // starts, so a download failure is reported once, as itself, instead of as a failed hook of whichever file ran first.
 if (root.startsWith('test/trainer')) {
   const setup = spawnSync(process.execPath, ['--import', 'tsx', 'test/trainer/setup.ts'], { stdio: 'inherit' });
-  if (setup.status !== 0) { console.error('the trainer suite\'s Python environment could not be created (above)'); process.exit(1); }
+  if (setup.status !== 0) {
+    console.error("the trainer suite's Python environment could not be created (above)");
+    process.exit(1);
+  }
 }
 // The e2e files share one packaged extension and code-server install: run them one at a time.
 const serial = root.startsWith('test/e2e') ? ['--test-concurrency=1'] : [];
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...serial, ...files], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...serial, ...files], {
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

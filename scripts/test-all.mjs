@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 
 const steps = [
   ['typecheck', ['npm', 'run', '-s', 'typecheck']],
+  ['format', ['npm', 'run', '-s', 'format:check']],
   ['build', ['npm', 'run', '-s', 'build']],
   // the trainer suite first: it creates test/trainer/.venv, which the unit suite's transformers parity tests use
   ['trainer', ['npm', 'run', '-s', 'test:trainer']],

@@ -8,7 +8,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 const root = resolve(__dirname, '..');
 const DOC = join(root, 'docs', 'architecture.md');
 
-interface Room { name: string; folders: string[]; mayImport: Set<string> }
+interface Room {
+  name: string;
+  folders: string[];
+  mayImport: Set<string>;
+}
 
 /** The rooms table of docs/architecture.md: name, folders (files or `dir/`), what it may import. */
 function roomsFromDoc(): Room[] {
@@ -16,7 +20,10 @@ function roomsFromDoc(): Room[] {
   const table = doc.slice(doc.indexOf('<!-- rooms:'), doc.indexOf('<!-- end of rooms -->'));
   const rows = table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Room') && !l.startsWith('|---'));
   return rows.map((row) => {
-    const cells = row.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+    const cells = row
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((c) => c.trim());
     const folders = [...cells[1].matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     const mayImport = new Set(cells[3] === '—' ? [] : cells[3].split(',').map((s) => s.trim()));
     return { name: cells[0], folders, mayImport };
@@ -55,7 +62,12 @@ function resolveSpecifier(from: string, spec: string): string {
   return relative(root, base);
 }
 
-interface Import { from: string; to: string; fromRoom: string | null; toRoom: string | null }
+interface Import {
+  from: string;
+  to: string;
+  fromRoom: string | null;
+  toRoom: string | null;
+}
 
 /** Every relative import of the product and the benchmarks: static, re-exports, dynamic and require. */
 function imports(): Import[] {
@@ -81,7 +93,8 @@ test('the rooms table is read, and every source file of the product and the benc
   assert.ok(rooms.length >= 15, `rooms in docs/architecture.md: ${rooms.map((r) => r.name).join(', ')}`);
   assert.ok(all.length > 300, `imports read: ${all.length}`);
   const names = new Set(rooms.map((r) => r.name));
-  for (const room of rooms) for (const other of room.mayImport) assert.ok(names.has(other), `${room.name} may import unknown room '${other}'`);
+  for (const room of rooms)
+    for (const other of room.mayImport) assert.ok(names.has(other), `${room.name} may import unknown room '${other}'`);
   const homeless = new Set<string>();
   for (const top of ['backend', 'extension', 'media', 'bench']) {
     for (const file of sources(join(root, top))) if (!roomOf(relative(root, file))) homeless.add(relative(root, file));
@@ -98,14 +111,19 @@ test('every import between rooms is one the table allows', () => {
 });
 
 test('the extension imports nothing from the backend but backend/protocol, and only message contracts from media', () => {
-  const bad = all.filter((i) => i.fromRoom === 'extension' && i.to.startsWith('backend/') && !i.to.startsWith('backend/protocol/'));
+  const bad = all.filter(
+    (i) => i.fromRoom === 'extension' && i.to.startsWith('backend/') && !i.to.startsWith('backend/protocol/'),
+  );
   assert.deepEqual(show(bad), []);
   const views = all.filter((i) => i.fromRoom === 'extension' && i.toRoom === 'media' && !/Messages\.ts$/.test(i.to));
   assert.deepEqual(show(views), []);
 });
 
 test('lean/ and model/ never import prover/; training/ never imports api/', () => {
-  assert.deepEqual(show(all.filter((i) => (i.fromRoom === 'lean' || i.fromRoom === 'model') && i.toRoom === 'prover')), []);
+  assert.deepEqual(
+    show(all.filter((i) => (i.fromRoom === 'lean' || i.fromRoom === 'model') && i.toRoom === 'prover')),
+    [],
+  );
   assert.deepEqual(show(all.filter((i) => i.fromRoom === 'training' && i.toRoom === 'api')), []);
 });
 
@@ -115,12 +133,16 @@ test('nothing in backend/ or bench/ imports test/', () => {
 
 test('no import cycles between rooms', () => {
   const graph = new Map<string, Set<string>>();
-  for (const i of crossing) if (i.fromRoom && i.toRoom) graph.set(i.fromRoom, (graph.get(i.fromRoom) ?? new Set()).add(i.toRoom));
+  for (const i of crossing)
+    if (i.fromRoom && i.toRoom) graph.set(i.fromRoom, (graph.get(i.fromRoom) ?? new Set()).add(i.toRoom));
   const cycles: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
   const visit = (room: string, path: string[]): void => {
     if (state.get(room) === 'done') return;
-    if (state.get(room) === 'open') { cycles.push([...path.slice(path.indexOf(room)), room].join(' -> ')); return; }
+    if (state.get(room) === 'open') {
+      cycles.push([...path.slice(path.indexOf(room)), room].join(' -> '));
+      return;
+    }
     state.set(room, 'open');
     for (const next of graph.get(room) ?? []) visit(next, [...path, room]);
     state.set(room, 'done');
@@ -136,17 +158,21 @@ test('only backend/app/settings.ts reads environment variables; elsewhere proces
       const path = relative(root, file);
       // the settings module, and the stand-in REPL: a program of its own (a child process, like the Python trainer)
       if (path === 'backend/app/settings.ts' || path === 'backend/demo/stand-in-repl/repl.mjs') continue;
-      readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-        const code = line.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''"); // text inside strings is not code
-        if (/process\.env\s*(\.|\[|\?\.)/.test(code) || /\{[^}]*\}\s*=\s*process\.env\b/.test(code)) reads.push(`${path}:${i + 1}: ${line.trim()}`);
-      });
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          const code = line.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''"); // text inside strings is not code
+          if (/process\.env\s*(\.|\[|\?\.)/.test(code) || /\{[^}]*\}\s*=\s*process\.env\b/.test(code))
+            reads.push(`${path}:${i + 1}: ${line.trim()}`);
+        });
     }
   }
   assert.deepEqual(reads, []);
 });
 
 test('the extension reads and writes VS Code settings only in extension/config.ts', () => {
-  const elsewhere = [...sources(join(root, 'extension'))].map((f) => relative(root, f))
+  const elsewhere = [...sources(join(root, 'extension'))]
+    .map((f) => relative(root, f))
     .filter((f) => f !== 'extension/config.ts' && /getConfiguration\s*\(/.test(readFileSync(join(root, f), 'utf8')));
   assert.deepEqual(elsewhere, []);
 });

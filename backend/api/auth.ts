@@ -12,16 +12,28 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /** Paths anyone may read: the routes the contract declares public (health checks, as in kimina-lean-server). */
-export const publicPaths = new Set(Object.values(routes as Record<string, RouteSpec>)
-  .filter((r) => r.public && r.method === 'GET').flatMap((r) => [r.path, ...(r.aliases ?? [])]));
+export const publicPaths = new Set(
+  Object.values(routes as Record<string, RouteSpec>)
+    .filter((r) => r.public && r.method === 'GET')
+    .flatMap((r) => [r.path, ...(r.aliases ?? [])]),
+);
 
 export function requireToken(token: string | undefined): RequestHandler {
   return (req, res, next) => {
-    if (!token || (req.method === 'GET' && publicPaths.has(req.path))) { next(); return; }
+    if (!token || (req.method === 'GET' && publicPaths.has(req.path))) {
+      next();
+      return;
+    }
     const header = req.headers.authorization;
-    if (!header) { sendDetail(res, 401, 'Missing API key'); return; }
+    if (!header) {
+      sendDetail(res, 401, 'Missing API key');
+      return;
+    }
     const given = header.replace(/^Bearer\s+/i, '').trim();
-    if (!sameSecret(given, token)) { sendDetail(res, 401, 'Invalid API key'); return; }
+    if (!sameSecret(given, token)) {
+      sendDetail(res, 401, 'Invalid API key');
+      return;
+    }
     next();
   };
 }

@@ -5,7 +5,11 @@ import type { Request } from 'express';
 export const defaultBodyLimitBytes = 4 * 1024 * 1024;
 
 /** Why a body could not be read; each route answers it in its own error style (backend/api/contract.ts). */
-export interface BodyFailure { status: 400 | 413; kind: 'too_large' | 'not_utf8' | 'json_invalid'; message: string }
+export interface BodyFailure {
+  status: 400 | 413;
+  kind: 'too_large' | 'not_utf8' | 'json_invalid';
+  message: string;
+}
 
 export type BodyResult = { ok: true; value: unknown } | { ok: false; failure: BodyFailure };
 
@@ -32,12 +36,32 @@ export function readJsonBody(req: Request, limitBytes = defaultBodyLimitBytes): 
     });
     req.on('error', reject);
     req.on('end', () => {
-      if (over) { resolve({ ok: false, failure: { status: 413, kind: 'too_large', message: `Request body too large: the limit is ${limitBytes} bytes` } }); return; }
+      if (over) {
+        resolve({
+          ok: false,
+          failure: {
+            status: 413,
+            kind: 'too_large',
+            message: `Request body too large: the limit is ${limitBytes} bytes`,
+          },
+        });
+        return;
+      }
       const raw = Buffer.concat(chunks);
-      if (raw.length === 0) { resolve({ ok: true, value: undefined }); return; }
+      if (raw.length === 0) {
+        resolve({ ok: true, value: undefined });
+        return;
+      }
       let text: string;
-      try { text = decoder.decode(raw); } catch { resolve({ ok: false, failure: { status: 400, kind: 'not_utf8', message: 'Request body is not valid UTF-8' } }); return; }
-      try { resolve({ ok: true, value: JSON.parse(text) as unknown }); } catch (err) {
+      try {
+        text = decoder.decode(raw);
+      } catch {
+        resolve({ ok: false, failure: { status: 400, kind: 'not_utf8', message: 'Request body is not valid UTF-8' } });
+        return;
+      }
+      try {
+        resolve({ ok: true, value: JSON.parse(text) as unknown });
+      } catch (err) {
         resolve({ ok: false, failure: { status: 400, kind: 'json_invalid', message: jsonProblem(err) } });
       }
     });

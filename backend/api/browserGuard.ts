@@ -41,7 +41,7 @@ export function hostProblem(req: Request, allowed: Set<string>): string | null {
   if (!raw) return 'a Host header is required';
   const host = splitHost(raw);
   if (!host) return 'the Host header is malformed';
-  if (host.port !== req.socket.localPort) return 'the Host header does not carry this server\'s port';
+  if (host.port !== req.socket.localPort) return "the Host header does not carry this server's port";
   const name = host.name;
   if (isLoopbackName(name) || allowed.has(name)) return null;
   // an address (not a name) cannot be rebound: the one the request came in on is this server
@@ -53,7 +53,10 @@ export function refuseBrowsers(options: BrowserGuardOptions = {}): RequestHandle
   const allowed = new Set((options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean));
   return (req, res, next) => {
     const hostIssue = hostProblem(req, allowed);
-    if (hostIssue) { sendDetail(res, 403, `Refused: ${hostIssue}`); return; }
+    if (hostIssue) {
+      sendDetail(res, 403, `Refused: ${hostIssue}`);
+      return;
+    }
     const origin = req.headers.origin;
     if (origin !== undefined && origin !== `http://${req.headers.host}`) {
       sendDetail(res, 403, 'Refused: requests from web pages (a foreign Origin) are not accepted');
@@ -66,7 +69,10 @@ export function refuseBrowsers(options: BrowserGuardOptions = {}): RequestHandle
     }
     if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
       const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-      if (type !== 'application/json') { sendDetail(res, 415, 'Content-Type must be application/json'); return; }
+      if (type !== 'application/json') {
+        sendDetail(res, 415, 'Content-Type must be application/json');
+        return;
+      }
     }
     next();
   };

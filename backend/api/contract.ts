@@ -4,12 +4,24 @@
 // input that matches its schema. Nothing registers an HTTP route any other way (test/api/contract.test.ts).
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import {
-  checkValue, coerceQuery, routes, type ErrorStyle, type RouteBody, type RouteName, type RouteParams, type RouteQuery, type RouteSpec,
+  checkValue,
+  coerceQuery,
+  routes,
+  type ErrorStyle,
+  type RouteBody,
+  type RouteName,
+  type RouteParams,
+  type RouteQuery,
+  type RouteSpec,
 } from '../protocol';
 import { defaultBodyLimitBytes, readJsonBody } from './body';
 import { sendProblems, sendStyled, ValidationError } from './httpErrors';
 
-export interface RouteInput<N extends RouteName> { body: RouteBody<N>; query: RouteQuery<N>; params: RouteParams<N> }
+export interface RouteInput<N extends RouteName> {
+  body: RouteBody<N>;
+  query: RouteQuery<N>;
+  params: RouteParams<N>;
+}
 
 /**
  * Answers a request whose input matches the route's schemas. What it returns is sent as JSON (unless it
@@ -31,14 +43,22 @@ export function bodyLimit(req: Request): number {
 
 function failBody(res: Response, style: ErrorStyle, failure: { status: number; kind: string; message: string }): void {
   if (failure.kind === 'json_invalid') {
-    if (style === 'fastapi') { res.status(422).json({ detail: [{ type: 'json_invalid', loc: ['body'], msg: failure.message }] }); return; }
+    if (style === 'fastapi') {
+      res.status(422).json({ detail: [{ type: 'json_invalid', loc: ['body'], msg: failure.message }] });
+      return;
+    }
     sendStyled(res, style, 400, `the body is not valid JSON: ${failure.message}`);
     return;
   }
   sendStyled(res, style, failure.status, failure.message, failure.status === 413 ? { Connection: 'close' } : {});
 }
 
-function register<N extends RouteName>(router: Router, name: N, handler: RouteHandler<N>, mapError?: ErrorMapper): void {
+function register<N extends RouteName>(
+  router: Router,
+  name: N,
+  handler: RouteHandler<N>,
+  mapError?: ErrorMapper,
+): void {
   const spec: RouteSpec = routes[name];
   const paths = [spec.path, ...(spec.aliases ?? [])];
   const run = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -50,18 +70,27 @@ function register<N extends RouteName>(router: Router, name: N, handler: RouteHa
     let body: unknown;
     if (spec.method === 'POST') {
       const read = await readJsonBody(req, bodyLimit(req));
-      if (!read.ok) { failBody(res, spec.errors, read.failure); return; }
+      if (!read.ok) {
+        failBody(res, spec.errors, read.failure);
+        return;
+      }
       body = read.value;
       if (spec.body) {
         const problems = checkValue(spec.body, body);
-        if (problems.length) { sendProblems(res, spec.errors, new ValidationError(problems)); return; }
+        if (problems.length) {
+          sendProblems(res, spec.errors, new ValidationError(problems));
+          return;
+        }
       }
     }
     let query: unknown;
     if (spec.query) {
       query = coerceQuery(spec.query, req.query as Record<string, unknown>);
       const problems = checkValue(spec.query, query);
-      if (problems.length) { sendProblems(res, spec.errors, new ValidationError(problems, 'query')); return; }
+      if (problems.length) {
+        sendProblems(res, spec.errors, new ValidationError(problems, 'query'));
+        return;
+      }
     }
     try {
       const input = { body, query, params: req.params } as RouteInput<N>;
@@ -78,7 +107,10 @@ function register<N extends RouteName>(router: Router, name: N, handler: RouteHa
 }
 
 /** Registers each given handler at its declared route on `router` (a new one by default). */
-export function serveRoutes(handlers: RouteHandlers, options: { router?: Router; mapError?: ErrorMapper } = {}): Router {
+export function serveRoutes(
+  handlers: RouteHandlers,
+  options: { router?: Router; mapError?: ErrorMapper } = {},
+): Router {
   const router = options.router ?? express.Router();
   for (const name of Object.keys(handlers) as RouteName[]) {
     const handler = handlers[name];

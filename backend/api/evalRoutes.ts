@@ -17,19 +17,25 @@ export function createEvalRouter(store: EvalStore): Router {
     return name;
   };
   const report = (name: string) => buildReport(store, known(name));
-  const svg = (res: Response, body: string) => { res.type('image/svg+xml').send(body); };
-  return serveRoutes({
-    evalRuns: () => ({ runs: store.listRuns().map((run) => store.summary(run.name)) }),
-    evalReport: ({ params }) => report(params.name),
-    evalPassAtKSvg: ({ params }, _req, res) => svg(res, passAtKSvg(report(params.name))),
-    evalBySourceSvg: ({ params }, _req, res) => svg(res, bySourceSvg(report(params.name))),
-    evalCompare: ({ params }) => compareReports(report(params.name), report(params.other)),
-    evalComparePassAtKSvg: ({ params }, _req, res) => svg(res, comparisonSvg(compareReports(report(params.name), report(params.other)))),
-  }, { mapError: (err) => (err instanceof UnknownRun ? { status: 404, message: err.message } : undefined) });
+  const svg = (res: Response, body: string) => {
+    res.type('image/svg+xml').send(body);
+  };
+  return serveRoutes(
+    {
+      evalRuns: () => ({ runs: store.listRuns().map((run) => store.summary(run.name)) }),
+      evalReport: ({ params }) => report(params.name),
+      evalPassAtKSvg: ({ params }, _req, res) => svg(res, passAtKSvg(report(params.name))),
+      evalBySourceSvg: ({ params }, _req, res) => svg(res, bySourceSvg(report(params.name))),
+      evalCompare: ({ params }) => compareReports(report(params.name), report(params.other)),
+      evalComparePassAtKSvg: ({ params }, _req, res) =>
+        svg(res, comparisonSvg(compareReports(report(params.name), report(params.other)))),
+    },
+    { mapError: (err) => (err instanceof UnknownRun ? { status: 404, message: err.message } : undefined) },
+  );
 }
 
 /** For the `kimina serve` mounts registry (backend/api/mounts.ts): runs in the app's database. */
 export function evalRouterFactory(ctx: { db?: Db }): Router {
-  if (!ctx.db) throw new Error('the evaluation routes need the app\'s store (ApiContext.db)');
+  if (!ctx.db) throw new Error("the evaluation routes need the app's store (ApiContext.db)");
   return createEvalRouter(new EvalStore(ctx.db));
 }

@@ -7,11 +7,18 @@ import { setting } from '../app/settings';
 import { BatchTooLarge, QueueFull } from '../lean/errors';
 
 /** FastAPI's entry in a 422 `detail` list. */
-export interface FieldProblem { type: string; loc: (string | number)[]; msg: string }
+export interface FieldProblem {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+}
 
 /** A request that does not match its route's schema: 422 (fastapi, error styles) or 400 (detail style). */
 export class ValidationError extends Error {
-  constructor(readonly problems: Problem[], readonly where: 'body' | 'query' = 'body') {
+  constructor(
+    readonly problems: Problem[],
+    readonly where: 'body' | 'query' = 'body',
+  ) {
     super(problems.map((p) => p.text).join('; '));
     this.name = 'ValidationError';
   }
@@ -19,26 +26,49 @@ export class ValidationError extends Error {
 
 /** An error with an HTTP status and a plain `detail` text. */
 export class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = 'HttpError';
   }
 }
 
 export function sendDetail(res: Response, status: number, detail: unknown, headers: Record<string, string> = {}): void {
-  if (res.headersSent) { res.end(); return; }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
   res.status(status).set(headers).json({ detail });
 }
 
 /** A plain message (or typed problems) in the route's style. */
-export function sendStyled(res: Response, style: ErrorStyle, status: number, message: string, headers: Record<string, string> = {}): void {
-  if (res.headersSent) { res.end(); return; }
-  res.status(status).set(headers).json(style === 'error' ? { error: message } : { detail: message });
+export function sendStyled(
+  res: Response,
+  style: ErrorStyle,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res
+    .status(status)
+    .set(headers)
+    .json(style === 'error' ? { error: message } : { detail: message });
 }
 
 export function sendProblems(res: Response, style: ErrorStyle, err: ValidationError): void {
   if (style === 'fastapi') {
-    sendDetail(res, 422, err.problems.map((p): FieldProblem => ({ type: p.type, loc: [err.where, ...p.loc], msg: p.msg })));
+    sendDetail(
+      res,
+      422,
+      err.problems.map((p): FieldProblem => ({ type: p.type, loc: [err.where, ...p.loc], msg: p.msg })),
+    );
     return;
   }
   sendStyled(res, style, style === 'error' ? 422 : 400, err.problems[0]?.text ?? 'bad request');

@@ -46,7 +46,9 @@ export function toKlsResult(id: string, out: CheckOutcome, debug: boolean): Repl
   } else if (v.status !== 'valid' && v.status !== 'sorry' && !hasError) {
     messages.push(kiminaNote(v.reason));
   }
-  if (messages.length) response.messages = messages; else delete response.messages;
-  if (sorries.length) response.sorries = sorries; else delete response.sorries;
+  if (messages.length) response.messages = messages;
+  else delete response.messages;
+  if (sorries.length) response.sorries = sorries;
+  else delete response.sorries;
   return { id, time: v.time, response, ...extra };
 }

@@ -2,9 +2,23 @@
 // `sorry`, and the custom requests/notifications of protocol/lsp.ts (prove, cancel, status, setup, training;
 // proveEvent, statusChanged, training events). It runs the proofs through a ProveService: in this process, or
 // forwarded to `kimina serve`; training requests go to that server (lspTraining.ts).
-import { CodeActionKind, type CodeAction, type CodeLens, type Connection, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver/node';
+import {
+  CodeActionKind,
+  type CodeAction,
+  type CodeLens,
+  type Connection,
+  TextDocumentSyncKind,
+  TextDocuments,
+} from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { type BackendStatus, type EditorProveResult, type LspNotificationTypes, type LspRequestTypes, editorCommands, lspMethods } from '../protocol';
+import {
+  type BackendStatus,
+  type EditorProveResult,
+  type LspNotificationTypes,
+  type LspRequestTypes,
+  editorCommands,
+  lspMethods,
+} from '../protocol';
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
@@ -22,32 +36,52 @@ export interface LspFaceOptions {
   refreshMs?: number;
 }
 
-export interface LspFace { status(): BackendStatus; close(): Promise<void> }
+export interface LspFace {
+  status(): BackendStatus;
+  close(): Promise<void>;
+}
 
 const provableKinds = new Set(['theorem', 'lemma', 'example']);
 
-export function startLspFace({ connection, createService, log = () => {}, proveTimeoutS = 0, refreshMs = 15_000 }: LspFaceOptions): LspFace {
+export function startLspFace({
+  connection,
+  createService,
+  log = () => {},
+  proveTimeoutS = 0,
+  refreshMs = 15_000,
+}: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = new Map<string, AbortController>();
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
   let service: Promise<ProveService> | null = null;
 
-  const notify = <M extends keyof LspNotificationTypes>(method: M, params: LspNotificationTypes[M]) => void connection.sendNotification(method, params);
-  const setStatus = (next: BackendStatus) => { status = next; notify(lspMethods.statusChanged, status); };
-  const idleStatus = (base: BackendStatus): BackendStatus => ({ ...base, state: running.size ? 'proving' : base.state === 'proving' ? 'ready' : base.state, running: running.size });
+  const notify = <M extends keyof LspNotificationTypes>(method: M, params: LspNotificationTypes[M]) =>
+    void connection.sendNotification(method, params);
+  const setStatus = (next: BackendStatus) => {
+    status = next;
+    notify(lspMethods.statusChanged, status);
+  };
+  const idleStatus = (base: BackendStatus): BackendStatus => ({
+    ...base,
+    state: running.size ? 'proving' : base.state === 'proving' ? 'ready' : base.state,
+    running: running.size,
+  });
 
   const getService = (): Promise<ProveService> => {
-    service ??= createService().then(async (s) => {
-      const described = await s.describe();
-      setStatus({ state: 'ready', backend: s.kind, ...described, running: running.size });
-      resolved = s;
-      return s;
-    }, (err: Error) => {
-      log(`backend services failed to start: ${err.message}`);
-      setStatus({ state: 'error', detail: err.message, setup: setupHints(err.message) });
-      service = null;
-      throw err;
-    });
+    service ??= createService().then(
+      async (s) => {
+        const described = await s.describe();
+        setStatus({ state: 'ready', backend: s.kind, ...described, running: running.size });
+        resolved = s;
+        return s;
+      },
+      (err: Error) => {
+        log(`backend services failed to start: ${err.message}`);
+        setStatus({ state: 'error', detail: err.message, setup: setupHints(err.message) });
+        service = null;
+        throw err;
+      },
+    );
     return service;
   };
 
@@ -70,7 +104,9 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
     },
     serverInfo: { name: 'kimina-lsp' },
   }));
-  connection.onInitialized(() => { getService().catch(() => {}); });
+  connection.onInitialized(() => {
+    getService().catch(() => {});
+  });
 
   connection.onCodeLens(({ textDocument }): CodeLens[] => {
     const doc = documents.get(textDocument.uri);
@@ -79,7 +115,11 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
       .filter((d) => provableKinds.has(d.kind) && d.sorries.length > 0)
       .map((d) => ({
         range: { start: { line: d.startLine, character: d.indent }, end: { line: d.startLine, character: d.indent } },
-        command: { title: '$(sparkle) Prove with Kimina', command: editorCommands.proveTheorem, arguments: [textDocument.uri, { line: d.startLine, character: d.indent }] },
+        command: {
+          title: '$(sparkle) Prove with Kimina',
+          command: editorCommands.proveTheorem,
+          arguments: [textDocument.uri, { line: d.startLine, character: d.indent }],
+        },
       }));
   });
 
@@ -92,48 +132,86 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
       for (const s of decl.sorries) {
         if (s.line < range.start.line || s.line > range.end.line) continue;
         const at = { line: s.line, character: s.character };
-        actions.push({ title: 'Prove this goal with Kimina', kind: CodeActionKind.QuickFix,
-          command: { title: 'Prove this goal with Kimina', command: editorCommands.proveGoal, arguments: [textDocument.uri, at] } });
+        actions.push({
+          title: 'Prove this goal with Kimina',
+          kind: CodeActionKind.QuickFix,
+          command: {
+            title: 'Prove this goal with Kimina',
+            command: editorCommands.proveGoal,
+            arguments: [textDocument.uri, at],
+          },
+        });
         if (!actions.some((a) => a.title.startsWith(`Prove ${decl.name}`))) {
-          actions.push({ title: `Prove ${decl.name} with Kimina`, kind: CodeActionKind.QuickFix,
-            command: { title: `Prove ${decl.name} with Kimina`, command: editorCommands.proveTheorem, arguments: [textDocument.uri, at] } });
+          actions.push({
+            title: `Prove ${decl.name} with Kimina`,
+            kind: CodeActionKind.QuickFix,
+            command: {
+              title: `Prove ${decl.name} with Kimina`,
+              command: editorCommands.proveTheorem,
+              arguments: [textDocument.uri, at],
+            },
+          });
         }
       }
     }
     return actions;
   });
 
-  connection.onRequest(lspMethods.prove, async (params: LspRequestTypes['kimina/prove']['params'], token): Promise<EditorProveResult> => {
-    if (!params || typeof params.id !== 'string' || !params.id) throw new Error('kimina/prove needs an id');
-    if (running.has(params.id)) throw new Error(`a proof with id ${params.id} is already running`);
-    const text = params.code || (params.uri ? documents.get(params.uri)?.getText() : undefined);
-    if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
-    const controller = new AbortController();
-    token?.onCancellationRequested(() => controller.abort());
-    let timedOut = false;
-    const timer = proveTimeoutS > 0 ? setTimeout(() => { timedOut = true; controller.abort(); }, proveTimeoutS * 1000) : undefined;
-    running.set(params.id, controller);
-    try {
-      const svc = await getService();
-      setStatus(idleStatus(status));
-      const decl = params.position ? declarationAt(findDeclarations(text), params.position.line) : null;
-      log(`prove ${params.id}: ${params.mode ?? 'theorem'} ${decl?.name ?? ''}`);
-      const result = await proveInEditor(params, text, svc, (event) => notify(lspMethods.proveEvent, event), controller.signal);
-      if (timedOut && result.status === 'cancelled') result.problem = `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).`;
-      log(`prove ${params.id}: ${result.status}${result.problem ? ` (${result.problem})` : ''}`);
-      return result;
-    } catch (err) {
-      if (controller.signal.aborted) {
-        return { id: params.id, status: 'cancelled', proof: null, attempts: [], mode: params.mode ?? 'theorem', declaration: null, edit: null,
-          ...(timedOut ? { problem: `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).` } : {}) };
+  connection.onRequest(
+    lspMethods.prove,
+    async (params: LspRequestTypes['kimina/prove']['params'], token): Promise<EditorProveResult> => {
+      if (!params || typeof params.id !== 'string' || !params.id) throw new Error('kimina/prove needs an id');
+      if (running.has(params.id)) throw new Error(`a proof with id ${params.id} is already running`);
+      const text = params.code || (params.uri ? documents.get(params.uri)?.getText() : undefined);
+      if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
+      const controller = new AbortController();
+      token?.onCancellationRequested(() => controller.abort());
+      let timedOut = false;
+      const timer =
+        proveTimeoutS > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              controller.abort();
+            }, proveTimeoutS * 1000)
+          : undefined;
+      running.set(params.id, controller);
+      try {
+        const svc = await getService();
+        setStatus(idleStatus(status));
+        const decl = params.position ? declarationAt(findDeclarations(text), params.position.line) : null;
+        log(`prove ${params.id}: ${params.mode ?? 'theorem'} ${decl?.name ?? ''}`);
+        const result = await proveInEditor(
+          params,
+          text,
+          svc,
+          (event) => notify(lspMethods.proveEvent, event),
+          controller.signal,
+        );
+        if (timedOut && result.status === 'cancelled')
+          result.problem = `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).`;
+        log(`prove ${params.id}: ${result.status}${result.problem ? ` (${result.problem})` : ''}`);
+        return result;
+      } catch (err) {
+        if (controller.signal.aborted) {
+          return {
+            id: params.id,
+            status: 'cancelled',
+            proof: null,
+            attempts: [],
+            mode: params.mode ?? 'theorem',
+            declaration: null,
+            edit: null,
+            ...(timedOut ? { problem: `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).` } : {}),
+          };
+        }
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        running.delete(params.id);
+        if (status.state !== 'error') setStatus(idleStatus(status));
       }
-      throw err;
-    } finally {
-      clearTimeout(timer);
-      running.delete(params.id);
-      if (status.state !== 'error') setStatus(idleStatus(status));
-    }
-  });
+    },
+  );
 
   connection.onRequest(lspMethods.cancel, (params: LspRequestTypes['kimina/cancel']['params']) => {
     const controller = params?.id ? running.get(params.id) : undefined;
@@ -152,7 +230,11 @@ export function startLspFace({ connection, createService, log = () => {}, proveT
   };
   registerSetupRequests({ connection, onSetUp: () => void rebuild(), log });
   // the attached server of the services as they stand (no new start-up attempt when they failed)
-  const training = registerTrainingRequests({ connection, log, server: async () => (service ? (await service.catch(() => null))?.server ?? null : null) });
+  const training = registerTrainingRequests({
+    connection,
+    log,
+    server: async () => (service ? ((await service.catch(() => null))?.server ?? null) : null),
+  });
 
   connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
     if (status.state === 'error') await getService().catch(() => {});
@@ -176,7 +258,8 @@ export function setupHints(message: string): BackendStatus['setup'] {
   const model = /model/i.test(message);
   const lean = /lean|repl|lake/i.test(message);
   const hints: string[] = [];
-  if (model) hints.push('Pull a model: "Kimina: Pull Model" (kimina model pull), or set kimina.model to a local folder.');
+  if (model)
+    hints.push('Pull a model: "Kimina: Pull Model" (kimina model pull), or set kimina.model to a local folder.');
   if (lean) hints.push('Set up the Lean verifier: "Kimina: Set Up Lean Verifier" (kimina lean setup).');
   return { model, lean, hints };
 }

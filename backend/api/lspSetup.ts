@@ -18,19 +18,31 @@ function percent(done: number | undefined, total: number | undefined): number | 
   return done !== undefined && total ? Math.min(100, Math.floor((100 * done) / total)) : undefined;
 }
 
-function mib(n: number | undefined): string { return `${((n ?? 0) / 2 ** 20).toFixed(1)} MiB`; }
+function mib(n: number | undefined): string {
+  return `${((n ?? 0) / 2 ** 20).toFixed(1)} MiB`;
+}
 
 /** What one pull event says on the progress line. */
 export function pullEventMessage(e: PullEvent): string {
   switch (e.stage) {
-    case 'download': return `downloading ${e.file ?? ''} (${mib(e.done)} of ${mib(e.total)})`.replace('  ', ' ');
-    case 'convert': return `converting to ONNX${e.total ? ` (${e.done ?? 0}/${e.total})` : ''}${e.message ? `: ${e.message}` : ''}`;
-    default: return e.message ?? e.stage;
+    case 'download':
+      return `downloading ${e.file ?? ''} (${mib(e.done)} of ${mib(e.total)})`.replace('  ', ' ');
+    case 'convert':
+      return `converting to ONNX${e.total ? ` (${e.done ?? 0}/${e.total})` : ''}${e.message ? `: ${e.message}` : ''}`;
+    default:
+      return e.message ?? e.stage;
   }
 }
 
-async function withProgress(connection: Connection, token: LspRequestTypes['kimina/setup/lean']['params']['workDoneToken'], title: string,
-  cancellable: boolean, work: (report: WorkDoneProgressReporter) => Promise<string>, cancel: CancellationToken, log: (line: string) => void): Promise<SetupResult> {
+async function withProgress(
+  connection: Connection,
+  token: LspRequestTypes['kimina/setup/lean']['params']['workDoneToken'],
+  title: string,
+  cancellable: boolean,
+  work: (report: WorkDoneProgressReporter) => Promise<string>,
+  cancel: CancellationToken,
+  log: (line: string) => void,
+): Promise<SetupResult> {
   const reporter = connection.window.attachWorkDoneProgress(token);
   reporter.begin(title, 0, undefined, cancellable);
   try {
@@ -47,40 +59,68 @@ async function withProgress(connection: Connection, token: LspRequestTypes['kimi
 }
 
 export function registerSetupRequests({ connection, onSetUp, log }: SetupRequestOptions): void {
-  connection.onRequest(lspMethods.pullModel, async (params: LspRequestTypes['kimina/setup/pullModel']['params'], cancel: CancellationToken): Promise<SetupResult> => {
-    const model = typeof params?.model === 'string' ? params.model.trim() : '';
-    if (!model) return { ok: false, message: 'kimina/setup/pullModel needs a model id' };
-    const controller = new AbortController();
-    cancel.onCancellationRequested(() => controller.abort());
-    const result = await withProgress(connection, params.workDoneToken, `pulling ${model}`, true, async (report) => {
-      let last = 0;
-      const pulled = await pullModel(model, {
-        convert: convertLazily,
-        signal: controller.signal,
-        onEvent: (e) => {
-          const now = Date.now();
-          if (e.stage === 'download' && now - last < 250 && (e.done ?? 0) < (e.total ?? 0)) return;
-          last = now;
-          // a percentage for the download only (conversion counts its own steps in the message), so it never goes back
-          const pct = e.stage === 'download' ? percent(e.done, e.total) : undefined;
-          if (pct === undefined) report.report(pullEventMessage(e));
-          else report.report(pct, pullEventMessage(e));
+  connection.onRequest(
+    lspMethods.pullModel,
+    async (
+      params: LspRequestTypes['kimina/setup/pullModel']['params'],
+      cancel: CancellationToken,
+    ): Promise<SetupResult> => {
+      const model = typeof params?.model === 'string' ? params.model.trim() : '';
+      if (!model) return { ok: false, message: 'kimina/setup/pullModel needs a model id' };
+      const controller = new AbortController();
+      cancel.onCancellationRequested(() => controller.abort());
+      const result = await withProgress(
+        connection,
+        params.workDoneToken,
+        `pulling ${model}`,
+        true,
+        async (report) => {
+          let last = 0;
+          const pulled = await pullModel(model, {
+            convert: convertLazily,
+            signal: controller.signal,
+            onEvent: (e) => {
+              const now = Date.now();
+              if (e.stage === 'download' && now - last < 250 && (e.done ?? 0) < (e.total ?? 0)) return;
+              last = now;
+              // a percentage for the download only (conversion counts its own steps in the message), so it never goes back
+              const pct = e.stage === 'download' ? percent(e.done, e.total) : undefined;
+              if (pct === undefined) report.report(pullEventMessage(e));
+              else report.report(pct, pullEventMessage(e));
+            },
+          });
+          return `${model} is ready in ${pulled.dir}${pulled.converted ? ` (converted, ${pulled.manifest.quantize})` : ''}`;
         },
-      });
-      return `${model} is ready in ${pulled.dir}${pulled.converted ? ` (converted, ${pulled.manifest.quantize})` : ''}`;
-    }, cancel, log);
-    if (result.ok) onSetUp();
-    return result;
-  });
+        cancel,
+        log,
+      );
+      if (result.ok) onSetUp();
+      return result;
+    },
+  );
 
-  connection.onRequest(lspMethods.setupLean, async (params: LspRequestTypes['kimina/setup/lean']['params'], cancel: CancellationToken): Promise<SetupResult> => {
-    const project = typeof params?.project === 'string' ? params.project : '';
-    if (!project) return { ok: false, message: 'kimina/setup/lean needs the Lean project folder' };
-    const result = await withProgress(connection, params.workDoneToken, 'setting up the Lean verifier', false, async (report) => {
-      const built = await setupRepl(project, (line) => { log(`[lean setup] ${line}`); report.report(line.trim().slice(0, 160)); });
-      return `REPL for ${built.tag} ready: ${built.binary}`;
-    }, cancel, log);
-    if (result.ok) onSetUp();
-    return result;
-  });
+  connection.onRequest(
+    lspMethods.setupLean,
+    async (params: LspRequestTypes['kimina/setup/lean']['params'], cancel: CancellationToken): Promise<SetupResult> => {
+      const project = typeof params?.project === 'string' ? params.project : '';
+      if (!project) return { ok: false, message: 'kimina/setup/lean needs the Lean project folder' };
+      const result = await withProgress(
+        connection,
+        params.workDoneToken,
+        'setting up the Lean verifier',
+        false,
+        async (report) => {
+          const built = await setupRepl(project, (line) => {
+            log(`[lean setup] ${line}`);
+            report.report(line.trim().slice(0, 160));
+          });
+          return `REPL for ${built.tag} ready: ${built.binary}`;
+        },
+        cancel,
+        log,
+      );
+      if (result.ok) onSetUp();
+      return result;
+    },
+  );
 }

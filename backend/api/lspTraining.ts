@@ -6,7 +6,10 @@ import { type CancellationToken, type Connection, LSPErrorCodes, ResponseError }
 import { ApiClient, ApiError, type LspRequestTypes, type TrainingConnection, lspMethods } from '../protocol';
 
 /** Where the attached server is: url and API token. */
-export interface AttachedServer { url: string; token?: string }
+export interface AttachedServer {
+  url: string;
+  token?: string;
+}
 
 export interface TrainingRequestOptions {
   connection: Connection;
@@ -16,19 +19,25 @@ export interface TrainingRequestOptions {
 }
 
 /** How to get a server to train in (the connection line's message when none is attached). */
-export const howToAttach = 'training runs in `kimina serve`, which keeps training when the editor closes: start one in a terminal with '
-  + '`kimina serve` (or set kimina.serverUrl to one), then run "Kimina: Restart Backend"';
+export const howToAttach =
+  'training runs in `kimina serve`, which keeps training when the editor closes: start one in a terminal with ' +
+  '`kimina serve` (or set kimina.serverUrl to one), then run "Kimina: Restart Backend"';
 export const noServerMessage = `no Kimina server is attached: ${howToAttach}`;
 
 type TrainingMethod = Extract<keyof LspRequestTypes, `kimina/training/${string}`>;
-type Relay<M extends TrainingMethod> = (api: ApiClient, params: LspRequestTypes[M]['params'], signal: AbortSignal) => Promise<LspRequestTypes[M]['result']>;
+type Relay<M extends TrainingMethod> = (
+  api: ApiClient,
+  params: LspRequestTypes[M]['params'],
+  signal: AbortSignal,
+) => Promise<LspRequestTypes[M]['result']>;
 
 const RETRY_MS = 1000;
 const MAX_RETRY_MS = 15_000;
 const NO_SERVER_POLL_MS = 2000;
 
 function runId(params: { id?: unknown } | undefined): string {
-  if (typeof params?.id !== 'string' || !params.id) throw new ResponseError(LSPErrorCodes.RequestFailed, 'this training request needs a run id');
+  if (typeof params?.id !== 'string' || !params.id)
+    throw new ResponseError(LSPErrorCodes.RequestFailed, 'this training request needs a run id');
   return params.id;
 }
 
@@ -36,20 +45,27 @@ export function registerTrainingRequests({ connection, server, log }: TrainingRe
   const clientFor = (s: AttachedServer) => new ApiClient({ url: s.url, token: s.token });
 
   const relay = <M extends TrainingMethod>(method: M, call: Relay<M>) => {
-    connection.onRequest(method, async (params: LspRequestTypes[M]['params'], cancel: CancellationToken): Promise<unknown> => {
-      const attached = await server();
-      if (!attached) throw new ResponseError(LSPErrorCodes.RequestFailed, noServerMessage);
-      const controller = new AbortController();
-      cancel.onCancellationRequested(() => controller.abort());
-      try {
-        return await call(clientFor(attached), params ?? ({} as LspRequestTypes[M]['params']), controller.signal);
-      } catch (err) {
-        if (err instanceof ResponseError) throw err;
-        const message = err instanceof Error ? err.message : String(err);
-        log(`${method}: ${message}`);
-        throw new ResponseError(LSPErrorCodes.RequestFailed, message, err instanceof ApiError ? { status: err.status } : undefined);
-      }
-    });
+    connection.onRequest(
+      method,
+      async (params: LspRequestTypes[M]['params'], cancel: CancellationToken): Promise<unknown> => {
+        const attached = await server();
+        if (!attached) throw new ResponseError(LSPErrorCodes.RequestFailed, noServerMessage);
+        const controller = new AbortController();
+        cancel.onCancellationRequested(() => controller.abort());
+        try {
+          return await call(clientFor(attached), params ?? ({} as LspRequestTypes[M]['params']), controller.signal);
+        } catch (err) {
+          if (err instanceof ResponseError) throw err;
+          const message = err instanceof Error ? err.message : String(err);
+          log(`${method}: ${message}`);
+          throw new ResponseError(
+            LSPErrorCodes.RequestFailed,
+            message,
+            err instanceof ApiError ? { status: err.status } : undefined,
+          );
+        }
+      },
+    );
   };
 
   relay(lspMethods.trainingPresets, (api, _p, signal) => api.call('trainingPresets', { signal }));
@@ -58,18 +74,36 @@ export function registerTrainingRequests({ connection, server, log }: TrainingRe
   relay(lspMethods.trainingRun, (api, p, signal) => api.call('trainingRun', { params: { id: runId(p) }, signal }));
   relay(lspMethods.trainingStart, (api, body, signal) => api.call('trainingStart', { body, signal }));
   relay(lspMethods.trainingPause, (api, p, signal) => api.call('trainingPause', { params: { id: runId(p) }, signal }));
-  relay(lspMethods.trainingResume, (api, p, signal) => api.call('trainingResume', { params: { id: runId(p) }, signal }));
-  relay(lspMethods.trainingCancel, (api, p, signal) => api.call('trainingCancel', { params: { id: runId(p) }, signal }));
-  relay(lspMethods.trainingMetrics, (api, p, signal) => api.call('trainingMetrics', { params: { id: runId(p) }, query: { kind: p.kind, since: p.since }, signal }));
-  relay(lspMethods.trainingRollouts, (api, p, signal) => api.call('trainingRollouts', { params: { id: runId(p) }, query: { limit: p.limit }, signal }));
-  relay(lspMethods.trainingLog, (api, p, signal) => api.call('trainingLog', { params: { id: runId(p) }, query: { limit: p.limit }, signal }));
-  relay(lspMethods.trainingExport, (api, p, signal) => api.call('trainingExport', { params: { id: runId(p) }, body: { quantize: p.quantize }, signal }));
+  relay(lspMethods.trainingResume, (api, p, signal) =>
+    api.call('trainingResume', { params: { id: runId(p) }, signal }),
+  );
+  relay(lspMethods.trainingCancel, (api, p, signal) =>
+    api.call('trainingCancel', { params: { id: runId(p) }, signal }),
+  );
+  relay(lspMethods.trainingMetrics, (api, p, signal) =>
+    api.call('trainingMetrics', { params: { id: runId(p) }, query: { kind: p.kind, since: p.since }, signal }),
+  );
+  relay(lspMethods.trainingRollouts, (api, p, signal) =>
+    api.call('trainingRollouts', { params: { id: runId(p) }, query: { limit: p.limit }, signal }),
+  );
+  relay(lspMethods.trainingLog, (api, p, signal) =>
+    api.call('trainingLog', { params: { id: runId(p) }, query: { limit: p.limit }, signal }),
+  );
+  relay(lspMethods.trainingExport, (api, p, signal) =>
+    api.call('trainingExport', { params: { id: runId(p) }, body: { quantize: p.quantize }, signal }),
+  );
 
   const follower = followTrainingEvents({ connection, server, log });
-  connection.onRequest(lspMethods.trainingFollow, async (params: LspRequestTypes['kimina/training/follow']['params']): Promise<TrainingConnection> => {
-    if (params?.follow === false) { follower.stop(); return follower.connection(); }
-    return follower.start();
-  });
+  connection.onRequest(
+    lspMethods.trainingFollow,
+    async (params: LspRequestTypes['kimina/training/follow']['params']): Promise<TrainingConnection> => {
+      if (params?.follow === false) {
+        follower.stop();
+        return follower.connection();
+      }
+      return follower.start();
+    },
+  );
   return { close: () => follower.stop() };
 }
 
@@ -89,10 +123,18 @@ function followTrainingEvents({ connection, server, log }: TrainingRequestOption
     state = next;
     void connection.sendNotification(lspMethods.trainingConnection, state);
   };
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(() => { wake = null; resolve(); }, ms);
-    wake = () => { clearTimeout(timer); wake = null; resolve(); };
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = null;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      };
+    });
 
   const loop = async (gen: number, first: AttachedServer | null) => {
     const live = () => running && gen === generation;
@@ -102,11 +144,17 @@ function followTrainingEvents({ connection, server, log }: TrainingRequestOption
       const attached = next !== undefined ? next : await server();
       next = undefined;
       if (!live()) break;
-      if (!attached) { setState({ status: 'no-backend', message: howToAttach }); await sleep(NO_SERVER_POLL_MS); continue; }
+      if (!attached) {
+        setState({ status: 'no-backend', message: howToAttach });
+        await sleep(NO_SERVER_POLL_MS);
+        continue;
+      }
       controller = new AbortController();
       setState({ status: 'connecting' });
       try {
-        const events = await new ApiClient({ url: attached.url, token: attached.token }).openStream('trainingEvents', { signal: controller.signal });
+        const events = await new ApiClient({ url: attached.url, token: attached.token }).openStream('trainingEvents', {
+          signal: controller.signal,
+        });
         setState({ status: 'connected' });
         delay = RETRY_MS;
         for await (const event of events) {

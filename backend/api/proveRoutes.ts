@@ -41,7 +41,12 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
   let resolved: Promise<ProveDeps> | null = null;
   const getDeps = (): Promise<ProveDeps> => {
     if (typeof deps !== 'function') return Promise.resolve(deps);
-    resolved ??= Promise.resolve().then(deps).catch((err: unknown) => { resolved = null; throw err; });
+    resolved ??= Promise.resolve()
+      .then(deps)
+      .catch((err: unknown) => {
+        resolved = null;
+        throw err;
+      });
     return resolved;
   };
 
@@ -50,13 +55,21 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     try {
       body = parseProveRequest(raw);
       proveTarget(body.code, body.theorem); // a missing theorem is a 422, even before a stream starts
-    } catch (err) { res.status(422).json({ error: (err as Error).message }); return; }
+    } catch (err) {
+      res.status(422).json({ error: (err as Error).message });
+      return;
+    }
     const id = body.id ?? randomUUID();
-    if (running.has(id)) { res.status(409).json({ error: `a prove request with id '${id}' is already running` }); return; }
+    if (running.has(id)) {
+      res.status(409).json({ error: `a prove request with id '${id}' is already running` });
+      return;
+    }
     const controller = new AbortController();
     running.set(id, controller);
     // The response closing before the answer is written means the client went away: stop the work.
-    res.on('close', () => { if (!res.writableFinished) controller.abort(); });
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
     const sse: SseStream | null = wantsStream(req) ? openSse(req, res) : null;
     let errorStreamed = false;
     const onEvent = (e: ProveEvent) => {
@@ -82,22 +95,33 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
 
   const router = serveRoutes({
     prove: ({ body }, req, res) => {
-      if (closing) { res.status(503).json({ error: 'the server is shutting down' }); return; }
+      if (closing) {
+        res.status(503).json({ error: 'the server is shutting down' });
+        return;
+      }
       const handled = handleProve(body, req, res).finally(() => handlers.delete(handled));
       handlers.add(handled);
       return handled;
     },
     proveCancel: ({ params }, _req, res) => {
       const controller = running.get(params.id);
-      if (!controller) { res.status(404).json({ error: `no running prove request with id '${params.id.slice(0, 100)}'` }); return; }
+      if (!controller) {
+        res.status(404).json({ error: `no running prove request with id '${params.id.slice(0, 100)}'` });
+        return;
+      }
       controller.abort();
       res.status(202).json({ id: params.id, cancelled: true });
     },
-    proveRuns: ({ query }) => ({ runs: (readStore?.recentRuns(query.limit ?? 20) ?? []).map((run) => ({ ...run, running: running.has(run.id) })) }),
+    proveRuns: ({ query }) => ({
+      runs: (readStore?.recentRuns(query.limit ?? 20) ?? []).map((run) => ({ ...run, running: running.has(run.id) })),
+    }),
     proveRun: ({ params }, _req, res) => {
       const store = readStore;
       const run = store?.getRun(params.id);
-      if (!store || !run) { res.status(404).json({ error: `no stored prove run with id '${params.id.slice(0, 100)}'` }); return; }
+      if (!store || !run) {
+        res.status(404).json({ error: `no stored prove run with id '${params.id.slice(0, 100)}'` });
+        return;
+      }
       return { ...run, running: running.has(params.id), attempts: store.attemptsOf(params.id) };
     },
   });
@@ -106,7 +130,9 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     closing = true;
     for (const controller of running.values()) controller.abort();
     let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((r) => { timer = setTimeout(r, options.closeGraceMs ?? 1000); });
+    const grace = new Promise<void>((r) => {
+      timer = setTimeout(r, options.closeGraceMs ?? 1000);
+    });
     await Promise.race([Promise.allSettled([...handlers]), grace]);
     clearTimeout(timer);
     // An engine made here on first use belongs to the router; one passed in belongs to the caller.
@@ -124,7 +150,11 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
  */
 export function proveRouterFactory(ctx: ApiContext): Router {
   const { db, engine } = ctx;
-  if (!db || !engine) throw new Error('the prove routes need the app\'s store and engine (ApiContext.db, .engine)');
+  if (!db || !engine) throw new Error("the prove routes need the app's store and engine (ApiContext.db, .engine)");
   const store = new AttemptStore(db);
-  return createProveRouter(async () => ({ engine: await engine(), verifier: ctx.verifier, store }), { store, onClose: ctx.onClose, closeEngine: false });
+  return createProveRouter(async () => ({ engine: await engine(), verifier: ctx.verifier, store }), {
+    store,
+    onClose: ctx.onClose,
+    closeEngine: false,
+  });
 }

@@ -43,13 +43,21 @@ export type RouterFactory = (ctx: ApiContext) => Router | Promise<Router>;
 /** The close hooks routers register through ApiContext.onClose; `run` calls each once, logging failures. */
 export class CloseHooks {
   private readonly hooks: CloseHook[] = [];
-  readonly add = (hook: CloseHook): void => { this.hooks.push(hook); };
+  readonly add = (hook: CloseHook): void => {
+    this.hooks.push(hook);
+  };
 
   async run(log: (line: string) => void = (line) => console.error(line)): Promise<void> {
     const hooks = this.hooks.splice(0);
-    await Promise.all(hooks.map(async (hook) => {
-      try { await hook(); } catch (err) { log(`shutdown: ${err instanceof Error ? err.message : String(err)}`); }
-    }));
+    await Promise.all(
+      hooks.map(async (hook) => {
+        try {
+          await hook();
+        } catch (err) {
+          log(`shutdown: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }),
+    );
   }
 }
 
@@ -61,7 +69,11 @@ export interface AppOptions {
   allowedHosts?: string[];
 }
 
-export async function createApp(ctx: ApiContext, extraRouters: RouterFactory[] = [], options: AppOptions = {}): Promise<Express> {
+export async function createApp(
+  ctx: ApiContext,
+  extraRouters: RouterFactory[] = [],
+  options: AppOptions = {},
+): Promise<Express> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -80,12 +92,21 @@ export function isLoopback(host: string): boolean {
   return isLoopbackName(host);
 }
 
-export interface Listening { server: Server; url: string; port: number; close(): Promise<void> }
+export interface Listening {
+  server: Server;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
 
 /** Listens on host:port; refuses a non-loopback address unless a token protects the API. */
 export function listen(app: Express, host: string, port: number, token: string | undefined): Promise<Listening> {
   if (!isLoopback(host) && !token) {
-    return Promise.reject(new Error(`refusing to listen on ${host} without an API token: set KIMINA_API_TOKEN, or use KIMINA_HOST=127.0.0.1`));
+    return Promise.reject(
+      new Error(
+        `refusing to listen on ${host} without an API token: set KIMINA_API_TOKEN, or use KIMINA_HOST=127.0.0.1`,
+      ),
+    );
   }
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
@@ -94,8 +115,14 @@ export function listen(app: Express, host: string, port: number, token: string |
       const actual = (server.address() as AddressInfo).port;
       const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
       resolve({
-        server, port: actual, url: `http://${shown}:${actual}`,
-        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+        server,
+        port: actual,
+        url: `http://${shown}:${actual}`,
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       });
     });
   });

@@ -21,7 +21,9 @@ export function openSse(_req: Request, res: Response, heartbeatMs = 15_000): Sse
   });
   res.flushHeaders();
   const controller = new AbortController();
-  const heartbeat = setInterval(() => { if (!controller.signal.aborted) res.write(': keep-alive\n\n'); }, heartbeatMs);
+  const heartbeat = setInterval(() => {
+    if (!controller.signal.aborted) res.write(': keep-alive\n\n');
+  }, heartbeatMs);
   heartbeat.unref();
   const stop = (): void => {
     if (controller.signal.aborted) return;
@@ -34,7 +36,10 @@ export function openSse(_req: Request, res: Response, heartbeatMs = 15_000): Sse
     signal: controller.signal,
     send(event, data, id) {
       if (controller.signal.aborted) return;
-      const lines = JSON.stringify(data).split('\n').map((l) => `data: ${l}`).join('\n');
+      const lines = JSON.stringify(data)
+        .split('\n')
+        .map((l) => `data: ${l}`)
+        .join('\n');
       res.write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\n${lines}\n\n`);
     },
     comment(text) {

@@ -14,14 +14,20 @@ export function trainingRouterOf(service: TrainingService): Router {
 }
 
 export async function trainingRouterFactory(ctx: ApiContext): Promise<Router> {
-  if (!ctx.db || !ctx.settings) throw new Error('the training routes need the app\'s store and settings (ApiContext.db, .settings)');
+  if (!ctx.db || !ctx.settings)
+    throw new Error("the training routes need the app's store and settings (ApiContext.db, .settings)");
   const settings = ctx.settings;
   let learned: string | undefined;
   const service = await openTrainingService({
-    db: ctx.db, verifier: ctx.verifier, token: () => ctx.token, deferRecover: true, runsRoot: settings.trainingDir,
+    db: ctx.db,
+    verifier: ctx.verifier,
+    token: () => ctx.token,
+    deferRecover: true,
+    runsRoot: settings.trainingDir,
     // the configured prover model, shared with the prove routes, used by win-rate estimation
     jobs: { python: () => trainerPython(settings), ...(ctx.engine ? { engine: ctx.engine } : {}) },
-    backendUrl: () => ctx.backendUrl?.() ?? learned ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
+    backendUrl: () =>
+      ctx.backendUrl?.() ?? learned ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
   });
   const router = express.Router();
   router.use((req, _res, next) => {
@@ -29,7 +35,9 @@ export async function trainingRouterFactory(ctx: ApiContext): Promise<Router> {
     next();
   });
   router.use(trainingRouterOf(service));
-  const resume = setTimeout(() => { service.jobs.recover().catch((err: unknown) => console.error(`training: could not resume runs: ${String(err)}`)); }, 1500);
+  const resume = setTimeout(() => {
+    service.jobs.recover().catch((err: unknown) => console.error(`training: could not resume runs: ${String(err)}`));
+  }, 1500);
   resume.unref();
   ctx.onClose?.(async () => {
     clearTimeout(resume);

@@ -13,7 +13,9 @@ import { version } from '../../package.json';
 /** Aborted when the client goes away before its answer is sent (queued checks are dropped). */
 function clientGone(res: Response): AbortSignal {
   const controller = new AbortController();
-  res.on('close', () => { if (!res.writableFinished) controller.abort(); });
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
   return controller.signal;
 }
 
@@ -26,21 +28,40 @@ export function verifyRouter(verifier: BatchVerifier): Router {
   return serveRoutes({
     health: (_input, req): HealthResponse => {
       const s = verifier.stats();
-      return { status: 'ok', version, repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 }, bodyLimitBytes: bodyLimit(req) };
+      return {
+        status: 'ok',
+        version,
+        repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 },
+        bodyLimitBytes: bodyLimit(req),
+      };
     },
 
     apiCheck: async ({ body }, req, res): Promise<CheckResponse> => {
-      const outcomes = await verifier.checkBatch(body.snippets.map((s) => s.code), {
-        timeout: body.timeout ?? 30, reuse: body.reuse ?? true, infotree: body.infotree ?? null, signal: clientGone(res), client: checkClient(req),
-      });
+      const outcomes = await verifier.checkBatch(
+        body.snippets.map((s) => s.code),
+        {
+          timeout: body.timeout ?? 30,
+          reuse: body.reuse ?? true,
+          infotree: body.infotree ?? null,
+          signal: clientGone(res),
+          client: checkClient(req),
+        },
+      );
       return { results: outcomes.map((o, i) => toKlsResult(body.snippets[i].id, o, body.debug ?? false)) };
     },
 
     verify: async ({ body }, req, res): Promise<VerifyResponse> => {
       const codes = body.codes.map((c) => ({ customId: c.custom_id, code: (c.proof ?? c.code) as string }));
-      const outcomes = await verifier.checkBatch(codes.map((c) => c.code), {
-        timeout: body.timeout ?? 300, reuse: !(body.disable_cache ?? false), infotree: body.infotree_type ?? null, signal: clientGone(res), client: checkClient(req),
-      });
+      const outcomes = await verifier.checkBatch(
+        codes.map((c) => c.code),
+        {
+          timeout: body.timeout ?? 300,
+          reuse: !(body.disable_cache ?? false),
+          infotree: body.infotree_type ?? null,
+          signal: clientGone(res),
+          client: checkClient(req),
+        },
+      );
       return {
         results: outcomes.map((o, i) => {
           const kls = toKlsResult(String(codes[i].customId), o, false);
@@ -53,11 +74,24 @@ export function verifyRouter(verifier: BatchVerifier): Router {
     },
 
     check: async ({ body }, req, res): Promise<V1CheckResponse> => {
-      const outcomes = await verifier.checkBatch(body.snippets.map((s) => s.code), {
-        timeout: body.timeout ?? 60, infotree: body.infotree ?? null, theorems: body.theorems ?? undefined, signal: clientGone(res), client: checkClient(req),
-      });
+      const outcomes = await verifier.checkBatch(
+        body.snippets.map((s) => s.code),
+        {
+          timeout: body.timeout ?? 60,
+          infotree: body.infotree ?? null,
+          theorems: body.theorems ?? undefined,
+          signal: clientGone(res),
+          client: checkClient(req),
+        },
+      );
       const mode = body.mode ?? 'strict';
-      return { results: outcomes.map((o, i) => ({ id: body.snippets[i].id, ...verdictInMode(o.verdict, mode), ...(o.response ? { response: o.response } : {}) })) };
+      return {
+        results: outcomes.map((o, i) => ({
+          id: body.snippets[i].id,
+          ...verdictInMode(o.verdict, mode),
+          ...(o.response ? { response: o.response } : {}),
+        })),
+      };
     },
   });
 }

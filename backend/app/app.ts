@@ -24,7 +24,10 @@ export interface AppOptions {
   loadEngine?: (config: EngineConfig, log: (line: string) => void) => Promise<Engine>;
 }
 
-interface Part { name: string; close: () => unknown }
+interface Part {
+  name: string;
+  close: () => unknown;
+}
 
 export class App {
   readonly settings: Settings;
@@ -80,7 +83,11 @@ export class App {
 
   /** The verifier's settings: the app's settings, the demo's REPL, and the command's flags. */
   verifierSettings(): VerifierSettings {
-    this.verifierSettingsValue ??= { ...verifierSettingsOf(this.settings), ...this.demoParts?.verifier, ...this.options.verifier };
+    this.verifierSettingsValue ??= {
+      ...verifierSettingsOf(this.settings),
+      ...this.demoParts?.verifier,
+      ...this.options.verifier,
+    };
     return this.verifierSettingsValue;
   }
 
@@ -100,9 +107,18 @@ export class App {
 
   /** The configured engine, loaded once on first use; a failed load is tried again on the next call. */
   engine(): Promise<Engine> {
-    this.engineLoad ??= (this.options.loadEngine ?? ((config, log) => createEngine(config, { log })))(this.engineConfig(), this.log).then(
-      (engine) => { this.parts.push({ name: 'engine', close: () => engine.close() }); return engine; },
-      (err: unknown) => { this.engineLoad = undefined; throw err; },
+    this.engineLoad ??= (this.options.loadEngine ?? ((config, log) => createEngine(config, { log })))(
+      this.engineConfig(),
+      this.log,
+    ).then(
+      (engine) => {
+        this.parts.push({ name: 'engine', close: () => engine.close() });
+        return engine;
+      },
+      (err: unknown) => {
+        this.engineLoad = undefined;
+        throw err;
+      },
     );
     return this.engineLoad;
   }
@@ -111,10 +127,16 @@ export class App {
   async describe(): Promise<string[]> {
     const engine = await this.engine();
     if (this.demo) {
-      return ['running with test doubles: a scripted ONNX model (fixed answers) and the stand-in REPL (text rules, not Lean).',
-        'Nothing is proved for real; see docs/prover.md for a real model and Lean.'];
+      return [
+        'running with test doubles: a scripted ONNX model (fixed answers) and the stand-in REPL (text rules, not Lean).',
+        'Nothing is proved for real; see docs/prover.md for a real model and Lean.',
+      ];
     }
-    return [`engine: ${engine.name} (${engine.model})`, `verifier: ${this.verifier().describe}`, `store: ${this.storePath}`];
+    return [
+      `engine: ${engine.name} (${engine.model})`,
+      `verifier: ${this.verifier().describe}`,
+      `store: ${this.storePath}`,
+    ];
   }
 
   /** Closes what was opened, last first, each once; failures are logged and the rest still closes. */
@@ -122,7 +144,11 @@ export class App {
     this.closing ??= (async () => {
       await this.engineLoad?.catch(() => undefined); // an engine still loading is closed with the rest
       for (const part of this.parts.splice(0).reverse()) {
-        try { await part.close(); } catch (err) { this.log(`closing the ${part.name}: ${err instanceof Error ? err.message : String(err)}`); }
+        try {
+          await part.close();
+        } catch (err) {
+          this.log(`closing the ${part.name}: ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
     })();
     return this.closing;

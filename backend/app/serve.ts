@@ -28,8 +28,19 @@ export async function startServing(app: App, o: ServeOptions): Promise<Serving> 
   const hooks = new CloseHooks();
   let http: Listening;
   try {
-    const ctx = { verifier: app.verifier().admission, db: app.store(), engine: () => app.engine(), settings, token, backendUrl: () => url, onClose: hooks.add };
-    const express = await createApp(ctx, o.routers ?? extraRouters, { token, allowedHosts: o.allowedHosts ?? settings.allowedHosts });
+    const ctx = {
+      verifier: app.verifier().admission,
+      db: app.store(),
+      engine: () => app.engine(),
+      settings,
+      token,
+      backendUrl: () => url,
+      onClose: hooks.add,
+    };
+    const express = await createApp(ctx, o.routers ?? extraRouters, {
+      token,
+      allowedHosts: o.allowedHosts ?? settings.allowedHosts,
+    });
     // a random token protects local use only: listening beyond loopback needs one the user chose
     http = await listen(express, o.host, o.port, settings.apiToken);
   } catch (err) {
@@ -40,11 +51,13 @@ export async function startServing(app: App, o: ServeOptions): Promise<Serving> 
   url = http.url;
   let stopping: Promise<void> | undefined;
   return {
-    http, url,
-    stop: () => stopping ??= (async () => {
-      await hooks.run(); // while HTTP still answers: requests in flight finish cancelled
-      await http.close();
-      await app.close();
-    })(),
+    http,
+    url,
+    stop: () =>
+      (stopping ??= (async () => {
+        await hooks.run(); // while HTTP still answers: requests in flight finish cancelled
+        await http.close();
+        await app.close();
+      })()),
   };
 }

@@ -23,7 +23,8 @@ function number(name: string, raw: string | undefined, fallback: number): number
 }
 function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
   if (given(raw) === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(raw!)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  if (!(allowed as readonly string[]).includes(raw!))
+    throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
   return raw as T;
 }
 function flag(raw: string | undefined): boolean {
@@ -48,124 +49,397 @@ interface Declaration<T> {
 
 const declarations = {
   // where things live
-  home: { name: 'KIMINA_HOME', type: 'path', default: '`~/.kimina`', doc: 'where the backend keeps its database, models, trainer environment, runs and `serve.json`',
-    read: (raw: string | undefined) => given(raw) ?? join(homedir(), '.kimina') },
-  db: { name: 'KIMINA_DB', type: 'path or `:memory:`', default: '`<KIMINA_HOME>/kimina.db`', doc: 'the SQLite store (attempts, training runs, evaluation results); `:memory:` keeps nothing',
-    read: (raw: string | undefined, env: Env): string => (raw === ':memory:' ? raw : resolve(given(raw) ?? join(setting('home', env), 'kimina.db'))) },
-  debug: { name: 'KIMINA_DEBUG', type: 'flag', default: 'off', doc: 'print the stack trace of errors',
-    read: (raw: string | undefined) => given(raw) !== undefined },
-  noColor: { name: 'NO_COLOR', type: 'flag', default: 'unset', doc: 'no colours in `kimina prove` output (no-color.org)',
-    read: (raw: string | undefined) => given(raw) !== undefined },
-  searchPath: { name: 'PATH', type: 'folders', default: 'inherited', doc: 'where `lake` is looked for (besides `~/.elan/bin`)',
-    read: (raw: string | undefined) => (given(raw) ?? '').split(delimiter).filter(Boolean) },
-  userHome: { name: 'HOME', type: 'path', default: 'inherited', doc: 'with ELAN_HOME unset, Lean\'s toolchains are found under `$HOME/.elan`',
-    read: (raw: string | undefined) => given(raw) },
-  elanHome: { name: 'ELAN_HOME', type: 'path', default: 'unset', doc: 'elan\'s folder, when not `~/.elan`',
-    read: (raw: string | undefined) => given(raw) },
-  pythonPath: { name: 'PYTHONPATH', type: 'folders', default: 'inherited', doc: 'kept for the trainer, after its own sources',
-    read: (raw: string | undefined) => given(raw) },
+  home: {
+    name: 'KIMINA_HOME',
+    type: 'path',
+    default: '`~/.kimina`',
+    doc: 'where the backend keeps its database, models, trainer environment, runs and `serve.json`',
+    read: (raw: string | undefined) => given(raw) ?? join(homedir(), '.kimina'),
+  },
+  db: {
+    name: 'KIMINA_DB',
+    type: 'path or `:memory:`',
+    default: '`<KIMINA_HOME>/kimina.db`',
+    doc: 'the SQLite store (attempts, training runs, evaluation results); `:memory:` keeps nothing',
+    read: (raw: string | undefined, env: Env): string =>
+      raw === ':memory:' ? raw : resolve(given(raw) ?? join(setting('home', env), 'kimina.db')),
+  },
+  debug: {
+    name: 'KIMINA_DEBUG',
+    type: 'flag',
+    default: 'off',
+    doc: 'print the stack trace of errors',
+    read: (raw: string | undefined) => given(raw) !== undefined,
+  },
+  noColor: {
+    name: 'NO_COLOR',
+    type: 'flag',
+    default: 'unset',
+    doc: 'no colours in `kimina prove` output (no-color.org)',
+    read: (raw: string | undefined) => given(raw) !== undefined,
+  },
+  searchPath: {
+    name: 'PATH',
+    type: 'folders',
+    default: 'inherited',
+    doc: 'where `lake` is looked for (besides `~/.elan/bin`)',
+    read: (raw: string | undefined) => (given(raw) ?? '').split(delimiter).filter(Boolean),
+  },
+  userHome: {
+    name: 'HOME',
+    type: 'path',
+    default: 'inherited',
+    doc: "with ELAN_HOME unset, Lean's toolchains are found under `$HOME/.elan`",
+    read: (raw: string | undefined) => given(raw),
+  },
+  elanHome: {
+    name: 'ELAN_HOME',
+    type: 'path',
+    default: 'unset',
+    doc: "elan's folder, when not `~/.elan`",
+    read: (raw: string | undefined) => given(raw),
+  },
+  pythonPath: {
+    name: 'PYTHONPATH',
+    type: 'folders',
+    default: 'inherited',
+    doc: 'kept for the trainer, after its own sources',
+    read: (raw: string | undefined) => given(raw),
+  },
   // the HTTP server and attaching to it
-  host: { name: 'KIMINA_HOST', type: 'host', default: '`127.0.0.1`', doc: 'where `kimina serve` listens; a non-loopback host needs an API token',
-    read: (raw: string | undefined) => given(raw) ?? '127.0.0.1' },
-  port: { name: 'KIMINA_PORT', type: 'number', default: '`8000`', doc: 'the port of `kimina serve` (kimina-client\'s default)',
-    read: (raw: string | undefined) => number('KIMINA_PORT', raw, 8000) },
-  apiToken: { name: 'KIMINA_API_TOKEN', also: ['LEAN_SERVER_API_KEY'], type: 'string', default: 'unset', doc: 'bearer token the server requires on every route but health, and that clients send',
-    read: (raw: string | undefined) => given(raw) },
-  allowedHosts: { name: 'KIMINA_ALLOWED_HOSTS', type: 'list', default: 'none', doc: 'Host names `kimina serve` answers besides loopback ones, when it listens beyond loopback (comma-separated)',
-    read: (raw: string | undefined) => (given(raw) ?? '').split(',').map((h) => h.trim()).filter(Boolean) },
-  serverUrl: { name: 'KIMINA_SERVER_URL', type: 'URL', default: 'unset', doc: 'a running `kimina serve` that the editor backend and `kimina train` attach to (else `serve.json`)',
-    read: (raw: string | undefined) => given(raw)?.replace(/\/+$/, '') },
-  proveTimeoutS: { name: 'KIMINA_PROVE_TIMEOUT', type: 'seconds', default: '`0` (none)', doc: 'the editor backend stops a whole proof after this long',
-    read: (raw: string | undefined) => number('KIMINA_PROVE_TIMEOUT', raw, 0) },
+  host: {
+    name: 'KIMINA_HOST',
+    type: 'host',
+    default: '`127.0.0.1`',
+    doc: 'where `kimina serve` listens; a non-loopback host needs an API token',
+    read: (raw: string | undefined) => given(raw) ?? '127.0.0.1',
+  },
+  port: {
+    name: 'KIMINA_PORT',
+    type: 'number',
+    default: '`8000`',
+    doc: "the port of `kimina serve` (kimina-client's default)",
+    read: (raw: string | undefined) => number('KIMINA_PORT', raw, 8000),
+  },
+  apiToken: {
+    name: 'KIMINA_API_TOKEN',
+    also: ['LEAN_SERVER_API_KEY'],
+    type: 'string',
+    default: 'unset',
+    doc: 'bearer token the server requires on every route but health, and that clients send',
+    read: (raw: string | undefined) => given(raw),
+  },
+  allowedHosts: {
+    name: 'KIMINA_ALLOWED_HOSTS',
+    type: 'list',
+    default: 'none',
+    doc: 'Host names `kimina serve` answers besides loopback ones, when it listens beyond loopback (comma-separated)',
+    read: (raw: string | undefined) =>
+      (given(raw) ?? '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
+  },
+  serverUrl: {
+    name: 'KIMINA_SERVER_URL',
+    type: 'URL',
+    default: 'unset',
+    doc: 'a running `kimina serve` that the editor backend and `kimina train` attach to (else `serve.json`)',
+    read: (raw: string | undefined) => given(raw)?.replace(/\/+$/, ''),
+  },
+  proveTimeoutS: {
+    name: 'KIMINA_PROVE_TIMEOUT',
+    type: 'seconds',
+    default: '`0` (none)',
+    doc: 'the editor backend stops a whole proof after this long',
+    read: (raw: string | undefined) => number('KIMINA_PROVE_TIMEOUT', raw, 0),
+  },
   // the model
-  engine: { name: 'KIMINA_ENGINE', type: '`onnx` or `openai`', default: '`onnx`', doc: 'in-process ONNX, or an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
-    read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, ['onnx', 'openai'] as const, 'onnx') },
-  model: { name: 'KIMINA_MODEL', type: 'hub id or folder', default: '`AI-MO/Kimina-Prover-RL-0.6B` (onnx); the server\'s only model (openai)', doc: 'the prover model',
-    read: (raw: string | undefined) => given(raw) },
-  openaiBaseUrl: { name: 'KIMINA_OPENAI_BASE_URL', type: 'URL', default: `\`${DEFAULT_OPENAI_BASE_URL}\``, doc: 'the OpenAI-compatible server\'s API root',
-    read: (raw: string | undefined) => given(raw) ?? DEFAULT_OPENAI_BASE_URL },
-  openaiApiKey: { name: 'KIMINA_OPENAI_API_KEY', type: 'string', default: 'unset', doc: 'sent to the model server as `Authorization: Bearer …`',
-    read: (raw: string | undefined) => given(raw) },
-  openaiN: { name: 'KIMINA_OPENAI_N', type: '`auto`, `native` or `parallel`', default: '`auto`', doc: 'send `n`, or one request per sample (`auto` finds out)',
-    read: (raw: string | undefined) => oneOf('KIMINA_OPENAI_N', raw, ['auto', 'native', 'parallel'] as const, 'auto') },
-  device: { name: 'KIMINA_DEVICE', type: '`cpu`, `cuda` or `auto`', default: '`cpu`', doc: 'where the ONNX engine runs (`auto` is `cpu`; CUDA falls back to the CPU, saying why)',
-    read: (raw: string | undefined) => oneOf('KIMINA_DEVICE', raw === 'auto' ? '' : raw, ['cpu', 'cuda'] as const, 'cpu') },
-  kvCache: { name: 'KIMINA_KV_CACHE', type: '`auto`, `fp32` or `fp16`', default: '`auto`', doc: 'precision of the ONNX engine\'s KV cache: `fp16` halves its memory and slows long-context decoding (docs/onnx-engine.md); `auto` is `fp16` where a float32 cache of 8 samples × 8,192 tokens would take more than 40% of the memory',
-    read: (raw: string | undefined) => oneOf('KIMINA_KV_CACHE', raw, ['auto', 'fp32', 'fp16'] as const, 'auto') },
-  speculation: { name: 'KIMINA_SPECULATION', type: 'flag', default: 'off', doc: 'speculative decoding by prompt lookup in the ONNX engine (same greedy output, same sampling distribution): 1.40× on Kimina-shaped answers on a quiet 2-core machine, but it lost under load (docs/onnx-engine.md), so it is off unless asked',
-    read: (raw: string | undefined) => flag(raw) },
-  spinning: { name: 'KIMINA_SPINNING', type: 'flag', default: 'off', doc: 'let the ONNX engine\'s threads spin between operators: about 1.3× at short context on an idle machine, several times slower when other processes (Lean) compete for the cores',
-    read: (raw: string | undefined) => flag(raw) },
-  threads: { name: 'KIMINA_THREADS', type: 'whole number ≥ 1', default: 'every core', doc: 'CPU threads of the ONNX engine',
+  engine: {
+    name: 'KIMINA_ENGINE',
+    type: '`onnx` or `openai`',
+    default: '`onnx`',
+    doc: 'in-process ONNX, or an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
+    read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, ['onnx', 'openai'] as const, 'onnx'),
+  },
+  model: {
+    name: 'KIMINA_MODEL',
+    type: 'hub id or folder',
+    default: "`AI-MO/Kimina-Prover-RL-0.6B` (onnx); the server's only model (openai)",
+    doc: 'the prover model',
+    read: (raw: string | undefined) => given(raw),
+  },
+  openaiBaseUrl: {
+    name: 'KIMINA_OPENAI_BASE_URL',
+    type: 'URL',
+    default: `\`${DEFAULT_OPENAI_BASE_URL}\``,
+    doc: "the OpenAI-compatible server's API root",
+    read: (raw: string | undefined) => given(raw) ?? DEFAULT_OPENAI_BASE_URL,
+  },
+  openaiApiKey: {
+    name: 'KIMINA_OPENAI_API_KEY',
+    type: 'string',
+    default: 'unset',
+    doc: 'sent to the model server as `Authorization: Bearer …`',
+    read: (raw: string | undefined) => given(raw),
+  },
+  openaiN: {
+    name: 'KIMINA_OPENAI_N',
+    type: '`auto`, `native` or `parallel`',
+    default: '`auto`',
+    doc: 'send `n`, or one request per sample (`auto` finds out)',
+    read: (raw: string | undefined) => oneOf('KIMINA_OPENAI_N', raw, ['auto', 'native', 'parallel'] as const, 'auto'),
+  },
+  device: {
+    name: 'KIMINA_DEVICE',
+    type: '`cpu`, `cuda` or `auto`',
+    default: '`cpu`',
+    doc: 'where the ONNX engine runs (`auto` is `cpu`; CUDA falls back to the CPU, saying why)',
+    read: (raw: string | undefined) =>
+      oneOf('KIMINA_DEVICE', raw === 'auto' ? '' : raw, ['cpu', 'cuda'] as const, 'cpu'),
+  },
+  kvCache: {
+    name: 'KIMINA_KV_CACHE',
+    type: '`auto`, `fp32` or `fp16`',
+    default: '`auto`',
+    doc: "precision of the ONNX engine's KV cache: `fp16` halves its memory and slows long-context decoding (docs/onnx-engine.md); `auto` is `fp16` where a float32 cache of 8 samples × 8,192 tokens would take more than 40% of the memory",
+    read: (raw: string | undefined) => oneOf('KIMINA_KV_CACHE', raw, ['auto', 'fp32', 'fp16'] as const, 'auto'),
+  },
+  speculation: {
+    name: 'KIMINA_SPECULATION',
+    type: 'flag',
+    default: 'off',
+    doc: 'speculative decoding by prompt lookup in the ONNX engine (same greedy output, same sampling distribution): 1.40× on Kimina-shaped answers on a quiet 2-core machine, but it lost under load (docs/onnx-engine.md), so it is off unless asked',
+    read: (raw: string | undefined) => flag(raw),
+  },
+  spinning: {
+    name: 'KIMINA_SPINNING',
+    type: 'flag',
+    default: 'off',
+    doc: "let the ONNX engine's threads spin between operators: about 1.3× at short context on an idle machine, several times slower when other processes (Lean) compete for the cores",
+    read: (raw: string | undefined) => flag(raw),
+  },
+  threads: {
+    name: 'KIMINA_THREADS',
+    type: 'whole number ≥ 1',
+    default: 'every core',
+    doc: 'CPU threads of the ONNX engine',
     read: (raw: string | undefined) => {
       if (given(raw) === undefined) return undefined;
       const n = Number(raw);
-      if (!Number.isInteger(n) || n < 1) throw new Error(`KIMINA_THREADS must be a positive whole number, got '${raw}'`);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error(`KIMINA_THREADS must be a positive whole number, got '${raw}'`);
       return n;
-    } },
-  hfEndpoint: { name: 'HF_ENDPOINT', type: 'URL', default: '`https://huggingface.co`', doc: 'the Hugging Face hub `kimina model pull` downloads from',
-    read: (raw: string | undefined) => (given(raw) ?? 'https://huggingface.co').replace(/\/+$/, '') },
-  hfToken: { name: 'HF_TOKEN', also: ['HUGGING_FACE_HUB_TOKEN'], type: 'string', default: 'the token file', doc: 'hub token for gated or private models',
-    read: (raw: string | undefined) => given(raw) },
-  hfTokenPath: { name: 'HF_TOKEN_PATH', type: 'path', default: '`<HF_HOME>/token`', doc: 'the file holding the hub token (`huggingface-cli login` writes it)',
-    read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('hfHome', env), 'token') },
-  hfHome: { name: 'HF_HOME', type: 'path', default: '`~/.cache/huggingface`', doc: 'the Hugging Face folder (for its token file)',
-    read: (raw: string | undefined) => given(raw) ?? join(homedir(), '.cache', 'huggingface') },
-  datasetsServer: { name: 'KIMINA_DATASETS_SERVER', type: 'URL', default: '`https://datasets-server.huggingface.co`', doc: 'the Hugging Face datasets server `kimina eval fetch` reads AI-MO/minif2f_test from',
-    read: (raw: string | undefined) => (given(raw) ?? 'https://datasets-server.huggingface.co').replace(/\/+$/, '') },
-  hfHubOffline: { name: 'HF_HUB_OFFLINE', type: 'flag', default: 'off', doc: 'never reach the hub (pulls fail with a clear error)',
-    read: (raw: string | undefined) => flag(raw) },
+    },
+  },
+  hfEndpoint: {
+    name: 'HF_ENDPOINT',
+    type: 'URL',
+    default: '`https://huggingface.co`',
+    doc: 'the Hugging Face hub `kimina model pull` downloads from',
+    read: (raw: string | undefined) => (given(raw) ?? 'https://huggingface.co').replace(/\/+$/, ''),
+  },
+  hfToken: {
+    name: 'HF_TOKEN',
+    also: ['HUGGING_FACE_HUB_TOKEN'],
+    type: 'string',
+    default: 'the token file',
+    doc: 'hub token for gated or private models',
+    read: (raw: string | undefined) => given(raw),
+  },
+  hfTokenPath: {
+    name: 'HF_TOKEN_PATH',
+    type: 'path',
+    default: '`<HF_HOME>/token`',
+    doc: 'the file holding the hub token (`huggingface-cli login` writes it)',
+    read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('hfHome', env), 'token'),
+  },
+  hfHome: {
+    name: 'HF_HOME',
+    type: 'path',
+    default: '`~/.cache/huggingface`',
+    doc: 'the Hugging Face folder (for its token file)',
+    read: (raw: string | undefined) => given(raw) ?? join(homedir(), '.cache', 'huggingface'),
+  },
+  datasetsServer: {
+    name: 'KIMINA_DATASETS_SERVER',
+    type: 'URL',
+    default: '`https://datasets-server.huggingface.co`',
+    doc: 'the Hugging Face datasets server `kimina eval fetch` reads AI-MO/minif2f_test from',
+    read: (raw: string | undefined) => (given(raw) ?? 'https://datasets-server.huggingface.co').replace(/\/+$/, ''),
+  },
+  hfHubOffline: {
+    name: 'HF_HUB_OFFLINE',
+    type: 'flag',
+    default: 'off',
+    doc: 'never reach the hub (pulls fail with a clear error)',
+    read: (raw: string | undefined) => flag(raw),
+  },
   // Lean
-  leanProject: { name: 'KIMINA_LEAN_PROJECT', type: 'path', default: 'the current folder', doc: 'the Lean project every REPL runs in',
-    read: (raw: string | undefined) => resolve(given(raw) ?? process.cwd()) },
-  replCommand: { name: 'KIMINA_REPL_COMMAND', type: 'shell command', default: 'unset', doc: 'the command that starts one REPL (else `lake env <repl>` of the project)',
-    read: (raw: string | undefined) => given(raw) },
-  replPath: { name: 'KIMINA_REPL_PATH', type: 'path', default: 'found in the project or `<KIMINA_HOME>/repl`', doc: 'the REPL binary',
-    read: (raw: string | undefined) => given(raw) },
-  replGitUrl: { name: 'KIMINA_REPL_GIT_URL', type: 'URL', default: '`https://github.com/leanprover-community/repl`', doc: 'where `kimina lean setup` clones the REPL from',
-    read: (raw: string | undefined) => given(raw) ?? 'https://github.com/leanprover-community/repl' },
-  maxRepls: { name: 'KIMINA_MAX_REPLS', type: 'number', default: 'CPUs − 1', doc: 'REPL processes at most',
-    read: (raw: string | undefined) => number('KIMINA_MAX_REPLS', raw, Math.max(1, availableParallelism() - 1)) },
-  maxQueue: { name: 'KIMINA_MAX_QUEUE', type: 'number', default: '`256`', doc: 'snippets that may wait beyond the running ones; more gets 429',
-    read: (raw: string | undefined) => number('KIMINA_MAX_QUEUE', raw, 256) },
-  maxBatch: { name: 'KIMINA_MAX_BATCH', type: 'number', default: '`128`', doc: 'snippets (or reward answers) one request may carry under `kimina serve`; more gets 413',
-    read: (raw: string | undefined) => number('KIMINA_MAX_BATCH', raw, 128) },
-  maxPerClient: { name: 'KIMINA_MAX_PER_CLIENT', type: 'number', default: 'half the queue (at least one batch)', doc: 'checks one client may have admitted at once; more gets 429',
-    read: (raw: string | undefined) => (given(raw) === undefined ? undefined : number('KIMINA_MAX_PER_CLIENT', raw, 0)) },
-  replMaxUses: { name: 'KIMINA_REPL_MAX_USES', type: 'number', default: '`200`', doc: 'replace a REPL after this many checks',
-    read: (raw: string | undefined) => number('KIMINA_REPL_MAX_USES', raw, 200) },
-  replMaxRssMb: { name: 'KIMINA_REPL_MAX_RSS_MB', type: 'MB', default: '`12000`', doc: 'replace a REPL whose process tree holds more memory',
-    read: (raw: string | undefined) => number('KIMINA_REPL_MAX_RSS_MB', raw, 12_000) },
-  replMemoryMb: { name: 'KIMINA_REPL_MEMORY_MB', type: 'MB', default: '`16384`', doc: 'address-space cap per REPL (`ulimit -v`); 0 = none',
-    read: (raw: string | undefined) => number('KIMINA_REPL_MEMORY_MB', raw, 16_384) },
-  replIdleS: { name: 'KIMINA_REPL_IDLE_S', type: 'seconds', default: '`1800`', doc: 'stop REPLs idle this long (0 = keep them)',
-    read: (raw: string | undefined) => number('KIMINA_REPL_IDLE_S', raw, 1800) },
-  initRepls: { name: 'KIMINA_INIT_REPLS', type: 'JSON', default: '`{}`', doc: 'REPLs to start at once per header, e.g. `{"import Mathlib": 4}`',
+  leanProject: {
+    name: 'KIMINA_LEAN_PROJECT',
+    type: 'path',
+    default: 'the current folder',
+    doc: 'the Lean project every REPL runs in',
+    read: (raw: string | undefined) => resolve(given(raw) ?? process.cwd()),
+  },
+  replCommand: {
+    name: 'KIMINA_REPL_COMMAND',
+    type: 'shell command',
+    default: 'unset',
+    doc: 'the command that starts one REPL (else `lake env <repl>` of the project)',
+    read: (raw: string | undefined) => given(raw),
+  },
+  replPath: {
+    name: 'KIMINA_REPL_PATH',
+    type: 'path',
+    default: 'found in the project or `<KIMINA_HOME>/repl`',
+    doc: 'the REPL binary',
+    read: (raw: string | undefined) => given(raw),
+  },
+  replGitUrl: {
+    name: 'KIMINA_REPL_GIT_URL',
+    type: 'URL',
+    default: '`https://github.com/leanprover-community/repl`',
+    doc: 'where `kimina lean setup` clones the REPL from',
+    read: (raw: string | undefined) => given(raw) ?? 'https://github.com/leanprover-community/repl',
+  },
+  maxRepls: {
+    name: 'KIMINA_MAX_REPLS',
+    type: 'number',
+    default: 'CPUs − 1',
+    doc: 'REPL processes at most',
+    read: (raw: string | undefined) => number('KIMINA_MAX_REPLS', raw, Math.max(1, availableParallelism() - 1)),
+  },
+  maxQueue: {
+    name: 'KIMINA_MAX_QUEUE',
+    type: 'number',
+    default: '`256`',
+    doc: 'snippets that may wait beyond the running ones; more gets 429',
+    read: (raw: string | undefined) => number('KIMINA_MAX_QUEUE', raw, 256),
+  },
+  maxBatch: {
+    name: 'KIMINA_MAX_BATCH',
+    type: 'number',
+    default: '`128`',
+    doc: 'snippets (or reward answers) one request may carry under `kimina serve`; more gets 413',
+    read: (raw: string | undefined) => number('KIMINA_MAX_BATCH', raw, 128),
+  },
+  maxPerClient: {
+    name: 'KIMINA_MAX_PER_CLIENT',
+    type: 'number',
+    default: 'half the queue (at least one batch)',
+    doc: 'checks one client may have admitted at once; more gets 429',
+    read: (raw: string | undefined) => (given(raw) === undefined ? undefined : number('KIMINA_MAX_PER_CLIENT', raw, 0)),
+  },
+  replMaxUses: {
+    name: 'KIMINA_REPL_MAX_USES',
+    type: 'number',
+    default: '`200`',
+    doc: 'replace a REPL after this many checks',
+    read: (raw: string | undefined) => number('KIMINA_REPL_MAX_USES', raw, 200),
+  },
+  replMaxRssMb: {
+    name: 'KIMINA_REPL_MAX_RSS_MB',
+    type: 'MB',
+    default: '`12000`',
+    doc: 'replace a REPL whose process tree holds more memory',
+    read: (raw: string | undefined) => number('KIMINA_REPL_MAX_RSS_MB', raw, 12_000),
+  },
+  replMemoryMb: {
+    name: 'KIMINA_REPL_MEMORY_MB',
+    type: 'MB',
+    default: '`16384`',
+    doc: 'address-space cap per REPL (`ulimit -v`); 0 = none',
+    read: (raw: string | undefined) => number('KIMINA_REPL_MEMORY_MB', raw, 16_384),
+  },
+  replIdleS: {
+    name: 'KIMINA_REPL_IDLE_S',
+    type: 'seconds',
+    default: '`1800`',
+    doc: 'stop REPLs idle this long (0 = keep them)',
+    read: (raw: string | undefined) => number('KIMINA_REPL_IDLE_S', raw, 1800),
+  },
+  initRepls: {
+    name: 'KIMINA_INIT_REPLS',
+    type: 'JSON',
+    default: '`{}`',
+    doc: 'REPLs to start at once per header, e.g. `{"import Mathlib": 4}`',
     read: (raw: string | undefined): Record<string, number> => {
       if (given(raw) === undefined) return {};
-      try { return JSON.parse(raw!) as Record<string, number>; } catch { throw new Error('KIMINA_INIT_REPLS must be JSON like {"import Mathlib": 2}'); }
-    } },
-  timeoutS: { name: 'KIMINA_TIMEOUT', type: 'seconds', default: '`60`', doc: 'Lean time per snippet when a request names none',
-    read: (raw: string | undefined) => number('KIMINA_TIMEOUT', raw, 60) },
-  allowedAxioms: { name: 'KIMINA_ALLOWED_AXIOMS', type: 'comma-separated names', default: '`propext,Classical.choice,Quot.sound` (backend/lean/verdict.ts)', doc: 'the axioms a valid proof may use',
-    read: (raw: string | undefined) => given(raw)?.split(',').map((s) => s.trim()).filter(Boolean) },
-  allowNativeDecide: { name: 'KIMINA_ALLOW_NATIVE_DECIDE', type: 'flag', default: 'off', doc: 'allow `native_decide`/`bv_decide` and their axioms',
-    read: (raw: string | undefined) => ['1', 'true', 'yes'].includes((raw ?? '').toLowerCase()) },
-  sandbox: { name: 'KIMINA_SANDBOX', type: '`auto`, `bwrap`, `unshare` or `none`', default: '`auto`', doc: 'how REPLs are kept from the network and the file system',
+      try {
+        return JSON.parse(raw!) as Record<string, number>;
+      } catch {
+        throw new Error('KIMINA_INIT_REPLS must be JSON like {"import Mathlib": 2}');
+      }
+    },
+  },
+  timeoutS: {
+    name: 'KIMINA_TIMEOUT',
+    type: 'seconds',
+    default: '`60`',
+    doc: 'Lean time per snippet when a request names none',
+    read: (raw: string | undefined) => number('KIMINA_TIMEOUT', raw, 60),
+  },
+  allowedAxioms: {
+    name: 'KIMINA_ALLOWED_AXIOMS',
+    type: 'comma-separated names',
+    default: '`propext,Classical.choice,Quot.sound` (backend/lean/verdict.ts)',
+    doc: 'the axioms a valid proof may use',
+    read: (raw: string | undefined) =>
+      given(raw)
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+  },
+  allowNativeDecide: {
+    name: 'KIMINA_ALLOW_NATIVE_DECIDE',
+    type: 'flag',
+    default: 'off',
+    doc: 'allow `native_decide`/`bv_decide` and their axioms',
+    read: (raw: string | undefined) => ['1', 'true', 'yes'].includes((raw ?? '').toLowerCase()),
+  },
+  sandbox: {
+    name: 'KIMINA_SANDBOX',
+    type: '`auto`, `bwrap`, `unshare` or `none`',
+    default: '`auto`',
+    doc: 'how REPLs are kept from the network and the file system',
     read: (raw: string | undefined) => {
       const value = given(raw) ?? 'auto';
-      if (!['auto', 'bwrap', 'unshare', 'none'].includes(value)) throw new Error(`KIMINA_SANDBOX must be auto, bwrap, unshare or none, got '${value}'`);
+      if (!['auto', 'bwrap', 'unshare', 'none'].includes(value))
+        throw new Error(`KIMINA_SANDBOX must be auto, bwrap, unshare or none, got '${value}'`);
       return value as 'auto' | 'bwrap' | 'unshare' | 'none';
-    } },
+    },
+  },
   // training
-  trainingDir: { name: 'KIMINA_TRAINING_DIR', type: 'path', default: '`<KIMINA_HOME>/training`', doc: 'run folders: config, prompts, checkpoints, weights, logs',
-    read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('home', env), 'training') },
-  trainerVenv: { name: 'KIMINA_TRAINER_VENV', type: 'path', default: '`<KIMINA_HOME>/trainer-venv`', doc: 'the trainer\'s Python environment (`kimina trainer setup`)',
-    read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('home', env), 'trainer-venv') },
-  trainerPython: { name: 'KIMINA_TRAINER_PYTHON', type: 'path', default: 'the trainer environment\'s python', doc: 'the interpreter that runs the trainer',
-    read: (raw: string | undefined) => given(raw) },
-  trainerBackendUrl: { name: 'KIMINA_TRAINER_BACKEND_URL', type: 'URL', default: 'the server\'s own address', doc: 'how the trainer reaches the backend\'s reward service',
-    read: (raw: string | undefined) => given(raw) },
+  trainingDir: {
+    name: 'KIMINA_TRAINING_DIR',
+    type: 'path',
+    default: '`<KIMINA_HOME>/training`',
+    doc: 'run folders: config, prompts, checkpoints, weights, logs',
+    read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('home', env), 'training'),
+  },
+  trainerVenv: {
+    name: 'KIMINA_TRAINER_VENV',
+    type: 'path',
+    default: '`<KIMINA_HOME>/trainer-venv`',
+    doc: "the trainer's Python environment (`kimina trainer setup`)",
+    read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('home', env), 'trainer-venv'),
+  },
+  trainerPython: {
+    name: 'KIMINA_TRAINER_PYTHON',
+    type: 'path',
+    default: "the trainer environment's python",
+    doc: 'the interpreter that runs the trainer',
+    read: (raw: string | undefined) => given(raw),
+  },
+  trainerBackendUrl: {
+    name: 'KIMINA_TRAINER_BACKEND_URL',
+    type: 'URL',
+    default: "the server's own address",
+    doc: "how the trainer reaches the backend's reward service",
+    read: (raw: string | undefined) => given(raw),
+  },
 } satisfies Record<string, Declaration<unknown>>;
 
 type Declarations = typeof declarations;
@@ -208,48 +482,215 @@ export function readSome<K extends SettingKey>(keys: readonly K[], env: Env = pr
 }
 
 /** Variables read outside the backend's Node process: by the Python trainer, the benchmarks and the tests. */
-const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: string; default: string; doc: string }[] = [
-  { name: 'KIMINA_BACKEND_PID', scope: 'trainer', type: 'pid', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when this process (its backend) dies (parent-death signal)' },
-  { name: 'KIMINA_LIFELINE', scope: 'trainer', type: '`stdin`', default: 'set by the backend that starts the trainer', doc: 'the trainer exits when its stdin closes (the backend holds the only write end)' },
-  { name: 'KIMINA_REWARD_URL', scope: 'trainer', type: 'URL', default: 'set by `kimina train export-verl`', doc: 'the backend root the verl reward module posts to' },
-  { name: 'KIMINA_VERDICT_MODE', scope: 'trainer', type: '`strict` or `recipe`', default: '`strict`', doc: 'the verl reward module\'s verdict: ours, or kimina-client\'s rule as the published runs' },
-  { name: 'KIMINA_BENCH_PARTS', scope: 'bench', type: 'comma-separated', default: '`decode,batch,prefill,spec`', doc: '`bench:decode`: which parts to run' },
-  { name: 'KIMINA_BENCH_ACCURACY', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:decode`: MatMulNBits accuracy level of our 4-bit graph' },
-  { name: 'STAND_IN_IMPORT_MS', scope: 'stand-in REPL', type: 'ms', default: '`0`', doc: 'how long the stand-in REPL takes to "import" a header (tests of slow imports)' },
-  { name: 'STAND_IN_LOG', scope: 'stand-in REPL', type: 'path', default: 'unset', doc: 'a file where the stand-in REPL logs its commands (tests count imports)' },
-  { name: 'STAND_IN_LEAN', scope: 'stand-in REPL', type: 'Lean version', default: 'the newest texts', doc: 'which Lean generation\'s message texts the stand-in REPL speaks' },
-  { name: 'KIMINA_BENCH_ROUNDS', scope: 'bench', type: 'number', default: '`2`', doc: '`bench:decode`: rounds per engine' },
-  { name: 'KIMINA_BENCH_STEPS', scope: 'bench', type: 'number', default: '`12`', doc: '`bench:decode`: tokens per round; `bench:train`: GRPO steps' },
-  { name: 'KIMINA_BENCH_THREADS', scope: 'bench', type: 'number', default: '`2`', doc: '`bench:decode`: CPU threads' },
-  { name: 'KIMINA_BENCH_ONLY', scope: 'bench', type: 'comma-separated', default: '`ours,llama,tfjs`', doc: '`bench:decode`: which engines' },
-  { name: 'KIMINA_BENCH_GENERATIONS', scope: 'bench', type: 'number', default: '`8`', doc: '`bench:train`: samples per prompt' },
-  { name: 'KIMINA_BENCH_PROMPTS', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:train`: prompts per step' },
-  { name: 'KIMINA_BENCH_LENGTH', scope: 'bench', type: 'number', default: '`64`', doc: '`bench:train`: new tokens per sample' },
-  { name: 'BENCH_CHECKS', scope: 'bench', type: 'number', default: '`1000`', doc: '`bench:verify`: checks in all' },
-  { name: 'BENCH_REPLS', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:verify`: REPLs' },
-  { name: 'KIMINA_TEST_PARITY', scope: 'test', type: '`1`', default: 'unset: run when test/trainer/.venv exists', doc: 'the transformers parity suite creates the trainer\'s test environment first if needed' },
-  { name: 'KIMINA_TEST_ONLY', scope: 'test', type: 'comma-separated', default: 'every suite', doc: '`npm test`: run only these steps (typecheck, build, unit, trainer, e2e)' },
-  { name: 'KIMINA_TEST_MODEL_DIR', scope: 'test', type: 'path', default: 'unset (skipped)', doc: 'opt-in tests with a real model folder' },
-  { name: 'KIMINA_TEST_LEAN_PROJECT', scope: 'test', type: 'path', default: 'unset (skipped)', doc: 'opt-in tests with a real Lean project' },
-  { name: 'KIMINA_TEST_OPENAI_BASE_URL', scope: 'test', type: 'URL', default: 'unset (skipped)', doc: 'opt-in tests against a real OpenAI-compatible server' },
-  { name: 'KIMINA_TEST_OPENAI_MODEL', scope: 'test', type: 'string', default: 'the server\'s only model', doc: 'the model those tests ask for' },
-  { name: 'KIMINA_TEST_HUB', scope: 'test', type: 'flag', default: 'unset (skipped)', doc: 'opt-in test that lists the default model on the real hub' },
-  { name: 'KIMINA_CLIENT_PYTHON', scope: 'test', type: 'path', default: 'unset (skipped)', doc: 'a python with kimina-client, for the compatibility test' },
-  { name: 'KIMINA_MINIF2F_DIR', scope: 'test', type: 'path', default: '`../shared/data/minif2f-lean4`', doc: 'the miniF2F copy the evaluation tests read' },
-];
+const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: string; default: string; doc: string }[] =
+  [
+    {
+      name: 'KIMINA_BACKEND_PID',
+      scope: 'trainer',
+      type: 'pid',
+      default: 'set by the backend that starts the trainer',
+      doc: 'the trainer exits when this process (its backend) dies (parent-death signal)',
+    },
+    {
+      name: 'KIMINA_LIFELINE',
+      scope: 'trainer',
+      type: '`stdin`',
+      default: 'set by the backend that starts the trainer',
+      doc: 'the trainer exits when its stdin closes (the backend holds the only write end)',
+    },
+    {
+      name: 'KIMINA_REWARD_URL',
+      scope: 'trainer',
+      type: 'URL',
+      default: 'set by `kimina train export-verl`',
+      doc: 'the backend root the verl reward module posts to',
+    },
+    {
+      name: 'KIMINA_VERDICT_MODE',
+      scope: 'trainer',
+      type: '`strict` or `recipe`',
+      default: '`strict`',
+      doc: "the verl reward module's verdict: ours, or kimina-client's rule as the published runs",
+    },
+    {
+      name: 'KIMINA_BENCH_PARTS',
+      scope: 'bench',
+      type: 'comma-separated',
+      default: '`decode,batch,prefill,spec`',
+      doc: '`bench:decode`: which parts to run',
+    },
+    {
+      name: 'KIMINA_BENCH_ACCURACY',
+      scope: 'bench',
+      type: 'number',
+      default: '`4`',
+      doc: '`bench:decode`: MatMulNBits accuracy level of our 4-bit graph',
+    },
+    {
+      name: 'STAND_IN_IMPORT_MS',
+      scope: 'stand-in REPL',
+      type: 'ms',
+      default: '`0`',
+      doc: 'how long the stand-in REPL takes to "import" a header (tests of slow imports)',
+    },
+    {
+      name: 'STAND_IN_LOG',
+      scope: 'stand-in REPL',
+      type: 'path',
+      default: 'unset',
+      doc: 'a file where the stand-in REPL logs its commands (tests count imports)',
+    },
+    {
+      name: 'STAND_IN_LEAN',
+      scope: 'stand-in REPL',
+      type: 'Lean version',
+      default: 'the newest texts',
+      doc: "which Lean generation's message texts the stand-in REPL speaks",
+    },
+    {
+      name: 'KIMINA_BENCH_ROUNDS',
+      scope: 'bench',
+      type: 'number',
+      default: '`2`',
+      doc: '`bench:decode`: rounds per engine',
+    },
+    {
+      name: 'KIMINA_BENCH_STEPS',
+      scope: 'bench',
+      type: 'number',
+      default: '`12`',
+      doc: '`bench:decode`: tokens per round; `bench:train`: GRPO steps',
+    },
+    {
+      name: 'KIMINA_BENCH_THREADS',
+      scope: 'bench',
+      type: 'number',
+      default: '`2`',
+      doc: '`bench:decode`: CPU threads',
+    },
+    {
+      name: 'KIMINA_BENCH_ONLY',
+      scope: 'bench',
+      type: 'comma-separated',
+      default: '`ours,llama,tfjs`',
+      doc: '`bench:decode`: which engines',
+    },
+    {
+      name: 'KIMINA_BENCH_GENERATIONS',
+      scope: 'bench',
+      type: 'number',
+      default: '`8`',
+      doc: '`bench:train`: samples per prompt',
+    },
+    {
+      name: 'KIMINA_BENCH_PROMPTS',
+      scope: 'bench',
+      type: 'number',
+      default: '`4`',
+      doc: '`bench:train`: prompts per step',
+    },
+    {
+      name: 'KIMINA_BENCH_LENGTH',
+      scope: 'bench',
+      type: 'number',
+      default: '`64`',
+      doc: '`bench:train`: new tokens per sample',
+    },
+    { name: 'BENCH_CHECKS', scope: 'bench', type: 'number', default: '`1000`', doc: '`bench:verify`: checks in all' },
+    { name: 'BENCH_REPLS', scope: 'bench', type: 'number', default: '`4`', doc: '`bench:verify`: REPLs' },
+    {
+      name: 'KIMINA_TEST_PARITY',
+      scope: 'test',
+      type: '`1`',
+      default: 'unset: run when test/trainer/.venv exists',
+      doc: "the transformers parity suite creates the trainer's test environment first if needed",
+    },
+    {
+      name: 'KIMINA_TEST_ONLY',
+      scope: 'test',
+      type: 'comma-separated',
+      default: 'every suite',
+      doc: '`npm test`: run only these steps (typecheck, build, unit, trainer, e2e)',
+    },
+    {
+      name: 'KIMINA_TEST_MODEL_DIR',
+      scope: 'test',
+      type: 'path',
+      default: 'unset (skipped)',
+      doc: 'opt-in tests with a real model folder',
+    },
+    {
+      name: 'KIMINA_TEST_LEAN_PROJECT',
+      scope: 'test',
+      type: 'path',
+      default: 'unset (skipped)',
+      doc: 'opt-in tests with a real Lean project',
+    },
+    {
+      name: 'KIMINA_TEST_OPENAI_BASE_URL',
+      scope: 'test',
+      type: 'URL',
+      default: 'unset (skipped)',
+      doc: 'opt-in tests against a real OpenAI-compatible server',
+    },
+    {
+      name: 'KIMINA_TEST_OPENAI_MODEL',
+      scope: 'test',
+      type: 'string',
+      default: "the server's only model",
+      doc: 'the model those tests ask for',
+    },
+    {
+      name: 'KIMINA_TEST_HUB',
+      scope: 'test',
+      type: 'flag',
+      default: 'unset (skipped)',
+      doc: 'opt-in test that lists the default model on the real hub',
+    },
+    {
+      name: 'KIMINA_CLIENT_PYTHON',
+      scope: 'test',
+      type: 'path',
+      default: 'unset (skipped)',
+      doc: 'a python with kimina-client, for the compatibility test',
+    },
+    {
+      name: 'KIMINA_MINIF2F_DIR',
+      scope: 'test',
+      type: 'path',
+      default: '`../shared/data/minif2f-lean4`',
+      doc: 'the miniF2F copy the evaluation tests read',
+    },
+  ];
 
-export interface VariableDoc { names: string[]; key?: SettingKey; scope: Scope; type: string; default: string; doc: string }
+export interface VariableDoc {
+  names: string[];
+  key?: SettingKey;
+  scope: Scope;
+  type: string;
+  default: string;
+  doc: string;
+}
 
 /** Every variable, for docs and the check that nothing reads an undeclared one. */
 export function allVariables(): VariableDoc[] {
-  const backend = (Object.entries(declarations) as [SettingKey, Declaration<unknown>][]).map(([key, d]): VariableDoc => ({
-    names: [d.name, ...(d.also ?? [])], key, scope: 'backend', type: d.type, default: d.default, doc: d.doc,
-  }));
+  const backend = (Object.entries(declarations) as [SettingKey, Declaration<unknown>][]).map(
+    ([key, d]): VariableDoc => ({
+      names: [d.name, ...(d.also ?? [])],
+      key,
+      scope: 'backend',
+      type: d.type,
+      default: d.default,
+      doc: d.doc,
+    }),
+  );
   return [...backend, ...otherVariables.map(({ name, ...rest }) => ({ names: [name], ...rest }))];
 }
 
 /** The table in docs/settings.md. */
 export function settingsTable(): string {
-  const rows = allVariables().map((v) => `| ${v.names.map((n) => `\`${n}\``).join(' or ')} | ${v.scope} | ${v.type} | ${v.default} | ${v.doc} |`);
+  const rows = allVariables().map(
+    (v) => `| ${v.names.map((n) => `\`${n}\``).join(' or ')} | ${v.scope} | ${v.type} | ${v.default} | ${v.doc} |`,
+  );
   return ['| Variable | Read by | Type | Default | Meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }

@@ -18,14 +18,32 @@ Checks each Lean file with the verifier and prints one verdict per declaration
   (no error message, no sorry the REPL lists; nothing audited).
 Exits 1 if any declaration is not valid, 2 on usage errors.`;
 
-interface FileReport { file: string; mode: VerdictMode; status: string; reason: string; declarations: DeclarationVerdict[]; problems: string[] }
+interface FileReport {
+  file: string;
+  mode: VerdictMode;
+  status: string;
+  reason: string;
+  declarations: DeclarationVerdict[];
+  problems: string[];
+}
 
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['json', 'help', 'allow-native-decide']);
-  if (p.flags.has('help')) { console.log(help); return 0; }
-  if (p.positionals.length === 0) { console.error(help); return 2; }
+  if (p.flags.has('help')) {
+    console.log(help);
+    return 0;
+  }
+  if (p.positionals.length === 0) {
+    console.error(help);
+    return 2;
+  }
   let mode: VerdictMode;
-  try { mode = parseVerdictMode(flagString(p, 'verdict')); } catch (err) { console.error(`kimina check: ${(err as Error).message}`); return 2; }
+  try {
+    mode = parseVerdictMode(flagString(p, 'verdict'));
+  } catch (err) {
+    console.error(`kimina check: ${(err as Error).message}`);
+    return 2;
+  }
   const settings = readSettings();
   const flags: Partial<VerifierSettings> = {};
   const project = flagString(p, 'project');
@@ -34,7 +52,9 @@ export async function run(args: string[]): Promise<number> {
   const timeout = flagNumber(p, 'timeout');
   const sources: [string, string][] = [];
   for (const file of p.positionals) {
-    try { sources.push([file, readFileSync(file, 'utf8')]); } catch (err) {
+    try {
+      sources.push([file, readFileSync(file, 'utf8')]);
+    } catch (err) {
       console.error(`kimina check: cannot read ${file}: ${(err as Error).message}`);
       return 2;
     }
@@ -48,30 +68,52 @@ export async function run(args: string[]): Promise<number> {
     const chunk = Math.max(1, built.verifier.stats().maxInFlight);
     const outcomes: CheckOutcome[] = [];
     for (let i = 0; i < sources.length; i += chunk) {
-      outcomes.push(...await built.verifier.checkBatch(sources.slice(i, i + chunk).map(([, code]) => code), { timeout }));
+      outcomes.push(
+        ...(await built.verifier.checkBatch(
+          sources.slice(i, i + chunk).map(([, code]) => code),
+          { timeout },
+        )),
+      );
     }
     sources.forEach(([file, code], i) => {
       const { declarations, fileProblems } = verdictsPerDeclaration(code, outcomes[i], built.verifier.policy, mode);
       const verdict = verdictInMode(outcomes[i].verdict, mode);
       reports.push({
-        file, mode, status: verdict.status, reason: verdict.reason, declarations,
+        file,
+        mode,
+        status: verdict.status,
+        reason: verdict.reason,
+        declarations,
         problems: fileProblems.map((m) => `line ${m.pos.line}: ${m.data.split('\n')[0]}`),
       });
     });
   } finally {
     await app.close();
   }
-  const allValid = reports.every((r) => r.problems.length === 0 && r.declarations.every((d) => d.status === 'valid') && (r.declarations.length > 0 || r.status === 'valid'));
+  const allValid = reports.every(
+    (r) =>
+      r.problems.length === 0 &&
+      r.declarations.every((d) => d.status === 'valid') &&
+      (r.declarations.length > 0 || r.status === 'valid'),
+  );
   if (p.flags.has('json')) {
     console.log(JSON.stringify({ ok: allValid, mode, files: reports }, null, 2));
   } else {
     for (const r of reports) {
       for (const problem of r.problems) console.log(`${r.file}: lean_error: ${problem}`);
       if (r.declarations.length === 0) console.log(`${r.file}: ${r.status}: ${r.reason}`);
-      for (const d of r.declarations) console.log(`${r.file}:${d.line}: ${d.kind} ${d.kind === 'example' ? '' : d.name + ' '}${d.status}: ${d.reason}`.replace('  ', ' '));
+      for (const d of r.declarations)
+        console.log(
+          `${r.file}:${d.line}: ${d.kind} ${d.kind === 'example' ? '' : d.name + ' '}${d.status}: ${d.reason}`.replace(
+            '  ',
+            ' ',
+          ),
+        );
     }
     const counted = reports.flatMap((r) => r.declarations);
-    console.log(`${counted.filter((d) => d.status === 'valid').length}/${counted.length} declarations valid${mode === 'recipe' ? ' (recipe verdict: kimina-client\'s rule)' : ''}`);
+    console.log(
+      `${counted.filter((d) => d.status === 'valid').length}/${counted.length} declarations valid${mode === 'recipe' ? " (recipe verdict: kimina-client's rule)" : ''}`,
+    );
   }
   return allValid ? 0 : 1;
 }

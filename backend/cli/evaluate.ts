@@ -63,7 +63,8 @@ function evalApp(p: Parsed, engine?: Partial<Settings>): App {
 
 function intFlag(p: Parsed, name: string, fallback: number, min: number, max: number): number {
   const v = flagNumber(p, name) ?? fallback;
-  if (!Number.isInteger(v) || v < min || v > max) throw new Error(`--${name} must be a whole number from ${min} to ${max}, got ${v}`);
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw new Error(`--${name} must be a whole number from ${min} to ${max}, got ${v}`);
   return v;
 }
 
@@ -73,10 +74,23 @@ function realFlag(p: Parsed, name: string, fallback: number, min: number, max: n
   return v;
 }
 
-function defaultRunName(model: string, benchmark: string, split: string | null, samples: number, fixTurns: number): string {
+function defaultRunName(
+  model: string,
+  benchmark: string,
+  split: string | null,
+  samples: number,
+  fixTurns: number,
+): string {
   const clean = (s: string) => s.replace(/[^\w.+-]+/g, '_').replace(/^_+|_+$/g, '') || 'x';
-  return [clean(basename(model)), clean(basename(benchmark).replace(/\.jsonl$/, '')), split ? clean(split) : null, `n${samples}`, fixTurns ? 'fix' : null]
-    .filter(Boolean).join('-');
+  return [
+    clean(basename(model)),
+    clean(basename(benchmark).replace(/\.jsonl$/, '')),
+    split ? clean(split) : null,
+    `n${samples}`,
+    fixTurns ? 'fix' : null,
+  ]
+    .filter(Boolean)
+    .join('-');
 }
 
 function headline(report: EvalReport): string[] {
@@ -87,9 +101,16 @@ function headline(report: EvalReport): string[] {
   if (m.passAtKWithFix) lines[0] += `, with one error-fix turn ${pct(at(m.passAtKWithFix))}`;
   if (m.passAtK.length) lines[0] += ` (pass@1 ${pct(m.passAtK[0].value)})`;
   lines[0] += ' under the strict verdict';
-  if (m.recipe) lines.push(`recipe rule (kimina-client): pass@${n} ${pct(at(m.recipe.passAtK))}${m.recipe.passAtKWithFix ? `, with the fix turn ${pct(at(m.recipe.passAtKWithFix))}` : ''}; ${report.recipeOnly?.length ?? 0} answers only it accepts`);
-  if (report.comparability) lines.push(`comparable to the published table: ${report.comparability.comparable ? 'yes' : 'no'} (${report.comparability.why})`);
-  if (report.run.complete < report.run.problems) lines.push(`partial: ${report.run.problems - report.run.complete} problems still lack samples`);
+  if (m.recipe)
+    lines.push(
+      `recipe rule (kimina-client): pass@${n} ${pct(at(m.recipe.passAtK))}${m.recipe.passAtKWithFix ? `, with the fix turn ${pct(at(m.recipe.passAtKWithFix))}` : ''}; ${report.recipeOnly?.length ?? 0} answers only it accepts`,
+    );
+  if (report.comparability)
+    lines.push(
+      `comparable to the published table: ${report.comparability.comparable ? 'yes' : 'no'} (${report.comparability.why})`,
+    );
+  if (report.run.complete < report.run.problems)
+    lines.push(`partial: ${report.run.problems - report.run.complete} problems still lack samples`);
   return lines;
 }
 
@@ -99,17 +120,27 @@ async function runCommand(p: Parsed): Promise<number> {
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
   const engineName = flagString(p, 'engine') ?? (isSet('engine') ? setting('engine') : 'openai');
-  if (engineName !== 'openai' && engineName !== 'onnx') throw new Error(`--engine must be openai or onnx, got '${engineName}'`);
+  if (engineName !== 'openai' && engineName !== 'onnx')
+    throw new Error(`--engine must be openai or onnx, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
   const samples = intFlag(p, 'samples', 32, 1, 1024);
   const fixTurns = intFlag(p, 'fix-turns', 1, 0, 1);
-  const only = flagString(p, 'problems')?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = flagString(p, 'problems')
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const limitRaw = flagNumber(p, 'limit');
   const loaded = loadBenchmark(resolve(benchmark), { split, only, limit: limitRaw });
   const bad = loaded.problems.flatMap((pr) => statementProblems(pr.code, pr.theorem).map((i) => `${pr.origin}: ${i}`));
-  if (bad.length > 0) throw new Error(`the prover would not accept ${bad.length} statement(s):\n  ${bad.slice(0, 10).join('\n  ')}`);
+  if (bad.length > 0)
+    throw new Error(`the prover would not accept ${bad.length} statement(s):\n  ${bad.slice(0, 10).join('\n  ')}`);
   const config: EvalConfig = {
-    benchmark: resolve(benchmark), split, model, engine: engineName, samples, fixTurns,
+    benchmark: resolve(benchmark),
+    split,
+    model,
+    engine: engineName,
+    samples,
+    fixTurns,
     temperature: realFlag(p, 'temperature', 1.0, 0, 2),
     topP: realFlag(p, 'top-p', 0.95, 0.01, 1),
     maxTokens: intFlag(p, 'max-tokens', 24576, 1, 131072),
@@ -124,13 +155,26 @@ async function runCommand(p: Parsed): Promise<number> {
   const parallelFlag = flagNumber(p, 'parallel') !== undefined ? intFlag(p, 'parallel', 1, 1, 4096) : undefined;
   const baseUrl = flagString(p, 'base-url');
   const app = evalApp(p, { engine: engineName, model, ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) });
-  try { return await runWith(app, p, { config, runName, seed, parallelFlag, selectedProblems: loaded.problems }); }
-  finally { await app.close(); }
+  try {
+    return await runWith(app, p, { config, runName, seed, parallelFlag, selectedProblems: loaded.problems });
+  } finally {
+    await app.close();
+  }
 }
 
-interface RunPlan { config: EvalConfig; runName: string; seed?: number; parallelFlag?: number; selectedProblems: ReturnType<typeof loadBenchmark>['problems'] }
+interface RunPlan {
+  config: EvalConfig;
+  runName: string;
+  seed?: number;
+  parallelFlag?: number;
+  selectedProblems: ReturnType<typeof loadBenchmark>['problems'];
+}
 
-async function runWith(app: App, p: Parsed, { config, runName, seed, parallelFlag, selectedProblems }: RunPlan): Promise<number> {
+async function runWith(
+  app: App,
+  p: Parsed,
+  { config, runName, seed, parallelFlag, selectedProblems }: RunPlan,
+): Promise<number> {
   const { samples, fixTurns } = config;
   const loaded = { problems: selectedProblems };
   const store = new EvalStore(app.store());
@@ -141,36 +185,62 @@ async function runWith(app: App, p: Parsed, { config, runName, seed, parallelFla
   const finishedBefore = store.finishedSamples(runName);
   const samplesNow = store.getRun(runName)!.config.samples;
   const doneBefore = selected.filter((id) => (finishedBefore.get(id)?.size ?? 0) >= samplesNow).length;
-  console.error(`run '${runName}': ${selected.length} problems × ${samplesNow} samples${fixTurns ? ' (+ fix turn)' : ''}, ${doneBefore} already complete`);
+  console.error(
+    `run '${runName}': ${selected.length} problems × ${samplesNow} samples${fixTurns ? ' (+ fix turn)' : ''}, ${doneBefore} already complete`,
+  );
 
   let outcome = { finished: 0, complete: doneBefore === selected.length, stopped: false };
   if (!outcome.complete) {
     const built = app.verifier();
     const engine = await app.engine();
     const verifierCapacity = app.verifierSettings().maxRepls + app.verifierSettings().maxQueue;
-    const backends = { engine, verifier: built.verifier, verifierCapacity, describe: [`engine: ${engine.name} (${engine.model})`, `Lean: ${built.describe}`] };
+    const backends = {
+      engine,
+      verifier: built.verifier,
+      verifierCapacity,
+      describe: [`engine: ${engine.name} (${engine.model})`, `Lean: ${built.describe}`],
+    };
     const ctl = new AbortController();
     const onSignal = () => {
       if (ctl.signal.aborted) process.exit(130);
-      console.error('\nstopping: unfinished problems are dropped and redone by the next run (Ctrl-C again to quit now)');
+      console.error(
+        '\nstopping: unfinished problems are dropped and redone by the next run (Ctrl-C again to quit now)',
+      );
       ctl.abort();
     };
     try {
       for (const line of backends.describe) console.error(line);
       const parallel = parallelFlag ?? Math.max(1, Math.min(64, backends.verifierCapacity));
-      if (parallel > backends.verifierCapacity) throw new Error(`--parallel ${parallel} exceeds what the verifier queues (${backends.verifierCapacity}); raise KIMINA_MAX_QUEUE or lower --parallel`);
+      if (parallel > backends.verifierCapacity)
+        throw new Error(
+          `--parallel ${parallel} exceeds what the verifier queues (${backends.verifierCapacity}); raise KIMINA_MAX_QUEUE or lower --parallel`,
+        );
       const attempt = proveAttempter({
-        deps: { engine: backends.engine, verifier: backends.verifier, options: { verifyTimeout: config.leanTimeout, infotree: config.goals ? 'original' : null } },
-        temperature: config.temperature, topP: config.topP, maxTokens: config.maxTokens, parallel, seed,
+        deps: {
+          engine: backends.engine,
+          verifier: backends.verifier,
+          options: { verifyTimeout: config.leanTimeout, infotree: config.goals ? 'original' : null },
+        },
+        temperature: config.temperature,
+        topP: config.topP,
+        maxTokens: config.maxTokens,
+        parallel,
+        seed,
       });
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       const bar = new ProgressBar('eval', selected.length - doneBefore);
       outcome = await runEvaluation({
-        store, run: runName, attempt, signal: ctl.signal, keepResponses: p.flags.has('keep-responses'), only: selected,
+        store,
+        run: runName,
+        attempt,
+        signal: ctl.signal,
+        keepResponses: p.flags.has('keep-responses'),
+        only: selected,
         // Problems are a few at a time; samples are bounded by the attempter's gate.
         concurrency: Math.max(1, Math.ceil(parallel / samples) + 1),
-        onProgress: (pr) => bar.update(pr.done - doneBefore, `solved ${pr.solved}/${pr.done} (${pr.done}/${pr.total} problems)`),
+        onProgress: (pr) =>
+          bar.update(pr.done - doneBefore, `solved ${pr.solved}/${pr.done} (${pr.done}/${pr.total} problems)`),
       });
       bar.done(`finished ${outcome.finished} problems`);
     } finally {
@@ -179,18 +249,25 @@ async function runWith(app: App, p: Parsed, { config, runName, seed, parallelFla
     }
   }
   const report = buildReport(store, runName);
-  if (p.flags.has('no-report')) { for (const l of headline(report)) console.log(l); return outcome.stopped ? 130 : 0; }
+  if (p.flags.has('no-report')) {
+    for (const l of headline(report)) console.log(l);
+    return outcome.stopped ? 130 : 0;
+  }
   const files = writeReport(report, outDir);
   for (const l of headline(report)) console.log(l);
   console.log(`report: ${files.join(', ')}`);
-  if (outcome.stopped) { console.error(`stopped; rerun the same command to continue run '${runName}'`); return 130; }
+  if (outcome.stopped) {
+    console.error(`stopped; rerun the same command to continue run '${runName}'`);
+    return 130;
+  }
   return 0;
 }
 
 function loadReport(ref: string, store: () => EvalStore): EvalReport {
   if (ref.endsWith('.json') && existsSync(ref)) {
     const parsed = JSON.parse(readFileSync(ref, 'utf8')) as EvalReport;
-    if (!parsed?.run?.name || !Array.isArray(parsed.problems)) throw new Error(`${ref} is not a kimina eval report.json`);
+    if (!parsed?.run?.name || !Array.isArray(parsed.problems))
+      throw new Error(`${ref} is not a kimina eval report.json`);
     return parsed;
   }
   return buildReport(store(), ref);
@@ -199,20 +276,32 @@ function loadReport(ref: string, store: () => EvalStore): EvalReport {
 async function fetchCommand(p: Parsed): Promise<number> {
   const what = p.positionals[1];
   if (what === undefined || what === MINIF2F_TEST_REPO || what === 'minif2f_test') {
-    const r = await fetchMinif2fTest({ dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath()), force: p.flags.has('force'),
-      token: setting('hfToken'), log: (l) => console.error(l) });
+    const r = await fetchMinif2fTest({
+      dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath()),
+      force: p.flags.has('force'),
+      token: setting('hfToken'),
+      log: (l) => console.error(l),
+    });
     console.log(`${MINIF2F_TEST_REPO}: ${r.rows} problems, ${r.withInformal} with an informal statement, in ${r.path}`);
-    console.log(`Published figures were checked on kimina-lean-server 2.0.0's Lean (v4.15.0); check with that Lean for a comparable figure.`);
+    console.log(
+      `Published figures were checked on kimina-lean-server 2.0.0's Lean (v4.15.0); check with that Lean for a comparable figure.`,
+    );
     console.log(`evaluate with: kimina eval run ${r.path} --model NAME --verdict recipe`);
     return 0;
   }
-  if (what !== 'minif2f') throw new Error(`kimina eval fetch knows ${MINIF2F_TEST_REPO} (the default) and 'minif2f', got '${what}'`);
+  if (what !== 'minif2f')
+    throw new Error(`kimina eval fetch knows ${MINIF2F_TEST_REPO} (the default) and 'minif2f', got '${what}'`);
   const method = flagString(p, 'method') ?? 'auto';
-  if (!['git', 'archive', 'auto'].includes(method)) throw new Error(`--method must be git, archive or auto, got '${method}'`);
+  if (!['git', 'archive', 'auto'].includes(method))
+    throw new Error(`--method must be git, archive or auto, got '${method}'`);
   const dest = resolve(flagString(p, 'dest') ?? join(kiminaHome(), 'benchmarks', 'miniF2F-lean4'));
   const check = await fetchMiniF2F({
-    dest, method: method as 'git' | 'archive' | 'auto', url: flagString(p, 'url'), ref: flagString(p, 'ref'),
-    force: p.flags.has('force'), log: (l) => console.error(l),
+    dest,
+    method: method as 'git' | 'archive' | 'auto',
+    url: flagString(p, 'url'),
+    ref: flagString(p, 'ref'),
+    force: p.flags.has('force'),
+    log: (l) => console.error(l),
   });
   for (const l of describeCheck(check)) console.log(l);
   console.log(`evaluate with: kimina eval run ${join(dest, 'MiniF2F')} --split test --model NAME`);
@@ -222,15 +311,25 @@ async function fetchCommand(p: Parsed): Promise<number> {
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json', 'goals']);
   const sub = p.positionals[0];
-  if (!sub || p.flags.has('help') || sub === 'help') { console.log(USAGE); return sub || p.flags.has('help') ? 0 : 2; }
+  if (!sub || p.flags.has('help') || sub === 'help') {
+    console.log(USAGE);
+    return sub || p.flags.has('help') ? 0 : 2;
+  }
   if (sub === 'run') return runCommand(p);
   const app = evalApp(p);
-  try { return await storedRuns(p, sub, app); } finally { await app.close(); }
+  try {
+    return await storedRuns(p, sub, app);
+  } finally {
+    await app.close();
+  }
 }
 
 /** The subcommands over stored runs (and fetch), with the store opened only when one is needed. */
 async function storedRuns(p: Parsed, sub: string, app: App): Promise<number> {
-  const lazyStore = (() => { let s: EvalStore | null = null; return () => (s ??= new EvalStore(app.store())); })();
+  const lazyStore = (() => {
+    let s: EvalStore | null = null;
+    return () => (s ??= new EvalStore(app.store()));
+  })();
   switch (sub) {
     case 'report': {
       const name = p.positionals[1];
@@ -245,10 +344,16 @@ async function storedRuns(p: Parsed, sub: string, app: App): Promise<number> {
       const [, a, b] = p.positionals;
       if (!a || !b) throw new Error('kimina eval compare needs two runs (names or report.json files)');
       const cmp = compareReports(loadReport(a, lazyStore), loadReport(b, lazyStore));
-      const files = writeComparison(cmp, resolve(flagString(p, 'out') ?? join('kimina-eval', `compare-${cmp.a.name}-vs-${cmp.b.name}`)));
+      const files = writeComparison(
+        cmp,
+        resolve(flagString(p, 'out') ?? join('kimina-eval', `compare-${cmp.a.name}-vs-${cmp.b.name}`)),
+      );
       const last = cmp.passAtK[cmp.passAtK.length - 1];
-      console.log(`${cmp.common} common problems; pass@${cmp.k}: A ${pct(last.a)}, B ${pct(last.b)}; only A solves ${cmp.onlyA.length}, only B solves ${cmp.onlyB.length}`);
-      for (const d of cmp.changed.slice(0, 20)) console.log(`  ${d.id}: ${d.a.correct}/${d.a.samples} → ${d.b.correct}/${d.b.samples}`);
+      console.log(
+        `${cmp.common} common problems; pass@${cmp.k}: A ${pct(last.a)}, B ${pct(last.b)}; only A solves ${cmp.onlyA.length}, only B solves ${cmp.onlyB.length}`,
+      );
+      for (const d of cmp.changed.slice(0, 20))
+        console.log(`  ${d.id}: ${d.a.correct}/${d.a.samples} → ${d.b.correct}/${d.b.samples}`);
       if (cmp.changed.length > 20) console.log(`  … ${cmp.changed.length - 20} more in compare.md`);
       console.log(`report: ${files.join(', ')}`);
       return 0;
@@ -259,7 +364,9 @@ async function storedRuns(p: Parsed, sub: string, app: App): Promise<number> {
       if (runs.length === 0) console.log('no evaluation runs yet');
       for (const r of runs) {
         const s = store.summary(r.name);
-        console.log(`${r.name}  ${r.config.model}  ${s.complete}/${s.problems} problems × ${r.config.samples}  ${r.createdAt}`);
+        console.log(
+          `${r.name}  ${r.config.model}  ${s.complete}/${s.problems} problems × ${r.config.samples}  ${r.createdAt}`,
+        );
       }
       return 0;
     }

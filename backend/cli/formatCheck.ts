@@ -10,8 +10,14 @@ Writes one line per input line: {"ok": bool, "error": "NONE" | "<FORMAT_ERROR>" 
 Exit status 0 when every line was read (whatever the verdicts), 1 if any line was invalid input.`;
 
 export async function run(args: string[]): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) { console.log(HELP); return 0; }
-  if (args.length > 0) { console.error(`kimina format-check: unexpected argument '${args[0]}'\n\n${HELP}`); return 2; }
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(HELP);
+    return 0;
+  }
+  if (args.length > 0) {
+    console.error(`kimina format-check: unexpected argument '${args[0]}'\n\n${HELP}`);
+    return 2;
+  }
   let invalid = 0;
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {

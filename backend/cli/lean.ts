@@ -15,13 +15,18 @@ DIR defaults to KIMINA_LEAN_PROJECT or the current folder (it must hold lean-too
 export async function run(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   const p = parseArgs(rest, ['help']);
-  if (!sub || sub === '--help' || p.flags.has('help')) { console.log(help); return sub ? 0 : 2; }
+  if (!sub || sub === '--help' || p.flags.has('help')) {
+    console.log(help);
+    return sub ? 0 : 2;
+  }
   const settings = openApp().verifierSettings(); // settings only: nothing is opened
   const project = resolve(flagString(p, 'project') ?? settings.projectDir);
   if (sub === 'setup') {
     const result = await setupRepl(project, (line) => console.error(line));
     console.log(result.binary);
-    console.error(`kimina serve and kimina check will now use it for projects on ${result.tag} (or set KIMINA_REPL_PATH=${result.binary}).`);
+    console.error(
+      `kimina serve and kimina check will now use it for projects on ${result.tag} (or set KIMINA_REPL_PATH=${result.binary}).`,
+    );
     return 0;
   }
   if (sub === 'status') {
@@ -29,11 +34,17 @@ export async function run(args: string[]): Promise<number> {
     const binary = settings.replCommand ? undefined : findReplBinary(project, settings.replPath);
     const file = join(project, 'lean-toolchain');
     const toolchain = existsSync(file) ? readFileSync(file, 'utf8').trim().slice(0, 120) : undefined;
-    console.log(`project:   ${project} (${tag ?? (toolchain === undefined ? 'no lean-toolchain' : `${JSON.stringify(toolchain)}: not a Lean release, no REPL to set up`)})`);
-    console.log(`checks by: ${settings.replCommand ? `KIMINA_REPL_COMMAND (${settings.replCommand})` : binary ? `REPL pool, lake env ${binary}` : 'lake env lean --json per snippet (no REPL build: run `kimina lean setup`)'}`);
+    console.log(
+      `project:   ${project} (${tag ?? (toolchain === undefined ? 'no lean-toolchain' : `${JSON.stringify(toolchain)}: not a Lean release, no REPL to set up`)})`,
+    );
+    console.log(
+      `checks by: ${settings.replCommand ? `KIMINA_REPL_COMMAND (${settings.replCommand})` : binary ? `REPL pool, lake env ${binary}` : 'lake env lean --json per snippet (no REPL build: run `kimina lean setup`)'}`,
+    );
     const sandbox = detectSandbox(settings.sandbox);
     console.log(`sandbox:   ${sandbox.kind}: ${sandbox.enforces}`);
-    console.log(`limits:    ${settings.maxRepls} REPLs, queue ${settings.maxQueue}, ${settings.memoryLimitMb} MiB address space, recycle after ${settings.maxUses} uses or ${settings.maxRssMb} MiB RSS`);
+    console.log(
+      `limits:    ${settings.maxRepls} REPLs, queue ${settings.maxQueue}, ${settings.memoryLimitMb} MiB address space, recycle after ${settings.maxUses} uses or ${settings.maxRssMb} MiB RSS`,
+    );
     return 0;
   }
   console.error(`kimina lean: unknown subcommand '${sub}'\n\n${help}`);

@@ -1,5 +1,10 @@
 // `kimina lsp --stdio`: the language-server face for the editor, speaking LSP over stdin/stdout.
-import { ProposedFeatures, StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
+import {
+  ProposedFeatures,
+  StreamMessageReader,
+  StreamMessageWriter,
+  createConnection,
+} from 'vscode-languageserver/node';
 import { startLspFace } from '../api/lsp';
 import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
@@ -17,22 +22,43 @@ KIMINA_PROVE_TIMEOUT stops a proof after that many seconds).`;
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseArgs(args, ['stdio', 'help']);
-  if (parsed.flags.has('help')) { console.log(usage); return 0; }
-  if (!parsed.flags.has('stdio')) { console.error(`kimina lsp: only --stdio is supported\n\n${usage}`); return 2; }
+  if (parsed.flags.has('help')) {
+    console.log(usage);
+    return 0;
+  }
+  if (!parsed.flags.has('stdio')) {
+    console.error(`kimina lsp: only --stdio is supported\n\n${usage}`);
+    return 2;
+  }
   // stdout carries LSP frames only: anything else printed by a module goes to stderr (the extension's log).
   const toStderr = (...parts: unknown[]) => process.stderr.write(parts.map(String).join(' ') + '\n');
-  console.log = toStderr; console.info = toStderr; console.debug = toStderr;
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
   const log = (line: string) => process.stderr.write(`[kimina lsp] ${line}\n`);
-  const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
+  const connection = createConnection(
+    ProposedFeatures.all,
+    new StreamMessageReader(process.stdin),
+    new StreamMessageWriter(process.stdout),
+  );
   const settings = readSettings();
   // Each start of the services gets its own app, closed with them: after a failed start or a setup request
   // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
-  const face = startLspFace({ connection, createService: () => chooseService(openApp({ log, settings }), log), log, proveTimeoutS: settings.proveTimeoutS });
-  const shutdown = async (): Promise<void> => { await face.close(); };
+  const face = startLspFace({
+    connection,
+    createService: () => chooseService(openApp({ log, settings }), log),
+    log,
+    proveTimeoutS: settings.proveTimeoutS,
+  });
+  const shutdown = async (): Promise<void> => {
+    await face.close();
+  };
   const closed = new Promise<number>((resolve) => {
     connection.onShutdown(shutdown);
     connection.onExit(() => resolve(0));
-    process.stdin.on('end', () => { void shutdown().then(() => resolve(0)); });
+    process.stdin.on('end', () => {
+      void shutdown().then(() => resolve(0));
+    });
   });
   connection.listen();
   log(`listening on stdio (pid ${process.pid})`);

@@ -3,7 +3,15 @@ import { basename } from 'node:path';
 import { setting } from '../app/settings';
 import { parseArgs, flagString } from './args';
 import { ProgressBar, formatSeconds } from './progress';
-import { DEFAULT_MODEL, listModels, locateModel, pullModel, resolveModelDir, type PullEvent, type Quantize } from '../model/store';
+import {
+  DEFAULT_MODEL,
+  listModels,
+  locateModel,
+  pullModel,
+  resolveModelDir,
+  type PullEvent,
+  type Quantize,
+} from '../model/store';
 import { hubEndpoint } from '../model/hub';
 import { convertLazily } from '../model/lazyConvert';
 
@@ -24,7 +32,10 @@ export function formatBytes(n: number): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let v = n;
   let u = 0;
-  while (v >= 1000 && u < units.length - 1) { v /= 1000; u++; }
+  while (v >= 1000 && u < units.length - 1) {
+    v /= 1000;
+    u++;
+  }
   return `${u === 0 ? v : v.toFixed(v < 10 ? 2 : 1)} ${units[u]}`;
 }
 
@@ -39,7 +50,10 @@ class ByteProgress {
   private readonly started = Date.now();
   private lastDraw = 0;
   private finished = false;
-  constructor(private readonly label: string, private readonly stream = process.stderr) {}
+  constructor(
+    private readonly label: string,
+    private readonly stream = process.stderr,
+  ) {}
 
   update(done: number, total: number, file: string): void {
     if (this.finished) return;
@@ -53,7 +67,8 @@ class ByteProgress {
     const frac = total > 0 ? Math.min(1, done / total) : 1;
     const filled = Math.round(frac * 24);
     const eta = !complete && speed > 0 ? ` eta ${formatSeconds((total - done) / speed)}` : '';
-    const line = `${this.label} [${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${formatBytes(done)} / ${formatBytes(total)} ${formatBytes(speed)}/s${eta} ${complete ? '' : file}`.trimEnd();
+    const line =
+      `${this.label} [${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${formatBytes(done)} / ${formatBytes(total)} ${formatBytes(speed)}/s${eta} ${complete ? '' : file}`.trimEnd();
     if (this.stream.isTTY) this.stream.write(`\r\x1b[2K${line}${complete ? '\n' : ''}`);
     else this.stream.write(line + '\n');
     if (complete) this.finished = true;
@@ -72,12 +87,17 @@ function pullReporter(id: string): (e: PullEvent) => void {
       download.update(e.done, e.total, e.file ?? '');
     }
     if (e.stage === 'convert') {
-      if (e.total === undefined) { console.error(`kimina: ${e.message}`); return; }
+      if (e.total === undefined) {
+        console.error(`kimina: ${e.message}`);
+        return;
+      }
       if (convertDone) return;
       convert ??= new ProgressBar('converting', e.total);
       convert.setTotal(e.total);
-      if (e.done === e.total) { convert.done(e.message ?? ''); convertDone = true; }
-      else convert.update(e.done ?? 0, e.message ?? '');
+      if (e.done === e.total) {
+        convert.done(e.message ?? '');
+        convertDone = true;
+      } else convert.update(e.done ?? 0, e.message ?? '');
     }
   };
 }
@@ -97,7 +117,9 @@ async function pull(args: string[]): Promise<number> {
       onEvent: pullReporter(id),
       signal: controller.signal,
     });
-    console.error(`kimina: ${id} is ready in ${result.dir}${result.converted ? ` (converted, ${result.manifest.quantize})` : ''}`);
+    console.error(
+      `kimina: ${id} is ready in ${result.dir}${result.converted ? ` (converted, ${result.manifest.quantize})` : ''}`,
+    );
     if ((setting('model') ?? DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
     return 0;
   } catch (err) {
@@ -113,16 +135,27 @@ function list(args: string[]): number {
   const p = parseArgs(args, ['json']);
   const current = setting('model') ?? DEFAULT_MODEL;
   const models = listModels(current);
-  if (p.flags.get('json') === true) { console.log(JSON.stringify(models, null, 2)); return 0; }
+  if (p.flags.get('json') === true) {
+    console.log(JSON.stringify(models, null, 2));
+    return 0;
+  }
   if (models.length === 0) {
     console.log(`no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint()})`);
     return 0;
   }
-  const rows = models.map((m) => [m.isDefault ? '*' : ' ', m.id === m.dir ? `${basename(m.dir)} (folder)` : m.id, formatBytes(m.bytes), m.format + (m.quantize ? ` ${m.quantize}` : ''), m.dir]);
+  const rows = models.map((m) => [
+    m.isDefault ? '*' : ' ',
+    m.id === m.dir ? `${basename(m.dir)} (folder)` : m.id,
+    formatBytes(m.bytes),
+    m.format + (m.quantize ? ` ${m.quantize}` : ''),
+    m.dir,
+  ]);
   const header = [' ', 'NAME', 'SIZE', 'FORMAT', 'PATH'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  for (const r of [header, ...rows]) console.log(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  '));
-  if (!models.some((m) => m.isDefault)) console.log(`\n(in use: ${current}, not in the store: run \`kimina model pull ${current}\`)`);
+  for (const r of [header, ...rows])
+    console.log(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  '));
+  if (!models.some((m) => m.isDefault))
+    console.log(`\n(in use: ${current}, not in the store: run \`kimina model pull ${current}\`)`);
   return 0;
 }
 
@@ -134,7 +167,10 @@ async function convert(args: string[]): Promise<number> {
   const out = p.positionals[1] ? locateModel(p.positionals[1]).dir : srcDir;
   const quantize = quantizeFlag(flagString(p, 'quantize'));
   const report = pullReporter(basename(srcDir));
-  await convertLazily(srcDir, out, { quantize, onProgress: (e) => report({ stage: 'convert', done: e.done, total: e.total, message: e.stage }) });
+  await convertLazily(srcDir, out, {
+    quantize,
+    onProgress: (e) => report({ stage: 'convert', done: e.done, total: e.total, message: e.stage }),
+  });
   console.error(`kimina: converted ${srcDir} into ${out} (${quantize})`);
   return 0;
 }
@@ -142,11 +178,23 @@ async function convert(args: string[]): Promise<number> {
 export async function run(args: string[]): Promise<number> {
   const [command, ...rest] = args;
   switch (command) {
-    case 'pull': return pull(rest);
-    case 'list': return list(rest);
-    case 'path': console.log(resolveModelDir(rest[0] ?? (setting('model') ?? DEFAULT_MODEL))); return 0;
-    case 'convert': return convert(rest);
-    case undefined: case '--help': case '-h': case 'help': console.log(USAGE); return command === undefined ? 2 : 0;
-    default: console.error(`kimina model: unknown command '${command}'\n\n${USAGE}`); return 2;
+    case 'pull':
+      return pull(rest);
+    case 'list':
+      return list(rest);
+    case 'path':
+      console.log(resolveModelDir(rest[0] ?? setting('model') ?? DEFAULT_MODEL));
+      return 0;
+    case 'convert':
+      return convert(rest);
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      console.log(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      console.error(`kimina model: unknown command '${command}'\n\n${USAGE}`);
+      return 2;
   }
 }

@@ -2,7 +2,11 @@
 export class ProgressBar {
   private readonly start = Date.now();
   private lastDraw = 0;
-  constructor(private readonly label: string, private total: number, private readonly stream = process.stderr) {}
+  constructor(
+    private readonly label: string,
+    private total: number,
+    private readonly stream = process.stderr,
+  ) {}
 
   update(done: number, detail = '', force = false): void {
     const now = Date.now();
@@ -18,7 +22,9 @@ export class ProgressBar {
     else if (force || done >= this.total) this.stream.write(line + '\n');
   }
 
-  setTotal(total: number): void { this.total = total; }
+  setTotal(total: number): void {
+    this.total = total;
+  }
 
   done(detail = ''): void {
     this.update(this.total, detail, true);

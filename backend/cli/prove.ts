@@ -36,7 +36,11 @@ export function parseTarget(arg: string): { file: string; theorem?: string; line
   return /^\d+$/.test(rest) ? { file, line: Number(rest) } : { file, theorem: rest };
 }
 
-function requestFor(args: ReturnType<typeof parseArgs>, code: string, target: ReturnType<typeof parseTarget>): ProveRequest {
+function requestFor(
+  args: ReturnType<typeof parseArgs>,
+  code: string,
+  target: ReturnType<typeof parseTarget>,
+): ProveRequest {
   const body: Record<string, unknown> = { code };
   if (target.theorem) {
     selectDeclaration(code, { name: target.theorem }); // says which theorems exist when the name is wrong
@@ -51,8 +55,17 @@ function requestFor(args: ReturnType<typeof parseArgs>, code: string, target: Re
       if (formal.informal) body.informal = formal.informal;
     }
   }
-  const numbers: [string, string][] = [['samples', 'samples'], ['fix-turns', 'fixTurns'], ['temperature', 'temperature'], ['top-p', 'topP'], ['max-tokens', 'maxTokens']];
-  for (const [flag, field] of numbers) { const v = flagNumber(args, flag); if (v !== undefined) body[field] = v; }
+  const numbers: [string, string][] = [
+    ['samples', 'samples'],
+    ['fix-turns', 'fixTurns'],
+    ['temperature', 'temperature'],
+    ['top-p', 'topP'],
+    ['max-tokens', 'maxTokens'],
+  ];
+  for (const [flag, field] of numbers) {
+    const v = flagNumber(args, flag);
+    if (v !== undefined) body[field] = v;
+  }
   const informal = flagString(args, 'informal');
   if (informal !== undefined) body.informal = informal;
   return parseProveRequest(body);
@@ -60,16 +73,42 @@ function requestFor(args: ReturnType<typeof parseArgs>, code: string, target: Re
 
 export async function run(argv: string[]): Promise<number> {
   const args = parseArgs(argv, ['json', 'demo', 'help']);
-  if (args.flags.has('help') || argv.includes('-h')) { console.log(HELP); return 0; }
-  const known = new Set(['samples', 'fix-turns', 'temperature', 'top-p', 'max-tokens', 'informal', 'json', 'demo', 'help']);
+  if (args.flags.has('help') || argv.includes('-h')) {
+    console.log(HELP);
+    return 0;
+  }
+  const known = new Set([
+    'samples',
+    'fix-turns',
+    'temperature',
+    'top-p',
+    'max-tokens',
+    'informal',
+    'json',
+    'demo',
+    'help',
+  ]);
   const unknown = [...args.flags.keys()].filter((k) => !known.has(k));
-  if (unknown.length > 0) { console.error(`kimina prove: unknown option --${unknown[0]}\n\n${HELP}`); return 2; }
-  if (args.positionals.length !== 1) { console.error(`kimina prove: expected one FILE[:THEOREM]\n\n${HELP}`); return 2; }
+  if (unknown.length > 0) {
+    console.error(`kimina prove: unknown option --${unknown[0]}\n\n${HELP}`);
+    return 2;
+  }
+  if (args.positionals.length !== 1) {
+    console.error(`kimina prove: expected one FILE[:THEOREM]\n\n${HELP}`);
+    return 2;
+  }
   const target = parseTarget(args.positionals[0]);
-  if (!existsSync(target.file)) { console.error(`kimina prove: no such file: ${target.file}`); return 2; }
+  if (!existsSync(target.file)) {
+    console.error(`kimina prove: no such file: ${target.file}`);
+    return 2;
+  }
   let request: ProveRequest;
-  try { request = requestFor(args, readFileSync(target.file, 'utf8'), target); }
-  catch (err) { console.error(`kimina prove: ${(err as Error).message}`); return 2; }
+  try {
+    request = requestFor(args, readFileSync(target.file, 'utf8'), target);
+  } catch (err) {
+    console.error(`kimina prove: ${(err as Error).message}`);
+    return 2;
+  }
 
   const json = args.flags.has('json');
   const demo = args.flags.has('demo');
@@ -80,7 +119,10 @@ export async function run(argv: string[]): Promise<number> {
     const verifier = app.verifier().verifier;
     deps = { engine: await app.engine(), verifier, store: app.attempts() };
     for (const line of await app.describe()) log(demo ? `DEMO: ${line}` : line);
-  } catch (err) { await app.close(); throw err; }
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
 
   const controller = new AbortController();
   let interrupts = 0;
@@ -90,12 +132,19 @@ export async function run(argv: string[]): Promise<number> {
     controller.abort();
   };
   process.on('SIGINT', onSigint);
-  const view = json ? null : new TerminalView({ out: process.stdout, err: process.stderr, color: Boolean(process.stdout.isTTY) && !app.settings.noColor });
+  const view = json
+    ? null
+    : new TerminalView({
+        out: process.stdout,
+        err: process.stderr,
+        color: Boolean(process.stdout.isTTY) && !app.settings.noColor,
+      });
   try {
     const result = await prove(request, deps, (e) => view?.event(e), controller.signal);
     if (json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     else view?.finish(result);
-    if (demo) log('DEMO: the answers came from a scripted test-double model and were checked by the stand-in REPL, not Lean.');
+    if (demo)
+      log('DEMO: the answers came from a scripted test-double model and were checked by the stand-in REPL, not Lean.');
     return result.status === 'proved' ? 0 : 1;
   } finally {
     process.off('SIGINT', onSigint);

@@ -26,7 +26,10 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['help']);
-  if (p.flags.has('help')) { console.log(help); return 0; }
+  if (p.flags.has('help')) {
+    console.log(help);
+    return 0;
+  }
   const settings = readSettings();
   const host = flagString(p, 'host') ?? settings.host;
   const port = flagNumber(p, 'port') ?? settings.port;
@@ -35,7 +38,11 @@ export async function run(args: string[]): Promise<number> {
   const app = openApp({ settings, verifier: project ? { projectDir: resolve(project) } : {} });
   // always a token: the configured one, else a random one that only local clients learn (from serve.json)
   const token = settings.apiToken ?? newApiToken();
-  const allowedHosts = flagString(p, 'allowed-hosts')?.split(',').map((h) => h.trim()).filter(Boolean) ?? settings.allowedHosts;
+  const allowedHosts =
+    flagString(p, 'allowed-hosts')
+      ?.split(',')
+      .map((h) => h.trim())
+      .filter(Boolean) ?? settings.allowedHosts;
   const serving = await startServing(app, { host, port, token, allowedHosts });
   const { http } = serving;
   const built = app.verifier();
@@ -53,17 +60,27 @@ export async function run(args: string[]): Promise<number> {
   const discovery = writeDiscoveryFile({ host, port: http.port, token });
   console.log(`Kimina backend listening on ${http.url}`);
   console.error(`lean: ${built.describe}; project ${verifierSettings.projectDir}`);
-  console.error(`sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${settings.apiToken ? 'KIMINA_API_TOKEN' : `random, in ${discovery?.path ?? 'serve.json'}`})`);
+  console.error(
+    `sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${settings.apiToken ? 'KIMINA_API_TOKEN' : `random, in ${discovery?.path ?? 'serve.json'}`})`,
+  );
   prewarm(built, verifierSettings).then(
-    () => { if (Object.keys(verifierSettings.initRepls).length) console.error('prewarm: REPLs ready'); },
+    () => {
+      if (Object.keys(verifierSettings.initRepls).length) console.error('prewarm: REPLs ready');
+    },
     (err: unknown) => console.error(`prewarm failed: ${err instanceof Error ? err.message : String(err)}`),
   );
   const signal = await stopSignal;
   console.error(`kimina: ${signal}: shutting down (cancelling proofs, stopping REPLs)`);
-  const again = (): void => { console.error('kimina: second signal: exiting now'); finish(1); };
+  const again = (): void => {
+    console.error('kimina: second signal: exiting now');
+    finish(1);
+  };
   process.once('SIGINT', again);
   process.once('SIGTERM', again);
-  const deadline = setTimeout(() => { console.error(`kimina: shutdown took over ${SHUTDOWN_DEADLINE_MS / 1000} s: exiting`); finish(1); }, SHUTDOWN_DEADLINE_MS);
+  const deadline = setTimeout(() => {
+    console.error(`kimina: shutdown took over ${SHUTDOWN_DEADLINE_MS / 1000} s: exiting`);
+    finish(1);
+  }, SHUTDOWN_DEADLINE_MS);
   deadline.unref();
   removeDiscoveryFile(discovery);
   await serving.stop(); // cancels running work, closes HTTP, then the engine, the verifier pool and the store

@@ -4,10 +4,18 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { dirname } from 'node:path';
 import { discoveryPath } from '../editor/discovery';
 
-export interface DiscoveryRecord { url: string; token?: string; pid: number }
+export interface DiscoveryRecord {
+  url: string;
+  token?: string;
+  pid: number;
+}
 
 /** What this server wrote, and the record of another live server it replaced (given back on exit). */
-export interface WrittenDiscovery { path: string; record: DiscoveryRecord; replaced: string | null }
+export interface WrittenDiscovery {
+  path: string;
+  record: DiscoveryRecord;
+  replaced: string | null;
+}
 
 function liveOtherServer(raw: string): boolean {
   try {
@@ -31,11 +39,22 @@ export function connectUrl(host: string, port: number): string {
  * Writes the file atomically (temp file created 0600, then renamed); returns what was written, or null on
  * failure. The newest server wins; the record of a live one it replaces is kept to give back on exit.
  */
-export function writeDiscoveryFile(o: { host: string; port: number; token?: string }, path = discoveryPath()): WrittenDiscovery | null {
-  const record: DiscoveryRecord = { url: connectUrl(o.host, o.port), ...(o.token ? { token: o.token } : {}), pid: process.pid };
+export function writeDiscoveryFile(
+  o: { host: string; port: number; token?: string },
+  path = discoveryPath(),
+): WrittenDiscovery | null {
+  const record: DiscoveryRecord = {
+    url: connectUrl(o.host, o.port),
+    ...(o.token ? { token: o.token } : {}),
+    pid: process.pid,
+  };
   const temp = `${path}.${process.pid}.tmp`;
   let replaced: string | null = null;
-  try { replaced = readFileSync(path, 'utf8'); } catch { /* none yet */ }
+  try {
+    replaced = readFileSync(path, 'utf8');
+  } catch {
+    /* none yet */
+  }
   if (replaced !== null && !liveOtherServer(replaced)) replaced = null;
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -44,7 +63,9 @@ export function writeDiscoveryFile(o: { host: string; port: number; token?: stri
     return { path, record, replaced };
   } catch (err) {
     rmSync(temp, { force: true });
-    console.error(`kimina: could not write ${path} (the editor will not find this server by itself): ${(err as Error).message}`);
+    console.error(
+      `kimina: could not write ${path} (the editor will not find this server by itself): ${(err as Error).message}`,
+    );
     return null;
   }
 }
@@ -65,7 +86,9 @@ export function removeDiscoveryFile(written: WrittenDiscovery | null): void {
       writeFileSync(temp, written.replaced, { mode: 0o600 });
       renameSync(temp, written.path);
       return;
-    } catch { rmSync(temp, { force: true }); }
+    } catch {
+      rmSync(temp, { force: true });
+    }
   }
   rmSync(written.path, { force: true });
 }

@@ -4,8 +4,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
-  ApiClient, ApiError, BackendUnreachable, routes, type CallArgs, type RouteName, type RouteResponse, type StartTrainingRequest, type TrainingHyperparameters,
-  type TrainingPresetName, type TrainingPrompt, type TrainingRun,
+  ApiClient,
+  ApiError,
+  BackendUnreachable,
+  routes,
+  type CallArgs,
+  type RouteName,
+  type RouteResponse,
+  type StartTrainingRequest,
+  type TrainingHyperparameters,
+  type TrainingPresetName,
+  type TrainingPrompt,
+  type TrainingRun,
 } from '../protocol';
 import { setting } from '../app/settings';
 import { findServer } from '../editor/discovery';
@@ -38,7 +48,9 @@ const help = `usage: kimina train <command> [options]
                          --val; keeps repeated prompts (the recipe repeats hard ones on purpose) unless --dedupe
   cluster status|logs|stop JOB --address http://HEAD:8265   follow a submitted verl job (ray job …)
 
-Presets: ${Object.entries(PRESETS).map(([k, v]) => `\n  ${k.padEnd(16)} ${v.summary}`).join('')}
+Presets: ${Object.entries(PRESETS)
+  .map(([k, v]) => `\n  ${k.padEnd(16)} ${v.summary}`)
+  .join('')}
 Prompt files: JSON Lines with formalStatement (or formal_statement) and optional id, informal.
 The backend is found through KIMINA_SERVER_URL (and KIMINA_API_TOKEN) or the file kimina serve writes.`;
 
@@ -59,7 +71,8 @@ async function call<N extends RouteName>(name: N, ...input: CallArgs<N>): Promis
     return await new ApiClient({ url: s.url, token: s.token }).call(name, ...input);
   } catch (err) {
     if (err instanceof BackendUnreachable) throw new Error(`${err.message} (is \`kimina serve\` running?)`);
-    if (err instanceof ApiError) throw new Error(`${routes[name].method} ${routes[name].path}: ${err.status} ${err.message}`);
+    if (err instanceof ApiError)
+      throw new Error(`${routes[name].method} ${routes[name].path}: ${err.status} ${err.message}`);
     throw err;
   }
 }
@@ -68,16 +81,30 @@ async function call<N extends RouteName>(name: N, ...input: CallArgs<N>): Promis
 export function readPromptFile(path: string): TrainingPrompt[] {
   if (!existsSync(path)) throw new Error(`prompt file not found: ${path}`);
   const out: TrainingPrompt[] = [];
-  readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let row: Record<string, unknown>;
-    try { row = JSON.parse(line) as Record<string, unknown>; } catch { throw new Error(`${path}:${i + 1}: not JSON`); }
-    const statement = row.formalStatement ?? row.formal_statement;
-    if (typeof statement !== 'string' || !statement.trim()) throw new Error(`${path}:${i + 1}: formalStatement is missing`);
-    const informal = typeof row.informal === 'string' ? row.informal : '';
-    const prompt = Array.isArray(row.prompt) ? row.prompt as TrainingPrompt['prompt'] : buildPrompt(statement, informal);
-    out.push({ id: typeof row.id === 'string' ? row.id : `${path}:${i + 1}`, prompt, formalStatement: statement, source: `${path}:${i + 1}` });
-  });
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      let row: Record<string, unknown>;
+      try {
+        row = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`${path}:${i + 1}: not JSON`);
+      }
+      const statement = row.formalStatement ?? row.formal_statement;
+      if (typeof statement !== 'string' || !statement.trim())
+        throw new Error(`${path}:${i + 1}: formalStatement is missing`);
+      const informal = typeof row.informal === 'string' ? row.informal : '';
+      const prompt = Array.isArray(row.prompt)
+        ? (row.prompt as TrainingPrompt['prompt'])
+        : buildPrompt(statement, informal);
+      out.push({
+        id: typeof row.id === 'string' ? row.id : `${path}:${i + 1}`,
+        prompt,
+        formalStatement: statement,
+        source: `${path}:${i + 1}`,
+      });
+    });
   return out;
 }
 
@@ -122,7 +149,8 @@ async function start(p: Parsed, args: string[]): Promise<number> {
   const prompts = flagString(p, 'prompts');
   const heldOut = flagString(p, 'held-out');
   const workspace = flagString(p, 'workspace');
-  if (!prompts && !workspace) throw new Error('give --workspace DIR (harvest your Lean files) and/or --prompts FILE.jsonl');
+  if (!prompts && !workspace)
+    throw new Error('give --workspace DIR (harvest your Lean files) and/or --prompts FILE.jsonl');
   const req: StartTrainingRequest = {
     preset: (flagString(p, 'preset') ?? 'single-gpu-lora') as TrainingPresetName,
     model: existsSync(model) ? resolve(model) : model,
@@ -138,7 +166,10 @@ async function start(p: Parsed, args: string[]): Promise<number> {
   if (winRate !== undefined) req.winRate = { samples: winRate };
   const run = await call('trainingStart', { body: req });
   if (p.flags.has('json')) console.log(JSON.stringify(run, null, 2));
-  else console.log(`${describe(run)}\n${run.trainPrompts} training prompts, ${run.heldOutPrompts} held out; follow with \`kimina train status ${run.id}\``);
+  else
+    console.log(
+      `${describe(run)}\n${run.trainPrompts} training prompts, ${run.heldOutPrompts} held out; follow with \`kimina train status ${run.id}\``,
+    );
   return 0;
 }
 
@@ -151,18 +182,39 @@ async function status(p: Parsed): Promise<number> {
     return 0;
   }
   const run = await call('trainingRun', { params: { id } });
-  const { steps } = await call('trainingMetrics', { params: { id }, query: { kind: 'train', since: Math.max(0, run.step - 1) } });
-  if (p.flags.has('json')) { console.log(JSON.stringify({ run, latest: steps[steps.length - 1] ?? null }, null, 2)); return 0; }
+  const { steps } = await call('trainingMetrics', {
+    params: { id },
+    query: { kind: 'train', since: Math.max(0, run.step - 1) },
+  });
+  if (p.flags.has('json')) {
+    console.log(JSON.stringify({ run, latest: steps[steps.length - 1] ?? null }, null, 2));
+    return 0;
+  }
   console.log(describe(run));
   const last = steps[steps.length - 1];
   if (last) {
-    const keys = ['reward', 'acc/turn_1', 'acc/turn_2', 'format_error_rate/turn_1', 'completions/mean_length', 'completions/clipped_ratio',
-      'policy_loss', 'grad_norm', 'entropy', 'perf/tokens_per_s', 'perf/time_per_step', 'perf/max_memory_allocated_gb',
+    const keys = [
+      'reward',
+      'acc/turn_1',
+      'acc/turn_2',
+      'format_error_rate/turn_1',
+      'completions/mean_length',
+      'completions/clipped_ratio',
+      'policy_loss',
+      'grad_norm',
+      'entropy',
+      'perf/tokens_per_s',
+      'perf/time_per_step',
+      'perf/max_memory_allocated_gb',
       // fix prompts cached, and dropped because the preset's prompt budget is too small for them
-      'multiturn/turn_1/added_in_database', 'multiturn/turn_1/max_prompt_token_len_exceeded', 'multiturn/turn_1/feedback_too_long'];
+      'multiturn/turn_1/added_in_database',
+      'multiturn/turn_1/max_prompt_token_len_exceeded',
+      'multiturn/turn_1/feedback_too_long',
+    ];
     for (const k of keys) if (k in last.metrics) console.log(`  ${k.padEnd(30)} ${last.metrics[k].toPrecision(4)}`);
   }
-  if (run.improved !== null) console.log(`  held-out: ${run.improved ? 'better than' : 'not better than'} the base model`);
+  if (run.improved !== null)
+    console.log(`  held-out: ${run.improved ? 'better than' : 'not better than'} the base model`);
   if (run.finalDir) console.log(`  final weights: ${run.finalDir}`);
   return 0;
 }
@@ -187,7 +239,11 @@ export function dropExactRepeats(prompts: TrainingPrompt[]): TrainingPrompt[] {
 }
 
 /** The validation prompts of an export: miniF2F test (default), a held-out share, or a prompt file. */
-function validationSet(choice: string, prompts: TrainingPrompt[], hyper: TrainingHyperparameters): { train: TrainingPrompt[]; test: TrainingPrompt[]; source: string } {
+function validationSet(
+  choice: string,
+  prompts: TrainingPrompt[],
+  hyper: TrainingHyperparameters,
+): { train: TrainingPrompt[]; test: TrainingPrompt[]; source: string } {
   if (choice === 'held-out') {
     const split = splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
     return { train: split.train, test: split.heldOut, source: 'kimina/held-out' };
@@ -199,7 +255,8 @@ function validationSet(choice: string, prompts: TrainingPrompt[], hyper: Trainin
 async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
   const out = flagString(p, 'out');
   const rewardUrl = flagString(p, 'reward-url');
-  if (!out || !rewardUrl) throw new Error('export-verl needs --out DIR and --reward-url URL (this backend as the cluster reaches it)');
+  if (!out || !rewardUrl)
+    throw new Error('export-verl needs --out DIR and --reward-url URL (this backend as the cluster reaches it)');
   let prompts: TrainingPrompt[] = [];
   const file = flagString(p, 'prompts');
   const workspace = flagString(p, 'workspace');
@@ -212,14 +269,29 @@ async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
   const hyper = presetHyper((flagString(p, 'preset') ?? 'recipe-8gpu') as TrainingPresetName, overrides);
   const split = validationSet(flagString(p, 'val') ?? 'minif2f', prompts, hyper);
   const result = await exportVerl({
-    outDir: resolve(out), model: flagString(p, 'model') ?? RECIPE_START_MODEL, train: split.train, test: split.test, testSource: split.source, hyper,
-    steps: overrides.maxSteps, rewardUrl, nodes: flagNumber(p, 'nodes'), gpusPerNode: flagNumber(p, 'gpus-per-node'), python: trainerPython(), sourceDir: trainerSourceDir(),
+    outDir: resolve(out),
+    model: flagString(p, 'model') ?? RECIPE_START_MODEL,
+    train: split.train,
+    test: split.test,
+    testSource: split.source,
+    hyper,
+    steps: overrides.maxSteps,
+    rewardUrl,
+    nodes: flagNumber(p, 'nodes'),
+    gpusPerNode: flagNumber(p, 'gpus-per-node'),
+    python: trainerPython(),
+    sourceDir: trainerSourceDir(),
   });
   const dropped = before - prompts.length;
-  console.log(`verl job written to ${result.outDir}: ${result.files.join(', ')} (${split.train.length} train prompts${dropped ? `, ${dropped} exact repeats dropped` : ''}; ${split.test.length} validation prompts from ${split.source})`);
+  console.log(
+    `verl job written to ${result.outDir}: ${result.files.join(', ')} (${split.train.length} train prompts${dropped ? `, ${dropped} exact repeats dropped` : ''}; ${split.test.length} validation prompts from ${split.source})`,
+  );
   const address = flagString(p, 'address');
   const command = submitCommand(address ?? 'http://HEAD_NODE:8265');
-  if (!p.flags.has('submit')) { console.log(`submit from that folder with:\n  ${command.join(' ')}`); return 0; }
+  if (!p.flags.has('submit')) {
+    console.log(`submit from that folder with:\n  ${command.join(' ')}`);
+    return 0;
+  }
   if (!address) throw new Error('--submit needs --address http://HEAD:8265 (the Ray dashboard)');
   return runRay(command, result.outDir);
 }
@@ -233,18 +305,27 @@ function runRay(command: string[], cwd?: string): number {
 function cluster(p: Parsed): number {
   const [, action, job] = p.positionals;
   const address = flagString(p, 'address');
-  if (!['status', 'logs', 'stop'].includes(action ?? '') || !job || !address) throw new Error('usage: kimina train cluster status|logs|stop JOB --address http://HEAD:8265');
+  if (!['status', 'logs', 'stop'].includes(action ?? '') || !job || !address)
+    throw new Error('usage: kimina train cluster status|logs|stop JOB --address http://HEAD:8265');
   return runRay(['ray', 'job', action, `--address=${address}`, job]);
 }
 
 export async function run(args: string[]): Promise<number> {
   const p = parseArgs(args, ['help', 'json', 'when-idle', 'submit', 'no-quantize', 'dedupe']);
   const command = p.positionals[0];
-  if (!command || p.flags.has('help')) { console.log(help); return command ? 0 : 2; }
+  if (!command || p.flags.has('help')) {
+    console.log(help);
+    return command ? 0 : 2;
+  }
   switch (command) {
-    case 'start': return start(p, args);
-    case 'status': return status(p);
-    case 'pause': case 'resume': case 'cancel': return control(command, p);
+    case 'start':
+      return start(p, args);
+    case 'status':
+      return status(p);
+    case 'pause':
+    case 'resume':
+    case 'cancel':
+      return control(command, p);
     case 'logs': {
       const id = p.positionals[1];
       if (!id) throw new Error('usage: kimina train logs RUN');
@@ -255,12 +336,17 @@ export async function run(args: string[]): Promise<number> {
     case 'export-onnx': {
       const id = p.positionals[1];
       if (!id) throw new Error('usage: kimina train export-onnx RUN');
-      const r = await call('trainingExport', { params: { id }, body: { quantize: p.flags.has('no-quantize') ? 'none' : 'q4' } });
+      const r = await call('trainingExport', {
+        params: { id },
+        body: { quantize: p.flags.has('no-quantize') ? 'none' : 'q4' },
+      });
       console.log(`ONNX model: ${r.onnxDir}`);
       return 0;
     }
-    case 'export-verl': return exportVerlCommand(p, args);
-    case 'cluster': return cluster(p);
+    case 'export-verl':
+      return exportVerlCommand(p, args);
+    case 'cluster':
+      return cluster(p);
     default:
       console.error(`kimina train: unknown command '${command}'\n\n${help}`);
       return 2;
@@ -270,15 +356,25 @@ export async function run(args: string[]): Promise<number> {
 /** `kimina trainer setup`. */
 export async function runTrainer(args: string[]): Promise<number> {
   const p = parseArgs(args, ['help', 'gpu']);
-  if (p.positionals[0] !== 'setup' || p.flags.has('help')) { console.log(setupHelp); return p.flags.has('help') ? 0 : 2; }
+  if (p.positionals[0] !== 'setup' || p.flags.has('help')) {
+    console.log(setupHelp);
+    return p.flags.has('help') ? 0 : 2;
+  }
   const dir = resolve(flagString(p, 'venv') ?? defaultTrainerVenv());
   const requirements = join(trainerSourceDir(), p.flags.has('gpu') ? 'requirements-gpu.txt' : 'requirements-cpu.txt');
   console.error(`trainer environment: ${dir}\nrequirements: ${requirements}`);
   const result = await ensurePythonEnv({
-    dir, requirements, basePython: flagString(p, 'python'),
-    onProgress: (line) => { if (/^(creating|installing|Collecting|Downloading|Installing|Successfully|ERROR|pip failed)/.test(line.trim())) console.error(`  ${line.trim()}`); },
+    dir,
+    requirements,
+    basePython: flagString(p, 'python'),
+    onProgress: (line) => {
+      if (/^(creating|installing|Collecting|Downloading|Installing|Successfully|ERROR|pip failed)/.test(line.trim()))
+        console.error(`  ${line.trim()}`);
+    },
   });
-  console.log(`${result.created ? 'created' : 'already up to date'} (${result.seconds.toFixed(0)} s): ${result.python}`);
+  console.log(
+    `${result.created ? 'created' : 'already up to date'} (${result.seconds.toFixed(0)} s): ${result.python}`,
+  );
   for (const [m, v] of Object.entries(result.versions)) console.log(`  ${m} ${v}`);
   if (dir !== resolve(defaultTrainerVenv())) console.log(`use it with KIMINA_TRAINER_PYTHON=${result.python}`);
   return 0;

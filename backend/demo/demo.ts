@@ -20,7 +20,8 @@ export interface DemoParts {
 function repoRoot(): string {
   for (let dir = __dirname; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'backend', 'demo', 'stand-in-repl', 'repl.mjs'))) return dir;
-    if (dirname(dir) === dir) throw new Error('--demo needs the repository checkout (backend/demo/stand-in-repl was not found)');
+    if (dirname(dir) === dir)
+      throw new Error('--demo needs the repository checkout (backend/demo/stand-in-repl was not found)');
   }
 }
 

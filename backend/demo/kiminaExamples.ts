@@ -31,7 +31,8 @@ theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by
   linarith
 \`\`\``;
 
-export const REPEATED_SENTENCE = 'Therefore the value of x must be four because two times x equals eight exactly here always.';
+export const REPEATED_SENTENCE =
+  'Therefore the value of x must be four because two times x equals eight exactly here always.';
 
 /** §8.3: the failing attempt and the exact fix message. */
 export const FAILING_CODE = `import Mathlib
@@ -75,4 +76,5 @@ Lean 4 code snippet with error:
  * PR #56, kimina-format.md §6.4), which puts the marker one line above the error line in this layout.
  */
 export const FIX_MESSAGE_RELEASED = FIX_MESSAGE.replace('```lean4\n002', '```lean4\n001  | \n002')
-  .replace('003  |   have', '003 >|   have').replace('004 >|   exact', '004  |   exact');
+  .replace('003  |   have', '003 >|   have')
+  .replace('004 >|   exact', '004  |   exact');

@@ -5,7 +5,10 @@ import { HttpProveService } from './httpService';
 import type { InProcessParts } from './inProcess';
 import type { ProveService } from './service';
 
-export async function chooseService(app: InProcessParts, log: (line: string) => void = () => {}): Promise<ProveService> {
+export async function chooseService(
+  app: InProcessParts,
+  log: (line: string) => void = () => {},
+): Promise<ProveService> {
   const server = findServer();
   if (server) {
     log(`forwarding proofs to ${server.url} (${server.source === 'setting' ? 'kimina.serverUrl' : 'discovery file'})`);

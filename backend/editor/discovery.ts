@@ -4,11 +4,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kiminaHome, readSome, type Env } from '../app/settings';
 
-export interface ServerAddress { url: string; token?: string; source: 'setting' | 'discovery' }
+export interface ServerAddress {
+  url: string;
+  token?: string;
+  source: 'setting' | 'discovery';
+}
 
 function alive(pid: unknown): boolean {
   if (typeof pid !== 'number') return true;
-  try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export function discoveryPath(): string {
@@ -18,7 +27,11 @@ export function discoveryPath(): string {
 /** The live server's record in the discovery file, or null. */
 function discovered(): { url: string; token?: string } | null {
   let raw: string;
-  try { raw = readFileSync(discoveryPath(), 'utf8'); } catch { return null; }
+  try {
+    raw = readFileSync(discoveryPath(), 'utf8');
+  } catch {
+    return null;
+  }
   try {
     const found = JSON.parse(raw) as { url?: unknown; token?: unknown; pid?: unknown };
     if (typeof found.url !== 'string' || !alive(found.pid)) return null;

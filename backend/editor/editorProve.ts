@@ -1,8 +1,24 @@
 // One proof requested from the editor: find the declaration (or the `sorry`) at the cursor, prove it with the
 // service, and turn a verified proof into an edit of the user's document. Goal mode proves the sorry's goal as
 // a lemma, splices the proof back and has Lean re-check the whole declaration before offering the edit.
-import { type EditorProveResult, type LspProveEvent, type ProveParams, type ProveRequest, type ReplSorry, type Verdict, replPosToLsp } from '../protocol';
-import { type Declaration, type SorrySite, declarationAt, findDeclarations, positionAt, sorryAt, standaloneSnippet } from './leanSource';
+import {
+  type EditorProveResult,
+  type LspProveEvent,
+  type ProveParams,
+  type ProveRequest,
+  type ReplSorry,
+  type Verdict,
+  replPosToLsp,
+} from '../protocol';
+import {
+  type Declaration,
+  type SorrySite,
+  declarationAt,
+  findDeclarations,
+  positionAt,
+  sorryAt,
+  standaloneSnippet,
+} from './leanSource';
 import { goalToLemma } from './goalLemma';
 import { proofBodyOf, sorryEdit, theoremEdit } from './splice';
 import type { ProveService } from './service';
@@ -18,8 +34,22 @@ function declRange(text: string, decl: Declaration) {
   return { name: decl.name, range: { start: positionAt(text, decl.start), end: positionAt(text, decl.end) } };
 }
 
-function nothing(params: ProveParams, mode: EditorProveResult['mode'], problem: string, decl: EditorProveResult['declaration'] = null): EditorProveResult {
-  return { id: params.id, status: 'not_proved', proof: null, attempts: [], mode, declaration: decl, edit: null, problem };
+function nothing(
+  params: ProveParams,
+  mode: EditorProveResult['mode'],
+  problem: string,
+  decl: EditorProveResult['declaration'] = null,
+): EditorProveResult {
+  return {
+    id: params.id,
+    status: 'not_proved',
+    proof: null,
+    attempts: [],
+    mode,
+    declaration: decl,
+    edit: null,
+    problem,
+  };
 }
 
 function pickDeclaration(text: string, params: ProveParams, decls: Declaration[]): Declaration | null {
@@ -29,7 +59,13 @@ function pickDeclaration(text: string, params: ProveParams, decls: Declaration[]
 }
 
 /** Proves what the request points at in `text` (the document's contents). */
-export async function proveInEditor(params: ProveParams, text: string, service: ProveService, emit: Emit, signal: AbortSignal): Promise<EditorProveResult> {
+export async function proveInEditor(
+  params: ProveParams,
+  text: string,
+  service: ProveService,
+  emit: Emit,
+  signal: AbortSignal,
+): Promise<EditorProveResult> {
   const mode = params.mode ?? 'theorem';
   const decls = findDeclarations(text);
   const decl = pickDeclaration(text, params, decls);
@@ -40,12 +76,25 @@ export async function proveInEditor(params: ProveParams, text: string, service: 
     : proveTheorem(params, text, decls, decl, service, relay, signal);
 }
 
-async function proveTheorem(params: ProveParams, text: string, decls: Declaration[], decl: Declaration, service: ProveService, emit: Emit, signal: AbortSignal): Promise<EditorProveResult> {
+async function proveTheorem(
+  params: ProveParams,
+  text: string,
+  decls: Declaration[],
+  decl: Declaration,
+  service: ProveService,
+  emit: Emit,
+  signal: AbortSignal,
+): Promise<EditorProveResult> {
   const where = declRange(text, decl);
-  if (decl.statementEnd === null) return nothing(params, 'theorem', `'${decl.name}' has no ':=' to prove after.`, where);
+  if (decl.statementEnd === null)
+    return nothing(params, 'theorem', `'${decl.name}' has no ':=' to prove after.`, where);
   const { code } = standaloneSnippet(text, decl, decls);
   emit({ type: 'stage', id: params.id, message: `Proving ${decl.kind} ${decl.name}` });
-  const result = await service.prove({ ...requestOptions(params), id: params.id, code, theorem: decl.kind === 'example' ? undefined : decl.name }, emit, signal);
+  const result = await service.prove(
+    { ...requestOptions(params), id: params.id, code, theorem: decl.kind === 'example' ? undefined : decl.name },
+    emit,
+    signal,
+  );
   let edit = null;
   if (result.status === 'proved') {
     const tactics = result.tactics ?? bodyFromProof(result.proof, decl.name);
@@ -62,15 +111,31 @@ function bodyFromProof(proof: string | null, name: string): string | null {
 }
 
 /** The REPL's sorry that sits where ours does in the snippet (by position, else by order). */
-function matchSorry(snippet: string, ourOffset: number, ours: SorrySite[], index: number, theirs: ReplSorry[]): ReplSorry | null {
+function matchSorry(
+  snippet: string,
+  ourOffset: number,
+  ours: SorrySite[],
+  index: number,
+  theirs: ReplSorry[],
+): ReplSorry | null {
   const want = positionAt(snippet, ourOffset);
-  const byPosition = theirs.find((s) => s.pos && (() => { const p = replPosToLsp(snippet, s.pos); return p.line === want.line && p.character === want.character; })());
+  const byPosition = theirs.find(
+    (s) =>
+      s.pos &&
+      (() => {
+        const p = replPosToLsp(snippet, s.pos);
+        return p.line === want.line && p.character === want.character;
+      })(),
+  );
   if (byPosition) return byPosition;
   return theirs.length === ours.length ? theirs[index] : null;
 }
 
 function lemmaName(declName: string): string {
-  const base = declName.split('.').pop()!.replace(/[^\p{L}\p{N}_]/gu, '_');
+  const base = declName
+    .split('.')
+    .pop()!
+    .replace(/[^\p{L}\p{N}_]/gu, '_');
   return `${base || 'kimina'}_goal`;
 }
 
@@ -81,7 +146,15 @@ function recheckAccepts(verdict: Verdict, sorriesBefore: number): boolean {
   return !verdict.messages.some((m) => m.severity === 'error') && verdict.sorries.length === sorriesBefore - 1;
 }
 
-async function proveGoal(params: ProveParams, text: string, decls: Declaration[], decl: Declaration, service: ProveService, emit: Emit, signal: AbortSignal): Promise<EditorProveResult> {
+async function proveGoal(
+  params: ProveParams,
+  text: string,
+  decls: Declaration[],
+  decl: Declaration,
+  service: ProveService,
+  emit: Emit,
+  signal: AbortSignal,
+): Promise<EditorProveResult> {
   const where = declRange(text, decl);
   const position = params.position ?? positionAt(text, decl.sorries[0]?.offset ?? decl.start);
   const site = sorryAt(decl, position.line, position.character);
@@ -90,28 +163,57 @@ async function proveGoal(params: ProveParams, text: string, decls: Declaration[]
   const { code: snippet, declOffset } = standaloneSnippet(text, decl, decls);
   const before = await service.check(snippet, signal);
   const theirs = before.response?.sorries ?? before.verdict.sorries;
-  const replSorry = matchSorry(snippet, declOffset + site.offset - decl.start, decl.sorries, decl.sorries.indexOf(site), theirs);
+  const replSorry = matchSorry(
+    snippet,
+    declOffset + site.offset - decl.start,
+    decl.sorries,
+    decl.sorries.indexOf(site),
+    theirs,
+  );
   if (!replSorry?.goal) {
     return nothing(params, 'goal', `Lean reported no goal for this sorry (${before.verdict.reason}).`, where);
   }
   const header = snippet.slice(0, declOffset);
   let statement: string;
-  try { statement = goalToLemma(replSorry.goal, lemmaName(decl.name)); } catch (err) {
+  try {
+    statement = goalToLemma(replSorry.goal, lemmaName(decl.name));
+  } catch (err) {
     return nothing(params, 'goal', `Cannot state the goal as a lemma: ${(err as Error).message}`, where);
   }
   emit({ type: 'stage', id: params.id, message: `Proving the goal as a lemma:\n${statement}` });
-  const result = await service.prove({ ...requestOptions(params), id: params.id, code: `${header}${statement}\n  sorry\n`, theorem: lemmaName(decl.name) }, emit, signal);
-  const base = { ...result, id: params.id, mode: 'goal' as const, declaration: where, edit: null, goal: { statement, recheck: null } };
+  const result = await service.prove(
+    {
+      ...requestOptions(params),
+      id: params.id,
+      code: `${header}${statement}\n  sorry\n`,
+      theorem: lemmaName(decl.name),
+    },
+    emit,
+    signal,
+  );
+  const base = {
+    ...result,
+    id: params.id,
+    mode: 'goal' as const,
+    declaration: where,
+    edit: null,
+    goal: { statement, recheck: null },
+  };
   if (result.status !== 'proved') return base;
   const tactics = result.tactics ?? bodyFromProof(result.proof, lemmaName(decl.name));
-  if (!tactics) return { ...base, status: 'not_proved', problem: 'The prover reported a proof but sent no proof text.' };
+  if (!tactics)
+    return { ...base, status: 'not_proved', problem: 'The prover reported a proof but sent no proof text.' };
   const spliced = sorryEdit(text, site, tactics);
   emit({ type: 'stage', id: params.id, message: 'Re-checking the whole declaration with the proof spliced in' });
   const newDeclEnd = decl.end + (spliced.newText.length - text.length);
   const recheck = await service.check(header + spliced.newText.slice(decl.start, newDeclEnd) + '\n', signal);
   if (!recheckAccepts(recheck.verdict, theirs.length)) {
-    return { ...base, status: 'not_proved', goal: { statement, recheck: recheck.verdict },
-      problem: `The lemma was proved, but the declaration does not check with the proof spliced in: ${recheck.verdict.reason}` };
+    return {
+      ...base,
+      status: 'not_proved',
+      goal: { statement, recheck: recheck.verdict },
+      problem: `The lemma was proved, but the declaration does not check with the proof spliced in: ${recheck.verdict.reason}`,
+    };
   }
   return { ...base, goal: { statement, recheck: recheck.verdict }, edit: spliced.edit };
 }

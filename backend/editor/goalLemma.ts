@@ -3,14 +3,35 @@
 // Like Mathlib's `extract_goal` the result may not round-trip for every goal (coercions, let-values):
 // the spliced declaration is always re-checked by Lean before it is offered.
 
-interface Hypothesis { names: string[]; type: string }
+interface Hypothesis {
+  names: string[];
+  type: string;
+}
 
-const superscripts: Record<string, string> = { '⁰': '0', '¹': '1', '²': '2', '³': '3', '⁴': '4', '⁵': '5', '⁶': '6', '⁷': '7', '⁸': '8', '⁹': '9' };
+const superscripts: Record<string, string> = {
+  '⁰': '0',
+  '¹': '1',
+  '²': '2',
+  '³': '3',
+  '⁴': '4',
+  '⁵': '5',
+  '⁶': '6',
+  '⁷': '7',
+  '⁸': '8',
+  '⁹': '9',
+};
 
 /** `x✝¹` (inaccessible names) cannot be written in source: give them accessible, distinct names. */
 function accessible(text: string): string {
-  return text.replace(/([\p{L}_][\p{L}\p{N}_'!?₀-₉]*)✝([⁰¹²³⁴⁵⁶⁷⁸⁹]*)/gu,
-    (_m, name: string, sup: string) => `${name}_${Array.from(sup).map((c) => superscripts[c]).join('') || '0'}`);
+  return text.replace(
+    /([\p{L}_][\p{L}\p{N}_'!?₀-₉]*)✝([⁰¹²³⁴⁵⁶⁷⁸⁹]*)/gu,
+    (_m, name: string, sup: string) =>
+      `${name}_${
+        Array.from(sup)
+          .map((c) => superscripts[c])
+          .join('') || '0'
+      }`,
+  );
 }
 
 /** Splits a pretty-printed goal into hypotheses and the target. */
@@ -18,8 +39,14 @@ export function parseGoal(goal: string): { hypotheses: Hypothesis[]; target: str
   const hypotheses: Hypothesis[] = [];
   let target: string[] | null = null;
   for (const raw of accessible(goal).replace(/\r\n/g, '\n').split('\n')) {
-    if (target) { target.push(raw); continue; }
-    if (raw.startsWith('⊢')) { target = [raw.slice(1).trim()]; continue; }
+    if (target) {
+      target.push(raw);
+      continue;
+    }
+    if (raw.startsWith('⊢')) {
+      target = [raw.slice(1).trim()];
+      continue;
+    }
     if (/^case\s/.test(raw) || raw.trim() === '') continue;
     const colon = raw.indexOf(' : ');
     if (!/^\s/.test(raw) && colon > 0) {
@@ -31,7 +58,13 @@ export function parseGoal(goal: string): { hypotheses: Hypothesis[]; target: str
     }
   }
   if (!target) throw new Error('the goal has no ⊢ line');
-  return { hypotheses, target: target.map((l) => l.trim()).join(' ').trim() };
+  return {
+    hypotheses,
+    target: target
+      .map((l) => l.trim())
+      .join(' ')
+      .trim(),
+  };
 }
 
 /** `theorem <name> (x : ℝ) (h₀ : …) : target := by`; instance hypotheses become `[…]` binders, let-values are dropped. */

@@ -1,6 +1,16 @@
 // ProveService over a running `kimina serve`: POST /v1/prove as a server-sent event stream, POST /v1/check.
 // Cancelling closes the stream, which cancels the proof on the server.
-import { ApiClient, ApiError, BackendUnreachable, routes, type BackendStatus, type ProveEvent, type ProveRequest, type ProveResult, type RouteName } from '../protocol';
+import {
+  ApiClient,
+  ApiError,
+  BackendUnreachable,
+  routes,
+  type BackendStatus,
+  type ProveEvent,
+  type ProveRequest,
+  type ProveResult,
+  type RouteName,
+} from '../protocol';
 import type { CheckAnswer, ProveService } from './service';
 import type { ServerAddress } from './discovery';
 
@@ -13,9 +23,14 @@ export class HttpProveService implements ProveService {
 
   /** Says what went wrong in the editor's terms: where the server is, and which setting holds the token. */
   private explain(err: unknown, name: RouteName): Error {
-    if (err instanceof BackendUnreachable) return new Error(`cannot reach the Kimina server at ${this.server.url}: ${err.message.replace(/^cannot reach the Kimina backend at \S+: /, '')}`);
+    if (err instanceof BackendUnreachable)
+      return new Error(
+        `cannot reach the Kimina server at ${this.server.url}: ${err.message.replace(/^cannot reach the Kimina backend at \S+: /, '')}`,
+      );
     if (err instanceof ApiError) {
-      return new Error(`${this.server.url}${routes[name].path} answered ${err.status}${err.status === 401 ? ' (check kimina.serverToken / KIMINA_API_TOKEN)' : ''}: ${err.message.slice(0, 300)}`);
+      return new Error(
+        `${this.server.url}${routes[name].path} answered ${err.status}${err.status === 401 ? ' (check kimina.serverToken / KIMINA_API_TOKEN)' : ''}: ${err.message.slice(0, 300)}`,
+      );
     }
     return err as Error;
   }
@@ -25,11 +40,20 @@ export class HttpProveService implements ProveService {
       const health = await this.api.call('health');
       const training = await this.activeTraining();
       return {
-        backend: 'server', server: this.address(), lean: health.repls ? `${health.repls.total} REPLs` : undefined,
-        ...(training ? { state: 'training', detail: `attached to ${this.server.url}; ${training}` } : { state: 'ready', detail: `attached to ${this.server.url}` }),
+        backend: 'server',
+        server: this.address(),
+        lean: health.repls ? `${health.repls.total} REPLs` : undefined,
+        ...(training
+          ? { state: 'training', detail: `attached to ${this.server.url}; ${training}` }
+          : { state: 'ready', detail: `attached to ${this.server.url}` }),
       };
     } catch (err) {
-      return { backend: 'server' as const, server: this.address(), state: 'error' as const, detail: this.explain(err, 'health').message };
+      return {
+        backend: 'server' as const,
+        server: this.address(),
+        state: 'error' as const,
+        detail: this.explain(err, 'health').message,
+      };
     }
   }
 
@@ -58,7 +82,11 @@ export class HttpProveService implements ProveService {
     signal.addEventListener('abort', cancelOnServer, { once: true });
     try {
       let events;
-      try { events = await this.api.openStream('prove', { body: req, signal }); } catch (err) { throw signal.aborted ? err : this.explain(err, 'prove'); }
+      try {
+        events = await this.api.openStream('prove', { body: req, signal });
+      } catch (err) {
+        throw signal.aborted ? err : this.explain(err, 'prove');
+      }
       for await (const event of events) {
         onEvent(event);
         if (event.type === 'attempt') attempts.push(event.attempt);
@@ -77,7 +105,11 @@ export class HttpProveService implements ProveService {
 
   async check(code: string, signal?: AbortSignal): Promise<CheckAnswer> {
     let body;
-    try { body = await this.api.call('check', { body: { snippets: [{ id: 'editor', code }] }, signal }); } catch (err) { throw signal?.aborted ? err : this.explain(err, 'check'); }
+    try {
+      body = await this.api.call('check', { body: { snippets: [{ id: 'editor', code }] }, signal });
+    } catch (err) {
+      throw signal?.aborted ? err : this.explain(err, 'check');
+    }
     const first = body.results?.[0];
     if (!first) throw new Error('the server answered /v1/check without a result');
     const { id: _id, response, ...verdict } = first;

@@ -33,7 +33,10 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
     const verifier = app.verifier().verifier;
     deps = { engine: await app.engine(), verifier, store: app.attempts() };
     describe = await app.describe();
-  } catch (err) { await app.close(); throw err; }
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
   for (const line of describe) log(line);
   const { engine, verifier } = deps;
   const verifierLine = describe.find((l) => l.startsWith('verifier:')) ?? '';
@@ -42,7 +45,17 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
   return {
     kind: 'in-process',
     describe: async () => ({
-      ...(leanMissing ? { setup: { model: false, lean: true, hints: ['Lean was not found: install elan (https://github.com/leanprover/elan), then run "Kimina: Set Up Lean Verifier".'] } } : {}),
+      ...(leanMissing
+        ? {
+            setup: {
+              model: false,
+              lean: true,
+              hints: [
+                'Lean was not found: install elan (https://github.com/leanprover/elan), then run "Kimina: Set Up Lean Verifier".',
+              ],
+            },
+          }
+        : {}),
       backend: 'in-process',
       engine: engine.name,
       model: engine.model,

@@ -32,8 +32,31 @@ export interface Declaration {
   sorries: SorrySite[];
 }
 
-const termBefore = new Set([':=', '(', '⟨', '[', '{', ',', 'exact', 'refine', 'apply', 'from', 'show', 'use',
-  'exacts', 'using', '←', '→', '=', '<|', '$', 'fun', '↦', 'then', 'else']);
+const termBefore = new Set([
+  ':=',
+  '(',
+  '⟨',
+  '[',
+  '{',
+  ',',
+  'exact',
+  'refine',
+  'apply',
+  'from',
+  'show',
+  'use',
+  'exacts',
+  'using',
+  '←',
+  '→',
+  '=',
+  '<|',
+  '$',
+  'fun',
+  '↦',
+  'then',
+  'else',
+]);
 const tacticBefore = new Set(['by', '·', '.', ';', '<;>', '=>']);
 
 /** A copy of `text` with comments, string and char literals blanked out (newlines kept), so offsets stay valid. */
@@ -62,18 +85,30 @@ export function offsetAt(text: string, line: number, character: number): number 
 
 export function positionAt(text: string, offset: number): { line: number; character: number } {
   const starts = lineStarts(text);
-  let lo = 0; let hi = starts.length - 1;
-  while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (starts[mid] <= offset) lo = mid; else hi = mid - 1; }
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
   return { line: lo, character: offset - starts[lo] };
 }
 
 /** The token just before `offset` in the code text (skipping whitespace): a word or a run of symbols. */
 function previousToken(code: string, offset: number): { token: string; onSameLine: boolean } {
-  let k = offset - 1; let sameLine = true;
-  while (k >= 0 && /\s/.test(code[k])) { if (code[k] === '\n') sameLine = false; k--; }
+  let k = offset - 1;
+  let sameLine = true;
+  while (k >= 0 && /\s/.test(code[k])) {
+    if (code[k] === '\n') sameLine = false;
+    k--;
+  }
   if (k < 0) return { token: '', onSameLine: sameLine };
   const end = k + 1;
-  if (isIdentChar(code[k]) && code[k] !== '.') { while (k >= 0 && isIdentChar(code[k])) k--; return { token: code.slice(k + 1, end), onSameLine: sameLine }; }
+  if (isIdentChar(code[k]) && code[k] !== '.') {
+    while (k >= 0 && isIdentChar(code[k])) k--;
+    return { token: code.slice(k + 1, end), onSameLine: sameLine };
+  }
   for (const sym of ['<;>', ':=', '=>', '<|', '←', '→', '↦', '·', '.', ';', '(', '⟨', '[', '{', ',', '=', '$']) {
     if (code.slice(0, end).endsWith(sym)) return { token: sym, onSameLine: sameLine };
   }
@@ -106,19 +141,24 @@ const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbr
 export function findDeclarations(text: string): Declaration[] {
   const code = codeOnly(text);
   const starts = lineStarts(text);
-  return findLeanDeclarations(text).filter((d) => editorKinds.has(d.kind)).map((d): Declaration => {
-    const kind = d.kind as DeclKind;
-    const start = d.head.offset, end = d.end.offset;
-    return {
-      kind,
-      name: kind === 'example' ? 'example' : d.name || kind,
-      start, end,
-      startLine: d.head.line - 1, endLine: d.end.line - 1,
-      statementEnd: d.signatureEnd?.offset ?? null,
-      indent: start - starts[d.head.line - 1],
-      sorries: findSorries(text, code, start, end),
-    };
-  });
+  return findLeanDeclarations(text)
+    .filter((d) => editorKinds.has(d.kind))
+    .map((d): Declaration => {
+      const kind = d.kind as DeclKind;
+      const start = d.head.offset,
+        end = d.end.offset;
+      return {
+        kind,
+        name: kind === 'example' ? 'example' : d.name || kind,
+        start,
+        end,
+        startLine: d.head.line - 1,
+        endLine: d.end.line - 1,
+        statementEnd: d.signatureEnd?.offset ?? null,
+        indent: start - starts[d.head.line - 1],
+        sorries: findSorries(text, code, start, end),
+      };
+    });
 }
 
 /** The theorem/lemma/example containing `line`, or else the nearest one starting above it. */
@@ -135,7 +175,8 @@ export function sorryAt(decl: Declaration, line: number, character: number): Sor
   const under = decl.sorries.find((s) => s.line === line && s.character <= character && character <= s.character + 5);
   if (under) return under;
   const sameLine = decl.sorries.filter((s) => s.line === line);
-  if (sameLine.length) return sameLine.reduce((a, b) => (Math.abs(a.character - character) <= Math.abs(b.character - character) ? a : b));
+  if (sameLine.length)
+    return sameLine.reduce((a, b) => (Math.abs(a.character - character) <= Math.abs(b.character - character) ? a : b));
   return decl.sorries.length === 1 ? decl.sorries[0] : null;
 }
 
@@ -154,7 +195,9 @@ export function headerOf(text: string, decls = findDeclarations(text)): string {
  * the prover's own statement builder (lean/declarations.ts) finds them.
  */
 export function scopePrefix(text: string, decl: Declaration, decls?: Declaration[]): string {
-  const theirs = findLeanDeclarations(text).find((d) => d.start.offset <= decl.start && decl.start < Math.max(d.end.offset, d.start.offset + 1));
+  const theirs = findLeanDeclarations(text).find(
+    (d) => d.start.offset <= decl.start && decl.start < Math.max(d.end.offset, d.start.offset + 1),
+  );
   if (!theirs) return headerOf(text, decls);
   const formal = formalStatementOf(text, theirs).text;
   const statement = theirs.statement.trim();
@@ -164,7 +207,11 @@ export function scopePrefix(text: string, decl: Declaration, decls?: Declaration
 }
 
 /** Header, scope commands, earlier sorry-free declarations and the declaration's own text (doc comment excluded): what is sent to the prover or Lean. */
-export function standaloneSnippet(text: string, decl: Declaration, decls?: Declaration[]): { code: string; declOffset: number } {
+export function standaloneSnippet(
+  text: string,
+  decl: Declaration,
+  decls?: Declaration[],
+): { code: string; declOffset: number } {
   const prefix = scopePrefix(text, decl, decls);
   return { code: prefix + text.slice(decl.start, decl.end) + '\n', declOffset: prefix.length };
 }

@@ -2,7 +2,10 @@
 // in this process (engine + verifier pool + prove loop), or a running `kimina serve` reached over HTTP.
 import type { BackendStatus, CommandResponse, ProveEvent, ProveRequest, ProveResult, Verdict } from '../protocol';
 
-export interface CheckAnswer { verdict: Verdict; response?: CommandResponse }
+export interface CheckAnswer {
+  verdict: Verdict;
+  response?: CommandResponse;
+}
 
 export interface ProveService {
   readonly kind: 'in-process' | 'server';

@@ -21,7 +21,7 @@ export function proofBodyOf(code: string, decl: Declaration): string | null {
 }
 
 function indentLines(lines: string[], indent: string, firstToo: boolean): string {
-  return lines.map((l, i) => (l === '' ? '' : (i === 0 && !firstToo ? l : indent + l))).join('\n');
+  return lines.map((l, i) => (l === '' ? '' : i === 0 && !firstToo ? l : indent + l)).join('\n');
 }
 
 /** Replaces everything after the statement's `:=` with `by` and the proof, one indent step in from the declaration. */
@@ -30,7 +30,10 @@ export function theoremEdit(text: string, decl: Declaration, tactics: string): {
   const lines = dedent(tactics);
   if (lines.length === 0) throw new Error('the proof is empty');
   const replacement = ' by\n' + indentLines(lines, ' '.repeat(decl.indent + 2), true);
-  const edit = { range: { start: positionAt(text, decl.statementEnd), end: positionAt(text, decl.end) }, newText: replacement };
+  const edit = {
+    range: { start: positionAt(text, decl.statementEnd), end: positionAt(text, decl.end) },
+    newText: replacement,
+  };
   return { edit, newText: text.slice(0, decl.statementEnd) + replacement + text.slice(decl.end) };
 }
 
@@ -58,7 +61,11 @@ export function sorryEdit(text: string, sorry: SorrySite, tactics: string): { ed
 }
 
 /** Applies an edit to text (used to re-check the spliced declaration and in tests). */
-export function applyEdit(text: string, edit: ProofEdit, offsetOf: (line: number, character: number) => number): string {
+export function applyEdit(
+  text: string,
+  edit: ProofEdit,
+  offsetOf: (line: number, character: number) => number,
+): string {
   const from = offsetOf(edit.range.start.line, edit.range.start.character);
   const to = offsetOf(edit.range.end.line, edit.range.end.character);
   return text.slice(0, from) + edit.newText + text.slice(to);

@@ -22,11 +22,16 @@ export interface LoadedBenchmark {
 }
 
 /** The header a JSONL statement gets when it carries neither its own imports nor a `header` field. */
-export const DEFAULT_HEADER = 'import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n\n';
+export const DEFAULT_HEADER =
+  'import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n\n';
 
 export function loadBenchmark(path: string, options: LoadOptions = {}): LoadedBenchmark {
   let info;
-  try { info = statSync(path); } catch { throw new Error(`benchmark not found: ${path}`); }
+  try {
+    info = statSync(path);
+  } catch {
+    throw new Error(`benchmark not found: ${path}`);
+  }
   const loaded = info.isDirectory() ? loadFolder(path) : loadJsonl(path);
   return { problems: select(loaded.problems, options, path), skipped: loaded.skipped };
 }
@@ -37,7 +42,10 @@ function select(all: BenchmarkProblem[], options: LoadOptions, path: string): Be
     const want = options.split.toLowerCase();
     const splits = new Set(problems.map((p) => p.split));
     problems = problems.filter((p) => p.split === want);
-    if (problems.length === 0) throw new Error(`no problems in split '${options.split}' of ${path} (splits: ${[...splits].join(', ') || 'none'})`);
+    if (problems.length === 0)
+      throw new Error(
+        `no problems in split '${options.split}' of ${path} (splits: ${[...splits].join(', ') || 'none'})`,
+      );
   }
   if (options.only && options.only.length > 0) {
     const byId = new Map(problems.map((p) => [p.id, p]));
@@ -46,7 +54,8 @@ function select(all: BenchmarkProblem[], options: LoadOptions, path: string): Be
     problems = options.only.map((id) => byId.get(id)!);
   }
   if (options.limit !== undefined) {
-    if (!Number.isInteger(options.limit) || options.limit < 1) throw new Error(`--limit must be a positive integer, got ${options.limit}`);
+    if (!Number.isInteger(options.limit) || options.limit < 1)
+      throw new Error(`--limit must be a positive integer, got ${options.limit}`);
     problems = problems.slice(0, options.limit);
   }
   const seen = new Set<string>();
@@ -58,7 +67,8 @@ function select(all: BenchmarkProblem[], options: LoadOptions, path: string): Be
   if (options.split === undefined || options.split === null) {
     const ids = new Set<string>();
     for (const p of problems) {
-      if (ids.has(p.id)) throw new Error(`problem id '${p.id}' occurs in several splits of ${path}: choose one with --split`);
+      if (ids.has(p.id))
+        throw new Error(`problem id '${p.id}' occurs in several splits of ${path}: choose one with --split`);
       ids.add(p.id);
     }
   }
@@ -93,7 +103,10 @@ function loadFolder(root: string): LoadedBenchmark {
   for (const file of leanFiles(root)) {
     const code = readFileSync(file, 'utf8');
     const theorem = firstTheoremName(code);
-    if (!theorem) { skipped.push(file); continue; }
+    if (!theorem) {
+      skipped.push(file);
+      continue;
+    }
     problems.push({ id: theorem, split: splitOf(root, file), source: sourceOf(theorem), code, theorem, origin: file });
   }
   if (problems.length === 0) throw new Error(`no Lean theorems found under ${root}`);
@@ -102,10 +115,19 @@ function loadFolder(root: string): LoadedBenchmark {
 
 /** Doc-comment or plain informal text, without the `/-- … -/` wrapper. */
 function informalText(raw: string): string {
-  return raw.trim().replace(/^\/-[-!]?\s*/, '').replace(/\s*-\/$/, '').trim();
+  return raw
+    .trim()
+    .replace(/^\/-[-!]?\s*/, '')
+    .replace(/\s*-\/$/, '')
+    .trim();
 }
 
-function stringField(row: Record<string, unknown>, names: string[], where: string, required: boolean): string | undefined {
+function stringField(
+  row: Record<string, unknown>,
+  names: string[],
+  where: string,
+  required: boolean,
+): string | undefined {
   for (const n of names) {
     const v = row[n];
     if (v === undefined || v === null) continue;
@@ -123,8 +145,13 @@ function loadJsonl(path: string): LoadedBenchmark {
     if (line.trim() === '') return;
     const where = `${path}:${i + 1}`;
     let row: unknown;
-    try { row = JSON.parse(line); } catch (e) { throw new Error(`${where}: not JSON (${(e as Error).message})`); }
-    if (typeof row !== 'object' || row === null || Array.isArray(row)) throw new Error(`${where}: each line must be a JSON object`);
+    try {
+      row = JSON.parse(line);
+    } catch (e) {
+      throw new Error(`${where}: not JSON (${(e as Error).message})`);
+    }
+    if (typeof row !== 'object' || row === null || Array.isArray(row))
+      throw new Error(`${where}: each line must be a JSON object`);
     const r = row as Record<string, unknown>;
     const statement = stringField(r, ['formal_statement', 'statement', 'code'], where, true)!;
     const header = stringField(r, ['header'], where, false);

@@ -7,8 +7,12 @@ import { MT19937 } from './mt19937';
 export const VERL_BOOTSTRAP = { resamples: 1000, seed: 42 } as const;
 
 /** Mean and population std of max over bootstrap resamples, drawn like numpy's legacy `choice`. */
-export function bootstrapBest(values: readonly number[], n: number, resamples: number = VERL_BOOTSTRAP.resamples,
-  seed: number = VERL_BOOTSTRAP.seed): { mean: number; std: number } {
+export function bootstrapBest(
+  values: readonly number[],
+  n: number,
+  resamples: number = VERL_BOOTSTRAP.resamples,
+  seed: number = VERL_BOOTSTRAP.seed,
+): { mean: number; std: number } {
   if (values.length === 0) throw new Error('best@n needs at least one sample');
   if (!Number.isInteger(n) || n < 1) throw new Error(`best@n needs n ≥ 1, got ${n}`);
   const rng = new MT19937(seed);

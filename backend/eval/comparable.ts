@@ -13,7 +13,9 @@ export const PUBLISHED_MAX_TOKENS = 24576;
 /** The benchmark's name: AI-MO/minif2f_test for the file `kimina eval fetch` writes, else the file or folder name. */
 export function benchmarkName(path: string): string {
   const p = resolve(path);
-  return p === resolve(defaultMinif2fTestPath()) || basename(p) === 'minif2f_test.jsonl' ? MINIF2F_TEST_REPO : basename(p);
+  return p === resolve(defaultMinif2fTestPath()) || basename(p) === 'minif2f_test.jsonl'
+    ? MINIF2F_TEST_REPO
+    : basename(p);
 }
 
 /** The Lean version of a Lean project (its lean-toolchain), e.g. v4.15.0; null when unknown. */
@@ -27,15 +29,31 @@ export function leanVersionOf(project: string | undefined): string | null {
 
 export function comparability(config: EvalConfig, problems: number): Comparability {
   const why: string[] = [];
-  if ((config.benchmarkName ?? benchmarkName(config.benchmark)) !== MINIF2F_TEST_REPO) why.push(`the benchmark is ${config.benchmarkName ?? benchmarkName(config.benchmark)}, not ${MINIF2F_TEST_REPO} (kimina eval fetch)`);
+  if ((config.benchmarkName ?? benchmarkName(config.benchmark)) !== MINIF2F_TEST_REPO)
+    why.push(
+      `the benchmark is ${config.benchmarkName ?? benchmarkName(config.benchmark)}, not ${MINIF2F_TEST_REPO} (kimina eval fetch)`,
+    );
   else if (problems !== MINIF2F_TEST_ROWS) why.push(`${problems} of the ${MINIF2F_TEST_ROWS} problems were measured`);
-  if (config.samples < PUBLISHED_SAMPLES) why.push(`${config.samples} samples per problem; the table is pass@${PUBLISHED_SAMPLES}`);
-  if ((config.verdictMode ?? 'strict') !== 'recipe') why.push('the headline uses the strict verdict; the table counted with kimina-client\'s rule (--verdict recipe; both figures are in this report)');
-  if (!config.lean) why.push(`the Lean version is unknown; the table used kimina-lean-server 2.0.0's Lean ${PUBLISHED_LEAN}`);
-  else if (config.lean !== PUBLISHED_LEAN) why.push(`Lean ${config.lean}; the table used ${PUBLISHED_LEAN} (kimina-lean-server 2.0.0), and newer Mathlib renames lemmas the models learned`);
-  if (config.maxTokens < PUBLISHED_MAX_TOKENS) why.push(`answers are cut at ${config.maxTokens} tokens; the recipe allows ${PUBLISHED_MAX_TOKENS}`);
-  if (config.fixTurns > 0 && config.goals) why.push('fix-turn feedback carries goal states, which the recipe\'s feedback never had (drop --goals)');
+  if (config.samples < PUBLISHED_SAMPLES)
+    why.push(`${config.samples} samples per problem; the table is pass@${PUBLISHED_SAMPLES}`);
+  if ((config.verdictMode ?? 'strict') !== 'recipe')
+    why.push(
+      "the headline uses the strict verdict; the table counted with kimina-client's rule (--verdict recipe; both figures are in this report)",
+    );
+  if (!config.lean)
+    why.push(`the Lean version is unknown; the table used kimina-lean-server 2.0.0's Lean ${PUBLISHED_LEAN}`);
+  else if (config.lean !== PUBLISHED_LEAN)
+    why.push(
+      `Lean ${config.lean}; the table used ${PUBLISHED_LEAN} (kimina-lean-server 2.0.0), and newer Mathlib renames lemmas the models learned`,
+    );
+  if (config.maxTokens < PUBLISHED_MAX_TOKENS)
+    why.push(`answers are cut at ${config.maxTokens} tokens; the recipe allows ${PUBLISHED_MAX_TOKENS}`);
+  if (config.fixTurns > 0 && config.goals)
+    why.push("fix-turn feedback carries goal states, which the recipe's feedback never had (drop --goals)");
   return why.length === 0
-    ? { comparable: true, why: `${MINIF2F_TEST_REPO}, pass@${PUBLISHED_SAMPLES}, kimina-client's rule, Lean ${PUBLISHED_LEAN}, as the published table` }
+    ? {
+        comparable: true,
+        why: `${MINIF2F_TEST_REPO}, pass@${PUBLISHED_SAMPLES}, kimina-client's rule, Lean ${PUBLISHED_LEAN}, as the published table`,
+      }
     : { comparable: false, why: why.join('; ') };
 }

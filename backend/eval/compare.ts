@@ -6,7 +6,8 @@ import { passAtK } from './passk';
 export function compareReports(a: EvalReport, b: EvalReport): EvalComparison {
   const inB = new Map(b.problems.filter((p) => p.samples > 0).map((p) => [p.id, p]));
   const pairs = a.problems.filter((p) => p.samples > 0 && inB.has(p.id)).map((p) => ({ a: p, b: inB.get(p.id)! }));
-  if (pairs.length === 0) throw new Error(`runs '${a.run.name}' and '${b.run.name}' have no measured problem in common`);
+  if (pairs.length === 0)
+    throw new Error(`runs '${a.run.name}' and '${b.run.name}' have no measured problem in common`);
   const k = Math.min(...pairs.flatMap((p) => [p.a.samples, p.b.samples]));
   const curve = [];
   for (let j = 1; j <= k; j++) {
@@ -30,7 +31,13 @@ export function compareReports(a: EvalReport, b: EvalReport): EvalComparison {
     else neither++;
     const delta = passAtK(pb.samples, pb.correct, k) - passAtK(pa.samples, pa.correct, k);
     if (Math.abs(delta) > 1e-12 || pa.correct / pa.samples !== pb.correct / pb.samples) {
-      changed.push({ id: pa.id, source: pa.source, a: { correct: pa.correct, samples: pa.samples }, b: { correct: pb.correct, samples: pb.samples }, delta });
+      changed.push({
+        id: pa.id,
+        source: pa.source,
+        a: { correct: pa.correct, samples: pa.samples },
+        b: { correct: pb.correct, samples: pb.samples },
+        delta,
+      });
     }
   }
   changed.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || x.id.localeCompare(y.id));

@@ -27,12 +27,23 @@ export async function evaluate(o: EvaluateOptions): Promise<EvalReport & { stopp
   o.store.openRun(o.run, o.config, o.problems);
   const parallel = o.parallel ?? 8;
   const { stopped } = await runEvaluation({
-    store: o.store, run: o.run, signal: o.signal, onProgress: o.onProgress,
+    store: o.store,
+    run: o.run,
+    signal: o.signal,
+    onProgress: o.onProgress,
     only: o.problems.map((p) => p.id),
     concurrency: Math.max(1, Math.ceil(parallel / o.config.samples) + 1),
     attempt: proveAttempter({
-      deps: { engine: o.engine, verifier: o.verifier, options: { verifyTimeout: o.config.leanTimeout, infotree: o.config.goals ? 'original' : null } },
-      temperature: o.config.temperature, topP: o.config.topP, maxTokens: o.config.maxTokens, parallel, seed: o.seed,
+      deps: {
+        engine: o.engine,
+        verifier: o.verifier,
+        options: { verifyTimeout: o.config.leanTimeout, infotree: o.config.goals ? 'original' : null },
+      },
+      temperature: o.config.temperature,
+      topP: o.config.topP,
+      maxTokens: o.config.maxTokens,
+      parallel,
+      seed: o.seed,
     }),
   });
   return { ...buildReport(o.store, o.run), stopped };

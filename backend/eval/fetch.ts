@@ -2,7 +2,17 @@
 // git is missing), checks them (counts, each file parses into an accepted statement) and reads the
 // Lean and Mathlib versions they were written for.
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import axios from 'axios';
@@ -50,7 +60,10 @@ function hasGit(): boolean {
 function run(cmd: string, args: string[], cwd?: string): void {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8' });
   if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${cmd} ${args.join(' ')} failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`,
+    );
 }
 
 async function fetchGit(url: string, ref: string | undefined, into: string): Promise<void> {
@@ -116,14 +129,22 @@ export function readVersions(root: string): BenchmarkVersions {
   const sources: string[] = [];
   let leanToolchain: string | null = null;
   const toolchainFile = join(root, 'lean-toolchain');
-  if (existsSync(toolchainFile)) { leanToolchain = readFileSync(toolchainFile, 'utf8').trim() || null; sources.push('lean-toolchain'); }
+  if (existsSync(toolchainFile)) {
+    leanToolchain = readFileSync(toolchainFile, 'utf8').trim() || null;
+    sources.push('lean-toolchain');
+  }
   let mathlib: BenchmarkVersions['mathlib'] = null;
   const manifest = join(root, 'lake-manifest.json');
   if (existsSync(manifest)) {
     try {
-      const m = JSON.parse(readFileSync(manifest, 'utf8')) as { packages?: { name?: string; rev?: string; inputRev?: string; url?: string }[] };
+      const m = JSON.parse(readFileSync(manifest, 'utf8')) as {
+        packages?: { name?: string; rev?: string; inputRev?: string; url?: string }[];
+      };
       const pkg = m.packages?.find((p) => p.name === 'mathlib');
-      if (pkg) { mathlib = { rev: pkg.rev ?? null, inputRev: pkg.inputRev ?? null, url: pkg.url ?? null }; sources.push('lake-manifest.json'); }
+      if (pkg) {
+        mathlib = { rev: pkg.rev ?? null, inputRev: pkg.inputRev ?? null, url: pkg.url ?? null };
+        sources.push('lake-manifest.json');
+      }
     } catch (e) {
       sources.push(`lake-manifest.json unreadable (${(e as Error).message})`);
     }
@@ -132,13 +153,25 @@ export function readVersions(root: string): BenchmarkVersions {
     const leanLakefile = join(root, 'lakefile.lean');
     const tomlLakefile = join(root, 'lakefile.toml');
     if (existsSync(leanLakefile)) {
-      const m = /require\s+"?mathlib"?\s+from\s+git\s+"([^"]+)"(?:\s*@\s*"([^"]+)")?/.exec(readFileSync(leanLakefile, 'utf8'));
-      if (m) { mathlib = { rev: null, inputRev: m[2] ?? null, url: m[1] }; sources.push('lakefile.lean'); }
+      const m = /require\s+"?mathlib"?\s+from\s+git\s+"([^"]+)"(?:\s*@\s*"([^"]+)")?/.exec(
+        readFileSync(leanLakefile, 'utf8'),
+      );
+      if (m) {
+        mathlib = { rev: null, inputRev: m[2] ?? null, url: m[1] };
+        sources.push('lakefile.lean');
+      }
     } else if (existsSync(tomlLakefile)) {
       const text = readFileSync(tomlLakefile, 'utf8');
-      const block = text.split(/\[\[require\]\]/).slice(1).find((b) => /name\s*=\s*"mathlib"/.test(b));
+      const block = text
+        .split(/\[\[require\]\]/)
+        .slice(1)
+        .find((b) => /name\s*=\s*"mathlib"/.test(b));
       if (block) {
-        mathlib = { rev: /rev\s*=\s*"([^"]+)"/.exec(block)?.[1] ?? null, inputRev: null, url: /git\s*=\s*"([^"]+)"/.exec(block)?.[1] ?? null };
+        mathlib = {
+          rev: /rev\s*=\s*"([^"]+)"/.exec(block)?.[1] ?? null,
+          inputRev: null,
+          url: /git\s*=\s*"([^"]+)"/.exec(block)?.[1] ?? null,
+        };
         sources.push('lakefile.toml');
       }
     }
@@ -158,10 +191,12 @@ export function checkMiniF2F(root: string): BenchmarkCheck {
   for (const file of loaded.skipped) {
     const text = readFileSync(file, 'utf8');
     // Aggregator files (only `import` lines) are expected; anything else without a theorem is not.
-    if (text.split('\n').some((l) => l.trim() !== '' && !l.trim().startsWith('import'))) problems.push(`${file}: no theorem found`);
+    if (text.split('\n').some((l) => l.trim() !== '' && !l.trim().startsWith('import')))
+      problems.push(`${file}: no theorem found`);
   }
   for (const p of loaded.problems) {
-    if (basename(p.origin, '.lean') !== p.theorem) problems.push(`${p.origin}: theorem '${p.theorem}' does not match the file name`);
+    if (basename(p.origin, '.lean') !== p.theorem)
+      problems.push(`${p.origin}: theorem '${p.theorem}' does not match the file name`);
     for (const issue of statementProblems(p.code, p.theorem)) problems.push(`${p.origin}: ${issue}`);
   }
   return { root, counts, problems, versions: readVersions(root) };
@@ -170,14 +205,26 @@ export function checkMiniF2F(root: string): BenchmarkCheck {
 /** A few lines for people: what was found and what Lean/Mathlib it needs. */
 export function describeCheck(check: BenchmarkCheck): string[] {
   const v = check.versions;
-  const lines = [`miniF2F at ${check.root}: ${Object.entries(check.counts).map(([s, n]) => `${n} ${s}`).join(', ')}`];
-  lines.push(check.problems.length === 0 ? 'every file parses into a statement the prover accepts' : `${check.problems.length} problem(s):`);
+  const lines = [
+    `miniF2F at ${check.root}: ${Object.entries(check.counts)
+      .map(([s, n]) => `${n} ${s}`)
+      .join(', ')}`,
+  ];
+  lines.push(
+    check.problems.length === 0
+      ? 'every file parses into a statement the prover accepts'
+      : `${check.problems.length} problem(s):`,
+  );
   lines.push(...check.problems.slice(0, 20).map((p) => `  ${p}`));
   if (check.problems.length > 20) lines.push(`  … and ${check.problems.length - 20} more`);
   lines.push(`Lean toolchain: ${v.leanToolchain ?? 'unknown (no lean-toolchain file)'}`);
   const m = v.mathlib;
-  lines.push(`Mathlib: ${m ? [m.inputRev, m.rev ? `rev ${m.rev}` : null].filter(Boolean).join(', ') || 'unpinned' : 'unknown (no lake-manifest.json or lakefile)'}`);
-  lines.push('Proofs must be checked with these versions. Build the project and its REPL, then point the verifier at it:');
+  lines.push(
+    `Mathlib: ${m ? [m.inputRev, m.rev ? `rev ${m.rev}` : null].filter(Boolean).join(', ') || 'unpinned' : 'unknown (no lake-manifest.json or lakefile)'}`,
+  );
+  lines.push(
+    'Proofs must be checked with these versions. Build the project and its REPL, then point the verifier at it:',
+  );
   lines.push(`  cd ${check.root} && lake exe cache get && lake build`);
   lines.push(`  kimina lean setup --project ${check.root}`);
   lines.push(`  export KIMINA_LEAN_PROJECT=${check.root}`);

@@ -10,13 +10,20 @@ export class Gate {
 
   /** Waits until `weight` units (1 to limit) are free, then holds them until `release(weight)`. */
   async acquire(signal?: AbortSignal, weight = 1): Promise<void> {
-    if (!Number.isInteger(weight) || weight < 1 || weight > this.limit) throw new Error(`a gate holder takes 1 to ${this.limit} units, not ${weight}`);
+    if (!Number.isInteger(weight) || weight < 1 || weight > this.limit)
+      throw new Error(`a gate holder takes 1 to ${this.limit} units, not ${weight}`);
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-    if (this.waiting.length === 0 && this.active + weight <= this.limit) { this.active += weight; return; }
+    if (this.waiting.length === 0 && this.active + weight <= this.limit) {
+      this.active += weight;
+      return;
+    }
     await new Promise<void>((resolve, reject) => {
       const entry = {
         weight,
-        resolve: () => { signal?.removeEventListener('abort', onAbort); resolve(); },
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
       };
       const onAbort = () => {
         const i = this.waiting.indexOf(entry);

@@ -5,7 +5,10 @@ import { bestAtKCurve } from './bestk';
 import { passAtKCurve, passAtKEqualBudget } from './passk';
 import { sourceOrder } from './sources';
 
-interface SampleResult { turn1: boolean; withFix: boolean }
+interface SampleResult {
+  turn1: boolean;
+  withFix: boolean;
+}
 
 function shares(values: string[]): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -32,7 +35,11 @@ const strict: Judge = (a) => a.valid;
 const recipe: Judge = (a) => a.recipeValid === true;
 
 /** Per problem: each finished sample's turn-1 validity and validity after the fix turn. */
-function sampleResults(problems: BenchmarkProblem[], attempts: StoredAttempt[], valid: Judge = strict): Map<string, SampleResult[]> {
+function sampleResults(
+  problems: BenchmarkProblem[],
+  attempts: StoredAttempt[],
+  valid: Judge = strict,
+): Map<string, SampleResult[]> {
   const perSample = new Map<string, Map<number, SampleResult>>();
   for (const p of problems) perSample.set(p.id, new Map());
   for (const a of attempts) {
@@ -48,18 +55,34 @@ function sampleResults(problems: BenchmarkProblem[], attempts: StoredAttempt[], 
 
 /** Answers kimina-client's rule accepts and the strict verdict does not, with the strict verdict's reason. */
 export function recipeOnlyProofs(attempts: StoredAttempt[]): RecipeOnlyProof[] {
-  return attempts.filter((a) => a.recipeValid === true && !a.valid)
-    .map((a) => ({ problem: a.problem, sample: a.sample, turn: a.turn, status: a.status, reason: a.recipeReason ?? a.status, code: a.code }));
+  return attempts
+    .filter((a) => a.recipeValid === true && !a.valid)
+    .map((a) => ({
+      problem: a.problem,
+      sample: a.sample,
+      turn: a.turn,
+      status: a.status,
+      reason: a.recipeReason ?? a.status,
+      code: a.code,
+    }));
 }
 
-export function problemOutcomes(config: EvalConfig, problems: BenchmarkProblem[], attempts: StoredAttempt[], valid: Judge = strict): ProblemOutcome[] {
+export function problemOutcomes(
+  config: EvalConfig,
+  problems: BenchmarkProblem[],
+  attempts: StoredAttempt[],
+  valid: Judge = strict,
+): ProblemOutcome[] {
   const results = sampleResults(problems, attempts, valid);
   const proofs = new Map<string, string>();
   for (const a of attempts) if (valid(a) && a.code && !proofs.has(a.problem)) proofs.set(a.problem, a.code);
   return problems.map((p) => {
     const r = results.get(p.id) ?? [];
     return {
-      id: p.id, source: p.source, split: p.split, samples: r.length,
+      id: p.id,
+      source: p.source,
+      split: p.split,
+      samples: r.length,
       correct: r.filter((s) => s.turn1).length,
       correctWithFix: config.fixTurns > 0 ? r.filter((s) => s.withFix).length : null,
       proof: proofs.get(p.id) ?? null,
@@ -67,7 +90,12 @@ export function problemOutcomes(config: EvalConfig, problems: BenchmarkProblem[]
   });
 }
 
-export function computeMetrics(config: EvalConfig, problems: BenchmarkProblem[], attempts: StoredAttempt[], wallSeconds: number): EvalMetrics {
+export function computeMetrics(
+  config: EvalConfig,
+  problems: BenchmarkProblem[],
+  attempts: StoredAttempt[],
+  wallSeconds: number,
+): EvalMetrics {
   const withFix = config.fixTurns > 0;
   const results = sampleResults(problems, attempts);
   const measured = problems.filter((p) => (results.get(p.id)?.length ?? 0) > 0);
@@ -83,45 +111,68 @@ export function computeMetrics(config: EvalConfig, problems: BenchmarkProblem[],
 
   const bySource = new Map<string, ProblemOutcome[]>();
   for (const o of outcomes) bySource.set(o.source, [...(bySource.get(o.source) ?? []), o]);
-  const sourceRank = (s: string) => { const r = sourceOrder.indexOf(s); return r < 0 ? sourceOrder.length : r; };
+  const sourceRank = (s: string) => {
+    const r = sourceOrder.indexOf(s);
+    return r < 0 ? sourceOrder.length : r;
+  };
   // Runs stored before both verdicts were recorded have no recipe figures.
   const judged = used.some((a) => a.recipeValid !== undefined && a.recipeValid !== null);
   const rOutcomes = judged ? problemOutcomes(config, measured, attempts, recipe) : [];
-  const share = (os: ProblemOutcome[], f: (o: ProblemOutcome) => boolean) => (os.length === 0 ? 0 : os.filter(f).length / os.length);
+  const share = (os: ProblemOutcome[], f: (o: ProblemOutcome) => boolean) =>
+    os.length === 0 ? 0 : os.filter(f).length / os.length;
 
   return {
     problems: measured.length,
     samples: n,
     passAtK: passAtKCurve(outcomes.map((o) => ({ n: o.samples, c: o.correct }))),
     passAtKWithFix: withFix ? passAtKCurve(outcomes.map((o) => ({ n: o.samples, c: o.correctWithFix! }))) : null,
-    passAtKFixEqualBudget: withFix ? passAtKEqualBudget(outcomes.map((o) => ({ n: o.samples, cWithFix: o.correctWithFix! }))) : null,
+    passAtKFixEqualBudget: withFix
+      ? passAtKEqualBudget(outcomes.map((o) => ({ n: o.samples, cWithFix: o.correctWithFix! })))
+      : null,
     bestAtK: bestAtKCurve(measured.map((p) => results.get(p.id)!.map((s) => (s.turn1 ? 1 : 0)))),
-    bestAtKWithFix: withFix ? bestAtKCurve(measured.map((p) => results.get(p.id)!.map((s) => (s.withFix ? 1 : 0)))) : null,
+    bestAtKWithFix: withFix
+      ? bestAtKCurve(measured.map((p) => results.get(p.id)!.map((s) => (s.withFix ? 1 : 0))))
+      : null,
     solved: outcomes.length === 0 ? 0 : outcomes.filter((o) => o.correct > 0).length / outcomes.length,
-    solvedWithFix: withFix ? (outcomes.length === 0 ? 0 : outcomes.filter((o) => o.correctWithFix! > 0).length / outcomes.length) : null,
-    formatErrors: { turn1: shares(turn1.map((a) => a.formatError)), turn2: withFix ? shares(turn2.map((a) => a.formatError)) : null },
+    solvedWithFix: withFix
+      ? outcomes.length === 0
+        ? 0
+        : outcomes.filter((o) => o.correctWithFix! > 0).length / outcomes.length
+      : null,
+    formatErrors: {
+      turn1: shares(turn1.map((a) => a.formatError)),
+      turn2: withFix ? shares(turn2.map((a) => a.formatError)) : null,
+    },
     verdicts: shares(used.map((a) => a.status)),
     meanResponseTokens: mean(used.map((a) => a.tokens)),
     meanResponseChars: mean(used.map((a) => a.chars)),
     tokensPerSecond: wallSeconds > 0 && totalTokens > 0 ? totalTokens / wallSeconds : null,
     tokensPerSecondPerSequence: timed.length > 0 ? mean(timed.map((a) => a.tokens / (a.generateMs / 1000))) : null,
-    leanSecondsPerCheck: checked.length > 0 ? { mean: mean(checked.map((a) => a.leanSeconds!)), median: median(checked.map((a) => a.leanSeconds!)) } : null,
+    leanSecondsPerCheck:
+      checked.length > 0
+        ? { mean: mean(checked.map((a) => a.leanSeconds!)), median: median(checked.map((a) => a.leanSeconds!)) }
+        : null,
     verifySecondsPerCheck: checked.length > 0 ? mean(checked.map((a) => a.verifyMs / 1000)) : null,
     bySource: [...bySource.entries()]
       .sort((a, b) => sourceRank(a[0]) - sourceRank(b[0]) || a[0].localeCompare(b[0]))
       .map(([source, os]) => ({
-        source, problems: os.length,
+        source,
+        problems: os.length,
         solved: os.filter((o) => o.correct > 0).length,
         solvedWithFix: withFix ? os.filter((o) => o.correctWithFix! > 0).length : null,
       })),
-    ...(judged ? {
-      recipe: {
-        passAtK: passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correct }))),
-        passAtKWithFix: withFix ? passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correctWithFix! }))) : null,
-        solved: share(rOutcomes, (o) => o.correct > 0),
-        solvedWithFix: withFix ? share(rOutcomes, (o) => o.correctWithFix! > 0) : null,
-        unknown: used.filter((a) => a.recipeValid === null).length,
-      },
-    } : {}),
+    ...(judged
+      ? {
+          recipe: {
+            passAtK: passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correct }))),
+            passAtKWithFix: withFix
+              ? passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correctWithFix! })))
+              : null,
+            solved: share(rOutcomes, (o) => o.correct > 0),
+            solvedWithFix: withFix ? share(rOutcomes, (o) => o.correctWithFix! > 0) : null,
+            unknown: used.filter((a) => a.recipeValid === null).length,
+          },
+        }
+      : {}),
   };
 }

@@ -36,7 +36,11 @@ export class MT19937 {
     if (rng === 0) return 0;
     if (rng === 0xffffffff) return this.nextUint32();
     let mask = rng;
-    mask |= mask >>> 1; mask |= mask >>> 2; mask |= mask >>> 4; mask |= mask >>> 8; mask |= mask >>> 16;
+    mask |= mask >>> 1;
+    mask |= mask >>> 2;
+    mask |= mask >>> 4;
+    mask |= mask >>> 8;
+    mask |= mask >>> 16;
     for (;;) {
       const v = (this.nextUint32() & mask) >>> 0;
       if (v <= rng) return v;

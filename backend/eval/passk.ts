@@ -4,7 +4,8 @@ import type { KValue } from '../protocol';
 
 /** 1 − C(n−c, k)/C(n, k), computed as a product so large n stays exact enough. */
 export function passAtK(n: number, c: number, k: number): number {
-  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k)) throw new Error(`pass@k needs integers, got n=${n} c=${c} k=${k}`);
+  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k))
+    throw new Error(`pass@k needs integers, got n=${n} c=${c} k=${k}`);
   if (n < 1 || c < 0 || c > n) throw new Error(`pass@k needs 0 ≤ c ≤ n and n ≥ 1, got n=${n} c=${c}`);
   if (k < 1 || k > n) throw new Error(`pass@k needs 1 ≤ k ≤ n, got k=${k} with n=${n}`);
   if (n - c < k) return 1;
@@ -33,6 +34,5 @@ export function passAtKCurve(problems: readonly { n: number; c: number }[], maxK
  * counted correct when either turn is valid. Even k only, up to 2n.
  */
 export function passAtKEqualBudget(problems: readonly { n: number; cWithFix: number }[]): KValue[] {
-  return passAtKCurve(problems.map((p) => ({ n: p.n, c: p.cWithFix })))
-    .map(({ k, value }) => ({ k: 2 * k, value }));
+  return passAtKCurve(problems.map((p) => ({ n: p.n, c: p.cWithFix }))).map(({ k, value }) => ({ k: 2 * k, value }));
 }

@@ -60,29 +60,46 @@ function batches(samples: number[], size: number): number[][] {
 export function proveAttempter(options: ProveAttempterOptions): AttemptProblem {
   const gate = new Gate(options.parallel);
   return async (problem: BenchmarkProblem, request, signal) => {
-    const parts = await Promise.all(batches(request.samples, options.parallel).map(async (batch): Promise<AttemptOutcome[] | null> => {
-      try { await gate.acquire(signal, batch.length); } catch { return null; }
-      // A signal per call, unlinked afterwards, so listeners the loop leaves on it go with it.
-      const own = new AbortController();
-      const relay = () => own.abort(signal.reason);
-      signal.addEventListener('abort', relay, { once: true });
-      try {
-        if (signal.aborted) return null;
-        const seed = options.seed === undefined ? undefined : (options.seed + hash(`${problem.id}#${batch.join(',')}`)) >>> 0;
-        const deps: ProveDeps = { ...options.deps, options: { ...options.deps.options, seed, exhaustive: true } };
-        const result = await prove({
-          code: problem.code, theorem: problem.theorem, ...(problem.informal ? { informal: problem.informal } : {}),
-          samples: batch.length, fixTurns: request.fixTurns,
-          temperature: options.temperature, topP: options.topP, maxTokens: options.maxTokens,
-        }, deps, undefined, own.signal);
-        // Exhaustive, an uninterrupted call ran every sample to its end; an interrupted one is partial.
-        if (result.status === 'cancelled' || own.signal.aborted) return null;
-        return result.attempts.map((a) => outcomeOf(a, batch[a.sample]));
-      } finally {
-        signal.removeEventListener('abort', relay);
-        gate.release(batch.length);
-      }
-    }));
+    const parts = await Promise.all(
+      batches(request.samples, options.parallel).map(async (batch): Promise<AttemptOutcome[] | null> => {
+        try {
+          await gate.acquire(signal, batch.length);
+        } catch {
+          return null;
+        }
+        // A signal per call, unlinked afterwards, so listeners the loop leaves on it go with it.
+        const own = new AbortController();
+        const relay = () => own.abort(signal.reason);
+        signal.addEventListener('abort', relay, { once: true });
+        try {
+          if (signal.aborted) return null;
+          const seed =
+            options.seed === undefined ? undefined : (options.seed + hash(`${problem.id}#${batch.join(',')}`)) >>> 0;
+          const deps: ProveDeps = { ...options.deps, options: { ...options.deps.options, seed, exhaustive: true } };
+          const result = await prove(
+            {
+              code: problem.code,
+              theorem: problem.theorem,
+              ...(problem.informal ? { informal: problem.informal } : {}),
+              samples: batch.length,
+              fixTurns: request.fixTurns,
+              temperature: options.temperature,
+              topP: options.topP,
+              maxTokens: options.maxTokens,
+            },
+            deps,
+            undefined,
+            own.signal,
+          );
+          // Exhaustive, an uninterrupted call ran every sample to its end; an interrupted one is partial.
+          if (result.status === 'cancelled' || own.signal.aborted) return null;
+          return result.attempts.map((a) => outcomeOf(a, batch[a.sample]));
+        } finally {
+          signal.removeEventListener('abort', relay);
+          gate.release(batch.length);
+        }
+      }),
+    );
     // An interrupted problem gives nothing: the runner redoes it whole.
     if (parts.some((p) => p === null)) return [];
     return parts.flat() as AttemptOutcome[];

@@ -31,9 +31,17 @@ export interface DatasetFetchOptions {
   log?: (line: string) => void;
 }
 
-export interface DatasetFetchResult { path: string; rows: number; withInformal: number; downloaded: boolean }
+export interface DatasetFetchResult {
+  path: string;
+  rows: number;
+  withInformal: number;
+  downloaded: boolean;
+}
 
-interface RowsPage { rows?: { row_idx: number; row: Record<string, unknown> }[]; num_rows_total?: number }
+interface RowsPage {
+  rows?: { row_idx: number; row: Record<string, unknown> }[];
+  num_rows_total?: number;
+}
 
 function datasetsServer(o: DatasetFetchOptions): string {
   return (o.endpoint ?? setting('datasetsServer')).replace(/\/$/, '');
@@ -47,7 +55,12 @@ export function benchmarkRow(row: Record<string, unknown>, where: string): Recor
     return v;
   };
   // informal_problem is kept verbatim: the recipe formats the prompt with the column as it is.
-  return { name: text('name'), split: 'test', formal_statement: text('formal_statement'), informal_problem: text('informal_prefix') };
+  return {
+    name: text('name'),
+    split: 'test',
+    formal_statement: text('formal_statement'),
+    informal_problem: text('informal_prefix'),
+  };
 }
 
 /** Downloads AI-MO/minif2f_test (split `train` of the dataset = miniF2F test) into `dest` as JSON Lines, and checks it. */
@@ -65,7 +78,13 @@ export async function fetchMinif2fTest(o: DatasetFetchOptions = {}): Promise<Dat
     const url = `${base}/rows`;
     let page: RowsPage;
     try {
-      page = (await axios.get(url, { params: { dataset: MINIF2F_TEST_REPO, config: 'default', split: 'train', offset, length: 100 }, headers, timeout: 60_000 })).data as RowsPage;
+      page = (
+        await axios.get(url, {
+          params: { dataset: MINIF2F_TEST_REPO, config: 'default', split: 'train', offset, length: 100 },
+          headers,
+          timeout: 60_000,
+        })
+      ).data as RowsPage;
     } catch (e) {
       throw new Error(`download of ${MINIF2F_TEST_REPO} from ${url} failed: ${(e as Error).message}`);
     }
@@ -86,7 +105,8 @@ export async function fetchMinif2fTest(o: DatasetFetchOptions = {}): Promise<Dat
 /** Every row loads as a benchmark problem; the count and the informal statements are as the recipe expects. */
 export function checkMinif2fTest(path: string): Omit<DatasetFetchResult, 'downloaded'> {
   const { problems } = loadBenchmark(path);
-  if (problems.length !== MINIF2F_TEST_ROWS) throw new Error(`${path}: ${problems.length} problems, ${MINIF2F_TEST_REPO} has ${MINIF2F_TEST_ROWS}`);
+  if (problems.length !== MINIF2F_TEST_ROWS)
+    throw new Error(`${path}: ${problems.length} problems, ${MINIF2F_TEST_REPO} has ${MINIF2F_TEST_ROWS}`);
   const withInformal = problems.filter((p) => (p.informal ?? '').trim() !== '').length;
   return { path, rows: problems.length, withInformal };
 }
@@ -94,10 +114,20 @@ export function checkMinif2fTest(path: string): Omit<DatasetFetchResult, 'downlo
 /** The recipe's validation prompts (prepare_data.py `format_for_verl`): [system, user] from formal_statement and informal_prefix. */
 export function minif2fTestPrompts(path = defaultMinif2fTestPath()): TrainingPrompt[] {
   if (!existsSync(path)) {
-    throw new Error(`${MINIF2F_TEST_REPO} is not downloaded (${path}): run \`kimina eval fetch\`, or validate on your own prompts with --val held-out or --val FILE.jsonl`);
+    throw new Error(
+      `${MINIF2F_TEST_REPO} is not downloaded (${path}): run \`kimina eval fetch\`, or validate on your own prompts with --val held-out or --val FILE.jsonl`,
+    );
   }
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((line) => {
-    const r = JSON.parse(line) as Record<string, string>;
-    return { id: r.name, prompt: buildPrompt(r.formal_statement, r.informal_problem ?? ''), formalStatement: r.formal_statement, source: `${MINIF2F_TEST_REPO} ${r.name}` };
-  });
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((line) => {
+      const r = JSON.parse(line) as Record<string, string>;
+      return {
+        id: r.name,
+        prompt: buildPrompt(r.formal_statement, r.informal_problem ?? ''),
+        formalStatement: r.formal_statement,
+        source: `${MINIF2F_TEST_REPO} ${r.name}`,
+      };
+    });
 }

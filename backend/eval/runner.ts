@@ -13,7 +13,11 @@ export type AttemptOutcome = Omit<EvalAttemptRecord, 'problem'> & { response?: s
  * never stopping at the first proof. Resolves with every turn of every sample; when `signal`
  * aborts it may resolve early with fewer (the problem is then redone whole next time).
  */
-export type AttemptProblem = (problem: BenchmarkProblem, request: { samples: number[]; fixTurns: number }, signal: AbortSignal) => Promise<AttemptOutcome[]>;
+export type AttemptProblem = (
+  problem: BenchmarkProblem,
+  request: { samples: number[]; fixTurns: number },
+  signal: AbortSignal,
+) => Promise<AttemptOutcome[]>;
 
 export interface RunOptions {
   store: EvalStore;
@@ -46,10 +50,12 @@ function bySample(problem: string, outcomes: AttemptOutcome[], samples: number[]
     if (o.turn !== 1 && o.turn !== 2) throw new Error(`${problem}: attempt with turn ${o.turn}`);
     let g = groups.get(o.sample);
     if (!g) groups.set(o.sample, (g = []));
-    if (g.some((x) => x.turn === o.turn)) throw new Error(`${problem}: two answers for sample ${o.sample} turn ${o.turn}`);
+    if (g.some((x) => x.turn === o.turn))
+      throw new Error(`${problem}: two answers for sample ${o.sample} turn ${o.turn}`);
     g.push(o);
   }
-  for (const [s, g] of groups) if (!g.some((x) => x.turn === 1)) throw new Error(`${problem}: sample ${s} has a fix turn but no first answer`);
+  for (const [s, g] of groups)
+    if (!g.some((x) => x.turn === 1)) throw new Error(`${problem}: sample ${s} has a fix turn but no first answer`);
   return groups;
 }
 
@@ -58,7 +64,8 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
   const row = store.getRun(run);
   if (!row) throw new Error(`no evaluation run named '${run}'`);
   const { samples, fixTurns } = row.config;
-  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`concurrency must be a positive integer, got ${options.concurrency}`);
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+    throw new Error(`concurrency must be a positive integer, got ${options.concurrency}`);
 
   const wanted = options.only ? new Set(options.only) : null;
   const problems = store.problems(run).filter((p) => !wanted || wanted.has(p.id));
@@ -72,7 +79,11 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
 
   const started = Date.now();
   let lastWall = started;
-  const saveWallTime = () => { const now = Date.now(); store.addWallTime(run, now - lastWall); lastWall = now; };
+  const saveWallTime = () => {
+    const now = Date.now();
+    store.addWallTime(run, now - lastWall);
+    lastWall = now;
+  };
   const report = () => {
     const elapsed = (Date.now() - started) / 1000;
     const etaSeconds = finishedNow > 0 ? (elapsed / finishedNow) * (total - done) : null;
@@ -97,10 +108,12 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
     const outcomes = await attempt(problem, { samples: missing, fixTurns }, inner.signal);
     if (inner.signal.aborted) return; // an interrupted problem is redone whole next time
     const groups = bySample(problem.id, outcomes, missing);
-    if (groups.size < missing.length) throw new Error(`${problem.id}: ${missing.length} samples asked, ${groups.size} answered`);
+    if (groups.size < missing.length)
+      throw new Error(`${problem.id}: ${missing.length} samples asked, ${groups.size} answered`);
     const stored: StoredAttempt[] = [];
     for (const group of groups.values()) {
-      for (const o of group) stored.push({ ...o, problem: problem.id, response: options.keepResponses ? o.response ?? null : null });
+      for (const o of group)
+        stored.push({ ...o, problem: problem.id, response: options.keepResponses ? (o.response ?? null) : null });
     }
     store.recordSamples(run, problem.id, missing, stored);
     if (stored.some((a) => a.valid)) solvedIds.add(problem.id);

@@ -11,7 +11,11 @@ const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 /** Problems found with `theorem` in `code`; empty when the prover accepts it. */
 export function statementProblems(code: string, theorem: string): string[] {
   let decl;
-  try { decl = selectDeclaration(code, { name: theorem }); } catch (e) { return [`not found by the declaration parser: ${(e as Error).message}`]; }
+  try {
+    decl = selectDeclaration(code, { name: theorem });
+  } catch (e) {
+    return [`not found by the declaration parser: ${(e as Error).message}`];
+  }
   const issues: string[] = [];
   if (decl.kind !== 'theorem' && decl.kind !== 'lemma') issues.push(`parsed as a ${decl.kind}`);
   if (!decl.tactic) issues.push('body not recognised as `:= by`');
@@ -20,11 +24,13 @@ export function statementProblems(code: string, theorem: string): string[] {
   if (/^\s*import\s/m.test(code) && !/^\s*import\s/m.test(formal)) issues.push('the header (imports) was lost');
   const signature = signatureOf(normalizeStatement(formal));
   if (signature === null) issues.push('proof extraction finds no signature in the statement');
-  else if (!signature.includes(theorem.replace(/^.*\./, ''))) issues.push(`the extraction signature does not name the theorem: ${signature.slice(0, 60)}`);
+  else if (!signature.includes(theorem.replace(/^.*\./, '')))
+    issues.push(`the extraction signature does not name the theorem: ${signature.slice(0, 60)}`);
   const answer = `<think>\n</think>\n\`\`\`lean4\n${formal}${sampleProof}\n\`\`\`\n`;
   const extracted = extractProof(answer, formal);
   if (!extracted.ok) issues.push(`proof extraction failed: ${extracted.reason}`);
-  else if (extracted.proof !== sampleProof) issues.push(`the extracted proof differs: ${JSON.stringify(extracted.proof.slice(0, 80))}`);
+  else if (extracted.proof !== sampleProof)
+    issues.push(`the extracted proof differs: ${JSON.stringify(extracted.proof.slice(0, 80))}`);
   if (!buildPrompt(formal)[1].content.includes(formal)) issues.push('the prompt lacks the statement');
   return issues;
 }

@@ -1,9 +1,27 @@
 // Small SVG charts for reports: a line chart (pass@k against k) and a grouped bar chart (solved
 // problems per source). Plain SVG text, so the same file renders in browsers, Markdown and resvg.
 
-export interface Series { name: string; points: { x: number; y: number }[]; color: string; dashed?: boolean }
-export interface LineChart { title: string; xLabel: string; yLabel: string; series: Series[]; logX?: boolean; yMax?: number }
-export interface BarChart { title: string; yLabel: string; categories: string[]; series: { name: string; values: number[]; color: string }[]; totals?: number[] }
+export interface Series {
+  name: string;
+  points: { x: number; y: number }[];
+  color: string;
+  dashed?: boolean;
+}
+export interface LineChart {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: Series[];
+  logX?: boolean;
+  yMax?: number;
+}
+export interface BarChart {
+  title: string;
+  yLabel: string;
+  categories: string[];
+  series: { name: string; values: number[]; color: string }[];
+  totals?: number[];
+}
 
 const W = 720;
 const H = 440;
@@ -12,17 +30,29 @@ const font = 'DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif';
 
 export const palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
 
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const f = (x: number): string => (Math.round(x * 100) / 100).toString();
 
-function text(x: number, y: number, s: string, opts: { anchor?: string; size?: number; weight?: string; rotate?: boolean } = {}): string {
+function text(
+  x: number,
+  y: number,
+  s: string,
+  opts: { anchor?: string; size?: number; weight?: string; rotate?: boolean } = {},
+): string {
   const rot = opts.rotate ? ` transform="rotate(-90 ${f(x)} ${f(y)})"` : '';
   return `<text x="${f(x)}" y="${f(y)}" font-family="${font}" font-size="${opts.size ?? 12}" text-anchor="${opts.anchor ?? 'middle'}"${opts.weight ? ` font-weight="${opts.weight}"` : ''} fill="#222"${rot}>${esc(s)}</text>`;
 }
 
 function frame(title: string, body: string[]): string {
-  return [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">`,
-    `<rect width="${W}" height="${H}" fill="#ffffff"/>`, text(W / 2, 28, title, { size: Math.min(16, Math.floor((W - 24) / (0.62 * title.length))), weight: 'bold' }), ...body, '</svg>', ''].join('\n');
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">`,
+    `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
+    text(W / 2, 28, title, { size: Math.min(16, Math.floor((W - 24) / (0.62 * title.length))), weight: 'bold' }),
+    ...body,
+    '</svg>',
+    '',
+  ].join('\n');
 }
 
 function niceStep(range: number, target: number): number {
@@ -59,7 +89,9 @@ export function lineChartSvg(chart: LineChart): string {
   const yStep = niceStep(yMax, 5);
   for (let y = 0; y <= yMax + 1e-9; y += yStep) {
     body.push(`<line x1="${M.left}" y1="${f(py(y))}" x2="${M.left + pw}" y2="${f(py(y))}" stroke="#e3e3e3"/>`);
-    body.push(text(M.left - 8, py(y) + 4, chart.yMax === 1 ? `${Math.round(y * 100)}%` : f(y), { anchor: 'end', size: 11 }));
+    body.push(
+      text(M.left - 8, py(y) + 4, chart.yMax === 1 ? `${Math.round(y * 100)}%` : f(y), { anchor: 'end', size: 11 }),
+    );
   }
   const ticks = chart.logX
     ? Array.from({ length: Math.floor(x1) - Math.ceil(x0) + 1 }, (_, i) => 2 ** (Math.ceil(x0) + i))
@@ -72,7 +104,9 @@ export function lineChartSvg(chart: LineChart): string {
   for (const s of chart.series) {
     if (s.points.length === 0) continue;
     const d = s.points.map((p, i) => `${i ? 'L' : 'M'}${f(px(p.x))} ${f(py(p.y))}`).join(' ');
-    body.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    body.push(
+      `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     for (const p of s.points) body.push(`<circle cx="${f(px(p.x))}" cy="${f(py(p.y))}" r="3" fill="${s.color}"/>`);
   }
   body.push(text(M.left + pw / 2, H - 16, chart.xLabel, { size: 13 }));
@@ -100,19 +134,31 @@ export function barChartSvg(chart: BarChart): string {
     const gx = M.left + i * slot + (slot - groupW) / 2;
     const total = chart.totals?.[i];
     if (total !== undefined) {
-      body.push(`<rect x="${f(gx)}" y="${f(py(total))}" width="${f(groupW)}" height="${f(M.top + ph - py(total))}" fill="#f4f4f4" stroke="#999" stroke-dasharray="3 2"/>`);
+      body.push(
+        `<rect x="${f(gx)}" y="${f(py(total))}" width="${f(groupW)}" height="${f(M.top + ph - py(total))}" fill="#f4f4f4" stroke="#999" stroke-dasharray="3 2"/>`,
+      );
       body.push(text(gx + groupW / 2, py(total) - 4, String(total), { size: 10 }));
     }
     chart.series.forEach((s, j) => {
       const v = s.values[i] ?? 0;
-      body.push(`<rect x="${f(gx + j * barW)}" y="${f(py(v))}" width="${f(barW - 1)}" height="${f(M.top + ph - py(v))}" fill="${s.color}"/>`);
+      body.push(
+        `<rect x="${f(gx + j * barW)}" y="${f(py(v))}" width="${f(barW - 1)}" height="${f(M.top + ph - py(v))}" fill="${s.color}"/>`,
+      );
     });
     // Two-word names go on two lines so neighbours never overlap.
-    cat.split(' ').forEach((word, line) => body.push(text(M.left + i * slot + slot / 2, M.top + ph + 18 + line * 14, word, { size: 11 })));
+    cat
+      .split(' ')
+      .forEach((word, line) =>
+        body.push(text(M.left + i * slot + slot / 2, M.top + ph + 18 + line * 14, word, { size: 11 })),
+      );
   });
   body.push(`<rect x="${M.left}" y="${M.top}" width="${pw}" height="${ph}" fill="none" stroke="#888"/>`);
   body.push(text(20, M.top + ph / 2, chart.yLabel, { size: 13, rotate: true }));
-  body.push(...legend([...chart.series.map((s) => ({ name: s.name, color: s.color, bar: true })),
-    ...(chart.totals ? [{ name: 'problems', color: '#f4f4f4', bar: true }] : [])]));
+  body.push(
+    ...legend([
+      ...chart.series.map((s) => ({ name: s.name, color: s.color, bar: true })),
+      ...(chart.totals ? [{ name: 'problems', color: '#f4f4f4', bar: true }] : []),
+    ]),
+  );
   return frame(chart.title, body);
 }

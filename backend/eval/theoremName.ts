@@ -13,15 +13,29 @@ export function blankComments(source: string): string {
       i--;
       continue;
     }
-    if (!inString && two === '/-') { depth++; out[i] = out[i + 1] = ' '; i++; continue; }
-    if (depth > 0 && two === '-/') { depth--; out[i] = out[i + 1] = ' '; i++; continue; }
-    if (depth > 0) { if (source[i] !== '\n') out[i] = ' '; continue; }
+    if (!inString && two === '/-') {
+      depth++;
+      out[i] = out[i + 1] = ' ';
+      i++;
+      continue;
+    }
+    if (depth > 0 && two === '-/') {
+      depth--;
+      out[i] = out[i + 1] = ' ';
+      i++;
+      continue;
+    }
+    if (depth > 0) {
+      if (source[i] !== '\n') out[i] = ' ';
+      continue;
+    }
     if (source[i] === '"' && source[i - 1] !== '\\') inString = !inString;
   }
   return out.join('');
 }
 
-const declaration = /^[ \t]*(?:@\[[^\]]*\][ \t\n]*)?(?:(?:private|protected|nonrec)[ \t]+)*(?:theorem|lemma)[ \t\n]+(«[^»]+»|[^\s:({[⦃]+)/mu;
+const declaration =
+  /^[ \t]*(?:@\[[^\]]*\][ \t\n]*)?(?:(?:private|protected|nonrec)[ \t]+)*(?:theorem|lemma)[ \t\n]+(«[^»]+»|[^\s:({[⦃]+)/mu;
 
 /** The first theorem or lemma name, or null when the text declares none. */
 export function firstTheoremName(source: string): string | null {

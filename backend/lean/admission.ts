@@ -23,17 +23,33 @@ export interface AdmissionOptions {
   defaultTimeoutS: number;
 }
 
-interface Pending { code: string; options: BatchCheckOptions; resolve: (o: CheckOutcome) => void }
-interface ClientQueue { admitted: number; pending: Pending[]; servedAt: number }
+interface Pending {
+  code: string;
+  options: BatchCheckOptions;
+  resolve: (o: CheckOutcome) => void;
+}
+interface ClientQueue {
+  admitted: number;
+  pending: Pending[];
+  servedAt: number;
+}
 
-export interface AdmissionStats extends VerifierStats { clients: number; perClient: number; maxBatch: number }
+export interface AdmissionStats extends VerifierStats {
+  clients: number;
+  perClient: number;
+  maxBatch: number;
+}
 
 /**
  * Who a request is, for sharing: the route family (`check`, `reward`, …) plus the client's own name from the
  * `X-Kimina-Client` header when it sends a sane one, else its remote address. Local clients all come from
  * 127.0.0.1, so the family keeps a reward pool from sharing one allowance with the editor's checks.
  */
-export function clientKey(family: string, header: string | string[] | undefined, remoteAddress: string | undefined): string {
+export function clientKey(
+  family: string,
+  header: string | string[] | undefined,
+  remoteAddress: string | undefined,
+): string {
   const named = typeof header === 'string' && /^[\w.:@/-]{1,64}$/.test(header) ? header : undefined;
   return `${family}:${named ?? remoteAddress ?? 'unknown'}`;
 }
@@ -49,16 +65,28 @@ export class Admission implements BatchVerifier {
   private recentSeconds = 1;
   private tick = 0;
 
-  constructor(readonly inner: BatchVerifier, private readonly o: AdmissionOptions) {}
+  constructor(
+    readonly inner: BatchVerifier,
+    private readonly o: AdmissionOptions,
+  ) {}
 
-  get policy() { return this.inner.policy; }
+  get policy() {
+    return this.inner.policy;
+  }
 
   stats(): AdmissionStats {
     const s = this.inner.stats();
     let waiting = 0;
     for (const q of this.clients.values()) waiting += q.pending.length;
-    return { ...s, waiting: (s.waiting ?? 0) + waiting, inFlight: this.admitted, maxInFlight: this.o.capacity,
-      clients: this.clients.size, perClient: this.o.perClient, maxBatch: this.o.maxBatch };
+    return {
+      ...s,
+      waiting: (s.waiting ?? 0) + waiting,
+      inFlight: this.admitted,
+      maxInFlight: this.o.capacity,
+      clients: this.clients.size,
+      perClient: this.o.perClient,
+      maxBatch: this.o.maxBatch,
+    };
   }
 
   async check(code: string, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
@@ -80,10 +108,18 @@ export class Admission implements BatchVerifier {
     if (!this.clients.has(key)) this.clients.set(key, queue);
     queue.admitted += codes.length;
     this.admitted += codes.length;
-    const checkOptions: BatchCheckOptions = { ...options, timeout: clampTimeoutS(options.timeout, this.o.defaultTimeoutS) };
-    const results = Promise.all(codes.map((code, index) => new Promise<CheckOutcome>((resolve) => {
-      queue.pending.push({ code, options: optionsForSnippet(checkOptions, index), resolve });
-    })));
+    const checkOptions: BatchCheckOptions = {
+      ...options,
+      timeout: clampTimeoutS(options.timeout, this.o.defaultTimeoutS),
+    };
+    const results = Promise.all(
+      codes.map(
+        (code, index) =>
+          new Promise<CheckOutcome>((resolve) => {
+            queue.pending.push({ code, options: optionsForSnippet(checkOptions, index), resolve });
+          }),
+      ),
+    );
     this.pump();
     return results;
   }
@@ -115,24 +151,33 @@ export class Admission implements BatchVerifier {
         queue.admitted--;
         if (queue.admitted === 0 && this.clients.get(key) === queue) this.clients.delete(key);
       };
-      if (item.options.signal?.aborted) { // its client went away while it waited here: nothing to run
+      if (item.options.signal?.aborted) {
+        // its client went away while it waited here: nothing to run
         item.resolve(serverError('The client went away before the check started'));
         release();
         continue;
       }
       this.running++;
       const t0 = performance.now();
-      this.inner.checkBatch([item.code], item.options).then(
-        ([outcome]) => item.resolve(outcome),
-        (err: unknown) => item.resolve(serverError(`Internal error while checking: ${err instanceof Error ? err.message : String(err)}`)),
-      ).finally(() => {
-        this.running--;
-        release();
-        this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
-        this.pump();
-      });
+      this.inner
+        .checkBatch([item.code], item.options)
+        .then(
+          ([outcome]) => item.resolve(outcome),
+          (err: unknown) =>
+            item.resolve(
+              serverError(`Internal error while checking: ${err instanceof Error ? err.message : String(err)}`),
+            ),
+        )
+        .finally(() => {
+          this.running--;
+          release();
+          this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
+          this.pump();
+        });
     }
   }
 
-  close(): Promise<void> { return this.inner.close(); }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }

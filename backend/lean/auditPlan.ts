@@ -29,7 +29,18 @@ export type AuditPlanResult = { ok: true; plan: AuditPlan } | { ok: false; probl
 /** Prefix of the names the audit copy gives; a body that already uses it is refused (it could collide). */
 export const auditCopyPrefix = 'kimina_audit_';
 
-const NAMED_KINDS = new Set(['theorem', 'lemma', 'def', 'abbrev', 'instance', 'structure', 'class', 'inductive', 'axiom', 'opaque']);
+const NAMED_KINDS = new Set([
+  'theorem',
+  'lemma',
+  'def',
+  'abbrev',
+  'instance',
+  'structure',
+  'class',
+  'inductive',
+  'axiom',
+  'opaque',
+]);
 /**
  * Library commands that add declarations under names the plan does not follow (Mathlib's
  * `irreducible_def NAME`, Batteries' `alias NAME := …` / `alias ⟨a, b⟩ := …`): a sorry in one, with the
@@ -43,29 +54,46 @@ function unsafeName(parts: string[], what: string, rootAllowedFirst: boolean): s
     const plain = raw.replace(/[«»]/g, '');
     if (plain === '') return `${what} has an empty name component`;
     if (/[\p{Cc}\p{Zl}\p{Zp}]/u.test(plain)) return `${what} holds a line break or control character`;
-    if (plain === '_root_' && !(rootAllowedFirst && i === 0)) return `${what} holds '_root_' where Lean's reading is not certain`;
+    if (plain === '_root_' && !(rootAllowedFirst && i === 0))
+      return `${what} holds '_root_' where Lean's reading is not certain`;
   }
   return undefined;
 }
 
-interface Scope { kind: 'namespace' | 'section' | 'mutual'; name: string }
+interface Scope {
+  kind: 'namespace' | 'section' | 'mutual';
+  name: string;
+}
 
 /**
  * Builds the audit plan for `body`; `trusted` are the caller's full names; `lineOffset` turns body lines
  * into the caller's lines in labels and problems.
  */
-export function planAudit(body: string, trusted: readonly string[] = [], lineOffset = 0, tokens: Token[] = lexLean(body)): AuditPlanResult {
-  const refuse = (t: Token, why: string): AuditPlanResult => ({ ok: false, problem: `cannot audit with certainty (line ${t.line + lineOffset}): ${why}` });
+export function planAudit(
+  body: string,
+  trusted: readonly string[] = [],
+  lineOffset = 0,
+  tokens: Token[] = lexLean(body),
+): AuditPlanResult {
+  const refuse = (t: Token, why: string): AuditPlanResult => ({
+    ok: false,
+    problem: `cannot audit with certainty (line ${t.line + lineOffset}): ${why}`,
+  });
   const names: string[] = trusted.map((n) => n.replace(/^_root_\./, ''));
   const declared: string[] = [];
   const scopes: Scope[] = [];
   const anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[] = [];
-  const prefix = (): string => scopes.filter((s) => s.kind === 'namespace').map((s) => s.name + '.').join('');
+  const prefix = (): string =>
+    scopes
+      .filter((s) => s.kind === 'namespace')
+      .map((s) => s.name + '.')
+      .join('');
   let attributeDepth = 0;
   for (let k = 0; k < tokens.length; k++) {
     const t = tokens[k];
     const next = tokens[k + 1];
-    if (t.kind === 'ident' && t.text.includes(auditCopyPrefix)) return refuse(t, `the name '${t.text}' is reserved for the audit`);
+    if (t.kind === 'ident' && t.text.includes(auditCopyPrefix))
+      return refuse(t, `the name '${t.text}' is reserved for the audit`);
     if (t.kind === 'symbol') {
       if (t.text === '@[') attributeDepth = 1;
       else if (attributeDepth > 0 && t.text === '[') attributeDepth++;
@@ -73,8 +101,13 @@ export function planAudit(body: string, trusted: readonly string[] = [], lineOff
       continue;
     }
     if (t.kind !== 'ident' || attributeDepth > 0) continue;
-    if (t.text === 'attribute' && next?.text === '[') { attributeDepth = 1; k++; continue; }
-    if (UNFOLLOWED_DECLARATION_COMMANDS.has(t.text)) return refuse(t, `'${t.text}' adds declarations the audit does not follow`);
+    if (t.text === 'attribute' && next?.text === '[') {
+      attributeDepth = 1;
+      k++;
+      continue;
+    }
+    if (UNFOLLOWED_DECLARATION_COMMANDS.has(t.text))
+      return refuse(t, `'${t.text}' adds declarations the audit does not follow`);
     if (t.text === 'namespace') {
       if (next?.kind !== 'ident') return refuse(t, '`namespace` without a name');
       const bad = unsafeName(components(next.text), `the namespace '${next.text}'`, false);
@@ -96,7 +129,8 @@ export function planAudit(body: string, trusted: readonly string[] = [], lineOff
       const parts = named ? components(next.text) : [''];
       for (const part of [...parts].reverse()) {
         const top = scopes.pop();
-        if (!top || plain(top.name) !== plain(part)) return refuse(t, `'end${named ? ' ' + next.text : ''}' does not close the scope the source opened`);
+        if (!top || plain(top.name) !== plain(part))
+          return refuse(t, `'end${named ? ' ' + next.text : ''}' does not close the scope the source opened`);
       }
       if (named) k++;
       continue;
@@ -150,17 +184,25 @@ export const plain = (component: string): string => component.replace(/[«»]/g,
  */
 export function components(name: string): string[] {
   const out: string[] = [];
-  let current = '', quoted = false;
+  let current = '',
+    quoted = false;
   for (const ch of name) {
     if (ch === '«') quoted = true;
     if (ch === '»') quoted = false;
-    if (ch === '.' && !quoted) { out.push(current); current = ''; } else current += ch;
+    if (ch === '.' && !quoted) {
+      out.push(current);
+      current = '';
+    } else current += ch;
   }
   out.push(current);
   return out;
 }
 
-function buildCopy(body: string, anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[], lineOffset: number): AuditCopy {
+function buildCopy(
+  body: string,
+  anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[],
+  lineOffset: number,
+): AuditCopy {
   const lines = body.split('\n').map((l) => Array.from(l));
   const names: string[] = [];
   const labels = new Map<string, string>();
@@ -170,7 +212,8 @@ function buildCopy(body: string, anonymous: { kind: 'example' | 'instance'; toke
     labels.set(a.prefix + name, `${a.kind} (line ${a.token.line + lineOffset})`);
   });
   // right to left, bottom to top, so earlier positions stay valid
-  const edits = anonymous.map((a, i) => ({ a, name: `${auditCopyPrefix}${i + 1}` }))
+  const edits = anonymous
+    .map((a, i) => ({ a, name: `${auditCopyPrefix}${i + 1}` }))
     .sort((x, y) => y.a.token.line - x.a.token.line || y.a.token.column - x.a.token.column);
   for (const { a, name } of edits) {
     if (a.kind === 'example') {

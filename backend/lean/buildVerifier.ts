@@ -34,18 +34,45 @@ export interface VerifierSettings {
   maxPerClient?: number;
 }
 
-const leanKeys = ['leanProject', 'replCommand', 'replPath', 'maxRepls', 'maxQueue', 'replMaxUses', 'replMaxRssMb', 'replMemoryMb',
-  'replIdleS', 'sandbox', 'allowedAxioms', 'allowNativeDecide', 'timeoutS', 'initRepls', 'maxBatch', 'maxPerClient'] as const;
+const leanKeys = [
+  'leanProject',
+  'replCommand',
+  'replPath',
+  'maxRepls',
+  'maxQueue',
+  'replMaxUses',
+  'replMaxRssMb',
+  'replMemoryMb',
+  'replIdleS',
+  'sandbox',
+  'allowedAxioms',
+  'allowNativeDecide',
+  'timeoutS',
+  'initRepls',
+  'maxBatch',
+  'maxPerClient',
+] as const;
 export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
 
 /** The verifier's part of the backend settings (backend/app/settings.ts; documented in docs/settings.md). */
 export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   return {
-    projectDir: s.leanProject, replCommand: s.replCommand, replPath: s.replPath,
-    maxRepls: s.maxRepls, maxQueue: s.maxQueue, maxUses: s.replMaxUses, maxRssMb: s.replMaxRssMb, memoryLimitMb: s.replMemoryMb,
-    idleTimeoutS: s.replIdleS, sandbox: s.sandbox, allowedAxioms: s.allowedAxioms ?? defaultAllowedAxioms,
-    allowNativeDecide: s.allowNativeDecide, defaultTimeoutS: s.timeoutS, initRepls: s.initRepls,
-    maxBatch: s.maxBatch, maxPerClient: s.maxPerClient,
+    projectDir: s.leanProject,
+    replCommand: s.replCommand,
+    replPath: s.replPath,
+    maxRepls: s.maxRepls,
+    maxQueue: s.maxQueue,
+    maxUses: s.replMaxUses,
+    maxRssMb: s.replMaxRssMb,
+    memoryLimitMb: s.replMemoryMb,
+    idleTimeoutS: s.replIdleS,
+    sandbox: s.sandbox,
+    allowedAxioms: s.allowedAxioms ?? defaultAllowedAxioms,
+    allowNativeDecide: s.allowNativeDecide,
+    defaultTimeoutS: s.timeoutS,
+    initRepls: s.initRepls,
+    maxBatch: s.maxBatch,
+    maxPerClient: s.maxPerClient,
   };
 }
 
@@ -71,8 +98,21 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
   let describe: string;
   if (settings.replCommand || replPath) {
     const lakeEnv = settings.replCommand ? undefined : lakeEnvironment(settings.projectDir);
-    const launchOptions = { command: settings.replCommand, replPath, lakeEnv, projectDir: settings.projectDir, memoryLimitMb: settings.memoryLimitMb, sandbox };
-    const pool = new ReplPool({ launch: (scratch) => buildLaunch(launchOptions, scratch), maxRepls: settings.maxRepls, maxUses: settings.maxUses, maxRssMb: settings.maxRssMb, idleTimeoutMs: (settings.idleTimeoutS ?? 0) * 1000 });
+    const launchOptions = {
+      command: settings.replCommand,
+      replPath,
+      lakeEnv,
+      projectDir: settings.projectDir,
+      memoryLimitMb: settings.memoryLimitMb,
+      sandbox,
+    };
+    const pool = new ReplPool({
+      launch: (scratch) => buildLaunch(launchOptions, scratch),
+      maxRepls: settings.maxRepls,
+      maxUses: settings.maxUses,
+      maxRssMb: settings.maxRssMb,
+      idleTimeoutMs: (settings.idleTimeoutS ?? 0) * 1000,
+    });
     runner = new PoolRunner(pool);
     describe = `REPL pool (${settings.replCommand ?? (lakeEnv ? `${replPath} with lake's environment` : `lake env ${replPath}`)}), up to ${settings.maxRepls} REPLs`;
   } else {
@@ -80,18 +120,24 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     // lake runs once here, outside the sandbox; Lean then starts directly with lake's environment
     const lakeEnv = lakeEnvironment(settings.projectDir);
     runner = new LeanFileRunner({
-      projectDir: settings.projectDir, maxParallel: settings.maxRepls,
+      projectDir: settings.projectDir,
+      maxParallel: settings.maxRepls,
       ...(lakeEnv ? { leanCommand: ['lean'], env: lakeEnv } : {}),
       wrap: (argv, scratch) => {
         const boxed = sandbox.wrap(argv, scratch);
-        return settings.memoryLimitMb > 0 ? ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-lean', ...boxed] : boxed;
+        return settings.memoryLimitMb > 0
+          ? ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-lean', ...boxed]
+          : boxed;
       },
     });
-    describe = 'no REPL build found: `lake env lean --json` per snippet (slower; run `kimina lean setup` for the REPL pool)';
+    describe =
+      'no REPL build found: `lake env lean --json` per snippet (slower; run `kimina lean setup` for the REPL pool)';
   }
   const verifier = new Verifier({
-    runner, policy: { allowed: settings.allowedAxioms, allowNativeDecide: settings.allowNativeDecide },
-    maxInFlight: settings.maxRepls + settings.maxQueue, defaultTimeoutS: settings.defaultTimeoutS,
+    runner,
+    policy: { allowed: settings.allowedAxioms, allowNativeDecide: settings.allowNativeDecide },
+    maxInFlight: settings.maxRepls + settings.maxQueue,
+    defaultTimeoutS: settings.defaultTimeoutS,
   });
   const admission = new Admission(verifier, admissionOptions(settings));
   return { verifier, admission, mode: runner.mode, sandbox, describe };
@@ -105,11 +151,18 @@ export function admissionOptions(settings: VerifierSettings): AdmissionOptions {
   const capacity = settings.maxRepls + settings.maxQueue;
   const maxBatch = Math.max(1, Math.min(capacity, settings.maxBatch ?? 128));
   const perClient = Math.max(maxBatch, Math.min(capacity, settings.maxPerClient ?? Math.ceil(capacity / 2)));
-  return { capacity, perClient, maxBatch, lanes: Math.max(1, settings.maxRepls * 2), defaultTimeoutS: settings.defaultTimeoutS };
+  return {
+    capacity,
+    perClient,
+    maxBatch,
+    lanes: Math.max(1, settings.maxRepls * 2),
+    defaultTimeoutS: settings.defaultTimeoutS,
+  };
 }
 
 /** Starts the REPLs of `settings.initRepls` (pool mode only). */
 export async function prewarm(built: BuiltVerifier, settings: VerifierSettings): Promise<void> {
   const runner = built.verifier.runner;
-  if (runner instanceof PoolRunner && Object.keys(settings.initRepls).length > 0) await runner.pool.prewarm(settings.initRepls);
+  if (runner instanceof PoolRunner && Object.keys(settings.initRepls).length > 0)
+    await runner.pool.prewarm(settings.initRepls);
 }

@@ -5,6 +5,7 @@ export const MAX_CHECK_TIMEOUT_S = 3600;
 
 /** `requested` seconds when it is a positive finite number, else `fallback`; never above MAX_CHECK_TIMEOUT_S. */
 export function clampTimeoutS(requested: number | undefined, fallback: number): number {
-  const pick = (n: number | undefined): number | undefined => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined);
+  const pick = (n: number | undefined): number | undefined =>
+    typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined;
   return Math.min(MAX_CHECK_TIMEOUT_S, pick(requested) ?? pick(fallback) ?? 60);
 }

@@ -9,14 +9,27 @@ import { components, plain } from './auditPlan';
 import { lexLean, type Token, type Trivia } from './lexer';
 
 export type DeclarationKind =
-  | 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'structure'
-  | 'inductive' | 'class' | 'axiom' | 'opaque';
+  | 'theorem'
+  | 'lemma'
+  | 'example'
+  | 'def'
+  | 'abbrev'
+  | 'instance'
+  | 'structure'
+  | 'inductive'
+  | 'class'
+  | 'axiom'
+  | 'opaque';
 
 /** Kinds whose body is a proof a prover can write. */
 export const PROVABLE_KINDS: readonly DeclarationKind[] = ['theorem', 'lemma', 'example'];
 
 /** A place in the source: UTF-16 offset (JS string index), 1-based line, 0-based column in codepoints (as Lean counts). */
-export interface SourcePos { offset: number; line: number; column: number }
+export interface SourcePos {
+  offset: number;
+  line: number;
+  column: number;
+}
 
 export interface Declaration {
   kind: DeclarationKind;
@@ -43,15 +56,50 @@ export interface Declaration {
   sorries: SourcePos[];
 }
 
-const DECL_KINDS = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'structure',
-  'inductive', 'class', 'axiom', 'opaque']);
+const DECL_KINDS = new Set<string>([
+  'theorem',
+  'lemma',
+  'example',
+  'def',
+  'abbrev',
+  'instance',
+  'structure',
+  'inductive',
+  'class',
+  'axiom',
+  'opaque',
+]);
 const MODIFIERS = new Set(['private', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec', 'scoped', 'local']);
 /** Modifiers that may start an indented declaration (inside an indented namespace or section). */
 const INDENTABLE_MODIFIERS = new Set(['private', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec']);
 /** Column-0 words that start a command which is not a declaration. */
-const OTHER_COMMANDS = new Set(['import', 'open', 'set_option', 'namespace', 'section', 'end', 'variable', 'universe',
-  'attribute', 'export', 'mutual', 'macro', 'macro_rules', 'syntax', 'elab', 'notation', 'infix', 'infixl', 'infixr',
-  'prefix', 'postfix', 'initialize', 'omit', 'include', 'run_cmd']);
+const OTHER_COMMANDS = new Set([
+  'import',
+  'open',
+  'set_option',
+  'namespace',
+  'section',
+  'end',
+  'variable',
+  'universe',
+  'attribute',
+  'export',
+  'mutual',
+  'macro',
+  'macro_rules',
+  'syntax',
+  'elab',
+  'notation',
+  'infix',
+  'infixl',
+  'infixr',
+  'prefix',
+  'postfix',
+  'initialize',
+  'omit',
+  'include',
+  'run_cmd',
+]);
 // Not here on purpose: `termination_by`, `decreasing_by`, `deriving` and `where` at column 0 continue the
 // declaration above them.
 
@@ -102,7 +150,8 @@ function maskLeanUncached(src: string): Masked {
       out[k] = ' ';
       if (comment) withLiterals[k] = ' ';
     }
-    if (t.kind === 'doc') docs.push({ start: t.start, end: t.end, body: src.slice(t.start + 3, Math.max(t.start + 3, t.end - 2)).trim() });
+    if (t.kind === 'doc')
+      docs.push({ start: t.start, end: t.end, body: src.slice(t.start + 3, Math.max(t.start + 3, t.end - 2)).trim() });
   }
   return { text: out.join(''), withLiterals: withLiterals.join(''), docs };
 }
@@ -114,14 +163,23 @@ class Positions {
     for (let i = 0; i < src.length; i++) if (src[i] === '\n') this.lineStarts.push(i + 1);
   }
   at(offset: number): SourcePos {
-    let lo = 0, hi = this.lineStarts.length - 1;
-    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (this.lineStarts[mid] <= offset) lo = mid; else hi = mid - 1; }
+    let lo = 0,
+      hi = this.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lineStarts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
     const column = [...this.src.slice(this.lineStarts[lo], offset)].length;
     return { offset, line: lo + 1, column };
   }
 }
 
-interface Command { start: number; end: number; word: string }
+interface Command {
+  start: number;
+  end: number;
+  word: string;
+}
 
 /**
  * An indented `open … in` / `set_option … in` line is a declaration prefix only when a declaration starts
@@ -144,8 +202,15 @@ function commands(masked: string, withLiterals: string): Command[] {
     const indented = m[1].length > 0;
     // Indented lines start a command only with words that cannot begin a tactic or a term.
     const starts_ = indented
-      ? word === '@[' || DECL_KINDS.has(word) || INDENTABLE_MODIFIERS.has(word) || isIndentedPrefix(masked, m.index + m[0].length, word)
-      : word === '@[' || DECL_KINDS.has(word) || MODIFIERS.has(word) || OTHER_COMMANDS.has(word) || word.startsWith('#');
+      ? word === '@[' ||
+        DECL_KINDS.has(word) ||
+        INDENTABLE_MODIFIERS.has(word) ||
+        isIndentedPrefix(masked, m.index + m[0].length, word)
+      : word === '@[' ||
+        DECL_KINDS.has(word) ||
+        MODIFIERS.has(word) ||
+        OTHER_COMMANDS.has(word) ||
+        word.startsWith('#');
     if (starts_) starts.push({ start: m.index + m[1].length, word });
   }
   return starts.map((s, k) => {
@@ -156,11 +221,17 @@ function commands(masked: string, withLiterals: string): Command[] {
 }
 
 /** `ownStart`: where the first attribute, modifier or keyword stands (-1 when the command holds only `… in` prefixes). */
-interface Head { kind: string; keywordEnd: number; prefixOnly: boolean; ownStart: number }
+interface Head {
+  kind: string;
+  keywordEnd: number;
+  prefixOnly: boolean;
+  ownStart: number;
+}
 
 /** Skips attributes, modifiers and `open … in` from `start`; returns the keyword that follows, if any. */
 function readHead(masked: string, start: number, end: number): Head {
-  let i = start, ownStart = -1;
+  let i = start,
+    ownStart = -1;
   for (;;) {
     while (i < end && /\s/.test(masked[i])) i++;
     if (i >= end) return { kind: '', keywordEnd: i, prefixOnly: true, ownStart };
@@ -170,16 +241,25 @@ function readHead(masked: string, start: number, end: number): Head {
       let depth = 0;
       for (; i < end; i++) {
         if (masked[i] === '[') depth++;
-        else if (masked[i] === ']' && --depth === 0) { i++; break; }
+        else if (masked[i] === ']' && --depth === 0) {
+          i++;
+          break;
+        }
       }
       continue;
     }
-    if (MODIFIERS.has(word)) { i += word.length; continue; }
+    if (MODIFIERS.has(word)) {
+      i += word.length;
+      continue;
+    }
     if (word === 'open' || word === 'set_option') {
       // `open Foo in` / `set_option name value in`: a prefix of the command that follows.
       const rest = masked.slice(i, end);
       const inMatch = /\sin(?=\s|$)/u.exec(rest);
-      if (inMatch) { i += inMatch.index + inMatch[0].length; continue; }
+      if (inMatch) {
+        i += inMatch.index + inMatch[0].length;
+        continue;
+      }
       return { kind: word, keywordEnd: i + word.length, prefixOnly: false, ownStart: i };
     }
     return { kind: word, keywordEnd: i + word.length, prefixOnly: false, ownStart };
@@ -212,7 +292,8 @@ function sorriesIn(masked: string, from: number, to: number, pos: Positions): So
   const re = /sorry/g;
   re.lastIndex = from;
   for (let m = re.exec(masked); m && m.index < to; m = re.exec(masked)) {
-    if (!isIdentChar(charBefore(masked, m.index)) && !isIdentChar(charAt(masked, m.index + 5))) found.push(pos.at(m.index));
+    if (!isIdentChar(charBefore(masked, m.index)) && !isIdentChar(charAt(masked, m.index + 5)))
+      found.push(pos.at(m.index));
   }
   return found;
 }
@@ -230,14 +311,19 @@ function findDeclarationsUncached(source: string): Declaration[] {
   const cmds = commands(masked, withLiterals);
   const result: Declaration[] = [];
   const namespaces: { kind: 'namespace' | 'section'; name: string }[] = [];
-  let prefixStart = -1, headStart = -1;
+  let prefixStart = -1,
+    headStart = -1;
   for (const cmd of cmds) {
     const head = readHead(masked, cmd.start, cmd.end);
     if (headStart < 0) headStart = head.ownStart;
-    if (head.prefixOnly) { if (prefixStart < 0) prefixStart = cmd.start; continue; }
+    if (head.prefixOnly) {
+      if (prefixStart < 0) prefixStart = cmd.start;
+      continue;
+    }
     const start = prefixStart >= 0 ? prefixStart : cmd.start;
     const headAt = headStart;
-    prefixStart = -1; headStart = -1;
+    prefixStart = -1;
+    headStart = -1;
     if (head.kind === 'namespace' || head.kind === 'section') {
       const name = masked.slice(head.keywordEnd, cmd.end).trim();
       namespaces.push({ kind: head.kind, name });
@@ -251,7 +337,9 @@ function findDeclarationsUncached(source: string): Declaration[] {
     const nameMatch = /^\s+([^\s(:{[⦃⟨]+)/u.exec(masked.slice(head.keywordEnd, cmd.end));
     const name = head.kind === 'example' || !nameMatch || nameMatch[1] === 'where' ? '' : nameMatch[1];
     const assign = signatureAssign(masked, head.keywordEnd, cmd.end);
-    let statement: string, body: Declaration['body'] = null, tactic = false;
+    let statement: string,
+      body: Declaration['body'] = null,
+      tactic = false;
     if (assign >= 0) {
       const after = /^:=\s*by(?![\p{L}\p{N}_'])/u.exec(masked.slice(assign, assign + 400));
       tactic = after !== null;
@@ -265,7 +353,10 @@ function findDeclarationsUncached(source: string): Declaration[] {
     result.push({
       kind: head.kind as DeclarationKind,
       name,
-      namespace: namespaces.filter((n) => n.kind === 'namespace').map((n) => n.name).join('.'),
+      namespace: namespaces
+        .filter((n) => n.kind === 'namespace')
+        .map((n) => n.name)
+        .join('.'),
       start: pos.at(start),
       head: pos.at(headAt),
       end: pos.at(cmd.end),
@@ -285,7 +376,12 @@ export type AuditedKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | '
 const AUDITED_KINDS = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'axiom', 'opaque']);
 
 /** A declaration keyword of an audited kind, with the declared name made full (namespaces included; `''` for `example`). */
-export interface DeclarationHead { kind: AuditedKind; name: string; line: number; column: number }
+export interface DeclarationHead {
+  kind: AuditedKind;
+  name: string;
+  line: number;
+  column: number;
+}
 
 /**
  * Every audited declaration keyword among the lexer's tokens, wherever it stands (mid-line too): the
@@ -297,7 +393,11 @@ export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(s
   // opens two, `end B` closes one, so the names here are the names the audit reports
   const scopes: { kind: 'namespace' | 'section'; name: string }[] = [];
   const out: DeclarationHead[] = [];
-  const prefix = (): string => scopes.filter((s) => s.kind === 'namespace').map((s) => s.name + '.').join('');
+  const prefix = (): string =>
+    scopes
+      .filter((s) => s.kind === 'namespace')
+      .map((s) => s.name + '.')
+      .join('');
   for (let k = 0; k < tokens.length; k++) {
     const t = tokens[k];
     if (t.kind !== 'ident') continue;
@@ -334,7 +434,9 @@ export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(s
 export function headerOf(source: string): string {
   const first = findDeclarations(source)[0];
   const upto = first ? first.start.offset : source.length;
-  const doc = first ? maskLean(source).docs.find((d) => d.end <= upto && source.slice(d.end, upto).trim() === '') : undefined;
+  const doc = first
+    ? maskLean(source).docs.find((d) => d.end <= upto && source.slice(d.end, upto).trim() === '')
+    : undefined;
   return source.slice(0, doc ? doc.start : upto).trimEnd();
 }
 
@@ -351,7 +453,17 @@ export interface FormalStatement {
   leftOut: string[];
 }
 
-const SCOPE_COMMANDS = new Set(['open', 'set_option', 'namespace', 'section', 'end', 'variable', 'universe', 'include', 'omit']);
+const SCOPE_COMMANDS = new Set([
+  'open',
+  'set_option',
+  'namespace',
+  'section',
+  'end',
+  'variable',
+  'universe',
+  'include',
+  'omit',
+]);
 
 /**
  * Non-declaration commands between the header and `decl` that still shape it (`open`, `namespace`,
@@ -365,7 +477,10 @@ function scopeCommands(source: string, header: string, decl: Declaration): { off
     if (cmd.start < header.length) continue;
     if (cmd.start >= decl.start.offset) break;
     const head = readHead(masked, cmd.start, cmd.end);
-    if (head.prefixOnly) { if (prefixStart < 0) prefixStart = cmd.start; continue; }
+    if (head.prefixOnly) {
+      if (prefixStart < 0) prefixStart = cmd.start;
+      continue;
+    }
     const start = prefixStart >= 0 ? prefixStart : cmd.start;
     prefixStart = -1;
     if (SCOPE_COMMANDS.has(head.kind)) kept.push({ offset: start, text: source.slice(start, cmd.end).trim() });
@@ -413,7 +528,9 @@ export function formalStatementOf(source: string, decl: Declaration): FormalStat
   const context = [
     ...scopeCommands(source, header, decl),
     ...kept.map((d) => ({ offset: d.start.offset, text: source.slice(d.start.offset, d.end.offset).trim() })),
-  ].sort((a, b) => a.offset - b.offset).map((c) => c.text);
+  ]
+    .sort((a, b) => a.offset - b.offset)
+    .map((c) => c.text);
   const parts = [header, ...context, decl.statement.trim()].filter((p) => p !== '');
   return { text: parts.join('\n\n'), declaration: decl, informal: decl.docComment, leftOut };
 }
@@ -438,7 +555,8 @@ export function selectDeclaration(source: string, target: { name?: string; line?
     const line = target.line;
     const hit = all.find((d) => d.start.line <= line && line <= d.end.line);
     if (!hit) throw new Error(`no declaration at line ${line}`);
-    if (!PROVABLE_KINDS.includes(hit.kind)) throw new Error(`the declaration at line ${line} is a ${hit.kind}, not a theorem, lemma or example`);
+    if (!PROVABLE_KINDS.includes(hit.kind))
+      throw new Error(`the declaration at line ${line} is a ${hit.kind}, not a theorem, lemma or example`);
     return hit;
   }
   if (provable.length === 0) throw new Error('the code holds no theorem, lemma or example');

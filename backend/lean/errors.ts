@@ -10,7 +10,10 @@ export class QueueFull extends Error {
 
 /** A request with more snippets than one request may carry (HTTP 413: retrying would not help). */
 export class BatchTooLarge extends Error {
-  constructor(readonly count: number, readonly max: number) {
+  constructor(
+    readonly count: number,
+    readonly max: number,
+  ) {
     super(`Too many snippets in one request: ${count}, the limit is ${max}; send them in several requests`);
     this.name = 'BatchTooLarge';
   }
@@ -20,7 +23,10 @@ export type ReplFailureKind = 'timeout' | 'exited' | 'garbage' | 'spawn' | 'clos
 
 /** One REPL process failed while answering a command; the process is gone or must be killed. */
 export class ReplFailure extends Error {
-  constructor(readonly kind: ReplFailureKind, message: string) {
+  constructor(
+    readonly kind: ReplFailureKind,
+    message: string,
+  ) {
     super(message);
     this.name = 'ReplFailure';
   }

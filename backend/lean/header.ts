@@ -41,7 +41,9 @@ export function rebaseResponse(response: CommandResponse, lineOffset: number): C
   const out: CommandResponse = { ...response };
   if (response.messages) {
     out.messages = response.messages.map((m): ReplMessage => ({
-      ...m, pos: movePos(m.pos, lineOffset), endPos: m.endPos ? movePos(m.endPos, lineOffset) : m.endPos,
+      ...m,
+      pos: movePos(m.pos, lineOffset),
+      endPos: m.endPos ? movePos(m.endPos, lineOffset) : m.endPos,
     }));
   }
   if (response.sorries) {
@@ -64,18 +66,29 @@ export function placeHeaderMessages(messages: readonly ReplMessage[], code: stri
   const { header, headerLines } = splitHeader(code);
   const normal = header.split('\n');
   const imports: { line: number; column: number; module: string }[] = [];
-  code.split('\n').slice(0, headerLines).forEach((text, i) => {
-    if (!text.trim().startsWith('import ')) return;
-    const re = /\S+/g;
-    for (let w = re.exec(text); w; w = re.exec(text)) {
-      if (w[0] !== 'import') imports.push({ line: i + 1, column: Array.from(text.slice(0, w.index)).length, module: w[0] });
-    }
-  });
+  code
+    .split('\n')
+    .slice(0, headerLines)
+    .forEach((text, i) => {
+      if (!text.trim().startsWith('import ')) return;
+      const re = /\S+/g;
+      for (let w = re.exec(text); w; w = re.exec(text)) {
+        if (w[0] !== 'import')
+          imports.push({ line: i + 1, column: Array.from(text.slice(0, w.index)).length, module: w[0] });
+      }
+    });
   const at = (m: ReplMessage, i: (typeof imports)[number]): ReplMessage => ({
-    ...m, pos: { line: i.line, column: i.column }, endPos: { line: i.line, column: i.column + Array.from(i.module).length },
+    ...m,
+    pos: { line: i.line, column: i.column },
+    endPos: { line: i.line, column: i.column + Array.from(i.module).length },
   });
   return messages.map((m) => {
-    const named = imports.find((i) => m.data.includes(`'${i.module}'`) || m.data.includes(`'${i.module.split('.')[0]}'`) || m.data.includes(`\`${i.module}\``));
+    const named = imports.find(
+      (i) =>
+        m.data.includes(`'${i.module}'`) ||
+        m.data.includes(`'${i.module.split('.')[0]}'`) ||
+        m.data.includes(`\`${i.module}\``),
+    );
     if (named) return at(m, named);
     const module = normal[m.pos.line - 1]?.slice('import '.length) ?? '';
     const same = imports.find((i) => i.module === module || (module === 'Mathlib' && i.module.startsWith('Mathlib.')));

@@ -73,10 +73,17 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
  */
 export function lakeEnvironment(projectDir: string, lake = 'lake'): NodeJS.ProcessEnv | undefined {
   const r = spawnSync(lake, ['env', process.execPath, '-e', 'process.stdout.write(JSON.stringify(process.env))'], {
-    cwd: projectDir, encoding: 'utf8', timeout: 300_000, env: { ...process.env, NODE_OPTIONS: '' },
+    cwd: projectDir,
+    encoding: 'utf8',
+    timeout: 300_000,
+    env: { ...process.env, NODE_OPTIONS: '' },
   });
   if (r.status !== 0) return undefined;
-  try { return JSON.parse(r.stdout) as NodeJS.ProcessEnv; } catch { return undefined; }
+  try {
+    return JSON.parse(r.stdout) as NodeJS.ProcessEnv;
+  } catch {
+    return undefined;
+  }
 }
 
 // Lean and lake find their toolchain through elan's folder under the real HOME; keep it reachable.

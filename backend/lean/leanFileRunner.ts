@@ -7,7 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplMessage } from '../protocol';
-import { auditAnswers, auditCommand, type RunRequest, type RunResult, type RunnerStats, type SnippetRunner } from './runner';
+import {
+  auditAnswers,
+  auditCommand,
+  type RunRequest,
+  type RunResult,
+  type RunnerStats,
+  type SnippetRunner,
+} from './runner';
 
 export interface LeanFileRunnerOptions {
   projectDir: string;
@@ -34,7 +41,11 @@ export function parseLeanJson(stdout: string): ReplMessage[] {
     const t = line.trim();
     if (!t.startsWith('{')) continue;
     let m: LeanJsonMessage;
-    try { m = JSON.parse(t) as LeanJsonMessage; } catch { continue; }
+    try {
+      m = JSON.parse(t) as LeanJsonMessage;
+    } catch {
+      continue;
+    }
     if (!m.pos || typeof m.data !== 'string') continue;
     const severity = m.severity === 'error' ? 'error' : m.severity === 'warning' ? 'warning' : 'info';
     out.push({ pos: m.pos, endPos: m.endPos ?? null, severity, data: m.data.trim() });
@@ -50,8 +61,18 @@ export class LeanFileRunner implements SnippetRunner {
 
   constructor(private readonly options: LeanFileRunnerOptions) {}
 
-  stats(): RunnerStats { return { mode: 'lean-file', total: this.options.maxParallel, busy: this.running, waiting: this.queue.length, headerImports: this.checks }; }
-  async close(): Promise<void> { /* nothing persistent */ }
+  stats(): RunnerStats {
+    return {
+      mode: 'lean-file',
+      total: this.options.maxParallel,
+      busy: this.running,
+      waiting: this.queue.length,
+      headerImports: this.checks,
+    };
+  }
+  async close(): Promise<void> {
+    /* nothing persistent */
+  }
 
   async run(req: RunRequest): Promise<RunResult> {
     if (this.running >= this.options.maxParallel) await new Promise<void>((r) => this.queue.push(r));
@@ -89,11 +110,22 @@ export class LeanFileRunner implements SnippetRunner {
       for (const [name, ms] of copy.audit) audit.set(name, ms);
     }
     const response = bodyMessages.length ? { messages: bodyMessages } : {};
-    return { kind: 'ok', response, audit, ...(copyErrors ? { copyErrors } : {}), ...(headerMessages.length ? { headerMessages } : {}), time: main.time };
+    return {
+      kind: 'ok',
+      response,
+      audit,
+      ...(copyErrors ? { copyErrors } : {}),
+      ...(headerMessages.length ? { headerMessages } : {}),
+      time: main.time,
+    };
   }
 
   /** Runs Lean on header + body + audit lines; messages before the audit lines and the audit's answers by name. */
-  private runFile(req: RunRequest, body: string, names: string[]): Promise<RunResult | { kind: 'done'; messages: ReplMessage[]; audit: Map<string, ReplMessage[]>; time: number }> {
+  private runFile(
+    req: RunRequest,
+    body: string,
+    names: string[],
+  ): Promise<RunResult | { kind: 'done'; messages: ReplMessage[]; audit: Map<string, ReplMessage[]>; time: number }> {
     const scratch = mkdtempSync(join(tmpdir(), 'kimina-lean-'));
     const headerLines = req.header === '' ? 0 : req.header.split('\n').length;
     const bodyLines = body.split('\n').length;
@@ -105,8 +137,14 @@ export class LeanFileRunner implements SnippetRunner {
     return new Promise((resolve) => {
       const t0 = performance.now();
       const env = { ...(this.options.env ?? process.env), HOME: scratch, TMPDIR: scratch };
-      const child = spawn(argv[0], argv.slice(1), { cwd: this.options.projectDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '', stderr = '';
+      const child = spawn(argv[0], argv.slice(1), {
+        cwd: this.options.projectDir,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '',
+        stderr = '';
       let settled = false;
       const done = (r: Awaited<ReturnType<LeanFileRunner['runFile']>>): void => {
         if (settled) return;
@@ -116,25 +154,46 @@ export class LeanFileRunner implements SnippetRunner {
         resolve(r);
       };
       const timer = setTimeout(() => {
-        try { process.kill(-(child.pid ?? 0), 'SIGKILL'); } catch { /* gone */ }
+        try {
+          process.kill(-(child.pid ?? 0), 'SIGKILL');
+        } catch {
+          /* gone */
+        }
         done({ kind: 'timeout', message: `Lean command timed out in ${req.timeoutMs / 1000} seconds` });
       }, req.timeoutMs);
-      child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
-      child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr = (stderr + c).slice(-4000); });
-      child.on('error', (err) => done({ kind: 'server_error', message: `could not run Lean (${argv.join(' ')}): ${err.message}. Install Lean with elan: https://github.com/leanprover/elan` }));
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        stdout += c;
+      });
+      child.stderr.setEncoding('utf8').on('data', (c: string) => {
+        stderr = (stderr + c).slice(-4000);
+      });
+      child.on('error', (err) =>
+        done({
+          kind: 'server_error',
+          message: `could not run Lean (${argv.join(' ')}): ${err.message}. Install Lean with elan: https://github.com/leanprover/elan`,
+        }),
+      );
       child.on('close', (code) => {
         const time = Math.round((performance.now() - t0) * 1000) / 1e6;
         const messages = parseLeanJson(stdout);
         // Lean exits non-zero on errors; a non-zero exit with no error message means it did not finish
         if (code !== 0 && !messages.some((m) => m.severity === 'error')) {
-          done({ kind: 'server_error', message: `Lean exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join('\n') || stdout.slice(0, 500)}` });
+          done({
+            kind: 'server_error',
+            message: `Lean exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join('\n') || stdout.slice(0, 500)}`,
+          });
           return;
         }
         const firstAudit = headerLines + bodyLines + 1;
         done({
-          kind: 'done', time,
+          kind: 'done',
+          time,
           messages: messages.filter((m) => m.pos.line < firstAudit),
-          audit: auditAnswers(names, messages.filter((m) => m.pos.line >= firstAudit), firstAudit),
+          audit: auditAnswers(
+            names,
+            messages.filter((m) => m.pos.line >= firstAudit),
+            firstAudit,
+          ),
         });
       });
     });

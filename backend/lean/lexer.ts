@@ -57,8 +57,14 @@ export interface Lexed {
 const inRange = (c: number, lo: number, hi: number): boolean => lo <= c && c <= hi;
 /** `isLetterLike` as every supported Lean has it: Greek (but λ Π Σ), Coptic, Greek Extended, Letterlike, math script/double-struck/fraktur. */
 function isLetterLike(c: number): boolean {
-  return (inRange(c, 0x3b1, 0x3c9) && c !== 0x3bb) || (inRange(c, 0x391, 0x3a9) && c !== 0x3a0 && c !== 0x3a3)
-    || inRange(c, 0x3ca, 0x3fb) || inRange(c, 0x1f00, 0x1ffe) || inRange(c, 0x2100, 0x214f) || inRange(c, 0x1d49c, 0x1d59f);
+  return (
+    (inRange(c, 0x3b1, 0x3c9) && c !== 0x3bb) ||
+    (inRange(c, 0x391, 0x3a9) && c !== 0x3a0 && c !== 0x3a3) ||
+    inRange(c, 0x3ca, 0x3fb) ||
+    inRange(c, 0x1f00, 0x1ffe) ||
+    inRange(c, 0x2100, 0x214f) ||
+    inRange(c, 0x1d49c, 0x1d59f)
+  );
 }
 /** Latin-1 and Latin Extended-A letters: identifier characters in recent Lean only (older Lean rejects them). */
 function isLatinLetterOfRecentLean(c: number): boolean {
@@ -121,7 +127,10 @@ export function lexLeanFull(source: string): Lexed {
   const tokens: Token[] = [];
   const trivia: Trivia[] = [];
   const problems: LexProblem[] = [];
-  let i = 0, line = 1, column = 0, offset = 0;
+  let i = 0,
+    line = 1,
+    column = 0,
+    offset = 0;
   /** Inside the `{…}` of a plain string: tokens are `quoted`. */
   let quoted = 0;
   /** The last thing read is an `s!`-like prefix (no literal since), so a string here is interpolated. */
@@ -138,22 +147,57 @@ export function lexLeanFull(source: string): Lexed {
 
   const at = (k = 0): string | undefined => chars[i + k];
   const step = (): void => {
-    if (chars[i] === '\n') { line++; column = 0; } else column++;
+    if (chars[i] === '\n') {
+      line++;
+      column = 0;
+    } else column++;
     offset += chars[i].length;
     i++;
   };
-  const stepN = (n: number): void => { for (let k = 0; k < n && i < chars.length; k++) step(); };
-  type Mark = { i: number; line: number; column: number; offset: number; tokens: number; trivia: number; problems: number };
-  const mark = (): Mark => ({ i, line, column, offset, tokens: tokens.length, trivia: trivia.length, problems: problems.length });
+  const stepN = (n: number): void => {
+    for (let k = 0; k < n && i < chars.length; k++) step();
+  };
+  type Mark = {
+    i: number;
+    line: number;
+    column: number;
+    offset: number;
+    tokens: number;
+    trivia: number;
+    problems: number;
+  };
+  const mark = (): Mark => ({
+    i,
+    line,
+    column,
+    offset,
+    tokens: tokens.length,
+    trivia: trivia.length,
+    problems: problems.length,
+  });
   /** Back to `m`, dropping what was recorded since. */
   const restore = (m: Mark): void => {
-    i = m.i; line = m.line; column = m.column; offset = m.offset;
-    tokens.length = m.tokens; trivia.length = m.trivia; problems.length = m.problems;
+    i = m.i;
+    line = m.line;
+    column = m.column;
+    offset = m.offset;
+    tokens.length = m.tokens;
+    trivia.length = m.trivia;
+    problems.length = m.problems;
   };
   const push = (kind: TokenKind, text: string, from: Mark): void => {
     afterInterpolationPrefix = kind === 'ident' && interpolationPrefixes.has(text);
-    if (kind === 'ident' && tokens[tokens.length - 1]?.text === 'import' && !coreModules.test(text)) mathlibImported = true;
-    tokens.push({ kind, text, line: from.line, column: from.column, endLine: line, endColumn: column, ...(quoted > 0 ? { quoted: true as const } : {}) });
+    if (kind === 'ident' && tokens[tokens.length - 1]?.text === 'import' && !coreModules.test(text))
+      mathlibImported = true;
+    tokens.push({
+      kind,
+      text,
+      line: from.line,
+      column: from.column,
+      endLine: line,
+      endColumn: column,
+      ...(quoted > 0 ? { quoted: true as const } : {}),
+    });
   };
   const problem = (message: string, from: Mark): void => {
     const end = i > from.i ? { line, column } : { line: from.line, column: from.column + 1 };
@@ -167,7 +211,8 @@ export function lexLeanFull(source: string): Lexed {
   const mayRescan = (from: Mark, reached: number): boolean => {
     rescanBudget -= reached - from.i;
     if (rescanBudget >= 0) return true;
-    if (rescanBudget + (reached - from.i) >= 0) problem('too many unterminated literals or comments: the rest is not read', from);
+    if (rescanBudget + (reached - from.i) >= 0)
+      problem('too many unterminated literals or comments: the rest is not read', from);
     stepN(chars.length - i);
     return false;
   };
@@ -184,8 +229,13 @@ export function lexLeanFull(source: string): Lexed {
     while (i < chars.length) {
       const c = at();
       step();
-      if (c === '-' && at() === '/') { step(); if (--depth === 0) return true; }
-      else if (c === '/' && at() === '-') { step(); depth++; }
+      if (c === '-' && at() === '/') {
+        step();
+        if (--depth === 0) return true;
+      } else if (c === '/' && at() === '-') {
+        step();
+        depth++;
+      }
     }
     return false;
   };
@@ -212,8 +262,14 @@ export function lexLeanFull(source: string): Lexed {
     const c = chars[j + 1];
     if (c === undefined) return 'unterminated escape';
     if ('\\"\'rnt'.includes(c) || (braces && c === '{')) return j + 2;
-    if (c === 'x') return isHexDigit(chars[j + 2]) && isHexDigit(chars[j + 3]) ? j + 4 : 'invalid \\x escape (two hex digits expected)';
-    if (c === 'u') return [2, 3, 4, 5].every((k) => isHexDigit(chars[j + k])) ? j + 6 : 'invalid \\u escape (four hex digits expected)';
+    if (c === 'x')
+      return isHexDigit(chars[j + 2]) && isHexDigit(chars[j + 3])
+        ? j + 4
+        : 'invalid \\x escape (two hex digits expected)';
+    if (c === 'u')
+      return [2, 3, 4, 5].every((k) => isHexDigit(chars[j + k]))
+        ? j + 6
+        : 'invalid \\u escape (four hex digits expected)';
     if (gaps && c === '\n') {
       let k = j + 2;
       while (chars[k] !== undefined && isLeanWhitespace(chars[k])) {
@@ -252,7 +308,11 @@ export function lexLeanFull(source: string): Lexed {
     step(); // opening quote
     while (i < chars.length) {
       const c = at();
-      if (c === '"') { step(); trivia.push({ kind: 'string', start: pieceStart, end: offset }); return null; }
+      if (c === '"') {
+        step();
+        trivia.push({ kind: 'string', start: pieceStart, end: offset });
+        return null;
+      }
       if (c === '\\') {
         const e = escapeEnd(i, true, true);
         if (typeof e === 'string') return e;
@@ -289,7 +349,10 @@ export function lexLeanFull(source: string): Lexed {
       stepN(plain.at - i);
       const where = mark();
       restore(here);
-      problem(plain.error === 'unterminated string literal' ? plain.error : `${plain.error} in a string literal`, plain.at === start.i ? start : where);
+      problem(
+        plain.error === 'unterminated string literal' ? plain.error : `${plain.error} in a string literal`,
+        plain.at === start.i ? start : where,
+      );
       step();
       return;
     }
@@ -297,7 +360,12 @@ export function lexLeanFull(source: string): Lexed {
     if (text.includes('{') && (quoted > 0 || secondReadingBudget <= 0)) {
       // within a string that may be interpolated, or after too many: refused rather than read twice
       // again (which would take exponential time)
-      problem(quoted > 0 ? 'a string literal with `{` inside a string that may be interpolated' : 'too many string literals with `{` to read both ways', start);
+      problem(
+        quoted > 0
+          ? 'a string literal with `{` inside a string that may be interpolated'
+          : 'too many string literals with `{` to read both ways',
+        start,
+      );
     } else if (text.includes('{')) {
       // Lean reads this as plain text here, but as code inside `{…}` after `throwError`, `m!`-like syntax:
       // check that code too, and refuse the string when the two readings end in different places.
@@ -311,7 +379,11 @@ export function lexLeanFull(source: string): Lexed {
       restore(start);
       for (const t of codeTokens) tokens.push({ ...t, quoted: true });
       for (const p of codeProblems) problems.push(p);
-      if (!agree) problem('a string literal with `{` that reads differently as plain and as interpolated string (Lean interpolates after `s!`, `throwError` and similar syntax)', start);
+      if (!agree)
+        problem(
+          'a string literal with `{` that reads differently as plain and as interpolated string (Lean interpolates after `s!`, `throwError` and similar syntax)',
+          start,
+        );
     }
     const from = offset;
     stepN(plain.end - i);
@@ -329,7 +401,10 @@ export function lexLeanFull(source: string): Lexed {
     }
     step();
     let hashes = 0;
-    while (at() === '#') { hashes++; step(); }
+    while (at() === '#') {
+      hashes++;
+      step();
+    }
     step(); // opening quote
     while (i < chars.length) {
       if (at() === '"' && chars.slice(i + 1, i + 1 + hashes).every((c) => c === '#') && i + hashes < chars.length) {
@@ -378,7 +453,8 @@ export function lexLeanFull(source: string): Lexed {
     afterInterpolationPrefix = false;
     const before = i > 0 ? chars[i - 1] : undefined;
     const glued = before !== undefined && (before === ']' || mayEndLongerToken(before));
-    const ambiguous = (): void => problem(`a quote after '${before ?? ''}': Lean may read a token or a character literal here`, start);
+    const ambiguous = (): void =>
+      problem(`a quote after '${before ?? ''}': Lean may read a token or a character literal here`, start);
     if (at(1) === "'") {
       stepN(2);
       push('symbol', "''", start);
@@ -394,10 +470,18 @@ export function lexLeanFull(source: string): Lexed {
     let k = i + 1;
     if (chars[k] === '\\') {
       const e = escapeEnd(k, false, false);
-      if (typeof e === 'string') { step(); problem(`${e} in a character literal`, start); return; }
+      if (typeof e === 'string') {
+        step();
+        problem(`${e} in a character literal`, start);
+        return;
+      }
       k = e;
     } else if (k < chars.length) k++;
-    if (chars[k] !== "'") { step(); problem('missing end of character literal', start); return; }
+    if (chars[k] !== "'") {
+      step();
+      problem('missing end of character literal', start);
+      return;
+    }
     stepN(k + 1 - i);
     trivia.push({ kind: 'char', start: start.offset, end: offset });
   };
@@ -425,7 +509,11 @@ export function lexLeanFull(source: string): Lexed {
         while (isIdRest(at())) step();
         text += source.slice(from, offset);
       }
-      if (at() === '.' && (isIdFirst(at(1)) || at(1) === '«')) { step(); text += '.'; continue; }
+      if (at() === '.' && (isIdFirst(at(1)) || at(1) === '«')) {
+        step();
+        text += '.';
+        continue;
+      }
       return text;
     }
   };
@@ -434,8 +522,16 @@ export function lexLeanFull(source: string): Lexed {
     const digits = (ok: (ch: string | undefined) => boolean, needDigit: boolean): boolean => {
       let need = needDigit;
       for (;;) {
-        if (at() === '_') { step(); need = true; continue; }
-        if (ok(at())) { step(); need = false; continue; }
+        if (at() === '_') {
+          step();
+          need = true;
+          continue;
+        }
+        if (ok(at())) {
+          step();
+          need = false;
+          continue;
+        }
         return !need;
       }
     };
@@ -443,14 +539,26 @@ export function lexLeanFull(source: string): Lexed {
     let ok = true;
     if (radix === 'x' || radix === 'b' || radix === 'o') {
       stepN(2);
-      ok = digits(radix === 'x' ? isHexDigit : radix === 'b' ? (c) => c === '0' || c === '1' : (c) => c !== undefined && c >= '0' && c <= '7', true);
+      ok = digits(
+        radix === 'x'
+          ? isHexDigit
+          : radix === 'b'
+            ? (c) => c === '0' || c === '1'
+            : (c) => c !== undefined && c >= '0' && c <= '7',
+        true,
+      );
     } else {
       ok = digits(isDigit, false);
-      if (ok && at() === '.') { step(); if (isDigit(at())) ok = digits(isDigit, false); }
+      if (ok && at() === '.') {
+        step();
+        if (isDigit(at())) ok = digits(isDigit, false);
+      }
       if (ok && (at() === 'e' || at() === 'E')) {
         const sign = at(1) === '+' || at(1) === '-' ? 1 : 0;
-        if (isDigit(at(1 + sign))) { stepN(1 + sign); ok = digits(isDigit, false); }
-        else ok = false;
+        if (isDigit(at(1 + sign))) {
+          stepN(1 + sign);
+          ok = digits(isDigit, false);
+        } else ok = false;
       }
     }
     push('number', source.slice(start.offset, offset), start);
@@ -465,7 +573,10 @@ export function lexLeanFull(source: string): Lexed {
     step();
     push('symbol', c, start);
     if (hasGuillemetByte(c) && lastClosingGuillemet >= i) {
-      problem(`'${c}' (${hex(c)}): if it is no token, Lean's error recovery reads one of its bytes as '«' and takes the text up to the next '»' as a name`, start);
+      problem(
+        `'${c}' (${hex(c)}): if it is no token, Lean's error recovery reads one of its bytes as '«' and takes the text up to the next '»' as a name`,
+        start,
+      );
     } else if (/[\p{L}\p{M}\p{N}]/u.test(c) && !letterTokens.has(c) && (isIdFirst(at()) || at() === '«')) {
       const why = isLatinLetterOfRecentLean(code(c))
         ? 'is an identifier character only in recent Lean; older Lean reports an error here'
@@ -477,16 +588,28 @@ export function lexLeanFull(source: string): Lexed {
   function lexToken(): void {
     const start = mark();
     const c = at() as string;
-    if (c === '"') { string(); return; }
-    if (c === "'") { charLiteral(); return; }
+    if (c === '"') {
+      string();
+      return;
+    }
+    if (c === "'") {
+      charLiteral();
+      return;
+    }
     if (isDigit(c) && chars[i - 1] === '.' && i >= 2 && !isLeanWhitespace(chars[i - 2])) {
       // `h.2.elim`: a projection's field index (Lean's `fieldIdxFn`), digits only, not a number literal
       while (isDigit(at())) step();
       push('number', source.slice(start.offset, offset), start);
       return;
     }
-    if (isDigit(c)) { number(start); return; }
-    if (c === 'r' && isRawStringStart()) { rawString(); return; }
+    if (isDigit(c)) {
+      number(start);
+      return;
+    }
+    if (c === 'r' && isRawStringStart()) {
+      rawString();
+      return;
+    }
     if (c === '`' && (isIdFirst(at(1)) || at(1) === '«' || (at(1) === '`' && (isIdFirst(at(2)) || at(2) === '«')))) {
       stepN(at(1) === '`' ? 2 : 1);
       const name = identifier();
@@ -504,8 +627,16 @@ export function lexLeanFull(source: string): Lexed {
       if (name) push('ident', name, start);
       return;
     }
-    if (c === '@' && at(1) === '[') { stepN(2); push('symbol', '@[', start); return; }
-    if (c === ':' && at(1) === '=') { stepN(2); push('symbol', ':=', start); return; }
+    if (c === '@' && at(1) === '[') {
+      stepN(2);
+      push('symbol', '@[', start);
+      return;
+    }
+    if (c === ':' && at(1) === '=') {
+      stepN(2);
+      push('symbol', ':=', start);
+      return;
+    }
     otherCharacter(start);
   }
 
@@ -514,7 +645,10 @@ export function lexLeanFull(source: string): Lexed {
     let depth = 0;
     while (i < chars.length) {
       const c = at() as string;
-      if (isLeanWhitespace(c)) { step(); continue; }
+      if (isLeanWhitespace(c)) {
+        step();
+        continue;
+      }
       if ((c === '-' && at(1) === '-') || (c === '/' && at(1) === '-')) {
         const before = i > 0 ? chars[i - 1] : undefined;
         if (before !== undefined && mayEndLongerToken(before)) {
@@ -522,10 +656,14 @@ export function lexLeanFull(source: string): Lexed {
           // then there is no comment
           problem(`a comment start glued to '${before}': Lean may read a longer token there`, mark());
         }
-        if (c === '-') lineComment(); else blockComment();
+        if (c === '-') lineComment();
+        else blockComment();
         continue;
       }
-      if (untilBrace && c === '}' && depth === 0) { step(); return true; }
+      if (untilBrace && c === '}' && depth === 0) {
+        step();
+        return true;
+      }
       if (untilBrace && c === '{') depth++;
       if (untilBrace && c === '}') depth--;
       lexToken();

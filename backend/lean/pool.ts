@@ -91,7 +91,10 @@ export class ReplPool {
     if (!(options.maxRepls >= 1)) throw new Error('maxRepls must be at least 1');
     const idleMs = options.idleTimeoutMs ?? 0;
     if (idleMs > 0) {
-      this.sweeper = setInterval(() => this.stopIdleSince(Date.now() - idleMs), Math.max(10, Math.min(idleMs / 2, 30_000)));
+      this.sweeper = setInterval(
+        () => this.stopIdleSince(Date.now() - idleMs),
+        Math.max(10, Math.min(idleMs / 2, 30_000)),
+      );
       this.sweeper.unref();
     }
   }
@@ -104,8 +107,11 @@ export class ReplPool {
 
   stats(): PoolStats {
     return {
-      total: this.idle.length + this.busy.size + this.starting.length, busy: this.busy.size + this.starting.length,
-      idle: this.idle.length, waiting: this.waiters.length, ...this.counters,
+      total: this.idle.length + this.busy.size + this.starting.length,
+      busy: this.busy.size + this.starting.length,
+      idle: this.idle.length,
+      waiting: this.waiters.length,
+      ...this.counters,
     };
   }
 
@@ -114,11 +120,21 @@ export class ReplPool {
     if (this.closed) return Promise.reject(new Error('the REPL pool is closed'));
     if (options.signal?.aborted) return Promise.reject(new Error('cancelled'));
     return new Promise<Lease>((resolve, reject) => {
-      const waiter: Waiter = { header, reuse: options.reuse ?? true, headerTimeoutMs: options.headerTimeoutMs, resolve, reject, signal: options.signal };
+      const waiter: Waiter = {
+        header,
+        reuse: options.reuse ?? true,
+        headerTimeoutMs: options.headerTimeoutMs,
+        resolve,
+        reject,
+        signal: options.signal,
+      };
       if (options.signal) {
         waiter.onAbort = () => {
           const i = this.waiters.indexOf(waiter);
-          if (i >= 0) { this.waiters.splice(i, 1); reject(new Error('cancelled')); }
+          if (i >= 0) {
+            this.waiters.splice(i, 1);
+            reject(new Error('cancelled'));
+          }
         };
         options.signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
@@ -178,7 +194,10 @@ export class ReplPool {
         this.startFor(w);
         continue;
       }
-      const headerHeld = w.reuse && this.options.waitForBusyHeader !== false && ([...this.busy].some((m) => m.header === w.header) || this.starting.includes(w.header));
+      const headerHeld =
+        w.reuse &&
+        this.options.waitForBusyHeader !== false &&
+        ([...this.busy].some((m) => m.header === w.header) || this.starting.includes(w.header));
       if (this.idle.length > 0 && !headerHeld) {
         let lru = 0;
         for (let k = 1; k < this.idle.length; k++) if (this.idle[k].lastUsed < this.idle[lru].lastUsed) lru = k;
@@ -208,7 +227,9 @@ export class ReplPool {
 
   private startFor(w: Waiter): void {
     this.starting.push(w.header);
-    const started = (): void => { this.starting.splice(this.starting.indexOf(w.header), 1); };
+    const started = (): void => {
+      this.starting.splice(this.starting.indexOf(w.header), 1);
+    };
     const scratch = mkdtempSync(join(tmpdir(), 'kimina-repl-'));
     let repl: ReplProcess;
     try {
@@ -229,9 +250,18 @@ export class ReplPool {
         started();
         this.importing.delete(repl);
         const response = answer as CommandResponse & Partial<ReplErrorResponse>;
-        const headerBroken = typeof response.message === 'string' || typeof response.env !== 'number'
-          || (response.messages ?? []).some((msg) => msg.severity === 'error');
-        const m: Member = { repl, header: w.header, headerEnv: response.env ?? 0, uses: 0, lastUsed: Date.now(), scratch };
+        const headerBroken =
+          typeof response.message === 'string' ||
+          typeof response.env !== 'number' ||
+          (response.messages ?? []).some((msg) => msg.severity === 'error');
+        const m: Member = {
+          repl,
+          header: w.header,
+          headerEnv: response.env ?? 0,
+          uses: 0,
+          lastUsed: Date.now(),
+          scratch,
+        };
         if (headerBroken || this.closed) {
           this.destroy(m);
           w.reject(this.closed ? new Error('the REPL pool is closed') : new HeaderFailed(response));
@@ -260,8 +290,9 @@ export class ReplPool {
       this.busy.delete(m);
       m.uses++;
       m.lastUsed = Date.now();
-      const worn = (this.options.maxUses > 0 && m.uses >= this.options.maxUses)
-        || (this.options.maxRssMb > 0 && m.repl.rssBytes() > this.options.maxRssMb * 1024 * 1024);
+      const worn =
+        (this.options.maxUses > 0 && m.uses >= this.options.maxUses) ||
+        (this.options.maxRssMb > 0 && m.repl.rssBytes() > this.options.maxRssMb * 1024 * 1024);
       if (keep && !this.closed && m.repl.alive && !worn) this.idle.push(m);
       else {
         if (keep && worn) this.counters.replaced++;
@@ -269,7 +300,13 @@ export class ReplPool {
       }
       this.dispatch();
     };
-    return { repl: m.repl, headerEnv: m.headerEnv, freshImport, release: () => finish(true), discard: () => finish(false) };
+    return {
+      repl: m.repl,
+      headerEnv: m.headerEnv,
+      freshImport,
+      release: () => finish(true),
+      discard: () => finish(false),
+    };
   }
 
   private destroy(m: Member): void {

@@ -4,19 +4,34 @@
 import type { CommandResponse, ReplErrorResponse, ReplMessage } from '../protocol';
 import { ReplFailure } from './errors';
 import { HeaderFailed, type Lease, type ReplPool } from './pool';
-import { auditAnswers, auditCommand, type RunRequest, type RunResult, type RunnerStats, type SnippetRunner } from './runner';
+import {
+  auditAnswers,
+  auditCommand,
+  type RunRequest,
+  type RunResult,
+  type RunnerStats,
+  type SnippetRunner,
+} from './runner';
 
 export class PoolRunner implements SnippetRunner {
   readonly mode = 'repl' as const;
   constructor(readonly pool: ReplPool) {}
 
-  stats(): RunnerStats { return { mode: 'repl', ...this.pool.stats() }; }
-  close(): Promise<void> { return this.pool.close(); }
+  stats(): RunnerStats {
+    return { mode: 'repl', ...this.pool.stats() };
+  }
+  close(): Promise<void> {
+    return this.pool.close();
+  }
 
   async run(req: RunRequest): Promise<RunResult> {
     let lease: Lease;
     try {
-      lease = await this.pool.acquire(req.header, { reuse: req.reuse, headerTimeoutMs: req.timeoutMs, signal: req.signal });
+      lease = await this.pool.acquire(req.header, {
+        reuse: req.reuse,
+        headerTimeoutMs: req.timeoutMs,
+        signal: req.signal,
+      });
     } catch (err) {
       if (err instanceof HeaderFailed) {
         const r = err.response;
@@ -30,7 +45,7 @@ export class PoolRunner implements SnippetRunner {
       const cmd: Record<string, unknown> = { cmd: req.body, env: lease.headerEnv };
       if (req.infotree) cmd.infotree = req.infotree;
       const t0 = performance.now();
-      const answer = await lease.repl.send(cmd, req.timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
+      const answer = (await lease.repl.send(cmd, req.timeoutMs)) as CommandResponse & Partial<ReplErrorResponse>;
       const time = round6((performance.now() - t0) / 1000);
       if (typeof answer.message === 'string') {
         lease.release();
@@ -44,12 +59,17 @@ export class PoolRunner implements SnippetRunner {
       let copyErrors: ReplMessage[] | undefined;
       if (req.auditCopy && typeof answer.env === 'number') {
         // the copy feeds only the audit: its own command on the header's env, never the verdict's messages
-        const copy = await lease.repl.send({ cmd: req.auditCopy.body, env: lease.headerEnv }, req.timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
-        copyErrors = typeof copy.message === 'string'
-          ? [{ pos: { line: 1, column: 0 }, endPos: null, severity: 'error', data: copy.message }]
-          : (copy.messages ?? []).filter((m) => m.severity === 'error');
+        const copy = (await lease.repl.send(
+          { cmd: req.auditCopy.body, env: lease.headerEnv },
+          req.timeoutMs,
+        )) as CommandResponse & Partial<ReplErrorResponse>;
+        copyErrors =
+          typeof copy.message === 'string'
+            ? [{ pos: { line: 1, column: 0 }, endPos: null, severity: 'error', data: copy.message }]
+            : (copy.messages ?? []).filter((m) => m.severity === 'error');
         if (typeof copy.env === 'number') {
-          for (const [name, ms] of await this.audit(lease, req.auditCopy.names, copy.env, req.timeoutMs)) audit.set(name, ms);
+          for (const [name, ms] of await this.audit(lease, req.auditCopy.names, copy.env, req.timeoutMs))
+            audit.set(name, ms);
         }
       }
       const memoryBytes = lease.repl.rssBytes();
@@ -61,8 +81,14 @@ export class PoolRunner implements SnippetRunner {
     }
   }
 
-  private async audit(lease: Lease, names: string[], env: number, timeoutMs: number): Promise<Map<string, ReplMessage[]>> {
-    const answer = await lease.repl.send({ cmd: auditCommand(names), env }, timeoutMs) as CommandResponse & Partial<ReplErrorResponse>;
+  private async audit(
+    lease: Lease,
+    names: string[],
+    env: number,
+    timeoutMs: number,
+  ): Promise<Map<string, ReplMessage[]>> {
+    const answer = (await lease.repl.send({ cmd: auditCommand(names), env }, timeoutMs)) as CommandResponse &
+      Partial<ReplErrorResponse>;
     return auditAnswers(names, answer.messages ?? []);
   }
 }
@@ -72,4 +98,6 @@ function failure(err: unknown): RunResult {
   return { kind: 'server_error', message: err instanceof Error ? err.message : String(err) };
 }
 
-function round6(x: number): number { return Math.round(x * 1e6) / 1e6; }
+function round6(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}

@@ -25,22 +25,39 @@ export class ReplProcess {
   private exitInfo: string | undefined;
 
   constructor(spec: LaunchSpec) {
-    this.child = spawn(spec.argv[0], spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.child = spawn(spec.argv[0], spec.argv.slice(1), {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.child.stdout?.setEncoding('utf8');
     this.child.stderr?.setEncoding('utf8');
     this.child.stdout?.on('data', (chunk: string) => this.onStdout(chunk));
-    this.child.stderr?.on('data', (chunk: string) => { this.stderrTail = (this.stderrTail + chunk).slice(-stderrKeep); });
-    this.child.stdin?.on('error', () => { /* reported through 'exit' */ });
-    this.child.on('error', (err) => this.fail(new ReplFailure('spawn', `could not start the Lean REPL (${spec.argv.join(' ')}): ${err.message}`)));
+    this.child.stderr?.on('data', (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-stderrKeep);
+    });
+    this.child.stdin?.on('error', () => {
+      /* reported through 'exit' */
+    });
+    this.child.on('error', (err) =>
+      this.fail(new ReplFailure('spawn', `could not start the Lean REPL (${spec.argv.join(' ')}): ${err.message}`)),
+    );
     this.child.on('exit', (code, signal) => {
       this.exitInfo = signal ? `signal ${signal}` : `code ${code}`;
       // let stdout/stderr drain first, so the error carries the process's last words
-      setImmediate(() => this.fail(new ReplFailure('exited', `Lean REPL process exited (${this.exitInfo})${this.stderrSuffix()}`)));
+      setImmediate(() =>
+        this.fail(new ReplFailure('exited', `Lean REPL process exited (${this.exitInfo})${this.stderrSuffix()}`)),
+      );
     });
   }
 
-  get pid(): number | undefined { return this.child.pid; }
-  get alive(): boolean { return this.exitInfo === undefined && this.child.exitCode === null && !this.child.killed; }
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+  get alive(): boolean {
+    return this.exitInfo === undefined && this.child.exitCode === null && !this.child.killed;
+  }
 
   private stderrSuffix(): string {
     const tail = this.stderrTail.trim();
@@ -68,7 +85,10 @@ export class ReplProcess {
     this.waiting = undefined;
     clearTimeout(w.timer);
     const parsed = parseAnswer(text);
-    if (parsed !== undefined) { w.resolve(parsed); return; }
+    if (parsed !== undefined) {
+      w.resolve(parsed);
+      return;
+    }
     this.kill();
     w.reject(new ReplFailure('garbage', `Lean REPL answered with unparsable output: ${text.slice(0, 200)}`));
   }
@@ -82,18 +102,31 @@ export class ReplProcess {
   }
 
   /** Sends one request and waits for its answer; on timeout the process is killed. */
-  send(request: Record<string, unknown>, timeoutMs: number, timeoutMessage = `Lean REPL command timed out in ${timeoutMs / 1000} seconds`): Promise<unknown> {
+  send(
+    request: Record<string, unknown>,
+    timeoutMs: number,
+    timeoutMessage = `Lean REPL command timed out in ${timeoutMs / 1000} seconds`,
+  ): Promise<unknown> {
     if (this.waiting) return Promise.reject(new Error('ReplProcess.send: a request is already in flight'));
-    if (!this.alive) return Promise.reject(new ReplFailure('exited', `Lean REPL process is not running${this.exitInfo ? ` (${this.exitInfo})` : ''}${this.stderrSuffix()}`));
+    if (!this.alive)
+      return Promise.reject(
+        new ReplFailure(
+          'exited',
+          `Lean REPL process is not running${this.exitInfo ? ` (${this.exitInfo})` : ''}${this.stderrSuffix()}`,
+        ),
+      );
     return new Promise((resolve, reject) => {
       const w: Waiting = { resolve, reject };
       this.waiting = w;
-      w.timer = setTimeout(() => {
-        if (this.waiting !== w) return;
-        this.waiting = undefined;
-        this.kill();
-        reject(new ReplFailure('timeout', timeoutMessage));
-      }, Math.max(0, timeoutMs));
+      w.timer = setTimeout(
+        () => {
+          if (this.waiting !== w) return;
+          this.waiting = undefined;
+          this.kill();
+          reject(new ReplFailure('timeout', timeoutMessage));
+        },
+        Math.max(0, timeoutMs),
+      );
       this.child.stdin?.write(JSON.stringify(request) + '\n\n');
     });
   }
@@ -102,7 +135,15 @@ export class ReplProcess {
   kill(): void {
     const pid = this.child.pid;
     if (pid === undefined) return;
-    try { process.kill(-pid, 'SIGKILL'); } catch { try { this.child.kill('SIGKILL'); } catch { /* already gone */ } }
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      try {
+        this.child.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
     this.fail(new ReplFailure('closed', 'Lean REPL was stopped'));
   }
 
@@ -115,11 +156,19 @@ export class ReplProcess {
 
 /** The answer's JSON; lines before a line starting with `{` (e.g. lake's build chatter) are skipped. */
 function parseAnswer(text: string): unknown {
-  try { return JSON.parse(text); } catch { /* try without a prefix */ }
+  try {
+    return JSON.parse(text);
+  } catch {
+    /* try without a prefix */
+  }
   const lines = text.split('\n');
   const start = lines.findIndex((l) => l.startsWith('{'));
   if (start <= 0) return undefined;
-  try { return JSON.parse(lines.slice(start).join('\n')); } catch { return undefined; }
+  try {
+    return JSON.parse(lines.slice(start).join('\n'));
+  } catch {
+    return undefined;
+  }
 }
 
 function treeRss(pid: number, depth: number): number {
@@ -128,11 +177,15 @@ function treeRss(pid: number, depth: number): number {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const m = /VmRSS:\s+(\d+)\s+kB/.exec(status);
     if (m) total += Number(m[1]) * 1024;
-  } catch { return 0; }
+  } catch {
+    return 0;
+  }
   if (depth > 8) return total;
   try {
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
     for (const c of children ? children.split(/\s+/) : []) total += treeRss(Number(c), depth + 1);
-  } catch { /* no children file on this kernel */ }
+  } catch {
+    /* no children file on this kernel */
+  }
   return total;
 }

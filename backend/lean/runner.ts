@@ -37,7 +37,9 @@ export type RunResult =
   | { kind: 'timeout'; message: string; replId?: string }
   | { kind: 'server_error'; message: string; replId?: string };
 
-export interface RunnerStats extends Partial<PoolStats> { mode: 'repl' | 'lean-file' }
+export interface RunnerStats extends Partial<PoolStats> {
+  mode: 'repl' | 'lean-file';
+}
 
 export interface SnippetRunner {
   readonly mode: 'repl' | 'lean-file';

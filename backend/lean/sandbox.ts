@@ -26,8 +26,28 @@ const bwrap: Sandbox = {
   kind: 'bwrap',
   enforces: 'no network; filesystem read-only except a per-REPL scratch folder',
   wrap: (argv, scratch) => [
-    'bwrap', '--die-with-parent', '--unshare-net', '--unshare-ipc', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
-    '--bind', scratch, scratch, '--setenv', 'HOME', scratch, '--setenv', 'TMPDIR', scratch, '--', ...argv,
+    'bwrap',
+    '--die-with-parent',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--bind',
+    scratch,
+    scratch,
+    '--setenv',
+    'HOME',
+    scratch,
+    '--setenv',
+    'TMPDIR',
+    scratch,
+    '--',
+    ...argv,
   ],
 };
 
@@ -39,7 +59,11 @@ function unshare(userNamespace: boolean): Sandbox {
   };
 }
 
-const none: Sandbox = { kind: 'none', enforces: 'no OS sandbox; only the untrusted-code filter guards', wrap: (argv) => argv };
+const none: Sandbox = {
+  kind: 'none',
+  enforces: 'no OS sandbox; only the untrusted-code filter guards',
+  wrap: (argv) => argv,
+};
 
 let detected: Sandbox | undefined;
 
@@ -49,7 +73,23 @@ export function detectSandbox(preference: SandboxPreference = 'auto'): Sandbox {
   if (preference === 'auto' && detected) return detected;
   const candidates: Sandbox[] = [];
   if (preference === 'auto' || preference === 'bwrap') {
-    if (works(['bwrap', '--die-with-parent', '--unshare-net', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'])) candidates.push(bwrap);
+    if (
+      works([
+        'bwrap',
+        '--die-with-parent',
+        '--unshare-net',
+        '--ro-bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--',
+        'true',
+      ])
+    )
+      candidates.push(bwrap);
   }
   if (preference === 'auto' || preference === 'unshare') {
     if (works(['unshare', '--net', '--', 'true'])) candidates.push(unshare(false));
@@ -57,7 +97,8 @@ export function detectSandbox(preference: SandboxPreference = 'auto'): Sandbox {
   }
   const chosen = candidates[0];
   if (!chosen) {
-    if (preference !== 'auto') throw new Error(`KIMINA_SANDBOX=${preference} but '${preference}' does not work on this machine`);
+    if (preference !== 'auto')
+      throw new Error(`KIMINA_SANDBOX=${preference} but '${preference}' does not work on this machine`);
     detected = none;
     return none;
   }

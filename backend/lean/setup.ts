@@ -8,11 +8,22 @@ import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths'
 import { setupReplDir } from './launch';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
-export const elanHint = 'Install Lean with elan: curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh (see https://github.com/leanprover/elan)';
+export const elanHint =
+  'Install Lean with elan: curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh (see https://github.com/leanprover/elan)';
 
-export interface SetupResult { tag: string; dir: string; binary: string; built: boolean }
+export interface SetupResult {
+  tag: string;
+  dir: string;
+  binary: string;
+  built: boolean;
+}
 
-function run(cmd: string, args: string[], cwd: string, onLine: (line: string) => void): Promise<{ code: number; tail: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  onLine: (line: string) => void,
+): Promise<{ code: number; tail: string }> {
   return new Promise((resolve) => {
     let tail = '';
     const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,11 +43,19 @@ async function have(cmd: string): Promise<boolean> {
   return (await run(cmd, ['--version'], process.cwd(), () => {})).code === 0;
 }
 
-export async function setupRepl(projectDir: string, onProgress: (line: string) => void, repoUrl = setting('replGitUrl')): Promise<SetupResult> {
-  if (!existsSync(join(projectDir, 'lean-toolchain'))) throw new Error(`no lean-toolchain in ${projectDir}: pass --project with your Lean project's folder`);
+export async function setupRepl(
+  projectDir: string,
+  onProgress: (line: string) => void,
+  repoUrl = setting('replGitUrl'),
+): Promise<SetupResult> {
+  if (!existsSync(join(projectDir, 'lean-toolchain')))
+    throw new Error(`no lean-toolchain in ${projectDir}: pass --project with your Lean project's folder`);
   const toolchain = readFileSync(join(projectDir, 'lean-toolchain'), 'utf8');
   const tag = releaseTag(toolchain);
-  if (!tag) throw new Error(`cannot set up the REPL for ${join(projectDir, 'lean-toolchain')}: ${unsupportedToolchainReason(toolchain)}`);
+  if (!tag)
+    throw new Error(
+      `cannot set up the REPL for ${join(projectDir, 'lean-toolchain')}: ${unsupportedToolchainReason(toolchain)}`,
+    );
   const dir = setupReplDir(tag);
   // The folder is deleted and re-cloned below: it must lie inside KIMINA_HOME/repl, symlinks resolved.
   const replRoot = join(ensurePrivateDir(kiminaHome()), 'repl');
@@ -47,17 +66,23 @@ export async function setupRepl(projectDir: string, onProgress: (line: string) =
     return { tag, dir, binary, built: false };
   }
   if (!(await have('lake'))) throw new Error(`'lake' was not found on PATH. ${elanHint}`);
-  if (!(await have('git'))) throw new Error("'git' was not found on PATH; install git, or build the REPL yourself and set KIMINA_REPL_PATH");
+  if (!(await have('git')))
+    throw new Error("'git' was not found on PATH; install git, or build the REPL yourself and set KIMINA_REPL_PATH");
   onProgress(`[1/3] cloning ${repoUrl} at ${tag} into ${dir}`);
   removeInside(replRoot, dir);
-  const clone = await run('git', ['clone', '--depth', '1', '--branch', tag, repoUrl, dir], dirname(dir), (l) => onProgress(`      ${l}`));
+  const clone = await run('git', ['clone', '--depth', '1', '--branch', tag, repoUrl, dir], dirname(dir), (l) =>
+    onProgress(`      ${l}`),
+  );
   if (clone.code !== 0) {
-    throw new Error(`could not clone ${repoUrl} at ${tag} (offline, or no such tag?): ${clone.tail.trim().split('\n').slice(-2).join(' ')}. `
-      + 'Alternatively build the REPL yourself and set KIMINA_REPL_PATH; without it `kimina serve` falls back to `lake env lean --json`.');
+    throw new Error(
+      `could not clone ${repoUrl} at ${tag} (offline, or no such tag?): ${clone.tail.trim().split('\n').slice(-2).join(' ')}. ` +
+        'Alternatively build the REPL yourself and set KIMINA_REPL_PATH; without it `kimina serve` falls back to `lake env lean --json`.',
+    );
   }
   onProgress(`[2/3] lake build (first build takes a few minutes)`);
   const build = await run('lake', ['build'], dir, (l) => onProgress(`      ${l}`));
-  if (build.code !== 0 || !existsSync(binary)) throw new Error(`lake build failed in ${dir}: ${build.tail.trim().split('\n').slice(-3).join(' ')}`);
+  if (build.code !== 0 || !existsSync(binary))
+    throw new Error(`lake build failed in ${dir}: ${build.tail.trim().split('\n').slice(-3).join(' ')}`);
   onProgress(`[3/3] REPL ready: ${binary}`);
   return { tag, dir, binary, built: true };
 }

@@ -21,9 +21,12 @@ export function parseToolchain(fileText: string): Toolchain {
   const origin = colon >= 0 ? text.slice(0, colon) : '';
   const name = colon >= 0 ? text.slice(colon + 1) : text;
   if (colon >= 0 && !ORIGINS.has(origin)) return { kind: 'invalid', text };
-  if (RELEASE_TAG.test(name) && origin !== 'leanprover/lean4-nightly' && origin !== 'leanprover/lean4-pr-releases') return { kind: 'release', tag: name };
-  if (/^nightly-\d{4}-\d{2}-\d{2}(?:-rev\d{1,3})?$/.test(name) && origin !== 'leanprover/lean4-pr-releases') return { kind: 'nightly', name };
-  if (/^pr-release-\d{1,7}$/.test(name) && origin === 'leanprover/lean4-pr-releases') return { kind: 'pr-release', name };
+  if (RELEASE_TAG.test(name) && origin !== 'leanprover/lean4-nightly' && origin !== 'leanprover/lean4-pr-releases')
+    return { kind: 'release', tag: name };
+  if (/^nightly-\d{4}-\d{2}-\d{2}(?:-rev\d{1,3})?$/.test(name) && origin !== 'leanprover/lean4-pr-releases')
+    return { kind: 'nightly', name };
+  if (/^pr-release-\d{1,7}$/.test(name) && origin === 'leanprover/lean4-pr-releases')
+    return { kind: 'pr-release', name };
   if (colon < 0 && ['stable', 'beta', 'nightly'].includes(name)) return { kind: 'channel', name };
   return { kind: 'invalid', text };
 }
@@ -39,8 +42,11 @@ export function unsupportedToolchainReason(fileText: string): string {
   const t = parseToolchain(fileText);
   const shown = JSON.stringify(fileText.trim().slice(0, 120));
   switch (t.kind) {
-    case 'release': return '';
-    case 'nightly': case 'pr-release': case 'channel':
+    case 'release':
+      return '';
+    case 'nightly':
+    case 'pr-release':
+    case 'channel':
       return `the toolchain ${shown} is not a Lean release, and leanprover-community/repl has tags for releases only (like leanprover/lean4:v4.24.0): build the REPL yourself and set KIMINA_REPL_PATH`;
     case 'invalid':
       return `the toolchain ${shown} is not a Lean toolchain name (expected like leanprover/lean4:v4.24.0)`;

@@ -25,17 +25,26 @@ export interface Rejection {
 
 /** The rules, for docs and error messages. */
 export const untrustedRules: Record<string, string> = {
-  'lexical': 'Lean would reject this text or could read it differently from the filter, which then cannot tell what is code',
-  'hash-command': 'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard and others run code or stop checking, #guard_msgs hides errors',
-  'meta-command': 'commands that define or run elaborators, macros, notations, syntax or initialisers (run_cmd, run_tac, elab, macro, notation, syntax, initialize, simproc, …) run code inside Lean or change what the statement means',
-  'unsafe': '`unsafe` code escapes the kernel and can do IO',
+  lexical:
+    'Lean would reject this text or could read it differently from the filter, which then cannot tell what is code',
+  'hash-command':
+    'only read-only `#` commands are allowed (#check, #print, #reduce, #synth, …); #eval, #exit, #guard and others run code or stop checking, #guard_msgs hides errors',
+  'meta-command':
+    'commands that define or run elaborators, macros, notations, syntax or initialisers (run_cmd, run_tac, elab, macro, notation, syntax, initialize, simproc, …) run code inside Lean or change what the statement means',
+  unsafe: '`unsafe` code escapes the kernel and can do IO',
   'axiom-declaration': '`axiom` and `opaque` add unproved facts or hide implementations',
-  'attribute': 'only attributes proofs need are allowed (simp, ext, norm_cast, reducible, instance, …); others register code that tactics run (norm_num, positivity, simproc, tactic, …) or swap implementations (extern, implemented_by, csimp)',
-  'kernel-option': 'only options that do not weaken checking are allowed (maxHeartbeats, maxRecDepth, pp.*, linter.*, trace.*, …); debug.*, compiler.*, interpreter.* and the rest are refused',
-  'native-decide': '`native_decide`, `bv_decide`, `decide +native`, `plausible` and `Lean.ofReduceBool` trust compiled code (allowed only when configured)',
-  'meta-api': 'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
-  'header': 'an import line may hold only `import` and module names: the header is sent to Lean rebuilt from the module names (Mathlib… collapsed), so a comment or string opened there would hide code from the filter that Lean runs',
-  'import-in-body': '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
+  attribute:
+    'only attributes proofs need are allowed (simp, ext, norm_cast, reducible, instance, …); others register code that tactics run (norm_num, positivity, simproc, tactic, …) or swap implementations (extern, implemented_by, csimp)',
+  'kernel-option':
+    'only options that do not weaken checking are allowed (maxHeartbeats, maxRecDepth, pp.*, linter.*, trace.*, …); debug.*, compiler.*, interpreter.* and the rest are refused',
+  'native-decide':
+    '`native_decide`, `bv_decide`, `decide +native`, `plausible` and `Lean.ofReduceBool` trust compiled code (allowed only when configured)',
+  'meta-api':
+    'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
+  header:
+    'an import line may hold only `import` and module names: the header is sent to Lean rebuilt from the module names (Mathlib… collapsed), so a comment or string opened there would hide code from the filter that Lean runs',
+  'import-in-body':
+    '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
 };
 
 /**
@@ -44,8 +53,22 @@ export const untrustedRules: Record<string, string> = {
  * from being added while the audit then answers for the other constant of that name.
  */
 export const allowedHashCommands: ReadonlySet<string> = new Set([
-  '#check', '#check_failure', '#print', '#reduce', '#synth', '#help', '#norm_num', '#simp',
-  '#conv', '#find', '#where', '#lint', '#min_imports', '#align', '#align_import', '#noalign',
+  '#check',
+  '#check_failure',
+  '#print',
+  '#reduce',
+  '#synth',
+  '#help',
+  '#norm_num',
+  '#simp',
+  '#conv',
+  '#find',
+  '#where',
+  '#lint',
+  '#min_imports',
+  '#align',
+  '#align_import',
+  '#noalign',
 ]);
 
 /**
@@ -54,11 +77,46 @@ export const allowedHashCommands: ReadonlySet<string> = new Set([
  * tactic syntax, and a rule that runs code needs a `TacticM` definition, which the namespace rule refuses.
  */
 export const allowedAttributes: ReadonlySet<string> = new Set([
-  'simp', 'norm_cast', 'push_cast', 'ext', 'reducible', 'irreducible', 'semireducible', 'implicit_reducible', 'inline', 'noinline',
-  'specialize', 'instance', 'refl', 'symm', 'trans', 'congr', 'gcongr', 'mono', 'bound', 'aesop', 'fun_prop',
-  'continuity', 'measurability', 'field_simps', 'zify_simps', 'qify_simps', 'nontriviality', 'simps',
-  'to_additive', 'mk_iff', 'nolint', 'deprecated', 'inherit_doc', 'match_pattern', 'elab_as_elim',
-  'induction_eliminator', 'cases_eliminator', 'coe', 'pp_nodot', 'grind',
+  'simp',
+  'norm_cast',
+  'push_cast',
+  'ext',
+  'reducible',
+  'irreducible',
+  'semireducible',
+  'implicit_reducible',
+  'inline',
+  'noinline',
+  'specialize',
+  'instance',
+  'refl',
+  'symm',
+  'trans',
+  'congr',
+  'gcongr',
+  'mono',
+  'bound',
+  'aesop',
+  'fun_prop',
+  'continuity',
+  'measurability',
+  'field_simps',
+  'zify_simps',
+  'qify_simps',
+  'nontriviality',
+  'simps',
+  'to_additive',
+  'mk_iff',
+  'nolint',
+  'deprecated',
+  'inherit_doc',
+  'match_pattern',
+  'elab_as_elim',
+  'induction_eliminator',
+  'cases_eliminator',
+  'coe',
+  'pp_nodot',
+  'grind',
 ]);
 
 /**
@@ -66,15 +124,34 @@ export const allowedAttributes: ReadonlySet<string> = new Set([
  * `warn.sorry` only silences the warning; the axiom audit still sees `sorryAx` (the cheat corpus checks).
  */
 export const allowedOptions: ReadonlySet<string> = new Set([
-  'warn.sorry', 'maxHeartbeats', 'maxRecDepth', 'maxSynthPendingDepth', 'autoImplicit', 'relaxedAutoImplicit', 'profiler',
-  'diagnostics', 'warningAsError', 'simprocs', 'tactic.hygienic', 'exponentiation.threshold', 'push_neg.use_distrib',
-  'synthInstance.maxHeartbeats', 'synthInstance.maxSize',
+  'warn.sorry',
+  'maxHeartbeats',
+  'maxRecDepth',
+  'maxSynthPendingDepth',
+  'autoImplicit',
+  'relaxedAutoImplicit',
+  'profiler',
+  'diagnostics',
+  'warningAsError',
+  'simprocs',
+  'tactic.hygienic',
+  'exponentiation.threshold',
+  'push_neg.use_distrib',
+  'synthInstance.maxHeartbeats',
+  'synthInstance.maxSize',
 ]);
 /**
  * `doc.*` is not among them: `doc.verso true` makes Lean elaborate the Lean code blocks and roles inside
  * doc comments, which this filter reads as comments (so it would not see code there).
  */
-export const allowedOptionPrefixes: readonly string[] = ['pp.', 'linter.', 'trace.', 'profiler.', 'diagnostics.', 'backward.'];
+export const allowedOptionPrefixes: readonly string[] = [
+  'pp.',
+  'linter.',
+  'trace.',
+  'profiler.',
+  'diagnostics.',
+  'backward.',
+];
 function optionAllowed(name: string): boolean {
   if (name.startsWith('trace.profiler.output')) return false;
   return allowedOptions.has(name) || allowedOptionPrefixes.some((p) => name.startsWith(p));
@@ -86,21 +163,72 @@ function optionAllowed(name: string): boolean {
  * the compiler's and the environment's APIs live there.
  */
 export const metaNamespaces: readonly string[] = [
-  'Lean', 'IO', 'EIO', 'BaseIO', 'System', 'Std.Internal', 'Std.Tactic', 'Lake',
-  'Mathlib.Tactic', 'Mathlib.Meta', 'Mathlib.Util', 'Mathlib.Lean', 'Mathlib.Linter', 'Mathlib.Command',
-  'Batteries.Tactic', 'Batteries.Lean', 'Batteries.Util', 'Batteries.CodeAction',
-  'Aesop', 'Qq', 'Plausible', 'ProofWidgets', 'Linarith', 'Polyrith',
+  'Lean',
+  'IO',
+  'EIO',
+  'BaseIO',
+  'System',
+  'Std.Internal',
+  'Std.Tactic',
+  'Lake',
+  'Mathlib.Tactic',
+  'Mathlib.Meta',
+  'Mathlib.Util',
+  'Mathlib.Lean',
+  'Mathlib.Linter',
+  'Mathlib.Command',
+  'Batteries.Tactic',
+  'Batteries.Lean',
+  'Batteries.Util',
+  'Batteries.CodeAction',
+  'Aesop',
+  'Qq',
+  'Plausible',
+  'ProofWidgets',
+  'Linarith',
+  'Polyrith',
 ];
 /** Roots that hold meta namespaces: opening them would bring `Tactic.…` and the like into scope. */
 const metaParents = new Set(['Mathlib', 'Std', 'Batteries']);
 
 const metaCommands = new Set([
-  'run_cmd', 'run_tac', 'run_elab', 'run_meta', 'by_elab', 'elab', 'elab_rules', 'macro', 'macro_rules', 'syntax',
-  'initialize', 'simproc', 'dsimproc', 'simproc_decl', 'dsimproc_decl', 'test_extern',
-  'notation', 'notation3', 'infix', 'infixl', 'infixr', 'prefix', 'postfix', 'binder_predicate', 'unif_hint',
+  'run_cmd',
+  'run_tac',
+  'run_elab',
+  'run_meta',
+  'by_elab',
+  'elab',
+  'elab_rules',
+  'macro',
+  'macro_rules',
+  'syntax',
+  'initialize',
+  'simproc',
+  'dsimproc',
+  'simproc_decl',
+  'dsimproc_decl',
+  'test_extern',
+  'notation',
+  'notation3',
+  'infix',
+  'infixl',
+  'infixr',
+  'prefix',
+  'postfix',
+  'binder_predicate',
+  'unif_hint',
 ]);
 const metaCommandPrefixes = ['register_', 'declare_', 'builtin_'];
-const nativeWords = new Set(['native_decide', 'bv_decide', 'bv_check', 'ofReduceBool', 'reduceBool', 'trustCompiler', 'plausible', 'slim_check']);
+const nativeWords = new Set([
+  'native_decide',
+  'bv_decide',
+  'bv_check',
+  'ofReduceBool',
+  'reduceBool',
+  'trustCompiler',
+  'plausible',
+  'slim_check',
+]);
 /** Allowed with `allowNativeDecide` although they are in `Lean`. */
 const nativeLeanNames = new Set(['Lean.ofReduceBool', 'Lean.reduceBool', 'Lean.trustCompiler']);
 
@@ -118,11 +246,20 @@ function inMetaNamespace(parts: string[]): string | undefined {
 const unsafeFunction = (part: string): boolean => /^unsafe[A-Z]/.test(part) || part.includes('Unsafe');
 
 /** Finds what the filter refuses in `code`; `headerLines` leading lines may hold imports. */
-export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, headerLines = 0, _tokens?: Token[]): Rejection[] {
+export function findUntrustedCode(
+  code: string,
+  policy: UntrustedPolicy = {},
+  headerLines = 0,
+  _tokens?: Token[],
+): Rejection[] {
   // `_tokens` is accepted for older callers and ignored: the filter always lexes `code` itself, so the
   // lexical problems it must refuse are never lost.
   const { tokens, problems } = lexLeanFull(code);
-  const found: Rejection[] = problems.map((p) => ({ rule: 'lexical', message: `${p.message}: ${untrustedRules.lexical}`, ...pos(p) }));
+  const found: Rejection[] = problems.map((p) => ({
+    rule: 'lexical',
+    message: `${p.message}: ${untrustedRules.lexical}`,
+    ...pos(p),
+  }));
   found.push(...headerLineProblems(code, headerLines));
   const reject = (t: Token, rule: string, what: string): void => {
     found.push({ rule, message: `${what}: ${untrustedRules[rule]}`, ...pos(t) });
@@ -144,36 +281,67 @@ export function findUntrustedCode(code: string, policy: UntrustedPolicy = {}, he
     const parts = nameParts(t.text);
     const text = parts.join('.');
     const keyword = t.kind === 'ident' && parts.length === 1 ? text : undefined;
-    if (keyword === 'prelude') { reject(t, 'import-in-body', "'prelude' is not allowed"); continue; }
+    if (keyword === 'prelude') {
+      reject(t, 'import-in-body', "'prelude' is not allowed");
+      continue;
+    }
     if (keyword === 'import') {
       reject(t, 'import-in-body', "'import' after the header");
       continue;
     }
-    if (keyword !== undefined && (metaCommands.has(keyword) || metaCommandPrefixes.some((p) => keyword.startsWith(p)))) {
+    if (
+      keyword !== undefined &&
+      (metaCommands.has(keyword) || metaCommandPrefixes.some((p) => keyword.startsWith(p)))
+    ) {
       reject(t, 'meta-command', `'${keyword}' is not allowed`);
       continue;
     }
-    if (keyword === 'unsafe') { reject(t, 'unsafe', "'unsafe' is not allowed"); continue; }
-    if (keyword === 'implemented_by' || keyword === 'extern') { reject(t, 'attribute', `'${keyword}' is not allowed`); continue; }
-    if (keyword === 'axiom' || keyword === 'opaque') { reject(t, 'axiom-declaration', `'${keyword}' declarations are not allowed`); continue; }
+    if (keyword === 'unsafe') {
+      reject(t, 'unsafe', "'unsafe' is not allowed");
+      continue;
+    }
+    if (keyword === 'implemented_by' || keyword === 'extern') {
+      reject(t, 'attribute', `'${keyword}' is not allowed`);
+      continue;
+    }
+    if (keyword === 'axiom' || keyword === 'opaque') {
+      reject(t, 'axiom-declaration', `'${keyword}' declarations are not allowed`);
+      continue;
+    }
     if (keyword === 'set_option') {
-      const option = next && (next.kind === 'ident' || next.kind === 'name') ? nameParts(next.text).join('.') : undefined;
+      const option =
+        next && (next.kind === 'ident' || next.kind === 'name') ? nameParts(next.text).join('.') : undefined;
       if (option === undefined || !optionAllowed(option)) {
-        reject(next ?? t, 'kernel-option', option === undefined ? "'set_option' without an option name" : `option '${option}' is not allowed`);
+        reject(
+          next ?? t,
+          'kernel-option',
+          option === undefined ? "'set_option' without an option name" : `option '${option}' is not allowed`,
+        );
       }
       if (option !== undefined) k++;
       continue;
     }
-    const native = nativeWords.has(parts[parts.length - 1]) || nativeLeanNames.has(text)
-      || (keyword === 'native' && (prev?.text === '+' || next?.text === ':='));
+    const native =
+      nativeWords.has(parts[parts.length - 1]) ||
+      nativeLeanNames.has(text) ||
+      (keyword === 'native' && (prev?.text === '+' || next?.text === ':='));
     if (native) {
       if (!policy.allowNativeDecide) reject(t, 'native-decide', `'${text}' is not allowed`);
       if (nativeLeanNames.has(text) || nativeWords.has(text)) continue;
     }
-    if (keyword === 'include_str') { reject(t, 'meta-api', "'include_str' is not allowed"); continue; }
+    if (keyword === 'include_str') {
+      reject(t, 'meta-api', "'include_str' is not allowed");
+      continue;
+    }
     const namespace = inMetaNamespace(parts);
-    if (namespace !== undefined) { reject(t, 'meta-api', `'${text}' is in the meta namespace '${namespace}'`); continue; }
-    if (parts.some(unsafeFunction)) { reject(t, 'meta-api', `'${text}' is not allowed`); continue; }
+    if (namespace !== undefined) {
+      reject(t, 'meta-api', `'${text}' is in the meta namespace '${namespace}'`);
+      continue;
+    }
+    if (parts.some(unsafeFunction)) {
+      reject(t, 'meta-api', `'${text}' is not allowed`);
+      continue;
+    }
   }
   return found.sort((a, b) => a.line - b.line || a.column - b.column);
 }
@@ -184,19 +352,34 @@ const moduleName = /^[\p{L}_][\p{L}\p{N}_'!?]*(?:\.[\p{L}_][\p{L}\p{N}_'!?]*)*$/
 /** Header lines (splitHeader's: blank or `import …`) holding anything but `import` and plain module names. */
 function headerLineProblems(code: string, headerLines: number): Rejection[] {
   const found: Rejection[] = [];
-  code.split('\n').slice(0, headerLines).forEach((text, i) => {
-    const words = text.trim().split(/\s+/).filter(Boolean);
-    if (words.length === 0) return;
-    const bad = words[0] !== 'import' || words.length === 1 ? words[0] : words.slice(1).find((w) => !moduleName.test(w));
-    if (bad === undefined) return;
-    const column = Array.from(text.slice(0, Math.max(0, text.indexOf(bad)))).length;
-    found.push({ rule: 'header', message: `'${bad}' in an import line: ${untrustedRules.header}`, line: i + 1, column, endLine: i + 1, endColumn: column + Array.from(bad).length });
-  });
+  code
+    .split('\n')
+    .slice(0, headerLines)
+    .forEach((text, i) => {
+      const words = text.trim().split(/\s+/).filter(Boolean);
+      if (words.length === 0) return;
+      const bad =
+        words[0] !== 'import' || words.length === 1 ? words[0] : words.slice(1).find((w) => !moduleName.test(w));
+      if (bad === undefined) return;
+      const column = Array.from(text.slice(0, Math.max(0, text.indexOf(bad)))).length;
+      found.push({
+        rule: 'header',
+        message: `'${bad}' in an import line: ${untrustedRules.header}`,
+        line: i + 1,
+        column,
+        endLine: i + 1,
+        endColumn: column + Array.from(bad).length,
+      });
+    });
   return found;
 }
 
-const pos = (p: { line: number; column: number; endLine: number; endColumn: number }) =>
-  ({ line: p.line, column: p.column, endLine: p.endLine, endColumn: p.endColumn });
+const pos = (p: { line: number; column: number; endLine: number; endColumn: number }) => ({
+  line: p.line,
+  column: p.column,
+  endLine: p.endLine,
+  endColumn: p.endColumn,
+});
 
 /**
  * Follows `@[…]` and `attribute […]` lists and checks each attribute's name (after `local`, `scoped`
@@ -211,8 +394,13 @@ class AttributeReader {
 
   read(t: Token, prev: Token | undefined): boolean {
     if (this.depth === 0) {
-      const opens = (t.kind === 'symbol' && t.text === '@[') || (t.text === '[' && prev?.kind === 'ident' && prev.text === 'attribute');
-      if (opens) { this.depth = 1; this.expectName = true; }
+      const opens =
+        (t.kind === 'symbol' && t.text === '@[') ||
+        (t.text === '[' && prev?.kind === 'ident' && prev.text === 'attribute');
+      if (opens) {
+        this.depth = 1;
+        this.expectName = true;
+      }
       return opens;
     }
     const symbol = t.kind === 'symbol' ? t.text : undefined;
@@ -220,20 +408,30 @@ class AttributeReader {
       // `@["simp"]`, `@[simp,]`: Lean rejects these; a string never counts as a name here
       this.reject(t, 'attribute', 'an attribute list entry without an attribute name');
     }
-    if (symbol === '[' || symbol === '(' || symbol === '{') { this.depth++; return false; }
+    if (symbol === '[' || symbol === '(' || symbol === '{') {
+      this.depth++;
+      return false;
+    }
     if (symbol === ']' || symbol === ')' || symbol === '}') {
       this.depth--;
       if (this.depth === 0) this.expectName = false;
       return this.depth === 0;
     }
-    if (this.depth === 1 && symbol === ',') { this.expectName = true; return true; }
+    if (this.depth === 1 && symbol === ',') {
+      this.expectName = true;
+      return true;
+    }
     if (!this.expectName || this.depth !== 1) return false;
     if (symbol === '-') return true; // `attribute [-simp] foo` erases
     if (t.kind === 'ident' && (t.text === 'local' || t.text === 'scoped')) return true;
     this.expectName = false;
     const name = t.kind === 'ident' ? nameParts(t.text).join('.') : undefined;
     if (name === undefined || !allowedAttributes.has(name)) {
-      this.reject(t, 'attribute', name === undefined ? `'${t.text}' where an attribute name belongs` : `attribute '${name}' is not allowed`);
+      this.reject(
+        t,
+        'attribute',
+        name === undefined ? `'${t.text}' where an attribute name belongs` : `attribute '${name}' is not allowed`,
+      );
       return true;
     }
     return false; // an allowed attribute: its arguments still go through every other rule

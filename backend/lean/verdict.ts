@@ -27,11 +27,21 @@ export type AxiomAnswer = { ok: true; axioms: string[] } | { ok: false; problem:
  */
 export function nameComponents(name: string): string[] {
   const parts: string[] = [];
-  let current = '', quoted = false;
+  let current = '',
+    quoted = false;
   for (const ch of name) {
-    if (ch === '«' && !quoted) { quoted = true; continue; }
-    if (ch === '»' && quoted) { quoted = false; continue; }
-    if (ch === '.' && !quoted) { parts.push(current); current = ''; } else current += ch;
+    if (ch === '«' && !quoted) {
+      quoted = true;
+      continue;
+    }
+    if (ch === '»' && quoted) {
+      quoted = false;
+      continue;
+    }
+    if (ch === '.' && !quoted) {
+      parts.push(current);
+      current = '';
+    } else current += ch;
   }
   parts.push(current);
   if (parts[0] === '_private') {
@@ -62,10 +72,25 @@ export function readAxiomAnswer(messages: ReplMessage[], expected?: string): Axi
     const none = /^'(.*)' does not depend on any axioms$/.exec(text);
     const list = none ? null : /^'(.*)' depends on axioms: \[(.*)\]$/.exec(text);
     if (none) answers.push({ name: none[1], axioms: [] });
-    else if (list) answers.push({ name: list[1], axioms: list[2].split(',').map((a) => a.trim()).filter(Boolean) });
+    else if (list)
+      answers.push({
+        name: list[1],
+        axioms: list[2]
+          .split(',')
+          .map((a) => a.trim())
+          .filter(Boolean),
+      });
   }
-  if (answers.length === 0) return { ok: false, problem: messages.length ? `unexpected answer: ${messages[0].data.slice(0, 200)}` : 'no answer' };
-  if (answers.length > 1) return { ok: false, problem: `${answers.length} answers (${answers.map((a) => `'${a.name}'`).join(', ')}) for one name` };
+  if (answers.length === 0)
+    return {
+      ok: false,
+      problem: messages.length ? `unexpected answer: ${messages[0].data.slice(0, 200)}` : 'no answer',
+    };
+  if (answers.length > 1)
+    return {
+      ok: false,
+      problem: `${answers.length} answers (${answers.map((a) => `'${a.name}'`).join(', ')}) for one name`,
+    };
   const [answer] = answers;
   if (expected !== undefined && !sameDeclarationName(answer.name, expected)) {
     return { ok: false, problem: `the answer names '${answer.name}', not '${expected}'` };
@@ -104,11 +129,15 @@ export function judgeResponse(input: JudgeInput): Verdict {
   const all = new Set<string>();
   let auditProblem: string | undefined;
   const copyError = input.copyErrors?.find((m) => m.severity === 'error');
-  if (copyError) auditProblem = `Could not audit the axioms of the examples: their audit copy failed (${firstLine(copyError.data)})`;
+  if (copyError)
+    auditProblem = `Could not audit the axioms of the examples: their audit copy failed (${firstLine(copyError.data)})`;
   for (const [name, answerMessages] of input.audit) {
     const label = input.labels?.get(name) ?? name;
     const answer = readAxiomAnswer(answerMessages, name);
-    if (!answer.ok) { auditProblem ??= `Could not audit the axioms of '${label}': ${firstLine(answer.problem)}`; continue; }
+    if (!answer.ok) {
+      auditProblem ??= `Could not audit the axioms of '${label}': ${firstLine(answer.problem)}`;
+      continue;
+    }
     axiomsByDeclaration[label] = answer.axioms;
     for (const a of answer.axioms) all.add(a);
   }
@@ -124,21 +153,41 @@ export function judgeResponse(input: JudgeInput): Verdict {
   const sorryWarnings = messages.filter(isSorryWarning);
   if (sorries.length > 0 || sorryWarnings.length > 0) {
     const where = sorries[0]?.pos?.line ?? sorryWarnings[0]?.pos.line;
-    const how = sorries.length > 0 ? 'uses sorry' : "uses 'sorry' without a sorry tactic (admit, sorryAx or a sorry-producing macro)";
+    const how =
+      sorries.length > 0
+        ? 'uses sorry'
+        : "uses 'sorry' without a sorry tactic (admit, sorryAx or a sorry-producing macro)";
     return { ...base, status: 'sorry', reason: `The proof ${how}${where ? ` (line ${where})` : ''}.` };
   }
   if (auditProblem) return { ...base, status: 'lean_error', reason: auditProblem };
   if (input.audit.size === 0) {
-    return { ...base, status: 'rejected', reason: 'Nothing was audited: the snippet declares no theorem, lemma, example, def or instance, so nothing was proved.' };
+    return {
+      ...base,
+      status: 'rejected',
+      reason:
+        'Nothing was audited: the snippet declares no theorem, lemma, example, def or instance, so nothing was proved.',
+    };
   }
   if (forbidden.includes('sorryAx')) {
-    const where = Object.entries(axiomsByDeclaration).filter(([, a]) => a.includes('sorryAx')).map(([n]) => `'${n}'`);
+    const where = Object.entries(axiomsByDeclaration)
+      .filter(([, a]) => a.includes('sorryAx'))
+      .map(([n]) => `'${n}'`);
     return { ...base, status: 'sorry', reason: `The proof depends on sorryAx (${where.join(', ')}).` };
   }
   if (forbidden.length > 0) {
-    return { ...base, status: 'rejected', reason: `The proof depends on axioms outside the allow-list: ${forbidden.join(', ')}.` };
+    return {
+      ...base,
+      status: 'rejected',
+      reason: `The proof depends on axioms outside the allow-list: ${forbidden.join(', ')}.`,
+    };
   }
-  return { ...base, status: 'valid', reason: `Lean accepted; axioms clean (${axioms.length ? axioms.join(', ') : 'none'}).` };
+  return {
+    ...base,
+    status: 'valid',
+    reason: `Lean accepted; axioms clean (${axioms.length ? axioms.join(', ') : 'none'}).`,
+  };
 }
 
-function firstLine(s: string): string { return s.split('\n')[0]; }
+function firstLine(s: string): string {
+  return s.split('\n')[0];
+}

@@ -20,10 +20,15 @@ export interface RecipeVerdict {
 export function recipeVerdictOf(verdict: Verdict | null): RecipeVerdict {
   if (!verdict) return { valid: false, reason: null };
   // Refused by our filter before Lean (no audit ran); an axiom-audit refusal did run in Lean and is judged below.
-  if (verdict.status === 'rejected' && verdict.axioms === undefined) return { valid: null, reason: `not run in Lean: ${verdict.reason}` };
-  if (verdict.status === 'timeout_error' || verdict.status === 'server_error' || verdict.status === 'repl_error') return { valid: false, reason: null };
+  if (verdict.status === 'rejected' && verdict.axioms === undefined)
+    return { valid: null, reason: `not run in Lean: ${verdict.reason}` };
+  if (verdict.status === 'timeout_error' || verdict.status === 'server_error' || verdict.status === 'repl_error')
+    return { valid: false, reason: null };
   const valid = !verdict.messages.some((m) => m.severity === 'error') && verdict.sorries.length === 0;
-  return { valid, reason: valid && verdict.status !== 'valid' ? `strict verdict ${verdict.status}: ${verdict.reason}` : null };
+  return {
+    valid,
+    reason: valid && verdict.status !== 'valid' ? `strict verdict ${verdict.status}: ${verdict.reason}` : null,
+  };
 }
 
 export function parseVerdictMode(raw: string | undefined, fallback: VerdictMode = 'strict'): VerdictMode {
@@ -33,12 +38,18 @@ export function parseVerdictMode(raw: string | undefined, fallback: VerdictMode 
 }
 
 /** A verdict as the chosen mode gives it: in `recipe` mode the recipe rule's status, with the strict one beside it when they differ. */
-export function verdictInMode(verdict: Verdict, mode: VerdictMode): Verdict & { mode: VerdictMode; strictStatus?: VerdictStatus } {
+export function verdictInMode(
+  verdict: Verdict,
+  mode: VerdictMode,
+): Verdict & { mode: VerdictMode; strictStatus?: VerdictStatus } {
   if (mode === 'strict') return { ...verdict, mode };
   const recipe = recipeVerdictOf(verdict);
   if (recipe.valid !== true || verdict.status === 'valid') return { ...verdict, mode };
   return {
-    ...verdict, mode, status: 'valid', strictStatus: verdict.status,
+    ...verdict,
+    mode,
+    status: 'valid',
+    strictStatus: verdict.status,
     reason: `Valid by kimina-client's rule (no error message, no sorries listed); ${recipe.reason}`,
   };
 }

@@ -37,7 +37,10 @@ export function optionsForSnippet(options: BatchCheckOptions, index: number): Ba
   return { ...rest, theorems: [...(options.theorems ?? []), ...own] };
 }
 
-export interface VerifierStats extends RunnerStats { inFlight: number; maxInFlight: number }
+export interface VerifierStats extends RunnerStats {
+  inFlight: number;
+  maxInFlight: number;
+}
 
 /** A LeanVerifier that also takes batches and reports its load (the HTTP layer needs both). */
 export interface BatchVerifier extends LeanVerifier {
@@ -73,73 +76,150 @@ export class Verifier implements BatchVerifier {
       throw new QueueFull(Math.max(1, Math.ceil((this.recentSeconds * (this.inFlight + codes.length)) / lanes)));
     }
     this.inFlight += codes.length;
-    return Promise.all(codes.map(async (code, index) => {
-      const t0 = performance.now();
-      try {
-        return await this.checkOne(code, optionsForSnippet(options, index));
-      } catch (err) {
-        // an unexpected failure is this snippet's own result, never the batch's
-        const reason = `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`;
-        return { verdict: { status: 'server_error' as const, reason, messages: [], sorries: [], time: 0 } };
-      } finally {
-        this.inFlight--;
-        this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
-      }
-    }));
+    return Promise.all(
+      codes.map(async (code, index) => {
+        const t0 = performance.now();
+        try {
+          return await this.checkOne(code, optionsForSnippet(options, index));
+        } catch (err) {
+          // an unexpected failure is this snippet's own result, never the batch's
+          const reason = `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`;
+          return { verdict: { status: 'server_error' as const, reason, messages: [], sorries: [], time: 0 } };
+        } finally {
+          this.inFlight--;
+          this.recentSeconds = 0.8 * this.recentSeconds + 0.2 * ((performance.now() - t0) / 1000);
+        }
+      }),
+    );
   }
 
   private async checkOne(code: string, options: BatchCheckOptions): Promise<CheckOutcome> {
     const { header, body, headerLines } = splitHeader(code);
     const tokens = lexLean(code);
-    const rejections = findUntrustedCode(code, { allowNativeDecide: this.policy.allowNativeDecide }, headerLines, tokens);
+    const rejections = findUntrustedCode(
+      code,
+      { allowNativeDecide: this.policy.allowNativeDecide },
+      headerLines,
+      tokens,
+    );
     if (rejections.length > 0) {
       const messages = rejections.map((r) => ({
-        pos: { line: r.line, column: r.column }, endPos: { line: r.endLine, column: r.endColumn },
-        severity: 'error' as const, data: `kimina: rejected before Lean: ${r.message}`,
+        pos: { line: r.line, column: r.column },
+        endPos: { line: r.endLine, column: r.endColumn },
+        severity: 'error' as const,
+        data: `kimina: rejected before Lean: ${r.message}`,
       }));
       const first = rejections[0];
-      return { verdict: { status: 'rejected', reason: `Rejected before Lean (line ${first.line}): ${first.message}`, messages, sorries: [], time: 0 } };
+      return {
+        verdict: {
+          status: 'rejected',
+          reason: `Rejected before Lean (line ${first.line}): ${first.message}`,
+          messages,
+          sorries: [],
+          time: 0,
+        },
+      };
     }
     const badName = options.theorems?.find((n) => !/^[^\s]+$/.test(n));
     if (badName !== undefined) {
-      return { verdict: { status: 'server_error', reason: `Invalid declaration name to audit: ${JSON.stringify(badName)}`, messages: [], sorries: [], time: 0 } };
+      return {
+        verdict: {
+          status: 'server_error',
+          reason: `Invalid declaration name to audit: ${JSON.stringify(badName)}`,
+          messages: [],
+          sorries: [],
+          time: 0,
+        },
+      };
     }
     // the caller's names are always audited, whatever the source reading finds
     const planned = planAudit(body, options.theorems ?? [], headerLines);
     if (!planned.ok) {
-      return { verdict: { status: 'rejected', reason: `Rejected before Lean: ${planned.problem}.`, messages: [], sorries: [], time: 0 } };
+      return {
+        verdict: {
+          status: 'rejected',
+          reason: `Rejected before Lean: ${planned.problem}.`,
+          messages: [],
+          sorries: [],
+          time: 0,
+        },
+      };
     }
     const { plan } = planned;
     const timeoutS = clampTimeoutS(options.timeout, this.options.defaultTimeoutS); // ≤ 3600 s, never overflowing a timer
     const result = await this.options.runner.run({
-      header, body, audit: plan.names, ...(plan.copy ? { auditCopy: { body: plan.copy.body, names: plan.copy.names } } : {}),
-      timeoutMs: timeoutS * 1000, infotree: options.infotree, reuse: options.reuse, signal: options.signal,
+      header,
+      body,
+      audit: plan.names,
+      ...(plan.copy ? { auditCopy: { body: plan.copy.body, names: plan.copy.names } } : {}),
+      timeoutMs: timeoutS * 1000,
+      infotree: options.infotree,
+      reuse: options.reuse,
+      signal: options.signal,
     });
-    const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({ verdict, ...(response ? { response } : {}), run: { replId: 'replId' in result ? result.replId : undefined } });
+    const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({
+      verdict,
+      ...(response ? { response } : {}),
+      run: { replId: 'replId' in result ? result.replId : undefined },
+    });
     switch (result.kind) {
       case 'timeout':
         return outcome({ status: 'timeout_error', reason: result.message, messages: [], sorries: [], time: timeoutS });
       case 'server_error':
         return outcome({ status: 'server_error', reason: result.message, messages: [], sorries: [], time: 0 });
       case 'repl_error':
-        return { ...outcome({ status: 'repl_error', reason: `The Lean REPL refused the command: ${result.message}`, messages: [], sorries: [], time: result.time }), replMessage: result.message };
+        return {
+          ...outcome({
+            status: 'repl_error',
+            reason: `The Lean REPL refused the command: ${result.message}`,
+            messages: [],
+            sorries: [],
+            time: result.time,
+          }),
+          replMessage: result.message,
+        };
       case 'header_error': {
         const messages = placeHeaderMessages(result.response.messages ?? [], code);
         const first = messages.find((m) => m.severity === 'error');
-        return outcome({ status: 'lean_error', reason: `The imports failed${first ? ` (line ${first.pos.line})` : ''}: ${first?.data.split('\n')[0] ?? 'unknown error'}`, messages, sorries: [], time: 0 }, { ...result.response, ...(result.response.messages ? { messages } : {}) });
+        return outcome(
+          {
+            status: 'lean_error',
+            reason: `The imports failed${first ? ` (line ${first.pos.line})` : ''}: ${first?.data.split('\n')[0] ?? 'unknown error'}`,
+            messages,
+            sorries: [],
+            time: 0,
+          },
+          { ...result.response, ...(result.response.messages ? { messages } : {}) },
+        );
       }
       case 'ok': {
         const rebased = rebaseResponse(result.response, headerLines);
         const headerMessages = placeHeaderMessages(result.headerMessages ?? [], code);
-        const response = headerMessages.length ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] } : rebased;
-        const verdict = judgeResponse({ response, audit: result.audit, labels: plan.copy?.labels, copyErrors: result.copyErrors, policy: this.policy, time: result.time });
+        const response = headerMessages.length
+          ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] }
+          : rebased;
+        const verdict = judgeResponse({
+          response,
+          audit: result.audit,
+          labels: plan.copy?.labels,
+          copyErrors: result.copyErrors,
+          policy: this.policy,
+          time: result.time,
+        });
         const sorryAt = sorryPosition(code, verdict);
-        return { verdict, response, ...(sorryAt ? { sorryAt } : {}), run: { replId: result.replId, memoryBytes: result.memoryBytes } };
+        return {
+          verdict,
+          response,
+          ...(sorryAt ? { sorryAt } : {}),
+          run: { replId: result.replId, memoryBytes: result.memoryBytes },
+        };
       }
     }
   }
 
-  close(): Promise<void> { return this.options.runner.close(); }
+  close(): Promise<void> {
+    return this.options.runner.close();
+  }
 }
 
 /** For a sorry found only by the audit: where the declaration whose axioms hold `sorryAx` stands. */

@@ -20,7 +20,8 @@ const ROLES = new Set(['system', 'user', 'assistant']);
 function checkMessages(messages: readonly ChatMessage[]): void {
   if (messages.length === 0) throw new Error('cannot render an empty conversation');
   messages.forEach((m, i) => {
-    if (!m || !ROLES.has(m.role)) throw new Error(`message ${i}: role must be system, user or assistant, got ${JSON.stringify(m?.role)}`);
+    if (!m || !ROLES.has(m.role))
+      throw new Error(`message ${i}: role must be system, user or assistant, got ${JSON.stringify(m?.role)}`);
     if (typeof m.content !== 'string') throw new Error(`message ${i} (${m.role}): content must be a string`);
   });
 }
@@ -29,10 +30,17 @@ function checkMessages(messages: readonly ChatMessage[]): void {
  * Compiles a Jinja chat template. `tokens` are the special-token strings templates may reference
  * (bos_token, eos_token, …); `origin` names where the template came from, for error messages.
  */
-export function compileChatTemplate(source: string, tokens: Record<string, string> = {}, origin = 'chat template'): ChatTemplate {
+export function compileChatTemplate(
+  source: string,
+  tokens: Record<string, string> = {},
+  origin = 'chat template',
+): ChatTemplate {
   let template: Template;
-  try { template = new Template(source); }
-  catch (err) { throw new Error(`${origin}: cannot parse the Jinja template: ${(err as Error).message}`); }
+  try {
+    template = new Template(source);
+  } catch (err) {
+    throw new Error(`${origin}: cannot parse the Jinja template: ${(err as Error).message}`);
+  }
   return {
     render(messages, options = {}) {
       checkMessages(messages);
@@ -52,7 +60,9 @@ export function compileChatTemplate(source: string, tokens: Record<string, strin
 /** The chat template shipped with a tokenizer (tokenizer_config.json or chat_template.jinja). */
 export function chatTemplateOf(tokenizer: Tokenizer, modelName = 'the model'): ChatTemplate {
   if (!tokenizer.chatTemplate) {
-    throw new Error(`${modelName} has no chat template (no chat_template in tokenizer_config.json and no chat_template.jinja); Kimina prompts must be rendered with the checkpoint's own template`);
+    throw new Error(
+      `${modelName} has no chat template (no chat_template in tokenizer_config.json and no chat_template.jinja); Kimina prompts must be rendered with the checkpoint's own template`,
+    );
   }
   return compileChatTemplate(tokenizer.chatTemplate, tokenizer.templateTokens, `chat template of ${modelName}`);
 }

@@ -4,7 +4,16 @@
 // `huggingface-cli login` writes).
 import axios, { isAxiosError, type AxiosResponse } from 'axios';
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -19,7 +28,12 @@ export interface HubFile {
   gitOid?: string;
 }
 
-export interface RepoListing { repo: string; revision: string; commit?: string; files: HubFile[] }
+export interface RepoListing {
+  repo: string;
+  revision: string;
+  commit?: string;
+  files: HubFile[];
+}
 
 export interface HubOptions {
   /** Base URL of the hub; default $HF_ENDPOINT or https://huggingface.co. */
@@ -40,13 +54,18 @@ export function hubToken(options: HubOptions = {}): string | undefined {
   const fromEnv = setting('hfToken');
   if (fromEnv) return fromEnv;
   const file = setting('hfTokenPath');
-  try { return readFileSync(file, 'utf8').trim() || undefined; } catch { return undefined; }
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const REPO_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
 
 export function checkRepoId(repo: string): void {
-  if (!REPO_ID.test(repo) || repo.includes('..')) throw new Error(`'${repo}' is not a Hugging Face model id (expected owner/name, e.g. AI-MO/Kimina-Prover-RL-0.6B)`);
+  if (!REPO_ID.test(repo) || repo.includes('..'))
+    throw new Error(`'${repo}' is not a Hugging Face model id (expected owner/name, e.g. AI-MO/Kimina-Prover-RL-0.6B)`);
 }
 
 function headers(options: HubOptions): Record<string, string> {
@@ -61,20 +80,39 @@ export async function hubError(err: unknown, what: string, repo: string, options
   const host = new URL(endpoint).host;
   if (!err.response) {
     const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message;
-    return new Error(`cannot reach ${host}: ${code} (${what}); ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`);
+    return new Error(
+      `cannot reach ${host}: ${code} (${what}); ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`,
+    );
   }
   const status = err.response.status;
   let text = '';
   const data = err.response.data as unknown;
   if (typeof (data as Readable)?.[Symbol.asyncIterator] === 'function') {
-    try { for await (const c of data as Readable) text += Buffer.from(c).toString('utf8'); } catch { /* status is enough */ }
+    try {
+      for await (const c of data as Readable) text += Buffer.from(c).toString('utf8');
+    } catch {
+      /* status is enough */
+    }
   } else if (typeof data === 'string') text = data;
   else if (data) text = JSON.stringify(data);
-  const detail = (() => { try { return (JSON.parse(text) as { error?: string }).error ?? text; } catch { return text; } })().trim().slice(0, 300);
+  const detail = (() => {
+    try {
+      return (JSON.parse(text) as { error?: string }).error ?? text;
+    } catch {
+      return text;
+    }
+  })()
+    .trim()
+    .slice(0, 300);
   if (status === 401 || status === 403) {
-    return new Error(`${host} refused access to ${repo} (HTTP ${status}${detail ? `: ${detail}` : ''}); for a gated or private model set HF_TOKEN to a token that may read it`);
+    return new Error(
+      `${host} refused access to ${repo} (HTTP ${status}${detail ? `: ${detail}` : ''}); for a gated or private model set HF_TOKEN to a token that may read it`,
+    );
   }
-  if (status === 404) return new Error(`${host} has no ${what} (HTTP 404${detail ? `: ${detail}` : ''}); check the model id and revision`);
+  if (status === 404)
+    return new Error(
+      `${host} has no ${what} (HTTP 404${detail ? `: ${detail}` : ''}); check the model id and revision`,
+    );
   return new Error(`${host} answered HTTP ${status} for ${what}${detail ? `: ${detail}` : ''}`);
 }
 
@@ -82,25 +120,37 @@ export async function hubError(err: unknown, what: string, repo: string, options
 export async function listRepoFiles(repo: string, revision = 'main', options: HubOptions = {}): Promise<RepoListing> {
   checkRepoId(repo);
   if (setting('hfHubOffline')) {
-    throw new Error(`HF_HUB_OFFLINE is set, so ${new URL(hubEndpoint(options)).host} is not contacted; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`);
+    throw new Error(
+      `HF_HUB_OFFLINE is set, so ${new URL(hubEndpoint(options)).host} is not contacted; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`,
+    );
   }
   const base = hubEndpoint(options);
   const rev = encodeURIComponent(revision);
   const request = { headers: headers(options), timeout: options.timeoutMs ?? 30_000 };
-  let info: { sha?: string; siblings?: Array<{ rfilename: string; size?: number; blobId?: string; lfs?: { sha256?: string; size?: number } }> };
+  let info: {
+    sha?: string;
+    siblings?: Array<{ rfilename: string; size?: number; blobId?: string; lfs?: { sha256?: string; size?: number } }>;
+  };
   try {
-    info = (await axios.get(`${base}/api/models/${repo}/revision/${rev}`, { ...request, params: { blobs: true } })).data;
+    info = (await axios.get(`${base}/api/models/${repo}/revision/${rev}`, { ...request, params: { blobs: true } }))
+      .data;
   } catch (err) {
     throw await hubError(err, `model ${repo} at revision ${revision}`, repo, options);
   }
   const siblings = info.siblings ?? [];
-  let files: HubFile[] = siblings.map((s) => ({ path: s.rfilename, size: s.lfs?.size ?? s.size, sha256: s.lfs?.sha256, gitOid: s.lfs ? undefined : s.blobId }));
+  let files: HubFile[] = siblings.map((s) => ({
+    path: s.rfilename,
+    size: s.lfs?.size ?? s.size,
+    sha256: s.lfs?.sha256,
+    gitOid: s.lfs ? undefined : s.blobId,
+  }));
   if (files.length === 0 || files.some((f) => f.size === undefined)) {
     // Mirrors that ignore `blobs` give names only: the tree listing has sizes and ids.
     // Best effort when names are known: the headers of each file can still give its checksum.
-    const tree = files.length > 0
-      ? await listTree(repo, info.sha ?? revision, options).catch(() => [] as HubFile[])
-      : await listTree(repo, info.sha ?? revision, options);
+    const tree =
+      files.length > 0
+        ? await listTree(repo, info.sha ?? revision, options).catch(() => [] as HubFile[])
+        : await listTree(repo, info.sha ?? revision, options);
     if (tree.length > 0) files = tree;
   }
   return { repo, revision, commit: info.sha, files };
@@ -108,12 +158,22 @@ export async function listRepoFiles(repo: string, revision = 'main', options: Hu
 
 async function listTree(repo: string, revision: string, options: HubOptions): Promise<HubFile[]> {
   const files: HubFile[] = [];
-  let url: string | undefined = `${hubEndpoint(options)}/api/models/${repo}/tree/${encodeURIComponent(revision)}?recursive=true`;
+  let url: string | undefined =
+    `${hubEndpoint(options)}/api/models/${repo}/tree/${encodeURIComponent(revision)}?recursive=true`;
   while (url) {
     let r: AxiosResponse;
-    try { r = await axios.get(url, { headers: headers(options), timeout: options.timeoutMs ?? 30_000 }); }
-    catch (err) { throw await hubError(err, `file tree of ${repo} at ${revision}`, repo, options); }
-    for (const e of r.data as Array<{ type: string; path: string; size?: number; oid?: string; lfs?: { oid?: string; size?: number } }>) {
+    try {
+      r = await axios.get(url, { headers: headers(options), timeout: options.timeoutMs ?? 30_000 });
+    } catch (err) {
+      throw await hubError(err, `file tree of ${repo} at ${revision}`, repo, options);
+    }
+    for (const e of r.data as Array<{
+      type: string;
+      path: string;
+      size?: number;
+      oid?: string;
+      lfs?: { oid?: string; size?: number };
+    }>) {
       if (e.type !== 'file') continue;
       files.push({ path: e.path, size: e.lfs?.size ?? e.size, sha256: e.lfs?.oid, gitOid: e.lfs ? undefined : e.oid });
     }
@@ -123,7 +183,11 @@ async function listTree(repo: string, revision: string, options: HubOptions): Pr
   return files;
 }
 
-export interface DownloadProgress { file: string; bytes: number; total?: number }
+export interface DownloadProgress {
+  file: string;
+  bytes: number;
+  total?: number;
+}
 
 export interface DownloadOptions extends HubOptions {
   onProgress?: (p: DownloadProgress) => void;
@@ -138,20 +202,29 @@ function resolveUrl(repo: string, revision: string, path: string, options: HubOp
  * When the listing carried no checksum: the hub's own headers on the resolve URL (before any CDN
  * redirect) give it: X-Linked-Etag / X-Linked-Size for LFS files (sha256), ETag for git files (blob id).
  */
-async function checksumFromHeaders(repo: string, revision: string, file: HubFile, options: HubOptions): Promise<HubFile> {
+async function checksumFromHeaders(
+  repo: string,
+  revision: string,
+  file: HubFile,
+  options: HubOptions,
+): Promise<HubFile> {
   let r: AxiosResponse;
   try {
     r = await axios.head(resolveUrl(repo, revision, file.path, options), {
-      headers: { ...headers(options), 'accept-encoding': 'identity' }, maxRedirects: 0, timeout: options.timeoutMs ?? 30_000,
+      headers: { ...headers(options), 'accept-encoding': 'identity' },
+      maxRedirects: 0,
+      timeout: options.timeoutMs ?? 30_000,
       validateStatus: (status) => status < 400,
     });
   } catch (err) {
     throw await hubError(err, `file ${file.path} of ${repo}`, repo, options);
   }
-  const unquote = (v: unknown): string | undefined => (typeof v === 'string' ? v.replace(/^W\//, '').replace(/"/g, '').toLowerCase() : undefined);
+  const unquote = (v: unknown): string | undefined =>
+    typeof v === 'string' ? v.replace(/^W\//, '').replace(/"/g, '').toLowerCase() : undefined;
   const linked = unquote(r.headers['x-linked-etag']);
   const linkedSize = Number(r.headers['x-linked-size']);
-  if (linked && /^[0-9a-f]{64}$/.test(linked)) return { ...file, sha256: linked, size: Number.isFinite(linkedSize) ? linkedSize : file.size };
+  if (linked && /^[0-9a-f]{64}$/.test(linked))
+    return { ...file, sha256: linked, size: Number.isFinite(linkedSize) ? linkedSize : file.size };
   const etag = unquote(r.headers.etag);
   const length = Number(r.headers['content-length']);
   const size = file.size ?? (Number.isFinite(length) ? length : undefined);
@@ -160,7 +233,8 @@ async function checksumFromHeaders(repo: string, revision: string, file: HubFile
 }
 
 function safeJoin(dir: string, path: string): string {
-  if (path.startsWith('/') || path.split('/').some((p) => p === '..' || p === '')) throw new Error(`refusing the unsafe file name '${path}' from the hub`);
+  if (path.startsWith('/') || path.split('/').some((p) => p === '..' || p === ''))
+    throw new Error(`refusing the unsafe file name '${path}' from the hub`);
   return join(dir, ...path.split('/'));
 }
 
@@ -173,7 +247,13 @@ async function hashFile(path: string, hash: Hash): Promise<void> {
  * is resumed with an HTTP Range request; the result is checked against the listing's checksum and only
  * then renamed into place. A file already present with the right size and checksum is kept.
  */
-export async function downloadFile(repo: string, revision: string, listed: HubFile, dir: string, options: DownloadOptions = {}): Promise<string> {
+export async function downloadFile(
+  repo: string,
+  revision: string,
+  listed: HubFile,
+  dir: string,
+  options: DownloadOptions = {},
+): Promise<string> {
   const target = safeJoin(dir, listed.path);
   const file = listed.sha256 || listed.gitOid ? listed : await checksumFromHeaders(repo, revision, listed, options);
   const part = `${target}.part`;
@@ -191,7 +271,9 @@ export async function downloadFile(repo: string, revision: string, listed: HubFi
     const expected = kind === 'sha256' ? file.sha256 : kind === 'git' ? file.gitOid : undefined;
     if (expected && digest !== expected.toLowerCase()) {
       rmSync(part, { force: true });
-      throw new Error(`checksum mismatch for ${file.path} of ${repo}: expected ${kind === 'git' ? 'git blob ' : 'sha256 '}${expected}, got ${digest}; the damaged download was deleted, run the command again`);
+      throw new Error(
+        `checksum mismatch for ${file.path} of ${repo}: expected ${kind === 'git' ? 'git blob ' : 'sha256 '}${expected}, got ${digest}; the damaged download was deleted, run the command again`,
+      );
     }
   };
 
@@ -207,7 +289,10 @@ export async function downloadFile(repo: string, revision: string, listed: HubFi
   }
 
   let have = existsSync(part) ? statSync(part).size : 0;
-  if (file.size !== undefined && have > file.size) { rmSync(part); have = 0; }
+  if (file.size !== undefined && have > file.size) {
+    rmSync(part);
+    have = 0;
+  }
   const url = resolveUrl(repo, revision, file.path, options);
   let { hash, kind } = makeHash();
   let total = file.size;
@@ -228,7 +313,13 @@ export async function downloadFile(repo: string, revision: string, listed: HubFi
     const resumed = response.status === 206;
     if (resumed) {
       const range = /bytes (\d+)-/.exec(String(response.headers['content-range'] ?? ''));
-      if (!range || Number(range[1]) !== have) { response.data.destroy(); rmSync(part, { force: true }); throw new Error(`${file.path}: the hub answered an unexpected range (${String(response.headers['content-range'])}); run the command again`); }
+      if (!range || Number(range[1]) !== have) {
+        response.data.destroy();
+        rmSync(part, { force: true });
+        throw new Error(
+          `${file.path}: the hub answered an unexpected range (${String(response.headers['content-range'])}); run the command again`,
+        );
+      }
       await hashFile(part, hash);
     } else {
       have = 0; // the server sent the whole file: start over
@@ -247,17 +338,25 @@ export async function downloadFile(repo: string, revision: string, listed: HubFi
     });
     const out = createWriteStream(part, { flags: resumed ? 'a' : 'w' });
     let writeError: NodeJS.ErrnoException | undefined;
-    out.once('error', (e) => { writeError = e; });
+    out.once('error', (e) => {
+      writeError = e;
+    });
     try {
       await pipeline(response.data, count, out);
     } catch (err) {
-      if (options.signal?.aborted) throw new Error(`download of ${file.path} cancelled; the partial file is kept for resuming`);
-      if (writeError?.code === 'ENOSPC' || writeError?.code === 'EDQUOT') throw new Error(`no space left to write ${part}; free some space and run the command again to resume`);
+      if (options.signal?.aborted)
+        throw new Error(`download of ${file.path} cancelled; the partial file is kept for resuming`);
+      if (writeError?.code === 'ENOSPC' || writeError?.code === 'EDQUOT')
+        throw new Error(`no space left to write ${part}; free some space and run the command again to resume`);
       if (writeError) throw new Error(`cannot write ${part}: ${writeError.message}`);
-      throw new Error(`download of ${file.path} from ${new URL(url).host} was interrupted (${(err as Error).message}); run the command again to resume`);
+      throw new Error(
+        `download of ${file.path} from ${new URL(url).host} was interrupted (${(err as Error).message}); run the command again to resume`,
+      );
     }
     if (total !== undefined && bytes !== total) {
-      throw new Error(`download of ${file.path} ended early (${bytes} of ${total} bytes); run the command again to resume`);
+      throw new Error(
+        `download of ${file.path} ended early (${bytes} of ${total} bytes); run the command again to resume`,
+      );
     }
   } else {
     await hashFile(part, hash);

@@ -35,12 +35,34 @@ export interface EngineConfig {
 
 export { DEFAULT_OPENAI_BASE_URL };
 
-const engineKeys = ['engine', 'model', 'openaiBaseUrl', 'openaiApiKey', 'openaiN', 'device', 'threads', 'kvCache', 'speculation', 'spinning'] as const;
+const engineKeys = [
+  'engine',
+  'model',
+  'openaiBaseUrl',
+  'openaiApiKey',
+  'openaiN',
+  'device',
+  'threads',
+  'kvCache',
+  'speculation',
+  'spinning',
+] as const;
 export type EngineSettings = Pick<Settings, (typeof engineKeys)[number]>;
 
 /** The engine's part of the backend settings (backend/app/settings.ts). */
 export function engineConfigOf(s: EngineSettings): EngineConfig {
-  return { engine: s.engine, model: s.model, baseUrl: s.openaiBaseUrl, apiKey: s.openaiApiKey, nMode: s.openaiN, device: s.device, threads: s.threads, kvCache: s.kvCache, speculation: s.speculation, spinning: s.spinning };
+  return {
+    engine: s.engine,
+    model: s.model,
+    baseUrl: s.openaiBaseUrl,
+    apiKey: s.openaiApiKey,
+    nMode: s.openaiN,
+    device: s.device,
+    threads: s.threads,
+    kvCache: s.kvCache,
+    speculation: s.speculation,
+    spinning: s.spinning,
+  };
 }
 
 /** Reads the engine settings from an environment (the extension passes its settings this way). */
@@ -48,14 +70,19 @@ export function engineConfigFromEnv(env?: Env): EngineConfig {
   return engineConfigOf(readSome(engineKeys, env));
 }
 
-export interface CreateEngineOptions { log?: (line: string) => void }
+export interface CreateEngineOptions {
+  log?: (line: string) => void;
+}
 
 /**
  * Builds the configured engine. onnx: resolves the model folder (a path, or a hub id pulled into the
  * store) and loads it; when none is available the error says to run `kimina model pull …`.
  * openai: connects to the server (checking it is up and serves the model).
  */
-export async function createEngine(config: EngineConfig = engineConfigFromEnv(), options: CreateEngineOptions = {}): Promise<Engine> {
+export async function createEngine(
+  config: EngineConfig = engineConfigFromEnv(),
+  options: CreateEngineOptions = {},
+): Promise<Engine> {
   if (config.engine === 'openai') {
     const spec = config.model;
     const folder = spec !== undefined && isFolderSpec(spec);
@@ -71,7 +98,11 @@ export async function createEngine(config: EngineConfig = engineConfigFromEnv(),
   const modelDir = resolveModelDir(config.model ?? DEFAULT_MODEL);
   const { OnnxEngine, SPECULATION_WHEN_ON } = await import('./onnx/engine');
   return OnnxEngine.load(modelDir, {
-    device: config.device, threads: config.threads, kvCache: config.kvCache, spinning: config.spinning,
-    speculation: config.speculation ? SPECULATION_WHEN_ON : false, log: options.log,
+    device: config.device,
+    threads: config.threads,
+    kvCache: config.kvCache,
+    spinning: config.spinning,
+    speculation: config.speculation ? SPECULATION_WHEN_ON : false,
+    log: options.log,
   });
 }

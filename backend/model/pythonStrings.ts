@@ -21,7 +21,10 @@ export function pyStrip(s: string, chars: string | null | undefined, side: Strip
   return points.slice(start, end).join('');
 }
 
-interface RuntimeValue { value: unknown; type: string }
+interface RuntimeValue {
+  value: unknown;
+  type: string;
+}
 type JinjaFunction = (args: RuntimeValue[]) => RuntimeValue;
 
 let installed = false;
@@ -34,7 +37,9 @@ let installed = false;
 export function installPythonStringMethods(): void {
   if (installed) return;
   installed = true;
-  const sample = new Interpreter(new Environment()).run(parse(tokenize("{{ 'a' }}"))) as unknown as RuntimeValue & { builtins: Map<string, RuntimeValue> };
+  const sample = new Interpreter(new Environment()).run(parse(tokenize("{{ 'a' }}"))) as unknown as RuntimeValue & {
+    builtins: Map<string, RuntimeValue>;
+  };
   const StringValue = sample.constructor as new (v: string) => RuntimeValue;
   const FunctionValue = sample.builtins.get('upper')!.constructor as new (f: JinjaFunction) => RuntimeValue;
   const proto = StringValue.prototype as object;
@@ -52,7 +57,11 @@ export function installPythonStringMethods(): void {
       if (this._pyBuiltins) return this._pyBuiltins;
       const map = new Map(original.call(this) as Map<string, RuntimeValue>);
       const text = this.value as string;
-      for (const [name, side] of [['strip', 'both'], ['lstrip', 'left'], ['rstrip', 'right']] as const) {
+      for (const [name, side] of [
+        ['strip', 'both'],
+        ['lstrip', 'left'],
+        ['rstrip', 'right'],
+      ] as const) {
         map.set(name, new FunctionValue((args) => new StringValue(pyStrip(text, charsArg(name, args), side))));
       }
       this._pyBuiltins = map;
@@ -68,7 +77,8 @@ export function installPythonStringMethods(): void {
   const applyFilter = interp.applyFilter;
   interp.applyFilter = function (this: typeof interp, operand, filter, env) {
     if (operand instanceof StringValue) {
-      if (filter.type === 'Identifier' && filter.value === 'trim') return new StringValue(pyStrip(operand.value as string, null));
+      if (filter.type === 'Identifier' && filter.value === 'trim')
+        return new StringValue(pyStrip(operand.value as string, null));
       if (filter.type === 'CallExpression' && filter.callee?.type === 'Identifier' && filter.callee.value === 'trim') {
         const [args, kwargs] = this.evaluateArguments(filter.args ?? [], env);
         const chars = args[0] ?? kwargs.get('chars');

@@ -2,13 +2,30 @@
 // the ONNX engine loads (config.json, tokenizer files, onnx/model.onnx); `checkpoint/` keeps the
 // downloaded safetensors checkpoint it was converted from (training starts from it). `pullModel`
 // downloads from the hub and converts; `listModels` and `resolveModelDir` answer what is available.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { kiminaHome } from '../app/settings';
 import { mkdirInside } from '../store/safePaths';
 import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
-import { checkRepoId, downloadFile, listRepoFiles, type DownloadProgress, type HubFile, type HubOptions, type RepoListing } from './hub';
+import {
+  checkRepoId,
+  downloadFile,
+  listRepoFiles,
+  type DownloadProgress,
+  type HubFile,
+  type HubOptions,
+  type RepoListing,
+} from './hub';
 
 /** The model the prover uses when none is configured (Kimina-Prover-RL 0.6B, Qwen3-based). */
 export const DEFAULT_MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
@@ -32,9 +49,17 @@ export interface Manifest {
 
 export type Quantize = 'q4' | 'fp32';
 
-export interface ConvertProgress { done: number; total: number; stage?: string }
+export interface ConvertProgress {
+  done: number;
+  total: number;
+  stage?: string;
+}
 /** The checkpoint converter (backend/model/onnx/convert.ts), passed in so the store stays independent of it. */
-export type ConvertCheckpoint = (srcDir: string, outDir: string, options: { quantize: Quantize; onProgress?: (p: ConvertProgress) => void }) => Promise<unknown>;
+export type ConvertCheckpoint = (
+  srcDir: string,
+  outDir: string,
+  options: { quantize: Quantize; onProgress?: (p: ConvertProgress) => void },
+) => Promise<unknown>;
 
 export function modelsRoot(): string {
   return join(kiminaHome(), 'models');
@@ -53,7 +78,14 @@ function expandHome(p: string): string {
 
 /** True when `spec` names a folder (a path) rather than a hub id. */
 export function isFolderSpec(spec: string): boolean {
-  return isAbsolute(spec) || spec.startsWith('.') || spec.startsWith('~') || spec.includes('\\') || spec.split('/').length !== 2 || existsSync(spec);
+  return (
+    isAbsolute(spec) ||
+    spec.startsWith('.') ||
+    spec.startsWith('~') ||
+    spec.includes('\\') ||
+    spec.split('/').length !== 2 ||
+    existsSync(spec)
+  );
 }
 
 export function detectFormat(dir: string): ModelFormat {
@@ -64,7 +96,11 @@ export function detectFormat(dir: string): ModelFormat {
 }
 
 export function readManifest(dir: string): Manifest | undefined {
-  try { return JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as Manifest; } catch { return undefined; }
+  try {
+    return JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as Manifest;
+  } catch {
+    return undefined;
+  }
 }
 
 function folderBytes(dir: string): number {
@@ -77,7 +113,11 @@ function folderBytes(dir: string): number {
   return total;
 }
 
-export interface ResolvedModel { id: string; dir: string; format: ModelFormat }
+export interface ResolvedModel {
+  id: string;
+  dir: string;
+  format: ModelFormat;
+}
 
 /** Where a model spec (folder path or hub id; default DEFAULT_MODEL) lives, whatever state it is in. */
 export function locateModel(spec: string = DEFAULT_MODEL): ResolvedModel {
@@ -96,13 +136,17 @@ export function resolveModelDir(spec: string = DEFAULT_MODEL): string {
   if (m.format === 'onnx') return m.dir;
   if (folder && !existsSync(m.dir)) throw new Error(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
   if (m.format === 'checkpoint') {
-    throw new Error(folder
-      ? `${m.dir} holds a checkpoint without an ONNX graph; convert it with \`kimina model convert ${m.dir}\``
-      : `${m.id} was downloaded but not converted yet: run \`kimina model pull ${m.id}\` again to finish`);
+    throw new Error(
+      folder
+        ? `${m.dir} holds a checkpoint without an ONNX graph; convert it with \`kimina model convert ${m.dir}\``
+        : `${m.id} was downloaded but not converted yet: run \`kimina model pull ${m.id}\` again to finish`,
+    );
   }
-  throw new Error(folder
-    ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
-    : `no model available: ${m.id} is not in ${modelsRoot()}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)`);
+  throw new Error(
+    folder
+      ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
+      : `no model available: ${m.id} is not in ${modelsRoot()}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)`,
+  );
 }
 
 /** A folder with the model's tokenizer files, when one is at hand locally (for counting tokens). */
@@ -110,19 +154,41 @@ export function findTokenizerDir(spec: string = DEFAULT_MODEL): string | undefin
   try {
     const { dir } = locateModel(spec);
     for (const d of [dir, join(dir, CHECKPOINT_SUBDIR)]) if (existsSync(join(d, 'tokenizer.json'))) return d;
-  } catch { /* not a valid id: nothing local */ }
+  } catch {
+    /* not a valid id: nothing local */
+  }
   return undefined;
 }
 
-export interface ModelEntry { id: string; dir: string; bytes: number; format: ModelFormat; isDefault: boolean; quantize?: Quantize }
+export interface ModelEntry {
+  id: string;
+  dir: string;
+  bytes: number;
+  format: ModelFormat;
+  isDefault: boolean;
+  quantize?: Quantize;
+}
 
 /** Every model in the store, plus `defaultSpec` when it is a folder outside it; the default one marked. */
 export function listModels(defaultSpec: string = DEFAULT_MODEL): ModelEntry[] {
   const root = modelsRoot();
-  const def = (() => { try { return locateModel(defaultSpec).dir; } catch { return undefined; } })();
+  const def = (() => {
+    try {
+      return locateModel(defaultSpec).dir;
+    } catch {
+      return undefined;
+    }
+  })();
   const entries: ModelEntry[] = [];
   const add = (id: string, dir: string): void => {
-    entries.push({ id, dir, bytes: folderBytes(dir), format: detectFormat(dir), isDefault: dir === def, quantize: readManifest(dir)?.quantize });
+    entries.push({
+      id,
+      dir,
+      bytes: folderBytes(dir),
+      format: detectFormat(dir),
+      isDefault: dir === def,
+      quantize: readManifest(dir)?.quantize,
+    });
   };
   if (existsSync(root)) {
     for (const org of readdirSync(root, { withFileTypes: true })) {
@@ -162,7 +228,13 @@ export interface PullOptions extends HubOptions {
   signal?: AbortSignal;
 }
 
-export interface PullResult { id: string; dir: string; manifest: Manifest; downloadedBytes: number; converted: boolean }
+export interface PullResult {
+  id: string;
+  dir: string;
+  manifest: Manifest;
+  downloadedBytes: number;
+  converted: boolean;
+}
 
 async function downloadAll(id: string, commit: string, files: HubFile[], dir: string, o: PullOptions): Promise<number> {
   const total = files.reduce((s, f) => s + (f.size ?? 0), 0);
@@ -170,7 +242,8 @@ async function downloadAll(id: string, commit: string, files: HubFile[], dir: st
   for (const file of files) {
     await downloadFile(id, commit, file, dir, {
       ...o,
-      onProgress: (p: DownloadProgress) => o.onEvent?.({ stage: 'download', file: p.file, done: finished + p.bytes, total }),
+      onProgress: (p: DownloadProgress) =>
+        o.onEvent?.({ stage: 'download', file: p.file, done: finished + p.bytes, total }),
     });
     finished += file.size ?? 0;
   }
@@ -184,7 +257,10 @@ async function downloadAll(id: string, commit: string, files: HubFile[], dir: st
  */
 export async function pullModel(id: string, o: PullOptions = {}): Promise<PullResult> {
   const revision = o.revision ?? 'main';
-  const hubOptions: PullOptions = { ...o, offlineHint: o.offlineHint ?? `copy a model folder to ${storeDirOf(id)} or set KIMINA_MODEL to a local folder` };
+  const hubOptions: PullOptions = {
+    ...o,
+    offlineHint: o.offlineHint ?? `copy a model folder to ${storeDirOf(id)} or set KIMINA_MODEL to a local folder`,
+  };
   o.onEvent?.({ stage: 'listing', message: `listing ${id}@${revision}` });
   const listing = await listRepoFiles(id, revision, hubOptions);
   const dir = storeDirOf(id);
@@ -217,10 +293,22 @@ function takePullLock(dir: string, id: string): () => void {
 }
 
 function isAlive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
-async function pullInto(dir: string, id: string, revision: string, listing: RepoListing, o: PullOptions, hubOptions: PullOptions): Promise<PullResult> {
+async function pullInto(
+  dir: string,
+  id: string,
+  revision: string,
+  listing: RepoListing,
+  o: PullOptions,
+  hubOptions: PullOptions,
+): Promise<PullResult> {
   const commit = listing.commit ?? revision;
   const paths = new Set(listing.files.map((f) => f.path));
 
@@ -230,9 +318,18 @@ async function pullInto(dir: string, id: string, revision: string, listing: Repo
   if (onnx && (onnx.size === undefined || onnx.size < 64 * 1024 * 1024)) {
     const path = await downloadFile(id, commit, onnx, dir, hubOptions);
     if (readFileSync(path).includes(ONNX_LAYOUT_MARKER)) {
-      const files = listing.files.filter((f) => f.path.startsWith('onnx/') || (isCheckpointFile(f.path) && !f.path.endsWith('.safetensors')));
+      const files = listing.files.filter(
+        (f) => f.path.startsWith('onnx/') || (isCheckpointFile(f.path) && !f.path.endsWith('.safetensors')),
+      );
       const bytes = await downloadAll(id, commit, files, dir, hubOptions);
-      const manifest: Manifest = { id, revision, commit: listing.commit, source: 'hub-onnx', files, pulledAt: new Date().toISOString() };
+      const manifest: Manifest = {
+        id,
+        revision,
+        commit: listing.commit,
+        source: 'hub-onnx',
+        files,
+        pulledAt: new Date().toISOString(),
+      };
       writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
       o.onEvent?.({ stage: 'done', message: dir });
       return { id, dir, manifest, downloadedBytes: bytes, converted: false };
@@ -243,26 +340,49 @@ async function pullInto(dir: string, id: string, revision: string, listing: Repo
   // 2. The checkpoint, then our conversion.
   const files = listing.files.filter((f) => isCheckpointFile(f.path));
   if (!files.some((f) => f.path.endsWith('.safetensors'))) {
-    throw new Error(`${id}@${revision} has neither an ONNX export in Kimina's layout nor safetensors weights to convert (files: ${[...paths].slice(0, 20).join(', ')})`);
+    throw new Error(
+      `${id}@${revision} has neither an ONNX export in Kimina's layout nor safetensors weights to convert (files: ${[...paths].slice(0, 20).join(', ')})`,
+    );
   }
   const checkpoint = join(dir, CHECKPOINT_SUBDIR);
   const bytes = await downloadAll(id, commit, files, checkpoint, hubOptions);
   const quantize = o.quantize ?? 'q4';
   const previous = readManifest(dir);
-  const upToDate = !o.force && previous?.source === 'converted' && previous.commit === listing.commit
-    && previous.quantize === quantize && detectFormat(dir) === 'onnx'
-    && existsSync(join(dir, ONNX_KV16_FILE)); // converted before the float16-cache graph existed: convert again
+  const upToDate =
+    !o.force &&
+    previous?.source === 'converted' &&
+    previous.commit === listing.commit &&
+    previous.quantize === quantize &&
+    detectFormat(dir) === 'onnx' &&
+    existsSync(join(dir, ONNX_KV16_FILE)); // converted before the float16-cache graph existed: convert again
   if (!upToDate) {
-    if (!o.convert) throw new Error(`${id} has no ONNX export in Kimina's layout and no converter is available to build one`);
-    o.onEvent?.({ stage: 'convert', message: `converting ${id} to ONNX (${quantize === 'q4' ? '4-bit weights, for CPU' : 'fp32'})` });
+    if (!o.convert)
+      throw new Error(`${id} has no ONNX export in Kimina's layout and no converter is available to build one`);
+    o.onEvent?.({
+      stage: 'convert',
+      message: `converting ${id} to ONNX (${quantize === 'q4' ? '4-bit weights, for CPU' : 'fp32'})`,
+    });
     rmSync(join(dir, MANIFEST), { force: true });
-    await o.convert(checkpoint, dir, { quantize, onProgress: (p) => o.onEvent?.({ stage: 'convert', done: p.done, total: p.total, message: p.stage }) });
+    await o.convert(checkpoint, dir, {
+      quantize,
+      onProgress: (p) => o.onEvent?.({ stage: 'convert', done: p.done, total: p.total, message: p.stage }),
+    });
     for (const extra of ['chat_template.jinja', 'special_tokens_map.json']) {
-      if (existsSync(join(checkpoint, extra)) && !existsSync(join(dir, extra))) copyFileSync(join(checkpoint, extra), join(dir, extra));
+      if (existsSync(join(checkpoint, extra)) && !existsSync(join(dir, extra)))
+        copyFileSync(join(checkpoint, extra), join(dir, extra));
     }
-    if (detectFormat(dir) !== 'onnx') throw new Error(`converting ${id} did not produce ${join(dir, 'onnx', 'model.onnx')}`);
+    if (detectFormat(dir) !== 'onnx')
+      throw new Error(`converting ${id} did not produce ${join(dir, 'onnx', 'model.onnx')}`);
   }
-  const manifest: Manifest = { id, revision, commit: listing.commit, source: 'converted', quantize, files, pulledAt: new Date().toISOString() };
+  const manifest: Manifest = {
+    id,
+    revision,
+    commit: listing.commit,
+    source: 'converted',
+    quantize,
+    files,
+    pulledAt: new Date().toISOString(),
+  };
   writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
   o.onEvent?.({ stage: 'done', message: dir });
   return { id, dir, manifest, downloadedBytes: bytes, converted: !upToDate };

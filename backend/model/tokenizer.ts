@@ -6,14 +6,20 @@ import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface AddedToken { id: number; content: string; special: boolean }
+export interface AddedToken {
+  id: number;
+  content: string;
+  special: boolean;
+}
 
 export interface EncodeOptions {
   /** Recognise added tokens (`<|im_start|>`, `<think>`, …) written in the text. Default true, as HF does. */
   addedTokens?: boolean;
 }
 
-export interface DecodeOptions { skipSpecialTokens?: boolean }
+export interface DecodeOptions {
+  skipSpecialTokens?: boolean;
+}
 
 /** Turns token ids into text piece by piece, holding back bytes of an unfinished UTF-8 character. */
 export interface StreamDecoder {
@@ -56,16 +62,37 @@ export function translateRegex(pattern: string): string {
       i++;
       continue;
     }
-    if (inClass) { if (c === ']') inClass = false; out += c; continue; }
-    if (c === '[') { inClass = true; out += c; continue; }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      out += c;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      out += c;
+      continue;
+    }
     if (c === '(') {
-      if (pattern.startsWith('(?i:', i)) { stack.push(true); caseless++; out += '(?:'; i += 3; continue; }
+      if (pattern.startsWith('(?i:', i)) {
+        stack.push(true);
+        caseless++;
+        out += '(?:';
+        i += 3;
+        continue;
+      }
       stack.push(false);
       out += c;
       continue;
     }
-    if (c === ')') { if (stack.pop()) caseless--; out += c; continue; }
-    if (caseless > 0 && /[a-zA-Z]/.test(c)) { out += `[${c.toLowerCase()}${c.toUpperCase()}]`; continue; }
+    if (c === ')') {
+      if (stack.pop()) caseless--;
+      out += c;
+      continue;
+    }
+    if (caseless > 0 && /[a-zA-Z]/.test(c)) {
+      out += `[${c.toLowerCase()}${c.toUpperCase()}]`;
+      continue;
+    }
     out += c;
   }
   return out;
@@ -137,16 +164,23 @@ function buildPreTokenizer(cfg: unknown): PreTokenizeStep {
     }
     case 'Split': {
       const pattern = c.pattern as Json;
-      const source = typeof pattern.Regex === 'string' ? translateRegex(pattern.Regex)
-        : typeof pattern.String === 'string' ? pattern.String.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : null;
+      const source =
+        typeof pattern.Regex === 'string'
+          ? translateRegex(pattern.Regex)
+          : typeof pattern.String === 'string'
+            ? pattern.String.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+            : null;
       if (source === null) throw new Error('tokenizer.json: Split pre-tokenizer without a pattern');
-      if (c.behavior !== 'Isolated') throw new Error(`tokenizer.json: Split behavior '${String(c.behavior)}' is not supported (only Isolated)`);
+      if (c.behavior !== 'Isolated')
+        throw new Error(`tokenizer.json: Split behavior '${String(c.behavior)}' is not supported (only Isolated)`);
       return splitIsolated(new RegExp(source, 'gu'), c.invert === true);
     }
     case 'ByteLevel':
       return byteLevelStep(c);
     default:
-      throw new Error(`tokenizer.json: pre-tokenizer '${String(c.type)}' is not supported (byte-level BPE tokenizers only)`);
+      throw new Error(
+        `tokenizer.json: pre-tokenizer '${String(c.type)}' is not supported (byte-level BPE tokenizers only)`,
+      );
   }
 }
 
@@ -154,10 +188,14 @@ function buildNormalizer(cfg: unknown): (s: string) => string {
   if (cfg === null || cfg === undefined) return (s) => s;
   const c = cfg as Json;
   switch (c.type) {
-    case 'NFC': return (s) => s.normalize('NFC');
-    case 'NFKC': return (s) => s.normalize('NFKC');
-    case 'NFD': return (s) => s.normalize('NFD');
-    case 'NFKD': return (s) => s.normalize('NFKD');
+    case 'NFC':
+      return (s) => s.normalize('NFC');
+    case 'NFKC':
+      return (s) => s.normalize('NFKC');
+    case 'NFD':
+      return (s) => s.normalize('NFD');
+    case 'NFKD':
+      return (s) => s.normalize('NFKD');
     case 'Sequence': {
       const steps = ((c.normalizers as unknown[]) ?? []).map(buildNormalizer);
       return (s) => steps.reduce((acc, f) => f(acc), s);
@@ -202,10 +240,13 @@ export class Tokenizer {
     const tj = files.tokenizerJson as Json;
     if (!tj || typeof tj !== 'object') throw new Error('tokenizer.json is not a JSON object');
     const model = tj.model as Json | undefined;
-    if (!model || model.type !== 'BPE') throw new Error(`tokenizer.json: model type '${String(model?.type)}' is not supported (BPE only)`);
-    if (model.byte_fallback === true) throw new Error('tokenizer.json: byte_fallback BPE (SentencePiece style) is not supported');
+    if (!model || model.type !== 'BPE')
+      throw new Error(`tokenizer.json: model type '${String(model?.type)}' is not supported (BPE only)`);
+    if (model.byte_fallback === true)
+      throw new Error('tokenizer.json: byte_fallback BPE (SentencePiece style) is not supported');
     const decoder = tj.decoder as Json | null;
-    if (decoder && decoder.type !== 'ByteLevel') throw new Error(`tokenizer.json: decoder '${String(decoder.type)}' is not supported (ByteLevel only)`);
+    if (decoder && decoder.type !== 'ByteLevel')
+      throw new Error(`tokenizer.json: decoder '${String(decoder.type)}' is not supported (ByteLevel only)`);
 
     // Plain loops: Object.entries / forEach over 150k entries cost several times as much at load.
     const vocab = model.vocab as Record<string, number>;
@@ -232,8 +273,12 @@ export class Tokenizer {
     this.addedTokens = added;
     // Longest first, so a token that is a prefix of another never wins. Each token is a capture group
     // (the match may include whitespace an lstrip/rstrip token absorbs, as HF does).
-    const alternatives = [...this.addedByContent.keys()].sort((a, b) => b.length - a.length)
-      .map((c) => `${this.lstrip.has(c) ? '\\s*' : ''}(${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')})${this.rstrip.has(c) ? '\\s*' : ''}`);
+    const alternatives = [...this.addedByContent.keys()]
+      .sort((a, b) => b.length - a.length)
+      .map(
+        (c) =>
+          `${this.lstrip.has(c) ? '\\s*' : ''}(${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')})${this.rstrip.has(c) ? '\\s*' : ''}`,
+      );
     this.addedSplitter = alternatives.length > 0 ? new RegExp(alternatives.join('|'), 'gu') : null;
 
     this.idToPiece = [];
@@ -345,15 +390,20 @@ export class Tokenizer {
       let bestRank = Infinity;
       for (let i = 0; i < parts.length - 1; i++) {
         const r = this.ranks.get(parts[i] + ' ' + parts[i + 1]);
-        if (r !== undefined && r < bestRank) { bestRank = r; best = i; }
+        if (r !== undefined && r < bestRank) {
+          bestRank = r;
+          best = i;
+        }
       }
       if (best < 0) break;
       const a = parts[best];
       const b = parts[best + 1];
       const merged: string[] = [];
       for (let i = 0; i < parts.length; i++) {
-        if (i < parts.length - 1 && parts[i] === a && parts[i + 1] === b) { merged.push(a + b); i++; }
-        else merged.push(parts[i]);
+        if (i < parts.length - 1 && parts[i] === a && parts[i + 1] === b) {
+          merged.push(a + b);
+          i++;
+        } else merged.push(parts[i]);
       }
       parts = merged;
     }
@@ -382,10 +432,14 @@ export function tokenizerFromFiles(files: TokenizerFiles): Tokenizer {
 /** Loads tokenizer.json, tokenizer_config.json and chat_template.jinja (when present) from a model folder. */
 export async function loadTokenizer(modelDir: string): Promise<Tokenizer> {
   const jsonPath = join(modelDir, 'tokenizer.json');
-  if (!existsSync(jsonPath)) throw new Error(`no tokenizer.json in ${modelDir} (a model folder in the Hugging Face layout is expected)`);
+  if (!existsSync(jsonPath))
+    throw new Error(`no tokenizer.json in ${modelDir} (a model folder in the Hugging Face layout is expected)`);
   const readJson = async (p: string): Promise<unknown> => {
-    try { return JSON.parse(await readFile(p, 'utf8')); }
-    catch (err) { throw new Error(`cannot read ${p}: ${(err as Error).message}`); }
+    try {
+      return JSON.parse(await readFile(p, 'utf8'));
+    } catch (err) {
+      throw new Error(`cannot read ${p}: ${(err as Error).message}`);
+    }
   };
   const configPath = join(modelDir, 'tokenizer_config.json');
   const templatePath = join(modelDir, 'chat_template.jinja');

@@ -3,7 +3,17 @@
 //   const api = new ApiClient({ url, token });
 //   const run = await api.call('trainingPause', { params: { id } });
 //   for await (const e of api.stream('prove', { body: { code } })) …
-import { routePath, routes, type RouteBody, type RouteEvent, type RouteName, type RouteParams, type RouteQuery, type RouteResponse, type StreamingRoute } from './routes';
+import {
+  routePath,
+  routes,
+  type RouteBody,
+  type RouteEvent,
+  type RouteName,
+  type RouteParams,
+  type RouteQuery,
+  type RouteResponse,
+  type StreamingRoute,
+} from './routes';
 import { readSse } from './sse';
 
 type Lazy<T> = T | (() => T);
@@ -18,16 +28,25 @@ export interface ApiClientOptions {
 }
 
 type NoParams<N extends RouteName> = keyof RouteParams<N> extends never ? true : false;
-export type CallInput<N extends RouteName> =
-  (NoParams<N> extends true ? { params?: undefined } : { params: RouteParams<N> })
-  & (RouteBody<N> extends undefined ? { body?: undefined } : { body: RouteBody<N> })
-  & { query?: RouteQuery<N> extends undefined ? undefined : RouteQuery<N>; signal?: AbortSignal; headers?: Record<string, string> };
-export type CallArgs<N extends RouteName> = Record<string, never> extends CallInput<N> ? [input?: CallInput<N>] : [input: CallInput<N>];
+export type CallInput<N extends RouteName> = (NoParams<N> extends true
+  ? { params?: undefined }
+  : { params: RouteParams<N> }) &
+  (RouteBody<N> extends undefined ? { body?: undefined } : { body: RouteBody<N> }) & {
+    query?: RouteQuery<N> extends undefined ? undefined : RouteQuery<N>;
+    signal?: AbortSignal;
+    headers?: Record<string, string>;
+  };
+export type CallArgs<N extends RouteName> =
+  Record<string, never> extends CallInput<N> ? [input?: CallInput<N>] : [input: CallInput<N>];
 
 /** The server answered with an error status; `detail` is its `detail` (or `error`) field. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
-  constructor(readonly status: number, readonly detail: unknown, readonly route: RouteName) {
+  constructor(
+    readonly status: number,
+    readonly detail: unknown,
+    readonly route: RouteName,
+  ) {
     super(typeof detail === 'string' ? detail : JSON.stringify(detail));
   }
 }
@@ -35,12 +54,23 @@ export class ApiError extends Error {
 /** No answer at all: nothing listens at the URL, or there is no URL. */
 export class BackendUnreachable extends Error {
   override readonly name = 'BackendUnreachable';
-  constructor(readonly url: string | undefined, cause?: unknown) {
-    super(url ? `cannot reach the Kimina backend at ${url}: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}` : 'the Kimina backend is not running');
+  constructor(
+    readonly url: string | undefined,
+    cause?: unknown,
+  ) {
+    super(
+      url
+        ? `cannot reach the Kimina backend at ${url}: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`
+        : 'the Kimina backend is not running',
+    );
   }
 }
 
-export interface RawAnswer { status: number; headers: Headers; body: unknown }
+export interface RawAnswer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
 
 function errorDetail(body: unknown): unknown {
   if (body && typeof body === 'object') {
@@ -55,9 +85,15 @@ export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {}
 
   /** The server's root as configured now (no trailing slash), or undefined. */
-  url(): string | undefined { return resolve(this.options.url)?.replace(/\/+$/, ''); }
+  url(): string | undefined {
+    return resolve(this.options.url)?.replace(/\/+$/, '');
+  }
 
-  private async send(name: RouteName, input: Partial<CallInput<RouteName>> = {}, accept = 'application/json'): Promise<Response> {
+  private async send(
+    name: RouteName,
+    input: Partial<CallInput<RouteName>> = {},
+    accept = 'application/json',
+  ): Promise<Response> {
     const route = routes[name];
     const base = this.url();
     if (!base) throw new BackendUnreachable(undefined);
@@ -65,14 +101,21 @@ export class ApiClient {
     let target = base + routePath(route.path, (input.params ?? {}) as Record<string, string>);
     if (input.query) {
       const q = new URLSearchParams();
-      for (const [k, v] of Object.entries(input.query as Record<string, unknown>)) if (v !== undefined) q.set(k, String(v));
+      for (const [k, v] of Object.entries(input.query as Record<string, unknown>))
+        if (v !== undefined) q.set(k, String(v));
       if ([...q].length) target += `?${q.toString()}`;
     }
-    const headers: Record<string, string> = { accept, ...(token ? { authorization: `Bearer ${token}` } : {}), ...input.headers };
+    const headers: Record<string, string> = {
+      accept,
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...input.headers,
+    };
     if (route.method === 'POST') headers['content-type'] = 'application/json';
     try {
       return await (this.options.fetch ?? fetch)(target, {
-        method: route.method, headers, signal: input.signal,
+        method: route.method,
+        headers,
+        signal: input.signal,
         body: route.method === 'POST' && input.body !== undefined ? JSON.stringify(input.body) : undefined,
       });
     } catch (err) {
@@ -86,7 +129,11 @@ export class ApiClient {
     const res = await this.send(name, input as Partial<CallInput<RouteName>>);
     const text = await res.text();
     let body: unknown = text;
-    try { body = JSON.parse(text); } catch { /* not JSON: the text */ }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* not JSON: the text */
+    }
     return { status: res.status, headers: res.headers, body };
   }
 
@@ -103,7 +150,11 @@ export class ApiClient {
     if (!res.ok || !res.body) {
       const text = await res.text().catch(() => '');
       let body: unknown = text;
-      try { body = JSON.parse(text); } catch { /* text */ }
+      try {
+        body = JSON.parse(text);
+      } catch {
+        /* text */
+      }
       throw new ApiError(res.status, errorDetail(body), name);
     }
     const body = res.body;

@@ -73,7 +73,10 @@ export interface EvalAttemptRecord {
   recipeReason?: string | null;
 }
 
-export interface KValue { k: number; value: number }
+export interface KValue {
+  k: number;
+  value: number;
+}
 
 /** pass@k and best@k curves plus the throughput and format figures of one run. */
 export interface EvalMetrics {
@@ -109,14 +112,30 @@ export interface EvalMetrics {
   /** Solved problems per source, first answers and with the fix turn. */
   bySource: { source: string; problems: number; solved: number; solvedWithFix: number | null }[];
   /** The same pass@k under kimina-client's rule; `unknown`: answers Lean never ran (counted as not valid). */
-  recipe?: { passAtK: KValue[]; passAtKWithFix: KValue[] | null; solved: number; solvedWithFix: number | null; unknown: number };
+  recipe?: {
+    passAtK: KValue[];
+    passAtKWithFix: KValue[] | null;
+    solved: number;
+    solvedWithFix: number | null;
+    unknown: number;
+  };
 }
 
 /** An answer only kimina-client's rule accepts, and why the strict verdict refused it. */
-export interface RecipeOnlyProof { problem: string; sample: number; turn: number; status: string; reason: string; code: string | null }
+export interface RecipeOnlyProof {
+  problem: string;
+  sample: number;
+  turn: number;
+  status: string;
+  reason: string;
+  code: string | null;
+}
 
 /** Whether the headline figure may be set beside the published Kimina-Prover-RL table, and why (not). */
-export interface Comparability { comparable: boolean; why: string }
+export interface Comparability {
+  comparable: boolean;
+  why: string;
+}
 
 export interface ProblemOutcome {
   id: string;

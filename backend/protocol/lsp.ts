@@ -6,7 +6,10 @@ import type { ExportModelRequest, StartTrainingRequest, TrainingStreamEvent } fr
 import type { LspPosition, Verdict } from './verify';
 
 /** An editor range; positions are 0-based lines and 0-based characters in UTF-16 code units (LSP). */
-export interface LspRange { start: LspPosition; end: LspPosition }
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
 
 /** `theorem`: prove the whole declaration at the position; `goal`: prove the goal of the `sorry` at the position. */
 export type ProveMode = 'theorem' | 'goal';
@@ -22,7 +25,10 @@ export interface ProveParams extends ProveRequest {
 }
 
 /** A text edit in the document the request was made from (the `code` sent with it). */
-export interface ProofEdit { range: LspRange; newText: string }
+export interface ProofEdit {
+  range: LspRange;
+  newText: string;
+}
 
 export interface EditorProveResult extends ProveResult {
   mode: ProveMode;
@@ -39,17 +45,29 @@ export interface EditorProveResult extends ProveResult {
 /** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
 export type LspProveEvent = ProveEvent | { type: 'stage'; id: string; message: string };
 
-export interface CancelParams { id: string }
+export interface CancelParams {
+  id: string;
+}
 
 /** A token the client chose for `$/progress` notifications about one request (LSP's WorkDoneProgressParams). */
 export type ProgressToken = string | number;
 
 /** Download a model from the hub into the store (converting it when needed), as `kimina model pull` does. */
-export interface PullModelParams { model: string; workDoneToken?: ProgressToken }
+export interface PullModelParams {
+  model: string;
+  workDoneToken?: ProgressToken;
+}
 /** Build the Lean REPL for a project's toolchain, as `kimina lean setup` does. */
-export interface SetupLeanParams { project: string; workDoneToken?: ProgressToken }
+export interface SetupLeanParams {
+  project: string;
+  workDoneToken?: ProgressToken;
+}
 /** Either outcome of a setup request; the backend's services are restarted after a success. */
-export interface SetupResult { ok: boolean; message: string; cancelled?: boolean }
+export interface SetupResult {
+  ok: boolean;
+  message: string;
+  cancelled?: boolean;
+}
 export interface BackendStatus {
   state: 'starting' | 'ready' | 'proving' | 'training' | 'error';
   detail?: string;
@@ -67,16 +85,32 @@ export interface BackendStatus {
 }
 
 /** One training run, by id. */
-export interface TrainingRunParams { id: string }
+export interface TrainingRunParams {
+  id: string;
+}
 /** The latest entries of one run's rollouts or log. */
-export interface TrainingPageParams { id: string; limit?: number }
-export interface TrainingMetricsParams { id: string; kind?: 'train' | 'eval'; since?: number }
-export interface TrainingExportParams extends NonNullable<ExportModelRequest> { id: string }
+export interface TrainingPageParams {
+  id: string;
+  limit?: number;
+}
+export interface TrainingMetricsParams {
+  id: string;
+  kind?: 'train' | 'eval';
+  since?: number;
+}
+export interface TrainingExportParams extends NonNullable<ExportModelRequest> {
+  id: string;
+}
 /** Start or stop forwarding the attached server's training events as `kimina/training/event`. */
-export interface TrainingFollowParams { follow: boolean }
+export interface TrainingFollowParams {
+  follow: boolean;
+}
 /** How the face's link to the training events stands; `no-backend`: no `kimina serve` is attached. */
 export type TrainingConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'no-backend';
-export interface TrainingConnection { status: TrainingConnectionStatus; message?: string }
+export interface TrainingConnection {
+  status: TrainingConnectionStatus;
+  message?: string;
+}
 
 export const lspMethods = {
   /** Request: prove a theorem; answers with the final result, streams `proveEvent` meanwhile. */

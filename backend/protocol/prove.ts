@@ -16,13 +16,25 @@ export type FormatErrorName =
   | 'TACTICS_LEAN4_NOT_MATCH'
   | 'LEAN4_CODE_NOT_START_WITH_STATEMENT';
 
-export interface FormatResult { ok: boolean; error: FormatErrorName; message?: string }
+export interface FormatResult {
+  ok: boolean;
+  error: FormatErrorName;
+  message?: string;
+}
 
-export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
 
 /** Bounds on a prove request's settings (the recipe's defaults lie inside). */
 export const proveLimits = {
-  samples: [1, 64], fixTurns: [0, 4], temperature: [0, 2], topP: [0, 1], maxTokens: [1, 131072], codeChars: 1_000_000,
+  samples: [1, 64],
+  fixTurns: [0, 4],
+  temperature: [0, 2],
+  topP: [0, 1],
+  maxTokens: [1, 131072],
+  codeChars: 1_000_000,
 } as const;
 
 const [samplesMin, samplesMax] = proveLimits.samples;
@@ -32,17 +44,22 @@ const [samplesMin, samplesMax] = proveLimits.samples;
  * code: the Lean file text, or a header plus the theorem; theorem: which one when `code` holds several;
  * informal: the problem in words (default: the theorem's doc comment).
  */
-export const proveRequestSchema = s.object({
-  id: s.nullable(s.string({ max: 100, pattern: /^[A-Za-z0-9_.:-]{1,100}$/, patternText: '1-100 letters, digits or _.:-' })),
-  code: s.string({ notBlank: true, max: proveLimits.codeChars }),
-  theorem: s.nullable(s.string({ max: 1000 })),
-  informal: s.nullable(s.string({ max: 100_000 })),
-  samples: s.nullable(s.integer({ min: samplesMin, max: samplesMax })),
-  fixTurns: s.nullable(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
-  temperature: s.nullable(s.number({ min: proveLimits.temperature[0], max: proveLimits.temperature[1] })),
-  topP: s.nullable(s.number({ above: proveLimits.topP[0], max: proveLimits.topP[1] })),
-  maxTokens: s.nullable(s.integer({ min: proveLimits.maxTokens[0], max: proveLimits.maxTokens[1] })),
-}, { extra: 'forbid' });
+export const proveRequestSchema = s.object(
+  {
+    id: s.nullable(
+      s.string({ max: 100, pattern: /^[A-Za-z0-9_.:-]{1,100}$/, patternText: '1-100 letters, digits or _.:-' }),
+    ),
+    code: s.string({ notBlank: true, max: proveLimits.codeChars }),
+    theorem: s.nullable(s.string({ max: 1000 })),
+    informal: s.nullable(s.string({ max: 100_000 })),
+    samples: s.nullable(s.integer({ min: samplesMin, max: samplesMax })),
+    fixTurns: s.nullable(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
+    temperature: s.nullable(s.number({ min: proveLimits.temperature[0], max: proveLimits.temperature[1] })),
+    topP: s.nullable(s.number({ above: proveLimits.topP[0], max: proveLimits.topP[1] })),
+    maxTokens: s.nullable(s.integer({ min: proveLimits.maxTokens[0], max: proveLimits.maxTokens[1] })),
+  },
+  { extra: 'forbid' },
+);
 /** What a client may send (null allowed where a field may be absent). */
 export type ProveRequestBody = Infer<typeof proveRequestSchema>;
 /** A checked request with absent fields left out (`parseProveRequest` in backend/prover/request.ts). */
@@ -69,7 +86,14 @@ export interface Attempt {
    * Why no fix turn followed this attempt, when none did: the recipe's filter names, or `proved` (another
    * sample was verified) and `cancelled` (the request or its check was stopped).
    */
-  fixSkipped?: 'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded' | 'proved' | 'cancelled';
+  fixSkipped?:
+    | 'valid'
+    | 'filtered'
+    | 'feedback_too_long'
+    | 'exceed_max_turn'
+    | 'max_prompt_token_len_exceeded'
+    | 'proved'
+    | 'cancelled';
 }
 
 export type ProveStatus = 'proved' | 'not_proved' | 'cancelled';

@@ -6,11 +6,23 @@ import type { ProveEvent, ProveResult } from './prove';
 import { proveRequestSchema } from './prove';
 import { s, type Infer, type Schema } from './schema';
 import type {
-  ExportModelResponse, GpuReport, RewardResponse, TrainingLogResponse, TrainingMetricsResponse, TrainingPresetName,
-  TrainingRolloutsResponse, TrainingRun, TrainingRunsResponse, TrainingStreamEvent,
+  ExportModelResponse,
+  GpuReport,
+  RewardResponse,
+  TrainingLogResponse,
+  TrainingMetricsResponse,
+  TrainingPresetName,
+  TrainingRolloutsResponse,
+  TrainingRun,
+  TrainingRunsResponse,
+  TrainingStreamEvent,
 } from './training';
 import {
-  exportModelRequestSchema, metricsReportSchema, rewardRequestSchema, startTrainingRequestSchema, trainerEventSchema,
+  exportModelRequestSchema,
+  metricsReportSchema,
+  rewardRequestSchema,
+  startTrainingRequestSchema,
+  trainerEventSchema,
 } from './training';
 import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from './verify';
 import { checkRequestSchema, v1CheckRequestSchema, verifyRequestSchema } from './verify';
@@ -22,7 +34,9 @@ import { checkRequestSchema, v1CheckRequestSchema, verifyRequestSchema } from '.
 export type ErrorStyle = 'fastapi' | 'error' | 'detail';
 
 /** A type carried by a declaration for the client; no value at run time. */
-export interface Carries<T> { readonly __carries?: T }
+export interface Carries<T> {
+  readonly __carries?: T;
+}
 const answer = <T>(): Carries<T> => ({});
 
 export interface RouteSpec {
@@ -48,66 +62,263 @@ const limitQuery = (max: number) => s.object({ limit: s.optional(s.integer({ min
 const countQuery = s.object({ limit: s.optional(s.integer({ min: 0, max: 1_000_000 })) });
 
 export const routes = {
-  health: { method: 'GET', path: '/health', aliases: ['/', '/health/'], response: answer<HealthResponse>(), errors: 'fastapi', public: true,
-    summary: 'liveness and REPL counts (no token needed)' },
-  apiCheck: { method: 'POST', path: '/api/check', aliases: ['/api/check/'], body: checkRequestSchema, response: answer<CheckResponse>(), errors: 'fastapi',
-    summary: 'kimina-lean-server: check snippets' },
-  verify: { method: 'POST', path: '/verify', aliases: ['/one_pass_verify_batch'], body: verifyRequestSchema, response: answer<VerifyResponse>(), errors: 'fastapi',
-    summary: 'kimina-lean-server: the backward-compatible batch route' },
-  check: { method: 'POST', path: '/v1/check', body: v1CheckRequestSchema, response: answer<V1CheckResponse>(), errors: 'fastapi',
-    summary: 'our strict verdict per snippet' },
+  health: {
+    method: 'GET',
+    path: '/health',
+    aliases: ['/', '/health/'],
+    response: answer<HealthResponse>(),
+    errors: 'fastapi',
+    public: true,
+    summary: 'liveness and REPL counts (no token needed)',
+  },
+  apiCheck: {
+    method: 'POST',
+    path: '/api/check',
+    aliases: ['/api/check/'],
+    body: checkRequestSchema,
+    response: answer<CheckResponse>(),
+    errors: 'fastapi',
+    summary: 'kimina-lean-server: check snippets',
+  },
+  verify: {
+    method: 'POST',
+    path: '/verify',
+    aliases: ['/one_pass_verify_batch'],
+    body: verifyRequestSchema,
+    response: answer<VerifyResponse>(),
+    errors: 'fastapi',
+    summary: 'kimina-lean-server: the backward-compatible batch route',
+  },
+  check: {
+    method: 'POST',
+    path: '/v1/check',
+    body: v1CheckRequestSchema,
+    response: answer<V1CheckResponse>(),
+    errors: 'fastapi',
+    summary: 'our strict verdict per snippet',
+  },
 
-  prove: { method: 'POST', path: '/v1/prove', body: proveRequestSchema, response: answer<ProveResult>(), events: events<ProveEvent>('on-request'), errors: 'error',
-    summary: 'prove a theorem (JSON, or server-sent events with Accept: text/event-stream)' },
-  proveCancel: { method: 'DELETE', path: '/v1/prove/:id', response: answer<{ id: string; cancelled: true }>(), errors: 'error',
-    summary: 'cancel a running prove request' },
-  proveRuns: { method: 'GET', path: '/v1/prove', query: limitQuery(500), response: answer<{ runs: unknown[] }>(), errors: 'error',
-    summary: 'the most recent stored prove runs' },
-  proveRun: { method: 'GET', path: '/v1/prove/:id', response: answer<unknown>(), errors: 'error',
-    summary: 'one stored prove run with its attempts' },
+  prove: {
+    method: 'POST',
+    path: '/v1/prove',
+    body: proveRequestSchema,
+    response: answer<ProveResult>(),
+    events: events<ProveEvent>('on-request'),
+    errors: 'error',
+    summary: 'prove a theorem (JSON, or server-sent events with Accept: text/event-stream)',
+  },
+  proveCancel: {
+    method: 'DELETE',
+    path: '/v1/prove/:id',
+    response: answer<{ id: string; cancelled: true }>(),
+    errors: 'error',
+    summary: 'cancel a running prove request',
+  },
+  proveRuns: {
+    method: 'GET',
+    path: '/v1/prove',
+    query: limitQuery(500),
+    response: answer<{ runs: unknown[] }>(),
+    errors: 'error',
+    summary: 'the most recent stored prove runs',
+  },
+  proveRun: {
+    method: 'GET',
+    path: '/v1/prove/:id',
+    response: answer<unknown>(),
+    errors: 'error',
+    summary: 'one stored prove run with its attempts',
+  },
 
-  evalRuns: { method: 'GET', path: '/v1/eval/runs', response: answer<{ runs: EvalRunSummary[] }>(), errors: 'detail', summary: 'stored evaluation runs' },
-  evalReport: { method: 'GET', path: '/v1/eval/runs/:name', response: answer<EvalReport>(), errors: 'detail', summary: 'one run\'s report' },
-  evalPassAtKSvg: { method: 'GET', path: '/v1/eval/runs/:name/pass-at-k.svg', response: answer<string>(), produces: 'image/svg+xml', errors: 'detail', summary: 'pass@k plot' },
-  evalBySourceSvg: { method: 'GET', path: '/v1/eval/runs/:name/by-source.svg', response: answer<string>(), produces: 'image/svg+xml', errors: 'detail', summary: 'solved per source plot' },
-  evalCompare: { method: 'GET', path: '/v1/eval/runs/:name/compare/:other', response: answer<EvalComparison>(), errors: 'detail', summary: 'two runs compared' },
-  evalComparePassAtKSvg: { method: 'GET', path: '/v1/eval/runs/:name/compare/:other/pass-at-k.svg', response: answer<string>(), produces: 'image/svg+xml', errors: 'detail',
-    summary: 'two runs\' pass@k plot' },
+  evalRuns: {
+    method: 'GET',
+    path: '/v1/eval/runs',
+    response: answer<{ runs: EvalRunSummary[] }>(),
+    errors: 'detail',
+    summary: 'stored evaluation runs',
+  },
+  evalReport: {
+    method: 'GET',
+    path: '/v1/eval/runs/:name',
+    response: answer<EvalReport>(),
+    errors: 'detail',
+    summary: "one run's report",
+  },
+  evalPassAtKSvg: {
+    method: 'GET',
+    path: '/v1/eval/runs/:name/pass-at-k.svg',
+    response: answer<string>(),
+    produces: 'image/svg+xml',
+    errors: 'detail',
+    summary: 'pass@k plot',
+  },
+  evalBySourceSvg: {
+    method: 'GET',
+    path: '/v1/eval/runs/:name/by-source.svg',
+    response: answer<string>(),
+    produces: 'image/svg+xml',
+    errors: 'detail',
+    summary: 'solved per source plot',
+  },
+  evalCompare: {
+    method: 'GET',
+    path: '/v1/eval/runs/:name/compare/:other',
+    response: answer<EvalComparison>(),
+    errors: 'detail',
+    summary: 'two runs compared',
+  },
+  evalComparePassAtKSvg: {
+    method: 'GET',
+    path: '/v1/eval/runs/:name/compare/:other/pass-at-k.svg',
+    response: answer<string>(),
+    produces: 'image/svg+xml',
+    errors: 'detail',
+    summary: "two runs' pass@k plot",
+  },
 
-  trainingPresets: { method: 'GET', path: '/v1/training/presets', response: answer<{ presets: Record<TrainingPresetName, { summary: string }> }>(), errors: 'detail', summary: 'hyperparameter presets' },
-  trainingGpus: { method: 'GET', path: '/v1/training/gpus', response: answer<GpuReport>(), errors: 'detail', summary: 'GPU status' },
-  trainingRuns: { method: 'GET', path: '/v1/training/runs', response: answer<TrainingRunsResponse>(), errors: 'detail', summary: 'all runs' },
-  trainingStart: { method: 'POST', path: '/v1/training/runs', body: startTrainingRequestSchema, response: answer<TrainingRun>(), errors: 'detail', summary: 'start a run (201)' },
-  trainingRun: { method: 'GET', path: '/v1/training/runs/:id', response: answer<TrainingRun>(), errors: 'detail', summary: 'one run' },
-  trainingPause: { method: 'POST', path: '/v1/training/runs/:id/pause', response: answer<TrainingRun>(), errors: 'detail', summary: 'pause a run' },
-  trainingResume: { method: 'POST', path: '/v1/training/runs/:id/resume', response: answer<TrainingRun>(), errors: 'detail', summary: 'resume a run' },
-  trainingCancel: { method: 'POST', path: '/v1/training/runs/:id/cancel', response: answer<TrainingRun>(), errors: 'detail', summary: 'cancel a run' },
-  trainingExport: { method: 'POST', path: '/v1/training/runs/:id/export', body: exportModelRequestSchema, response: answer<ExportModelResponse>(), errors: 'detail',
-    summary: 'convert the final weights to ONNX' },
-  trainingMetrics: { method: 'GET', path: '/v1/training/runs/:id/metrics',
-    query: s.object({ kind: s.optional(s.enum(['train', 'eval'])), since: s.optional(s.integer({ min: 0, max: 1e9 })) }),
-    response: answer<TrainingMetricsResponse>(), errors: 'detail', summary: 'per-step metrics' },
-  trainingRollouts: { method: 'GET', path: '/v1/training/runs/:id/rollouts', query: countQuery, response: answer<TrainingRolloutsResponse>(), errors: 'detail',
-    summary: 'sampled rollouts (at most 200)' },
-  trainingLog: { method: 'GET', path: '/v1/training/runs/:id/log', query: countQuery, response: answer<TrainingLogResponse>(), errors: 'detail',
-    summary: 'the run\'s log (at most 500 lines)' },
-  trainingEvents: { method: 'GET', path: '/v1/training/events', response: answer<never>(), events: events<TrainingStreamEvent>('always'), errors: 'detail',
-    summary: 'every run, then changes as they happen (server-sent events)' },
+  trainingPresets: {
+    method: 'GET',
+    path: '/v1/training/presets',
+    response: answer<{ presets: Record<TrainingPresetName, { summary: string }> }>(),
+    errors: 'detail',
+    summary: 'hyperparameter presets',
+  },
+  trainingGpus: {
+    method: 'GET',
+    path: '/v1/training/gpus',
+    response: answer<GpuReport>(),
+    errors: 'detail',
+    summary: 'GPU status',
+  },
+  trainingRuns: {
+    method: 'GET',
+    path: '/v1/training/runs',
+    response: answer<TrainingRunsResponse>(),
+    errors: 'detail',
+    summary: 'all runs',
+  },
+  trainingStart: {
+    method: 'POST',
+    path: '/v1/training/runs',
+    body: startTrainingRequestSchema,
+    response: answer<TrainingRun>(),
+    errors: 'detail',
+    summary: 'start a run (201)',
+  },
+  trainingRun: {
+    method: 'GET',
+    path: '/v1/training/runs/:id',
+    response: answer<TrainingRun>(),
+    errors: 'detail',
+    summary: 'one run',
+  },
+  trainingPause: {
+    method: 'POST',
+    path: '/v1/training/runs/:id/pause',
+    response: answer<TrainingRun>(),
+    errors: 'detail',
+    summary: 'pause a run',
+  },
+  trainingResume: {
+    method: 'POST',
+    path: '/v1/training/runs/:id/resume',
+    response: answer<TrainingRun>(),
+    errors: 'detail',
+    summary: 'resume a run',
+  },
+  trainingCancel: {
+    method: 'POST',
+    path: '/v1/training/runs/:id/cancel',
+    response: answer<TrainingRun>(),
+    errors: 'detail',
+    summary: 'cancel a run',
+  },
+  trainingExport: {
+    method: 'POST',
+    path: '/v1/training/runs/:id/export',
+    body: exportModelRequestSchema,
+    response: answer<ExportModelResponse>(),
+    errors: 'detail',
+    summary: 'convert the final weights to ONNX',
+  },
+  trainingMetrics: {
+    method: 'GET',
+    path: '/v1/training/runs/:id/metrics',
+    query: s.object({
+      kind: s.optional(s.enum(['train', 'eval'])),
+      since: s.optional(s.integer({ min: 0, max: 1e9 })),
+    }),
+    response: answer<TrainingMetricsResponse>(),
+    errors: 'detail',
+    summary: 'per-step metrics',
+  },
+  trainingRollouts: {
+    method: 'GET',
+    path: '/v1/training/runs/:id/rollouts',
+    query: countQuery,
+    response: answer<TrainingRolloutsResponse>(),
+    errors: 'detail',
+    summary: 'sampled rollouts (at most 200)',
+  },
+  trainingLog: {
+    method: 'GET',
+    path: '/v1/training/runs/:id/log',
+    query: countQuery,
+    response: answer<TrainingLogResponse>(),
+    errors: 'detail',
+    summary: "the run's log (at most 500 lines)",
+  },
+  trainingEvents: {
+    method: 'GET',
+    path: '/v1/training/events',
+    response: answer<never>(),
+    events: events<TrainingStreamEvent>('always'),
+    errors: 'detail',
+    summary: 'every run, then changes as they happen (server-sent events)',
+  },
   // the trainer's side
-  trainingReward: { method: 'POST', path: '/v1/training/reward', body: rewardRequestSchema, response: answer<RewardResponse>(), errors: 'detail',
-    summary: 'score answers without a run (verl\'s reward module)' },
-  trainingRunReward: { method: 'POST', path: '/v1/training/runs/:id/reward', body: rewardRequestSchema, response: answer<RewardResponse>(), errors: 'detail',
-    summary: 'score a run\'s answers, storing metrics and rollouts' },
-  trainingReport: { method: 'POST', path: '/v1/training/runs/:id/metrics', body: metricsReportSchema, response: answer<{ ok: true }>(), errors: 'detail',
-    summary: 'the trainer reports a step\'s metrics' },
-  trainingTrainerEvent: { method: 'POST', path: '/v1/training/runs/:id/events', body: trainerEventSchema, response: answer<{ ok: true }>(), errors: 'detail',
-    summary: 'the trainer reports started, checkpoint, log, stopped, finished' },
+  trainingReward: {
+    method: 'POST',
+    path: '/v1/training/reward',
+    body: rewardRequestSchema,
+    response: answer<RewardResponse>(),
+    errors: 'detail',
+    summary: "score answers without a run (verl's reward module)",
+  },
+  trainingRunReward: {
+    method: 'POST',
+    path: '/v1/training/runs/:id/reward',
+    body: rewardRequestSchema,
+    response: answer<RewardResponse>(),
+    errors: 'detail',
+    summary: "score a run's answers, storing metrics and rollouts",
+  },
+  trainingReport: {
+    method: 'POST',
+    path: '/v1/training/runs/:id/metrics',
+    body: metricsReportSchema,
+    response: answer<{ ok: true }>(),
+    errors: 'detail',
+    summary: "the trainer reports a step's metrics",
+  },
+  trainingTrainerEvent: {
+    method: 'POST',
+    path: '/v1/training/runs/:id/events',
+    body: trainerEventSchema,
+    response: answer<{ ok: true }>(),
+    errors: 'detail',
+    summary: 'the trainer reports started, checkpoint, log, stopped, finished',
+  },
 } as const satisfies Record<string, RouteSpec>;
 
 export type Routes = typeof routes;
 export type RouteName = keyof Routes;
 
-type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}` ? Name | ParamNames<`/${Rest}`> : P extends `${string}:${infer Name}` ? Name : never;
+type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<`/${Rest}`>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : never;
 /** The path parameters of a route, e.g. `{ id: string }` for `/v1/training/runs/:id`. */
 export type RouteParams<N extends RouteName> = { [K in ParamNames<Routes[N]['path']>]: string };
 export type RouteBody<N extends RouteName> = Routes[N] extends { body: infer B } ? Infer<B> : undefined;

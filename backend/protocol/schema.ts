@@ -31,8 +31,13 @@ export interface NumberNode extends Common {
   /** Exclusive lower bound (e.g. topP > 0). */
   above?: number;
 }
-export interface BooleanNode extends Common { kind: 'boolean' }
-export interface EnumNode extends Common { kind: 'enum'; values: readonly string[] }
+export interface BooleanNode extends Common {
+  kind: 'boolean';
+}
+export interface EnumNode extends Common {
+  kind: 'enum';
+  values: readonly string[];
+}
 export interface ArrayNode extends Common {
   kind: 'array';
   item: SchemaNode;
@@ -57,26 +62,60 @@ export interface RecordNode extends Common {
   keyMax: number;
 }
 /** One of several object shapes, told apart by a string field (`tag`). */
-export interface VariantNode extends Common { kind: 'variant'; tag: string; variants: Record<string, ObjectNode> }
+export interface VariantNode extends Common {
+  kind: 'variant';
+  tag: string;
+  variants: Record<string, ObjectNode>;
+}
 /** The first of several schemas that accepts the value. */
-export interface OneOfNode extends Common { kind: 'oneOf'; options: SchemaNode[] }
+export interface OneOfNode extends Common {
+  kind: 'oneOf';
+  options: SchemaNode[];
+}
 
-export type SchemaNode = StringNode | NumberNode | BooleanNode | EnumNode | ArrayNode | ObjectNode | RecordNode | VariantNode | OneOfNode;
+export type SchemaNode =
+  StringNode | NumberNode | BooleanNode | EnumNode | ArrayNode | ObjectNode | RecordNode | VariantNode | OneOfNode;
 
 /** A schema node that also carries the TypeScript type it accepts. */
 export type Schema<T> = SchemaNode & { readonly __type?: T };
 export type Infer<S> = S extends { readonly __type?: infer T } ? T : never;
 
 export type ProblemType =
-  | 'missing' | 'model_attributes_type' | 'string_type' | 'bool_type' | 'int_type' | 'float_type' | 'list_type'
-  | 'dict_type' | 'enum' | 'union_tag_invalid' | 'greater_than_equal' | 'greater_than' | 'less_than_equal'
-  | 'string_too_short' | 'string_too_long' | 'string_pattern_mismatch' | 'too_short' | 'too_long'
-  | 'extra_forbidden' | 'value_error' | 'json_invalid';
+  | 'missing'
+  | 'model_attributes_type'
+  | 'string_type'
+  | 'bool_type'
+  | 'int_type'
+  | 'float_type'
+  | 'list_type'
+  | 'dict_type'
+  | 'enum'
+  | 'union_tag_invalid'
+  | 'greater_than_equal'
+  | 'greater_than'
+  | 'less_than_equal'
+  | 'string_too_short'
+  | 'string_too_long'
+  | 'string_pattern_mismatch'
+  | 'too_short'
+  | 'too_long'
+  | 'extra_forbidden'
+  | 'value_error'
+  | 'json_invalid';
 
 /** One thing wrong with a value: pydantic's type and location (`loc` from the body's root), its message, and a plain sentence. */
-export interface Problem { type: ProblemType; loc: (string | number)[]; msg: string; text: string }
+export interface Problem {
+  type: ProblemType;
+  loc: (string | number)[];
+  msg: string;
+  text: string;
+}
 /** What a `refine` rule reports; `loc` is relative to the object it checks. */
-export interface RefineProblem { loc: (string | number)[]; msg: string; type?: ProblemType }
+export interface RefineProblem {
+  loc: (string | number)[];
+  msg: string;
+  type?: ProblemType;
+}
 
 // ---- builders ----
 
@@ -92,25 +131,47 @@ export const s = {
   number: (o: Omit<NumberNode, 'kind'> = {}): Schema<number> => ({ kind: 'number', ...o }),
   integer: (o: Omit<NumberNode, 'kind' | 'integer'> = {}): Schema<number> => ({ kind: 'number', integer: true, ...o }),
   boolean: (o: Omit<BooleanNode, 'kind'> = {}): Schema<boolean> => ({ kind: 'boolean', ...o }),
-  enum: <const V extends string>(values: readonly V[], o: Omit<EnumNode, 'kind' | 'values'> = {}): Schema<V> => ({ kind: 'enum', values, ...o }),
-  array: <I extends SchemaNode>(item: I, o: Omit<ArrayNode, 'kind' | 'item'>): Schema<Infer<I>[]> => ({ kind: 'array', item, ...o }),
-  object: <F extends Record<string, SchemaNode>>(fields: F, o: Partial<Omit<ObjectNode, 'kind' | 'fields'>> = {}): Schema<ObjectType<F>> & ObjectNode =>
-    ({ kind: 'object', fields, extra: 'ignore', ...o }),
-  record: <V extends SchemaNode>(value: V, o: Omit<RecordNode, 'kind' | 'value'>): Schema<Record<string, Infer<V>>> => ({ kind: 'record', value, ...o }),
+  enum: <const V extends string>(values: readonly V[], o: Omit<EnumNode, 'kind' | 'values'> = {}): Schema<V> => ({
+    kind: 'enum',
+    values,
+    ...o,
+  }),
+  array: <I extends SchemaNode>(item: I, o: Omit<ArrayNode, 'kind' | 'item'>): Schema<Infer<I>[]> => ({
+    kind: 'array',
+    item,
+    ...o,
+  }),
+  object: <F extends Record<string, SchemaNode>>(
+    fields: F,
+    o: Partial<Omit<ObjectNode, 'kind' | 'fields'>> = {},
+  ): Schema<ObjectType<F>> & ObjectNode => ({ kind: 'object', fields, extra: 'ignore', ...o }),
+  record: <V extends SchemaNode>(
+    value: V,
+    o: Omit<RecordNode, 'kind' | 'value'>,
+  ): Schema<Record<string, Infer<V>>> => ({ kind: 'record', value, ...o }),
   /** Each variant declares the tag field itself (`kind: s.enum(['started'])`), so its type names it. */
-  variant: <V extends Record<string, ObjectNode & Schema<unknown>>>(tag: string, variants: V, o: Omit<VariantNode, 'kind' | 'tag' | 'variants'> = {}):
-    Schema<Infer<V[keyof V]>> => ({ kind: 'variant', tag, variants, ...o }),
-  oneOf: <O extends SchemaNode[]>(options: O, o: Omit<OneOfNode, 'kind' | 'options'> = {}): Schema<Infer<O[number]>> => ({ kind: 'oneOf', options, ...o }),
+  variant: <V extends Record<string, ObjectNode & Schema<unknown>>>(
+    tag: string,
+    variants: V,
+    o: Omit<VariantNode, 'kind' | 'tag' | 'variants'> = {},
+  ): Schema<Infer<V[keyof V]>> => ({ kind: 'variant', tag, variants, ...o }),
+  oneOf: <O extends SchemaNode[]>(
+    options: O,
+    o: Omit<OneOfNode, 'kind' | 'options'> = {},
+  ): Schema<Infer<O[number]>> => ({ kind: 'oneOf', options, ...o }),
   /** The key may be absent. */
   optional: <S extends SchemaNode>(schema: S): S & Optional => ({ ...schema, optional: true }),
   /** The key may be absent or null (pydantic's `X | None = None`). */
-  nullable: <T>(schema: Schema<T>): Schema<T | null> & Optional => ({ ...schema, optional: true, nullable: true }) as Schema<T | null> & Optional,
+  nullable: <T>(schema: Schema<T>): Schema<T | null> & Optional =>
+    ({ ...schema, optional: true, nullable: true }) as Schema<T | null> & Optional,
 };
 
 // ---- checking ----
 
 const name = (loc: (string | number)[]): string =>
-  loc.length === 0 ? 'the request body' : `'${loc.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('')}'`;
+  loc.length === 0
+    ? 'the request body'
+    : `'${loc.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('')}'`;
 
 const shown = (key: string): string => (key.length > 60 ? `${key.slice(0, 60)}…` : key);
 
@@ -125,20 +186,33 @@ class Checker {
   value(node: SchemaNode, v: unknown, loc: (string | number)[]): void {
     if (v === null && node.nullable) return;
     switch (node.kind) {
-      case 'string': return this.string(node, v, loc);
-      case 'number': return this.number(node, v, loc);
+      case 'string':
+        return this.string(node, v, loc);
+      case 'number':
+        return this.number(node, v, loc);
       case 'boolean':
-        if (typeof v !== 'boolean') this.add(node, loc, 'bool_type', 'Input should be a valid boolean', `${name(loc)} must be true or false`);
+        if (typeof v !== 'boolean')
+          this.add(node, loc, 'bool_type', 'Input should be a valid boolean', `${name(loc)} must be true or false`);
         return;
       case 'enum':
         if (typeof v !== 'string' || !node.values.includes(v)) {
-          this.add(node, loc, 'enum', `Input should be one of ${node.values.map((x) => `'${x}'`).join(', ')}`, `${name(loc)} must be one of ${node.values.join(', ')}`);
+          this.add(
+            node,
+            loc,
+            'enum',
+            `Input should be one of ${node.values.map((x) => `'${x}'`).join(', ')}`,
+            `${name(loc)} must be one of ${node.values.join(', ')}`,
+          );
         }
         return;
-      case 'array': return this.array(node, v, loc);
-      case 'object': return this.object(node, v, loc);
-      case 'record': return this.record(node, v, loc);
-      case 'variant': return this.variant(node, v, loc);
+      case 'array':
+        return this.array(node, v, loc);
+      case 'object':
+        return this.object(node, v, loc);
+      case 'record':
+        return this.record(node, v, loc);
+      case 'variant':
+        return this.variant(node, v, loc);
       case 'oneOf': {
         for (const option of node.options) {
           const trial = new Checker();
@@ -155,39 +229,108 @@ class Checker {
   }
 
   private string(node: StringNode, v: unknown, loc: (string | number)[]): void {
-    if (typeof v !== 'string') { this.add(node, loc, 'string_type', 'Input should be a valid string', `${name(loc)} must be a string`); return; }
+    if (typeof v !== 'string') {
+      this.add(node, loc, 'string_type', 'Input should be a valid string', `${name(loc)} must be a string`);
+      return;
+    }
     if (node.min !== undefined && v.length < node.min) {
-      this.add(node, loc, 'string_too_short', `String should have at least ${node.min} character${node.min === 1 ? '' : 's'}`, node.min === 1 ? `${name(loc)} is empty` : `${name(loc)} is shorter than ${node.min} characters`);
+      this.add(
+        node,
+        loc,
+        'string_too_short',
+        `String should have at least ${node.min} character${node.min === 1 ? '' : 's'}`,
+        node.min === 1 ? `${name(loc)} is empty` : `${name(loc)} is shorter than ${node.min} characters`,
+      );
     } else if (node.notBlank && v.trim() === '') {
       this.add(node, loc, 'string_too_short', 'String should not be blank', `${name(loc)} is empty`);
     }
-    if (v.length > node.max) this.add(node, loc, 'string_too_long', `String should have at most ${node.max} characters`, `${name(loc)} is longer than ${node.max} characters`);
+    if (v.length > node.max)
+      this.add(
+        node,
+        loc,
+        'string_too_long',
+        `String should have at most ${node.max} characters`,
+        `${name(loc)} is longer than ${node.max} characters`,
+      );
     if (node.pattern && !node.pattern.test(v)) {
-      this.add(node, loc, 'string_pattern_mismatch', `String should match pattern '${node.pattern.source}'`, `${name(loc)} must be ${node.patternText ?? `like ${node.pattern.source}`}`);
+      this.add(
+        node,
+        loc,
+        'string_pattern_mismatch',
+        `String should match pattern '${node.pattern.source}'`,
+        `${name(loc)} must be ${node.patternText ?? `like ${node.pattern.source}`}`,
+      );
     }
   }
 
   private number(node: NumberNode, v: unknown, loc: (string | number)[]): void {
     if (typeof v !== 'number' || !Number.isFinite(v)) {
-      const [type, msg] = node.integer ? ['int_type', 'Input should be a valid integer'] as const : ['float_type', 'Input should be a valid number'] as const;
+      const [type, msg] = node.integer
+        ? (['int_type', 'Input should be a valid integer'] as const)
+        : (['float_type', 'Input should be a valid number'] as const);
       this.add(node, loc, type, msg, `${name(loc)} must be a number${node.integer ? ' (a whole number)' : ''}`);
       return;
     }
-    if (node.integer && !Number.isInteger(v)) { this.add(node, loc, 'int_type', 'Input should be a valid integer', `${name(loc)} must be a whole number, got ${v}`); return; }
+    if (node.integer && !Number.isInteger(v)) {
+      this.add(
+        node,
+        loc,
+        'int_type',
+        'Input should be a valid integer',
+        `${name(loc)} must be a whole number, got ${v}`,
+      );
+      return;
+    }
     const range = `${node.above !== undefined ? `above ${node.above}` : node.min !== undefined ? `at least ${node.min}` : ''}${node.max !== undefined ? `${node.above !== undefined || node.min !== undefined ? ' and ' : ''}at most ${node.max}` : ''}`;
-    if (node.above !== undefined && v <= node.above) this.add(node, loc, 'greater_than', `Input should be greater than ${node.above}`, `${name(loc)} must be ${range}, got ${v}`);
-    else if (node.min !== undefined && v < node.min) this.add(node, loc, 'greater_than_equal', `Input should be greater than or equal to ${node.min}`, `${name(loc)} must be ${range}, got ${v}`);
-    else if (node.max !== undefined && v > node.max) this.add(node, loc, 'less_than_equal', `Input should be less than or equal to ${node.max}`, `${name(loc)} must be ${range}, got ${v}`);
+    if (node.above !== undefined && v <= node.above)
+      this.add(
+        node,
+        loc,
+        'greater_than',
+        `Input should be greater than ${node.above}`,
+        `${name(loc)} must be ${range}, got ${v}`,
+      );
+    else if (node.min !== undefined && v < node.min)
+      this.add(
+        node,
+        loc,
+        'greater_than_equal',
+        `Input should be greater than or equal to ${node.min}`,
+        `${name(loc)} must be ${range}, got ${v}`,
+      );
+    else if (node.max !== undefined && v > node.max)
+      this.add(
+        node,
+        loc,
+        'less_than_equal',
+        `Input should be less than or equal to ${node.max}`,
+        `${name(loc)} must be ${range}, got ${v}`,
+      );
   }
 
   private array(node: ArrayNode, v: unknown, loc: (string | number)[]): void {
-    if (!Array.isArray(v)) { this.add(node, loc, 'list_type', 'Input should be a valid list', `${name(loc)} must be a list`); return; }
+    if (!Array.isArray(v)) {
+      this.add(node, loc, 'list_type', 'Input should be a valid list', `${name(loc)} must be a list`);
+      return;
+    }
     if (node.min !== undefined && v.length < node.min) {
-      this.add(node, loc, 'too_short', `List should have at least ${node.min} item${node.min === 1 ? '' : 's'} after validation, not ${v.length}`, `${name(loc)} needs at least ${node.min} item${node.min === 1 ? '' : 's'}`);
+      this.add(
+        node,
+        loc,
+        'too_short',
+        `List should have at least ${node.min} item${node.min === 1 ? '' : 's'} after validation, not ${v.length}`,
+        `${name(loc)} needs at least ${node.min} item${node.min === 1 ? '' : 's'}`,
+      );
     }
     if (v.length > node.max) {
       // the items of an oversized list are not looked at: the answer stays small and quick
-      this.add(node, loc, 'too_long', `List should have at most ${node.max} items after validation, not ${v.length}`, `${name(loc)} has ${v.length} items; at most ${node.max} are allowed per request`);
+      this.add(
+        node,
+        loc,
+        'too_long',
+        `List should have at most ${node.max} items after validation, not ${v.length}`,
+        `${name(loc)} has ${v.length} items; at most ${node.max} are allowed per request`,
+      );
       return;
     }
     const seen = new Set<string>();
@@ -196,7 +339,14 @@ class Checker {
       this.value(node.item, item, [...loc, i]);
       if (node.uniqueBy && this.problems.length === before) {
         const key = String((item as Record<string, unknown>)[node.uniqueBy]);
-        if (seen.has(key)) this.add(node, [...loc, i, node.uniqueBy], 'value_error', `Value error, ${node.uniqueBy} values must be unique`, `${name([...loc, i, node.uniqueBy])} repeats an earlier one`);
+        if (seen.has(key))
+          this.add(
+            node,
+            [...loc, i, node.uniqueBy],
+            'value_error',
+            `Value error, ${node.uniqueBy} values must be unique`,
+            `${name([...loc, i, node.uniqueBy])} repeats an earlier one`,
+          );
         seen.add(key);
       }
     });
@@ -204,7 +354,14 @@ class Checker {
 
   private isObject(node: SchemaNode, v: unknown, loc: (string | number)[]): v is Record<string, unknown> {
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return true;
-    if (loc.length === 0) this.add(node, loc, 'model_attributes_type', 'Input should be a JSON object', 'the request body must be a JSON object');
+    if (loc.length === 0)
+      this.add(
+        node,
+        loc,
+        'model_attributes_type',
+        'Input should be a JSON object',
+        'the request body must be a JSON object',
+      );
     else this.add(node, loc, 'dict_type', 'Input should be a valid dictionary', `${name(loc)} must be an object`);
     return false;
   }
@@ -214,12 +371,20 @@ class Checker {
     const before = this.problems.length;
     if (node.extra === 'forbid') {
       const unknown = Object.keys(v).filter((k) => !Object.hasOwn(node.fields, k));
-      for (const key of unknown.slice(0, 10)) this.add(node, [...loc, key], 'extra_forbidden', 'Extra inputs are not permitted', `unknown field: ${shown(key)}`);
+      for (const key of unknown.slice(0, 10))
+        this.add(
+          node,
+          [...loc, key],
+          'extra_forbidden',
+          'Extra inputs are not permitted',
+          `unknown field: ${shown(key)}`,
+        );
     }
     for (const [key, field] of Object.entries(node.fields)) {
       const present = Object.hasOwn(v, key) ? v[key] : undefined;
       if (present === undefined || (present === null && field.nullable)) {
-        if (!field.optional) this.add(field, [...loc, key], 'missing', 'Field required', `${name([...loc, key])} is required`);
+        if (!field.optional)
+          this.add(field, [...loc, key], 'missing', 'Field required', `${name([...loc, key])} is required`);
         continue;
       }
       this.value(field, present, [...loc, key]);
@@ -232,9 +397,25 @@ class Checker {
   private record(node: RecordNode, v: unknown, loc: (string | number)[]): void {
     if (!this.isObject(node, v, loc)) return;
     const keys = Object.keys(v);
-    if (keys.length > node.maxKeys) { this.add(node, loc, 'too_long', `Object should have at most ${node.maxKeys} keys, not ${keys.length}`, `${name(loc)} has more than ${node.maxKeys} entries`); return; }
+    if (keys.length > node.maxKeys) {
+      this.add(
+        node,
+        loc,
+        'too_long',
+        `Object should have at most ${node.maxKeys} keys, not ${keys.length}`,
+        `${name(loc)} has more than ${node.maxKeys} entries`,
+      );
+      return;
+    }
     for (const key of keys) {
-      if (key.length > node.keyMax) this.add(node, [...loc, shown(key)], 'string_too_long', `Key should have at most ${node.keyMax} characters`, `a key of ${name(loc)} is longer than ${node.keyMax} characters`);
+      if (key.length > node.keyMax)
+        this.add(
+          node,
+          [...loc, shown(key)],
+          'string_too_long',
+          `Key should have at most ${node.keyMax} characters`,
+          `a key of ${name(loc)} is longer than ${node.keyMax} characters`,
+        );
       else this.value(node.value, v[key], [...loc, key]);
     }
   }
@@ -244,9 +425,13 @@ class Checker {
     const tag = v[node.tag];
     const names = Object.keys(node.variants);
     if (typeof tag !== 'string' || !Object.hasOwn(node.variants, tag)) {
-      this.add(node, [...loc, node.tag], tag === undefined ? 'missing' : 'union_tag_invalid',
+      this.add(
+        node,
+        [...loc, node.tag],
+        tag === undefined ? 'missing' : 'union_tag_invalid',
         tag === undefined ? 'Field required' : `Input tag should be one of ${names.map((x) => `'${x}'`).join(', ')}`,
-        `${name([...loc, node.tag])} must be one of ${names.join(', ')}`);
+        `${name([...loc, node.tag])} must be one of ${names.join(', ')}`,
+      );
       return;
     }
     this.object(node.variants[tag], v, loc);
@@ -265,7 +450,10 @@ export function checkValue(schema: SchemaNode, value: unknown): Problem[] {
 }
 
 /** Narrows `value` to the schema's type, or returns the problems. */
-export function parseValue<T>(schema: Schema<T>, value: unknown): { ok: true; value: T } | { ok: false; problems: Problem[] } {
+export function parseValue<T>(
+  schema: Schema<T>,
+  value: unknown,
+): { ok: true; value: T } | { ok: false; problems: Problem[] } {
   const problems = checkValue(schema, value);
   return problems.length ? { ok: false, problems } : { ok: true, value: value as T };
 }

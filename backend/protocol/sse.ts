@@ -2,7 +2,11 @@
 // (backend/api/sse.ts writes them). Used by the HTTP client (./client.ts), so by the CLI, the editor,
 // eval, bench and tests alike.
 
-export interface SseMessage { event: string; data: unknown; id?: string }
+export interface SseMessage {
+  event: string;
+  data: unknown;
+  id?: string;
+}
 
 /**
  * Incremental parser: feed text chunks as they arrive, get the events they complete (`event:` name, JSON `data:`,
@@ -33,7 +37,10 @@ export class SseParser {
   /** Ends the stream: an event without its final blank line still counts. */
   end(): SseMessage[] {
     const out: SseMessage[] = [];
-    if (this.buffer) { this.line(this.buffer, out); this.buffer = ''; }
+    if (this.buffer) {
+      this.line(this.buffer, out);
+      this.buffer = '';
+    }
     this.line('', out);
     return out;
   }
@@ -41,7 +48,15 @@ export class SseParser {
   private line(line: string, out: SseMessage[]): void {
     if (line === '') {
       if (this.data.length) {
-        try { out.push({ event: this.event, data: JSON.parse(this.data.join('\n')) as unknown, ...(this.id !== undefined ? { id: this.id } : {}) }); } catch { /* not JSON: skipped */ }
+        try {
+          out.push({
+            event: this.event,
+            data: JSON.parse(this.data.join('\n')) as unknown,
+            ...(this.id !== undefined ? { id: this.id } : {}),
+          });
+        } catch {
+          /* not JSON: skipped */
+        }
       }
       this.event = 'message';
       this.id = undefined;

@@ -7,14 +7,15 @@ import { s, type Infer, type Schema } from './schema';
  * preparing: estimating win rates to filter the prompt set; queued: waiting for its GPUs (or for them to go
  * idle); running includes restarting after a crash.
  */
-export type TrainingRunState = 'preparing' | 'queued' | 'running' | 'pausing' | 'paused' | 'completed' | 'failed' | 'cancelled';
+export type TrainingRunState =
+  'preparing' | 'queued' | 'running' | 'pausing' | 'paused' | 'completed' | 'failed' | 'cancelled';
 
 export const trainingPresetNames = ['tiny-cpu', 'single-gpu-lora', 'single-gpu-full', 'recipe-8gpu'] as const;
-export type TrainingPresetName = typeof trainingPresetNames[number];
+export type TrainingPresetName = (typeof trainingPresetNames)[number];
 
 /** Only start when the GPUs are idle (nobody else computing on them), or at once. */
 export const trainingSchedules = ['now', 'when-idle'] as const;
-export type TrainingSchedule = typeof trainingSchedules[number];
+export type TrainingSchedule = (typeof trainingSchedules)[number];
 
 /** The trainer's hyperparameters (names as in the Python run config, camelCase here). */
 export interface TrainingHyperparameters {
@@ -47,12 +48,23 @@ export interface TrainingHyperparameters {
 
 /** Bounds on one request to the training routes. */
 export const trainingLimits = {
-  promptsPerRequest: 5000, statementChars: 100_000, messageChars: 1_000_000, messagesPerPrompt: 16, pathChars: 4096,
-  rewardItemsPerRequest: 1024, responseChars: 1_000_000, previousAnswers: 4, metricsPerReport: 500, logChars: 100_000,
+  promptsPerRequest: 5000,
+  statementChars: 100_000,
+  messageChars: 1_000_000,
+  messagesPerPrompt: 16,
+  pathChars: 4096,
+  rewardItemsPerRequest: 1024,
+  responseChars: 1_000_000,
+  previousAnswers: 4,
+  metricsPerReport: 500,
+  logChars: 100_000,
 } as const;
 
 const text = (max: number) => s.string({ max });
-const chatMessage = s.object({ role: s.enum(['system', 'user', 'assistant']), content: text(trainingLimits.messageChars) });
+const chatMessage = s.object({
+  role: s.enum(['system', 'user', 'assistant']),
+  content: text(trainingLimits.messageChars),
+});
 
 /** One training prompt: the Kimina prompt messages plus the trusted statement the reward checks against. */
 export const trainingPromptSchema = s.object({
@@ -91,7 +103,9 @@ const hyperparameterSchemas: { [K in keyof TrainingHyperparameters]: Schema<Trai
   heldOutShare: s.number({ min: 0, max: 0.99 }),
 };
 const optionalAll = <F extends Record<string, Schema<unknown>>>(fields: F) =>
-  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, s.optional(v)])) as { [K in keyof F]: F[K] & { optional: true } };
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, s.optional(v)])) as {
+    [K in keyof F]: F[K] & { optional: true };
+  };
 
 /**
  * `POST /v1/training/runs`. model: Hugging Face model id or local folder with safetensors weights; workspace: Lean
@@ -102,23 +116,44 @@ const optionalAll = <F extends Record<string, Schema<unknown>>>(fields: F) =>
  */
 export const startTrainingRequestSchema = s.object({
   name: s.optional(text(200)),
-  preset: s.enum(trainingPresetNames, { messages: { '*': `unknown preset (one of ${trainingPresetNames.join(', ')})` } }),
-  model: s.string({ notBlank: true, max: trainingLimits.pathChars, messages: { missing: 'model is required (a Hugging Face id or a local folder)', string_type: 'model is required (a Hugging Face id or a local folder)', string_too_short: 'model is required (a Hugging Face id or a local folder)' } }),
+  preset: s.enum(trainingPresetNames, {
+    messages: { '*': `unknown preset (one of ${trainingPresetNames.join(', ')})` },
+  }),
+  model: s.string({
+    notBlank: true,
+    max: trainingLimits.pathChars,
+    messages: {
+      missing: 'model is required (a Hugging Face id or a local folder)',
+      string_type: 'model is required (a Hugging Face id or a local folder)',
+      string_too_short: 'model is required (a Hugging Face id or a local folder)',
+    },
+  }),
   workspace: s.optional(s.string({ min: 1, max: trainingLimits.pathChars })),
   prompts: s.optional(s.array(trainingPromptSchema, { max: trainingLimits.promptsPerRequest })),
   heldOut: s.optional(s.array(trainingPromptSchema, { max: trainingLimits.promptsPerRequest })),
-  gpus: s.optional(s.string({ max: 300, pattern: /^(cpu|\d{1,3}(,\d{1,3}){0,63})$/, patternText: '"cpu" or GPU numbers such as 0 or 0,1' })),
+  gpus: s.optional(
+    s.string({
+      max: 300,
+      pattern: /^(cpu|\d{1,3}(,\d{1,3}){0,63})$/,
+      patternText: '"cpu" or GPU numbers such as 0 or 0,1',
+    }),
+  ),
   schedule: s.optional(s.enum(trainingSchedules)),
   overrides: s.optional(s.object(optionalAll(hyperparameterSchemas), { extra: 'forbid' })),
-  winRate: s.optional(s.object({
-    samples: s.integer({ min: 1, max: 64 }),
-    maxWinRate: s.optional(s.number({ min: 0, max: 1 })),
-    hardCopies: s.optional(s.integer({ min: 0, max: 16 })),
-  })),
+  winRate: s.optional(
+    s.object({
+      samples: s.integer({ min: 1, max: 64 }),
+      maxWinRate: s.optional(s.number({ min: 0, max: 1 })),
+      hardCopies: s.optional(s.integer({ min: 0, max: 16 })),
+    }),
+  ),
 });
 export type StartTrainingRequest = Infer<typeof startTrainingRequestSchema>;
 
-export interface TrainingEvalSummary { step: number; metrics: Record<string, number> }
+export interface TrainingEvalSummary {
+  step: number;
+  metrics: Record<string, number>;
+}
 
 export interface TrainingRun {
   id: string;
@@ -154,7 +189,11 @@ export interface TrainingRun {
 export type MetricKind = 'train' | 'eval';
 
 /** One step's metrics; names follow TRL and the recipe (training-recipe.md §10), e.g. `reward`, `acc/turn_1`. */
-export interface StepMetrics { step: number; kind: MetricKind; metrics: Record<string, number> }
+export interface StepMetrics {
+  step: number;
+  kind: MetricKind;
+  metrics: Record<string, number>;
+}
 
 export interface RolloutSample {
   id: number;
@@ -179,7 +218,11 @@ export interface GpuStatus {
   memoryTotalMb: number;
   utilizationPct: number;
 }
-export interface GpuReport { available: boolean; gpus: GpuStatus[]; note?: string }
+export interface GpuReport {
+  available: boolean;
+  gpus: GpuStatus[];
+  note?: string;
+}
 
 /**
  * `POST /v1/training/runs/:id/reward` (the trainer's reward service). At most 1024 items by the schema; under
@@ -218,7 +261,9 @@ export interface RewardResult {
   /** Fix-turn feedback for a Lean failure; null when valid or nothing could be extracted ('filtered proof.'). */
   feedback: string | null;
 }
-export interface RewardResponse { results: RewardResult[] }
+export interface RewardResponse {
+  results: RewardResult[];
+}
 
 /** `POST /v1/training/reward`: the same scoring without a run (verl's reward module on a Ray cluster). */
 export type StatelessRewardRequest = RewardRequest;
@@ -236,14 +281,25 @@ const step = s.integer({ min: 0, max: 1e9 });
 /** `POST /v1/training/runs/:id/events` from the trainer. */
 export const trainerEventSchema = s.variant('kind', {
   started: s.object({ kind: s.enum(['started']), step, maxSteps: s.integer({ min: 1, max: 1e9 }) }),
-  checkpoint: s.object({ kind: s.enum(['checkpoint']), step, path: s.string({ min: 1, max: trainingLimits.pathChars }) }),
+  checkpoint: s.object({
+    kind: s.enum(['checkpoint']),
+    step,
+    path: s.string({ min: 1, max: trainingLimits.pathChars }),
+  }),
   log: s.object({ kind: s.enum(['log']), message: text(trainingLimits.logChars) }),
   stopped: s.object({ kind: s.enum(['stopped']), step }),
-  finished: s.object({ kind: s.enum(['finished']), step, finalDir: s.nullable(s.string({ min: 1, max: trainingLimits.pathChars })) }),
+  finished: s.object({
+    kind: s.enum(['finished']),
+    step,
+    finalDir: s.nullable(s.string({ min: 1, max: trainingLimits.pathChars })),
+  }),
 });
 export type TrainerEvent = Infer<typeof trainerEventSchema>;
 
-export interface TrainingLogLine { at: string; message: string }
+export interface TrainingLogLine {
+  at: string;
+  message: string;
+}
 
 /** Server-sent events on `GET /v1/training/events` (SSE `event:` name = `type`). */
 export type TrainingStreamEvent =
@@ -252,15 +308,28 @@ export type TrainingStreamEvent =
   | { type: 'rollouts'; runId: string; rollouts: RolloutSample[] }
   | { type: 'log'; runId: string; line: TrainingLogLine };
 
-export interface TrainingRunsResponse { runs: TrainingRun[] }
-export interface TrainingMetricsResponse { runId: string; steps: StepMetrics[] }
-export interface TrainingRolloutsResponse { runId: string; rollouts: RolloutSample[] }
-export interface TrainingLogResponse { runId: string; lines: TrainingLogLine[] }
+export interface TrainingRunsResponse {
+  runs: TrainingRun[];
+}
+export interface TrainingMetricsResponse {
+  runId: string;
+  steps: StepMetrics[];
+}
+export interface TrainingRolloutsResponse {
+  runId: string;
+  rollouts: RolloutSample[];
+}
+export interface TrainingLogResponse {
+  runId: string;
+  lines: TrainingLogLine[];
+}
 
 /** `POST /v1/training/runs/:id/export`: convert the final weights to ONNX for the in-process engine. */
 export const exportModelRequestSchema = s.object({ quantize: s.optional(s.enum(['q4', 'none'])) }, { optional: true });
 export type ExportModelRequest = Infer<typeof exportModelRequestSchema>;
-export interface ExportModelResponse { onnxDir: string }
+export interface ExportModelResponse {
+  onnxDir: string;
+}
 
 export interface VerlExportRequest {
   outDir: string;
@@ -269,4 +338,8 @@ export interface VerlExportRequest {
   nodes?: number;
   gpusPerNode?: number;
 }
-export interface VerlExportResult { outDir: string; files: string[]; submitCommand: string[] }
+export interface VerlExportResult {
+  outDir: string;
+  files: string[];
+  submitCommand: string[];
+}

@@ -2,7 +2,10 @@
 import { s, type Infer } from './schema';
 
 /** A position as the Lean REPL reports it: 1-based line, 0-based column counted in Unicode codepoints. */
-export interface ReplPos { line: number; column: number }
+export interface ReplPos {
+  line: number;
+  column: number;
+}
 
 export interface ReplMessage {
   pos: ReplPos;
@@ -11,7 +14,12 @@ export interface ReplMessage {
   data: string;
 }
 
-export interface ReplSorry { goal: string; proofState?: number | null; pos?: ReplPos; endPos?: ReplPos }
+export interface ReplSorry {
+  goal: string;
+  proofState?: number | null;
+  pos?: ReplPos;
+  endPos?: ReplPos;
+}
 
 /** The REPL's answer to a command (env, messages, sorries; empty lists omitted). */
 export interface CommandResponse {
@@ -23,33 +31,66 @@ export interface CommandResponse {
 }
 
 /** A REPL-level failure (`{"message": …}`), e.g. `Unknown environment.` */
-export interface ReplErrorResponse { message: string }
+export interface ReplErrorResponse {
+  message: string;
+}
 
 export const infotreeKinds = ['full', 'tactics', 'original', 'substantive'] as const;
-export type InfotreeKind = typeof infotreeKinds[number];
+export type InfotreeKind = (typeof infotreeKinds)[number];
 
 /** Bounds on one verification request (a longer batch is split by the client). */
-export const verifyLimits = { snippetChars: 1_000_000, snippetsPerRequest: 1000, idChars: 1000, timeoutS: 3600, theorems: 100 } as const;
+export const verifyLimits = {
+  snippetChars: 1_000_000,
+  snippetsPerRequest: 1000,
+  idChars: 1000,
+  timeoutS: 3600,
+  theorems: 100,
+} as const;
 
-const code = s.string({ max: verifyLimits.snippetChars, messages: { string_too_long: `Code should have at most ${verifyLimits.snippetChars} characters` } });
-const timeout = s.nullable(s.number({ min: 0, max: verifyLimits.timeoutS, messages: { float_type: 'Input should be a number of seconds' } }));
+const code = s.string({
+  max: verifyLimits.snippetChars,
+  messages: { string_too_long: `Code should have at most ${verifyLimits.snippetChars} characters` },
+});
+const timeout = s.nullable(
+  s.number({ min: 0, max: verifyLimits.timeoutS, messages: { float_type: 'Input should be a number of seconds' } }),
+);
 const infotree = s.nullable(s.enum(infotreeKinds));
-const snippet = s.object({
-  id: s.string({ min: 1, max: verifyLimits.idChars, messages: { string_type: 'id should be a non-empty string', string_too_short: 'id should be a non-empty string' } }),
-  code,
-}, { messages: { dict_type: 'Input should be an object with id and code' } });
+const snippet = s.object(
+  {
+    id: s.string({
+      min: 1,
+      max: verifyLimits.idChars,
+      messages: { string_type: 'id should be a non-empty string', string_too_short: 'id should be a non-empty string' },
+    }),
+    code,
+  },
+  { messages: { dict_type: 'Input should be an object with id and code' } },
+);
 const snippets = s.array(snippet, {
-  min: 1, max: verifyLimits.snippetsPerRequest, uniqueBy: 'id',
-  messages: { too_short: 'Value error, `snippets` must be non empty', value_error: 'Value error, `snippets` must have unique ids' },
+  min: 1,
+  max: verifyLimits.snippetsPerRequest,
+  uniqueBy: 'id',
+  messages: {
+    too_short: 'Value error, `snippets` must be non empty',
+    value_error: 'Value error, `snippets` must have unique ids',
+  },
 });
 
 /** `POST /api/check` (kimina-lean-server): unknown fields are ignored, as pydantic does. */
 export const checkRequestSchema = s.object({
-  snippets, timeout, debug: s.nullable(s.boolean()), reuse: s.nullable(s.boolean()), infotree,
+  snippets,
+  timeout,
+  debug: s.nullable(s.boolean()),
+  reuse: s.nullable(s.boolean()),
+  infotree,
 });
 export type Snippet = Infer<typeof snippet>;
 export type CheckRequest = Infer<typeof checkRequestSchema>;
-export interface ReplDiagnostics { repl_uuid?: string; cpu_max?: number; memory_max?: number }
+export interface ReplDiagnostics {
+  repl_uuid?: string;
+  cpu_max?: number;
+  memory_max?: number;
+}
 export interface ReplResponse {
   id: string;
   time: number;
@@ -57,31 +98,54 @@ export interface ReplResponse {
   response?: CommandResponse | ReplErrorResponse;
   diagnostics?: ReplDiagnostics;
 }
-export interface CheckResponse { results: ReplResponse[] }
+export interface CheckResponse {
+  results: ReplResponse[];
+}
 
-const verifyEntry = s.object({
-  custom_id: s.oneOf([s.string({ min: 1, max: verifyLimits.idChars }), s.integer()], { messages: { '*': 'custom_id should be a non-empty string or an integer' } }),
-  proof: s.nullable(code),
-  code: s.nullable(code),
-}, {
-  messages: { dict_type: 'Input should be an object with custom_id and proof or code' },
-  refine: (e) => (e.proof == null && e.code == null ? [{ loc: [], type: 'missing', msg: `Snippet ${JSON.stringify(e.custom_id).slice(0, 100)} has no proof/code content` }] : []),
-});
+const verifyEntry = s.object(
+  {
+    custom_id: s.oneOf([s.string({ min: 1, max: verifyLimits.idChars }), s.integer()], {
+      messages: { '*': 'custom_id should be a non-empty string or an integer' },
+    }),
+    proof: s.nullable(code),
+    code: s.nullable(code),
+  },
+  {
+    messages: { dict_type: 'Input should be an object with custom_id and proof or code' },
+    refine: (e) =>
+      e.proof == null && e.code == null
+        ? [
+            {
+              loc: [],
+              type: 'missing',
+              msg: `Snippet ${JSON.stringify(e.custom_id).slice(0, 100)} has no proof/code content`,
+            },
+          ]
+        : [],
+  },
+);
 /** `POST /verify` (kimina-lean-server's backward-compatible route). */
 export const verifyRequestSchema = s.object({
   codes: s.array(verifyEntry, { max: verifyLimits.snippetsPerRequest, uniqueBy: 'custom_id' }),
-  timeout, infotree_type: infotree, disable_cache: s.nullable(s.boolean()),
+  timeout,
+  infotree_type: infotree,
+  disable_cache: s.nullable(s.boolean()),
 });
 export type VerifyRequest = Infer<typeof verifyRequestSchema>;
 export interface VerifyResponse {
-  results: { custom_id: string | number; error?: string; response?: (CommandResponse | ReplErrorResponse) & { time: number } }[];
+  results: {
+    custom_id: string | number;
+    error?: string;
+    response?: (CommandResponse | ReplErrorResponse) & { time: number };
+  }[];
 }
 
 /**
  * Status names as kimina-client's `analyze()`, plus `rejected`: code refused before it reaches Lean
  * (untrusted-code filter) or a proof that depends on an axiom outside the allow-list.
  */
-export type VerdictStatus = 'valid' | 'sorry' | 'lean_error' | 'repl_error' | 'timeout_error' | 'server_error' | 'rejected';
+export type VerdictStatus =
+  'valid' | 'sorry' | 'lean_error' | 'repl_error' | 'timeout_error' | 'server_error' | 'rejected';
 
 /** Our strict verdict: valid only with no errors, no sorry (also admit/sorryAx) and only allowed axioms. */
 export interface Verdict {
@@ -103,13 +167,19 @@ export interface Verdict {
 
 /** `strict` (default): our verdict; `recipe`: kimina-client's rule on the same Lean answer (backend/lean/verdictModes.ts). */
 export const verdictModes = ['strict', 'recipe'] as const;
-export type VerdictMode = typeof verdictModes[number];
+export type VerdictMode = (typeof verdictModes)[number];
 
 /** `POST /v1/check`: our richer API. `theorems`: declaration names whose axioms to audit (default: every theorem/lemma in the snippet). */
 export const v1CheckRequestSchema = s.object({
-  snippets, timeout, infotree,
-  theorems: s.nullable(s.array(s.string({ min: 1, max: 1000, pattern: /^\S+$/, patternText: 'a declaration name (no spaces)' }), { max: verifyLimits.theorems,
-    messages: { '*': 'theorems should be a list of declaration names' } })),
+  snippets,
+  timeout,
+  infotree,
+  theorems: s.nullable(
+    s.array(s.string({ min: 1, max: 1000, pattern: /^\S+$/, patternText: 'a declaration name (no spaces)' }), {
+      max: verifyLimits.theorems,
+      messages: { '*': 'theorems should be a list of declaration names' },
+    }),
+  ),
   mode: s.nullable(s.enum(verdictModes)),
 });
 export type V1CheckRequest = Infer<typeof v1CheckRequestSchema>;
@@ -121,7 +191,9 @@ export interface V1CheckResult extends Verdict {
   strictStatus?: VerdictStatus;
   response?: CommandResponse;
 }
-export interface V1CheckResponse { results: V1CheckResult[] }
+export interface V1CheckResponse {
+  results: V1CheckResult[];
+}
 
 export interface HealthResponse {
   status: 'ok';
@@ -132,7 +204,10 @@ export interface HealthResponse {
 }
 
 /** An LSP position: 0-based line, 0-based character in UTF-16 code units. */
-export interface LspPosition { line: number; character: number }
+export interface LspPosition {
+  line: number;
+  character: number;
+}
 
 /** Converts a codepoint column on `lineText` (as Lean counts) to UTF-16 code units (as LSP counts). */
 export function codepointColumnToUtf16(lineText: string, column: number): number {

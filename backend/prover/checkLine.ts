@@ -5,7 +5,11 @@ import type { ChatMessage } from '../protocol';
 import { checkAnswer, checkConversation } from './format';
 import { extractProof } from './extract';
 
-export interface CheckLineResult { ok: boolean; error: string; proof: string | null }
+export interface CheckLineResult {
+  ok: boolean;
+  error: string;
+  proof: string | null;
+}
 
 const ROLES = new Set(['system', 'user', 'assistant']);
 
@@ -29,11 +33,16 @@ function parseMessages(raw: unknown): ChatMessage[] | string {
 export function checkLine(line: string): CheckLineResult {
   if (line.trim() === '') return invalid('empty line');
   let value: unknown;
-  try { value = JSON.parse(line); } catch (err) { return invalid(`not JSON (${(err as Error).message})`); }
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    return invalid(`not JSON (${(err as Error).message})`);
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return invalid('expected a JSON object');
   const { statement, response, messages } = value as Record<string, unknown>;
   if (typeof statement !== 'string') return invalid('"statement" must be a string');
-  if ((response === undefined) === (messages === undefined)) return invalid('give exactly one of "response" or "messages"');
+  if ((response === undefined) === (messages === undefined))
+    return invalid('give exactly one of "response" or "messages"');
   if (response !== undefined) {
     if (typeof response !== 'string') return invalid('"response" must be a string');
     const format = checkAnswer(response, statement);

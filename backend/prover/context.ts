@@ -36,7 +36,11 @@ export interface ProveDeps {
 }
 
 /** One sample's conversation waiting for its next answer. */
-export interface Lane { sample: number; turn: number; conversation: ChatMessage[] }
+export interface Lane {
+  sample: number;
+  turn: number;
+  conversation: ChatMessage[];
+}
 
 export interface ProveContext {
   id: string;

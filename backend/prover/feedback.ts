@@ -14,10 +14,18 @@ export const MAX_FEEDBACK_ERRORS = 3;
 /** Statuses that mean Lean never judged the proof (the recipe's top-level `error`): `# System Error:` form. */
 const SYSTEM_STATUSES = new Set<Verdict['status']>(['timeout_error', 'server_error', 'repl_error', 'rejected']);
 
-interface InfoNode { node?: { stx?: { range?: { start?: ReplPos; finish?: ReplPos } }; goalsBefore?: string[]; goalsAfter?: string[] }; children?: unknown }
+interface InfoNode {
+  node?: { stx?: { range?: { start?: ReplPos; finish?: ReplPos } }; goalsBefore?: string[]; goalsAfter?: string[] };
+  children?: unknown;
+}
 
 function isPos(p: unknown): p is ReplPos {
-  return typeof p === 'object' && p !== null && typeof (p as ReplPos).line === 'number' && typeof (p as ReplPos).column === 'number';
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    typeof (p as ReplPos).line === 'number' &&
+    typeof (p as ReplPos).column === 'number'
+  );
 }
 function atOrAfter(a: unknown, b: unknown): boolean {
   if (!isPos(a) || !isPos(b)) return false;
@@ -60,7 +68,10 @@ export function windowLines(code: string): { lines: string[]; shift: number } {
   let imports = 0;
   let inRun = false;
   for (const line of lines) {
-    if (line.startsWith('import')) { inRun = true; imports++; } else if (inRun) break;
+    if (line.startsWith('import')) {
+      inRun = true;
+      imports++;
+    } else if (inRun) break;
   }
   return { lines: lines.slice(imports), shift: leadingBlank + imports };
 }
@@ -68,12 +79,23 @@ export function windowLines(code: string): { lines: string[]; shift: number } {
 const shiftLine = (p: ReplPos, by: number): ReplPos => ({ line: p.line - by, column: p.column });
 
 /** Where an error's window is centred (0-based index into the window lines) and the positions its goals are looked up with. */
-interface Placing { windowIndex: (pos: ReplPos) => number; infotreeShift: number }
+interface Placing {
+  windowIndex: (pos: ReplPos) => number;
+  infotreeShift: number;
+}
 
-function errorSection(index: number, error: ReplMessage, window: { lines: string[] }, infotree: unknown, placing: Placing): string {
+function errorSection(
+  index: number,
+  error: ReplMessage,
+  window: { lines: string[] },
+  infotree: unknown,
+  placing: Placing,
+): string {
   let out = `# Error ${index}:\n`;
   const by = placing.infotreeShift;
-  const goals = error.pos ? goalsAt(infotree, shiftLine(error.pos, by), error.endPos && shiftLine(error.endPos, by)) : null;
+  const goals = error.pos
+    ? goalsAt(infotree, shiftLine(error.pos, by), error.endPos && shiftLine(error.endPos, by))
+    : null;
   if (goals) out += `Goals state before error position: \n${goals.join('\n')}\n\n`;
   out += `Error message: \n${pyStrip(error.data ?? 'Unknown error')}\n\n`;
   if (error.pos) {
@@ -106,7 +128,12 @@ export interface FeedbackOptions {
   infotreeLineOffset?: number;
 }
 
-export function buildFeedback(code: string, verdict: Verdict, response?: CommandResponse, options: FeedbackOptions = {}): string {
+export function buildFeedback(
+  code: string,
+  verdict: Verdict,
+  response?: CommandResponse,
+  options: FeedbackOptions = {},
+): string {
   const errors = verdict.messages.filter((m) => m.severity === 'error').slice(0, MAX_FEEDBACK_ERRORS);
   const window = windowLines(code);
   let placing: Placing;
@@ -118,7 +145,12 @@ export function buildFeedback(code: string, verdict: Verdict, response?: Command
     placing = { windowIndex: (pos) => pos.line - window.shift - 1, infotreeShift: options.infotreeLineOffset ?? 0 };
   }
   let out = errors.map((e, i) => errorSection(i + 1, e, window, response?.infotree, placing)).join('');
-  if (out === '' && verdict.status !== 'valid' && SYSTEM_STATUSES.has(verdict.status) && pyStrip(verdict.reason) !== '') {
+  if (
+    out === '' &&
+    verdict.status !== 'valid' &&
+    SYSTEM_STATUSES.has(verdict.status) &&
+    pyStrip(verdict.reason) !== ''
+  ) {
     out = `# System Error:\nError message: \n${pyStrip(verdict.reason)}\n\n`;
   }
   return out;

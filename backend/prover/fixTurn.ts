@@ -5,7 +5,8 @@ import type { Engine } from '../model/engine';
 export const MAX_FEEDBACK_CHARS = 3000;
 export const MAX_PROMPT_TOKENS = 8192;
 
-export type FixSkipReason = 'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded';
+export type FixSkipReason =
+  'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded';
 
 export type FixPlan = { ok: true; conversation: ChatMessage[] } | { ok: false; reason: FixSkipReason };
 
@@ -39,12 +40,16 @@ export async function planFixTurn(input: FixInput): Promise<FixPlan> {
   if (input.feedback === null) return { ok: false, reason: 'valid' };
   if (input.feedback === 'filtered') return { ok: false, reason: 'filtered' };
   // Characters as Python's len() counts them (code points): a Mathlib letter like 𝕜 is one, not two UTF-16 units.
-  if (codePoints(input.feedback) > (input.maxFeedbackChars ?? MAX_FEEDBACK_CHARS)) return { ok: false, reason: 'feedback_too_long' };
+  if (codePoints(input.feedback) > (input.maxFeedbackChars ?? MAX_FEEDBACK_CHARS))
+    return { ok: false, reason: 'feedback_too_long' };
   if (turnOf(input.conversation) > input.maxFixTurns) return { ok: false, reason: 'exceed_max_turn' };
-  const conversation: ChatMessage[] = [...input.conversation,
+  const conversation: ChatMessage[] = [
+    ...input.conversation,
     { role: 'assistant', content: input.response },
-    { role: 'user', content: input.feedback }];
+    { role: 'user', content: input.feedback },
+  ];
   const tokens = await input.engine.countPromptTokens(conversation);
-  if (tokens > (input.maxPromptTokens ?? MAX_PROMPT_TOKENS)) return { ok: false, reason: 'max_prompt_token_len_exceeded' };
+  if (tokens > (input.maxPromptTokens ?? MAX_PROMPT_TOKENS))
+    return { ok: false, reason: 'max_prompt_token_len_exceeded' };
   return { ok: true, conversation };
 }

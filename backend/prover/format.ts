@@ -2,7 +2,17 @@
 // function: the checks run in the recipe's order and the first failure names the error. See
 // kimina-format.md §4; regexes keep Python's semantics (pyText.ts).
 import type { ChatMessage, FormatErrorName, FormatResult } from '../protocol';
-import { PY_SPACE, PY_WORD, findAllGroups, pyCount, pySplitlines, pyStrip, removeComments, removeTrailingComments, strictBlocks } from './pyText';
+import {
+  PY_SPACE,
+  PY_WORD,
+  findAllGroups,
+  pyCount,
+  pySplitlines,
+  pyStrip,
+  removeComments,
+  removeTrailingComments,
+  strictBlocks,
+} from './pyText';
 import { STOPWORDS } from './stopwords';
 
 /** The recipe's texts for each error (the `FormatError` enum values). */
@@ -64,7 +74,11 @@ export function parseTacticBlocks(text: string): string[] | null {
   for (let i = 0; i < lines.length; i++) {
     if (pyStrip(lines[i]) !== '```tactics') continue;
     let close = -1;
-    for (let j = i + 1; j < lines.length; j++) if (pyStrip(lines[j]) === '```') { close = j; break; }
+    for (let j = i + 1; j < lines.length; j++)
+      if (pyStrip(lines[j]) === '```') {
+        close = j;
+        break;
+      }
     if (close < 0) return null;
     blocks.push(lines.slice(i + 1, close).join('\n'));
     i = close;
@@ -73,7 +87,12 @@ export function parseTacticBlocks(text: string): string[] | null {
 }
 
 function codeLineSet(code: string): Set<string> {
-  return new Set(removeComments(code, true).split('\n').map(pyStrip).filter((l) => l !== ''));
+  return new Set(
+    removeComments(code, true)
+      .split('\n')
+      .map(pyStrip)
+      .filter((l) => l !== ''),
+  );
 }
 
 /** Check 7b's score: distinct final-code lines also found in the tactics blocks, over distinct final-code lines. */
@@ -118,17 +137,24 @@ function checkThinking(text: string): FormatErrorName {
   const wholeLean4 = strictBlocks(text, 'lean4');
   // The recipe asserts exactly one here; a second strict block before <think> is the only way to miss it.
   if (wholeLean4.length !== 1) return 'INVALID_LEAN4_CODE_BLOCK_COUNT';
-  if (intersectionOverFinal(parsed, pyStrip(wholeLean4[0])) < FORMAT_THRESHOLDS.tacticsLean4Match) return 'TACTICS_LEAN4_NOT_MATCH';
+  if (intersectionOverFinal(parsed, pyStrip(wholeLean4[0])) < FORMAT_THRESHOLDS.tacticsLean4Match)
+    return 'TACTICS_LEAN4_NOT_MATCH';
   return 'NONE';
 }
 
 function normalizeForStatement(s: string): string {
-  return pyStrip(removeComments(s).replaceAll('sorry', '').replace(new RegExp(`[${PY_SPACE}]+`, 'gu'), ' '));
+  return pyStrip(
+    removeComments(s)
+      .replaceAll('sorry', '')
+      .replace(new RegExp(`[${PY_SPACE}]+`, 'gu'), ' '),
+  );
 }
 
 /** Check 8: the final code contains every paragraph of the trusted statement and no `axiom`/`local_instance`. */
 export function containsStatement(finalCode: string, formalStatement: string): boolean {
-  const paragraphs = removeComments(formalStatement).split('\n\n').map(normalizeForStatement)
+  const paragraphs = removeComments(formalStatement)
+    .split('\n\n')
+    .map(normalizeForStatement)
     .filter((p) => p !== '' && !p.startsWith('import') && !p.startsWith('set_option') && !p.startsWith('open'));
   const code = normalizeForStatement(finalCode);
   if (code.includes('axiom') || code.includes('local_instance')) return false;

@@ -8,14 +8,20 @@ import { ThinkSplitter } from './thinkStream';
 const CLOSE_THINK = '</think>';
 const finalBlock = /```lean4\n[\s\S]*?\n```/;
 
-export interface RoundGeneration { generations: Generation[]; generateMs: number }
+export interface RoundGeneration {
+  generations: Generation[];
+  generateMs: number;
+}
 
 /** Calls `onComplete(k, text)` once per lane, when a strict `lean4` block after `</think>` has closed. */
 class CompletionWatch {
   private readonly texts: string[];
   private readonly thinkEnd: number[];
   private readonly done: boolean[];
-  constructor(n: number, private readonly onComplete: (k: number, text: string) => void) {
+  constructor(
+    n: number,
+    private readonly onComplete: (k: number, text: string) => void,
+  ) {
     this.texts = Array(n).fill('');
     this.thinkEnd = Array(n).fill(-1);
     this.done = Array(n).fill(false);
@@ -45,12 +51,17 @@ async function tokenBudget(ctx: ProveContext, lanes: Lane[]): Promise<number> {
   let longest = 0;
   for (const lane of lanes) longest = Math.max(longest, await ctx.deps.engine.countPromptTokens(lane.conversation));
   const room = limit - longest;
-  if (room <= 0) throw new ProveRequestError(`the prompt (${longest} tokens) does not fit the model's context of ${limit} tokens`);
+  if (room <= 0)
+    throw new ProveRequestError(`the prompt (${longest} tokens) does not fit the model's context of ${limit} tokens`);
   return Math.min(ctx.settings.maxTokens, room);
 }
 
-export async function generateRound(ctx: ProveContext, lanes: Lane[], signal: AbortSignal,
-  onComplete: (k: number, text: string) => void): Promise<RoundGeneration> {
+export async function generateRound(
+  ctx: ProveContext,
+  lanes: Lane[],
+  signal: AbortSignal,
+  onComplete: (k: number, text: string) => void,
+): Promise<RoundGeneration> {
   const splitters = lanes.map(() => new ThinkSplitter());
   const watch = new CompletionWatch(lanes.length, onComplete);
   const started = Date.now();
@@ -69,16 +80,26 @@ export async function generateRound(ctx: ProveContext, lanes: Lane[], signal: Ab
     ctx.emit({ type: 'progress', id: ctx.id, tokens: ctx.tokens, tokensPerSecond: roundTokens / seconds });
   };
   const maxTokens = await tokenBudget(ctx, lanes);
-  const generations = await ctx.deps.engine.generate(lanes.map((l) => l.conversation), {
-    maxTokens, temperature: ctx.settings.temperature, topP: ctx.settings.topP, seed: ctx.deps.options?.seed, signal,
-  }, (k, delta) => {
-    if (k < 0 || k >= lanes.length) return;
-    roundTokens++; ctx.tokens++;
-    relay(k, splitters[k].push(delta));
-    watch.push(k, delta);
-    progress(false);
-  });
-  if (generations.length !== lanes.length) throw new Error(`the engine returned ${generations.length} answers for ${lanes.length} prompts`);
+  const generations = await ctx.deps.engine.generate(
+    lanes.map((l) => l.conversation),
+    {
+      maxTokens,
+      temperature: ctx.settings.temperature,
+      topP: ctx.settings.topP,
+      seed: ctx.deps.options?.seed,
+      signal,
+    },
+    (k, delta) => {
+      if (k < 0 || k >= lanes.length) return;
+      roundTokens++;
+      ctx.tokens++;
+      relay(k, splitters[k].push(delta));
+      watch.push(k, delta);
+      progress(false);
+    },
+  );
+  if (generations.length !== lanes.length)
+    throw new Error(`the engine returned ${generations.length} answers for ${lanes.length} prompts`);
   splitters.forEach((s, k) => relay(k, s.flush()));
   // Engines report exact token counts at the end; the streamed count was one per delta.
   const exact = generations.reduce((n, g) => n + g.tokens, 0);

@@ -5,9 +5,11 @@ export const SYSTEM_PROMPT = 'You are an expert in mathematics and proving theor
 
 /** The user message: "problems" plural and "Statement" capitalised are part of the trained template. */
 export function userPrompt(formalStatement: string, informal: string): string {
-  return 'Think about and solve the following problems step by step in Lean 4.\n\n'
-    + `# Problem:\n${informal}\n\n`
-    + `# Formal Statement:\n\`\`\`lean4\n${formalStatement}\n\`\`\`\n`;
+  return (
+    'Think about and solve the following problems step by step in Lean 4.\n\n' +
+    `# Problem:\n${informal}\n\n` +
+    `# Formal Statement:\n\`\`\`lean4\n${formalStatement}\n\`\`\`\n`
+  );
 }
 
 /** `[system, user]`, the exact message list the recipe renders with the model's chat template. */

@@ -19,16 +19,29 @@ export type OnProveEvent = (event: ProveEvent) => void;
 /** The declaration `prove` works on; throws ProveRequestError saying why there is none. */
 export function proveTarget(code: string, theorem?: string): Declaration {
   let decl: Declaration;
-  try { decl = selectDeclaration(code, { name: theorem }); }
-  catch (err) { throw new ProveRequestError((err as Error).message); }
+  try {
+    decl = selectDeclaration(code, { name: theorem });
+  } catch (err) {
+    throw new ProveRequestError((err as Error).message);
+  }
   if (!decl.body) {
-    throw new ProveRequestError(`${decl.kind} ${decl.name || ''} has no ':=' to prove after (pattern-matching proofs are not supported)`.replace('  ', ' '));
+    throw new ProveRequestError(
+      `${decl.kind} ${decl.name || ''} has no ':=' to prove after (pattern-matching proofs are not supported)`.replace(
+        '  ',
+        ' ',
+      ),
+    );
   }
   return decl;
 }
 
 /** Proves `req` with the engine and verifier in `deps`; resolves with status 'cancelled' when `signal` aborts. */
-export async function prove(req: ProveRequest, deps: ProveDeps, onEvent: OnProveEvent = () => {}, signal?: AbortSignal): Promise<ProveResult> {
+export async function prove(
+  req: ProveRequest,
+  deps: ProveDeps,
+  onEvent: OnProveEvent = () => {},
+  signal?: AbortSignal,
+): Promise<ProveResult> {
   const id = req.id ?? randomUUID();
   const settings = settingsOf(req, deps.options?.defaults ?? DEFAULT_SETTINGS);
   const decl = proveTarget(req.code, req.theorem);
@@ -37,15 +50,42 @@ export async function prove(req: ProveRequest, deps: ProveDeps, onEvent: OnProve
   const prompt = buildPrompt(formal.text, informal);
   const controller = linkedController(signal);
   const theoremName = qualifiedName(decl);
-  const ctx: ProveContext = { id, deps, settings, statement: formal.text, theoremName, emit: onEvent, signal: controller.signal, tokens: 0 };
+  const ctx: ProveContext = {
+    id,
+    deps,
+    settings,
+    statement: formal.text,
+    theoremName,
+    emit: onEvent,
+    signal: controller.signal,
+    tokens: 0,
+  };
 
-  deps.store?.startRun({ id, theorem: decl.name || '(example)', statement: formal.text, informal,
-    engine: deps.engine.name, model: deps.engine.model, settings: { ...settings } });
-  onEvent({ type: 'started', id, samples: settings.samples, fixTurns: settings.fixTurns, theorem: decl.name, statement: formal.text });
+  deps.store?.startRun({
+    id,
+    theorem: decl.name || '(example)',
+    statement: formal.text,
+    informal,
+    engine: deps.engine.name,
+    model: deps.engine.model,
+    settings: { ...settings },
+  });
+  onEvent({
+    type: 'started',
+    id,
+    samples: settings.samples,
+    fixTurns: settings.fixTurns,
+    theorem: decl.name,
+    statement: formal.text,
+  });
 
   const attempts: Attempt[] = [];
   let winner: Attempt | null = null;
-  let lanes: Lane[] = Array.from({ length: settings.samples }, (_, sample) => ({ sample, turn: 1, conversation: prompt }));
+  let lanes: Lane[] = Array.from({ length: settings.samples }, (_, sample) => ({
+    sample,
+    turn: 1,
+    conversation: prompt,
+  }));
   try {
     const exhaustive = deps.options?.exhaustive === true;
     while (lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted) {

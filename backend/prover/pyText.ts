@@ -2,16 +2,23 @@
 // recipe's Python (`str.strip`, `str.splitlines`, `re` with `\s`/`\w` on Unicode text, its comment regexes).
 
 /** Characters for which Python's `str.isspace()` is true (what `\s` and `strip()` use on str). */
-export const PY_SPACE = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+export const PY_SPACE =
+  '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 /** Python's Unicode `\w`: letters, numbers (str.isalnum) and underscore. */
 export const PY_WORD = '\\p{L}\\p{N}_';
 
 const leading = new RegExp(`^[${PY_SPACE}]+`, 'u');
 const trailing = new RegExp(`[${PY_SPACE}]+$`, 'u');
 
-export function pyStrip(s: string): string { return s.replace(leading, '').replace(trailing, ''); }
-export function pyRstrip(s: string): string { return s.replace(trailing, ''); }
-export function pyLstrip(s: string): string { return s.replace(leading, ''); }
+export function pyStrip(s: string): string {
+  return s.replace(leading, '').replace(trailing, '');
+}
+export function pyRstrip(s: string): string {
+  return s.replace(trailing, '');
+}
+export function pyLstrip(s: string): string {
+  return s.replace(leading, '');
+}
 
 /** Python's `str.splitlines()`: every line boundary Python knows, no empty last element after a final break. */
 export function pySplitlines(s: string): string[] {
@@ -45,8 +52,13 @@ export function removeComments(code: string, removeEmptyLines = false): string {
     const kept: string[] = [];
     let blankRun = 0;
     for (const line of out.split('\n')) {
-      if (pyStrip(line) === '') { blankRun++; if (blankRun < 2) kept.push(line); }
-      else { blankRun = 0; kept.push(line); }
+      if (pyStrip(line) === '') {
+        blankRun++;
+        if (blankRun < 2) kept.push(line);
+      } else {
+        blankRun = 0;
+        kept.push(line);
+      }
     }
     out = kept.join('\n');
   }

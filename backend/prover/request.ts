@@ -17,7 +17,13 @@ export interface ProveSettings {
 
 /** The recipe's validation sampling (temperature 1.0, top_p 0.95) and one fix turn. */
 /** maxTokens: the recipe's answer budget (24576 = 32768 context − 8192 prompt); the engine cuts it to what the context leaves. */
-export const DEFAULT_SETTINGS: ProveSettings = { samples: 4, fixTurns: 1, temperature: 1.0, topP: 0.95, maxTokens: 24576 };
+export const DEFAULT_SETTINGS: ProveSettings = {
+  samples: 4,
+  fixTurns: 1,
+  temperature: 1.0,
+  topP: 0.95,
+  maxTokens: 24576,
+};
 
 export const LIMITS = proveLimits;
 

@@ -12,12 +12,25 @@ import { planFixTurn } from './fixTurn';
 import { generateRound } from './generate';
 import { splitThink } from './thinkStream';
 
-export interface RoundResult { attempts: Attempt[]; winner: Attempt | null; next: Lane[] }
+export interface RoundResult {
+  attempts: Attempt[];
+  winner: Attempt | null;
+  next: Lane[];
+}
 
 /** A Lean check of one lane's code; `outcome` is null when it was cancelled. */
-interface Check { code: string; outcome: Promise<CheckOutcome | null>; verifyMs: number }
+interface Check {
+  code: string;
+  outcome: Promise<CheckOutcome | null>;
+  verifyMs: number;
+}
 
-async function verify(ctx: ProveContext, code: string, turn: number, signal: AbortSignal): Promise<CheckOutcome | null> {
+async function verify(
+  ctx: ProveContext,
+  code: string,
+  turn: number,
+  signal: AbortSignal,
+): Promise<CheckOutcome | null> {
   const fixMayFollow = turn <= ctx.settings.fixTurns;
   const infotree = ctx.deps.options?.infotree === undefined ? 'original' : ctx.deps.options.infotree;
   try {
@@ -30,7 +43,13 @@ async function verify(ctx: ProveContext, code: string, turn: number, signal: Abo
     return signal.aborted && outcome.verdict.status !== 'valid' ? null : outcome;
   } catch (err) {
     if (signal.aborted) return null;
-    const verdict: Verdict = { status: 'server_error', reason: `the Lean verifier failed: ${(err as Error).message}`, messages: [], sorries: [], time: 0 };
+    const verdict: Verdict = {
+      status: 'server_error',
+      reason: `the Lean verifier failed: ${(err as Error).message}`,
+      messages: [],
+      sorries: [],
+      time: 0,
+    };
     return { verdict };
   }
 }
@@ -50,7 +69,13 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
       check.verifyMs = Date.now() - started;
       if (outcome) {
         judged.add(k);
-        ctx.emit({ type: 'verdict', id: ctx.id, sample: lanes[k].sample, turn: lanes[k].turn, verdict: outcome.verdict });
+        ctx.emit({
+          type: 'verdict',
+          id: ctx.id,
+          sample: lanes[k].sample,
+          turn: lanes[k].turn,
+          verdict: outcome.verdict,
+        });
       }
       if (outcome?.verdict.status === 'valid' && winnerLane < 0) {
         winnerLane = k;
@@ -59,7 +84,15 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
           stopDecoding.abort(); // …and the samples still decoding
           // Say so for every lane Lean has not judged, so no row keeps waiting for a verdict.
           lanes.forEach((lane, other) => {
-            if (other !== k && !judged.has(other)) ctx.emit({ type: 'stopped', id: ctx.id, sample: lane.sample, turn: lane.turn, reason: 'proved', bySample: lanes[k].sample });
+            if (other !== k && !judged.has(other))
+              ctx.emit({
+                type: 'stopped',
+                id: ctx.id,
+                sample: lane.sample,
+                turn: lane.turn,
+                reason: 'proved',
+                bySample: lanes[k].sample,
+              });
           });
         }
       }
@@ -76,35 +109,43 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
     if (extraction.ok) startCheck(k, extraction.code);
   });
 
-  const attempts = await Promise.all(lanes.map(async (lane, k): Promise<Attempt> => {
-    const gen = generations[k];
-    const format = checkConversation([...lane.conversation, { role: 'assistant', content: gen.text }], ctx.statement);
-    const extraction = extractProof(gen.text, ctx.statement);
-    const attempt: Attempt = {
-      sample: lane.sample, turn: lane.turn, response: gen.text, think: splitThink(gen.text).think,
-      code: extraction.ok ? extraction.code : null,
-      format: { ok: format.ok, error: format.error, message: format.message },
-      verdict: null, tokens: gen.tokens, finishReason: gen.finishReason, timings: { generateMs, verifyMs: 0 },
-    };
-    let check = checks.get(k);
-    // An early check stands when it judged the same code (or won: its code is the proof).
-    if (check && winnerLane !== k && check.code !== attempt.code) check = undefined;
-    if (!check) {
-      if (!extraction.ok || gen.finishReason === 'cancelled' || stopChecks.signal.aborted) return attempt;
-      check = startCheck(k, extraction.code);
-    }
-    const outcome = await check.outcome;
-    attempt.code = check.code;
-    attempt.timings = { generateMs, verifyMs: check.verifyMs };
-    if (!outcome) return attempt;
-    attempt.verdict = outcome.verdict;
-    if (outcome.verdict.status !== 'valid') {
-      // The verifier's infotree stays relative to the body after the import header (messages are rebased).
-      const infotreeLineOffset = splitHeader(check.code).headerLines;
-      attempt.feedback = buildFeedback(check.code, outcome.verdict, outcome.response, { infotreeLineOffset });
-    }
-    return attempt;
-  }));
+  const attempts = await Promise.all(
+    lanes.map(async (lane, k): Promise<Attempt> => {
+      const gen = generations[k];
+      const format = checkConversation([...lane.conversation, { role: 'assistant', content: gen.text }], ctx.statement);
+      const extraction = extractProof(gen.text, ctx.statement);
+      const attempt: Attempt = {
+        sample: lane.sample,
+        turn: lane.turn,
+        response: gen.text,
+        think: splitThink(gen.text).think,
+        code: extraction.ok ? extraction.code : null,
+        format: { ok: format.ok, error: format.error, message: format.message },
+        verdict: null,
+        tokens: gen.tokens,
+        finishReason: gen.finishReason,
+        timings: { generateMs, verifyMs: 0 },
+      };
+      let check = checks.get(k);
+      // An early check stands when it judged the same code (or won: its code is the proof).
+      if (check && winnerLane !== k && check.code !== attempt.code) check = undefined;
+      if (!check) {
+        if (!extraction.ok || gen.finishReason === 'cancelled' || stopChecks.signal.aborted) return attempt;
+        check = startCheck(k, extraction.code);
+      }
+      const outcome = await check.outcome;
+      attempt.code = check.code;
+      attempt.timings = { generateMs, verifyMs: check.verifyMs };
+      if (!outcome) return attempt;
+      attempt.verdict = outcome.verdict;
+      if (outcome.verdict.status !== 'valid') {
+        // The verifier's infotree stays relative to the body after the import header (messages are rebased).
+        const infotreeLineOffset = splitHeader(check.code).headerLines;
+        attempt.feedback = buildFeedback(check.code, outcome.verdict, outcome.response, { infotreeLineOffset });
+      }
+      return attempt;
+    }),
+  );
   stopDecoding.unlink();
   stopChecks.unlink();
 
@@ -115,13 +156,17 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
     if (attempt.verdict?.status === 'valid') attempt.fixSkipped = 'valid';
     else if (ctx.signal.aborted) attempt.fixSkipped = 'cancelled';
     else if (winner && !exhaustive) attempt.fixSkipped = 'proved';
-    else if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null)) attempt.fixSkipped = 'cancelled';
+    else if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null))
+      attempt.fixSkipped = 'cancelled';
     else {
       const plan = await planFixTurn({
-        conversation: lane.conversation, response: attempt.response,
+        conversation: lane.conversation,
+        response: attempt.response,
         feedback: attempt.code === null ? 'filtered' : (attempt.feedback ?? ''),
-        maxFixTurns: ctx.settings.fixTurns, engine: ctx.deps.engine,
-        maxFeedbackChars: ctx.deps.options?.maxFeedbackChars, maxPromptTokens: ctx.deps.options?.maxPromptTokens,
+        maxFixTurns: ctx.settings.fixTurns,
+        engine: ctx.deps.engine,
+        maxFeedbackChars: ctx.deps.options?.maxFeedbackChars,
+        maxPromptTokens: ctx.deps.options?.maxPromptTokens,
       });
       if (plan.ok) next.push({ sample: lane.sample, turn: lane.turn + 1, conversation: plan.conversation });
       else attempt.fixSkipped = plan.reason;

@@ -4,7 +4,8 @@
 // Only the single-word entries are listed here: the set's multi-word phrases ("we have", "given that", …),
 // symbols (⇒, ∀, ∎, …) and LaTeX commands (\forall, …) can never equal a `\w+` token, so they never
 // change the count.
-export const STOPWORDS: ReadonlySet<string> = new Set(`
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  `
 a an the and or of to in on for with by from as at is are was were be been it its this that these those
 we you they he she i there their your his her not no yes but if only than then so
 let assume suppose consider take fix define set choose given each every all any either otherwise exists exist
@@ -12,4 +13,7 @@ such wlog have obtain get see conclude note notice observe clearly obviously evi
 implies imply iff since because
 theorem lemma corollary proposition claim definition remark example proof qed
 now next finally lastly again furthermore moreover first second third one two three
-`.split(/\s+/).filter((w) => w !== ''));
+`
+    .split(/\s+/)
+    .filter((w) => w !== ''),
+);

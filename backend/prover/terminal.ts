@@ -12,12 +12,17 @@ const dim = (on: boolean, s: string) => (on ? `\x1b[2m${s}\x1b[22m` : s);
 const bold = (on: boolean, s: string) => (on ? `\x1b[1m${s}\x1b[22m` : s);
 
 export function attemptLine(a: Attempt): string {
-  const verdict = a.verdict ? `${a.verdict.status}: ${a.verdict.reason}`
-    : a.code === null ? 'nothing to check (no proof found in the answer)'
-      : a.finishReason === 'cancelled' ? 'cancelled' : 'not checked (another sample won)';
+  const verdict = a.verdict
+    ? `${a.verdict.status}: ${a.verdict.reason}`
+    : a.code === null
+      ? 'nothing to check (no proof found in the answer)'
+      : a.finishReason === 'cancelled'
+        ? 'cancelled'
+        : 'not checked (another sample won)';
   const format = a.format.ok ? 'format ok' : `format ${a.format.error}`;
   const tokens = a.tokens !== undefined ? `, ${a.tokens} tokens` : '';
-  const fix = a.fixSkipped && !['valid', 'cancelled', 'proved'].includes(a.fixSkipped) ? ` (no fix turn: ${a.fixSkipped})` : '';
+  const fix =
+    a.fixSkipped && !['valid', 'cancelled', 'proved'].includes(a.fixSkipped) ? ` (no fix turn: ${a.fixSkipped})` : '';
   return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}; Lean ${verdict}${fix}`;
 }
 
@@ -41,9 +46,12 @@ export class TerminalView {
     switch (e.type) {
       case 'started':
         this.samples = e.samples;
-        this.note(`Proving ${e.theorem || 'the example'} with ${e.samples} sample${e.samples === 1 ? '' : 's'}, up to ${e.fixTurns} fix turn${e.fixTurns === 1 ? '' : 's'}.`);
+        this.note(
+          `Proving ${e.theorem || 'the example'} with ${e.samples} sample${e.samples === 1 ? '' : 's'}, up to ${e.fixTurns} fix turn${e.fixTurns === 1 ? '' : 's'}.`,
+        );
         break;
-      case 'think': case 'text': {
+      case 'think':
+      case 'text': {
         if (!this.followed || this.followed.turn !== e.turn) {
           this.flushLine();
           this.followed = { sample: e.sample, turn: e.turn };
@@ -73,13 +81,18 @@ export class TerminalView {
 
   finish(result: ProveResult): void {
     this.flushLine();
-    if (!this.outAtLineStart) { this.o.out.write('\n'); this.outAtLineStart = true; }
+    if (!this.outAtLineStart) {
+      this.o.out.write('\n');
+      this.outAtLineStart = true;
+    }
     this.clearProgress();
     this.progress = '';
     if (result.status === 'proved' && result.proof) {
       this.o.out.write(`\n${bold(this.o.color, 'Proved.')} Verified proof:\n\n${result.proof}\n`);
     } else {
-      this.o.out.write(`\n${bold(this.o.color, result.status === 'cancelled' ? 'Cancelled.' : 'Not proved.')} ${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'}, none verified by Lean.\n`);
+      this.o.out.write(
+        `\n${bold(this.o.color, result.status === 'cancelled' ? 'Cancelled.' : 'Not proved.')} ${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'}, none verified by Lean.\n`,
+      );
     }
   }
 
@@ -98,7 +111,14 @@ export class TerminalView {
     const whole = this.line.slice(0, nl + 1);
     this.line = this.line.slice(nl + 1);
     this.clearProgress();
-    this.o.out.write(think ? whole.split('\n').map((l) => (l ? dim(this.o.color, l) : l)).join('\n') : whole);
+    this.o.out.write(
+      think
+        ? whole
+            .split('\n')
+            .map((l) => (l ? dim(this.o.color, l) : l))
+            .join('\n')
+        : whole,
+    );
     this.drawProgress();
   }
 
@@ -111,7 +131,10 @@ export class TerminalView {
   }
 
   private note(text: string): void {
-    if (!this.outAtLineStart) { this.o.out.write('\n'); this.outAtLineStart = true; }
+    if (!this.outAtLineStart) {
+      this.o.out.write('\n');
+      this.outAtLineStart = true;
+    }
     this.clearProgress();
     this.o.err.write(text + '\n');
     this.drawProgress();
@@ -123,8 +146,14 @@ export class TerminalView {
 
   private drawProgress(): void {
     if (!this.progress) return;
-    if (this.live) { this.o.err.write(`\r\x1b[2K${this.progress}`); return; }
+    if (this.live) {
+      this.o.err.write(`\r\x1b[2K${this.progress}`);
+      return;
+    }
     const now = Date.now();
-    if (now - this.lastPlainProgress >= 5000) { this.lastPlainProgress = now; this.o.err.write(`[${this.progress}]\n`); }
+    if (now - this.lastPlainProgress >= 5000) {
+      this.lastPlainProgress = now;
+      this.o.err.write(`[${this.progress}]\n`);
+    }
   }
 }

@@ -4,7 +4,10 @@
 const OPEN = '<think>';
 const CLOSE = '</think>';
 
-export interface SplitDelta { think: string; text: string }
+export interface SplitDelta {
+  think: string;
+  text: string;
+}
 
 /** Longest suffix of `s` that is a proper prefix of `tag` (what might still become the tag). */
 function partialTagSuffix(s: string, tag: string): number {
@@ -21,9 +24,14 @@ export class ThinkSplitter {
     this.pending += delta;
     if (this.mode === 'start') {
       const lead = this.pending.trimStart();
-      if (lead.startsWith(OPEN)) { this.mode = 'think'; this.pending = lead.slice(OPEN.length); }
-      else if (OPEN.startsWith(lead)) return out; // still could be `<think>`
-      else { this.mode = 'text'; }
+      if (lead.startsWith(OPEN)) {
+        this.mode = 'think';
+        this.pending = lead.slice(OPEN.length);
+      } else if (OPEN.startsWith(lead))
+        return out; // still could be `<think>`
+      else {
+        this.mode = 'text';
+      }
     }
     if (this.mode === 'think') {
       const close = this.pending.indexOf(CLOSE);

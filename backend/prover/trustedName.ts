@@ -10,5 +10,9 @@ export function qualifiedName(decl: Declaration): string | undefined {
 
 /** The theorem a formal statement asks to prove, or undefined when it names none (or several, none marked). */
 export function trustedTheoremName(statement: string): string | undefined {
-  try { return qualifiedName(selectDeclaration(statement)); } catch { return undefined; }
+  try {
+    return qualifiedName(selectDeclaration(statement));
+  } catch {
+    return undefined;
+  }
 }

@@ -72,9 +72,23 @@ export interface StoredAttempt extends Attempt {
 }
 
 interface AttemptRow {
-  run_id: string; sample: number; turn: number; messages: string; response: string; think: string; code: string | null;
-  format_ok: number; format_error: string; verdict: string | null; feedback: string | null; fix_skipped: string | null;
-  tokens: number | null; finish_reason: string | null; generate_ms: number | null; verify_ms: number | null; created_at: string;
+  run_id: string;
+  sample: number;
+  turn: number;
+  messages: string;
+  response: string;
+  think: string;
+  code: string | null;
+  format_ok: number;
+  format_error: string;
+  verdict: string | null;
+  feedback: string | null;
+  fix_skipped: string | null;
+  tokens: number | null;
+  finish_reason: string | null;
+  generate_ms: number | null;
+  verify_ms: number | null;
+  created_at: string;
 }
 
 export class AttemptStore {
@@ -83,22 +97,55 @@ export class AttemptStore {
   }
 
   startRun(run: RunStart): void {
-    this.db.prepare(`INSERT INTO prove_runs (id, created_at, theorem, statement, informal, engine, model, settings)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(run.id, new Date().toISOString(), run.theorem, run.statement, run.informal,
-      run.engine, run.model, JSON.stringify(run.settings));
+    this.db
+      .prepare(
+        `INSERT INTO prove_runs (id, created_at, theorem, statement, informal, engine, model, settings)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        run.id,
+        new Date().toISOString(),
+        run.theorem,
+        run.statement,
+        run.informal,
+        run.engine,
+        run.model,
+        JSON.stringify(run.settings),
+      );
   }
 
   recordAttempt(runId: string, messages: ChatMessage[], a: Attempt): void {
-    this.db.prepare(`INSERT INTO prove_attempts (run_id, sample, turn, messages, response, think, code, format_ok, format_error,
+    this.db
+      .prepare(
+        `INSERT INTO prove_attempts (run_id, sample, turn, messages, response, think, code, format_ok, format_error,
       verdict_status, verdict, feedback, fix_skipped, tokens, finish_reason, generate_ms, verify_ms, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      runId, a.sample, a.turn, JSON.stringify(messages), a.response, a.think, a.code, a.format.ok ? 1 : 0, a.format.error,
-      a.verdict?.status ?? null, a.verdict ? JSON.stringify(a.verdict) : null, a.feedback ?? null, a.fixSkipped ?? null,
-      a.tokens ?? null, a.finishReason ?? null, a.timings?.generateMs ?? null, a.timings?.verifyMs ?? null, new Date().toISOString());
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        runId,
+        a.sample,
+        a.turn,
+        JSON.stringify(messages),
+        a.response,
+        a.think,
+        a.code,
+        a.format.ok ? 1 : 0,
+        a.format.error,
+        a.verdict?.status ?? null,
+        a.verdict ? JSON.stringify(a.verdict) : null,
+        a.feedback ?? null,
+        a.fixSkipped ?? null,
+        a.tokens ?? null,
+        a.finishReason ?? null,
+        a.timings?.generateMs ?? null,
+        a.timings?.verifyMs ?? null,
+        new Date().toISOString(),
+      );
   }
 
   finishRun(id: string, status: RunStatus, proof: string | null, error: string | null = null): void {
-    this.db.prepare('UPDATE prove_runs SET status = ?, proof = ?, error = ?, finished_at = ? WHERE id = ?')
+    this.db
+      .prepare('UPDATE prove_runs SET status = ?, proof = ?, error = ?, finished_at = ? WHERE id = ?')
       .run(status, proof, error, new Date().toISOString(), id);
   }
 
@@ -106,22 +153,39 @@ export class AttemptStore {
     const r = this.db.prepare('SELECT * FROM prove_runs WHERE id = ?').get(id) as Record<string, unknown> | undefined;
     if (!r) return null;
     return {
-      id: r.id as string, theorem: r.theorem as string, statement: r.statement as string, informal: r.informal as string,
-      engine: r.engine as string, model: r.model as string, settings: JSON.parse(r.settings as string) as Record<string, unknown>,
-      createdAt: r.created_at as string, finishedAt: (r.finished_at as string | null) ?? null, status: r.status as RunStatus,
-      proof: (r.proof as string | null) ?? null, error: (r.error as string | null) ?? null,
+      id: r.id as string,
+      theorem: r.theorem as string,
+      statement: r.statement as string,
+      informal: r.informal as string,
+      engine: r.engine as string,
+      model: r.model as string,
+      settings: JSON.parse(r.settings as string) as Record<string, unknown>,
+      createdAt: r.created_at as string,
+      finishedAt: (r.finished_at as string | null) ?? null,
+      status: r.status as RunStatus,
+      proof: (r.proof as string | null) ?? null,
+      error: (r.error as string | null) ?? null,
     };
   }
 
   attemptsOf(runId: string): StoredAttempt[] {
-    const rows = this.db.prepare('SELECT * FROM prove_attempts WHERE run_id = ? ORDER BY id').all(runId) as AttemptRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM prove_attempts WHERE run_id = ? ORDER BY id')
+      .all(runId) as AttemptRow[];
     return rows.map((r) => ({
-      runId: r.run_id, sample: r.sample, turn: r.turn, messages: JSON.parse(r.messages) as ChatMessage[],
-      response: r.response, think: r.think, code: r.code,
+      runId: r.run_id,
+      sample: r.sample,
+      turn: r.turn,
+      messages: JSON.parse(r.messages) as ChatMessage[],
+      response: r.response,
+      think: r.think,
+      code: r.code,
       format: { ok: r.format_ok === 1, error: r.format_error as Attempt['format']['error'] },
-      verdict: r.verdict ? JSON.parse(r.verdict) as Verdict : null,
-      feedback: r.feedback, fixSkipped: (r.fix_skipped ?? undefined) as Attempt['fixSkipped'],
-      tokens: r.tokens ?? undefined, finishReason: (r.finish_reason ?? undefined) as Attempt['finishReason'],
+      verdict: r.verdict ? (JSON.parse(r.verdict) as Verdict) : null,
+      feedback: r.feedback,
+      fixSkipped: (r.fix_skipped ?? undefined) as Attempt['fixSkipped'],
+      tokens: r.tokens ?? undefined,
+      finishReason: (r.finish_reason ?? undefined) as Attempt['finishReason'],
       timings: r.generate_ms === null ? undefined : { generateMs: r.generate_ms, verifyMs: r.verify_ms ?? 0 },
       createdAt: r.created_at,
     }));
@@ -129,7 +193,9 @@ export class AttemptStore {
 
   /** Most recent runs first. */
   recentRuns(limit = 20): RunRow[] {
-    const ids = this.db.prepare('SELECT id FROM prove_runs ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit) as { id: string }[];
+    const ids = this.db
+      .prepare('SELECT id FROM prove_runs ORDER BY created_at DESC, rowid DESC LIMIT ?')
+      .all(limit) as { id: string }[];
     return ids.map((r) => this.getRun(r.id) as RunRow);
   }
 }

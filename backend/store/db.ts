@@ -23,13 +23,15 @@ export function openDb(path: string): Db {
 
 /** Applies `steps[version..]` for `owner` in one transaction each. Steps are append-only. */
 export function migrate(db: Db, owner: string, steps: string[]): void {
-  const row = db.prepare('SELECT version FROM schema_versions WHERE owner = ?').get(owner) as { version: number } | undefined;
+  const row = db.prepare('SELECT version FROM schema_versions WHERE owner = ?').get(owner) as
+    { version: number } | undefined;
   const from = row?.version ?? 0;
   for (let v = from; v < steps.length; v++) {
     db.transaction(() => {
       db.exec(steps[v]);
-      db.prepare('INSERT INTO schema_versions (owner, version) VALUES (?, ?) ON CONFLICT(owner) DO UPDATE SET version = excluded.version')
-        .run(owner, v + 1);
+      db.prepare(
+        'INSERT INTO schema_versions (owner, version) VALUES (?, ?) ON CONFLICT(owner) DO UPDATE SET version = excluded.version',
+      ).run(owner, v + 1);
     })();
   }
 }

@@ -58,19 +58,38 @@ export function migrateEval(db: Db): void {
 }
 
 /** Settings that change what is measured; a run can only be resumed with the same ones. */
-const fixedSettings: (keyof EvalConfig)[] = ['model', 'engine', 'fixTurns', 'temperature', 'topP', 'maxTokens', 'leanTimeout'];
+const fixedSettings: (keyof EvalConfig)[] = [
+  'model',
+  'engine',
+  'fixTurns',
+  'temperature',
+  'topP',
+  'maxTokens',
+  'leanTimeout',
+];
 
-export interface RunRow { name: string; config: EvalConfig; createdAt: string; wallMs: number }
+export interface RunRow {
+  name: string;
+  config: EvalConfig;
+  createdAt: string;
+  wallMs: number;
+}
 
-export interface StoredAttempt extends EvalAttemptRecord { response: string | null }
+export interface StoredAttempt extends EvalAttemptRecord {
+  response: string | null;
+}
 
 export class EvalStore {
-  constructor(private readonly db: Db) { migrateEval(db); }
+  constructor(private readonly db: Db) {
+    migrateEval(db);
+  }
 
   getRun(name: string): RunRow | null {
     const row = this.db.prepare('SELECT name, config, created_at, wall_ms FROM eval_runs WHERE name = ?').get(name) as
       { name: string; config: string; created_at: string; wall_ms: number } | undefined;
-    return row ? { name: row.name, config: JSON.parse(row.config) as EvalConfig, createdAt: row.created_at, wallMs: row.wall_ms } : null;
+    return row
+      ? { name: row.name, config: JSON.parse(row.config) as EvalConfig, createdAt: row.created_at, wallMs: row.wall_ms }
+      : null;
   }
 
   listRuns(): RunRow[] {
@@ -89,39 +108,78 @@ export class EvalStore {
       if (existing) {
         const changed = fixedSettings.filter((k) => existing.config[k] !== config[k]);
         if (changed.length > 0) {
-          const detail = changed.map((k) => `${k} ${JSON.stringify(existing.config[k])} → ${JSON.stringify(config[k])}`).join(', ');
-          throw new Error(`run '${name}' was started with other settings (${detail}); choose another --run name or keep its settings`);
+          const detail = changed
+            .map((k) => `${k} ${JSON.stringify(existing.config[k])} → ${JSON.stringify(config[k])}`)
+            .join(', ');
+          throw new Error(
+            `run '${name}' was started with other settings (${detail}); choose another --run name or keep its settings`,
+          );
         }
         if (config.samples > existing.config.samples) {
-          this.db.prepare('UPDATE eval_runs SET config = ? WHERE name = ?').run(JSON.stringify({ ...existing.config, samples: config.samples }), name);
+          this.db
+            .prepare('UPDATE eval_runs SET config = ? WHERE name = ?')
+            .run(JSON.stringify({ ...existing.config, samples: config.samples }), name);
         }
       } else {
-        this.db.prepare('INSERT INTO eval_runs (name, config, created_at) VALUES (?, ?, ?)').run(name, JSON.stringify(config), new Date().toISOString());
+        this.db
+          .prepare('INSERT INTO eval_runs (name, config, created_at) VALUES (?, ?, ?)')
+          .run(name, JSON.stringify(config), new Date().toISOString());
       }
-      const next = (this.db.prepare('SELECT COALESCE(MAX(position) + 1, 0) AS p FROM eval_problems WHERE run = ?').get(name) as { p: number }).p;
-      const insert = this.db.prepare(`INSERT OR IGNORE INTO eval_problems (run, problem, position, split, source, theorem, code, informal, origin)
+      const next = (
+        this.db.prepare('SELECT COALESCE(MAX(position) + 1, 0) AS p FROM eval_problems WHERE run = ?').get(name) as {
+          p: number;
+        }
+      ).p;
+      const insert = this.db
+        .prepare(`INSERT OR IGNORE INTO eval_problems (run, problem, position, split, source, theorem, code, informal, origin)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
       const sameCode = this.db.prepare('SELECT code FROM eval_problems WHERE run = ? AND problem = ?');
       let position = next;
       for (const p of problems) {
         const stored = sameCode.get(name, p.id) as { code: string } | undefined;
-        if (stored && stored.code !== p.code) throw new Error(`problem '${p.id}' changed since run '${name}' started (${p.origin}); use another --run name`);
-        if (!stored) insert.run(name, p.id, position++, p.split, p.source, p.theorem, p.code, p.informal ?? null, p.origin);
+        if (stored && stored.code !== p.code)
+          throw new Error(
+            `problem '${p.id}' changed since run '${name}' started (${p.origin}); use another --run name`,
+          );
+        if (!stored)
+          insert.run(name, p.id, position++, p.split, p.source, p.theorem, p.code, p.informal ?? null, p.origin);
       }
       return this.getRun(name)!;
     })();
   }
 
   problems(run: string): BenchmarkProblem[] {
-    const rows = this.db.prepare('SELECT problem, split, source, theorem, code, informal, origin FROM eval_problems WHERE run = ? ORDER BY position').all(run) as
-      { problem: string; split: string | null; source: string; theorem: string; code: string; informal: string | null; origin: string }[];
-    return rows.map((r) => ({ id: r.problem, split: r.split, source: r.source, theorem: r.theorem, code: r.code, origin: r.origin, ...(r.informal ? { informal: r.informal } : {}) }));
+    const rows = this.db
+      .prepare(
+        'SELECT problem, split, source, theorem, code, informal, origin FROM eval_problems WHERE run = ? ORDER BY position',
+      )
+      .all(run) as {
+      problem: string;
+      split: string | null;
+      source: string;
+      theorem: string;
+      code: string;
+      informal: string | null;
+      origin: string;
+    }[];
+    return rows.map((r) => ({
+      id: r.problem,
+      split: r.split,
+      source: r.source,
+      theorem: r.theorem,
+      code: r.code,
+      origin: r.origin,
+      ...(r.informal ? { informal: r.informal } : {}),
+    }));
   }
 
   /** Finished sample indices per problem. */
   finishedSamples(run: string): Map<string, Set<number>> {
     const out = new Map<string, Set<number>>();
-    for (const r of this.db.prepare('SELECT problem, sample FROM eval_samples WHERE run = ?').all(run) as { problem: string; sample: number }[]) {
+    for (const r of this.db.prepare('SELECT problem, sample FROM eval_samples WHERE run = ?').all(run) as {
+      problem: string;
+      sample: number;
+    }[]) {
       let s = out.get(r.problem);
       if (!s) out.set(r.problem, (s = new Set()));
       s.add(r.sample);
@@ -131,16 +189,34 @@ export class EvalStore {
 
   /** Records finished samples (each with all its turns) in one transaction: all or nothing. */
   recordSamples(run: string, problem: string, samples: number[], attempts: StoredAttempt[]): void {
-    const markSample = this.db.prepare('INSERT INTO eval_samples (run, problem, sample, finished_at) VALUES (?, ?, ?, ?)');
-    const insert = this.db.prepare(`INSERT INTO eval_attempts (run, problem, sample, turn, format_error, status, valid, tokens, chars,
+    const markSample = this.db.prepare(
+      'INSERT INTO eval_samples (run, problem, sample, finished_at) VALUES (?, ?, ?, ?)',
+    );
+    const insert = this.db
+      .prepare(`INSERT INTO eval_attempts (run, problem, sample, turn, format_error, status, valid, tokens, chars,
       generate_ms, verify_ms, lean_seconds, code, response, recipe_valid, recipe_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.db.transaction(() => {
       const now = new Date().toISOString();
       for (const s of samples) markSample.run(run, problem, s, now);
       for (const a of attempts) {
-        insert.run(run, problem, a.sample, a.turn, a.formatError, a.status, a.valid ? 1 : 0, a.tokens, a.chars,
-          a.generateMs, a.verifyMs, a.leanSeconds, a.code, a.response,
-          a.recipeValid === undefined || a.recipeValid === null ? null : a.recipeValid ? 1 : 0, a.recipeReason ?? null);
+        insert.run(
+          run,
+          problem,
+          a.sample,
+          a.turn,
+          a.formatError,
+          a.status,
+          a.valid ? 1 : 0,
+          a.tokens,
+          a.chars,
+          a.generateMs,
+          a.verifyMs,
+          a.leanSeconds,
+          a.code,
+          a.response,
+          a.recipeValid === undefined || a.recipeValid === null ? null : a.recipeValid ? 1 : 0,
+          a.recipeReason ?? null,
+        );
       }
     })();
   }
@@ -149,21 +225,36 @@ export class EvalStore {
   attempts(run: string, withResponses = false): StoredAttempt[] {
     const columns = `a.problem, a.sample, a.turn, a.format_error, a.status, a.valid, a.tokens, a.chars, a.generate_ms, a.verify_ms,
       a.lean_seconds, a.code, a.recipe_valid, a.recipe_reason${withResponses ? ', a.response' : ''}`;
-    const rows = this.db.prepare(`SELECT ${columns} FROM eval_attempts a JOIN eval_problems p ON p.run = a.run AND p.problem = a.problem
-      WHERE a.run = ? ORDER BY p.position, a.sample, a.turn`).all(run) as Record<string, unknown>[];
+    const rows = this.db
+      .prepare(
+        `SELECT ${columns} FROM eval_attempts a JOIN eval_problems p ON p.run = a.run AND p.problem = a.problem
+      WHERE a.run = ? ORDER BY p.position, a.sample, a.turn`,
+      )
+      .all(run) as Record<string, unknown>[];
     return rows.map((r) => ({
-      problem: r.problem as string, sample: r.sample as number, turn: r.turn as number,
-      formatError: r.format_error as StoredAttempt['formatError'], status: r.status as StoredAttempt['status'],
-      valid: r.valid === 1, tokens: r.tokens as number, chars: r.chars as number,
-      generateMs: r.generate_ms as number, verifyMs: r.verify_ms as number, leanSeconds: r.lean_seconds as number | null,
-      code: r.code as string | null, response: (r.response as string | undefined) ?? null,
-      recipeValid: r.recipe_valid === null ? null : r.recipe_valid === 1, recipeReason: r.recipe_reason as string | null,
+      problem: r.problem as string,
+      sample: r.sample as number,
+      turn: r.turn as number,
+      formatError: r.format_error as StoredAttempt['formatError'],
+      status: r.status as StoredAttempt['status'],
+      valid: r.valid === 1,
+      tokens: r.tokens as number,
+      chars: r.chars as number,
+      generateMs: r.generate_ms as number,
+      verifyMs: r.verify_ms as number,
+      leanSeconds: r.lean_seconds as number | null,
+      code: r.code as string | null,
+      response: (r.response as string | undefined) ?? null,
+      recipeValid: r.recipe_valid === null ? null : r.recipe_valid === 1,
+      recipeReason: r.recipe_reason as string | null,
     }));
   }
 
   /** Problems with at least one valid answer. */
   solvedProblems(run: string): Set<string> {
-    const rows = this.db.prepare('SELECT DISTINCT problem FROM eval_attempts WHERE run = ? AND valid = 1').all(run) as { problem: string }[];
+    const rows = this.db.prepare('SELECT DISTINCT problem FROM eval_attempts WHERE run = ? AND valid = 1').all(run) as {
+      problem: string;
+    }[];
     return new Set(rows.map((r) => r.problem));
   }
 
@@ -178,9 +269,23 @@ export class EvalStore {
   summary(run: string): EvalRunSummary {
     const row = this.getRun(run);
     if (!row) throw new Error(`no evaluation run named '${run}'`);
-    const problems = (this.db.prepare('SELECT COUNT(*) AS n FROM eval_problems WHERE run = ?').get(run) as { n: number }).n;
-    const complete = (this.db.prepare(`SELECT COUNT(*) AS n FROM (SELECT problem FROM eval_samples WHERE run = ? GROUP BY problem HAVING COUNT(*) >= ?)`)
-      .get(run, row.config.samples) as { n: number }).n;
-    return { name: row.name, config: row.config, createdAt: row.createdAt, problems, complete, wallSeconds: row.wallMs / 1000 };
+    const problems = (
+      this.db.prepare('SELECT COUNT(*) AS n FROM eval_problems WHERE run = ?').get(run) as { n: number }
+    ).n;
+    const complete = (
+      this.db
+        .prepare(
+          `SELECT COUNT(*) AS n FROM (SELECT problem FROM eval_samples WHERE run = ? GROUP BY problem HAVING COUNT(*) >= ?)`,
+        )
+        .get(run, row.config.samples) as { n: number }
+    ).n;
+    return {
+      name: row.name,
+      config: row.config,
+      createdAt: row.createdAt,
+      problems,
+      complete,
+      wallSeconds: row.wallMs / 1000,
+    };
   }
 }

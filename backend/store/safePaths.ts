@@ -1,13 +1,27 @@
 // Paths that stay inside: every folder or file the backend deletes or writes from a derived path (a toolchain
 // tag, a run id, a workspace entry) is checked to lie strictly inside its parent after resolving symlinks, and
 // KIMINA_HOME's contents are created owner-only (0700 folders, 0600 files).
-import { chmodSync, closeSync, existsSync, openSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  openSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 
 /** Refused path: it would leave its parent folder. */
 export class OutsideParentError extends Error {
-  constructor(readonly parent: string, readonly path: string) {
+  constructor(
+    readonly parent: string,
+    readonly path: string,
+  ) {
     super(`refusing to touch ${path}: it is not inside ${parent}`);
     this.name = 'OutsideParentError';
   }
@@ -77,7 +91,9 @@ function narrow(path: string, mode: number): void {
     const st = lstatSync(path);
     if (st.isSymbolicLink()) return; // never chmod through a link
     if ((st.mode & 0o777) !== mode && (st.mode & 0o077) !== 0) chmodSync(path, mode);
-  } catch { /* gone meanwhile, or not ours: leave it */ }
+  } catch {
+    /* gone meanwhile, or not ours: leave it */
+  }
 }
 
 /**
@@ -86,7 +102,10 @@ function narrow(path: string, mode: number): void {
  * followed. Bounded: at most `limit` entries are visited (models and venvs can be large; their top levels come first).
  */
 export function makeHomePrivate(home: string, limit = 20_000): { fixed: number } {
-  if (!existsSync(home)) { ensurePrivateDir(home); return { fixed: 1 }; }
+  if (!existsSync(home)) {
+    ensurePrivateDir(home);
+    return { fixed: 1 };
+  }
   if (!isDedicated(home)) return { fixed: 0 };
   let fixed = 0;
   let seen = 0;
@@ -95,14 +114,27 @@ export function makeHomePrivate(home: string, limit = 20_000): { fixed: number }
     const path = queue[next];
     seen++;
     let st;
-    try { st = lstatSync(path); } catch { continue; }
+    try {
+      st = lstatSync(path);
+    } catch {
+      continue;
+    }
     if (st.isSymbolicLink()) continue;
     const mode = st.mode & 0o777;
     if (mode & 0o077) {
-      try { chmodSync(path, mode & 0o700); fixed++; } catch { /* not ours */ }
+      try {
+        chmodSync(path, mode & 0o700);
+        fixed++;
+      } catch {
+        /* not ours */
+      }
     }
     if (st.isDirectory()) {
-      try { for (const name of readdirSync(path)) queue.push(`${path}${sep}${name}`); } catch { /* unreadable */ }
+      try {
+        for (const name of readdirSync(path)) queue.push(`${path}${sep}${name}`);
+      } catch {
+        /* unreadable */
+      }
     }
   }
   return { fixed };
@@ -121,7 +153,11 @@ export function enterPrivateHome(home: string): void {
 
 /** Creates `path` empty with mode 0600 unless it exists (SQLite then gives its -wal and -shm files the same mode). */
 export function touchPrivateFile(path: string): void {
-  try { closeSync(openSync(path, 'wx', 0o600)); } catch { /* exists */ }
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch {
+    /* exists */
+  }
 }
 
 /** Mode bits (0o777) of `path`, for tests and `kimina` status lines. */

@@ -8,26 +8,52 @@ const execFileAsync = promisify(execFile);
 export type GpuProbe = () => Promise<GpuReport>;
 
 export function parseNvidiaSmi(csv: string): GpuStatus[] {
-  return csv.trim().split('\n').filter(Boolean).map((line) => {
-    const [index, name, used, total, util] = line.split(',').map((s) => s.trim());
-    return { index: Number(index), name, memoryUsedMb: Number(used), memoryTotalMb: Number(total), utilizationPct: Number(util) };
-  }).filter((g) => Number.isFinite(g.index));
+  return csv
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [index, name, used, total, util] = line.split(',').map((s) => s.trim());
+      return {
+        index: Number(index),
+        name,
+        memoryUsedMb: Number(used),
+        memoryTotalMb: Number(total),
+        utilizationPct: Number(util),
+      };
+    })
+    .filter((g) => Number.isFinite(g.index));
 }
 
 export const nvidiaSmiProbe: GpuProbe = async () => {
   try {
-    const { stdout } = await execFileAsync('nvidia-smi',
-      ['--query-gpu=index,name,memory.used,memory.total,utilization.gpu', '--format=csv,noheader,nounits'], { timeout: 10_000 });
+    const { stdout } = await execFileAsync(
+      'nvidia-smi',
+      ['--query-gpu=index,name,memory.used,memory.total,utilization.gpu', '--format=csv,noheader,nounits'],
+      { timeout: 10_000 },
+    );
     return { available: true, gpus: parseNvidiaSmi(stdout) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return { available: false, gpus: [], note: code === 'ENOENT' ? 'nvidia-smi not found: no NVIDIA GPU, training runs on the CPU' : `nvidia-smi failed: ${(err as Error).message}` };
+    return {
+      available: false,
+      gpus: [],
+      note:
+        code === 'ENOENT'
+          ? 'nvidia-smi not found: no NVIDIA GPU, training runs on the CPU'
+          : `nvidia-smi failed: ${(err as Error).message}`,
+    };
   }
 };
 
 /** GPU ids of a run's GPU set ("0,1"); empty for "cpu". */
 export function gpuIds(gpus: string): string[] {
-  return gpus === 'cpu' ? [] : gpus.split(',').map((s) => s.trim()).filter(Boolean);
+  return gpus === 'cpu'
+    ? []
+    : gpus
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 }
 
 /** Two runs conflict when their GPU sets share a GPU (CPU runs conflict with each other: one at a time). */

@@ -10,12 +10,24 @@ import { buildPrompt, informalFromDocComment } from '../prover/prompt';
 import type { AttemptStore } from '../store/attempts';
 import { statementKey } from './promptSet';
 
-export interface HarvestedPrompt extends TrainingPrompt { status: 'open' | 'proven' }
+export interface HarvestedPrompt extends TrainingPrompt {
+  status: 'open' | 'proven';
+}
 
 /** A fix prompt seed: [system, user, assistant(failed answer), user(feedback)]. */
-export interface FixSeed { id: string; prompt: ChatMessage[]; formalStatement: string }
+export interface FixSeed {
+  id: string;
+  prompt: ChatMessage[];
+  formalStatement: string;
+}
 
-export interface Harvest { prompts: HarvestedPrompt[]; fixSeeds: FixSeed[]; files: number; skipped: string[]; truncated?: string }
+export interface Harvest {
+  prompts: HarvestedPrompt[];
+  fixSeeds: FixSeed[];
+  files: number;
+  skipped: string[];
+  truncated?: string;
+}
 
 const SKIP_DIRS = new Set(['.lake', '.git', 'build', 'node_modules', 'lake-packages', '.elan']);
 /** Kernel and device file systems: never Lean sources, and walking them can hang or loop. */
@@ -43,11 +55,20 @@ export interface WalkLimits {
 }
 
 export const DEFAULT_WALK_LIMITS: WalkLimits = {
-  files: 5000, depth: 24, entries: 200_000, bytes: 64 * 1024 * 1024, fileBytes: 128 * 1024, ms: 20_000,
-  prompts: 5000, promptChars: 8 * 1024 * 1024,
+  files: 5000,
+  depth: 24,
+  entries: 200_000,
+  bytes: 64 * 1024 * 1024,
+  fileBytes: 128 * 1024,
+  ms: 20_000,
+  prompts: 5000,
+  promptChars: 8 * 1024 * 1024,
 };
 
-export interface LeanFileList { files: string[]; truncated?: string }
+export interface LeanFileList {
+  files: string[];
+  truncated?: string;
+}
 
 /**
  * The workspace's .lean files, walked asynchronously (the server keeps answering), bounded by `limits`. Symlinks are
@@ -61,38 +82,69 @@ export async function leanFiles(root: string, limits: Partial<WalkLimits> = {}):
   const out: string[] = [];
   let entries = 0;
   let truncated: string | undefined;
-  const stop = (why: string) => { truncated ??= why; };
+  const stop = (why: string) => {
+    truncated ??= why;
+  };
   const stack: { dir: string; depth: number }[] = [{ dir: root, depth: 0 }];
   while (stack.length > 0 && !truncated) {
     const { dir, depth } = stack.pop()!;
     let names: Dirent[];
-    try { names = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0)); } catch { continue; }
+    try {
+      names = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+        a.name < b.name ? 1 : a.name > b.name ? -1 : 0,
+      );
+    } catch {
+      continue;
+    }
     const subdirs: { dir: string; depth: number }[] = [];
     for (const entry of names) {
-      if (++entries > l.entries) { stop(`more than ${l.entries} folder entries`); break; }
-      if (Date.now() > deadline) { stop(`took longer than ${Math.round(l.ms / 1000)} s`); break; }
+      if (++entries > l.entries) {
+        stop(`more than ${l.entries} folder entries`);
+        break;
+      }
+      if (Date.now() > deadline) {
+        stop(`took longer than ${Math.round(l.ms / 1000)} s`);
+        break;
+      }
       const p = join(dir, entry.name);
       let isDir = entry.isDirectory();
       let isFile = entry.isFile();
       if (entry.isSymbolicLink()) {
         // followed only into the workspace itself
         let target: string;
-        try { target = await realpath(p); } catch { continue; }
+        try {
+          target = await realpath(p);
+        } catch {
+          continue;
+        }
         const rel = relative(realRoot, target);
         if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
-        try { const st = await stat(target); isDir = st.isDirectory(); isFile = st.isFile(); } catch { continue; }
+        try {
+          const st = await stat(target);
+          isDir = st.isDirectory();
+          isFile = st.isFile();
+        } catch {
+          continue;
+        }
       }
       if (isDir) {
         if (SKIP_DIRS.has(entry.name) || entry.name.startsWith('.') || SKIP_ABSOLUTE.has(p)) continue;
         if (depth + 1 > l.depth) continue;
         let real: string;
-        try { real = await realpath(p); } catch { continue; }
+        try {
+          real = await realpath(p);
+        } catch {
+          continue;
+        }
         if (seen.has(real)) continue;
         seen.add(real);
         subdirs.push({ dir: p, depth: depth + 1 });
       } else if (isFile && entry.name.endsWith('.lean')) {
         out.push(p);
-        if (out.length >= l.files) { stop(`more than ${l.files} .lean files`); break; }
+        if (out.length >= l.files) {
+          stop(`more than ${l.files} .lean files`);
+          break;
+        }
       }
     }
     stack.push(...subdirs.reverse()); // names in order, depth first
@@ -107,7 +159,9 @@ function yieldToEventLoop(): Promise<void> {
 
 /** Prompts from one Lean source: every theorem/lemma (with or without `sorry`), as a standalone formal statement. */
 export function promptsFromSource(source: string, label: string): HarvestedPrompt[] {
-  return findDeclarations(source).filter(isPromptDeclaration).map((decl) => promptOf(source, label, decl));
+  return findDeclarations(source)
+    .filter(isPromptDeclaration)
+    .map((decl) => promptOf(source, label, decl));
 }
 
 /** As promptsFromSource, yielding to the event loop between declarations (each one re-reads the file). */
@@ -152,12 +206,24 @@ export async function harvestWorkspace(root: string, limits: Partial<WalkLimits>
   let chars = 0;
   for (const file of list.files) {
     const label = relative(root, file);
-    if (Date.now() > deadline) { truncated ??= `took longer than ${Math.round(l.ms / 1000)} s`; break; }
-    if (prompts.length >= l.prompts || chars >= l.promptChars) { truncated ??= `more than ${l.prompts} prompts or ${l.promptChars} characters of statements`; break; }
+    if (Date.now() > deadline) {
+      truncated ??= `took longer than ${Math.round(l.ms / 1000)} s`;
+      break;
+    }
+    if (prompts.length >= l.prompts || chars >= l.promptChars) {
+      truncated ??= `more than ${l.prompts} prompts or ${l.promptChars} characters of statements`;
+      break;
+    }
     try {
       const size = (await stat(file)).size;
-      if (size > l.fileBytes) { skipped.push(`${label}: ${size} bytes, over the ${l.fileBytes}-byte limit per file`); continue; }
-      if (bytes + size > l.bytes) { skipped.push(`${label} and later files: over the ${l.bytes}-byte budget`); break; }
+      if (size > l.fileBytes) {
+        skipped.push(`${label}: ${size} bytes, over the ${l.fileBytes}-byte limit per file`);
+        continue;
+      }
+      if (bytes + size > l.bytes) {
+        skipped.push(`${label} and later files: over the ${l.bytes}-byte budget`);
+        break;
+      }
       bytes += size;
       const found = await promptsFromSourceAsync(await readFile(file, 'utf8'), label, deadline);
       prompts.push(...found);
@@ -177,13 +243,28 @@ export function harvestAttempts(store: AttemptStore, limit = 500): Harvest {
   const prompts: HarvestedPrompt[] = [];
   const fixSeeds: FixSeed[] = [];
   for (const run of store.recentRuns(limit)) {
-    prompts.push({ id: `attempt:${run.id}`, prompt: buildPrompt(run.statement, run.informal), formalStatement: run.statement,
-      source: `attempt ${run.id} ${run.theorem}`, status: run.status === 'proved' ? 'proven' : 'open' });
+    prompts.push({
+      id: `attempt:${run.id}`,
+      prompt: buildPrompt(run.statement, run.informal),
+      formalStatement: run.statement,
+      source: `attempt ${run.id} ${run.theorem}`,
+      status: run.status === 'proved' ? 'proven' : 'open',
+    });
     for (const a of store.attemptsOf(run.id)) {
       // The recipe keeps an empty feedback (a sorry-only failure); its size filters run in the trainer, which has the tokenizer.
-      if (a.turn !== 1 || a.verdict === null || a.verdict.status === 'valid' || a.feedback === null || a.feedback === undefined) continue;
-      fixSeeds.push({ id: `attempt:${run.id}:${a.sample}`, formalStatement: run.statement,
-        prompt: [...a.messages, { role: 'assistant', content: a.response }, { role: 'user', content: a.feedback }] });
+      if (
+        a.turn !== 1 ||
+        a.verdict === null ||
+        a.verdict.status === 'valid' ||
+        a.feedback === null ||
+        a.feedback === undefined
+      )
+        continue;
+      fixSeeds.push({
+        id: `attempt:${run.id}:${a.sample}`,
+        formalStatement: run.statement,
+        prompt: [...a.messages, { role: 'assistant', content: a.response }, { role: 'user', content: a.feedback }],
+      });
     }
   }
   return { prompts: dedupe(prompts), fixSeeds, files: 0, skipped: [] };

@@ -7,7 +7,13 @@ import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type {
-  MetricsReport, RewardRequest, RewardResponse, StartTrainingRequest, TrainerEvent, TrainingPrompt, TrainingRun,
+  MetricsReport,
+  RewardRequest,
+  RewardResponse,
+  StartTrainingRequest,
+  TrainerEvent,
+  TrainingPrompt,
+  TrainingRun,
   TrainingStreamEvent,
 } from '../protocol';
 import type { TrainingStore } from '../store/training';
@@ -20,7 +26,15 @@ import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './
 import type { Engine } from '../model/engine';
 import { MAX_REWARD_ITEMS, rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
 import {
-  isOurTrainer, logTail, runFiles, signalTrainer, spawnTrainer, trainerConfig, writeTrainerConfig, type TrainerExit, type TrainerHandle,
+  isOurTrainer,
+  logTail,
+  runFiles,
+  signalTrainer,
+  spawnTrainer,
+  trainerConfig,
+  writeTrainerConfig,
+  type TrainerExit,
+  type TrainerHandle,
   type TrainerLauncher,
 } from './trainerProcess';
 
@@ -52,10 +66,20 @@ export interface TrainingJobsOptions {
 }
 
 type Intent = 'pause' | 'cancel' | 'shutdown' | null;
-interface Active { handle: TrainerHandle; intent: Intent; finished: boolean; launchId: string }
+interface Active {
+  handle: TrainerHandle;
+  intent: Intent;
+  finished: boolean;
+  launchId: string;
+}
 
 export class TrainingError extends Error {
-  constructor(message: string, readonly status = 400) { super(message); }
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
 }
 
 export class TrainingJobs extends EventEmitter {
@@ -64,7 +88,10 @@ export class TrainingJobs extends EventEmitter {
   private closed = false;
   private scheduling: Promise<void> = Promise.resolve();
   /** Reward batches of recent steps, per run/step/purpose (only aggregates are kept). */
-  private readonly batches = new Map<string, { items: RewardRequest['items']; results: Pick<ScoredItem, 'acc' | 'score' | 'formatError'>[] }>();
+  private readonly batches = new Map<
+    string,
+    { items: RewardRequest['items']; results: Pick<ScoredItem, 'acc' | 'score' | 'formatError'>[] }
+  >();
 
   constructor(private readonly o: TrainingJobsOptions) {
     super();
@@ -74,7 +101,9 @@ export class TrainingJobs extends EventEmitter {
     this.timer.unref();
   }
 
-  private emitEvent(event: TrainingStreamEvent): void { this.emit('event', event); }
+  private emitEvent(event: TrainingStreamEvent): void {
+    this.emit('event', event);
+  }
 
   private publish(run: TrainingRun): TrainingRun {
     this.emitEvent({ type: 'run', run });
@@ -85,7 +114,9 @@ export class TrainingJobs extends EventEmitter {
     this.emitEvent({ type: 'log', runId, line: this.o.store.log(runId, message) });
   }
 
-  list(): TrainingRun[] { return this.o.store.listRuns(); }
+  list(): TrainingRun[] {
+    return this.o.store.listRuns();
+  }
 
   get(id: string): TrainingRun {
     const run = this.o.store.getRun(id);
@@ -95,12 +126,19 @@ export class TrainingJobs extends EventEmitter {
 
   /** Creates a run: gathers prompts (given and harvested), splits held-out, writes the run folder, queues it. */
   async start(req: StartTrainingRequest): Promise<TrainingRun> {
-    if (!req || typeof req.model !== 'string' || req.model.trim() === '') throw new TrainingError('model is required (a Hugging Face id or a local folder)');
+    if (!req || typeof req.model !== 'string' || req.model.trim() === '')
+      throw new TrainingError('model is required (a Hugging Face id or a local folder)');
     let hyper;
-    try { hyper = presetHyper(req.preset, req.overrides); } catch (err) { throw new TrainingError((err as Error).message); }
-    if (req.preset === 'recipe-8gpu') throw new TrainingError('the recipe-8gpu preset runs on a Ray cluster: use `kimina train export-verl`');
+    try {
+      hyper = presetHyper(req.preset, req.overrides);
+    } catch (err) {
+      throw new TrainingError((err as Error).message);
+    }
+    if (req.preset === 'recipe-8gpu')
+      throw new TrainingError('the recipe-8gpu preset runs on a Ray cluster: use `kimina train export-verl`');
     const schedule = req.schedule ?? 'now';
-    if (schedule !== 'now' && schedule !== 'when-idle') throw new TrainingError(`schedule must be now or when-idle, got '${schedule}'`);
+    if (schedule !== 'now' && schedule !== 'when-idle')
+      throw new TrainingError(`schedule must be now or when-idle, got '${schedule}'`);
     let prompts: TrainingPrompt[] = [...(req.prompts ?? [])];
     let fixSeeds: FixSeed[] = [];
     let harvestNote = '';
@@ -109,7 +147,9 @@ export class TrainingJobs extends EventEmitter {
       if (!existsSync(req.workspace)) throw new TrainingError(`workspace not found: ${req.workspace}`);
       const real = realpathSync(req.workspace);
       if (real === '/' || real === realpathSync(homedir())) {
-        throw new TrainingError(`the workspace must be a project folder, not ${real === '/' ? 'the filesystem root' : 'your home folder'}: its .lean files become training prompts`);
+        throw new TrainingError(
+          `the workspace must be a project folder, not ${real === '/' ? 'the filesystem root' : 'your home folder'}: its .lean files become training prompts`,
+        );
       }
       const h = await this.o.harvest(req.workspace);
       prompts.push(...h.prompts);
@@ -122,12 +162,18 @@ export class TrainingJobs extends EventEmitter {
       }
     }
     prompts = dedupe(prompts);
-    const split = req.heldOut ? { train: prompts, heldOut: req.heldOut } : splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
-    if (!req.heldOut && split.heldOut.length > hyper.evalPrompts) split.train.push(...split.heldOut.splice(hyper.evalPrompts));
-    if (split.train.length === 0) throw new TrainingError('no training prompts: give prompts or a workspace with theorems');
+    const split = req.heldOut
+      ? { train: prompts, heldOut: req.heldOut }
+      : splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
+    if (!req.heldOut && split.heldOut.length > hyper.evalPrompts)
+      split.train.push(...split.heldOut.splice(hyper.evalPrompts));
+    if (split.train.length === 0)
+      throw new TrainingError('no training prompts: give prompts or a workspace with theorems');
     if (req.winRate) {
-      if (!Number.isInteger(req.winRate.samples) || req.winRate.samples < 1) throw new TrainingError('winRate.samples must be a positive integer');
-      if (!this.o.engine) throw new TrainingError('win-rate filtering needs the prover engine, which this backend does not have');
+      if (!Number.isInteger(req.winRate.samples) || req.winRate.samples < 1)
+        throw new TrainingError('winRate.samples must be a positive integer');
+      if (!this.o.engine)
+        throw new TrainingError('win-rate filtering needs the prover engine, which this backend does not have');
     }
     const gpus = req.gpus ?? (await this.defaultGpus());
     const id = `run-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomUUID().slice(0, 6)}`;
@@ -136,12 +182,30 @@ export class TrainingJobs extends EventEmitter {
     mkdirInside(this.o.runsRoot, files.output, 0o700);
     writeFileSync(files.train, trainerRows(split.train), { mode: 0o600 });
     writeFileSync(files.heldOut, trainerRows(split.heldOut), { mode: 0o600 });
-    if (fixSeeds.length) writeFileSync(join(dir, 'fix_seed.jsonl'), fixSeeds.map((s) => JSON.stringify({ prompt_id: s.id, prompt: s.prompt, formal_statement: s.formalStatement })).join('\n') + '\n', { mode: 0o600 });
+    if (fixSeeds.length)
+      writeFileSync(
+        join(dir, 'fix_seed.jsonl'),
+        fixSeeds
+          .map((s) => JSON.stringify({ prompt_id: s.id, prompt: s.prompt, formal_statement: s.formalStatement }))
+          .join('\n') + '\n',
+        { mode: 0o600 },
+      );
     const run = this.o.store.createRun({
-      id, name: req.name?.trim() || `${req.preset} on ${req.model.split('/').pop()}`, preset: req.preset, model: req.model, gpus,
-      schedule, hyper, outputDir: files.output, trainPrompts: split.train.length, heldOutPrompts: split.heldOut.length,
+      id,
+      name: req.name?.trim() || `${req.preset} on ${req.model.split('/').pop()}`,
+      preset: req.preset,
+      model: req.model,
+      gpus,
+      schedule,
+      hyper,
+      outputDir: files.output,
+      trainPrompts: split.train.length,
+      heldOutPrompts: split.heldOut.length,
     });
-    this.log(id, `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}${harvestNote}`);
+    this.log(
+      id,
+      `created: ${split.train.length} training prompts, ${split.heldOut.length} held out, GPUs ${gpus}, ${schedule}${harvestNote}`,
+    );
     this.publish(run);
     if (req.winRate) {
       this.publish(this.o.store.updateRun(id, { state: 'preparing' }));
@@ -153,26 +217,52 @@ export class TrainingJobs extends EventEmitter {
   }
 
   /** In the background: win rates with the current model, the recipe's filter, then the run is queued. */
-  private async filterPrompts(id: string, train: TrainingPrompt[], options: NonNullable<StartTrainingRequest['winRate']>, file: string): Promise<void> {
+  private async filterPrompts(
+    id: string,
+    train: TrainingPrompt[],
+    options: NonNullable<StartTrainingRequest['winRate']>,
+    file: string,
+  ): Promise<void> {
     try {
       const run = this.get(id);
       this.log(id, `estimating win rates: ${options.samples} samples for each of ${train.length} prompts`);
       const engine = await this.o.engine!();
-      const rates = await estimateWinRates(train, { engine, scorer: this.o.scorer, samples: options.samples,
-        sampling: { maxTokens: run.hyper.maxCompletionLength, temperature: run.hyper.temperature, topP: run.hyper.topP } });
-      const kept = filterByWinRate(train, rates, { maxWinRate: options.maxWinRate ?? 0.5, hardCopies: options.hardCopies ?? 2 });
+      const rates = await estimateWinRates(train, {
+        engine,
+        scorer: this.o.scorer,
+        samples: options.samples,
+        sampling: {
+          maxTokens: run.hyper.maxCompletionLength,
+          temperature: run.hyper.temperature,
+          topP: run.hyper.topP,
+        },
+      });
+      const kept = filterByWinRate(train, rates, {
+        maxWinRate: options.maxWinRate ?? 0.5,
+        hardCopies: options.hardCopies ?? 2,
+      });
       if (this.get(id).state !== 'preparing') return; // cancelled meanwhile
       if (kept.length === 0) {
-        this.publish(this.o.store.updateRun(id, { state: 'failed', error: 'every prompt is already won more often than the win-rate limit: nothing left to train on' }));
+        this.publish(
+          this.o.store.updateRun(id, {
+            state: 'failed',
+            error: 'every prompt is already won more often than the win-rate limit: nothing left to train on',
+          }),
+        );
         return;
       }
       writeFileSync(file, trainerRows(kept), { mode: 0o600 });
       const dropped = rates.filter((r) => r > (options.maxWinRate ?? 0.5)).length;
-      this.log(id, `win-rate filter: ${dropped} easy prompts dropped, ${kept.length} training prompts (never-won ones repeated)`);
+      this.log(
+        id,
+        `win-rate filter: ${dropped} easy prompts dropped, ${kept.length} training prompts (never-won ones repeated)`,
+      );
       this.publish(this.o.store.updateRun(id, { state: 'queued', trainPrompts: kept.length }));
       await this.schedule();
     } catch (err) {
-      this.publish(this.o.store.updateRun(id, { state: 'failed', error: `win-rate estimation failed: ${(err as Error).message}` }));
+      this.publish(
+        this.o.store.updateRun(id, { state: 'failed', error: `win-rate estimation failed: ${(err as Error).message}` }),
+      );
     }
   }
 
@@ -183,7 +273,11 @@ export class TrainingJobs extends EventEmitter {
 
   /** Starts queued runs whose GPU set is free (and idle, for `when-idle`). Serialized. */
   schedule(): Promise<void> {
-    this.scheduling = this.scheduling.then(() => this.scheduleOnce()).catch((err: unknown) => { console.error(`training: scheduling failed: ${err instanceof Error ? err.message : String(err)}`); });
+    this.scheduling = this.scheduling
+      .then(() => this.scheduleOnce())
+      .catch((err: unknown) => {
+        console.error(`training: scheduling failed: ${err instanceof Error ? err.message : String(err)}`);
+      });
     return this.scheduling;
   }
 
@@ -192,7 +286,9 @@ export class TrainingJobs extends EventEmitter {
     const queued = this.o.store.listRuns(['queued']).reverse(); // oldest first
     let report: Awaited<ReturnType<GpuProbe>> | null = null;
     for (const run of queued) {
-      const busy = [...this.active.keys()].map((id) => this.o.store.getRun(id)).some((r) => r && gpuSetsOverlap(r.gpus, run.gpus));
+      const busy = [...this.active.keys()]
+        .map((id) => this.o.store.getRun(id))
+        .some((r) => r && gpuSetsOverlap(r.gpus, run.gpus));
       if (busy) continue;
       if (run.schedule === 'when-idle') {
         report ??= await (this.o.gpuProbe ?? nvidiaSmiProbe)();
@@ -210,27 +306,47 @@ export class TrainingJobs extends EventEmitter {
     try {
       if (!existsSync(files.train)) throw new Error(`the run folder ${dir} lost its prompts (train.jsonl)`);
       const config = trainerConfig({
-        runId: run.id, backendUrl: this.o.backendUrl(), token: this.o.token?.(), model: run.model, outputDir: files.output,
-        trainFile: files.train, heldOutFile: run.heldOutPrompts > 0 ? files.heldOut : null, hyper: run.hyper, cpu: run.gpus === 'cpu',
+        runId: run.id,
+        backendUrl: this.o.backendUrl(),
+        token: this.o.token?.(),
+        model: run.model,
+        outputDir: files.output,
+        trainFile: files.train,
+        heldOutFile: run.heldOutPrompts > 0 ? files.heldOut : null,
+        hyper: run.hyper,
+        cpu: run.gpus === 'cpu',
         launchId,
       });
       if (existsSync(join(dir, 'fix_seed.jsonl'))) config.fix_seed_file = join(dir, 'fix_seed.jsonl');
       mkdirInside(this.o.runsRoot, files.output, 0o700);
       writeTrainerConfig(files.config, config);
       const python = (this.o.python ?? trainerPython)();
-      if (python.includes('/') && !existsSync(python)) throw new Error(`${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`);
+      if (python.includes('/') && !existsSync(python))
+        throw new Error(`${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`);
       handle = (this.o.launcher ?? spawnTrainer)({
-        python, sourceDir: (this.o.sourceDir ?? trainerSourceDir)(),
-        configPath: files.config, logPath: files.log, gpus: run.gpus,
+        python,
+        sourceDir: (this.o.sourceDir ?? trainerSourceDir)(),
+        configPath: files.config,
+        logPath: files.log,
+        gpus: run.gpus,
       });
     } catch (err) {
-      this.publish(this.o.store.updateRun(run.id, { state: 'failed', pid: null, error: `could not start the trainer: ${(err as Error).message}` }));
+      this.publish(
+        this.o.store.updateRun(run.id, {
+          state: 'failed',
+          pid: null,
+          error: `could not start the trainer: ${(err as Error).message}`,
+        }),
+      );
       return;
     }
     const entry: Active = { handle, intent: null, finished: false, launchId };
     this.active.set(run.id, entry);
     this.publish(this.o.store.updateRun(run.id, { state: 'running', pid: handle.pid, error: null }));
-    this.log(run.id, `trainer started (pid ${handle.pid}${run.checkpointStep ? `, resuming from step ${run.checkpointStep}` : ''})`);
+    this.log(
+      run.id,
+      `trainer started (pid ${handle.pid}${run.checkpointStep ? `, resuming from step ${run.checkpointStep}` : ''})`,
+    );
     void handle.exited.then((exit) => this.onExit(run.id, entry, exit));
   }
 
@@ -254,7 +370,13 @@ export class TrainingJobs extends EventEmitter {
       this.publish(this.o.store.updateRun(id, { state: 'paused', pid: null }));
     } else if (exit.code === 2) {
       const tail = logTail(runFiles(join(this.o.runsRoot, id)).log, 5);
-      this.publish(this.o.store.updateRun(id, { state: 'failed', pid: null, error: `the trainer refused its configuration:\n${tail}` }));
+      this.publish(
+        this.o.store.updateRun(id, {
+          state: 'failed',
+          pid: null,
+          error: `the trainer refused its configuration:\n${tail}`,
+        }),
+      );
     } else if (run.restarts < (this.o.maxRestarts ?? 3)) {
       this.log(id, `trainer exited (${how}); restarting from the checkpoint at step ${run.checkpointStep}`);
       this.publish(this.o.store.updateRun(id, { state: 'queued', pid: null, restarts: run.restarts + 1 }));
@@ -264,7 +386,9 @@ export class TrainingJobs extends EventEmitter {
     } else {
       const tail = logTail(runFiles(join(this.o.runsRoot, id)).log);
       this.log(id, `failed after ${run.restarts} restarts (${how})`);
-      this.publish(this.o.store.updateRun(id, { state: 'failed', pid: null, error: `trainer exited (${how}):\n${tail}` }));
+      this.publish(
+        this.o.store.updateRun(id, { state: 'failed', pid: null, error: `trainer exited (${how}):\n${tail}` }),
+      );
     }
     void this.schedule();
   }
@@ -278,13 +402,15 @@ export class TrainingJobs extends EventEmitter {
       this.log(id, 'pausing: finishing the current step and saving a checkpoint');
       return this.publish(this.o.store.updateRun(id, { state: 'pausing' }));
     }
-    if (run.state !== 'queued') throw new TrainingError(`run is ${run.state}; only queued or running runs can be paused`, 409);
+    if (run.state !== 'queued')
+      throw new TrainingError(`run is ${run.state}; only queued or running runs can be paused`, 409);
     return this.publish(this.o.store.updateRun(id, { state: 'paused' }));
   }
 
   async resume(id: string): Promise<TrainingRun> {
     const run = this.get(id);
-    if (!['paused', 'failed'].includes(run.state)) throw new TrainingError(`run is ${run.state}; only paused or failed runs can be resumed`, 409);
+    if (!['paused', 'failed'].includes(run.state))
+      throw new TrainingError(`run is ${run.state}; only paused or failed runs can be resumed`, 409);
     this.publish(this.o.store.updateRun(id, { state: 'queued', restarts: 0, error: null }));
     this.log(id, `resuming from the checkpoint at step ${run.checkpointStep}`);
     await this.schedule();
@@ -316,7 +442,12 @@ export class TrainingJobs extends EventEmitter {
         for (let i = 0; i < 50 && isOurTrainer(pid, config); i++) await new Promise((r) => setTimeout(r, 100));
       }
       const state = run.state === 'pausing' ? 'paused' : 'queued';
-      this.log(run.id, state === 'queued' ? `backend restarted: resuming from the checkpoint at step ${run.checkpointStep}` : 'backend restarted while pausing: paused');
+      this.log(
+        run.id,
+        state === 'queued'
+          ? `backend restarted: resuming from the checkpoint at step ${run.checkpointStep}`
+          : 'backend restarted while pausing: paused',
+      );
       this.publish(this.o.store.updateRun(run.id, { state, pid: null }));
     }
     await this.schedule();
@@ -333,15 +464,26 @@ export class TrainingJobs extends EventEmitter {
     const acc = this.accumulate(`${id}\u0000${req.step}\u0000${purpose}`, req.items, scored);
     const metrics = rewardMetrics(acc.items, acc.results);
     const kind = purpose;
-    const prefixed = kind === 'eval' ? Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`eval/${k}`, v])) : metrics;
+    const prefixed =
+      kind === 'eval' ? Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`eval/${k}`, v])) : metrics;
     this.o.store.putMetrics(id, req.step, kind, prefixed);
     this.emitEvent({ type: 'metrics', runId: id, step: req.step, kind, metrics: prefixed });
     const sample = pickSample(scored, this.o.rolloutsPerBatch ?? 4);
-    const rollouts = this.o.store.addRollouts(id, sample.map((i) => ({
-      step: req.step, purpose, promptId: String(req.items[i].promptId), turn: req.items[i].turn, think: scored[i].think,
-      code: scored[i].code, response: req.items[i].response.slice(0, 20_000), formatError: scored[i].formatError,
-      verdict: scored[i].verdict, score: scored[i].score,
-    })));
+    const rollouts = this.o.store.addRollouts(
+      id,
+      sample.map((i) => ({
+        step: req.step,
+        purpose,
+        promptId: String(req.items[i].promptId),
+        turn: req.items[i].turn,
+        think: scored[i].think,
+        code: scored[i].code,
+        response: req.items[i].response.slice(0, 20_000),
+        formatError: scored[i].formatError,
+        verdict: scored[i].verdict,
+        score: scored[i].score,
+      })),
+    );
     if (rollouts.length) this.emitEvent({ type: 'rollouts', runId: id, rollouts });
     return { results: scored.map(({ think: _think, ...result }) => result) };
   }
@@ -369,17 +511,30 @@ export class TrainingJobs extends EventEmitter {
   report(id: string, m: MetricsReport, launch?: string): void {
     const run = this.get(id);
     this.assertCurrentLaunch(id, launch);
-    if (!m || !Number.isInteger(m.step) || m.step < 0 || typeof m.metrics !== 'object') throw new TrainingError('metrics need step and metrics');
+    if (!m || !Number.isInteger(m.step) || m.step < 0 || typeof m.metrics !== 'object')
+      throw new TrainingError('metrics need step and metrics');
     const kind = m.kind === 'eval' ? 'eval' : 'train';
-    const clean = Object.fromEntries(Object.entries(m.metrics).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)));
+    const clean = Object.fromEntries(
+      Object.entries(m.metrics).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)),
+    );
     this.o.store.putMetrics(id, m.step, kind, clean);
     this.emitEvent({ type: 'metrics', runId: id, step: m.step, kind, metrics: clean });
     if (kind === 'train') {
       this.publish(this.o.store.updateRun(id, { step: m.step }));
     } else {
-      const all = Object.fromEntries(this.o.store.metrics(id, { kind: 'eval', sinceStep: m.step }).filter((s) => s.step === m.step).flatMap((s) => Object.entries(s.metrics)));
+      const all = Object.fromEntries(
+        this.o.store
+          .metrics(id, { kind: 'eval', sinceStep: m.step })
+          .filter((s) => s.step === m.step)
+          .flatMap((s) => Object.entries(s.metrics)),
+      );
       const summary = { step: m.step, metrics: all };
-      this.publish(this.o.store.updateRun(id, m.step === 0 || !run.baseEval ? { baseEval: summary, latestEval: summary } : { latestEval: summary }));
+      this.publish(
+        this.o.store.updateRun(
+          id,
+          m.step === 0 || !run.baseEval ? { baseEval: summary, latestEval: summary } : { latestEval: summary },
+        ),
+      );
     }
   }
 
@@ -387,31 +542,41 @@ export class TrainingJobs extends EventEmitter {
     this.get(id);
     this.assertCurrentLaunch(id, launch);
     switch (e?.kind) {
-      case 'started': this.log(id, `training from step ${e.step} to ${e.maxSteps}`); break;
+      case 'started':
+        this.log(id, `training from step ${e.step} to ${e.maxSteps}`);
+        break;
       case 'checkpoint':
         this.publish(this.o.store.updateRun(id, { checkpointStep: e.step }));
         this.log(id, `checkpoint at step ${e.step}`);
         break;
-      case 'log': this.log(id, String(e.message).slice(0, 2000)); break;
-      case 'stopped': this.log(id, `trainer stopped at step ${e.step}`); break;
+      case 'log':
+        this.log(id, String(e.message).slice(0, 2000));
+        break;
+      case 'stopped':
+        this.log(id, `trainer stopped at step ${e.step}`);
+        break;
       case 'finished': {
         const a = this.active.get(id);
         if (a) a.finished = true;
         this.publish(this.o.store.updateRun(id, { finalDir: e.finalDir ?? null, step: e.step }));
         break;
       }
-      default: throw new TrainingError(`unknown trainer event '${(e as { kind?: string })?.kind}'`);
+      default:
+        throw new TrainingError(`unknown trainer event '${(e as { kind?: string })?.kind}'`);
     }
   }
 
   /** Converts a finished run's merged weights to ONNX for the in-process engine. */
   async exportOnnx(id: string, quantize: boolean): Promise<TrainingRun> {
     const run = this.get(id);
-    if (!run.finalDir || !existsSync(run.finalDir)) throw new TrainingError('the run has no final weights yet (it must finish first)', 409);
-    const convert = this.o.convert ?? (async (src: string, dst: string, opts: { quantize: boolean }) => {
-      const { convertCheckpoint } = await import('../model/onnx/convert');
-      return convertCheckpoint(src, dst, { quantize: opts.quantize ? 'q4' : 'fp32' });
-    });
+    if (!run.finalDir || !existsSync(run.finalDir))
+      throw new TrainingError('the run has no final weights yet (it must finish first)', 409);
+    const convert =
+      this.o.convert ??
+      (async (src: string, dst: string, opts: { quantize: boolean }) => {
+        const { convertCheckpoint } = await import('../model/onnx/convert');
+        return convertCheckpoint(src, dst, { quantize: opts.quantize ? 'q4' : 'fp32' });
+      });
     const out = join(this.o.runsRoot, id, quantize ? 'onnx-q4' : 'onnx');
     this.log(id, `exporting ${run.finalDir} to ONNX (${quantize ? 'q4' : 'fp32'})`);
     try {
@@ -435,7 +600,9 @@ export class TrainingJobs extends EventEmitter {
     await Promise.all(waits);
   }
 
-  isActive(id: string): boolean { return this.active.has(id); }
+  isActive(id: string): boolean {
+    return this.active.has(id);
+  }
 
   /**
    * A trainer names its launch (X-Kimina-Launch); one that is not the run's current trainer of this backend (left
@@ -444,21 +611,38 @@ export class TrainingJobs extends EventEmitter {
   private assertCurrentLaunch(id: string, launch: string | undefined): void {
     if (launch === undefined) return;
     if (this.active.get(id)?.launchId !== launch) {
-      throw new TrainingError(`this trainer is not the current one of run '${id}' (left from an earlier launch): stop`, 409);
+      throw new TrainingError(
+        `this trainer is not the current one of run '${id}' (left from an earlier launch): stop`,
+        409,
+      );
     }
   }
 }
 
 function validateReward(req: RewardRequest): void {
-  if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step)) throw new TrainingError('reward needs step and items');
-  if (req.mode !== undefined && req.mode !== 'strict' && req.mode !== 'recipe') throw new TrainingError(`mode must be strict or recipe, got ${JSON.stringify(req.mode)}`);
+  if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step))
+    throw new TrainingError('reward needs step and items');
+  if (req.mode !== undefined && req.mode !== 'strict' && req.mode !== 'recipe')
+    throw new TrainingError(`mode must be strict or recipe, got ${JSON.stringify(req.mode)}`);
   if (req.items.length > MAX_REWARD_ITEMS) {
-    throw new TrainingError(`at most ${MAX_REWARD_ITEMS} answers per reward request, got ${req.items.length}: send them in several requests`, 413);
+    throw new TrainingError(
+      `at most ${MAX_REWARD_ITEMS} answers per reward request, got ${req.items.length}: send them in several requests`,
+      413,
+    );
   }
   for (const it of req.items) {
-    if (!it || typeof it.response !== 'string' || typeof it.formalStatement !== 'string' || !Array.isArray(it.previous)
-      || !it.previous.every((p) => typeof p === 'string') || !Number.isInteger(it.turn) || it.turn < 1) {
-      throw new TrainingError('each reward item needs promptId, turn (1 or 2), formalStatement, previous[] and response');
+    if (
+      !it ||
+      typeof it.response !== 'string' ||
+      typeof it.formalStatement !== 'string' ||
+      !Array.isArray(it.previous) ||
+      !it.previous.every((p) => typeof p === 'string') ||
+      !Number.isInteger(it.turn) ||
+      it.turn < 1
+    ) {
+      throw new TrainingError(
+        'each reward item needs promptId, turn (1 or 2), formalStatement, previous[] and response',
+      );
     }
   }
 }

@@ -21,7 +21,9 @@ export function venvPython(venv: string): string {
 }
 
 /** The interpreter that runs the trainer: KIMINA_TRAINER_PYTHON, else the trainer environment's. */
-export function trainerPython(s: Pick<Settings, 'trainerPython' | 'trainerVenv'> = readSome(['trainerPython', 'trainerVenv'])): string {
+export function trainerPython(
+  s: Pick<Settings, 'trainerPython' | 'trainerVenv'> = readSome(['trainerPython', 'trainerVenv']),
+): string {
   return s.trainerPython ?? venvPython(s.trainerVenv);
 }
 

@@ -11,11 +11,17 @@ export function statementKey(statement: string): string {
 
 /** A stable number in [0, 1) per statement, so the split does not move when prompts are added. */
 export function splitFraction(statement: string, seed = 0): number {
-  const h = createHash('sha256').update(`${seed}:${statementKey(statement)}`).digest();
+  const h = createHash('sha256')
+    .update(`${seed}:${statementKey(statement)}`)
+    .digest();
   return h.readUInt32BE(0) / 2 ** 32;
 }
 
-export function splitHeldOut<T extends TrainingPrompt>(prompts: T[], share: number, seed = 0): { train: T[]; heldOut: T[] } {
+export function splitHeldOut<T extends TrainingPrompt>(
+  prompts: T[],
+  share: number,
+  seed = 0,
+): { train: T[]; heldOut: T[] } {
   const train: T[] = [];
   const heldOut: T[] = [];
   for (const p of prompts) (splitFraction(p.formalStatement, seed) < share ? heldOut : train).push(p);
@@ -36,7 +42,15 @@ export async function estimateWinRates(prompts: TrainingPrompt[], options: WinRa
   for (const p of prompts) {
     const conversations: ChatMessage[][] = Array.from({ length: options.samples }, () => p.prompt);
     const gens = await options.engine.generate(conversations, options.sampling);
-    const scored = await options.scorer(gens.map((g) => ({ promptId: p.id, turn: 1, formalStatement: p.formalStatement, previous: [], response: g.text })));
+    const scored = await options.scorer(
+      gens.map((g) => ({
+        promptId: p.id,
+        turn: 1,
+        formalStatement: p.formalStatement,
+        previous: [],
+        response: g.text,
+      })),
+    );
     rates.push(scored.reduce((s, r) => s + r.score, 0) / Math.max(1, scored.length));
   }
   return rates;
@@ -63,5 +77,9 @@ export function filterByWinRate<T extends TrainingPrompt>(prompts: T[], rates: n
 
 /** JSON Lines rows the Python trainer reads (prompt_id, prompt, formal_statement). */
 export function trainerRows(prompts: TrainingPrompt[]): string {
-  return prompts.map((p) => JSON.stringify({ prompt_id: p.id, prompt: p.prompt, formal_statement: p.formalStatement })).join('\n') + (prompts.length ? '\n' : '');
+  return (
+    prompts
+      .map((p) => JSON.stringify({ prompt_id: p.id, prompt: p.prompt, formal_statement: p.formalStatement }))
+      .join('\n') + (prompts.length ? '\n' : '')
+  );
 }

@@ -24,7 +24,12 @@ export interface PythonEnvOptions {
   pipRetryDelayMs?: number;
 }
 
-export interface PythonEnvResult { python: string; created: boolean; seconds: number; versions: Record<string, string> }
+export interface PythonEnvResult {
+  python: string;
+  created: boolean;
+  seconds: number;
+  versions: Record<string, string>;
+}
 
 const execFileAsync = promisify(execFile);
 const MARKER = '.kimina-env.json';
@@ -50,17 +55,33 @@ export function findBasePython(explicit?: string): string {
   const candidates = explicit ? [explicit] : ['python3', 'python'];
   const problems: string[] = [];
   for (const c of candidates) {
-    const r = spawnSync(c, ['-c', 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
-    if (r.error) { problems.push(`${c}: not found`); continue; }
-    if (r.status !== 0) { problems.push(`${c}: the venv/ensurepip modules are missing (Debian/Ubuntu: apt install python3-venv)`); continue; }
+    const r = spawnSync(c, ['-c', 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])'], {
+      encoding: 'utf8',
+    });
+    if (r.error) {
+      problems.push(`${c}: not found`);
+      continue;
+    }
+    if (r.status !== 0) {
+      problems.push(`${c}: the venv/ensurepip modules are missing (Debian/Ubuntu: apt install python3-venv)`);
+      continue;
+    }
     const [major, minor] = r.stdout.trim().split('.').map(Number);
-    if (major !== 3 || minor < 10) { problems.push(`${c}: Python ${r.stdout.trim()} is too old (3.10+ needed)`); continue; }
+    if (major !== 3 || minor < 10) {
+      problems.push(`${c}: Python ${r.stdout.trim()} is too old (3.10+ needed)`);
+      continue;
+    }
     return c;
   }
   throw new PythonEnvError(`no usable Python for the trainer: ${problems.join('; ')}`);
 }
 
-function run(cmd: string, args: string[], onLine: (l: string) => void, env?: NodeJS.ProcessEnv): Promise<{ code: number; tail: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  onLine: (l: string) => void,
+  env?: NodeJS.ProcessEnv,
+): Promise<{ code: number; tail: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', ...env } });
     let tail = '';
@@ -79,7 +100,8 @@ function run(cmd: string, args: string[], onLine: (l: string) => void, env?: Nod
 export async function ensurePythonEnv(options: PythonEnvOptions): Promise<PythonEnvResult> {
   const t0 = Date.now();
   const onProgress = options.onProgress ?? (() => {});
-  if (!existsSync(options.requirements)) throw new PythonEnvError(`requirements file not found: ${options.requirements}`);
+  if (!existsSync(options.requirements))
+    throw new PythonEnvError(`requirements file not found: ${options.requirements}`);
   const hash = requirementsHash(options.requirements);
   const python = venvPython(options.dir);
   const marker = join(options.dir, MARKER);
@@ -92,7 +114,10 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
   if (existsSync(options.dir) && !existsSync(python)) {
     // a broken environment is replaced; any other folder (KIMINA_TRAINER_VENV pointing at the wrong place) is not deleted
     const isVenv = existsSync(join(options.dir, 'pyvenv.cfg')) || readdirSync(options.dir).length === 0;
-    if (!isVenv) throw new PythonEnvError(`refusing to replace ${options.dir}: it is not a Python environment (no pyvenv.cfg); choose an empty or new folder`);
+    if (!isVenv)
+      throw new PythonEnvError(
+        `refusing to replace ${options.dir}: it is not a Python environment (no pyvenv.cfg); choose an empty or new folder`,
+      );
     rmSync(options.dir, { recursive: true, force: true });
   }
   if (!existsSync(python)) {
@@ -102,23 +127,53 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
     if (v.code !== 0) throw new PythonEnvError(`could not create the environment with ${base} -m venv:\n${v.tail}`);
   }
   onProgress(`installing ${options.requirements} (torch and friends: a few GB on first install)`);
-  await pipInstall(python, options.requirements, onProgress, options.pipAttempts ?? 3, options.pipRetryDelayMs ?? 10_000);
+  await pipInstall(
+    python,
+    options.requirements,
+    onProgress,
+    options.pipAttempts ?? 3,
+    options.pipRetryDelayMs ?? 10_000,
+  );
   const versions = await moduleVersions(python, modules);
   writeFileSync(marker, JSON.stringify({ hash, versions }) + '\n');
   return { python, created: true, seconds: (Date.now() - t0) / 1000, versions };
 }
 
 /** pip install -r, run again after a failure: pip keeps what it downloaded, so each run gets further. */
-async function pipInstall(python: string, requirements: string, onProgress: (l: string) => void, attempts: number, delayMs: number): Promise<void> {
+async function pipInstall(
+  python: string,
+  requirements: string,
+  onProgress: (l: string) => void,
+  attempts: number,
+  delayMs: number,
+): Promise<void> {
   // pip's own retries cover refused connections; --timeout covers a stalled read of a large wheel
-  const args = ['-m', 'pip', 'install', '--progress-bar', 'off', '--retries', '10', '--timeout', '60', '-r', requirements];
+  const args = [
+    '-m',
+    'pip',
+    'install',
+    '--progress-bar',
+    'off',
+    '--retries',
+    '10',
+    '--timeout',
+    '60',
+    '-r',
+    requirements,
+  ];
   for (let attempt = 1; ; attempt++) {
     const pip = await run(python, args, onProgress);
     if (pip.code === 0) return;
     if (attempt >= attempts) {
-      throw new PythonEnvError(`pip could not install the trainer requirements (${requirements}) in ${attempts} attempts; last output:\n${pip.tail}`);
+      throw new PythonEnvError(
+        `pip could not install the trainer requirements (${requirements}) in ${attempts} attempts; last output:\n${pip.tail}`,
+      );
     }
-    const lastError = pip.tail.split(/\r?\n/).filter((l) => l.trim()).pop() ?? `exit code ${pip.code}`;
+    const lastError =
+      pip.tail
+        .split(/\r?\n/)
+        .filter((l) => l.trim())
+        .pop() ?? `exit code ${pip.code}`;
     onProgress(`pip failed (attempt ${attempt} of ${attempts}: ${lastError.trim()}); trying again`);
     await new Promise((r) => setTimeout(r, delayMs * attempt));
   }
@@ -127,7 +182,9 @@ async function pipInstall(python: string, requirements: string, onProgress: (l: 
 function readMarker(path: string): { hash: string; versions: Record<string, string> } | null {
   try {
     const m = JSON.parse(readFileSync(path, 'utf8')) as { hash?: unknown; versions?: unknown };
-    return typeof m.hash === 'string' && typeof m.versions === 'object' && m.versions ? { hash: m.hash, versions: m.versions as Record<string, string> } : null;
+    return typeof m.hash === 'string' && typeof m.versions === 'object' && m.versions
+      ? { hash: m.hash, versions: m.versions as Record<string, string> }
+      : null;
   } catch {
     return null;
   }
@@ -151,6 +208,9 @@ export async function moduleVersions(python: string, modules: string[]): Promise
     throw new PythonEnvError(`could not run ${python}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const bad = Object.entries(parsed.bad);
-  if (bad.length) throw new PythonEnvError(`the trainer environment is missing modules: ${bad.map(([m, e]) => `${m} (${e})`).join('; ')}`);
+  if (bad.length)
+    throw new PythonEnvError(
+      `the trainer environment is missing modules: ${bad.map(([m, e]) => `${m} (${e})`).join('; ')}`,
+    );
   return parsed.ok;
 }

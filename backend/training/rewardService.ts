@@ -11,7 +11,9 @@ import type { BatchVerifier } from '../lean/verifier';
 import { recipeVerdictOf, type VerdictMode } from '../lean/verdictModes';
 
 /** A scored answer: the trainer's result plus the thinking the monitor shows. */
-export interface ScoredItem extends RewardResult { think: string }
+export interface ScoredItem extends RewardResult {
+  think: string;
+}
 
 /** Who asks for a score, for the verifier's fair sharing (lean/admission.ts). */
 export interface ScoreContext {
@@ -58,9 +60,12 @@ function prepare(item: RewardItem): Prepared {
 function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = 'strict'): ScoredItem {
   const base = { formatError: p.format.error, formatErrorText: FORMAT_ERROR_TEXT[p.format.error], think: p.think };
   // The recipe's 'filtered proof.': nothing reaches Lean, no fix prompt.
-  if (p.code === null || outcome === null) return { ...base, score: 0, acc: 0, verdict: null, feedback: null, code: null };
+  if (p.code === null || outcome === null)
+    return { ...base, score: 0, acc: 0, verdict: null, feedback: null, code: null };
   // recipe mode: kimina-client's rule on the same Lean answer (code our filter refused before Lean scores 0).
-  const acc = (mode === 'recipe' ? recipeVerdictOf(outcome.verdict).valid === true : outcome.verdict.status === 'valid') ? 1 : 0;
+  const acc = (mode === 'recipe' ? recipeVerdictOf(outcome.verdict).valid === true : outcome.verdict.status === 'valid')
+    ? 1
+    : 0;
   return {
     ...base,
     score: acc === 1 && p.format.ok ? 1 : 0,
@@ -71,10 +76,22 @@ function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = '
   };
 }
 
-export async function scoreItem(item: RewardItem, options: LeanRewardOptions, context: ScoreContext = {}): Promise<ScoredItem> {
+export async function scoreItem(
+  item: RewardItem,
+  options: LeanRewardOptions,
+  context: ScoreContext = {},
+): Promise<ScoredItem> {
   const p = prepare(item);
   if (p.code === null) return scored(p, null);
-  return scored(p, await options.verifier.check(p.code, { timeout: options.timeoutS ?? 60, client: context.client, theorems: p.theorems }), context.mode);
+  return scored(
+    p,
+    await options.verifier.check(p.code, {
+      timeout: options.timeoutS ?? 60,
+      client: context.client,
+      theorems: p.theorems,
+    }),
+    context.mode,
+  );
 }
 
 /**
@@ -84,14 +101,20 @@ export async function scoreItem(item: RewardItem, options: LeanRewardOptions, co
 export function leanRewardScorer(options: LeanRewardOptions): RewardScorer {
   const limit = Math.max(1, options.concurrency ?? 8);
   return async (items, context = {}) => {
-    if (items.length > MAX_REWARD_ITEMS) throw new Error(`at most ${MAX_REWARD_ITEMS} answers per reward request, got ${items.length}`);
+    if (items.length > MAX_REWARD_ITEMS)
+      throw new Error(`at most ${MAX_REWARD_ITEMS} answers per reward request, got ${items.length}`);
     const prepared = items.map(prepare);
     const checkBatch = options.verifier.checkBatch?.bind(options.verifier);
     if (checkBatch) {
       const toCheck = prepared.flatMap((p, i) => (p.code === null ? [] : [i]));
-      const outcomes = await checkBatch(toCheck.map((i) => prepared[i].code!), {
-        timeout: options.timeoutS ?? 60, client: context.client, theoremsEach: toCheck.map((i) => prepared[i].theorems),
-      });
+      const outcomes = await checkBatch(
+        toCheck.map((i) => prepared[i].code!),
+        {
+          timeout: options.timeoutS ?? 60,
+          client: context.client,
+          theoremsEach: toCheck.map((i) => prepared[i].theorems),
+        },
+      );
       const byItem = new Map(toCheck.map((i, k) => [i, outcomes[k]]));
       return prepared.map((p, i) => scored(p, byItem.get(i) ?? null, context.mode));
     }
@@ -112,7 +135,10 @@ export function leanRewardScorer(options: LeanRewardOptions): RewardScorer {
  * Per-batch reward metrics with the recipe's names: `acc/turn_k` (Lean-valid share), `score/turn_k`,
  * `format_error/turn_k/<text>` counts (every error text present, zeros included) and `format_error_rate/turn_k`.
  */
-export function rewardMetrics(items: RewardItem[], results: Pick<RewardResult, 'acc' | 'score' | 'formatError'>[]): Record<string, number> {
+export function rewardMetrics(
+  items: RewardItem[],
+  results: Pick<RewardResult, 'acc' | 'score' | 'formatError'>[],
+): Record<string, number> {
   const out: Record<string, number> = {};
   const turns = [...new Set(items.map((i) => i.turn))].sort();
   for (const turn of turns) {
@@ -122,7 +148,8 @@ export function rewardMetrics(items: RewardItem[], results: Pick<RewardResult, '
     out[`acc/${p}`] = idx.reduce((s, i) => s + results[i].acc, 0) / n;
     out[`score/${p}`] = idx.reduce((s, i) => s + results[i].score, 0) / n;
     out[`count/${p}`] = n;
-    for (const name of Object.keys(FORMAT_ERROR_TEXT) as FormatErrorName[]) out[`format_error/${p}/${FORMAT_ERROR_TEXT[name]}`] = 0;
+    for (const name of Object.keys(FORMAT_ERROR_TEXT) as FormatErrorName[])
+      out[`format_error/${p}/${FORMAT_ERROR_TEXT[name]}`] = 0;
     for (const i of idx) out[`format_error/${p}/${FORMAT_ERROR_TEXT[results[i].formatError]}`] += 1;
     out[`format_error_rate/${p}`] = 1 - out[`format_error/${p}/${FORMAT_ERROR_TEXT.NONE}`] / n;
   }

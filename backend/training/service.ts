@@ -26,7 +26,8 @@ export interface TrainingServiceOptions {
 }
 
 export interface TrainingService {
-  jobs: TrainingJobs; store: TrainingStore;
+  jobs: TrainingJobs;
+  store: TrainingStore;
   /** How GPUs are found (the HTTP face's GPU route asks it too). */
   gpuProbe?: GpuProbe;
   /** Stops the trainers (SIGTERM, they checkpoint); their runs stay 'running' for the next recover(). */
@@ -44,7 +45,13 @@ export function harvester(db: Db): (workspace: string) => Promise<Harvest> {
   return async (workspace) => {
     const files = await harvestWorkspace(workspace);
     const history = harvestAttempts(new AttemptStore(db));
-    return { prompts: [...files.prompts, ...history.prompts], fixSeeds: history.fixSeeds, files: files.files, skipped: files.skipped, truncated: files.truncated };
+    return {
+      prompts: [...files.prompts, ...history.prompts],
+      fixSeeds: history.fixSeeds,
+      files: files.files,
+      skipped: files.skipped,
+      truncated: files.truncated,
+    };
   };
 }
 
@@ -56,15 +63,29 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
   // Once detached, the job manager's signals no longer reach the trainers it launched.
   const launcher: TrainerLauncher = (spec) => {
     const handle = launch(spec);
-    return { pid: handle.pid, exited: handle.exited, kill: (signal) => { if (!detached) handle.kill(signal); } };
+    return {
+      pid: handle.pid,
+      exited: handle.exited,
+      kill: (signal) => {
+        if (!detached) handle.kill(signal);
+      },
+    };
   };
   const jobs = new TrainingJobs({
-    store, runsRoot: o.runsRoot ?? setting('trainingDir'), backendUrl: o.backendUrl, token: o.token,
-    scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }), harvest: harvester(o.db), ...o.jobs, launcher,
+    store,
+    runsRoot: o.runsRoot ?? setting('trainingDir'),
+    backendUrl: o.backendUrl,
+    token: o.token,
+    scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }),
+    harvest: harvester(o.db),
+    ...o.jobs,
+    launcher,
   });
   if (!o.deferRecover) await jobs.recover();
   return {
-    jobs, store, gpuProbe: o.jobs?.gpuProbe,
+    jobs,
+    store,
+    gpuProbe: o.jobs?.gpuProbe,
     close: () => jobs.close(5000),
     detach: () => {
       detached = true;

@@ -16,7 +16,10 @@ export interface TrainerLaunch {
   gpus: string;
 }
 
-export interface TrainerExit { code: number | null; signal: NodeJS.Signals | null }
+export interface TrainerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 export interface TrainerHandle {
   pid: number;
@@ -34,23 +37,56 @@ export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj'
 
 /** The Python run config (kimina_trainer/config.py field names), every key. */
 export function trainerConfig(options: {
-  runId: string; backendUrl: string; token?: string; model: string; outputDir: string; trainFile: string;
-  heldOutFile: string | null; hyper: TrainingHyperparameters; cpu: boolean; launchId?: string;
+  runId: string;
+  backendUrl: string;
+  token?: string;
+  model: string;
+  outputDir: string;
+  trainFile: string;
+  heldOutFile: string | null;
+  hyper: TrainingHyperparameters;
+  cpu: boolean;
+  launchId?: string;
 }): Record<string, unknown> {
   const h = options.hyper;
   return {
-    run_id: options.runId, backend_url: options.backendUrl, token: options.token ?? null, model_path: options.model,
-    launch_id: options.launchId ?? null, backend_pid: options.launchId ? process.pid : null,
-    output_dir: options.outputDir, train_file: options.trainFile, held_out_file: options.heldOutFile,
-    learning_rate: h.learningRate, num_generations: h.numGenerations, prompts_per_step: h.promptsPerStep,
-    per_device_batch: h.perDeviceBatch, max_completion_length: h.maxCompletionLength, max_prompt_length: h.maxPromptLength,
-    temperature: h.temperature, top_p: h.topP, epsilon: h.epsilon, epsilon_high: h.epsilonHigh, beta: h.beta,
-    max_steps: h.maxSteps, save_steps: h.saveSteps, eval_steps: h.evalSteps, eval_samples: h.evalSamples, seed: h.seed,
-    lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank, dropout: 0, target_modules: LORA_TARGETS } : null, use_vllm: h.useVllm,
-    fix_sampling_rate: h.fixSamplingRate, use_cpu: options.cpu,
+    run_id: options.runId,
+    backend_url: options.backendUrl,
+    token: options.token ?? null,
+    model_path: options.model,
+    launch_id: options.launchId ?? null,
+    backend_pid: options.launchId ? process.pid : null,
+    output_dir: options.outputDir,
+    train_file: options.trainFile,
+    held_out_file: options.heldOutFile,
+    learning_rate: h.learningRate,
+    num_generations: h.numGenerations,
+    prompts_per_step: h.promptsPerStep,
+    per_device_batch: h.perDeviceBatch,
+    max_completion_length: h.maxCompletionLength,
+    max_prompt_length: h.maxPromptLength,
+    temperature: h.temperature,
+    top_p: h.topP,
+    epsilon: h.epsilon,
+    epsilon_high: h.epsilonHigh,
+    beta: h.beta,
+    max_steps: h.maxSteps,
+    save_steps: h.saveSteps,
+    eval_steps: h.evalSteps,
+    eval_samples: h.evalSamples,
+    seed: h.seed,
+    lora: h.loraRank > 0 ? { r: h.loraRank, alpha: 2 * h.loraRank, dropout: 0, target_modules: LORA_TARGETS } : null,
+    use_vllm: h.useVllm,
+    fix_sampling_rate: h.fixSamplingRate,
+    use_cpu: options.cpu,
     // Every key of kimina_trainer/config.py is sent: the Python side has no defaults of its own.
-    fix_seed_file: null, eval_top_p: TRAINER_FIXED.evalTopP, vllm_gpu_memory_utilization: TRAINER_FIXED.vllmGpuMemoryUtilization,
-    fix_cache_size: FIX_CACHE_SIZE, max_feedback_chars: MAX_FEEDBACK_CHARS, gradient_checkpointing: true, final_export: true,
+    fix_seed_file: null,
+    eval_top_p: TRAINER_FIXED.evalTopP,
+    vllm_gpu_memory_utilization: TRAINER_FIXED.vllmGpuMemoryUtilization,
+    fix_cache_size: FIX_CACHE_SIZE,
+    max_feedback_chars: MAX_FEEDBACK_CHARS,
+    gradient_checkpointing: true,
+    final_export: true,
   };
 }
 
@@ -75,11 +111,17 @@ export const spawnTrainer: TrainerLauncher = (launch) => {
     HF_HUB_DISABLE_TELEMETRY: '1',
   };
   env.CUDA_VISIBLE_DEVICES = launch.gpus === 'cpu' ? '' : launch.gpus;
-  const child = spawn(launch.python, ['-m', 'kimina_trainer.worker', '--config', launch.configPath],
-    { cwd: launch.sourceDir, env, stdio: ['pipe', log, log], detached: true });
+  const child = spawn(launch.python, ['-m', 'kimina_trainer.worker', '--config', launch.configPath], {
+    cwd: launch.sourceDir,
+    env,
+    stdio: ['pipe', log, log],
+    detached: true,
+  });
   closeSync(log);
   // The lifeline: never written, never ended; it closes when this process exits. It must not keep us alive.
-  child.stdin?.on('error', () => { /* the trainer exited */ });
+  child.stdin?.on('error', () => {
+    /* the trainer exited */
+  });
   (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   const exited = new Promise<TrainerExit>((resolve) => {
     child.on('error', () => resolve({ code: 127, signal: null }));
@@ -95,14 +137,22 @@ export function signalTrainer(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(signal === 'SIGKILL' ? -pid : pid, signal);
   } catch {
-    try { process.kill(pid, signal); } catch { /* already gone */ }
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
 /** The last lines of a run's trainer log, for error messages. */
 export function logTail(logPath: string, lines = 15): string {
   if (!existsSync(logPath)) return '';
-  return readFileSync(logPath, 'utf8').split('\n').filter((l) => l.trim()).slice(-lines).join('\n');
+  return readFileSync(logPath, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(-lines)
+    .join('\n');
 }
 
 /** True when `pid` is alive and is a Kimina trainer for this config (so it is safe to stop after a backend restart). */
@@ -117,7 +167,10 @@ export function isOurTrainer(pid: number, configPath: string): boolean {
 
 export function runFiles(dir: string) {
   return {
-    config: join(dir, 'run.json'), train: join(dir, 'train.jsonl'), heldOut: join(dir, 'held_out.jsonl'),
-    log: join(dir, 'trainer.log'), output: join(dir, 'output'),
+    config: join(dir, 'run.json'),
+    train: join(dir, 'train.jsonl'),
+    heldOut: join(dir, 'held_out.jsonl'),
+    log: join(dir, 'trainer.log'),
+    output: join(dir, 'output'),
   };
 }

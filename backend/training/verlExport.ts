@@ -47,7 +47,9 @@ export function experimentName(model: string): string {
  * verl overrides following the recipe's kimina_prover_1.7B.sh key by key (docs/training.md has the side-by-side),
  * with this job's data, model, sizes, reward module and our multi-turn dataset class.
  */
-export function verlOverrides(o: Pick<VerlExportOptions, 'model' | 'hyper' | 'nodes' | 'gpusPerNode' | 'experiment' | 'steps'>): Record<string, string | number | boolean> {
+export function verlOverrides(
+  o: Pick<VerlExportOptions, 'model' | 'hyper' | 'nodes' | 'gpusPerNode' | 'experiment' | 'steps'>,
+): Record<string, string | number | boolean> {
   const h = o.hyper;
   const context = h.maxPromptLength + h.maxCompletionLength;
   return {
@@ -114,7 +116,9 @@ export function verlOverrides(o: Pick<VerlExportOptions, 'model' | 'hyper' | 'no
     'trainer.nnodes': o.nodes ?? 1,
     'trainer.save_freq': h.saveSteps,
     'trainer.test_freq': h.evalSteps,
-    ...(o.steps !== undefined ? { 'trainer.total_training_steps': o.steps } : { 'trainer.total_epochs': RECIPE_EPOCHS }),
+    ...(o.steps !== undefined
+      ? { 'trainer.total_training_steps': o.steps }
+      : { 'trainer.total_epochs': RECIPE_EPOCHS }),
   };
 }
 
@@ -125,17 +129,43 @@ function shellWord(v: string | number | boolean): string {
 
 export function launchScript(overrides: Record<string, string | number | boolean>): string {
   const lines = Object.entries(overrides).map(([k, v]) => `  ${k}=${shellWord(v)}`);
-  return ['#!/usr/bin/env bash', '# verl GRPO (Dr.GRPO) job exported by `kimina train export-verl`; extra overrides may follow as arguments.',
-    'set -euo pipefail', 'cd "$(dirname "$0")"', 'python3 -m verl.trainer.main_ppo \\', lines.join(' \\\n') + ' \\', '  "$@"', ''].join('\n');
+  return [
+    '#!/usr/bin/env bash',
+    '# verl GRPO (Dr.GRPO) job exported by `kimina train export-verl`; extra overrides may follow as arguments.',
+    'set -euo pipefail',
+    'cd "$(dirname "$0")"',
+    'python3 -m verl.trainer.main_ppo \\',
+    lines.join(' \\\n') + ' \\',
+    '  "$@"',
+    '',
+  ].join('\n');
 }
 
 export function runtimeEnv(rewardUrl: string): string {
-  return ['# Ray runtime environment (ray job submit --runtime-env runtime_env.yaml).', 'working_dir: ./', 'excludes: [".git"]', 'env_vars:',
-    `  KIMINA_REWARD_URL: ${JSON.stringify(rewardUrl)}`, '  TORCH_NCCL_AVOID_RECORD_STREAMS: "1"', '  CUDA_DEVICE_MAX_CONNECTIONS: "1"', ''].join('\n');
+  return [
+    '# Ray runtime environment (ray job submit --runtime-env runtime_env.yaml).',
+    'working_dir: ./',
+    'excludes: [".git"]',
+    'env_vars:',
+    `  KIMINA_REWARD_URL: ${JSON.stringify(rewardUrl)}`,
+    '  TORCH_NCCL_AVOID_RECORD_STREAMS: "1"',
+    '  CUDA_DEVICE_MAX_CONNECTIONS: "1"',
+    '',
+  ].join('\n');
 }
 
 export function submitCommand(address: string): string[] {
-  return ['ray', 'job', 'submit', `--address=${address}`, '--runtime-env=runtime_env.yaml', '--no-wait', '--', 'bash', 'run_verl.sh'];
+  return [
+    'ray',
+    'job',
+    'submit',
+    `--address=${address}`,
+    '--runtime-env=runtime_env.yaml',
+    '--no-wait',
+    '--',
+    'bash',
+    'run_verl.sh',
+  ];
 }
 
 export async function exportVerl(o: VerlExportOptions): Promise<VerlExportResult> {
@@ -149,18 +179,44 @@ export async function exportVerl(o: VerlExportOptions): Promise<VerlExportResult
   const sources: Record<string, string> = { train: 'kimina/personal', test: o.testSource ?? 'kimina/held-out' };
   for (const split of ['train', 'test']) {
     try {
-      await execFileAsync(o.python, ['-m', 'kimina_trainer.verl_export', join(data, `${split}.jsonl`), join(data, `${split}.parquet`), sources[split]], { env, cwd: o.sourceDir });
+      await execFileAsync(
+        o.python,
+        [
+          '-m',
+          'kimina_trainer.verl_export',
+          join(data, `${split}.jsonl`),
+          join(data, `${split}.parquet`),
+          sources[split],
+        ],
+        { env, cwd: o.sourceDir },
+      );
     } catch (err) {
-      throw new Error(`could not write ${split}.parquet with ${o.python} (run \`kimina trainer setup\`): ${(err as Error).message}`);
+      throw new Error(
+        `could not write ${split}.parquet with ${o.python} (run \`kimina trainer setup\`): ${(err as Error).message}`,
+      );
     }
   }
-  const reward = readFileSync(join(o.sourceDir, 'verl', 'kimina_reward.py'), 'utf8').replace('__KIMINA_REWARD_URL__', o.rewardUrl);
+  const reward = readFileSync(join(o.sourceDir, 'verl', 'kimina_reward.py'), 'utf8').replace(
+    '__KIMINA_REWARD_URL__',
+    o.rewardUrl,
+  );
   writeFileSync(join(o.outDir, 'kimina_reward.py'), reward);
-  writeFileSync(join(o.outDir, 'kimina_dataset.py'), readFileSync(join(o.sourceDir, 'verl', 'kimina_dataset.py'), 'utf8'));
+  writeFileSync(
+    join(o.outDir, 'kimina_dataset.py'),
+    readFileSync(join(o.sourceDir, 'verl', 'kimina_dataset.py'), 'utf8'),
+  );
   const overrides = verlOverrides(o);
   writeFileSync(join(o.outDir, 'run_verl.sh'), launchScript(overrides), { mode: 0o755 });
   writeFileSync(join(o.outDir, 'overrides.json'), JSON.stringify(overrides, null, 2) + '\n');
   writeFileSync(join(o.outDir, 'runtime_env.yaml'), runtimeEnv(o.rewardUrl));
-  const files = ['data/train.parquet', 'data/test.parquet', 'kimina_reward.py', 'kimina_dataset.py', 'run_verl.sh', 'overrides.json', 'runtime_env.yaml'];
+  const files = [
+    'data/train.parquet',
+    'data/test.parquet',
+    'kimina_reward.py',
+    'kimina_dataset.py',
+    'run_verl.sh',
+    'overrides.json',
+    'runtime_env.yaml',
+  ];
   return { outDir: o.outDir, files, submitCommand: submitCommand('http://HEAD_NODE:8265') };
 }

@@ -6,12 +6,22 @@ import { kiminaAnalyze } from './kiminaClientAnalyze';
 import type { ReplResponse } from '../../backend/protocol';
 
 let srv: TestServer;
-before(async () => { srv = await startTestServer({ maxRepls: 2 }); });
-after(async () => { await srv.stop(); });
+before(async () => {
+  srv = await startTestServer({ maxRepls: 2 });
+});
+after(async () => {
+  await srv.stop();
+});
 
 // the body kimina-client's check() posts for one batch
-const clientBody = (snippets: { id: string; code: string }[], extra: Record<string, unknown> = {}) =>
-  ({ snippets, timeout: 60, debug: false, reuse: true, infotree: null, ...extra });
+const clientBody = (snippets: { id: string; code: string }[], extra: Record<string, unknown> = {}) => ({
+  snippets,
+  timeout: 60,
+  debug: false,
+  reuse: true,
+  infotree: null,
+  ...extra,
+});
 
 test('GET /health, /health/ and / answer {"status":"ok"} without auth', async () => {
   for (const path of ['/health', '/health/', '/']) {
@@ -28,7 +38,12 @@ test('kimina-client test(): #check Nat gives the info message Nat : Type at (1,0
   assert.equal(res.id, 'x');
   assert.equal(typeof res.time, 'number');
   const msg = (res.response as { messages: any[] }).messages[0];
-  assert.deepEqual(msg, { pos: { line: 1, column: 0 }, endPos: { line: 1, column: 6 }, severity: 'info', data: 'Nat : Type' });
+  assert.deepEqual(msg, {
+    pos: { line: 1, column: 0 },
+    endPos: { line: 1, column: 6 },
+    severity: 'info',
+    data: 'Nat : Type',
+  });
 });
 
 test('results come back in input order with exactly id, time and error|response', async () => {
@@ -40,9 +55,15 @@ test('results come back in input order with exactly id, time and error|response'
   const r = await postJson(`${srv.url}/api/check/`, clientBody(snippets));
   assert.equal(r.status, 200);
   const results = r.json.results as ReplResponse[];
-  assert.deepEqual(results.map((x) => x.id), ['slow', 'fast', 'bad']);
+  assert.deepEqual(
+    results.map((x) => x.id),
+    ['slow', 'fast', 'bad'],
+  );
   for (const x of results) {
-    assert.deepEqual(Object.keys(x).filter((k) => k !== 'error' && k !== 'response'), ['id', 'time']);
+    assert.deepEqual(
+      Object.keys(x).filter((k) => k !== 'error' && k !== 'response'),
+      ['id', 'time'],
+    );
     assert.ok((x.error === undefined) !== (x.response === undefined));
   }
   assert.deepEqual(results.map(kiminaAnalyze), ['valid', 'valid', 'lean_error']);
@@ -50,7 +71,10 @@ test('results come back in input order with exactly id, time and error|response'
 });
 
 test('positions in /api/check are relative to the full snippet', async () => {
-  const r = await postJson(`${srv.url}/api/check`, clientBody([{ id: 'p', code: 'import Mathlib\n\nopen Real\ntheorem t : True := by\n  exact bogus_p' }]));
+  const r = await postJson(
+    `${srv.url}/api/check`,
+    clientBody([{ id: 'p', code: 'import Mathlib\n\nopen Real\ntheorem t : True := by\n  exact bogus_p' }]),
+  );
   const msg = (r.json.results[0].response as { messages: any[] }).messages[0];
   assert.deepEqual(msg.pos, { line: 5, column: 8 });
 });
@@ -70,9 +94,18 @@ test('kimina-client analyze() agrees with our verdict on every cheat: none is va
     ['crash', `${stmt}  omega -- stand_in_crash`, 'server_error'],
     ['repl error', `${stmt}  omega -- stand_in_repl_error`, 'repl_error'],
   ];
-  const r = await postJson(`${srv.url}/api/check`, clientBody(cases.map(([id, code]) => ({ id, code })), { timeout: 1 }));
+  const r = await postJson(
+    `${srv.url}/api/check`,
+    clientBody(
+      cases.map(([id, code]) => ({ id, code })),
+      { timeout: 1 },
+    ),
+  );
   const results = r.json.results as ReplResponse[];
-  assert.deepEqual(results.map((x) => [x.id, kiminaAnalyze(x)]), cases.map(([id, , status]) => [id, status]));
+  assert.deepEqual(
+    results.map((x) => [x.id, kiminaAnalyze(x)]),
+    cases.map(([id, , status]) => [id, status]),
+  );
   const admit = results[1].response as { sorries: { goal: string }[] };
   assert.match(admit.sorries[0].goal, /^kimina: /);
   const axiom = results[4].response as { messages: { data: string; severity: string }[] };
@@ -82,16 +115,43 @@ test('kimina-client analyze() agrees with our verdict on every cheat: none is va
 
 test('a forbidden axiom that only the audit finds becomes an error-severity message', async () => {
   const { toKlsResult } = await import('../../backend/api/klsCompat');
-  const out = toKlsResult('z', {
-    verdict: { status: 'rejected', reason: 'The proof depends on axioms outside the allow-list: My.cheat.', messages: [], sorries: [], time: 0.2 },
-    response: { env: 3 },
-  }, false);
+  const out = toKlsResult(
+    'z',
+    {
+      verdict: {
+        status: 'rejected',
+        reason: 'The proof depends on axioms outside the allow-list: My.cheat.',
+        messages: [],
+        sorries: [],
+        time: 0.2,
+      },
+      response: { env: 3 },
+    },
+    false,
+  );
   assert.equal(kiminaAnalyze(out), 'lean_error');
-  assert.deepEqual(out, { id: 'z', time: 0.2, response: { env: 3, messages: [{ pos: { line: 1, column: 0 }, endPos: { line: 1, column: 0 }, severity: 'error', data: 'kimina: The proof depends on axioms outside the allow-list: My.cheat.' }] } });
+  assert.deepEqual(out, {
+    id: 'z',
+    time: 0.2,
+    response: {
+      env: 3,
+      messages: [
+        {
+          pos: { line: 1, column: 0 },
+          endPos: { line: 1, column: 0 },
+          severity: 'error',
+          data: 'kimina: The proof depends on axioms outside the allow-list: My.cheat.',
+        },
+      ],
+    },
+  });
 });
 
 test('debug adds diagnostics with the REPL id; infotree is forwarded', async () => {
-  const r = await postJson(`${srv.url}/api/check`, clientBody([{ id: 'd', code: 'theorem t : True := trivial' }], { debug: true, infotree: 'original' }));
+  const r = await postJson(
+    `${srv.url}/api/check`,
+    clientBody([{ id: 'd', code: 'theorem t : True := trivial' }], { debug: true, infotree: 'original' }),
+  );
   const res = r.json.results[0];
   assert.match(res.diagnostics.repl_uuid, /^[0-9a-f-]{36}$/);
   assert.deepEqual(res.response.infotree, []);
@@ -99,7 +159,15 @@ test('debug adds diagnostics with the REPL id; infotree is forwarded', async () 
 
 test('POST /verify and /one_pass_verify_batch: custom_id kept (string or int), proof or code, time inside response', async () => {
   for (const path of ['/verify', '/one_pass_verify_batch']) {
-    const r = await postJson(srv.url + path, { codes: [{ custom_id: 7, proof: 'theorem t : True := trivial' }, { custom_id: 'b', code: 'theorem u : True := bogus_u' }], timeout: 30, infotree_type: null, disable_cache: false });
+    const r = await postJson(srv.url + path, {
+      codes: [
+        { custom_id: 7, proof: 'theorem t : True := trivial' },
+        { custom_id: 'b', code: 'theorem u : True := bogus_u' },
+      ],
+      timeout: 30,
+      infotree_type: null,
+      disable_cache: false,
+    });
     assert.equal(r.status, 200);
     const [a, b] = r.json.results;
     assert.equal(a.custom_id, 7);
@@ -111,7 +179,12 @@ test('POST /verify and /one_pass_verify_batch: custom_id kept (string or int), p
 });
 
 test('POST /v1/check gives our verdict with status, reason and axioms', async () => {
-  const r = await postJson(`${srv.url}/v1/check`, { snippets: [{ id: 'a', code: 'theorem t : 1 = 1 := by simp' }, { id: 'b', code: 'theorem t : 1 = 1 := by admit' }] });
+  const r = await postJson(`${srv.url}/v1/check`, {
+    snippets: [
+      { id: 'a', code: 'theorem t : 1 = 1 := by simp' },
+      { id: 'b', code: 'theorem t : 1 = 1 := by admit' },
+    ],
+  });
   assert.equal(r.status, 200);
   const [a, b] = r.json.results;
   assert.equal(a.id, 'a');

@@ -13,19 +13,26 @@ export function validSample(node: SchemaNode): unknown {
       return candidates.find((c) => c.length <= node.max && (!node.pattern || node.pattern.test(c))) ?? 'a';
     }
     case 'number': {
-      const low = node.above !== undefined ? node.above + (node.integer ? 1 : 0.5) : node.min ?? 0;
+      const low = node.above !== undefined ? node.above + (node.integer ? 1 : 0.5) : (node.min ?? 0);
       return node.max !== undefined ? Math.min(low, node.max) : low;
     }
-    case 'boolean': return true;
-    case 'enum': return node.values[0];
-    case 'array': return Array.from({ length: Math.max(1, node.min ?? 0) }, (_, i) => {
-      const item = validSample(node.item);
-      return node.uniqueBy && item && typeof item === 'object' ? { ...item, [node.uniqueBy]: `id${i}` } : item;
-    });
-    case 'object': return Object.fromEntries(Object.entries(node.fields).map(([k, f]) => [k, validSample(f)]));
-    case 'record': return { key: validSample(node.value) };
-    case 'variant': return validSample(Object.values(node.variants)[0]);
-    case 'oneOf': return validSample(node.options[0]);
+    case 'boolean':
+      return true;
+    case 'enum':
+      return node.values[0];
+    case 'array':
+      return Array.from({ length: Math.max(1, node.min ?? 0) }, (_, i) => {
+        const item = validSample(node.item);
+        return node.uniqueBy && item && typeof item === 'object' ? { ...item, [node.uniqueBy]: `id${i}` } : item;
+      });
+    case 'object':
+      return Object.fromEntries(Object.entries(node.fields).map(([k, f]) => [k, validSample(f)]));
+    case 'record':
+      return { key: validSample(node.value) };
+    case 'variant':
+      return validSample(Object.values(node.variants)[0]);
+    case 'oneOf':
+      return validSample(node.options[0]);
   }
 }
 
@@ -33,32 +40,58 @@ export function validSample(node: SchemaNode): unknown {
 function wrongTypes(node: SchemaNode): unknown[] {
   const notString = [5, [MARKER], { [MARKER]: MARKER }];
   switch (node.kind) {
-    case 'string': return notString;
-    case 'number': return [MARKER, true, [1]];
-    case 'boolean': return [MARKER, 1];
-    case 'enum': return [`${MARKER}-not-a-value`, 3];
-    case 'array': return [MARKER, { 0: MARKER }];
-    case 'object': case 'record': case 'variant': return [MARKER, [MARKER], 7];
-    case 'oneOf': return [[MARKER], { [MARKER]: 1 }, true];
+    case 'string':
+      return notString;
+    case 'number':
+      return [MARKER, true, [1]];
+    case 'boolean':
+      return [MARKER, 1];
+    case 'enum':
+      return [`${MARKER}-not-a-value`, 3];
+    case 'array':
+      return [MARKER, { 0: MARKER }];
+    case 'object':
+    case 'record':
+    case 'variant':
+      return [MARKER, [MARKER], 7];
+    case 'oneOf':
+      return [[MARKER], { [MARKER]: 1 }, true];
   }
 }
 
 /** Values of the right kind but outside the bounds. */
 function outOfBounds(node: SchemaNode, valid: unknown): unknown[] {
   switch (node.kind) {
-    case 'string': return [`${MARKER}${'x'.repeat(node.max + 1)}`, ...(node.min ? [''] : []), ...(node.pattern ? [`${MARKER} with spaces\n`] : [])];
-    case 'number': return [
-      ...(node.min !== undefined ? [node.min - 1] : []), ...(node.above !== undefined ? [node.above] : []),
-      ...(node.max !== undefined ? [node.max + 1] : []), ...(node.integer ? [(node.min ?? 0) + 0.5] : []),
-    ];
-    case 'array': return [Array.from({ length: node.max + 1 }, () => validSample(node.item)), ...(node.min ? [[]] : [])];
-    case 'record': return [Object.fromEntries(Array.from({ length: node.maxKeys + 1 }, (_, i) => [`k${i}`, validSample(node.value)]))];
-    case 'variant': return [{ ...(valid as object), [node.tag]: `${MARKER}-kind` }];
-    default: return [];
+    case 'string':
+      return [
+        `${MARKER}${'x'.repeat(node.max + 1)}`,
+        ...(node.min ? [''] : []),
+        ...(node.pattern ? [`${MARKER} with spaces\n`] : []),
+      ];
+    case 'number':
+      return [
+        ...(node.min !== undefined ? [node.min - 1] : []),
+        ...(node.above !== undefined ? [node.above] : []),
+        ...(node.max !== undefined ? [node.max + 1] : []),
+        ...(node.integer ? [(node.min ?? 0) + 0.5] : []),
+      ];
+    case 'array':
+      return [Array.from({ length: node.max + 1 }, () => validSample(node.item)), ...(node.min ? [[]] : [])];
+    case 'record':
+      return [
+        Object.fromEntries(Array.from({ length: node.maxKeys + 1 }, (_, i) => [`k${i}`, validSample(node.value)])),
+      ];
+    case 'variant':
+      return [{ ...(valid as object), [node.tag]: `${MARKER}-kind` }];
+    default:
+      return [];
   }
 }
 
-export interface Malformed { what: string; body: unknown }
+export interface Malformed {
+  what: string;
+  body: unknown;
+}
 
 /** The body as sent, plus deep nesting (which JSON.stringify itself cannot write) at the root and in each field. */
 export function malformedTexts(root: SchemaNode, depth = 4): { what: string; text: string }[] {
@@ -67,7 +100,9 @@ export function malformedTexts(root: SchemaNode, depth = 4): { what: string; tex
   return [
     { what: '100k-deep nested lists', text: nested },
     ...fields.map((k) => ({ what: `${k}: 100k-deep nested lists`, text: `{"${k}":${nested}}` })),
-    ...malformedBodies(root, depth).filter((m) => m.body !== undefined).map((m) => ({ what: m.what, text: JSON.stringify(m.body) })),
+    ...malformedBodies(root, depth)
+      .filter((m) => m.body !== undefined)
+      .map((m) => ({ what: m.what, text: JSON.stringify(m.body) })),
   ];
 }
 
@@ -84,26 +119,37 @@ export function malformedBodies(root: SchemaNode, depth = 4): Malformed[] {
     let target = copy;
     for (const key of path.slice(0, -1)) target = target[key] as Record<string | number, unknown>;
     const last = path[path.length - 1];
-    if (remove) delete target[last]; else target[last] = value;
+    if (remove) delete target[last];
+    else target[last] = value;
     return copy;
   };
   const visit = (node: SchemaNode, path: (string | number)[], value: unknown, level: number): void => {
     const name = path.join('.') || 'body';
     if (path.length > 0) {
-      for (const v of wrongTypes(node)) out.push({ what: `${name}: ${JSON.stringify(v).slice(0, 40)}`, body: at(path, v) });
+      for (const v of wrongTypes(node))
+        out.push({ what: `${name}: ${JSON.stringify(v).slice(0, 40)}`, body: at(path, v) });
       if (!node.nullable) out.push({ what: `${name}: null`, body: at(path, null) });
-      for (const v of outOfBounds(node, value)) out.push({ what: `${name}: out of bounds (${JSON.stringify(v).slice(0, 30)})`, body: at(path, v) });
+      for (const v of outOfBounds(node, value))
+        out.push({ what: `${name}: out of bounds (${JSON.stringify(v).slice(0, 30)})`, body: at(path, v) });
       if (!node.optional) out.push({ what: `${name}: missing`, body: at(path, undefined, true) });
     }
     if (level >= depth) return;
     if (node.kind === 'object') {
-      if (node.extra === 'forbid') out.push({ what: `${name}: an unknown key`, body: path.length ? at(path, { ...(value as object), unexpectedField: 1 }) : { ...(value as object), unexpectedField: 1 } });
-      for (const [k, f] of Object.entries(node.fields)) visit(f, [...path, k], (value as Record<string, unknown>)[k], level + 1);
+      if (node.extra === 'forbid')
+        out.push({
+          what: `${name}: an unknown key`,
+          body: path.length
+            ? at(path, { ...(value as object), unexpectedField: 1 })
+            : { ...(value as object), unexpectedField: 1 },
+        });
+      for (const [k, f] of Object.entries(node.fields))
+        visit(f, [...path, k], (value as Record<string, unknown>)[k], level + 1);
     } else if (node.kind === 'array' && Array.isArray(value) && value.length > 0) {
       visit(node.item, [...path, 0], value[0], level + 1);
     } else if (node.kind === 'variant') {
       const variant = Object.values(node.variants)[0];
-      for (const [k, f] of Object.entries(variant.fields)) if (k !== node.tag) visit(f, [...path, k], (value as Record<string, unknown>)[k], level + 1);
+      for (const [k, f] of Object.entries(variant.fields))
+        if (k !== node.tag) visit(f, [...path, k], (value as Record<string, unknown>)[k], level + 1);
     }
   };
   visit(root, [], baseline, 0);

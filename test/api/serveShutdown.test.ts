@@ -23,18 +23,32 @@ class StallingEngine implements Engine {
   closed = 0;
   private markStarted!: () => void;
   /** Resolves once a generation is under way. */
-  readonly started = new Promise<void>((r) => { this.markStarted = r; });
+  readonly started = new Promise<void>((r) => {
+    this.markStarted = r;
+  });
   async generate(conversations: ChatMessage[][], options: SamplingOptions): Promise<Generation[]> {
     this.markStarted();
-    await new Promise<void>((r) => { if (options.signal?.aborted) r(); else options.signal?.addEventListener('abort', () => r(), { once: true }); });
+    await new Promise<void>((r) => {
+      if (options.signal?.aborted) r();
+      else options.signal?.addEventListener('abort', () => r(), { once: true });
+    });
     return conversations.map(() => ({ text: '', tokens: 0, finishReason: 'cancelled' as const }));
   }
-  async countPromptTokens(): Promise<number> { return 10; }
-  async close(): Promise<void> { this.closed++; }
+  async countPromptTokens(): Promise<number> {
+    return 10;
+  }
+  async close(): Promise<void> {
+    this.closed++;
+  }
 }
 
 /** TEST DOUBLE verifier: never reached here (the engine only stops when cancelled). */
-const verifier: LeanVerifier = { async check() { throw new Error('not used'); }, async close() {} };
+const verifier: LeanVerifier = {
+  async check() {
+    throw new Error('not used');
+  },
+  async close() {},
+};
 
 test('prove router: shutdown cancels the running proof (answered as cancelled), refuses new ones, closes the engine it made', async () => {
   const engine = new StallingEngine();
@@ -44,16 +58,26 @@ test('prove router: shutdown cancels the running proof (answered as cancelled), 
   const http = await listen(app, '127.0.0.1', 0, undefined);
   try {
     const body = JSON.stringify({ code: 'theorem t : True := by\n  sorry\n', samples: 2 });
-    const pending = fetch(`${http.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const pending = fetch(`${http.url}/v1/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     await engine.started; // the proof is running (a fixed delay was too short on a loaded machine)
     const closing = hooks.run();
-    const refused = await fetch(`${http.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const refused = await fetch(`${http.url}/v1/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(refused.status, 503);
     await closing;
-    const answer = await (await pending).json() as { status: string };
+    const answer = (await (await pending).json()) as { status: string };
     assert.equal(answer.status, 'cancelled');
     assert.equal(engine.closed, 1);
-  } finally { await http.close(); }
+  } finally {
+    await http.close();
+  }
 });
 
 test('prove router: an engine passed in belongs to the caller and is not closed', async () => {
@@ -73,12 +97,36 @@ test('training service: detach leaves running trainers alone (no signal, run sta
   let exit!: (e: TrainerExit) => void;
   const launcher = (launch: TrainerLaunch) => {
     launches.push(launch);
-    const exited = new Promise<TrainerExit>((r) => { exit = r; });
-    return { pid: 424242, kill: (s: NodeJS.Signals) => { signals.push(s); }, exited };
+    const exited = new Promise<TrainerExit>((r) => {
+      exit = r;
+    });
+    return {
+      pid: 424242,
+      kill: (s: NodeJS.Signals) => {
+        signals.push(s);
+      },
+      exited,
+    };
   };
-  const service = await openTrainingService({ db, verifier, backendUrl: () => 'http://127.0.0.1:1', runsRoot: join(dir, 'runs'),
-    scorer: async () => [], jobs: { launcher, python: () => 'python3', sourceDir: () => dir, gpuProbe: async () => ({ available: false, gpus: [] }), pollMs: 60_000 } });
-  const prompts: TrainingPrompt[] = ['a', 'b'].map((x) => ({ id: x, prompt: [{ role: 'user', content: x }], formalStatement: `theorem ${x} : True := by` }));
+  const service = await openTrainingService({
+    db,
+    verifier,
+    backendUrl: () => 'http://127.0.0.1:1',
+    runsRoot: join(dir, 'runs'),
+    scorer: async () => [],
+    jobs: {
+      launcher,
+      python: () => 'python3',
+      sourceDir: () => dir,
+      gpuProbe: async () => ({ available: false, gpus: [] }),
+      pollMs: 60_000,
+    },
+  });
+  const prompts: TrainingPrompt[] = ['a', 'b'].map((x) => ({
+    id: x,
+    prompt: [{ role: 'user', content: x }],
+    formalStatement: `theorem ${x} : True := by`,
+  }));
   try {
     const run = await service.jobs.start({ preset: 'tiny-cpu', model: 'm', prompts, gpus: 'cpu' });
     assert.equal(run.state, 'running');

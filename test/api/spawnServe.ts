@@ -8,7 +8,13 @@ import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 
 const root = join(__dirname, '..', '..');
 
-export interface Served { child: ChildProcess; url: string; home: string; log: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }
+export interface Served {
+  child: ChildProcess;
+  url: string;
+  home: string;
+  log: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
 
 const children: ChildProcess[] = [];
 const homes: string[] = [];
@@ -24,27 +30,58 @@ export function cleanUpServes(): void {
  * rejects with its log when it exits first or does not start within `startMs`.
  */
 export async function spawnServe(env: NodeJS.ProcessEnv, port = 0, startMs = 30_000): Promise<Omit<Served, 'home'>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'serve', '--port', String(port)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'serve', '--port', String(port)], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let log = '';
-  child.stderr!.on('data', (c: Buffer) => { log += c.toString(); });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  child.stderr!.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, signal) => r({ code, signal })),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`kimina serve did not start:\n${log}`)), startMs);
     child.stdout!.on('data', (c: Buffer) => {
       const m = /listening on (http:\/\/\S+)/.exec(c.toString());
-      if (m) { clearTimeout(timer); resolve(m[1]); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
     });
-    void exited.then(({ code }) => { clearTimeout(timer); reject(new Error(`kimina serve exited ${code}:\n${log}`)); });
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`kimina serve exited ${code}:\n${log}`));
+    });
   });
   return { child, url, log: () => log, exited };
 }
 
-export async function serve(extraEnv: Record<string, string> = {}, home = mkdtempSync(join(tmpdir(), 'kimina-serve-home-'))): Promise<Served> {
+export async function serve(
+  extraEnv: Record<string, string> = {},
+  home = mkdtempSync(join(tmpdir(), 'kimina-serve-home-')),
+): Promise<Served> {
   homes.push(home);
-  const started = spawnServe({ ...process.env, ...standInReplEnv(), KIMINA_ENGINE: 'onnx', KIMINA_DEVICE: 'cpu', KIMINA_THREADS: '1',
-    KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '1', KIMINA_HOME: home, KIMINA_DB: join(home, 'kimina.db'),
-    KIMINA_LEAN_PROJECT: home, KIMINA_API_TOKEN: '', LEAN_SERVER_API_KEY: '', KIMINA_SERVER_URL: '', ...extraEnv });
+  const started = spawnServe({
+    ...process.env,
+    ...standInReplEnv(),
+    KIMINA_ENGINE: 'onnx',
+    KIMINA_DEVICE: 'cpu',
+    KIMINA_THREADS: '1',
+    KIMINA_SANDBOX: 'none',
+    KIMINA_REPL_MEMORY_MB: '0',
+    KIMINA_MAX_REPLS: '1',
+    KIMINA_HOME: home,
+    KIMINA_DB: join(home, 'kimina.db'),
+    KIMINA_LEAN_PROJECT: home,
+    KIMINA_API_TOKEN: '',
+    LEAN_SERVER_API_KEY: '',
+    KIMINA_SERVER_URL: '',
+    ...extraEnv,
+  });
   return { ...(await started), home };
 }
 

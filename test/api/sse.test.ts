@@ -26,5 +26,7 @@ test('openSse streams named JSON events and notices the client leaving', async (
     assert.match(text, /: hello\n\n/);
     controller.abort();
     await aborted;
-  } finally { await http.close(); }
+  } finally {
+    await http.close();
+  }
 });

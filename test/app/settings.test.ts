@@ -22,7 +22,10 @@ test('defaults: paths under KIMINA_HOME, the database beside them, server and ve
   assert.equal(s.allowedAxioms, undefined);
   assert.equal(s.leanProject, process.cwd());
   const home = readSettings({ KIMINA_HOME: '/tmp/kh' });
-  assert.deepEqual([home.db, home.trainingDir, home.trainerVenv], ['/tmp/kh/kimina.db', '/tmp/kh/training', '/tmp/kh/trainer-venv']);
+  assert.deepEqual(
+    [home.db, home.trainingDir, home.trainerVenv],
+    ['/tmp/kh/kimina.db', '/tmp/kh/training', '/tmp/kh/trainer-venv'],
+  );
 });
 
 test('KIMINA_DB: one rule for every command: `:memory:` stays, a relative path is made absolute, empty means unset', () => {
@@ -32,8 +35,16 @@ test('KIMINA_DB: one rule for every command: `:memory:` stays, a relative path i
 });
 
 test('values are parsed and checked; the first of two names that is set wins; flags override', () => {
-  const s = readSettings({ KIMINA_PORT: '9001', KIMINA_THREADS: '3', KIMINA_DEVICE: 'auto', KIMINA_INIT_REPLS: '{"import Mathlib": 2}',
-    KIMINA_ALLOWED_AXIOMS: 'propext, Quot.sound', KIMINA_ALLOW_NATIVE_DECIDE: 'yes', LEAN_SERVER_API_KEY: 'kls', KIMINA_SERVER_URL: 'http://h:1//' });
+  const s = readSettings({
+    KIMINA_PORT: '9001',
+    KIMINA_THREADS: '3',
+    KIMINA_DEVICE: 'auto',
+    KIMINA_INIT_REPLS: '{"import Mathlib": 2}',
+    KIMINA_ALLOWED_AXIOMS: 'propext, Quot.sound',
+    KIMINA_ALLOW_NATIVE_DECIDE: 'yes',
+    LEAN_SERVER_API_KEY: 'kls',
+    KIMINA_SERVER_URL: 'http://h:1//',
+  });
   assert.equal(s.port, 9001);
   assert.equal(s.threads, 3);
   assert.equal(s.device, 'cpu');
@@ -45,15 +56,25 @@ test('values are parsed and checked; the first of two names that is set wins; fl
   assert.equal(readSettings({ KIMINA_API_TOKEN: 'ours', LEAN_SERVER_API_KEY: 'kls' }).apiToken, 'ours');
   assert.equal(readSettings({ KIMINA_PORT: '9001' }, { port: 0 }).port, 0);
   assert.throws(() => readSettings({ KIMINA_PORT: 'eighty' }), /KIMINA_PORT must be a number, got "eighty"/);
-  assert.throws(() => readSettings({ KIMINA_ENGINE: 'llama' }), /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/);
-  assert.throws(() => readSettings({ KIMINA_SANDBOX: 'docker' }), /KIMINA_SANDBOX must be auto, bwrap, unshare or none/);
+  assert.throws(
+    () => readSettings({ KIMINA_ENGINE: 'llama' }),
+    /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/,
+  );
+  assert.throws(
+    () => readSettings({ KIMINA_SANDBOX: 'docker' }),
+    /KIMINA_SANDBOX must be auto, bwrap, unshare or none/,
+  );
   assert.throws(() => readSettings({ KIMINA_INIT_REPLS: '{' }), /KIMINA_INIT_REPLS must be JSON/);
   assert.throws(() => readSettings({ KIMINA_THREADS: '1.5' }), /KIMINA_THREADS must be a positive whole number/);
 });
 
 test('docs/settings.md holds the table generated from the declarations', () => {
   const doc = readFileSync(DOC, 'utf8');
-  assert.equal(doc, withCurrentTable(doc), 'docs/settings.md is out of date: run `node --import tsx scripts/settings-doc.ts`');
+  assert.equal(
+    doc,
+    withCurrentTable(doc),
+    'docs/settings.md is out of date: run `node --import tsx scripts/settings-doc.ts`',
+  );
 });
 
 function* files(dir: string): Generator<string> {
@@ -78,5 +99,8 @@ test('every KIMINA_* variable named in the code, tests, scripts and docs is decl
       if (!declared.has(name) && !undeclared.has(name)) undeclared.set(name, file.slice(root.length + 1));
     }
   }
-  assert.deepEqual([...undeclared].map(([name, file]) => `${name} (${file})`), []);
+  assert.deepEqual(
+    [...undeclared].map(([name, file]) => `${name} (${file})`),
+    [],
+  );
 });

@@ -6,7 +6,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expect } from './expect';
-import { editorText, goToLine, openFile, openWorkbench, proofView, quickOpen, runCommand, screenshot, step, type Workbench } from './harness';
+import {
+  editorText,
+  goToLine,
+  openFile,
+  openWorkbench,
+  proofView,
+  quickOpen,
+  runCommand,
+  screenshot,
+  step,
+  type Workbench,
+} from './harness';
 import { startStandInServe, type StandInServe } from './standInServe';
 
 describe('attached to a running kimina serve (stand-in)', () => {
@@ -15,7 +26,10 @@ describe('attached to a running kimina serve (stand-in)', () => {
 
   before(async () => {
     serve = await startStandInServe({ token: 'e2e-token' });
-    wb = await openWorkbench({ name: 'attached', settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token', 'kimina.samples': 1 } });
+    wb = await openWorkbench({
+      name: 'attached',
+      settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token', 'kimina.samples': 1 },
+    });
   });
 
   after(async () => {
@@ -26,34 +40,54 @@ describe('attached to a running kimina serve (stand-in)', () => {
   test('prove from the palette: the think block streams, Lean accepts, Accept puts the proof in the file', async () => {
     const { page } = wb;
     await step(wb, 'open-file', () => openFile(page, 'Algebra.lean'));
-    await step(wb, 'code-lens', () => page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor());
-    await step(wb, 'status-ready', () => page.locator('.statusbar-item', { hasText: /^\s*Kimina\s*$/ }).first().waitFor());
+    await step(wb, 'code-lens', () =>
+      page.locator('.contentWidgets .codelens-decoration', { hasText: 'Prove with Kimina' }).first().waitFor(),
+    );
+    await step(wb, 'status-ready', () =>
+      page
+        .locator('.statusbar-item', { hasText: /^\s*Kimina\s*$/ })
+        .first()
+        .waitFor(),
+    );
     await goToLine(page, 7);
     await step(wb, 'prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
     const view = proofView(page);
     await step(wb, 'thinking', () => view.locator('details.think summary', { hasText: 'Thinking…' }).first().waitFor());
-    await step(wb, 'think-streams', () => view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor({ state: 'attached' }));
+    await step(wb, 'think-streams', () =>
+      view.locator('.think-text', { hasText: 'so 2x = 8' }).first().waitFor({ state: 'attached' }),
+    );
     await screenshot(page, 'attached-1-thinking');
-    await step(wb, 'thought', () => view.locator('details.think summary', { hasText: /Thought for \d+ s/ }).first().waitFor());
+    await step(wb, 'thought', () =>
+      view
+        .locator('details.think summary', { hasText: /Thought for \d+ s/ })
+        .first()
+        .waitFor(),
+    );
     await step(wb, 'verdict', () => view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor());
-    await step(wb, 'diff', () => page.locator('.tab', { hasText: 'Kimina proof of algebra_example' }).first().waitFor());
+    await step(wb, 'diff', () =>
+      page.locator('.tab', { hasText: 'Kimina proof of algebra_example' }).first().waitFor(),
+    );
     await screenshot(page, 'attached-2-proved-diff');
     await step(wb, 'accept', () => view.locator('#accept').click());
     await step(wb, 'accepted', () => view.locator('.result.ok', { hasText: 'Accepted' }).waitFor());
-    await step(wb, 'file-holds-proof', () => expect(async () => {
-      const text = await editorText(page);
-      assert.match(text, /have h₁ : 2 \* x = 8 := by linarith/);
-    }));
+    await step(wb, 'file-holds-proof', () =>
+      expect(async () => {
+        const text = await editorText(page);
+        assert.match(text, /have h₁ : 2 \* x = 8 := by linarith/);
+      }),
+    );
     await screenshot(page, 'attached-3-accepted');
   });
 
-  test('a failing theorem shows Lean\'s error on the candidate and the fix turn', async () => {
+  test("a failing theorem shows Lean's error on the candidate and the fix turn", async () => {
     const { page } = wb;
     await goToLine(page, 11); // the sorry of algebra_fails (the accepted proof added a line above)
     await step(wb, 'prove-fails', () => runCommand(page, 'Kimina: Prove This Theorem'));
     const view = proofView(page);
     await step(wb, 'turn-2', () => view.locator('.turn-2 h3', { hasText: 'Turn 2 (error fix)' }).waitFor());
-    await step(wb, 'lean-error', () => view.locator('.lean-message.error', { hasText: "unknown identifier 'bogus_lemma'" }).first().waitFor());
+    await step(wb, 'lean-error', () =>
+      view.locator('.lean-message.error', { hasText: "unknown identifier 'bogus_lemma'" }).first().waitFor(),
+    );
     await step(wb, 'not-proved', () => view.locator('.result.bad', { hasText: 'Not proved' }).waitFor());
     await screenshot(page, 'attached-4-failed');
     assert.ok(!(await editorText(page)).includes('bogus_lemma'), 'a failed proof never reaches the file');
@@ -72,26 +106,34 @@ describe('attached to a running kimina serve (stand-in)', () => {
     assert.equal(proves, 3, 'three proofs reached the server through the forwarding backend so far');
   });
 
-  test('Prove Goal at Cursor proves the sorry\'s goal as a lemma and splices it in place', async () => {
+  test("Prove Goal at Cursor proves the sorry's goal as a lemma and splices it in place", async () => {
     const { page } = wb;
     await goToLine(page, 18); // `  · sorry` of algebra_goal
     await page.keyboard.press('End');
     await step(wb, 'prove-goal', () => runCommand(page, 'Kimina: Prove Goal at Cursor'));
     const view = proofView(page);
-    await step(wb, 'goal-lemma', () => view.locator('.stages li', { hasText: 'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11)' }).waitFor());
-    await step(wb, 'goal-recheck', () => view.locator('.result.ok', { hasText: 'The whole declaration re-checked' }).waitFor());
+    await step(wb, 'goal-lemma', () =>
+      view.locator('.stages li', { hasText: 'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11)' }).waitFor(),
+    );
+    await step(wb, 'goal-recheck', () =>
+      view.locator('.result.ok', { hasText: 'The whole declaration re-checked' }).waitFor(),
+    );
     await screenshot(page, 'attached-6-goal-proved');
     await step(wb, 'goal-accept', () => view.locator('#accept').click());
-    await step(wb, 'goal-in-file', () => expect(async () => {
-      assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
-    }));
+    await step(wb, 'goal-in-file', () =>
+      expect(async () => {
+        assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
+      }),
+    );
     await screenshot(page, 'attached-7-goal-accepted');
   });
 
   test('Open Training Monitor shows the Kimina side bar view', async () => {
     const { page } = wb;
     await step(wb, 'open-monitor', () => runCommand(page, 'Kimina: Open Training Monitor'));
-    await step(wb, 'monitor-pane', () => page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor());
+    await step(wb, 'monitor-pane', () =>
+      page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor(),
+    );
     await screenshot(page, 'attached-8-training-monitor');
   });
 
@@ -102,8 +144,12 @@ describe('attached to a running kimina serve (stand-in)', () => {
       await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().waitFor();
     });
     await step(wb, 'prove-all', () => runCommand(page, 'Kimina: Prove All Sorries in File'));
-    await step(wb, 'queue-done', () => page.locator('.notifications-toasts', { hasText: 'Kimina proved 2 of 2' }).first().waitFor());
-    const text = (await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().innerText()).replace(/\u00a0/g, ' ');
+    await step(wb, 'queue-done', () =>
+      page.locator('.notifications-toasts', { hasText: 'Kimina proved 2 of 2' }).first().waitFor(),
+    );
+    const text = (
+      await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().innerText()
+    ).replace(/\u00a0/g, ' ');
     assert.ok(!text.includes('sorry'), text);
     assert.equal(text.match(/have h₁ : 2 \* x = 8 := by linarith/g)?.length, 2);
     await screenshot(page, 'attached-9-queue');
@@ -115,24 +161,45 @@ describe('attached to a running kimina serve (stand-in)', () => {
     process.kill(before, 'SIGKILL');
     const restarted = await step(wb, 'restart', async () => {
       let pids: number[] = [];
-      await expect(async () => { pids = wb.backendPids(); assert.ok(pids.length === 1 && pids[0] !== before, `backends: ${pids}`); });
+      await expect(async () => {
+        pids = wb.backendPids();
+        assert.ok(pids.length === 1 && pids[0] !== before, `backends: ${pids}`);
+      });
       return pids[0];
     });
     assert.notEqual(restarted, before);
-    await step(wb, 'ready-again', () => page.locator('.statusbar-item', { hasText: /^\s*Kimina\s*$/ }).first().waitFor());
+    await step(wb, 'ready-again', () =>
+      page
+        .locator('.statusbar-item', { hasText: /^\s*Kimina\s*$/ })
+        .first()
+        .waitFor(),
+    );
     await step(wb, 'open-algebra', () => quickOpen(page, 'Algebra.lean'));
     await goToLine(page, 11); // algebra_fails
     await step(wb, 'prove-after-restart', () => runCommand(page, 'Kimina: Prove This Theorem'));
-    await step(wb, 'answer-after-restart', () => proofView(page).locator('.result.bad', { hasText: 'Not proved' }).waitFor());
+    await step(wb, 'answer-after-restart', () =>
+      proofView(page).locator('.result.bad', { hasText: 'Not proved' }).waitFor(),
+    );
   });
-  test('Show Attempts lists the last run\'s attempts and opens a candidate with Lean\'s errors', async () => {
+  test("Show Attempts lists the last run's attempts and opens a candidate with Lean's errors", async () => {
     const { page } = wb;
     await step(wb, 'show-attempts', () => runCommand(page, 'Kimina: Show Attempts'));
-    await step(wb, 'attempt-row', () => page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: 'turn 1' }).waitFor());
+    await step(wb, 'attempt-row', () =>
+      page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: 'turn 1' }).waitFor(),
+    );
     await page.keyboard.press('Enter');
-    await step(wb, 'candidate-opened', () => page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'exact bogus_lemma' }).first().waitFor());
+    await step(wb, 'candidate-opened', () =>
+      page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'exact bogus_lemma' }).first().waitFor(),
+    );
     // line 10: the candidate carries the file's earlier sorry-free theorem (algebra_example) before algebra_fails
-    await step(wb, 'candidate-errors', () => page.locator('.editor-instance .monaco-editor .view-lines', { hasText: "error at line 10: unknown identifier 'bogus_lemma'" }).first().waitFor());
+    await step(wb, 'candidate-errors', () =>
+      page
+        .locator('.editor-instance .monaco-editor .view-lines', {
+          hasText: "error at line 10: unknown identifier 'bogus_lemma'",
+        })
+        .first()
+        .waitFor(),
+    );
     await screenshot(page, 'attached-10-attempts');
   });
 });

@@ -43,7 +43,14 @@ function prepareExtension(): string {
   run('bash', ['scripts/e2e-setup.sh']);
   run('node', ['scripts/build.mjs']);
   const vsix = join(root, '.e2e', 'kimina.vsix');
-  run(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-rewrite-relative-links', '--target', 'linux-x64', '--out', vsix]);
+  run(join(root, 'node_modules', '.bin', 'vsce'), [
+    'package',
+    '--no-rewrite-relative-links',
+    '--target',
+    'linux-x64',
+    '--out',
+    vsix,
+  ]);
   assertTrainerPackaged(vsix);
   packaged = vsix;
   return vsix;
@@ -52,7 +59,11 @@ function prepareExtension(): string {
 /** `kimina trainer setup` from the installed extension needs each requirements file and every file it names
  * (-r, -c): .vscodeignore keeps the trainer by an allow-list, so a new file is easily left out. */
 function assertTrainerPackaged(vsix: string): void {
-  const listing = spawnSync('python3', ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))', vsix], { encoding: 'utf8' });
+  const listing = spawnSync(
+    'python3',
+    ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))', vsix],
+    { encoding: 'utf8' },
+  );
   if (listing.status !== 0) throw new Error(`could not list ${vsix}: ${listing.stderr}`);
   const entries = new Set(listing.stdout.split('\n'));
   const trainer = join(root, 'backend', 'trainer');
@@ -62,7 +73,10 @@ function assertTrainerPackaged(vsix: string): void {
     for (const file of requirementsReferences(readFileSync(join(trainer, name), 'utf8'))) needed.add(file);
   }
   const missing = [...needed].filter((f) => !entries.has(`extension/backend/trainer/${f}`));
-  if (missing.length) throw new Error(`the packaged extension lacks backend/trainer/${missing.join(', ')} (add it to .vscodeignore's allow-list)`);
+  if (missing.length)
+    throw new Error(
+      `the packaged extension lacks backend/trainer/${missing.join(', ')} (add it to .vscodeignore's allow-list)`,
+    );
 }
 
 /** Installs the packaged extension into fresh isolated folders, starts code-server and opens the workspace in Chromium. */
@@ -71,55 +85,127 @@ export async function openWorkbench({ name, settings, env: extraEnv = {} }: Work
   const work = join(root, '.e2e', name);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const home = join(work, 'home'); const data = join(work, 'data'); const workspace = join(work, 'workspace');
+  const home = join(work, 'home');
+  const data = join(work, 'data');
+  const workspace = join(work, 'workspace');
   for (const dir of [home, join(data, 'user', 'User'), join(data, 'ext')]) mkdirSync(dir, { recursive: true });
   cpSync(join(root, 'test', 'e2e', 'fixtures', 'workspace'), workspace, { recursive: true });
   const port = 18000 + Math.floor(Math.random() * 2000);
   const config = join(data, 'config.yaml');
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-  writeFileSync(join(data, 'user', 'User', 'settings.json'), JSON.stringify({
-    'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'telemetry.telemetryLevel': 'off',
-    'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false, 'update.mode': 'none', 'workbench.enableExperiments': false,
-    'workbench.tips.enabled': false, 'files.autoSave': 'off', 'git.enabled': false, 'git.openRepositoryInParentFolders': 'never', 'editor.codeLens': true, ...settings,
-  }, null, 2));
-  const env = { ...process.env, ...extraEnv, HOME: home, XDG_CONFIG_HOME: join(work, 'xdg-config'), XDG_DATA_HOME: join(work, 'xdg-data'), ONNXRUNTIME_NODE_INSTALL: 'skip' };
+  writeFileSync(
+    join(data, 'user', 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'workbench.startupEditor': 'none',
+        'security.workspace.trust.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'update.mode': 'none',
+        'workbench.enableExperiments': false,
+        'workbench.tips.enabled': false,
+        'files.autoSave': 'off',
+        'git.enabled': false,
+        'git.openRepositoryInParentFolders': 'never',
+        'editor.codeLens': true,
+        ...settings,
+      },
+      null,
+      2,
+    ),
+  );
+  const env = {
+    ...process.env,
+    ...extraEnv,
+    HOME: home,
+    XDG_CONFIG_HOME: join(work, 'xdg-config'),
+    XDG_DATA_HOME: join(work, 'xdg-data'),
+    ONNXRUNTIME_NODE_INSTALL: 'skip',
+  };
   const dirs = ['--config', config, '--user-data-dir', join(data, 'user'), '--extensions-dir', join(data, 'ext')];
   run(codeServer, [...dirs, '--install-extension', vsix], env);
-  const listed = spawnSync(codeServer, [...dirs, '--list-extensions', '--show-versions'], { env, encoding: 'utf8' }).stdout;
+  const listed = spawnSync(codeServer, [...dirs, '--list-extensions', '--show-versions'], {
+    env,
+    encoding: 'utf8',
+  }).stdout;
   if (!listed.includes('kimina-local.kimina-prover@')) throw new Error(`extension not installed: ${listed}`);
 
-  const server: ChildProcess = spawn(codeServer, [...dirs, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', workspace],
-  { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server: ChildProcess = spawn(
+    codeServer,
+    [
+      ...dirs,
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      workspace,
+    ],
+    { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const serverLog: string[] = [];
   server.stdout!.on('data', (c: Buffer) => serverLog.push(c.toString()));
   server.stderr!.on('data', (c: Buffer) => serverLog.push(c.toString()));
-  const killServer = () => { try { process.kill(-server.pid!, 'SIGTERM'); } catch { /* already gone */ } };
+  const killServer = () => {
+    try {
+      process.kill(-server.pid!, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  };
   process.once('exit', killServer);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
-    if (Date.now() > deadline) { killServer(); throw new Error(`code-server did not answer /healthz:\n${serverLog.join('')}`); }
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) {
+      killServer();
+      throw new Error(`code-server did not answer /healthz:\n${serverLog.join('')}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 
   const profile = mkdtempSync(join(tmpdir(), 'kimina-e2e-chromium-'));
   const browser: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 850 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 850 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     env: { ...process.env, HOME: home },
   });
-  const page = browser.pages()[0] ?? await browser.newPage();
+  const page = browser.pages()[0] ?? (await browser.newPage());
   page.setDefaultTimeout(stepTimeout);
   const consoleLines: string[] = [];
   page.on('console', (m) => consoleLines.push(`[${m.type()}] ${m.text()}`));
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator('.monaco-workbench').waitFor();
   return {
-    name, page, workspace, console: consoleLines,
-    backendPids: () => spawnSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' }).stdout.split('\n')
-      .map((l) => l.trim().split(/\s+/)).filter((f) => Number(f[1]) === server.pid && f.slice(2).join(' ').includes('cli.js lsp --stdio'))
-      .map((f) => Number(f[0])),
+    name,
+    page,
+    workspace,
+    console: consoleLines,
+    backendPids: () =>
+      spawnSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => Number(f[1]) === server.pid && f.slice(2).join(' ').includes('cli.js lsp --stdio'))
+        .map((f) => Number(f[0])),
     async close() {
       writeFileSync(join(outDir, `${name}-console.log`), consoleLines.join('\n'));
       writeFileSync(join(outDir, `${name}-code-server.log`), serverLog.join(''));
@@ -127,7 +213,14 @@ export async function openWorkbench({ name, settings, env: extraEnv = {} }: Work
       killServer();
       process.removeListener('exit', killServer);
       rmSync(profile, { recursive: true, force: true });
-      for (const f of readdirSync(tmpdir())) if (/^vscode-(ipc|git)-.*\.sock$/.test(f)) { try { unlinkSync(join(tmpdir(), f)); } catch { /* in use */ } }
+      for (const f of readdirSync(tmpdir()))
+        if (/^vscode-(ipc|git)-.*\.sock$/.test(f)) {
+          try {
+            unlinkSync(join(tmpdir(), f));
+          } catch {
+            /* in use */
+          }
+        }
     },
   };
 }
@@ -156,7 +249,9 @@ export async function runCommand(page: Page, title: string): Promise<void> {
     await input.waitFor();
     await input.fill(`>${title}`);
     try {
-      await page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: title }).waitFor({ timeout: 10_000 });
+      await page
+        .locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: title })
+        .waitFor({ timeout: 10_000 });
       await page.keyboard.press('Enter');
       return;
     } catch (err) {
@@ -182,7 +277,10 @@ export function proofView(page: Page): FrameLocator {
 }
 
 export async function editorText(page: Page): Promise<string> {
-  return (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+  return (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(
+    /\u00a0/g,
+    ' ',
+  );
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -10,7 +10,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from './expect';
-import { editorText, goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
+import {
+  editorText,
+  goToLine,
+  openFile,
+  openWorkbench,
+  proofView,
+  runCommand,
+  screenshot,
+  step,
+  type Workbench,
+} from './harness';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 
@@ -23,7 +33,13 @@ describe('in-process backend (scripted model, stand-in REPL)', () => {
     writeScriptedModel(modelDir, { variant: 'fix' });
     wb = await openWorkbench({
       name: 'in-process',
-      settings: { 'kimina.engine': 'onnx', 'kimina.model': modelDir, 'kimina.device': 'cpu', 'kimina.replCommand': standInReplCommand(), 'kimina.samples': 1 },
+      settings: {
+        'kimina.engine': 'onnx',
+        'kimina.model': modelDir,
+        'kimina.device': 'cpu',
+        'kimina.replCommand': standInReplCommand(),
+        'kimina.samples': 1,
+      },
       // The stand-in REPL is a Node script: no Lean sandbox or address-space cap needed for it.
       env: { KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '1', KIMINA_THREADS: '1' },
     });
@@ -40,15 +56,22 @@ describe('in-process backend (scripted model, stand-in REPL)', () => {
     await goToLine(page, 7);
     await step(wb, 'prove-command', () => runCommand(page, 'Kimina: Prove This Theorem'));
     const view = proofView(page);
-    await step(wb, 'think-streams', () => view.locator('.think-text', { hasText: 'linear' }).first().waitFor({ state: 'attached' }));
+    await step(wb, 'think-streams', () =>
+      view.locator('.think-text', { hasText: 'linear' }).first().waitFor({ state: 'attached' }),
+    );
     await step(wb, 'turn-1-error', () => view.locator('.lean-message.error', { hasText: 'bogus' }).first().waitFor());
     await step(wb, 'turn-2', () => view.locator('.turn-2 h3', { hasText: 'Turn 2 (error fix)' }).waitFor());
     await step(wb, 'verified', () => view.locator('.turn-2 .verdict.ok', { hasText: 'Lean accepted' }).waitFor());
     await screenshot(page, 'in-process-1-proved');
     await step(wb, 'accept', () => view.locator('#accept').click());
-    await step(wb, 'file-holds-proof', () => expect(async () => {
-      assert.match(await editorText(page), /theorem algebra_example[^\n]*:= by\n\s+have h₁ : 2 \* x = 8 := by linarith\n\s+linarith/);
-    }));
+    await step(wb, 'file-holds-proof', () =>
+      expect(async () => {
+        assert.match(
+          await editorText(page),
+          /theorem algebra_example[^\n]*:= by\n\s+have h₁ : 2 \* x = 8 := by linarith\n\s+linarith/,
+        );
+      }),
+    );
     await screenshot(page, 'in-process-2-accepted');
   });
 });

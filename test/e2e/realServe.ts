@@ -16,22 +16,46 @@ export interface RealServe {
 
 export async function startRealServe(options: { token: string; env?: Record<string, string> }): Promise<RealServe> {
   const home = mkdtempSync(join(tmpdir(), 'kimina-e2e-serve-'));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'backend', 'cli.ts'), 'serve', '--port', '0'], {
-    cwd: root,
-    env: { ...process.env, ...standInReplEnv(), KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '2',
-      KIMINA_HOME: home, KIMINA_DB: join(home, 'kimina.db'), KIMINA_TRAINING_DIR: join(home, 'training'), KIMINA_LEAN_PROJECT: home,
-      KIMINA_API_TOKEN: options.token, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'backend', 'cli.ts'), 'serve', '--port', '0'],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...standInReplEnv(),
+        KIMINA_SANDBOX: 'none',
+        KIMINA_REPL_MEMORY_MB: '0',
+        KIMINA_MAX_REPLS: '2',
+        KIMINA_HOME: home,
+        KIMINA_DB: join(home, 'kimina.db'),
+        KIMINA_TRAINING_DIR: join(home, 'training'),
+        KIMINA_LEAN_PROJECT: home,
+        KIMINA_API_TOKEN: options.token,
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let log = '';
-  child.stderr!.on('data', (c: Buffer) => { log += c.toString(); });
-  child.stdout!.on('data', (c: Buffer) => { log += c.toString(); });
+  child.stderr!.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  child.stdout!.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
-    const graceful = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 12_000))]);
-    if (!graceful) { child.kill('SIGKILL'); await exited; }
+    const graceful = await Promise.race([
+      exited.then(() => true),
+      new Promise((r) => setTimeout(() => r(false), 12_000)),
+    ]);
+    if (!graceful) {
+      child.kill('SIGKILL');
+      await exited;
+    }
   };
   let url: string;
   try {
@@ -39,9 +63,15 @@ export async function startRealServe(options: { token: string; env?: Record<stri
       const timer = setTimeout(() => reject(new Error(`kimina serve did not start within 30 s:\n${log}`)), 30_000);
       child.stdout!.on('data', (c: Buffer) => {
         const m = /listening on (http:\/\/\S+)/.exec(c.toString());
-        if (m) { clearTimeout(timer); resolve(m[1]); }
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
       });
-      child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`kimina serve exited ${code}:\n${log}`)); });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`kimina serve exited ${code}:\n${log}`));
+      });
     });
   } catch (err) {
     await stop();
@@ -49,7 +79,9 @@ export async function startRealServe(options: { token: string; env?: Record<stri
     throw err;
   }
   return {
-    url, home, log: () => log,
+    url,
+    home,
+    log: () => log,
     async close() {
       await stop();
       rmSync(home, { recursive: true, force: true });

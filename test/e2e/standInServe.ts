@@ -9,11 +9,24 @@
 // GET /v1/training/runs answers the runs a test puts in `trainingRuns`; DELETE /v1/prove/:id cancels.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Attempt, ProveEvent, ProveRequest, ProveResult, ReplSorry, V1CheckResult, Verdict } from '../../backend/protocol';
+import type {
+  Attempt,
+  ProveEvent,
+  ProveRequest,
+  ProveResult,
+  ReplSorry,
+  V1CheckResult,
+  Verdict,
+} from '../../backend/protocol';
 
 export const standInProof = '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith';
 export const standInGoal = 'x : ℝ\nh₀ : 2 * x + 3 = 11\n⊢ x = 4';
-const thinkChunks = ['Let me think about this. ', 'We have 2x + 3 = 11, ', 'so 2x = 8 ', 'and x = 4.\n```tactics\nhave h₁ : 2 * x = 8 := by linarith\n```\n'];
+const thinkChunks = [
+  'Let me think about this. ',
+  'We have 2x + 3 = 11, ',
+  'so 2x = 8 ',
+  'and x = 4.\n```tactics\nhave h₁ : 2 * x = 8 := by linarith\n```\n',
+];
 
 export interface StandInServe {
   url: string;
@@ -39,7 +52,12 @@ function sorriesOf(code: string): ReplSorry[] {
     let k = line.indexOf('sorry');
     while (k >= 0) {
       const column = Array.from(line.slice(0, k)).length;
-      out.push({ goal: standInGoal, proofState: out.length, pos: { line: i + 1, column }, endPos: { line: i + 1, column: column + 5 } });
+      out.push({
+        goal: standInGoal,
+        proofState: out.length,
+        pos: { line: i + 1, column },
+        endPos: { line: i + 1, column: column + 5 },
+      });
       k = line.indexOf('sorry', k + 5);
     }
   });
@@ -52,23 +70,50 @@ export function check(code: string): V1CheckResult {
   if (bogus) {
     const lines = code.slice(0, bogus.index).split('\n');
     const pos = { line: lines.length, column: Array.from(lines[lines.length - 1]).length };
-    return { id: 'editor', mode: 'strict', ...verdict('lean_error', `Lean reported an error: unknown identifier '${bogus[0]}'`, {
-      messages: [{ pos, endPos: null, severity: 'error', data: `unknown identifier '${bogus[0]}'` }] }) };
+    return {
+      id: 'editor',
+      mode: 'strict',
+      ...verdict('lean_error', `Lean reported an error: unknown identifier '${bogus[0]}'`, {
+        messages: [{ pos, endPos: null, severity: 'error', data: `unknown identifier '${bogus[0]}'` }],
+      }),
+    };
   }
   if (sorries.length) {
-    return { id: 'editor', mode: 'strict', ...verdict('sorry', 'the proof uses sorry', { sorries, messages: sorries.map((s) => ({ pos: s.pos!, endPos: null, severity: 'warning', data: "declaration uses 'sorry'" })) }),
-      response: { env: 0, sorries } };
+    return {
+      id: 'editor',
+      mode: 'strict',
+      ...verdict('sorry', 'the proof uses sorry', {
+        sorries,
+        messages: sorries.map((s) => ({
+          pos: s.pos!,
+          endPos: null,
+          severity: 'warning',
+          data: "declaration uses 'sorry'",
+        })),
+      }),
+      response: { env: 0, sorries },
+    };
   }
   return { id: 'editor', mode: 'strict', ...verdict('valid', 'Lean accepted the proof; axioms clean') };
 }
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const done = () => { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); };
-  const t = setTimeout(done, ms);
-  signal.addEventListener('abort', done, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 
-async function runScript(req: ProveRequest, id: string, send: (e: ProveEvent) => void, signal: AbortSignal): Promise<ProveResult> {
+async function runScript(
+  req: ProveRequest,
+  id: string,
+  send: (e: ProveEvent) => void,
+  signal: AbortSignal,
+): Promise<ProveResult> {
   const name = theoremName(req.code);
   const statement = req.code.replace(/\s*sorry\s*$/, '').replace(/:=\s*by\s*$/, ':= by');
   const attempts: Attempt[] = [];
@@ -89,7 +134,17 @@ async function runScript(req: ProveRequest, id: string, send: (e: ProveEvent) =>
     const response = `<think>${think}</think>\n\`\`\`lean4\n${code}\n\`\`\``;
     send({ type: 'text', id, sample: 0, turn, delta: response.slice(response.indexOf('</think>') + 8) });
     const v = check(code);
-    const attempt: Attempt = { sample: 0, turn, response, think, code, format: { ok: true, error: 'NONE' }, verdict: v, tokens: response.length, timings: { generateMs: 900, verifyMs: 20 } };
+    const attempt: Attempt = {
+      sample: 0,
+      turn,
+      response,
+      think,
+      code,
+      format: { ok: true, error: 'NONE' },
+      verdict: v,
+      tokens: response.length,
+      timings: { generateMs: 900, verifyMs: 20 },
+    };
     attempts.push(attempt);
     send({ type: 'attempt', id, attempt });
     send({ type: 'verdict', id, sample: 0, turn, verdict: v });
@@ -109,29 +164,48 @@ export async function startStandInServe(options: { port?: number; token?: string
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Invalid API Key' }));
       return;
     }
-    if (req.method === 'GET' && req.url === '/v1/training/runs') { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ runs: trainingRuns })); return; }
+    if (req.method === 'GET' && req.url === '/v1/training/runs') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ runs: trainingRuns }));
+      return;
+    }
     const cancel = /^\/v1\/prove\/([^/]+)$/.exec(req.url ?? '');
     if (req.method === 'DELETE' && cancel) {
       const found = running.get(decodeURIComponent(cancel[1]));
       found?.abort();
-      res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify({ cancelled: Boolean(found) }));
+      res
+        .writeHead(found ? 200 : 404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ cancelled: Boolean(found) }));
       return;
     }
-    if (req.method === 'GET' && req.url === '/health') { res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","version":"stand-in"}'); return; }
+    if (req.method === 'GET' && req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","version":"stand-in"}');
+      return;
+    }
     let raw = '';
-    req.on('data', (c: Buffer) => { raw += c.toString('utf8'); });
+    req.on('data', (c: Buffer) => {
+      raw += c.toString('utf8');
+    });
     req.on('end', () => {
       let body: { code?: string; snippets?: { code: string }[] };
-      try { body = JSON.parse(raw); } catch { res.writeHead(422).end('{"detail":"malformed JSON"}'); return; }
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        res.writeHead(422).end('{"detail":"malformed JSON"}');
+        return;
+      }
       if (req.method === 'POST' && req.url === '/v1/check' && body.snippets) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: body.snippets.map((s) => check(s.code)) }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ results: body.snippets.map((s) => check(s.code)) }));
         return;
       }
       if (req.method === 'POST' && req.url === '/v1/prove' && typeof body.code === 'string') {
         const controller = new AbortController();
         res.on('close', () => controller.abort());
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        const send = (e: ProveEvent) => { if (!res.writableEnded) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`); };
+        const send = (e: ProveEvent) => {
+          if (!res.writableEnded) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        };
         const id = (body as ProveRequest).id ?? `standin-${++next}`;
         running.set(id, controller);
         res.on('close', () => running.delete(id));
@@ -151,6 +225,10 @@ export async function startStandInServe(options: { port?: number; token?: string
     token: options.token,
     requests,
     trainingRuns,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

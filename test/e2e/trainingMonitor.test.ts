@@ -20,7 +20,14 @@ const TOKEN = 'e2e-training-token';
 /** Why the trainer environment cannot be used, or null when it can. */
 function missingTrainerEnv(): string | null {
   if (!existsSync(venvPython)) return `${venvPython} is missing (run \`npm run test:trainer\` first)`;
-  const r = spawnSync(venvPython, ['-c', 'import importlib.util as u, sys; sys.exit(0 if all(u.find_spec(m) for m in ("torch", "trl", "transformers")) else 1)'], { encoding: 'utf8' });
+  const r = spawnSync(
+    venvPython,
+    [
+      '-c',
+      'import importlib.util as u, sys; sys.exit(0 if all(u.find_spec(m) for m in ("torch", "trl", "transformers")) else 1)',
+    ],
+    { encoding: 'utf8' },
+  );
   return r.status === 0 ? null : `${venvPython} lacks torch/trl/transformers (run \`npm run test:trainer\` first)`;
 }
 
@@ -39,9 +46,16 @@ describe('Training Monitor with a real kimina serve', { skip: skipReason ?? fals
 
   before(async () => {
     modelDir = mkdtempSync(join(tmpdir(), 'kimina-e2e-tiny-model-'));
-    execFileSync(venvPython, ['-m', 'kimina_trainer.tiny', modelDir, '--seed', '0'], { cwd: trainerSource, env: { ...process.env, PYTHONPATH: trainerSource }, stdio: 'pipe' });
+    execFileSync(venvPython, ['-m', 'kimina_trainer.tiny', modelDir, '--seed', '0'], {
+      cwd: trainerSource,
+      env: { ...process.env, PYTHONPATH: trainerSource },
+      stdio: 'pipe',
+    });
     serve = await startRealServe({ token: TOKEN, env: { KIMINA_TRAINER_PYTHON: venvPython } });
-    wb = await openWorkbench({ name: 'training', settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': TOKEN } });
+    wb = await openWorkbench({
+      name: 'training',
+      settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': TOKEN },
+    });
   });
 
   after(async () => {
@@ -53,35 +67,43 @@ describe('Training Monitor with a real kimina serve', { skip: skipReason ?? fals
     if (modelDir) rmSync(modelDir, { recursive: true, force: true });
   });
 
-  test('a tiny CPU run started from the monitor runs, charts a finished step, and cancels', { timeout: 240_000 }, async () => {
-    const { page } = wb;
-    await step(wb, 'open-container', async () => {
-      const icon = page.locator('.activitybar .action-item a[aria-label^="Kimina"], .activitybar .action-item[aria-label^="Kimina"]').first();
-      if (await icon.count()) await icon.click();
-      else await runCommand(page, 'Kimina: Open Training Monitor');
-      await page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor();
-    });
-    const view = monitorView(page);
-    await step(wb, 'connected', () => view.locator('.connection.connected').waitFor());
-    await step(wb, 'no-runs', () => view.locator('.runs', { hasText: 'No runs yet.' }).waitFor());
-    await step(wb, 'fill-form', async () => {
-      await view.locator('#model').fill(modelDir);
-      await view.locator('#preset').selectOption('tiny-cpu');
-      await view.locator('.start button.primary', { hasText: 'Start' }).click();
-    });
-    const run = view.locator('.run').first();
-    await step(wb, 'run-appears', () => run.locator('.state').waitFor());
-    await step(wb, 'run-running', () => run.locator('.state.running').waitFor({ timeout: 60_000 }));
-    // The first optimizer step includes the trainer's start-up (importing torch and TRL): give it longer.
-    await step(wb, 'chart-point', () => view.locator('#chart-reward canvas').waitFor({ timeout: 120_000 }));
-    await step(wb, 'step-counted', () => run.locator('.muted', { hasText: /^step [1-9]\d*\/10 · .*CPU/ }).waitFor());
-    await view.locator('#chart-reward').scrollIntoViewIfNeeded();
-    await screenshot(page, 'training-1-running-chart');
-    await step(wb, 'cancel', () => run.locator('.controls button', { hasText: 'cancel' }).click());
-    await step(wb, 'cancelled', () => run.locator('.state.cancelled').waitFor());
-    await step(wb, 'no-controls', async () => assert.equal(await run.locator('.controls button').count(), 0, 'a cancelled run offers no controls'));
-    await screenshot(page, 'training-2-cancelled');
-  });
+  test(
+    'a tiny CPU run started from the monitor runs, charts a finished step, and cancels',
+    { timeout: 240_000 },
+    async () => {
+      const { page } = wb;
+      await step(wb, 'open-container', async () => {
+        const icon = page
+          .locator('.activitybar .action-item a[aria-label^="Kimina"], .activitybar .action-item[aria-label^="Kimina"]')
+          .first();
+        if (await icon.count()) await icon.click();
+        else await runCommand(page, 'Kimina: Open Training Monitor');
+        await page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor();
+      });
+      const view = monitorView(page);
+      await step(wb, 'connected', () => view.locator('.connection.connected').waitFor());
+      await step(wb, 'no-runs', () => view.locator('.runs', { hasText: 'No runs yet.' }).waitFor());
+      await step(wb, 'fill-form', async () => {
+        await view.locator('#model').fill(modelDir);
+        await view.locator('#preset').selectOption('tiny-cpu');
+        await view.locator('.start button.primary', { hasText: 'Start' }).click();
+      });
+      const run = view.locator('.run').first();
+      await step(wb, 'run-appears', () => run.locator('.state').waitFor());
+      await step(wb, 'run-running', () => run.locator('.state.running').waitFor({ timeout: 60_000 }));
+      // The first optimizer step includes the trainer's start-up (importing torch and TRL): give it longer.
+      await step(wb, 'chart-point', () => view.locator('#chart-reward canvas').waitFor({ timeout: 120_000 }));
+      await step(wb, 'step-counted', () => run.locator('.muted', { hasText: /^step [1-9]\d*\/10 · .*CPU/ }).waitFor());
+      await view.locator('#chart-reward').scrollIntoViewIfNeeded();
+      await screenshot(page, 'training-1-running-chart');
+      await step(wb, 'cancel', () => run.locator('.controls button', { hasText: 'cancel' }).click());
+      await step(wb, 'cancelled', () => run.locator('.state.cancelled').waitFor());
+      await step(wb, 'no-controls', async () =>
+        assert.equal(await run.locator('.controls button').count(), 0, 'a cancelled run offers no controls'),
+      );
+      await screenshot(page, 'training-2-cancelled');
+    },
+  );
 });
 
 if (skipReason) console.log(`skipping the Training Monitor e2e test: ${skipReason}`);

@@ -22,21 +22,45 @@ test('the miniF2F folder loads 244 test and 244 valid problems with their source
   assert.match(p2.code, /^import Mathlib/);
   // Selecting: by split subfolder directly, by id list, by limit.
   assert.equal(loadBenchmark(join(minif2fDir(), 'MiniF2F', 'Valid')).problems[0].split, 'valid');
-  assert.deepEqual(loadBenchmark(minif2fDir(), { only: ['imo_1959_p1', 'aime_1983_p2'] }).problems.map((p) => p.id), ['imo_1959_p1', 'aime_1983_p2']);
+  assert.deepEqual(
+    loadBenchmark(minif2fDir(), { only: ['imo_1959_p1', 'aime_1983_p2'] }).problems.map((p) => p.id),
+    ['imo_1959_p1', 'aime_1983_p2'],
+  );
   assert.equal(loadBenchmark(minif2fDir(), { split: 'test', limit: 5 }).problems.length, 5);
-  assert.throws(() => loadBenchmark(minif2fDir(), { only: ['no_such_problem'] }), /not in the benchmark: no_such_problem/);
-  assert.throws(() => loadBenchmark(minif2fDir(), { split: 'train' }), /no problems in split 'train'.*splits: test, valid/);
+  assert.throws(
+    () => loadBenchmark(minif2fDir(), { only: ['no_such_problem'] }),
+    /not in the benchmark: no_such_problem/,
+  );
+  assert.throws(
+    () => loadBenchmark(minif2fDir(), { split: 'train' }),
+    /no problems in split 'train'.*splits: test, valid/,
+  );
   assert.throws(() => loadBenchmark(join(minif2fDir(), 'nope')), /benchmark not found/);
 });
 
 test('sources come from competition prefixes', () => {
-  assert.deepEqual(['aime_1983_p2', 'amc12a_2019_p21', 'amc12b_2002_p3', 'imo_1959_p1', 'imosl_2007_algebra_p6', 'mathd_algebra_10',
-    'algebra_sqineq_at2malt1', 'numbertheory_2dvd4expn', 'induction_12dvd4expnp1p20', 'my_lemma'].map(sourceOf),
-  ['AIME', 'AMC', 'AMC', 'IMO', 'IMO', 'MATHD', 'ALGEBRA', 'NUMBER THEORY', 'INDUCTION', 'OTHER']);
+  assert.deepEqual(
+    [
+      'aime_1983_p2',
+      'amc12a_2019_p21',
+      'amc12b_2002_p3',
+      'imo_1959_p1',
+      'imosl_2007_algebra_p6',
+      'mathd_algebra_10',
+      'algebra_sqineq_at2malt1',
+      'numbertheory_2dvd4expn',
+      'induction_12dvd4expnp1p20',
+      'my_lemma',
+    ].map(sourceOf),
+    ['AIME', 'AMC', 'AMC', 'IMO', 'IMO', 'MATHD', 'ALGEBRA', 'NUMBER THEORY', 'INDUCTION', 'OTHER'],
+  );
 });
 
 test('the theorem name is found past comments, docstrings, attributes and `open … in`', () => {
-  assert.equal(firstTheoremName('-- theorem fake : True\n/- theorem nested /- inner -/ -/\ntheorem real_one : True := trivial'), 'real_one');
+  assert.equal(
+    firstTheoremName('-- theorem fake : True\n/- theorem nested /- inner -/ -/\ntheorem real_one : True := trivial'),
+    'real_one',
+  );
   assert.equal(firstTheoremName('/-- doc with theorem inside -/\n@[simp] lemma l₁ (x : ℕ) : x = x := rfl'), 'l₁');
   assert.equal(firstTheoremName('open Nat in\ntheorem «odd name» : True := trivial'), '«odd name»');
   assert.equal(firstTheoremName('def x := "theorem not_me"\n'), null);
@@ -46,7 +70,13 @@ test('a JSONL benchmark reads DeepSeek/AI-MO columns, adds a header only when ne
   const dir = tempDir(t);
   const file = join(dir, 'bench.jsonl');
   const rows = [
-    { name: 'mathd_algebra_1', split: 'test', informal_prefix: '/-- What is $1+1$? Show that it is 2. -/\n', header: 'import Mathlib\nimport Aesop\n\n', formal_statement: 'theorem mathd_algebra_1 : (1 : ℕ) + 1 = 2 := by\n' },
+    {
+      name: 'mathd_algebra_1',
+      split: 'test',
+      informal_prefix: '/-- What is $1+1$? Show that it is 2. -/\n',
+      header: 'import Mathlib\nimport Aesop\n\n',
+      formal_statement: 'theorem mathd_algebra_1 : (1 : ℕ) + 1 = 2 := by\n',
+    },
     { formal_statement: 'import Mathlib\n\ntheorem no_name_field (x : ℝ) : x ^ 2 ≥ 0 := by sorry' },
     { id: 'bare', statement: 'theorem bare : True := by' },
   ];
@@ -69,7 +99,13 @@ test('a JSONL benchmark reads DeepSeek/AI-MO columns, adds a header only when ne
   assert.throws(() => loadBenchmark(bad), /bad\.jsonl:1: missing field 'formal_statement' or 'statement' or 'code'/);
   writeFileSync(bad, JSON.stringify({ formal_statement: 'def x := 1' }) + '\n');
   assert.throws(() => loadBenchmark(bad), /bad\.jsonl:1: no theorem or lemma/);
-  writeFileSync(bad, [JSON.stringify({ name: 'd', formal_statement: 'theorem d : True := by' }), JSON.stringify({ name: 'd', formal_statement: 'theorem d : True := by' })].join('\n'));
+  writeFileSync(
+    bad,
+    [
+      JSON.stringify({ name: 'd', formal_statement: 'theorem d : True := by' }),
+      JSON.stringify({ name: 'd', formal_statement: 'theorem d : True := by' }),
+    ].join('\n'),
+  );
   assert.throws(() => loadBenchmark(bad), /duplicate problem id 'd'|occurs in several splits/);
   writeFileSync(bad, '');
   assert.throws(() => loadBenchmark(bad), /no statements in/);

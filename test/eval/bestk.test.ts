@@ -20,8 +20,14 @@ function bruteForceBest(values: number[], n: number): number {
 }
 
 const smallCases: [number[], number][] = [
-  [[1, 0, 0, 0], 2], [[1, 0, 0, 0], 4], [[1, 1, 0, 0], 3], [[0, 0, 0], 3], [[1, 1, 1], 2],
-  [[0, 1, 0, 0, 0, 0], 4], [[0, 0, 1, 0, 1, 0, 0, 0], 4], [[1, 0, 0, 0, 0, 0, 0, 0], 6],
+  [[1, 0, 0, 0], 2],
+  [[1, 0, 0, 0], 4],
+  [[1, 1, 0, 0], 3],
+  [[0, 0, 0], 3],
+  [[1, 1, 1], 2],
+  [[0, 1, 0, 0, 0, 0], 4],
+  [[0, 0, 1, 0, 1, 0, 0, 0], 4],
+  [[1, 0, 0, 0, 0, 0, 0, 0], 6],
 ];
 
 test('the closed form 1 − (1 − c/N)^n equals the brute-force bootstrap expectation', () => {
@@ -45,10 +51,13 @@ test('MT19937 reproduces numpy: np.random.seed(42) outputs and randint(0, 5) dra
   const r = new MT19937(42);
   assert.deepEqual([r.nextUint32(), r.nextUint32(), r.nextUint32()], [1608637542, 3421126067, 4083286876]);
   const q = new MT19937(42);
-  assert.deepEqual(Array.from({ length: 10 }, () => q.randint(5)), [3, 4, 2, 4, 4, 1, 2, 2, 2, 4]);
+  assert.deepEqual(
+    Array.from({ length: 10 }, () => q.randint(5)),
+    [3, 4, 2, 4, 4, 1, 2, 2, 2, 4],
+  );
 });
 
-test('bootstrapBest gives the same numbers as verl\'s bootstrap_metric (numpy, seed 42)', () => {
+test("bootstrapBest gives the same numbers as verl's bootstrap_metric (numpy, seed 42)", () => {
   // Expected values came from running verl's bootstrap_metric body with numpy 2.4:
   //   np.random.seed(42); [max(data[i] for i in np.random.choice(len(data), size=n, replace=True)) for _ in range(1000)]
   const cases: [number[], number, number, number][] = [
@@ -76,7 +85,13 @@ test('verl reports best@n for n = 2, 4, … below N, then N', () => {
 
 test('best@8 sits below pass@8 as the recipe notes (N = 8, c = 1 → ≈ 0.656 expected)', () => {
   assert.ok(Math.abs(expectedBest(8, 1, 8) - 0.6563) < 1e-4);
-  const curve = bestAtKCurve([[1, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0]]);
-  assert.deepEqual(curve.map((p) => p.k), [2, 4, 8]);
+  const curve = bestAtKCurve([
+    [1, 0, 0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0, 0, 0, 0],
+  ]);
+  assert.deepEqual(
+    curve.map((p) => p.k),
+    [2, 4, 8],
+  );
   assert.ok(Math.abs(curve[2].value - 0.651 / 2) < 1e-12);
 });

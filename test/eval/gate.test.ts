@@ -28,7 +28,9 @@ test('an aborted waiter leaves the queue and lets the ones behind it in; bad wei
   const ctl = new AbortController();
   const blocked = gate.acquire(ctl.signal, 2);
   let smallIn = false;
-  const small = gate.acquire(undefined, 1).then(() => { smallIn = true; });
+  const small = gate.acquire(undefined, 1).then(() => {
+    smallIn = true;
+  });
   await settle();
   assert.equal(smallIn, false);
   ctl.abort(new Error('stop'));

@@ -20,7 +20,9 @@ export const MINIF2F_SPLITS: MiniF2FSplit[] = ['Test', 'Valid'];
 /** Every file of one miniF2F split (MiniF2F/Test or MiniF2F/Valid), sorted by name; throws when the copy is absent. */
 export function minif2fFiles(split: MiniF2FSplit): { name: string; path: string }[] {
   const dir = join(minif2fDir(), 'MiniF2F', split);
-  return readdirSync(dir).sort().map((name) => ({ name, path: join(dir, name) }));
+  return readdirSync(dir)
+    .sort()
+    .map((name) => ({ name, path: join(dir, name) }));
 }
 
 export function tempDir(t: { after(fn: () => void): void }, prefix = 'kimina-eval-'): string {
@@ -47,27 +49,46 @@ export function scriptedKind(id: string): ScriptedKind {
 
 function outcome(sample: number, turn: number, valid: boolean, filtered = false): AttemptOutcome {
   return {
-    sample, turn, valid,
+    sample,
+    turn,
+    valid,
     formatError: filtered ? 'NO_VALID_LEAN4_CODE_BLOCK' : valid ? 'NONE' : 'TACTICS_LEAN4_NOT_MATCH',
     status: filtered ? 'filtered' : valid ? 'valid' : 'lean_error',
-    tokens: 100 + turn * 10, chars: 400 + turn * 40, generateMs: 50, verifyMs: filtered ? 0 : 20,
-    leanSeconds: filtered ? null : 0.5, code: filtered ? null : `-- proof of sample ${sample}`, response: `answer ${sample}/${turn}`,
+    tokens: 100 + turn * 10,
+    chars: 400 + turn * 40,
+    generateMs: 50,
+    verifyMs: filtered ? 0 : 20,
+    leanSeconds: filtered ? null : 0.5,
+    code: filtered ? null : `-- proof of sample ${sample}`,
+    response: `answer ${sample}/${turn}`,
   };
 }
 
 /** TEST DOUBLE for the prove loop: scripted outcomes, optional delay, records every call. */
-export function scriptedAttempter(options: { delayMs?: number; calls?: { id: string; samples: number[] }[]; inFlight?: { now: number; max: number } } = {}): AttemptProblem {
+export function scriptedAttempter(
+  options: {
+    delayMs?: number;
+    calls?: { id: string; samples: number[] }[];
+    inFlight?: { now: number; max: number };
+  } = {},
+): AttemptProblem {
   return async (problem: BenchmarkProblem, request, signal) => {
     options.calls?.push({ id: problem.id, samples: request.samples });
     const flight = options.inFlight;
-    if (flight) { flight.now++; flight.max = Math.max(flight.max, flight.now); }
+    if (flight) {
+      flight.now++;
+      flight.max = Math.max(flight.max, flight.now);
+    }
     try {
       if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
       if (signal.aborted) return [];
       const kind = scriptedKind(problem.id);
       const out: AttemptOutcome[] = [];
       for (const s of request.samples) {
-        if (kind === 'hopeless') { out.push(outcome(s, 1, false, true)); continue; }
+        if (kind === 'hopeless') {
+          out.push(outcome(s, 1, false, true));
+          continue;
+        }
         const first = kind === 'easy' || (kind === 'half' && s % 2 === 0);
         out.push(outcome(s, 1, first));
         if (!first && request.fixTurns > 0) out.push(outcome(s, 2, kind === 'fixable'));

@@ -30,13 +30,37 @@ for (const split of MINIF2F_SPLITS) {
 // Real-world syntax beyond miniF2F's uniform files: each must parse into an accepted statement.
 const header = 'import Mathlib\n\nopen Real\n\n';
 const syntaxCases: [string, string, string][] = [
-  ['multi-line binders', 'multi_line', `${header}theorem multi_line\n    (a b : ℝ)\n    (h₀ : 0 < a ∧\n      0 < b)\n    (h₁ : a + b = 1) :\n    a * b ≤ 1 / 4 := by\n  sorry\n`],
-  ['docstring', 'with_doc', `${header}/-- Show that $2 + 2 = 4$. Uses := inside the doc. -/\ntheorem with_doc : (2 : ℕ) + 2 = 4 := by sorry\n`],
-  ['open … in', 'opened', `${header}open Finset in\ntheorem opened (n : ℕ) : ∑ i ∈ range (n + 1), i = n * (n + 1) / 2 := by\n  sorry\n`],
-  ['unicode names and binders', 'ι_unicode₁', `${header}theorem ι_unicode₁ {α : Type*} [Fintype α] (f : α → ℝ) (hf : ∀ x, 0 ≤ f x) :\n    0 ≤ ∑ x, f x := by sorry\n`],
-  ['comment inside binders', 'commented', `${header}theorem commented (S : Finset ℕ)\n  -- a comment with := and theorem inside\n  (h₀ : ∀ n, n ∈ S ↔ 0 < n) :\n  S.card = 1 := by sorry\n`],
+  [
+    'multi-line binders',
+    'multi_line',
+    `${header}theorem multi_line\n    (a b : ℝ)\n    (h₀ : 0 < a ∧\n      0 < b)\n    (h₁ : a + b = 1) :\n    a * b ≤ 1 / 4 := by\n  sorry\n`,
+  ],
+  [
+    'docstring',
+    'with_doc',
+    `${header}/-- Show that $2 + 2 = 4$. Uses := inside the doc. -/\ntheorem with_doc : (2 : ℕ) + 2 = 4 := by sorry\n`,
+  ],
+  [
+    'open … in',
+    'opened',
+    `${header}open Finset in\ntheorem opened (n : ℕ) : ∑ i ∈ range (n + 1), i = n * (n + 1) / 2 := by\n  sorry\n`,
+  ],
+  [
+    'unicode names and binders',
+    'ι_unicode₁',
+    `${header}theorem ι_unicode₁ {α : Type*} [Fintype α] (f : α → ℝ) (hf : ∀ x, 0 ≤ f x) :\n    0 ≤ ∑ x, f x := by sorry\n`,
+  ],
+  [
+    'comment inside binders',
+    'commented',
+    `${header}theorem commented (S : Finset ℕ)\n  -- a comment with := and theorem inside\n  (h₀ : ∀ n, n ∈ S ↔ 0 < n) :\n  S.card = 1 := by sorry\n`,
+  ],
   ['attribute and lemma', 'attr_lemma', `${header}@[simp]\nlemma attr_lemma (x : ℤ) : x + 0 = x := by sorry\n`],
-  ['set_option … in', 'opt_in', `${header}set_option maxRecDepth 10000 in\ntheorem opt_in : (10 : ℕ) ^ 3 = 1000 := by sorry\n`],
+  [
+    'set_option … in',
+    'opt_in',
+    `${header}set_option maxRecDepth 10000 in\ntheorem opt_in : (10 : ℕ) ^ 3 = 1000 := by sorry\n`,
+  ],
 ];
 
 for (const [what, name, code] of syntaxCases) {
@@ -47,7 +71,16 @@ for (const [what, name, code] of syntaxCases) {
 }
 
 test('statements the prover cannot use are reported, not accepted', () => {
-  assert.match(statementProblems(`${header}def not_a_theorem : ℕ := 3\n`, 'not_a_theorem').join(), /not found by the declaration parser/);
-  assert.match(statementProblems(`${header}theorem term_mode : True := trivial\n`, 'term_mode').join(), /not recognised as `:= by`/);
-  assert.match(statementProblems(`${header}theorem present : True := by sorry\n`, 'absent').join(), /no theorem named 'absent'/);
+  assert.match(
+    statementProblems(`${header}def not_a_theorem : ℕ := 3\n`, 'not_a_theorem').join(),
+    /not found by the declaration parser/,
+  );
+  assert.match(
+    statementProblems(`${header}theorem term_mode : True := trivial\n`, 'term_mode').join(),
+    /not recognised as `:= by`/,
+  );
+  assert.match(
+    statementProblems(`${header}theorem present : True := by sorry\n`, 'absent').join(),
+    /no theorem named 'absent'/,
+  );
 });

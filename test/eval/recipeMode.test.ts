@@ -33,19 +33,33 @@ async function standInDatasetsServer(rows: number) {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push(url.pathname + url.search);
-    if (url.pathname !== '/rows' || url.searchParams.get('dataset') !== 'AI-MO/minif2f_test' || url.searchParams.get('split') !== 'train') {
-      res.writeHead(404).end(); return;
+    if (
+      url.pathname !== '/rows' ||
+      url.searchParams.get('dataset') !== 'AI-MO/minif2f_test' ||
+      url.searchParams.get('split') !== 'train'
+    ) {
+      res.writeHead(404).end();
+      return;
     }
     const offset = Number(url.searchParams.get('offset'));
     const length = Math.min(100, Number(url.searchParams.get('length')));
-    const page = Array.from({ length: Math.max(0, Math.min(length, rows - offset)) }, (_, k) => ({ row_idx: offset + k, row: row(offset + k) }));
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ rows: page, num_rows_total: rows }));
+    const page = Array.from({ length: Math.max(0, Math.min(length, rows - offset)) }, (_, k) => ({
+      row_idx: offset + k,
+      row: row(offset + k),
+    }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ rows: page, num_rows_total: rows }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
-test('kimina eval fetch: AI-MO/minif2f_test in pages, 244 problems with informal statements, the recipe\'s prompts', async (t) => {
+test("kimina eval fetch: AI-MO/minif2f_test in pages, 244 problems with informal statements, the recipe's prompts", async (t) => {
   const dir = tempDir(t);
   const hub = await standInDatasetsServer(244);
   try {
@@ -54,40 +68,94 @@ test('kimina eval fetch: AI-MO/minif2f_test in pages, 244 problems with informal
     assert.deepEqual([r.rows, r.withInformal, r.downloaded], [244, 244, true]);
     assert.equal(hub.requests.length, 3, 'pages of 100');
     const problems = loadBenchmark(dest).problems;
-    assert.equal(problems[0].informal, row(0).informal_prefix, 'informal statement kept verbatim, as prepare_data.py formats it');
+    assert.equal(
+      problems[0].informal,
+      row(0).informal_prefix,
+      'informal statement kept verbatim, as prepare_data.py formats it',
+    );
     assert.equal(problems[0].split, 'test');
     const prompts = minif2fTestPrompts(dest);
     assert.deepEqual(prompts[5].prompt, buildPrompt(row(5).formal_statement, row(5).informal_prefix));
     assert.equal(prompts[5].id, 'mathd_algebra_5');
     // A second call keeps the file; a short dataset is refused and leaves nothing behind.
     assert.equal((await fetchMinif2fTest({ dest, endpoint: hub.url })).downloaded, false);
-  } finally { await hub.close(); }
+  } finally {
+    await hub.close();
+  }
   const short = await standInDatasetsServer(200);
   try {
     const dest = join(dir, 'short.jsonl');
     await assert.rejects(fetchMinif2fTest({ dest, endpoint: short.url }), /200 problems, AI-MO\/minif2f_test has 244/);
     assert.equal(existsSync(dest), false);
-  } finally { await short.close(); }
+  } finally {
+    await short.close();
+  }
   assert.throws(() => minif2fTestPrompts(join(dir, 'missing.jsonl')), /run `kimina eval fetch`/);
 });
 
-const v = (status: Verdict['status'], extra: Partial<Verdict> = {}): Verdict => ({ status, reason: `${status} reason`, messages: [], sorries: [], time: 0.1, ...extra });
+const v = (status: Verdict['status'], extra: Partial<Verdict> = {}): Verdict => ({
+  status,
+  reason: `${status} reason`,
+  messages: [],
+  sorries: [],
+  time: 0.1,
+  ...extra,
+});
 
-test('the recipe rule on the strict verdict\'s Lean answer: errors and sorries only', () => {
+test("the recipe rule on the strict verdict's Lean answer: errors and sorries only", () => {
   assert.deepEqual(recipeVerdictOf(v('valid', { axioms: [] })), { valid: true, reason: null });
-  assert.equal(recipeVerdictOf(v('lean_error', { messages: [{ severity: 'error', pos: { line: 3, column: 0 }, endPos: null, data: 'x' }] })).valid, false);
-  assert.equal(recipeVerdictOf(v('sorry', { sorries: [{ pos: { line: 4, column: 2 }, endPos: { line: 4, column: 7 }, goal: '⊢ False' }] })).valid, false);
+  assert.equal(
+    recipeVerdictOf(
+      v('lean_error', { messages: [{ severity: 'error', pos: { line: 3, column: 0 }, endPos: null, data: 'x' }] }),
+    ).valid,
+    false,
+  );
+  assert.equal(
+    recipeVerdictOf(
+      v('sorry', { sorries: [{ pos: { line: 4, column: 2 }, endPos: { line: 4, column: 7 }, goal: '⊢ False' }] }),
+    ).valid,
+    false,
+  );
   // admit-style sorry (only the warning), forbidden axioms and an audit failure: Lean had no error and no sorries entry.
-  const admit = recipeVerdictOf(v('sorry', { axioms: ['sorryAx'], messages: [{ severity: 'warning', pos: { line: 1, column: 0 }, endPos: null, data: "declaration uses 'sorry'" }] }));
+  const admit = recipeVerdictOf(
+    v('sorry', {
+      axioms: ['sorryAx'],
+      messages: [{ severity: 'warning', pos: { line: 1, column: 0 }, endPos: null, data: "declaration uses 'sorry'" }],
+    }),
+  );
   assert.deepEqual(admit, { valid: true, reason: 'strict verdict sorry: sorry reason' });
-  assert.equal(recipeVerdictOf(v('rejected', { axioms: ['Lean.ofReduceBool'], reason: 'The proof depends on axioms outside the allow-list: Lean.ofReduceBool.' })).valid, true);
-  assert.deepEqual(recipeVerdictOf(v('rejected', { time: 0, reason: 'Rejected before Lean (line 3): #eval' })), { valid: null, reason: 'not run in Lean: Rejected before Lean (line 3): #eval' });
+  assert.equal(
+    recipeVerdictOf(
+      v('rejected', {
+        axioms: ['Lean.ofReduceBool'],
+        reason: 'The proof depends on axioms outside the allow-list: Lean.ofReduceBool.',
+      }),
+    ).valid,
+    true,
+  );
+  assert.deepEqual(recipeVerdictOf(v('rejected', { time: 0, reason: 'Rejected before Lean (line 3): #eval' })), {
+    valid: null,
+    reason: 'not run in Lean: Rejected before Lean (line 3): #eval',
+  });
   assert.equal(recipeVerdictOf(v('timeout_error')).valid, false);
   assert.equal(recipeVerdictOf(null).valid, false);
 });
 
-const CONFIG: EvalConfig = { benchmark: '/x/minif2f_test.jsonl', split: 'test', model: 'm', engine: 'openai', samples: 32, fixTurns: 1,
-  temperature: 1, topP: 0.95, maxTokens: 24576, leanTimeout: 60, verdictMode: 'recipe', benchmarkName: 'AI-MO/minif2f_test', lean: 'v4.15.0' };
+const CONFIG: EvalConfig = {
+  benchmark: '/x/minif2f_test.jsonl',
+  split: 'test',
+  model: 'm',
+  engine: 'openai',
+  samples: 32,
+  fixTurns: 1,
+  temperature: 1,
+  topP: 0.95,
+  maxTokens: 24576,
+  leanTimeout: 60,
+  verdictMode: 'recipe',
+  benchmarkName: 'AI-MO/minif2f_test',
+  lean: 'v4.15.0',
+};
 
 test('comparable to the published table only with its benchmark, k, verdict, Lean and length; each difference named', () => {
   assert.equal(comparability(CONFIG, 244).comparable, true);
@@ -108,13 +176,65 @@ test('comparable to the published table only with its benchmark, k, verdict, Lea
 
 test('reports give both pass@k figures and list what only the recipe rule accepts, with the reason', () => {
   const store = new EvalStore(openDb(':memory:'));
-  const problems: BenchmarkProblem[] = ['p1', 'p2'].map((id) => ({ id, split: 'test', source: 'OTHER', code: `theorem ${id} : True := by sorry`, theorem: id, origin: 'x' }));
+  const problems: BenchmarkProblem[] = ['p1', 'p2'].map((id) => ({
+    id,
+    split: 'test',
+    source: 'OTHER',
+    code: `theorem ${id} : True := by sorry`,
+    theorem: id,
+    origin: 'x',
+  }));
   store.openRun('r', { ...CONFIG, samples: 2 }, problems);
-  const a = (problem: string, sample: number, turn: number, valid: boolean, recipeValid: boolean | null, recipeReason: string | null = null): StoredAttempt => ({
-    problem, sample, turn, formatError: 'NONE', status: valid ? 'valid' : 'rejected', valid, tokens: 10, chars: 20, generateMs: 5, verifyMs: 5, leanSeconds: 0.1,
-    code: `proof ${problem} ${sample} ${turn}`, response: null, recipeValid, recipeReason });
-  store.recordSamples('r', 'p1', [0, 1], [a('p1', 0, 1, true, true), a('p1', 1, 1, false, true, 'strict verdict rejected: The proof depends on axioms outside the allow-list: Lean.ofReduceBool.')]);
-  store.recordSamples('r', 'p2', [0, 1], [a('p2', 0, 1, false, null, 'not run in Lean: Rejected before Lean'), a('p2', 0, 2, false, true, 'strict verdict sorry: admit'), a('p2', 1, 1, false, false)]);
+  const a = (
+    problem: string,
+    sample: number,
+    turn: number,
+    valid: boolean,
+    recipeValid: boolean | null,
+    recipeReason: string | null = null,
+  ): StoredAttempt => ({
+    problem,
+    sample,
+    turn,
+    formatError: 'NONE',
+    status: valid ? 'valid' : 'rejected',
+    valid,
+    tokens: 10,
+    chars: 20,
+    generateMs: 5,
+    verifyMs: 5,
+    leanSeconds: 0.1,
+    code: `proof ${problem} ${sample} ${turn}`,
+    response: null,
+    recipeValid,
+    recipeReason,
+  });
+  store.recordSamples(
+    'r',
+    'p1',
+    [0, 1],
+    [
+      a('p1', 0, 1, true, true),
+      a(
+        'p1',
+        1,
+        1,
+        false,
+        true,
+        'strict verdict rejected: The proof depends on axioms outside the allow-list: Lean.ofReduceBool.',
+      ),
+    ],
+  );
+  store.recordSamples(
+    'r',
+    'p2',
+    [0, 1],
+    [
+      a('p2', 0, 1, false, null, 'not run in Lean: Rejected before Lean'),
+      a('p2', 0, 2, false, true, 'strict verdict sorry: admit'),
+      a('p2', 1, 1, false, false),
+    ],
+  );
   const report = buildReport(store, 'r');
   const at = (c: { k: number; value: number }[] | null | undefined, k: number) => c?.find((x) => x.k === k)?.value;
   assert.equal(at(report.metrics.passAtK, 2), 0.5, 'strict: p1 only');
@@ -123,18 +243,33 @@ test('reports give both pass@k figures and list what only the recipe rule accept
   assert.equal(at(report.metrics.passAtK, 1), 0.25);
   assert.equal(at(report.metrics.recipe?.passAtKWithFix, 2), 1, 'recipe: p2 fixed by an admit-style answer');
   assert.equal(report.metrics.recipe?.unknown, 1);
-  assert.deepEqual(report.recipeOnly?.map((o) => [o.problem, o.sample, o.turn]), [['p1', 1, 1], ['p2', 0, 2]]);
+  assert.deepEqual(
+    report.recipeOnly?.map((o) => [o.problem, o.sample, o.turn]),
+    [
+      ['p1', 1, 1],
+      ['p2', 0, 2],
+    ],
+  );
   assert.equal(report.comparability?.comparable, false, 'two problems, two samples');
   const md = reportMarkdown(report);
-  assert.match(md, /\| `m` \| recipe \(headline\) \| 50\.00 % \| 100\.00 % \|\n\| `m` \| strict \| 50\.00 % \| 50\.00 % \|/);
+  assert.match(
+    md,
+    /\| `m` \| recipe \(headline\) \| 50\.00 % \| 100\.00 % \|\n\| `m` \| strict \| 50\.00 % \| 50\.00 % \|/,
+  );
   assert.match(md, /accepts 2 answers the strict verdict refuses; 1 answers never reached Lean/);
-  assert.match(md, /\| `p1` \| 1 \| 1 \| strict verdict rejected: The proof depends on axioms outside the allow-list: Lean\.ofReduceBool\. \|/);
+  assert.match(
+    md,
+    /\| `p1` \| 1 \| 1 \| strict verdict rejected: The proof depends on axioms outside the allow-list: Lean\.ofReduceBool\. \|/,
+  );
   assert.match(md, /- Benchmark: \*\*AI-MO\/minif2f_test\*\*/);
   assert.match(md, /- Lean: v4\.15\.0; verdict mode: \*\*recipe\*\*/);
-  assert.match(md, /Comparable to the published table: \*\*no\*\* \(2 of the 244 problems were measured; 2 samples per problem/);
+  assert.match(
+    md,
+    /Comparable to the published table: \*\*no\*\* \(2 of the 244 problems were measured; 2 samples per problem/,
+  );
 });
 
-test('kimina eval fetch with no argument downloads the recipe\'s benchmark; --verdict takes strict or recipe', async (t) => {
+test("kimina eval fetch with no argument downloads the recipe's benchmark; --verdict takes strict or recipe", async (t) => {
   const dir = tempDir(t);
   const hub = await standInDatasetsServer(244);
   const lines: string[] = [];
@@ -142,22 +277,29 @@ test('kimina eval fetch with no argument downloads the recipe\'s benchmark; --ve
   const err = console.error;
   const before = process.env.KIMINA_DATASETS_SERVER;
   process.env.KIMINA_DATASETS_SERVER = hub.url;
-  console.log = (...a: unknown[]) => { lines.push(a.join(' ')); };
+  console.log = (...a: unknown[]) => {
+    lines.push(a.join(' '));
+  };
   console.error = () => {};
   try {
     const code = await runEval(['fetch', '--dest', join(dir, 'm.jsonl')]);
     assert.equal(code, 0);
   } finally {
-    console.log = log; console.error = err;
-    if (before === undefined) delete process.env.KIMINA_DATASETS_SERVER; else process.env.KIMINA_DATASETS_SERVER = before;
+    console.log = log;
+    console.error = err;
+    if (before === undefined) delete process.env.KIMINA_DATASETS_SERVER;
+    else process.env.KIMINA_DATASETS_SERVER = before;
     await hub.close();
   }
   assert.match(lines.join('\n'), /AI-MO\/minif2f_test: 244 problems, 244 with an informal statement/);
   assert.match(lines.join('\n'), /kimina eval run .*m\.jsonl --model NAME --verdict recipe/);
-  await assert.rejects(runEval(['run', join(dir, 'm.jsonl'), '--model', 'm', '--verdict', 'lenient', '--db', join(dir, 'k.db')]), /verdict mode must be strict or recipe, got 'lenient'/);
+  await assert.rejects(
+    runEval(['run', join(dir, 'm.jsonl'), '--model', 'm', '--verdict', 'lenient', '--db', join(dir, 'k.db')]),
+    /verdict mode must be strict or recipe, got 'lenient'/,
+  );
 });
 
-test('the Lean version comes from the verifier project\'s lean-toolchain', (t) => {
+test("the Lean version comes from the verifier project's lean-toolchain", (t) => {
   const dir = tempDir(t);
   writeFileSync(join(dir, 'lean-toolchain'), 'leanprover/lean4:v4.15.0\n');
   assert.equal(leanVersionOf(dir), 'v4.15.0');

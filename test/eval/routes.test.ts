@@ -13,7 +13,18 @@ import { minif2fDir, scriptedAttempter } from './helpers';
 test('GET /v1/eval/runs, a report, its plots and a comparison; unknown runs are 404', async (t) => {
   const store = new EvalStore(openDb(':memory:'));
   const problems = loadBenchmark(minif2fDir(), { split: 'test', limit: 5 }).problems;
-  const config = { benchmark: minif2fDir(), split: 'test', model: 'scripted', engine: 'openai', samples: 2, fixTurns: 1, temperature: 1, topP: 0.95, maxTokens: 100, leanTimeout: 60 };
+  const config = {
+    benchmark: minif2fDir(),
+    split: 'test',
+    model: 'scripted',
+    engine: 'openai',
+    samples: 2,
+    fixTurns: 1,
+    temperature: 1,
+    topP: 0.95,
+    maxTokens: 100,
+    leanTimeout: 60,
+  };
   for (const name of ['base', 'tuned']) {
     store.openRun(name, config, problems);
     await runEvaluation({ store, run: name, attempt: scriptedAttempter(), concurrency: 2 });
@@ -25,15 +36,26 @@ test('GET /v1/eval/runs, a report, its plots and a comparison; unknown runs are 
   t.after(() => server.close());
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const runs = await (await fetch(`${base}/v1/eval/runs`)).json() as { runs: { name: string; complete: number }[] };
-  assert.deepEqual(runs.runs.map((r) => [r.name, r.complete]), [['base', 5], ['tuned', 5]]);
-  const report = await (await fetch(`${base}/v1/eval/runs/base`)).json() as { metrics: { problems: number; samples: number } };
+  const runs = (await (await fetch(`${base}/v1/eval/runs`)).json()) as { runs: { name: string; complete: number }[] };
+  assert.deepEqual(
+    runs.runs.map((r) => [r.name, r.complete]),
+    [
+      ['base', 5],
+      ['tuned', 5],
+    ],
+  );
+  const report = (await (await fetch(`${base}/v1/eval/runs/base`)).json()) as {
+    metrics: { problems: number; samples: number };
+  };
   assert.deepEqual([report.metrics.problems, report.metrics.samples], [5, 2]);
   const plot = await fetch(`${base}/v1/eval/runs/base/pass-at-k.svg`);
   assert.match(plot.headers.get('content-type') ?? '', /image\/svg\+xml/);
   assert.match(await plot.text(), /^<svg /);
   assert.equal((await fetch(`${base}/v1/eval/runs/base/by-source.svg`)).status, 200);
-  const cmp = await (await fetch(`${base}/v1/eval/runs/base/compare/tuned`)).json() as { common: number; changed: unknown[] };
+  const cmp = (await (await fetch(`${base}/v1/eval/runs/base/compare/tuned`)).json()) as {
+    common: number;
+    changed: unknown[];
+  };
   assert.deepEqual([cmp.common, cmp.changed.length], [5, 0]);
   assert.equal((await fetch(`${base}/v1/eval/runs/base/compare/tuned/pass-at-k.svg`)).status, 200);
   const missing = await fetch(`${base}/v1/eval/runs/nope`);

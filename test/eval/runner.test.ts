@@ -12,8 +12,17 @@ import type { EvalConfig, EvalProgress } from '../../backend/protocol';
 import { minif2fDir, scriptedAttempter, scriptedKind, tempDir } from './helpers';
 
 const config = (over: Partial<EvalConfig> = {}): EvalConfig => ({
-  benchmark: minif2fDir(), split: 'test', model: 'scripted-test-double', engine: 'scripted', samples: 4, fixTurns: 1,
-  temperature: 1, topP: 0.95, maxTokens: 1024, leanTimeout: 60, ...over,
+  benchmark: minif2fDir(),
+  split: 'test',
+  model: 'scripted-test-double',
+  engine: 'scripted',
+  samples: 4,
+  fixTurns: 1,
+  temperature: 1,
+  topP: 0.95,
+  maxTokens: 1024,
+  leanTimeout: 60,
+  ...over,
 });
 
 function slice(limit: number) {
@@ -26,7 +35,13 @@ test('a run attempts every problem, respects the concurrency limit and reports p
   store.openRun('r1', config(), problems);
   const inFlight = { now: 0, max: 0 };
   const progress: EvalProgress[] = [];
-  const out = await runEvaluation({ store, run: 'r1', attempt: scriptedAttempter({ delayMs: 5, inFlight }), concurrency: 3, onProgress: (p) => progress.push(p) });
+  const out = await runEvaluation({
+    store,
+    run: 'r1',
+    attempt: scriptedAttempter({ delayMs: 5, inFlight }),
+    concurrency: 3,
+    onProgress: (p) => progress.push(p),
+  });
   assert.deepEqual(out, { finished: 12, complete: true, stopped: false });
   assert.equal(inFlight.max, 3);
   assert.equal(progress.at(-1)!.done, 12);
@@ -42,10 +57,16 @@ test('a run attempts every problem, respects the concurrency limit and reports p
   assert.ok(Math.abs(m.passAtK[0].value - (share((k) => k === 'easy') + share((k) => k === 'half') / 2)) < 1e-12);
   assert.ok(Math.abs(m.passAtK[3].value - share((k) => k === 'easy' || k === 'half')) < 1e-12);
   assert.ok(Math.abs(m.passAtKWithFix![3].value - share((k) => k !== 'hopeless')) < 1e-12);
-  assert.equal(m.formatErrors.turn1.NO_VALID_LEAN4_CODE_BLOCK, share((k) => k === 'hopeless'));
+  assert.equal(
+    m.formatErrors.turn1.NO_VALID_LEAN4_CODE_BLOCK,
+    share((k) => k === 'hopeless'),
+  );
   assert.equal(m.meanResponseTokens > 100, true);
   assert.equal(m.leanSecondsPerCheck!.median, 0.5);
-  assert.equal(m.bySource.reduce((s, r) => s + r.problems, 0), 12);
+  assert.equal(
+    m.bySource.reduce((s, r) => s + r.problems, 0),
+    12,
+  );
 });
 
 test('an interrupted run resumes: finished problems are not redone and the result equals a straight run', async () => {
@@ -56,8 +77,14 @@ test('an interrupted run resumes: finished problems are not redone and the resul
   const calls: { id: string; samples: number[] }[] = [];
   let seen = 0;
   const first = await runEvaluation({
-    store, run: 'resume', attempt: scriptedAttempter({ delayMs: 5, calls }), concurrency: 2, signal: ctl.signal,
-    onProgress: (p) => { if (p.done >= 4 && seen++ === 0) ctl.abort(); },
+    store,
+    run: 'resume',
+    attempt: scriptedAttempter({ delayMs: 5, calls }),
+    concurrency: 2,
+    signal: ctl.signal,
+    onProgress: (p) => {
+      if (p.done >= 4 && seen++ === 0) ctl.abort();
+    },
   });
   assert.equal(first.stopped, true);
   assert.equal(first.complete, false);
@@ -65,10 +92,20 @@ test('an interrupted run resumes: finished problems are not redone and the resul
   assert.ok(doneBefore >= 4 && doneBefore < 10, `finished ${doneBefore}`);
 
   const again: { id: string; samples: number[] }[] = [];
-  const second = await runEvaluation({ store, run: 'resume', attempt: scriptedAttempter({ calls: again }), concurrency: 2 });
+  const second = await runEvaluation({
+    store,
+    run: 'resume',
+    attempt: scriptedAttempter({ calls: again }),
+    concurrency: 2,
+  });
   assert.equal(second.complete, true);
   assert.equal(second.finished, 10 - doneBefore);
-  const finishedFirst = new Set(store.problems('resume').map((p) => p.id).filter((id) => calls.some((c) => c.id === id)));
+  const finishedFirst = new Set(
+    store
+      .problems('resume')
+      .map((p) => p.id)
+      .filter((id) => calls.some((c) => c.id === id)),
+  );
   assert.ok(again.every((c) => c.samples.join() === '0,1,2,3'));
   assert.equal(again.length, 10 - doneBefore);
   assert.ok(finishedFirst.size >= doneBefore);
@@ -88,7 +125,10 @@ test('raising --samples on an existing run asks only for the missing samples', a
   store.openRun('grow', config({ samples: 5 }), problems);
   const calls: { id: string; samples: number[] }[] = [];
   await runEvaluation({ store, run: 'grow', attempt: scriptedAttempter({ calls }), concurrency: 1 });
-  assert.deepEqual(calls.map((c) => c.samples.join()), ['2,3,4', '2,3,4', '2,3,4']);
+  assert.deepEqual(
+    calls.map((c) => c.samples.join()),
+    ['2,3,4', '2,3,4', '2,3,4'],
+  );
   assert.ok(buildReport(store, 'grow').problems.every((p) => p.samples === 5));
 });
 
@@ -96,8 +136,14 @@ test('a run refuses to resume with other settings, and a changed problem is refu
   const store = new EvalStore(openDb(':memory:'));
   const problems = slice(2);
   store.openRun('fixed', config(), problems);
-  assert.throws(() => store.openRun('fixed', config({ temperature: 0.6 }), problems), /other settings \(temperature 1 → 0.6\)/);
-  assert.throws(() => store.openRun('fixed', config(), [{ ...problems[0], code: problems[0].code + '\n' }]), /changed since run 'fixed' started/);
+  assert.throws(
+    () => store.openRun('fixed', config({ temperature: 0.6 }), problems),
+    /other settings \(temperature 1 → 0.6\)/,
+  );
+  assert.throws(
+    () => store.openRun('fixed', config(), [{ ...problems[0], code: problems[0].code + '\n' }]),
+    /changed since run 'fixed' started/,
+  );
   assert.throws(() => store.openRun('bad name!', config(), problems), /may hold only/);
 });
 
@@ -107,16 +153,32 @@ test('an attempter failure stops the run with its error and loses no finished pr
   store.openRun('fail', config(), problems);
   const good = scriptedAttempter();
   let n = 0;
-  await assert.rejects(runEvaluation({
-    store, run: 'fail', concurrency: 1,
-    attempt: async (p, r, s) => { if (n++ === 3) throw new Error('engine went away'); return good(p, r, s); },
-  }), /engine went away/);
+  await assert.rejects(
+    runEvaluation({
+      store,
+      run: 'fail',
+      concurrency: 1,
+      attempt: async (p, r, s) => {
+        if (n++ === 3) throw new Error('engine went away');
+        return good(p, r, s);
+      },
+    }),
+    /engine went away/,
+  );
   assert.equal(store.summary('fail').complete, 3);
-  await assert.rejects(runEvaluation({ store, run: 'fail', concurrency: 1, attempt: async () => [] }), /4 samples asked, 0 answered/);
-  await assert.rejects(runEvaluation({
-    store, run: 'fail', concurrency: 2,
-    attempt: async (p, r, s) => (await good(p, r, s)).map((o) => ({ ...o, sample: o.sample + 10 })),
-  }), /attempt for sample 10, which was not asked for/);
+  await assert.rejects(
+    runEvaluation({ store, run: 'fail', concurrency: 1, attempt: async () => [] }),
+    /4 samples asked, 0 answered/,
+  );
+  await assert.rejects(
+    runEvaluation({
+      store,
+      run: 'fail',
+      concurrency: 2,
+      attempt: async (p, r, s) => (await good(p, r, s)).map((o) => ({ ...o, sample: o.sample + 10 })),
+    }),
+    /attempt for sample 10, which was not asked for/,
+  );
   assert.equal(store.summary('fail').complete, 3);
 });
 
@@ -151,10 +213,22 @@ test('whole responses are stored only with keepResponses, and read back only on 
   store.openRun('drop', config({ samples: 1 }), slice(2));
   await runEvaluation({ store, run: 'drop', attempt: scriptedAttempter(), concurrency: 1 });
   assert.ok(store.attempts('drop', true).every((a) => a.response === null));
-  assert.deepEqual([...store.solvedProblems('keep')].sort(), slice(2).filter((p) => scriptedKind(p.id) !== 'hopeless').map((p) => p.id).sort());
+  assert.deepEqual(
+    [...store.solvedProblems('keep')].sort(),
+    slice(2)
+      .filter((p) => scriptedKind(p.id) !== 'hopeless')
+      .map((p) => p.id)
+      .sort(),
+  );
   assert.equal(store.deleteRun('keep'), true);
   assert.equal(store.attempts('keep', true).length, 0);
-  assert.equal(store.listRuns().map((r) => r.name).join(), 'drop');
+  assert.equal(
+    store
+      .listRuns()
+      .map((r) => r.name)
+      .join(),
+    'drop',
+  );
 });
 
 test('a run can work on a subset of its problems; the others keep what they have', async () => {
@@ -162,9 +236,21 @@ test('a run can work on a subset of its problems; the others keep what they have
   const problems = slice(6);
   store.openRun('subset', config({ samples: 2 }), problems);
   const calls: { id: string; samples: number[] }[] = [];
-  const out = await runEvaluation({ store, run: 'subset', attempt: scriptedAttempter({ calls }), concurrency: 2, only: problems.slice(0, 2).map((p) => p.id) });
+  const out = await runEvaluation({
+    store,
+    run: 'subset',
+    attempt: scriptedAttempter({ calls }),
+    concurrency: 2,
+    only: problems.slice(0, 2).map((p) => p.id),
+  });
   assert.deepEqual(out, { finished: 2, complete: true, stopped: false });
-  assert.deepEqual(calls.map((c) => c.id).sort(), problems.slice(0, 2).map((p) => p.id).sort());
+  assert.deepEqual(
+    calls.map((c) => c.id).sort(),
+    problems
+      .slice(0, 2)
+      .map((p) => p.id)
+      .sort(),
+  );
   assert.equal(store.summary('subset').complete, 2);
   assert.equal(buildReport(store, 'subset').metrics.problems, 2); // the report covers what was measured
 });

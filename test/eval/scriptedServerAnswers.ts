@@ -10,9 +10,27 @@ function answerWith(statement: string, proof: string): string {
   // Two tactics blocks that together repeat the final code, each shorter than it (format checks 6 and 7b).
   const lines = [...statement.split('\n'), proof];
   const half = Math.ceil(lines.length / 2);
-  return ['<think>', 'Restate the setting first.', '', '```tactics', ...lines.slice(0, half), '```', '',
-    'Then the goal, closed by one tactic:', '', '```tactics', ...lines.slice(half), '```', '</think>', 'One tactic finishes it.', '',
-    '```lean4', statement, proof, '```'].join('\n');
+  return [
+    '<think>',
+    'Restate the setting first.',
+    '',
+    '```tactics',
+    ...lines.slice(0, half),
+    '```',
+    '',
+    'Then the goal, closed by one tactic:',
+    '',
+    '```tactics',
+    ...lines.slice(half),
+    '```',
+    '</think>',
+    'One tactic finishes it.',
+    '',
+    '```lean4',
+    statement,
+    proof,
+    '```',
+  ].join('\n');
 }
 
 /** The statement inside the first user message's ```lean4 block (the problem prompt). */
@@ -31,7 +49,11 @@ export function theoremOf(statement: string): string {
  * easy: valid first answer; fixable: bogus first answer, valid fix; half: valid when the request's
  * seed is even (so it varies by sample), else bogus twice; hopeless: prose without a lean4 block.
  */
-export function scriptedAnswer(messages: Array<{ role: string; content: string }>, _sample: number, seed: number | undefined): string {
+export function scriptedAnswer(
+  messages: Array<{ role: string; content: string }>,
+  _sample: number,
+  seed: number | undefined,
+): string {
   const statement = statementOf(messages);
   const kind = scriptedKind(theoremOf(statement));
   const fixTurn = messages.filter((m) => m.role === 'user').length > 1;

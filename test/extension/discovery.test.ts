@@ -10,8 +10,15 @@ import { discoveryPath, findServer } from '../../backend/editor/discovery';
 let home: string;
 const savedHome = process.env.KIMINA_HOME;
 
-before(() => { home = mkdtempSync(join(tmpdir(), 'kimina-discovery-')); process.env.KIMINA_HOME = home; });
-after(() => { if (savedHome === undefined) delete process.env.KIMINA_HOME; else process.env.KIMINA_HOME = savedHome; rmSync(home, { recursive: true, force: true }); });
+before(() => {
+  home = mkdtempSync(join(tmpdir(), 'kimina-discovery-'));
+  process.env.KIMINA_HOME = home;
+});
+after(() => {
+  if (savedHome === undefined) delete process.env.KIMINA_HOME;
+  else process.env.KIMINA_HOME = savedHome;
+  rmSync(home, { recursive: true, force: true });
+});
 
 test('no setting and no discovery file: no server', () => {
   assert.equal(findServer({}), null);
@@ -19,17 +26,35 @@ test('no setting and no discovery file: no server', () => {
 
 test('kimina.serverUrl (KIMINA_SERVER_URL) with its token wins over the discovery file', () => {
   writeFileSync(discoveryPath(), JSON.stringify({ url: 'http://127.0.0.1:9/', pid: process.pid }));
-  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8000/', KIMINA_API_TOKEN: 't' }), { url: 'http://127.0.0.1:8000', token: 't', source: 'setting' });
+  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8000/', KIMINA_API_TOKEN: 't' }), {
+    url: 'http://127.0.0.1:8000',
+    token: 't',
+    source: 'setting',
+  });
 });
 
 test('kimina.serverUrl without a token takes the token of the discovery file when that names the same server', () => {
-  writeFileSync(discoveryPath(), JSON.stringify({ url: 'http://127.0.0.1:8000', token: 'random-one', pid: process.pid }));
-  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8000/' }), { url: 'http://127.0.0.1:8000', token: 'random-one', source: 'setting' });
-  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8001' }), { url: 'http://127.0.0.1:8001', token: undefined, source: 'setting' });
+  writeFileSync(
+    discoveryPath(),
+    JSON.stringify({ url: 'http://127.0.0.1:8000', token: 'random-one', pid: process.pid }),
+  );
+  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8000/' }), {
+    url: 'http://127.0.0.1:8000',
+    token: 'random-one',
+    source: 'setting',
+  });
+  assert.deepEqual(findServer({ KIMINA_SERVER_URL: 'http://127.0.0.1:8001' }), {
+    url: 'http://127.0.0.1:8001',
+    token: undefined,
+    source: 'setting',
+  });
 });
 
-test('a live server\'s discovery file is used, with its token', () => {
-  writeFileSync(discoveryPath(), JSON.stringify({ url: 'http://127.0.0.1:8123', token: 'from-file', pid: process.pid }));
+test("a live server's discovery file is used, with its token", () => {
+  writeFileSync(
+    discoveryPath(),
+    JSON.stringify({ url: 'http://127.0.0.1:8123', token: 'from-file', pid: process.pid }),
+  );
   assert.deepEqual(findServer({}), { url: 'http://127.0.0.1:8123', token: 'from-file', source: 'discovery' });
 });
 

@@ -1,40 +1,72 @@
 // Connects a language-server face to a JSON-RPC client over in-memory streams (real LSP framing both ways).
 import { PassThrough } from 'node:stream';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../../backend/protocol';
 import { startLspFace, type LspFace } from '../../backend/api/lsp';
 import type { ProveService } from '../../backend/editor/service';
 
-export interface FaceClient { client: MessageConnection; face: LspFace; events: LspProveEvent[]; statuses: BackendStatus[]; close(): Promise<void> }
+export interface FaceClient {
+  client: MessageConnection;
+  face: LspFace;
+  events: LspProveEvent[];
+  statuses: BackendStatus[];
+  close(): Promise<void>;
+}
 
-export async function connectFace(createService: () => Promise<ProveService>, options: { proveTimeoutS?: number; refreshMs?: number } = {}): Promise<FaceClient> {
-  const up = new PassThrough(); const down = new PassThrough();
+export async function connectFace(
+  createService: () => Promise<ProveService>,
+  options: { proveTimeoutS?: number; refreshMs?: number } = {},
+): Promise<FaceClient> {
+  const up = new PassThrough();
+  const down = new PassThrough();
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
   const face = startLspFace({ connection, createService, ...options });
   connection.listen();
   const client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
   const events: LspProveEvent[] = [];
   const statuses: BackendStatus[] = [];
-  client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => { events.push(e); });
-  client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => { statuses.push(s); });
+  client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => {
+    events.push(e);
+  });
+  client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => {
+    statuses.push(s);
+  });
   client.listen();
   await client.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
   await client.sendNotification('initialized', {});
-  return { client, face, events, statuses, close: async () => { client.dispose(); await face.close(); } };
+  return {
+    client,
+    face,
+    events,
+    statuses,
+    close: async () => {
+      client.dispose();
+      await face.close();
+    },
+  };
 }
 
 /** Asks kimina/status until the state leaves 'starting' (services start in the background). */
 export async function settledStatus(client: MessageConnection): Promise<BackendStatus> {
-  let status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
+  let status = (await client.sendRequest(lspMethods.status, {})) as BackendStatus;
   for (let i = 0; i < 100 && status.state === 'starting'; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
+    status = (await client.sendRequest(lspMethods.status, {})) as BackendStatus;
   }
   return status;
 }
 
 /** A custom request with the types protocol/lsp.ts declares for it. */
-export function faceRequest<M extends keyof LspRequestTypes>(client: MessageConnection, method: M, params: LspRequestTypes[M]['params']): Promise<LspRequestTypes[M]['result']> {
+export function faceRequest<M extends keyof LspRequestTypes>(
+  client: MessageConnection,
+  method: M,
+  params: LspRequestTypes[M]['params'],
+): Promise<LspRequestTypes[M]['result']> {
   return client.sendRequest(method, params) as Promise<LspRequestTypes[M]['result']>;
 }

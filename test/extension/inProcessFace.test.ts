@@ -31,8 +31,16 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kimina-inprocess-'));
   writeScriptedModel(join(dir, 'model'), { variant: 'fix' });
   Object.assign(process.env, standInReplEnv(), {
-    KIMINA_ENGINE: 'onnx', KIMINA_MODEL: join(dir, 'model'), KIMINA_DEVICE: 'cpu', KIMINA_THREADS: '1',
-    KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '1', KIMINA_LEAN_PROJECT: dir, KIMINA_DB: join(dir, 'kimina.db'), KIMINA_HOME: dir,
+    KIMINA_ENGINE: 'onnx',
+    KIMINA_MODEL: join(dir, 'model'),
+    KIMINA_DEVICE: 'cpu',
+    KIMINA_THREADS: '1',
+    KIMINA_SANDBOX: 'none',
+    KIMINA_REPL_MEMORY_MB: '0',
+    KIMINA_MAX_REPLS: '1',
+    KIMINA_LEAN_PROJECT: dir,
+    KIMINA_DB: join(dir, 'kimina.db'),
+    KIMINA_HOME: dir,
   });
   conn = await connectFace(() => createInProcessService(openApp({ log: () => {} }), () => {}));
 });
@@ -51,10 +59,24 @@ test('status names the in-process engine and model', async () => {
 });
 
 test('prove in process: turn 1 fails in the stand-in Lean, the fix turn is verified, the edit splices it in', async () => {
-  const result = await conn.client.sendRequest(lspMethods.prove, { id: 'inproc-1', code: text, position: { line: 4, character: 2 }, samples: 1 }) as EditorProveResult;
+  const result = (await conn.client.sendRequest(lspMethods.prove, {
+    id: 'inproc-1',
+    code: text,
+    position: { line: 4, character: 2 },
+    samples: 1,
+  })) as EditorProveResult;
   assert.equal(result.status, 'proved');
-  assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status]), [[1, 'lean_error'], [2, 'valid']]);
-  assert.ok(conn.events.some((e) => e.type === 'think' && e.id === 'inproc-1'), 'think deltas stream');
+  assert.deepEqual(
+    result.attempts.map((a) => [a.turn, a.verdict?.status]),
+    [
+      [1, 'lean_error'],
+      [2, 'valid'],
+    ],
+  );
+  assert.ok(
+    conn.events.some((e) => e.type === 'think' && e.id === 'inproc-1'),
+    'think deltas stream',
+  );
   const updated = applyEdit(text, result.edit!, (l, c) => offsetAt(text, l, c));
   assert.match(updated, /x = 4 := by\n  have h₁ : 2 \* x = 8 := by linarith\n  linarith\n$/);
 });

@@ -2,7 +2,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { codeOnly, declarationAt, findDeclarations, headerOf, offsetAt, positionAt, sorryAt, standaloneSnippet } from '../../backend/editor/leanSource';
+import {
+  codeOnly,
+  declarationAt,
+  findDeclarations,
+  headerOf,
+  offsetAt,
+  positionAt,
+  sorryAt,
+  standaloneSnippet,
+} from '../../backend/editor/leanSource';
 import { MINIF2F_SPLITS, minif2fFiles } from '../eval/helpers';
 
 const file = `import Mathlib
@@ -33,13 +42,16 @@ example : (1 : ℕ) + 1 = 2 := by norm_num
 
 test('finds every declaration with its kind, name, lines and sorries', () => {
   const decls = findDeclarations(file);
-  assert.deepEqual(decls.map((d) => [d.kind, d.name, d.startLine, d.endLine, d.sorries.length]), [
-    ['theorem', 'algebra_example', 4, 5, 1],
-    ['lemma', 'two_goals', 8, 12, 1],
-    ['theorem', 'inner', 15, 16, 1],
-    ['example', 'example', 19, 19, 0],
-    ['theorem', 'with_attr', 21, 23, 1],
-  ]);
+  assert.deepEqual(
+    decls.map((d) => [d.kind, d.name, d.startLine, d.endLine, d.sorries.length]),
+    [
+      ['theorem', 'algebra_example', 4, 5, 1],
+      ['lemma', 'two_goals', 8, 12, 1],
+      ['theorem', 'inner', 15, 16, 1],
+      ['example', 'example', 19, 19, 0],
+      ['theorem', 'with_attr', 21, 23, 1],
+    ],
+  );
 });
 
 test('comments, doc comments and strings never count as sorry', () => {
@@ -55,7 +67,10 @@ test('sorry positions are tactic or term as Lean would parse them', () => {
   const kinds = findDeclarations(file).flatMap((d) => d.sorries.map((s) => s.position));
   assert.deepEqual(kinds, ['tactic', 'tactic', 'term', 'term']);
   const inline = findDeclarations('theorem t : True := by sorry\ntheorem u : True := sorry\n');
-  assert.deepEqual(inline.map((d) => d.sorries[0].position), ['tactic', 'term']);
+  assert.deepEqual(
+    inline.map((d) => d.sorries[0].position),
+    ['tactic', 'term'],
+  );
 });
 
 test('statement ends after the top-level := (not one inside brackets)', () => {
@@ -68,7 +83,11 @@ test('declaration at the cursor: inside, below, or none above', () => {
   const decls = findDeclarations(file);
   assert.equal(declarationAt(decls, 5)?.name, 'algebra_example');
   assert.equal(declarationAt(decls, 10)?.name, 'two_goals');
-  assert.equal(declarationAt(decls, 7)?.name, 'algebra_example', 'a blank line after a declaration picks the one above');
+  assert.equal(
+    declarationAt(decls, 7)?.name,
+    'algebra_example',
+    'a blank line after a declaration picks the one above',
+  );
   assert.equal(declarationAt(decls, 0), null);
 });
 
@@ -104,7 +123,11 @@ test('every miniF2F statement: one theorem, one tactic sorry right after := by',
   let seen = 0;
   for (const split of MINIF2F_SPLITS) {
     let files: { name: string; path: string }[];
-    try { files = minif2fFiles(split); } catch { continue; }
+    try {
+      files = minif2fFiles(split);
+    } catch {
+      continue;
+    }
     for (const { name, path } of files) {
       const src = readFileSync(path, 'utf8');
       const decls = findDeclarations(src).filter((d) => d.kind === 'theorem' || d.kind === 'lemma');
@@ -135,11 +158,17 @@ end Algebra
 `;
   const decls = findDeclarations(src);
   const { code, declOffset } = standaloneSnippet(src, decls[0], decls);
-  assert.equal(code, 'import Mathlib\n\nnamespace Algebra\nopen Real\nvariable (x : ℝ)\n\ntheorem uses_variable (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n');
+  assert.equal(
+    code,
+    'import Mathlib\n\nnamespace Algebra\nopen Real\nvariable (x : ℝ)\n\ntheorem uses_variable (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n',
+  );
   const later = `${src}\nnamespace Other\nopen Nat\n\nlemma second (n : ℕ) : n + 0 = n := by\n  sorry\n`;
   const all = findDeclarations(later);
   const second = standaloneSnippet(later, all[1], all).code;
-  assert.match(second, /^import Mathlib\n\nnamespace Algebra\nopen Real\nvariable \(x : ℝ\)\n\nend Algebra\n\nnamespace Other\n\nopen Nat\n\nlemma second/);
+  assert.match(
+    second,
+    /^import Mathlib\n\nnamespace Algebra\nopen Real\nvariable \(x : ℝ\)\n\nend Algebra\n\nnamespace Other\n\nopen Nat\n\nlemma second/,
+  );
   assert.ok(!second.includes('uses_variable'));
   assert.equal(code.slice(declOffset).split('\n')[0], 'theorem uses_variable (h₀ : 2 * x + 3 = 11) : x = 4 := by');
 });

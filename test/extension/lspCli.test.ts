@@ -14,21 +14,28 @@ test('kimina lsp --stdio: initialize, status through an attached server, shutdow
   const serve = await startStandInServe();
   const home = mkdtempSync(join(tmpdir(), 'kimina-lsp-cli-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'lsp', '--stdio'], {
-    env: { ...process.env, KIMINA_HOME: home, KIMINA_SERVER_URL: serve.url }, stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, KIMINA_HOME: home, KIMINA_SERVER_URL: serve.url },
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const client = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
   client.listen();
   try {
-    const init = await client.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} }) as { serverInfo: { name: string } };
+    const init = (await client.sendRequest('initialize', {
+      processId: process.pid,
+      rootUri: null,
+      capabilities: {},
+    })) as { serverInfo: { name: string } };
     assert.equal(init.serverInfo.name, 'kimina-lsp');
     await client.sendNotification('initialized', {});
-    let status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
+    let status = (await client.sendRequest(lspMethods.status, {})) as BackendStatus;
     for (let i = 0; i < 50 && status.state === 'starting'; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      status = await client.sendRequest(lspMethods.status, {}) as BackendStatus;
+      status = (await client.sendRequest(lspMethods.status, {})) as BackendStatus;
     }
     assert.equal(status.state, 'ready');
     assert.equal(status.server?.url, serve.url);

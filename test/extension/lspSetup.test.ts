@@ -8,7 +8,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node';
-import { WorkDoneProgress, type WorkDoneProgressBegin, type WorkDoneProgressReport, type WorkDoneProgressEnd } from 'vscode-languageserver/node';
+import {
+  WorkDoneProgress,
+  type WorkDoneProgressBegin,
+  type WorkDoneProgressReport,
+  type WorkDoneProgressEnd,
+} from 'vscode-languageserver/node';
 import { type SetupResult, lspMethods } from '../../backend/protocol';
 import type { ProveService } from '../../backend/editor/service';
 import { locateModel, storeDirOf } from '../../backend/model/store';
@@ -23,7 +28,6 @@ let conn: FaceClient;
 let builds = 0;
 const saved = { home: process.env.KIMINA_HOME, hf: process.env.HF_ENDPOINT };
 
-
 /** A service that needs the pulled model: it fails (as the real one does) until the store holds it. */
 async function serviceNeedingModel(): Promise<ProveService> {
   builds++;
@@ -31,8 +35,12 @@ async function serviceNeedingModel(): Promise<ProveService> {
   return {
     kind: 'in-process',
     describe: async () => ({ model: repo }),
-    prove: async () => { throw new Error('not used'); },
-    check: async () => { throw new Error('not used'); },
+    prove: async () => {
+      throw new Error('not used');
+    },
+    check: async () => {
+      throw new Error('not used');
+    },
     close: async () => {},
   };
 }
@@ -41,7 +49,10 @@ before(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'kimina-lsp-setup-'));
   writeScriptedModel(join(scratch, 'model'), { variant: 'fix' });
   const files = filesOf(join(scratch, 'model'));
-  hub = await startStandInHub({ repos: { [repo]: { commit: 'b'.repeat(40), files, lfs: Object.keys(files).filter((f) => f.startsWith('onnx/')) } }, slowMs: 5 });
+  hub = await startStandInHub({
+    repos: { [repo]: { commit: 'b'.repeat(40), files, lfs: Object.keys(files).filter((f) => f.startsWith('onnx/')) } },
+    slowMs: 5,
+  });
   process.env.KIMINA_HOME = join(scratch, 'home');
   process.env.HF_ENDPOINT = hub.endpoint;
   conn = await connectFace(serviceNeedingModel);
@@ -73,7 +84,11 @@ test('a cancelled pull answers cancelled and leaves the services as they were', 
     seen.push(v);
     if (v.kind === 'report') source.cancel();
   });
-  const result = await conn.client.sendRequest(lspMethods.pullModel, { model: repo, workDoneToken: token }, source.token) as SetupResult;
+  const result = (await conn.client.sendRequest(
+    lspMethods.pullModel,
+    { model: repo, workDoneToken: token },
+    source.token,
+  )) as SetupResult;
   listening.dispose();
   assert.equal(result.ok, false);
   assert.equal(result.cancelled, true);
@@ -85,9 +100,14 @@ test('a cancelled pull answers cancelled and leaves the services as they were', 
 test('pullModel downloads with $/progress on the client token, then the services start with the model', async () => {
   const seen: Progress[] = [];
   const token = 'pull-1';
-  const listening = conn.client.onProgress(WorkDoneProgress.type, token, (v) => { seen.push(v); });
+  const listening = conn.client.onProgress(WorkDoneProgress.type, token, (v) => {
+    seen.push(v);
+  });
   const buildsBefore = builds;
-  const result = await conn.client.sendRequest(lspMethods.pullModel, { model: repo, workDoneToken: token }) as SetupResult;
+  const result = (await conn.client.sendRequest(lspMethods.pullModel, {
+    model: repo,
+    workDoneToken: token,
+  })) as SetupResult;
   listening.dispose();
   assert.equal(result.ok, true, result.message);
   assert.match(result.message, new RegExp(`${repo} is ready in `));
@@ -97,10 +117,17 @@ test('pullModel downloads with $/progress on the client token, then the services
   assert.equal(begin.title, `pulling ${repo}`);
   assert.equal(begin.cancellable, true);
   const reports = seen.filter((v): v is WorkDoneProgressReport => v.kind === 'report');
-  assert.ok(reports.some((r) => /^downloading /.test(r.message ?? '')), JSON.stringify(reports.slice(0, 3)));
-  const percents = reports.flatMap((r) => r.percentage === undefined ? [] : [r.percentage]);
+  assert.ok(
+    reports.some((r) => /^downloading /.test(r.message ?? '')),
+    JSON.stringify(reports.slice(0, 3)),
+  );
+  const percents = reports.flatMap((r) => (r.percentage === undefined ? [] : [r.percentage]));
   assert.ok(percents.length > 0);
-  assert.deepEqual(percents, [...percents].sort((a, b) => a - b), 'percentages never go back');
+  assert.deepEqual(
+    percents,
+    [...percents].sort((a, b) => a - b),
+    'percentages never go back',
+  );
   assert.equal(seen.at(-1)?.kind, 'end');
   const status = await settledStatus(conn.client);
   assert.equal(status.state, 'ready', JSON.stringify(status));
@@ -109,11 +136,11 @@ test('pullModel downloads with $/progress on the client token, then the services
 });
 
 test('bad parameters get a failed result with the reason, and the face keeps answering', async () => {
-  const noModel = await conn.client.sendRequest(lspMethods.pullModel, { model: '  ' }) as SetupResult;
+  const noModel = (await conn.client.sendRequest(lspMethods.pullModel, { model: '  ' })) as SetupResult;
   assert.deepEqual(noModel, { ok: false, message: 'kimina/setup/pullModel needs a model id' });
-  const noProject = await conn.client.sendRequest(lspMethods.setupLean, {}) as SetupResult;
+  const noProject = (await conn.client.sendRequest(lspMethods.setupLean, {})) as SetupResult;
   assert.deepEqual(noProject, { ok: false, message: 'kimina/setup/lean needs the Lean project folder' });
-  const notLean = await conn.client.sendRequest(lspMethods.setupLean, { project: scratch }) as SetupResult;
+  const notLean = (await conn.client.sendRequest(lspMethods.setupLean, { project: scratch })) as SetupResult;
   assert.equal(notLean.ok, false);
   assert.match(notLean.message, /no lean-toolchain/);
   assert.equal((await settledStatus(conn.client)).state, 'ready');

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { settingsToEnv, type KiminaSettings } from '../../extension/settingsEnv';
 
 const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
-  main: string; activationEvents: string[];
+  main: string;
+  activationEvents: string[];
   contributes: {
     commands: { command: string; title: string; category: string }[];
     keybindings: { command: string; key: string; mac?: string; when?: string }[];
@@ -20,23 +21,51 @@ const c = manifest.contributes;
 
 test('every command the brief names is in the palette under "Kimina"', () => {
   const titles = c.commands.map((x) => `${x.category}: ${x.title}`);
-  for (const t of ['Prove This Theorem', 'Prove Goal at Cursor', 'Prove All Sorries in File', 'Cancel', 'Accept Proof', 'Reject Proof', 'Retry',
-    'Show Attempts', 'Open Training Monitor', 'Set Up Lean Verifier', 'Pull Model']) {
+  for (const t of [
+    'Prove This Theorem',
+    'Prove Goal at Cursor',
+    'Prove All Sorries in File',
+    'Cancel',
+    'Accept Proof',
+    'Reject Proof',
+    'Retry',
+    'Show Attempts',
+    'Open Training Monitor',
+    'Set Up Lean Verifier',
+    'Pull Model',
+  ]) {
     assert.ok(titles.includes(`Kimina: ${t}`), t);
   }
   assert.ok(c.commands.every((x) => x.category === 'Kimina' && x.command.startsWith('kimina.')));
 });
 
-test('keybindings avoid the Lean extension\'s keys', () => {
-  const lean = new Set(['ctrl+shift+enter', 'ctrl+shift+alt+enter', 'ctrl+shift+x', 'ctrl+alt+\\', 'shift+alt+m', 'shift+alt+n', 'tab']);
+test("keybindings avoid the Lean extension's keys", () => {
+  const lean = new Set([
+    'ctrl+shift+enter',
+    'ctrl+shift+alt+enter',
+    'ctrl+shift+x',
+    'ctrl+alt+\\',
+    'shift+alt+m',
+    'shift+alt+n',
+    'tab',
+  ]);
   const norm = (k: string) => k.toLowerCase().split('+').sort().join('+');
   const taken = new Set([...lean].map(norm));
   for (const k of c.keybindings) {
     assert.ok(!taken.has(norm(k.key)), `${k.command} uses ${k.key}`);
     assert.ok(!taken.has(norm((k.mac ?? '').replace(/cmd/g, 'ctrl'))), `${k.command} uses ${k.mac}`);
   }
-  for (const cmd of ['kimina.proveTheorem', 'kimina.proveGoal', 'kimina.cancel', 'kimina.acceptProof', 'kimina.rejectProof']) {
-    assert.ok(c.keybindings.some((k) => k.command === cmd), `${cmd} has a key`);
+  for (const cmd of [
+    'kimina.proveTheorem',
+    'kimina.proveGoal',
+    'kimina.cancel',
+    'kimina.acceptProof',
+    'kimina.rejectProof',
+  ]) {
+    assert.ok(
+      c.keybindings.some((k) => k.command === cmd),
+      `${cmd} has a key`,
+    );
   }
 });
 
@@ -49,24 +78,73 @@ test('the Training Monitor container, the Lean language and activation are decla
 });
 
 const defaults: KiminaSettings = {
-  engine: 'onnx', model: '', openaiBaseUrl: '', serverUrl: '', serverToken: '', samples: 4, fixTurns: 1, checkTimeout: 60, proveTimeout: 900,
-  leanProject: '', replCommand: '', device: 'auto', kvCache: 'auto', speculation: false, nodePath: 'node', showDiffOnProof: true,
+  engine: 'onnx',
+  model: '',
+  openaiBaseUrl: '',
+  serverUrl: '',
+  serverToken: '',
+  samples: 4,
+  fixTurns: 1,
+  checkTimeout: 60,
+  proveTimeout: 900,
+  leanProject: '',
+  replCommand: '',
+  device: 'auto',
+  kvCache: 'auto',
+  speculation: false,
+  nodePath: 'node',
+  showDiffOnProof: true,
 };
 
 test('every setting in the manifest has a default matching the one the extension reads', () => {
   const keys = Object.keys(c.configuration.properties).map((k) => k.replace(/^kimina\./, ''));
-  const byKey: Record<string, unknown> = { ...defaults, 'timeouts.check': defaults.checkTimeout, 'timeouts.prove': defaults.proveTimeout };
-  assert.deepEqual(keys.sort(), Object.keys(byKey).filter((k) => k !== 'checkTimeout' && k !== 'proveTimeout').sort());
+  const byKey: Record<string, unknown> = {
+    ...defaults,
+    'timeouts.check': defaults.checkTimeout,
+    'timeouts.prove': defaults.proveTimeout,
+  };
+  assert.deepEqual(
+    keys.sort(),
+    Object.keys(byKey)
+      .filter((k) => k !== 'checkTimeout' && k !== 'proveTimeout')
+      .sort(),
+  );
   for (const k of keys) assert.deepEqual(c.configuration.properties[`kimina.${k}`].default, byKey[k], k);
 });
 
 test('defaults become a minimal environment; set values travel as KIMINA_* variables', () => {
-  assert.deepEqual(settingsToEnv(defaults, undefined), { KIMINA_ENGINE: 'onnx', KIMINA_TIMEOUT: '60', KIMINA_PROVE_TIMEOUT: '900' });
-  const env = settingsToEnv({ ...defaults, engine: 'openai', model: 'AI-MO/Kimina-Prover-RL-1.7B', openaiBaseUrl: 'http://127.0.0.1:8000/v1', serverUrl: 'http://127.0.0.1:9000',
-    serverToken: 'tok', replCommand: 'lake env repl', device: 'cuda', kvCache: 'fp16', speculation: true }, '/proj');
+  assert.deepEqual(settingsToEnv(defaults, undefined), {
+    KIMINA_ENGINE: 'onnx',
+    KIMINA_TIMEOUT: '60',
+    KIMINA_PROVE_TIMEOUT: '900',
+  });
+  const env = settingsToEnv(
+    {
+      ...defaults,
+      engine: 'openai',
+      model: 'AI-MO/Kimina-Prover-RL-1.7B',
+      openaiBaseUrl: 'http://127.0.0.1:8000/v1',
+      serverUrl: 'http://127.0.0.1:9000',
+      serverToken: 'tok',
+      replCommand: 'lake env repl',
+      device: 'cuda',
+      kvCache: 'fp16',
+      speculation: true,
+    },
+    '/proj',
+  );
   assert.deepEqual(env, {
-    KIMINA_ENGINE: 'openai', KIMINA_TIMEOUT: '60', KIMINA_PROVE_TIMEOUT: '900', KIMINA_MODEL: 'AI-MO/Kimina-Prover-RL-1.7B',
-    KIMINA_OPENAI_BASE_URL: 'http://127.0.0.1:8000/v1', KIMINA_SERVER_URL: 'http://127.0.0.1:9000', KIMINA_API_TOKEN: 'tok',
-    KIMINA_REPL_COMMAND: 'lake env repl', KIMINA_LEAN_PROJECT: '/proj', KIMINA_DEVICE: 'cuda', KIMINA_KV_CACHE: 'fp16', KIMINA_SPECULATION: '1',
+    KIMINA_ENGINE: 'openai',
+    KIMINA_TIMEOUT: '60',
+    KIMINA_PROVE_TIMEOUT: '900',
+    KIMINA_MODEL: 'AI-MO/Kimina-Prover-RL-1.7B',
+    KIMINA_OPENAI_BASE_URL: 'http://127.0.0.1:8000/v1',
+    KIMINA_SERVER_URL: 'http://127.0.0.1:9000',
+    KIMINA_API_TOKEN: 'tok',
+    KIMINA_REPL_COMMAND: 'lake env repl',
+    KIMINA_LEAN_PROJECT: '/proj',
+    KIMINA_DEVICE: 'cuda',
+    KIMINA_KV_CACHE: 'fp16',
+    KIMINA_SPECULATION: '1',
   });
 });

@@ -3,13 +3,44 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Attempt, EditorProveResult, LspProveEvent, Verdict } from '../../backend/protocol';
-import { emptyState, reduce, stoppedLabel, thinkLabel, turnLabel, verdictLabel, type ViewState } from '../../media/proofViewState';
+import {
+  emptyState,
+  reduce,
+  stoppedLabel,
+  thinkLabel,
+  turnLabel,
+  verdictLabel,
+  type ViewState,
+} from '../../media/proofViewState';
 
 const id = 'p1';
 const ev = (event: LspProveEvent, at: number) => ({ type: 'event' as const, event, at });
-const bad: Verdict = { status: 'lean_error', reason: "unknown identifier 'bogus_lemma'", messages: [{ pos: { line: 6, column: 8 }, endPos: null, severity: 'error', data: "unknown identifier 'bogus_lemma'" }], sorries: [], time: 0.1 };
-const good: Verdict = { status: 'valid', reason: 'Lean accepted', axioms: ['propext'], messages: [], sorries: [], time: 0.1 };
-const attempt = (turn: number, verdict: Verdict): Attempt => ({ sample: 0, turn, response: '<think>t</think>', think: 't', code: 'theorem t : True := by\n  trivial', format: { ok: true, error: 'NONE' }, verdict });
+const bad: Verdict = {
+  status: 'lean_error',
+  reason: "unknown identifier 'bogus_lemma'",
+  messages: [
+    { pos: { line: 6, column: 8 }, endPos: null, severity: 'error', data: "unknown identifier 'bogus_lemma'" },
+  ],
+  sorries: [],
+  time: 0.1,
+};
+const good: Verdict = {
+  status: 'valid',
+  reason: 'Lean accepted',
+  axioms: ['propext'],
+  messages: [],
+  sorries: [],
+  time: 0.1,
+};
+const attempt = (turn: number, verdict: Verdict): Attempt => ({
+  sample: 0,
+  turn,
+  response: '<think>t</think>',
+  think: 't',
+  code: 'theorem t : True := by\n  trivial',
+  format: { ok: true, error: 'NONE' },
+  verdict,
+});
 
 function run(messages: Parameters<typeof reduce>[1][]): ViewState {
   return messages.reduce(reduce, emptyState());
@@ -55,13 +86,29 @@ test('events of another run are ignored; a new start clears the view', () => {
     ev({ type: 'think', id: 'other', sample: 0, turn: 1, delta: 'x' }, 0),
   ]);
   assert.equal(s.turns.length, 0);
-  const again = reduce(reduce(s, ev({ type: 'think', id, sample: 0, turn: 1, delta: 'y' }, 0)), { type: 'start', id: 'p2', title: 'Again', mode: 'goal', file: 'A.lean', startedAt: 5 });
+  const again = reduce(reduce(s, ev({ type: 'think', id, sample: 0, turn: 1, delta: 'y' }, 0)), {
+    type: 'start',
+    id: 'p2',
+    title: 'Again',
+    mode: 'goal',
+    file: 'A.lean',
+    startedAt: 5,
+  });
   assert.equal(again.turns.length, 0);
   assert.equal(again.mode, 'goal');
 });
 
 test('the result closes open think blocks, fills attempts the stream missed, and Accept state resolves', () => {
-  const result: EditorProveResult = { id, status: 'proved', proof: 'p', tactics: 'trivial', attempts: [attempt(1, good)], mode: 'theorem', declaration: null, edit: { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: '' } };
+  const result: EditorProveResult = {
+    id,
+    status: 'proved',
+    proof: 'p',
+    tactics: 'trivial',
+    attempts: [attempt(1, good)],
+    mode: 'theorem',
+    declaration: null,
+    edit: { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: '' },
+  };
   const s = run([
     { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
     { type: 'result', result, canAccept: true, at: 2000 },
@@ -69,22 +116,41 @@ test('the result closes open think blocks, fills attempts the stream missed, and
   assert.equal(s.turns.length, 1);
   assert.equal(thinkLabel(s.turns[0]), 'Thought for 1 s');
   assert.equal(s.canAccept, true);
-  assert.equal(reduce(s, { type: 'result', result: { ...result, declaration: { name: 'algebra_example', range: result.edit!.range } }, canAccept: true, at: 2000 }).title, 'Proof of algebra_example');
+  assert.equal(
+    reduce(s, {
+      type: 'result',
+      result: { ...result, declaration: { name: 'algebra_example', range: result.edit!.range } },
+      canAccept: true,
+      at: 2000,
+    }).title,
+    'Proof of algebra_example',
+  );
   const accepted = reduce(s, { type: 'resolved', outcome: 'accepted' });
   assert.equal(accepted.canAccept, false);
   assert.equal(accepted.resolved, 'accepted');
 });
 
 test('format failures are named in the verdict line', () => {
-  const a: Attempt = { ...attempt(1, good), format: { ok: false, error: 'NO_VALID_LEAN4_CODE_BLOCK' }, verdict: null, code: null };
+  const a: Attempt = {
+    ...attempt(1, good),
+    format: { ok: false, error: 'NO_VALID_LEAN4_CODE_BLOCK' },
+    verdict: null,
+    code: null,
+  };
   assert.equal(verdictLabel(a).text, '✘ Format: NO_VALID_LEAN4_CODE_BLOCK');
 });
 
 test('think text splits into prose and fenced Lean code, also while a fence is still open', async () => {
   const { splitFences } = await import('../../media/proofViewState');
   assert.deepEqual(splitFences('Start.\n```tactics\nhave h : 1 = 1 := rfl\n```\nThen.'), [
-    { kind: 'prose', text: 'Start.\n' }, { kind: 'code', lang: 'tactics', text: 'have h : 1 = 1 := rfl' }, { kind: 'prose', text: '\nThen.' }]);
-  assert.deepEqual(splitFences('Now:\n```lean4\ntheorem t'), [{ kind: 'prose', text: 'Now:\n' }, { kind: 'code', lang: 'lean4', text: 'theorem t' }]);
+    { kind: 'prose', text: 'Start.\n' },
+    { kind: 'code', lang: 'tactics', text: 'have h : 1 = 1 := rfl' },
+    { kind: 'prose', text: '\nThen.' },
+  ]);
+  assert.deepEqual(splitFences('Now:\n```lean4\ntheorem t'), [
+    { kind: 'prose', text: 'Now:\n' },
+    { kind: 'code', lang: 'lean4', text: 'theorem t' },
+  ]);
   assert.deepEqual(splitFences('no code'), [{ kind: 'prose', text: 'no code' }]);
 });
 
@@ -106,14 +172,24 @@ test('samples stopped by the first verified proof say so and why, not "checking 
   const cancelled: Attempt = { ...attempt(1, good), verdict: null, finishReason: 'cancelled', fixSkipped: 'proved' };
   const after = reduce(s, ev({ type: 'attempt', id, attempt: cancelled }, 1200));
   const label = verdictLabel(after.turns[0].attempt!, after.turns[0]);
-  assert.deepEqual(label, { text: '■ Stopped: sample 2 was verified first, so this one was not finished', ok: false, stopped: true });
+  assert.deepEqual(label, {
+    text: '■ Stopped: sample 2 was verified first, so this one was not finished',
+    ok: false,
+    stopped: true,
+  });
   assert.doesNotMatch(label.text, /checking with Lean/);
   assert.ok(stoppedLabel(s2));
   // From the result alone (no stopped event seen): fixSkipped says why.
-  assert.equal(verdictLabel(cancelled).text, '■ Stopped: another sample was verified first, so this one was not finished');
+  assert.equal(
+    verdictLabel(cancelled).text,
+    '■ Stopped: another sample was verified first, so this one was not finished',
+  );
   assert.equal(verdictLabel({ ...cancelled, fixSkipped: 'cancelled' }).text, '■ Stopped: the proof was cancelled');
   // A turn still waiting for Lean, a judged one and a format failure are not "stopped".
   assert.equal(verdictLabel({ ...cancelled, fixSkipped: undefined }).text, '… checking with Lean');
   assert.equal(stoppedLabel({ stopped: { reason: 'proved', bySample: 1 }, attempt: attempt(1, bad) }), undefined);
-  assert.match(verdictLabel({ ...cancelled, format: { ok: false, error: 'NO_VALID_THINK_BLOCK' } }, s0).text, /^✘ Format/);
+  assert.match(
+    verdictLabel({ ...cancelled, format: { ok: false, error: 'NO_VALID_THINK_BLOCK' } }, s0).text,
+    /^✘ Format/,
+  );
 });

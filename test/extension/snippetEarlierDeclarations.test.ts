@@ -24,10 +24,16 @@ test('the snippet for main declares helper before it and leaves the sorry lemma 
   const decls = findDeclarations(DOC);
   const main = decls.find((d) => d.name === 'main')!;
   const { code, declOffset } = standaloneSnippet(DOC, main, decls);
-  assert.equal(code, 'import Mathlib\n\nnamespace Demo\n\nlemma helper (a b : ℕ) : a + b = b + a := by simp [Nat.add_comm]\n\ntheorem main (x y : ℕ) : x + y = y + x := by\n  sorry\n');
+  assert.equal(
+    code,
+    'import Mathlib\n\nnamespace Demo\n\nlemma helper (a b : ℕ) : a + b = b + a := by simp [Nat.add_comm]\n\ntheorem main (x y : ℕ) : x + y = y + x := by\n  sorry\n',
+  );
   assert.ok(!code.includes('unfinished'));
   assert.equal(code.slice(declOffset).split('\n')[0], 'theorem main (x y : ℕ) : x + y = y + x := by');
   // The first declaration has nothing earlier to carry.
   const first = standaloneSnippet(DOC, decls[0], decls).code;
-  assert.equal(first, 'import Mathlib\n\nnamespace Demo\n\nlemma helper (a b : ℕ) : a + b = b + a := by simp [Nat.add_comm]\n');
+  assert.equal(
+    first,
+    'import Mathlib\n\nnamespace Demo\n\nlemma helper (a b : ℕ) : a + b = b + a := by simp [Nat.add_comm]\n',
+  );
 });

@@ -21,15 +21,24 @@ test('dedent drops blank edges and the shared indentation, keeps relative indent
 test('theorem edit replaces the body after := with the proof, indented under the declaration', () => {
   const [decl] = findDeclarations(algebra);
   const { edit, newText } = theoremEdit(algebra, decl, modelProof);
-  assert.equal(newText, `import Mathlib
+  assert.equal(
+    newText,
+    `import Mathlib
 
 theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by
   have h₁ : 2 * x = 8 := by linarith
   linarith
-`);
+`,
+  );
   const statementLine = algebra.split('\n')[2];
-  assert.deepEqual(edit.range, { start: { line: 2, character: statementLine.indexOf(':= by') + 2 }, end: { line: 3, character: 7 } });
-  assert.equal(applyEdit(algebra, edit, (l, c) => offsetAt(algebra, l, c)), newText);
+  assert.deepEqual(edit.range, {
+    start: { line: 2, character: statementLine.indexOf(':= by') + 2 },
+    end: { line: 3, character: 7 },
+  });
+  assert.equal(
+    applyEdit(algebra, edit, (l, c) => offsetAt(algebra, l, c)),
+    newText,
+  );
 });
 
 test('theorem edit inside an indented namespace keeps the proof right of the declaration', () => {
@@ -43,7 +52,10 @@ test('sorry edit in tactic position aligns later lines under the first', () => {
   const src = 'theorem t (a b : ℕ) (h : a = b) : a + 0 = b ∧ b = a := by\n  constructor\n  · sorry\n  · exact h.symm\n';
   const [decl] = findDeclarations(src);
   const { newText } = sorryEdit(src, decl.sorries[0], '\n  simp\n  exact h\n');
-  assert.equal(newText, 'theorem t (a b : ℕ) (h : a = b) : a + 0 = b ∧ b = a := by\n  constructor\n  · simp\n    exact h\n  · exact h.symm\n');
+  assert.equal(
+    newText,
+    'theorem t (a b : ℕ) (h : a = b) : a + 0 = b ∧ b = a := by\n  constructor\n  · simp\n    exact h\n  · exact h.symm\n',
+  );
 });
 
 test('sorry edit after an inline `by` keeps the tactic block column', () => {
@@ -58,9 +70,14 @@ test('sorry edit after an inline `by` keeps the tactic block column', () => {
 test('sorry edit in term position wraps the proof in (by …)', () => {
   const src = 'theorem t (p : Prop) (hp : p) : p ∧ p :=\n  ⟨sorry, hp⟩\n';
   const [decl] = findDeclarations(src);
-  assert.equal(sorryEdit(src, decl.sorries[0], 'exact hp').newText, 'theorem t (p : Prop) (hp : p) : p ∧ p :=\n  ⟨(by exact hp), hp⟩\n');
-  assert.equal(sorryEdit(src, decl.sorries[0], 'have := hp\nexact this').newText,
-    'theorem t (p : Prop) (hp : p) : p ∧ p :=\n  ⟨(by\n      have := hp\n      exact this), hp⟩\n');
+  assert.equal(
+    sorryEdit(src, decl.sorries[0], 'exact hp').newText,
+    'theorem t (p : Prop) (hp : p) : p ∧ p :=\n  ⟨(by exact hp), hp⟩\n',
+  );
+  assert.equal(
+    sorryEdit(src, decl.sorries[0], 'have := hp\nexact this').newText,
+    'theorem t (p : Prop) (hp : p) : p ∧ p :=\n  ⟨(by\n      have := hp\n      exact this), hp⟩\n',
+  );
 });
 
 test('sorry edit columns count codepoints for indentation, ranges count UTF-16', () => {
@@ -72,7 +89,10 @@ test('sorry edit columns count codepoints for indentation, ranges count UTF-16',
   const astral = 'example : (fun (𝕜 : Type) => 𝕜) = id := by sorry\n';
   const [e] = findDeclarations(astral);
   const spliced = sorryEdit(astral, e.sorries[0], 'funext\nrfl').newText.split('\n');
-  assert.equal(Array.from(spliced[1]).length - Array.from(spliced[1].trimStart()).length, Array.from(astral.slice(0, e.sorries[0].offset)).length);
+  assert.equal(
+    Array.from(spliced[1]).length - Array.from(spliced[1].trimStart()).length,
+    Array.from(astral.slice(0, e.sorries[0].offset)).length,
+  );
 });
 
 test('proof body of a checked snippet drops the leading by', () => {
@@ -82,11 +102,19 @@ test('proof body of a checked snippet drops the leading by', () => {
 
 test('goal to lemma: binders, grouped names, instances, inaccessible names, multi-line target', () => {
   const goal = 'α : Type u_1\ninst✝ : Fintype α\nx y : ℝ\nh₀ : 2 * x + 3 = 11\nx✝¹ : ℕ\n⊢ x = 4 ∧\n    y = y';
-  assert.deepEqual(parseGoal(goal).hypotheses.map((h) => h.names), [['α'], ['inst_0'], ['x', 'y'], ['h₀'], ['x_1']]);
-  assert.equal(goalToLemma(goal, 'algebra_example_goal'),
-    'theorem algebra_example_goal (α : Type u_1) [Fintype α] (x y : ℝ) (h₀ : 2 * x + 3 = 11) (x_1 : ℕ) :\n    x = 4 ∧ y = y := by');
+  assert.deepEqual(
+    parseGoal(goal).hypotheses.map((h) => h.names),
+    [['α'], ['inst_0'], ['x', 'y'], ['h₀'], ['x_1']],
+  );
+  assert.equal(
+    goalToLemma(goal, 'algebra_example_goal'),
+    'theorem algebra_example_goal (α : Type u_1) [Fintype α] (x y : ℝ) (h₀ : 2 * x + 3 = 11) (x_1 : ℕ) :\n    x = 4 ∧ y = y := by',
+  );
   assert.equal(goalToLemma('⊢ True', 'g'), 'theorem g :\n    True := by');
-  assert.equal(goalToLemma('case left\na b : ℕ\nh : a = b\n⊢ a + 0 = b', 'g'), 'theorem g (a b : ℕ) (h : a = b) :\n    a + 0 = b := by');
+  assert.equal(
+    goalToLemma('case left\na b : ℕ\nh : a = b\n⊢ a + 0 = b', 'g'),
+    'theorem g (a b : ℕ) (h : a = b) :\n    a + 0 = b := by',
+  );
   assert.equal(goalToLemma('n : ℕ := 5\n⊢ n = 5', 'g'), 'theorem g (n : ℕ) :\n    n = 5 := by');
 });
 

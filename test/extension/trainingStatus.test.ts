@@ -15,13 +15,19 @@ async function until(check: () => boolean, what: string): Promise<void> {
 test('an attached server training a model shows as training, then ready', async () => {
   const serve = await startStandInServe();
   serve.trainingRuns.push({ id: 'r1', name: 'lora-1', state: 'running', step: 12 });
-  const { client, statuses, close } = await connectFace(async () => new HttpProveService({ url: serve.url, source: 'setting' }), { refreshMs: 100 });
+  const { client, statuses, close } = await connectFace(
+    async () => new HttpProveService({ url: serve.url, source: 'setting' }),
+    { refreshMs: 100 },
+  );
   try {
     const first = await settledStatus(client);
     assert.equal(first.state, 'training');
     assert.match(first.detail!, /training lora-1 \(step 12\)/);
     serve.trainingRuns[0].state = 'completed';
-    await until(() => statuses.some((s: BackendStatus) => s.state === 'ready'), 'status returns to ready when the run completes');
+    await until(
+      () => statuses.some((s: BackendStatus) => s.state === 'ready'),
+      'status returns to ready when the run completes',
+    );
   } finally {
     await close();
     await serve.close();

@@ -25,7 +25,10 @@ test('a quoted namespace stays one component: the audit asks for «A.B».t, not 
   assert.equal(auditCommand(plan), '#print axioms _root_.«A.B».t\n#print axioms _root_.A.B.t');
   // Lean prints `«A.B».t` for the first; an answer for the twin `A.B.t` does not count for it
   assert.equal(readAxiomAnswer([info("'A.B.t' does not depend on any axioms")], '«A.B».t').ok, false);
-  assert.deepEqual(readAxiomAnswer([info("'«A.B».t' depends on axioms: [sorryAx]")], '«A.B».t'), { ok: true, axioms: ['sorryAx'] });
+  assert.deepEqual(readAxiomAnswer([info("'«A.B».t' depends on axioms: [sorryAx]")], '«A.B».t'), {
+    ok: true,
+    axioms: ['sorryAx'],
+  });
   assert.deepEqual(names('namespace «A»\ntheorem t : True := trivial\nend A'), ['«A».t']);
 });
 
@@ -47,7 +50,10 @@ test('names Lean may read otherwise are refused, not guessed', () => {
   assert.match(refused('theorem x.«» : False := sorryAx _'), /empty name component/);
   assert.match(refused('namespace _root_.Foo\ntheorem t : False := sorryAx _\nend _root_.Foo'), /_root_/);
   assert.match(refused('namespace Foo\ntheorem A._root_.t : False := sorryAx _\nend Foo'), /_root_/);
-  assert.deepEqual(names('namespace Foo\ntheorem _root_.t : True := trivial\ntheorem «_root_».u : True := trivial\nend Foo'), ['t', 'u']);
+  assert.deepEqual(
+    names('namespace Foo\ntheorem _root_.t : True := trivial\ntheorem «_root_».u : True := trivial\nend Foo'),
+    ['t', 'u'],
+  );
 });
 
 test('commands that add declarations the plan does not follow are refused', () => {
@@ -59,7 +65,10 @@ test('commands that add declarations the plan does not follow are refused', () =
 test('a name declared twice is refused (a hidden "already declared" would leave the audit answering for the first)', () => {
   assert.match(refused('theorem t : True := trivial\ntheorem t : False := sorryAx _'), /declared twice/);
   assert.match(refused('theorem t : True := trivial\nprivate theorem t : False := sorryAx _'), /declared twice/);
-  assert.match(refused('namespace A\ntheorem t : True := trivial\nend A\ntheorem A.t : False := sorryAx _'), /declared twice/);
+  assert.match(
+    refused('namespace A\ntheorem t : True := trivial\nend A\ntheorem A.t : False := sorryAx _'),
+    /declared twice/,
+  );
   assert.match(refused('theorem «t» : True := trivial\ntheorem t : False := sorryAx _'), /declared twice/);
   // the caller's trusted name is the source's own declaration, not a twin
   const r = planAudit('theorem t : True := trivial', ['t']);
@@ -68,13 +77,24 @@ test('a name declared twice is refused (a hidden "already declared" would leave 
 
 test('every declaration keyword is audited wherever it stands: mutual, where, protected, private, mid-line', () => {
   assert.deepEqual(names('mutual\ntheorem a : True := trivial\ntheorem b : True := trivial\nend'), ['a', 'b']);
-  assert.deepEqual(names('namespace Foo\nprotected theorem t : True := trivial\nprivate def d : Nat := 0\nend Foo'), ['Foo.t', 'Foo.d']);
+  assert.deepEqual(names('namespace Foo\nprotected theorem t : True := trivial\nprivate def d : Nat := 0\nend Foo'), [
+    'Foo.t',
+    'Foo.d',
+  ]);
   assert.deepEqual(names('theorem t : True := trivial; theorem u : True := trivial'), ['t', 'u']);
-  assert.deepEqual(names('namespace A.B\ntheorem t : True := trivial\nend A.B\nnamespace A\nnamespace B\ntheorem u : True := trivial\nend B\nend A'), ['A.B.t', 'A.B.u']);
+  assert.deepEqual(
+    names(
+      'namespace A.B\ntheorem t : True := trivial\nend A.B\nnamespace A\nnamespace B\ntheorem u : True := trivial\nend B\nend A',
+    ),
+    ['A.B.t', 'A.B.u'],
+  );
 });
 
-test('audit answers are matched by line: an answer on another name\'s line never counts for this one', () => {
-  const audit = auditAnswers(['t', 'u'], [info("'t' does not depend on any axioms", 2), info("'u' does not depend on any axioms", 1)]);
+test("audit answers are matched by line: an answer on another name's line never counts for this one", () => {
+  const audit = auditAnswers(
+    ['t', 'u'],
+    [info("'t' does not depend on any axioms", 2), info("'u' does not depend on any axioms", 1)],
+  );
   assert.equal(readAxiomAnswer(audit.get('t') ?? [], 't').ok, false);
   assert.equal(readAxiomAnswer(audit.get('u') ?? [], 'u').ok, false);
 });
@@ -85,15 +105,23 @@ test('kimina check per declaration: a def the audit names differently is never "
   const s = standInVerifier({ maxRepls: 1 });
   try {
     // `end B` closes one of the two scopes `namespace A.B` opened: `junk` is `A.junk`
-    const code = 'import Mathlib\n\nnamespace A.B\nend B\nset_option warn.sorry false in\ndef junk : (1 : ℕ) = 2 := sorryAx _\nend A\ntheorem target : (1 : ℕ) = 1 := rfl';
+    const code =
+      'import Mathlib\n\nnamespace A.B\nend B\nset_option warn.sorry false in\ndef junk : (1 : ℕ) = 2 := sorryAx _\nend A\ntheorem target : (1 : ℕ) = 1 := rfl';
     const out = await s.verifier.check(code);
     assert.equal(out.verdict.status, 'sorry');
     const [junk, target] = verdictsPerDeclaration(code, out, s.verifier.policy).declarations;
     assert.deepEqual([junk.name, junk.status], ['A.junk', 'sorry']);
     assert.deepEqual([target.name, target.status], ['target', 'valid']);
     // a name without an audit answer fails closed, whatever its kind
-    const unaudited = verdictsPerDeclaration(code, { ...out, verdict: { ...out.verdict, axiomsByDeclaration: {} } }, s.verifier.policy).declarations;
-    assert.deepEqual(unaudited.map((d) => d.status), ['lean_error', 'lean_error']);
+    const unaudited = verdictsPerDeclaration(
+      code,
+      { ...out, verdict: { ...out.verdict, axiomsByDeclaration: {} } },
+      s.verifier.policy,
+    ).declarations;
+    assert.deepEqual(
+      unaudited.map((d) => d.status),
+      ['lean_error', 'lean_error'],
+    );
   } finally {
     await s.verifier.close();
   }
@@ -105,9 +133,25 @@ test('line endings and odd characters: the filter ends a `--` comment where Lean
   assert.deepEqual(rules('theorem t : True := trivial -- c\r\naxiom x : False'), ['axiom-declaration']); // CRLF ends it
   assert.ok(rules('theorem t : True := trivial\u0000axiom x : False').includes('axiom-declaration')); // NUL hides nothing
   // Lean reads on to the \n after a lone CR, U+2028 or a vertical tab: so does the filter (both see a comment)
-  for (const sep of ['\r', '\u2028', '\u000b']) assert.deepEqual(rules(`theorem t : True := trivial -- c${sep}axiom x : False`), []);
+  for (const sep of ['\r', '\u2028', '\u000b'])
+    assert.deepEqual(rules(`theorem t : True := trivial -- c${sep}axiom x : False`), []);
   // a header line is only `import` and module names: nothing opens a comment or string there
-  assert.deepEqual(findUntrustedCode('import Mathlib.Tactic/-\nrun_cmd pure ()\n-- -/', {}, 1).map((r) => r.rule), ['header']);
-  assert.deepEqual(findUntrustedCode('import Mathlib.Tactic «x\n', {}, 1).map((r) => r.rule).includes('header'), true);
-  assert.deepEqual(findUntrustedCode('import Mathlib.Tactic Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial', {}, 3), []);
+  assert.deepEqual(
+    findUntrustedCode('import Mathlib.Tactic/-\nrun_cmd pure ()\n-- -/', {}, 1).map((r) => r.rule),
+    ['header'],
+  );
+  assert.deepEqual(
+    findUntrustedCode('import Mathlib.Tactic «x\n', {}, 1)
+      .map((r) => r.rule)
+      .includes('header'),
+    true,
+  );
+  assert.deepEqual(
+    findUntrustedCode(
+      'import Mathlib.Tactic Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
+      {},
+      3,
+    ),
+    [],
+  );
 });

@@ -23,22 +23,34 @@ test('the corpus has at least 40 cheats, unique ids, none expected valid, known-
   assert.ok(cheats.length >= 40, `${cheats.length} cheats`);
   assert.equal(new Set(cheats.map((c) => c.id)).size, cheats.length);
   for (const c of cheats) assert.ok(c.expected.length > 0 && !c.expected.includes('valid'), c.id);
-  for (const id of knownOpen) assert.ok(cheats.some((c) => c.id === id), id);
+  for (const id of knownOpen)
+    assert.ok(
+      cheats.some((c) => c.id === id),
+      id,
+    );
 });
 
 for (const lean of ['current', '4.15']) {
   describe(`Lean generation: ${lean}`, () => {
     let s: StandInSetup;
-    before(() => { s = standInVerifier({ maxRepls: 2, ...(lean === 'current' ? {} : { lean }) }); });
-    after(async () => { await s.verifier.close(); });
+    before(() => {
+      s = standInVerifier({ maxRepls: 2, ...(lean === 'current' ? {} : { lean }) });
+    });
+    after(async () => {
+      await s.verifier.close();
+    });
 
     for (const c of cheats) {
       const open = knownOpen.includes(c.id);
-      test(`${c.class}: ${c.id} -> ${c.expected.join('|')} (${c.caughtBy})`, { todo: open ? 'known open: the filter rewrite refuses it' : undefined }, async () => {
-        const out = await s.verifier.check(header + c.code, c.theorems ? { theorems: c.theorems } : {});
-        assert.ok(c.expected.includes(out.verdict.status), `${out.verdict.status}: ${out.verdict.reason}`);
-        assert.match(out.verdict.reason, reasonOf[c.caughtBy]);
-      });
+      test(
+        `${c.class}: ${c.id} -> ${c.expected.join('|')} (${c.caughtBy})`,
+        { todo: open ? 'known open: the filter rewrite refuses it' : undefined },
+        async () => {
+          const out = await s.verifier.check(header + c.code, c.theorems ? { theorems: c.theorems } : {});
+          assert.ok(c.expected.includes(out.verdict.status), `${out.verdict.status}: ${out.verdict.reason}`);
+          assert.match(out.verdict.reason, reasonOf[c.caughtBy]);
+        },
+      );
     }
 
     test('honest controls stay valid (the corpus is not passing by refusing everything)', async () => {
@@ -58,13 +70,35 @@ for (const lean of ['current', '4.15']) {
 }
 
 describe('a sample through /api/check (kimina-lean-server compatible), both generations', () => {
-  const sample = cheats.filter((c) => ['admit', 'sorryAx-term', 'warn-sorry-off-in', 'guard-msgs-swallows-warning', 'open-redirect', 'example-sorryAx-silenced', 'injected-axiom', 'native-decide', 'nothing-declared'].includes(c.id));
+  const sample = cheats.filter((c) =>
+    [
+      'admit',
+      'sorryAx-term',
+      'warn-sorry-off-in',
+      'guard-msgs-swallows-warning',
+      'open-redirect',
+      'example-sorryAx-silenced',
+      'injected-axiom',
+      'native-decide',
+      'nothing-declared',
+    ].includes(c.id),
+  );
   for (const lean of ['current', '4.15']) {
     let srv: TestServer;
-    before(async () => { srv = await startTestServer({ maxRepls: 2, ...(lean === 'current' ? {} : { lean }) }); });
-    after(async () => { await srv.stop(); });
+    before(async () => {
+      srv = await startTestServer({ maxRepls: 2, ...(lean === 'current' ? {} : { lean }) });
+    });
+    after(async () => {
+      await srv.stop();
+    });
     test(`${lean}: none is valid for kimina-client's analyze()`, async () => {
-      const r = await postJson(`${srv.url}/api/check`, { snippets: sample.map((c) => ({ id: c.id, code: header + c.code })), timeout: 60, debug: false, reuse: true, infotree: null });
+      const r = await postJson(`${srv.url}/api/check`, {
+        snippets: sample.map((c) => ({ id: c.id, code: header + c.code })),
+        timeout: 60,
+        debug: false,
+        reuse: true,
+        infotree: null,
+      });
       assert.equal(r.status, 200);
       const results = r.json.results as ReplResponse[];
       for (const res of results) assert.notEqual(kiminaAnalyze(res), 'valid', res.id);

@@ -12,15 +12,27 @@ const cli = join(root, 'backend', 'cli.ts');
 
 function kimina(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
-    cwd: root, encoding: 'utf8', timeout: 60_000,
-    env: { ...process.env, KIMINA_REPL_COMMAND: standInReplCommand(), KIMINA_SANDBOX: 'none', KIMINA_MAX_REPLS: '2', ...env },
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: {
+      ...process.env,
+      KIMINA_REPL_COMMAND: standInReplCommand(),
+      KIMINA_SANDBOX: 'none',
+      KIMINA_MAX_REPLS: '2',
+      ...env,
+    },
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Running (not gone, not a zombie waiting for a reaper). */
 function alive(pid: number): boolean {
-  try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 function tempFile(name: string, text: string): string {
@@ -31,13 +43,21 @@ function tempFile(name: string, text: string): string {
 }
 
 test('kimina check: one verdict per declaration, exit 1 when any is not valid', () => {
-  const file = tempFile('Mixed.lean', [
-    'import Mathlib', '',
-    'theorem good (a : ℕ) : a = a := by simp', '',
-    'theorem holey : 1 = 1 := by', '  sorry', '',
-    'lemma broken : True := bogus_z', '',
-    'example : 2 = 2 := by omega',
-  ].join('\n'));
+  const file = tempFile(
+    'Mixed.lean',
+    [
+      'import Mathlib',
+      '',
+      'theorem good (a : ℕ) : a = a := by simp',
+      '',
+      'theorem holey : 1 = 1 := by',
+      '  sorry',
+      '',
+      'lemma broken : True := bogus_z',
+      '',
+      'example : 2 = 2 := by omega',
+    ].join('\n'),
+  );
   const r = kimina(['check', file]);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /Mixed\.lean:3: theorem good valid: axioms clean/);
@@ -53,23 +73,50 @@ test('kimina check --json; exit 0 when everything is valid', () => {
   assert.equal(r.code, 0, r.stderr + r.stdout);
   const out = JSON.parse(r.stdout);
   assert.equal(out.ok, true);
-  assert.deepEqual(out.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]), [['a', 'valid'], ['b', 'valid']]);
+  assert.deepEqual(
+    out.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]),
+    [
+      ['a', 'valid'],
+      ['b', 'valid'],
+    ],
+  );
 });
 
-test('kimina check --verdict strict|recipe: an explicit sorryAx is sorry strictly, valid by kimina-client\'s rule', () => {
-  const file = tempFile('Modes.lean', 'import Mathlib\n\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _ false\n\ntheorem broken : True := bogus_z');
+test("kimina check --verdict strict|recipe: an explicit sorryAx is sorry strictly, valid by kimina-client's rule", () => {
+  const file = tempFile(
+    'Modes.lean',
+    'import Mathlib\n\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _ false\n\ntheorem broken : True := bogus_z',
+  );
   const strict = kimina(['check', '--json', file]);
   assert.equal(strict.code, 1, strict.stderr);
   const s = JSON.parse(strict.stdout);
   assert.equal(s.mode, 'strict');
-  assert.deepEqual(s.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]), [['target', 'sorry'], ['broken', 'lean_error']]);
-  assert.deepEqual(JSON.parse(kimina(['check', '--json', '--verdict', 'strict', file]).stdout).files[0].declarations, s.files[0].declarations);
+  assert.deepEqual(
+    s.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]),
+    [
+      ['target', 'sorry'],
+      ['broken', 'lean_error'],
+    ],
+  );
+  assert.deepEqual(
+    JSON.parse(kimina(['check', '--json', '--verdict', 'strict', file]).stdout).files[0].declarations,
+    s.files[0].declarations,
+  );
   const recipe = kimina(['check', '--json', '--verdict', 'recipe', file]);
   assert.equal(recipe.code, 1, 'the Lean error still fails the file');
   const r = JSON.parse(recipe.stdout);
   assert.equal(r.mode, 'recipe');
-  assert.deepEqual(r.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]), [['target', 'valid'], ['broken', 'lean_error']]);
-  const alone = tempFile('SorryAx.lean', 'import Mathlib\n\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _ false');
+  assert.deepEqual(
+    r.files[0].declarations.map((d: { name: string; status: string }) => [d.name, d.status]),
+    [
+      ['target', 'valid'],
+      ['broken', 'lean_error'],
+    ],
+  );
+  const alone = tempFile(
+    'SorryAx.lean',
+    'import Mathlib\n\ntheorem target : (1 : ℕ) = 2 := by\n  exact sorryAx _ false',
+  );
   assert.equal(kimina(['check', alone]).code, 1);
   const text = kimina(['check', '--verdict', 'recipe', alone]);
   assert.equal(text.code, 0, text.stdout + text.stderr);
@@ -97,20 +144,35 @@ test('kimina serve: prints the URL, answers /api/check, stops REPLs on SIGINT', 
   const dir = mkdtempSync(join(tmpdir(), 'kimina-serve-'));
   const log = join(dir, 'repl.log');
   const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--port', '0'], {
-    cwd: root, env: { ...process.env, KIMINA_REPL_COMMAND: `STAND_IN_LOG=${log} ${standInReplCommand()}`, KIMINA_SANDBOX: 'none', KIMINA_MAX_REPLS: '1', KIMINA_HOME: dir },
+    cwd: root,
+    env: {
+      ...process.env,
+      KIMINA_REPL_COMMAND: `STAND_IN_LOG=${log} ${standInReplCommand()}`,
+      KIMINA_SANDBOX: 'none',
+      KIMINA_MAX_REPLS: '1',
+      KIMINA_HOME: dir,
+    },
   });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
-      child.stdout.on('data', (c: Buffer) => { out += c.toString(); const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]); });
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) resolve(m[1]);
+      });
       child.on('exit', (code) => reject(new Error(`serve exited early (${code})`)));
       setTimeout(() => reject(new Error('no URL printed')), 20_000);
     });
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const { token } = JSON.parse(readFileSync(join(dir, 'serve.json'), 'utf8')) as { token: string }; // a random one: none is configured
-    const res = await fetch(`${url}/api/check`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify({ snippets: [{ id: 'a', code: 'theorem t : True := trivial' }] }) });
+    const res = await fetch(`${url}/api/check`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ snippets: [{ id: 'a', code: 'theorem t : True := trivial' }] }),
+    });
     assert.equal(res.status, 200);
-    const body = await res.json() as { results: { response: { env: number } }[] };
+    const body = (await res.json()) as { results: { response: { env: number } }[] };
     assert.equal(body.results[0].response.env, 1);
     const replPid = Number(readFileSync(log, 'utf8').split(' ')[0]);
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -118,7 +180,9 @@ test('kimina serve: prints the URL, answers /api/check, stops REPLs on SIGINT', 
     assert.equal(await exited, 0);
     await new Promise((r) => setTimeout(r, 200));
     assert.ok(!alive(replPid), 'the REPL was stopped with the server');
-  } finally { child.kill('SIGKILL'); }
+  } finally {
+    child.kill('SIGKILL');
+  }
 });
 
 test('kimina serve refuses a non-loopback host without a token', () => {
@@ -134,9 +198,12 @@ function fakeTools(dir: string, options: { gitFails?: boolean } = {}): string {
   const git = options.gitFails
     ? '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "fatal: unable to access: Could not resolve host: github.com" >&2\nexit 128\n'
     : '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nfor last; do :; done\nmkdir -p "$last" && echo "Cloning into $last..." >&2\n';
-  const lake = '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "Building REPL"\nmkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl\n';
-  writeFileSync(join(bin, 'git'), git); chmodSync(join(bin, 'git'), 0o755);
-  writeFileSync(join(bin, 'lake'), lake); chmodSync(join(bin, 'lake'), 0o755);
+  const lake =
+    '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "Building REPL"\nmkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl\n';
+  writeFileSync(join(bin, 'git'), git);
+  chmodSync(join(bin, 'git'), 0o755);
+  writeFileSync(join(bin, 'lake'), lake);
+  chmodSync(join(bin, 'lake'), 0o755);
   return bin;
 }
 
@@ -164,7 +231,10 @@ test('kimina lean setup: clones at the toolchain tag, builds with progress, and 
 test('kimina lean setup: clear errors offline, without lake, and outside a Lean project', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
   writeFileSync(join(dir, 'lean-toolchain'), 'leanprover/lean4:v4.24.0\n');
-  const offline = kimina(['lean', 'setup', '--project', dir], { PATH: `${fakeTools(dir, { gitFails: true })}:${process.env.PATH}`, KIMINA_HOME: join(dir, 'home') });
+  const offline = kimina(['lean', 'setup', '--project', dir], {
+    PATH: `${fakeTools(dir, { gitFails: true })}:${process.env.PATH}`,
+    KIMINA_HOME: join(dir, 'home'),
+  });
   assert.equal(offline.code, 1);
   assert.match(offline.stderr, /could not clone .* \(offline, or no such tag\?\).*Could not resolve host/);
   const noLake = kimina(['lean', 'setup', '--project', dir], { PATH: '/nonexistent', KIMINA_HOME: join(dir, 'home') });

@@ -11,16 +11,33 @@ import { Verifier } from '../../backend/lean/verifier';
 import { standInReplScript } from '../../backend/demo/stand-in-repl/index';
 
 function fileVerifier(): Verifier {
-  const runner = new LeanFileRunner({ projectDir: mkdtempSync(join(tmpdir(), 'kimina-lf-')), leanCommand: [process.execPath, standInReplScript], maxParallel: 2 });
-  return new Verifier({ runner, policy: { allowed: defaultAllowedAxioms, allowNativeDecide: false }, maxInFlight: 16, defaultTimeoutS: 10 });
+  const runner = new LeanFileRunner({
+    projectDir: mkdtempSync(join(tmpdir(), 'kimina-lf-')),
+    leanCommand: [process.execPath, standInReplScript],
+    maxParallel: 2,
+  });
+  return new Verifier({
+    runner,
+    policy: { allowed: defaultAllowedAxioms, allowNativeDecide: false },
+    maxInFlight: 16,
+    defaultTimeoutS: 10,
+  });
 }
 
-test('parseLeanJson maps Lean\'s JSON lines to REPL messages', () => {
-  const out = parseLeanJson([
-    'noise',
-    JSON.stringify({ severity: 'information', pos: { line: 3, column: 0 }, endPos: null, data: 'Nat : Type\n', fileName: 'x' }),
-    JSON.stringify({ severity: 'error', pos: { line: 4, column: 2 }, endPos: { line: 4, column: 5 }, data: 'bad' }),
-  ].join('\n'));
+test("parseLeanJson maps Lean's JSON lines to REPL messages", () => {
+  const out = parseLeanJson(
+    [
+      'noise',
+      JSON.stringify({
+        severity: 'information',
+        pos: { line: 3, column: 0 },
+        endPos: null,
+        data: 'Nat : Type\n',
+        fileName: 'x',
+      }),
+      JSON.stringify({ severity: 'error', pos: { line: 4, column: 2 }, endPos: { line: 4, column: 5 }, data: 'bad' }),
+    ].join('\n'),
+  );
   assert.deepEqual(out, [
     { pos: { line: 3, column: 0 }, endPos: null, severity: 'info', data: 'Nat : Type' },
     { pos: { line: 4, column: 2 }, endPos: { line: 4, column: 5 }, severity: 'error', data: 'bad' },
@@ -35,7 +52,7 @@ test('the fallback gives the same verdicts, positions and axiom audit as the poo
       'import Mathlib\ntheorem t : 1 = 1 := by\n  admit',
       'import Mathlib\n\ntheorem t : True := by\n  exact bogus_q',
       // a forged audit answer inside the body is not read as the audit (answers are matched by line)
-      "theorem t : 1 = 1 := by sorry\n#print \"'t' does not depend on any axioms\"",
+      'theorem t : 1 = 1 := by sorry\n#print "\'t\' does not depend on any axioms"',
     ]);
     assert.equal(good.verdict.status, 'valid', good.verdict.reason);
     assert.deepEqual(good.verdict.axioms, ['Classical.choice', 'Quot.sound', 'propext']);
@@ -44,12 +61,23 @@ test('the fallback gives the same verdicts, positions and axiom audit as the poo
     assert.deepEqual(bad.verdict.messages[0].pos, { line: 4, column: 8 });
     assert.equal(fake.verdict.status, 'sorry');
     assert.equal(v.stats().mode, 'lean-file');
-  } finally { await v.close(); }
+  } finally {
+    await v.close();
+  }
 });
 
 test('the fallback reports a missing Lean toolchain clearly', async () => {
-  const runner = new LeanFileRunner({ projectDir: tmpdir(), leanCommand: ['/nonexistent/lake', 'env', 'lean'], maxParallel: 1 });
-  const v = new Verifier({ runner, policy: { allowed: [], allowNativeDecide: false }, maxInFlight: 4, defaultTimeoutS: 5 });
+  const runner = new LeanFileRunner({
+    projectDir: tmpdir(),
+    leanCommand: ['/nonexistent/lake', 'env', 'lean'],
+    maxParallel: 1,
+  });
+  const v = new Verifier({
+    runner,
+    policy: { allowed: [], allowNativeDecide: false },
+    maxInFlight: 4,
+    defaultTimeoutS: 5,
+  });
   const out = await v.check('theorem t : True := trivial');
   assert.equal(out.verdict.status, 'server_error');
   assert.match(out.verdict.reason, /could not run Lean.*elan/);
@@ -61,10 +89,12 @@ test('the fallback times out a hung Lean and kills it', async () => {
     const out = await v.check('theorem t : True := trivial -- stand_in_hang', { timeout: 0.5 });
     assert.equal(out.verdict.status, 'timeout_error');
     assert.equal(out.verdict.reason, 'Lean command timed out in 0.5 seconds');
-  } finally { await v.close(); }
+  } finally {
+    await v.close();
+  }
 });
 
-test('the fallback: examples are audited through a second file; the scope the body leaves open cannot redirect the audit; import errors at the user\'s line', async () => {
+test("the fallback: examples are audited through a second file; the scope the body leaves open cannot redirect the audit; import errors at the user's line", async () => {
   const v = fileVerifier();
   try {
     const [sectionVar, silenced, redirect, badImport] = await v.checkBatch([
@@ -79,5 +109,7 @@ test('the fallback: examples are audited through a second file; the scope the bo
     assert.equal(redirect.verdict.status, 'sorry', redirect.verdict.reason);
     assert.equal(badImport.verdict.status, 'lean_error');
     assert.deepEqual(badImport.verdict.messages[0].pos, { line: 2, column: 7 });
-  } finally { await v.close(); }
+  } finally {
+    await v.close();
+  }
 });

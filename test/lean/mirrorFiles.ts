@@ -14,9 +14,17 @@ export function mirrorOf(name: string): string | undefined {
 
 /** Every `.lean` file of a mirror's HEAD under `under`, read in one `git cat-file --batch`. */
 export function leanFilesOf(repo: string, under = ''): { path: string; text: string }[] {
-  const entries = execFileSync('git', ['-C', repo, 'ls-tree', '-r', 'HEAD', ...(under ? [under] : [])], { encoding: 'utf8', maxBuffer: 1 << 26 })
-    .split('\n').map((l) => /^\d+ blob ([0-9a-f]+)\t(.*\.lean)$/.exec(l)).filter((m) => m !== null);
-  const out = execFileSync('git', ['-C', repo, 'cat-file', '--batch'], { input: entries.map((m) => m[1]).join('\n') + '\n', maxBuffer: 1 << 28 });
+  const entries = execFileSync('git', ['-C', repo, 'ls-tree', '-r', 'HEAD', ...(under ? [under] : [])], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  })
+    .split('\n')
+    .map((l) => /^\d+ blob ([0-9a-f]+)\t(.*\.lean)$/.exec(l))
+    .filter((m) => m !== null);
+  const out = execFileSync('git', ['-C', repo, 'cat-file', '--batch'], {
+    input: entries.map((m) => m[1]).join('\n') + '\n',
+    maxBuffer: 1 << 28,
+  });
   const files: { path: string; text: string }[] = [];
   let at = 0;
   for (const m of entries) {

@@ -25,7 +25,10 @@ describe('real Lean', { skip: skipReason }, () => {
     strict = buildVerifier({ ...settings, allowNativeDecide: false });
     native = buildVerifier({ ...settings, allowNativeDecide: true, maxRepls: 1 });
   });
-  after(async () => { await strict?.verifier.close(); await native?.verifier.close(); });
+  after(async () => {
+    await strict?.verifier.close();
+    await native?.verifier.close();
+  });
 
   const check = (code: string) => strict.verifier.check(code, { timeout: 120 });
 
@@ -44,7 +47,7 @@ describe('real Lean', { skip: skipReason }, () => {
     }
   });
 
-  test('an error is a lean_error at the caller\'s line and codepoint column', async () => {
+  test("an error is a lean_error at the caller's line and codepoint column", async () => {
     const code = '\n\ntheorem t (𝔽 : Type) : True := bogus_ident';
     const out = await check(code);
     assert.equal(out.verdict.status, 'lean_error');
@@ -67,6 +70,9 @@ describe('real Lean', { skip: skipReason }, () => {
   test('native_decide, when allowed, passes with its compiler axioms', async () => {
     const out = await native.verifier.check('theorem t : 2 + 2 = 4 := by native_decide', { timeout: 120 });
     assert.equal(out.verdict.status, 'valid', out.verdict.reason);
-    assert.ok((out.verdict.axioms ?? []).some((a) => a === 'Lean.ofReduceBool' || a.includes('_native')), JSON.stringify(out.verdict.axioms));
+    assert.ok(
+      (out.verdict.axioms ?? []).some((a) => a === 'Lean.ofReduceBool' || a.includes('_native')),
+      JSON.stringify(out.verdict.axioms),
+    );
   });
 });

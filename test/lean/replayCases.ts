@@ -16,7 +16,10 @@ import { declaredNames } from '../fixtures/replay-repl/replay-repl.mjs';
 
 export type ExpectedClass = 'valid' | 'sorry' | 'lean_error' | 'rejected';
 
-interface RecordedMessage { severity: string; data: string }
+interface RecordedMessage {
+  severity: string;
+  data: string;
+}
 
 /**
  * Lean's judgement of one recorded answer, in verdict classes (deliberately not backend/lean/verdict.ts,
@@ -32,8 +35,9 @@ export function expectedClass(answerText: string, cmd?: string): ExpectedClass {
   const answer = JSON.parse(answerText) as { messages?: RecordedMessage[]; sorries?: unknown[] };
   const messages = answer.messages ?? [];
   if (messages.some((m) => m.severity === 'error')) return 'lean_error';
-  const sorryWarning = (m: RecordedMessage): boolean => m.severity === 'warning'
-    && (m.data.includes("declaration uses 'sorry'") || m.data.includes('declaration uses `sorry`'));
+  const sorryWarning = (m: RecordedMessage): boolean =>
+    m.severity === 'warning' &&
+    (m.data.includes("declaration uses 'sorry'") || m.data.includes('declaration uses `sorry`'));
   if ((answer.sorries ?? []).length > 0 || messages.some(sorryWarning)) return 'sorry';
   if (cmd !== undefined && declaredNames(cmd).length === 0 && !/\b(example|instance)\b/.test(cmd)) return 'rejected';
   return 'valid';
@@ -66,7 +70,12 @@ export interface ClassReport {
  * mismatch. `got` maps a case id to the class one pipeline path gave it; `kiminaClient`: judged by
  * kimina-client's analyze(), which reads our `rejected` as `lean_error`.
  */
-export function assertClasses(path: string, cases: Recording[], got: Map<string, string>, kiminaClient = false): ClassReport {
+export function assertClasses(
+  path: string,
+  cases: Recording[],
+  got: Map<string, string>,
+  kiminaClient = false,
+): ClassReport {
   const wrong: string[] = [];
   const nowMatching: string[] = [];
   const counts: Record<string, number> = {};
@@ -85,22 +94,41 @@ export function assertClasses(path: string, cases: Recording[], got: Map<string,
     else matched++;
   }
   assert.deepEqual(wrong, [], `${path}: verdict classes that differ from the recorded answers`);
-  assert.deepEqual(nowMatching, [], `${path}: these known mismatches match now; remove them from knownMismatches in test/lean/replayCases.ts`);
+  assert.deepEqual(
+    nowMatching,
+    [],
+    `${path}: these known mismatches match now; remove them from knownMismatches in test/lean/replayCases.ts`,
+  );
   return { counts, matched, knownMismatches: known };
 }
 
 export function describeReport(path: string, lean: string, r: ClassReport): string {
-  const counts = Object.entries(r.counts).sort().map(([k, n]) => `${k} ${n}`).join(', ');
+  const counts = Object.entries(r.counts)
+    .sort()
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   return `${path} on Lean ${lean}: ${r.matched + r.knownMismatches} cases (${counts}); ${r.matched} match, ${r.knownMismatches} known mismatches`;
 }
 
 /** The real pool and verifier, with replaying REPLs of one Lean version in place of Lean. */
 export function replayVerifier(lean: string, options: { maxRepls?: number; logFile?: string } = {}): Verifier {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-replay-'));
-  const launchOptions = { command: replayReplCommand(lean, { logFile: options.logFile }), projectDir: dir, memoryLimitMb: 0, sandbox: detectSandbox('none') };
-  const pool = new ReplPool({ launch: (scratch) => buildLaunch(launchOptions, scratch), maxRepls: options.maxRepls ?? 3, maxUses: 0, maxRssMb: 0 });
+  const launchOptions = {
+    command: replayReplCommand(lean, { logFile: options.logFile }),
+    projectDir: dir,
+    memoryLimitMb: 0,
+    sandbox: detectSandbox('none'),
+  };
+  const pool = new ReplPool({
+    launch: (scratch) => buildLaunch(launchOptions, scratch),
+    maxRepls: options.maxRepls ?? 3,
+    maxUses: 0,
+    maxRssMb: 0,
+  });
   return new Verifier({
-    runner: new PoolRunner(pool), policy: { allowed: defaultAllowedAxioms, allowNativeDecide: false },
-    maxInFlight: 1000, defaultTimeoutS: 20,
+    runner: new PoolRunner(pool),
+    policy: { allowed: defaultAllowedAxioms, allowNativeDecide: false },
+    maxInFlight: 1000,
+    defaultTimeoutS: 20,
   });
 }

@@ -6,10 +6,26 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { snippetOf } from '../fixtures/replay-repl/index';
-import { assertClasses, casesOf, describeReport, knownMismatches, knownMismatchKey, leanVersions, replayVerifier } from './replayCases';
+import {
+  assertClasses,
+  casesOf,
+  describeReport,
+  knownMismatches,
+  knownMismatchKey,
+  leanVersions,
+  replayVerifier,
+} from './replayCases';
 
-interface Pos { line: number; column: number }
-interface Msg { severity: string; pos: Pos; endPos?: Pos | null; data: string }
+interface Pos {
+  line: number;
+  column: number;
+}
+interface Msg {
+  severity: string;
+  pos: Pos;
+  endPos?: Pos | null;
+  data: string;
+}
 
 for (const lean of leanVersions) {
   test(`Verifier over recorded answers of Lean ${lean}: every verdict class matches the recording`, async (t) => {
@@ -22,7 +38,12 @@ for (const lean of leanVersions) {
       const report = assertClasses('Verifier', cases, got);
       t.diagnostic(describeReport('Verifier', lean, report));
 
-      const answeredFromRecording = new Set(readFileSync(logFile, 'utf8').split('\n').map((l) => /^\d+ recorded:(\S+) /.exec(l)?.[1]).filter(Boolean));
+      const answeredFromRecording = new Set(
+        readFileSync(logFile, 'utf8')
+          .split('\n')
+          .map((l) => /^\d+ recorded:(\S+) /.exec(l)?.[1])
+          .filter(Boolean),
+      );
       cases.forEach((r, i) => {
         if (knownMismatchKey(r) in knownMismatches) return;
         // refused before Lean (`open Lean.Compiler`: a meta namespace): its class is checked above, no answer to replay
@@ -34,7 +55,11 @@ for (const lean of leanVersions) {
         const shift = r.runsOn === null ? 0 : r.runsOn.split('\n').length;
         const move = (p: Pos): Pos => ({ line: p.line + shift, column: p.column });
         const recorded = (JSON.parse(r.answer) as { messages?: Msg[] }).messages ?? [];
-        const expected = recorded.map((m) => ({ ...m, pos: move(m.pos), ...(m.endPos ? { endPos: move(m.endPos) } : {}) }));
+        const expected = recorded.map((m) => ({
+          ...m,
+          pos: move(m.pos),
+          ...(m.endPos ? { endPos: move(m.endPos) } : {}),
+        }));
         assert.deepEqual(outcomes[i].response?.messages ?? [], expected, `${r.id}: messages`);
       });
     } finally {

@@ -7,20 +7,31 @@ import { standInReplScript } from '../../backend/demo/stand-in-repl/index';
 function talk(input: string, lean?: string) {
   const env = { ...process.env, ...(lean ? { STAND_IN_LEAN: lean } : {}) };
   const r = spawnSync(process.execPath, [standInReplScript], { input, encoding: 'utf8', timeout: 10_000, env });
-  const answers = r.stdout.split('\n\n').map((s) => s.trim()).filter(Boolean).map((s) => JSON.parse(s));
+  const answers = r.stdout
+    .split('\n\n')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => JSON.parse(s));
   return { code: r.status, answers, stderr: r.stderr };
 }
 
 test('framing: multi-line JSON requests, comment requests skipped, exit 0 on EOF', () => {
-  const r = talk('{"cmd":\n  "import Mathlib"}\n\n-- a comment request\n\n# another\n\n{"cmd": "theorem t : True := trivial",\n "env": 0}\n\n');
+  const r = talk(
+    '{"cmd":\n  "import Mathlib"}\n\n-- a comment request\n\n# another\n\n{"cmd": "theorem t : True := trivial",\n "env": 0}\n\n',
+  );
   assert.equal(r.code, 0);
   assert.deepEqual(r.answers, [{ env: 0 }, { env: 1 }]);
 });
 
 test('env ids increment; unknown env; imports only in the first env-less command', () => {
-  const r = talk([
-    '{"cmd": "import Mathlib"}', '{"cmd": "import Aesop", "env": 0}', '{"cmd": "#check Nat", "env": 7}', '{"cmd": "#check Nat", "env": 1}',
-  ].join('\n\n') + '\n\n');
+  const r = talk(
+    [
+      '{"cmd": "import Mathlib"}',
+      '{"cmd": "import Aesop", "env": 0}',
+      '{"cmd": "#check Nat", "env": 7}',
+      '{"cmd": "#check Nat", "env": 1}',
+    ].join('\n\n') + '\n\n',
+  );
   assert.equal(r.answers[0].env, 0);
   assert.equal(r.answers[1].env, 1);
   assert.match(r.answers[1].messages[0].data, /invalid 'import' command/);
@@ -29,13 +40,25 @@ test('env ids increment; unknown env; imports only in the first env-less command
 });
 
 test('sorries with goals and codepoint positions; admit only warns; axioms per declaration', () => {
-  const cmd = 'theorem 𝔽t : True := by sorry\ntheorem u : 1 = 1 := by admit\ntheorem v : 1 = 1 := by simp\n#print axioms 𝔽t\n#print axioms v';
+  const cmd =
+    'theorem 𝔽t : True := by sorry\ntheorem u : 1 = 1 := by admit\ntheorem v : 1 = 1 := by simp\n#print axioms 𝔽t\n#print axioms v';
   const r = talk(JSON.stringify({ cmd }) + '\n\n');
   const a = r.answers[0];
-  assert.deepEqual(a.sorries, [{ pos: { line: 1, column: 24 }, endPos: { line: 1, column: 29 }, goal: '⊢ theorem 𝔽t : True := by sorry', proofState: 0 }]);
+  assert.deepEqual(a.sorries, [
+    {
+      pos: { line: 1, column: 24 },
+      endPos: { line: 1, column: 29 },
+      goal: '⊢ theorem 𝔽t : True := by sorry',
+      proofState: 0,
+    },
+  ]);
   assert.equal(a.messages.filter((m: { data: string }) => m.data === 'declaration uses `sorry`').length, 2);
   assert.ok(a.messages.some((m: { data: string }) => m.data === "'𝔽t' depends on axioms: [sorryAx]"));
-  assert.ok(a.messages.some((m: { data: string }) => m.data === "'v' depends on axioms: [Classical.choice, Quot.sound, propext]"));
+  assert.ok(
+    a.messages.some(
+      (m: { data: string }) => m.data === "'v' depends on axioms: [Classical.choice, Quot.sound, propext]",
+    ),
+  );
 });
 
 test('unparsable input ends the process with an error, as the real REPL', () => {
@@ -44,20 +67,34 @@ test('unparsable input ends the process with an error, as the real REPL', () => 
   assert.match(r.stderr, /Could not parse JSON/);
 });
 
-const data = (answer: { messages?: { data: string; severity: string }[] }) => (answer.messages ?? []).map((m) => `${m.severity}: ${m.data}`);
+const data = (answer: { messages?: { data: string; severity: string }[] }) =>
+  (answer.messages ?? []).map((m) => `${m.severity}: ${m.data}`);
 
 test('two Lean generations: current texts by default, v4.15 texts with STAND_IN_LEAN=4.15', () => {
-  const cmd = JSON.stringify({ cmd: 'theorem a : True := sorry\ntheorem b : True := bogus_b\n#print axioms nope' }) + '\n\n';
-  assert.deepEqual(data(talk(cmd).answers[0]), ['warning: declaration uses `sorry`', 'error: Unknown identifier `bogus_b`', 'error: Unknown constant `nope`']);
-  assert.deepEqual(data(talk(cmd, '4.15').answers[0]), ["warning: declaration uses 'sorry'", "error: unknown identifier 'bogus_b'", "error: unknown constant 'nope'"]);
+  const cmd =
+    JSON.stringify({ cmd: 'theorem a : True := sorry\ntheorem b : True := bogus_b\n#print axioms nope' }) + '\n\n';
+  assert.deepEqual(data(talk(cmd).answers[0]), [
+    'warning: declaration uses `sorry`',
+    'error: Unknown identifier `bogus_b`',
+    'error: Unknown constant `nope`',
+  ]);
+  assert.deepEqual(data(talk(cmd, '4.15').answers[0]), [
+    "warning: declaration uses 'sorry'",
+    "error: unknown identifier 'bogus_b'",
+    "error: unknown constant 'nope'",
+  ]);
 });
 
 test('no sorry warning for a declaration with an error; warn.sorry false silences it; #guard_msgs swallows', () => {
-  const r = talk([
-    JSON.stringify({ cmd: 'theorem a : True := by\n  sorry\n  exact bogus_a' }),
-    JSON.stringify({ cmd: 'set_option warn.sorry false in\ntheorem b : True := sorryAx _\ntheorem c : True := sorryAx _' }),
-    JSON.stringify({ cmd: '#guard_msgs in\ntheorem d : True := sorryAx _\n#print axioms d' }),
-  ].join('\n\n') + '\n\n');
+  const r = talk(
+    [
+      JSON.stringify({ cmd: 'theorem a : True := by\n  sorry\n  exact bogus_a' }),
+      JSON.stringify({
+        cmd: 'set_option warn.sorry false in\ntheorem b : True := sorryAx _\ntheorem c : True := sorryAx _',
+      }),
+      JSON.stringify({ cmd: '#guard_msgs in\ntheorem d : True := sorryAx _\n#print axioms d' }),
+    ].join('\n\n') + '\n\n',
+  );
   assert.deepEqual(data(r.answers[0]), ['error: Unknown identifier `bogus_a`']);
   assert.equal(r.answers[0].sorries.length, 1);
   assert.deepEqual(data(r.answers[1]), ['warning: declaration uses `sorry`']);
@@ -66,11 +103,13 @@ test('no sorry warning for a declaration with an error; warn.sorry false silence
 });
 
 test('namespaces, open and _root_ resolve as Lean does; examples add nothing; theorems see only the variables they mention', () => {
-  const cmd = 'namespace Foo\ntheorem t : True := sorryAx _\nend Foo\ntheorem t : True := trivial\nopen Foo\n#print axioms t\n#print axioms _root_.t\nexample : True := trivial\n#print axioms _example\nsection\nvariable (n : Nat)\ndef d : Nat := n\ntheorem w : True := by exact n\nend';
+  const cmd =
+    'namespace Foo\ntheorem t : True := sorryAx _\nend Foo\ntheorem t : True := trivial\nopen Foo\n#print axioms t\n#print axioms _root_.t\nexample : True := trivial\n#print axioms _example\nsection\nvariable (n : Nat)\ndef d : Nat := n\ntheorem w : True := by exact n\nend';
   const r = talk(JSON.stringify({ cmd }) + '\n\n');
   assert.deepEqual(data(r.answers[0]), [
     'warning: declaration uses `sorry`',
-    "info: 't' does not depend on any axioms", "info: 'Foo.t' depends on axioms: [sorryAx]",
+    "info: 't' does not depend on any axioms",
+    "info: 'Foo.t' depends on axioms: [sorryAx]",
     "info: 't' does not depend on any axioms",
     'error: Unknown constant `_example`',
     'error: Unknown identifier `n`',

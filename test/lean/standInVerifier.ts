@@ -19,27 +19,50 @@ export interface StandInSetup {
 }
 
 /** `lean`: the Lean generation the stand-in speaks (STAND_IN_LEAN, e.g. '4.15'); default: current Lean's texts. */
-export function standInPool(options: Partial<PoolOptions> & { importDelayMs?: number; memoryLimitMb?: number; sandbox?: boolean; lean?: string } = {}): { pool: ReplPool; logFile: string } {
+export function standInPool(
+  options: Partial<PoolOptions> & {
+    importDelayMs?: number;
+    memoryLimitMb?: number;
+    sandbox?: boolean;
+    lean?: string;
+  } = {},
+): { pool: ReplPool; logFile: string } {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-test-'));
   const logFile = join(dir, 'stand-in.log');
   const launchOptions = {
     command: `${options.sandbox ? '' : `STAND_IN_LOG=${logFile} `}${options.lean ? `STAND_IN_LEAN=${options.lean} ` : ''}STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
-    projectDir: dir, memoryLimitMb: options.memoryLimitMb ?? 0,
+    projectDir: dir,
+    memoryLimitMb: options.memoryLimitMb ?? 0,
     sandbox: options.sandbox ? detectSandbox('auto') : detectSandbox('none'),
   };
   const pool = new ReplPool({
     launch: (scratch) => buildLaunch(launchOptions, scratch),
-    maxRepls: options.maxRepls ?? 2, maxUses: options.maxUses ?? 0, maxRssMb: options.maxRssMb ?? 0, idleTimeoutMs: options.idleTimeoutMs,
+    maxRepls: options.maxRepls ?? 2,
+    maxUses: options.maxUses ?? 0,
+    maxRssMb: options.maxRssMb ?? 0,
+    idleTimeoutMs: options.idleTimeoutMs,
   });
   return { pool, logFile };
 }
 
-export function standInVerifier(options: Parameters<typeof standInPool>[0] & { allowNativeDecide?: boolean; maxInFlight?: number; timeoutS?: number } = {}): StandInSetup {
+export function standInVerifier(
+  options: Parameters<typeof standInPool>[0] & {
+    allowNativeDecide?: boolean;
+    maxInFlight?: number;
+    timeoutS?: number;
+  } = {},
+): StandInSetup {
   const { pool, logFile } = standInPool(options);
   const verifier = new Verifier({
     runner: new PoolRunner(pool),
     policy: { allowed: defaultAllowedAxioms, allowNativeDecide: options.allowNativeDecide ?? false },
-    maxInFlight: options.maxInFlight ?? 64, defaultTimeoutS: options.timeoutS ?? 10,
+    maxInFlight: options.maxInFlight ?? 64,
+    defaultTimeoutS: options.timeoutS ?? 10,
   });
-  return { pool, verifier, logFile, log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean) : []) };
+  return {
+    pool,
+    verifier,
+    logFile,
+    log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean) : []),
+  };
 }

@@ -27,10 +27,18 @@ const cheats: [string, string, string][] = [
   ['by_elab', `theorem t : True := by_elab pure (Lean.mkConst \`True.intro)`, 'meta-command'],
   ['elab', `elab "cheat" : tactic => pure ()\n${stmt}  cheat`, 'meta-command'],
   ['macro', `macro "cheat" : tactic => \`(tactic| sorry)\n${stmt}  cheat`, 'meta-command'],
-  ['local macro_rules', `local macro_rules | \`(tactic| trivial) => \`(tactic| sorry)\n${stmt}  trivial`, 'meta-command'],
+  [
+    'local macro_rules',
+    `local macro_rules | \`(tactic| trivial) => \`(tactic| sorry)\n${stmt}  trivial`,
+    'meta-command',
+  ],
   ['syntax', `syntax "cheat" : tactic\n${stmt}  omega`, 'meta-command'],
   ['declare_syntax_cat', `declare_syntax_cat foo\n${stmt}  omega`, 'meta-command'],
-  ['notation redefining a statement token', `local infix:50 " = " => fun _ _ => True\ntheorem u : 1 = 2 := trivial`, 'meta-command'],
+  [
+    'notation redefining a statement token',
+    `local infix:50 " = " => fun _ _ => True\ntheorem u : 1 = 2 := trivial`,
+    'meta-command',
+  ],
   ['notation hiding sorry', `notation "done" => sorry\ntheorem u : 1 = 2 := done`, 'meta-command'],
   ['initialize', `initialize pure ()\n${stmt}  omega`, 'meta-command'],
   ['builtin_initialize', `builtin_initialize pure ()\n${stmt}  omega`, 'meta-command'],
@@ -44,9 +52,17 @@ const cheats: [string, string, string][] = [
   // attributes outside the allow-list
   ['@[extern]', `@[extern "c_fn"] def f : Nat := 1\n${stmt}  omega`, 'attribute'],
   ['@[implemented_by]', `def g : Nat := 2\n@[implemented_by g] def f : Nat := 1\n${stmt}  omega`, 'attribute'],
-  ['attribute [implemented_by]', `def g : Nat := 2\ndef f : Nat := 1\nattribute [implemented_by g] f\n${stmt}  omega`, 'attribute'],
+  [
+    'attribute [implemented_by]',
+    `def g : Nat := 2\ndef f : Nat := 1\nattribute [implemented_by g] f\n${stmt}  omega`,
+    'attribute',
+  ],
   ['@[csimp] after an allowed one', `@[simp, csimp] theorem x : @id = @id := rfl\n${stmt}  omega`, 'attribute'],
-  ['@[norm_num] extension', `@[norm_num (_ : ℕ) + _] def evalCheat : Mathlib.Meta.NormNum.NormNumExt := sorry\n${stmt}  norm_num`, 'attribute'],
+  [
+    '@[norm_num] extension',
+    `@[norm_num (_ : ℕ) + _] def evalCheat : Mathlib.Meta.NormNum.NormNumExt := sorry\n${stmt}  norm_num`,
+    'attribute',
+  ],
   ['@[positivity] extension', `@[positivity _] def evalCheat := 0\n${stmt}  omega`, 'attribute'],
   ['@[default_instance]', `@[default_instance] instance : OfNat ℕ 5 := ⟨3⟩\n${stmt}  omega`, 'attribute'],
   ['@[local tactic]', `@[local tactic foo] def f := 0\n${stmt}  omega`, 'attribute'],
@@ -69,7 +85,11 @@ const cheats: [string, string, string][] = [
   ['plausible', `${stmt}  plausible`, 'native-decide'],
   // meta-programming and IO, by namespace
   ['open Lean in … addDecl', `open Lean in\n${stmt}  exact (addDecl · )`, 'meta-api'],
-  ['open … in run_tac', `open Lean Elab Tactic in\ntheorem t : True := by\n  run_tac do\n    Lean.addDecl default`, 'meta-command'],
+  [
+    'open … in run_tac',
+    `open Lean Elab Tactic in\ntheorem t : True := by\n  run_tac do\n    Lean.addDecl default`,
+    'meta-command',
+  ],
   ['IO.Process', `def f := IO.Process.spawn {cmd := "sh"}\n${stmt}  omega`, 'meta-api'],
   ['_root_.IO', `def f := _root_.IO.println "x"\n${stmt}  omega`, 'meta-api'],
   ['«IO»', `def f := «IO».println "x"\n${stmt}  omega`, 'meta-api'],
@@ -93,33 +113,75 @@ const cheats: [string, string, string][] = [
   ['set_option without a name', `set_option\n${stmt}  omega`, 'kernel-option'],
   // code inside `{…}` of strings
   ['s! interpolation', `def s := s!"{unsafeIO (pure 1)}"\n${stmt}  omega`, 'meta-api'],
-  ['interpolation in a plain string (throwError)', `def f : Except String Nat := throw "{by run_tac pure ()}"\n${stmt}  omega`, 'meta-command'],
+  [
+    'interpolation in a plain string (throwError)',
+    `def f : Except String Nat := throw "{by run_tac pure ()}"\n${stmt}  omega`,
+    'meta-command',
+  ],
 ];
 
 for (const [name, code, rule] of cheats) {
   test(`rejects ${name} (${rule})`, () => {
     const found = findUntrustedCode(code);
-    assert.ok(found.some((f) => f.rule === rule), `expected rule ${rule}, got ${JSON.stringify(found.map((f) => f.rule))}`);
+    assert.ok(
+      found.some((f) => f.rule === rule),
+      `expected rule ${rule}, got ${JSON.stringify(found.map((f) => f.rule))}`,
+    );
     assert.ok(found.every((f) => f.message.length > 20 && untrustedRules[f.rule]));
   });
 }
 
 /** The bypasses of issue 10 (point 5): each passed the filter before the lexer followed Lean. */
 const bypasses: [string, string, string[]][] = [
-  ['raw string hiding an axiom', 'def s := r"\\"\naxiom cheat : False\ntheorem t : 1 = 2 := cheat.elim\n-- "', ['axiom-declaration']],
-  ['raw string hiding run_tac in a tactic block',
-    'theorem t : 1 = 2 := by\n  have s := r"\\"\n  run_tac Lean.Elab.Tactic.closeMainGoal (Lean.mkConst `sorryAx)\n  -- "\n  rfl', ['meta-command']],
+  [
+    'raw string hiding an axiom',
+    'def s := r"\\"\naxiom cheat : False\ntheorem t : 1 = 2 := cheat.elim\n-- "',
+    ['axiom-declaration'],
+  ],
+  [
+    'raw string hiding run_tac in a tactic block',
+    'theorem t : 1 = 2 := by\n  have s := r"\\"\n  run_tac Lean.Elab.Tactic.closeMainGoal (Lean.mkConst `sorryAx)\n  -- "\n  rfl',
+    ['meta-command'],
+  ],
   ['raw string with #: r#"…"# ends only at "#', 'def s := r#"x"\"#\naxiom cheat : False\n-- "#', ['axiom-declaration']],
-  ['a letter Lean rejects glued to a command', 'érun_cmd Lean.logInfo "x"\ntheorem t : True := trivial', ['lexical', 'meta-command']],
-  ['a Cyrillic letter glued to a command', '\u0430run_cmd pure ()\ntheorem t : True := trivial', ['lexical', 'meta-command']],
+  [
+    'a letter Lean rejects glued to a command',
+    'érun_cmd Lean.logInfo "x"\ntheorem t : True := trivial',
+    ['lexical', 'meta-command'],
+  ],
+  [
+    'a Cyrillic letter glued to a command',
+    '\u0430run_cmd pure ()\ntheorem t : True := trivial',
+    ['lexical', 'meta-command'],
+  ],
   ['an unterminated «', 'def x := «abc\nrun_cmd pure ()', ['lexical', 'meta-command']],
   ['an unterminated « with nothing after', 'theorem t : True := trivial\ndef x := «abc', ['lexical']],
   ['/-/- opens one comment level in Lean', '/-/- -/ run_cmd pure () -/\ntheorem t : True := trivial', ['meta-command']],
-  ['a string Lean may interpolate', 'def s := throwError "{"}" run_cmd pure () "{"\ntheorem t : True := trivial', ['lexical']],
-  ['a comment start after a token that may take its dash (<-)', 'def f := do\n  let x <-- pure 1\nrun_cmd pure ()\ntheorem t : True := trivial', ['lexical', 'meta-command']],
-  ['a comment start after // (Subtype)', 'def P := {x : ℕ //- x = x } run_cmd pure () -/\ntheorem t : True := trivial', ['lexical']],
-  ['an untokenizable symbol whose byte 0xAB Lean may read as «', 'theorem t : True := trivial\n⊫ "» run_cmd pure () "', ['lexical']],
-  ['a char literal glued after a token that may end in a quote', "def s := ∑'\"' run_cmd \"\ntheorem t : True := trivial", ['lexical']],
+  [
+    'a string Lean may interpolate',
+    'def s := throwError "{"}" run_cmd pure () "{"\ntheorem t : True := trivial',
+    ['lexical'],
+  ],
+  [
+    'a comment start after a token that may take its dash (<-)',
+    'def f := do\n  let x <-- pure 1\nrun_cmd pure ()\ntheorem t : True := trivial',
+    ['lexical', 'meta-command'],
+  ],
+  [
+    'a comment start after // (Subtype)',
+    'def P := {x : ℕ //- x = x } run_cmd pure () -/\ntheorem t : True := trivial',
+    ['lexical'],
+  ],
+  [
+    'an untokenizable symbol whose byte 0xAB Lean may read as «',
+    'theorem t : True := trivial\n⊫ "» run_cmd pure () "',
+    ['lexical'],
+  ],
+  [
+    'a char literal glued after a token that may end in a quote',
+    'def s := ∑\'"\' run_cmd "\ntheorem t : True := trivial',
+    ['lexical'],
+  ],
 ];
 
 for (const [name, code, expected] of bypasses) {
@@ -135,7 +197,15 @@ test('lexical problems are reported at their codepoint position with a clear mes
   assert.equal(r.rule, 'lexical');
   assert.deepEqual([r.line, r.column], [2, 12]);
   assert.match(r.message, /unterminated identifier escape/);
-  for (const code of ['def s := "abc', 'def s := r#"abc"', '/- open', "def c := 'ab'", 'def s := "\\q"', 'def x := 0x', 'def x := 2e']) {
+  for (const code of [
+    'def s := "abc',
+    'def s := r#"abc"',
+    '/- open',
+    "def c := 'ab'",
+    'def s := "\\q"',
+    'def x := 0x',
+    'def x := 2e',
+  ]) {
     const found = rules(code);
     assert.ok(found.length > 0 && found.every((r) => r === 'lexical'), `${code}: ${JSON.stringify(found)}`);
   }
@@ -149,8 +219,12 @@ test('reports the offending token at its codepoint position', () => {
 });
 
 test('native_decide and friends pass when allowed', () => {
-  for (const code of ['theorem t : 2 + 2 = 4 := by native_decide', 'theorem t : 2 + 2 = 4 := by decide +native',
-    'theorem t : 2 + 2 = 4 := Lean.ofReduceBool _ _ rfl', 'theorem t : 2 + 2 = 4 := by decide (config := { native := true })']) {
+  for (const code of [
+    'theorem t : 2 + 2 = 4 := by native_decide',
+    'theorem t : 2 + 2 = 4 := by decide +native',
+    'theorem t : 2 + 2 = 4 := Lean.ofReduceBool _ _ rfl',
+    'theorem t : 2 + 2 = 4 := by decide (config := { native := true })',
+  ]) {
     assert.deepEqual(findUntrustedCode(code, { allowNativeDecide: true }), [], code);
   }
 });
@@ -174,7 +248,7 @@ test('the allow-lists: attributes, options and # commands proofs use pass', () =
     'set_option linter.unusedVariables false',
     'set_option pp.all true in',
     'open Real Nat in',
-    '@[simp] theorem axiom_free (h\' : 1 < 2) (init_val : ℕ) (hsyntax : True) : True := by',
+    "@[simp] theorem axiom_free (h' : 1 < 2) (init_val : ℕ) (hsyntax : True) : True := by",
     '  have macro_h : (2:ℝ) ≤ 3 := by norm_num',
     '  decide',
     'attribute [local simp] Nat.add_comm',
@@ -190,7 +264,7 @@ test('the allow-lists: attributes, options and # commands proofs use pass', () =
     // these only hide messages: the axiom audit sees sorryAx whatever they say (test/lean/cheats.test.ts)
     'set_option warn.sorry false in',
     '#reduce 1 + 1',
-    'example (s : Set ℕ) (f : ℕ → ℕ) : f \'\' s = f \'\' s ∧ f ⁻¹\' s = f ⁻¹\' s ∧ sᶜ = sᶜ := ⟨rfl, rfl, rfl⟩',
+    "example (s : Set ℕ) (f : ℕ → ℕ) : f '' s = f '' s ∧ f ⁻¹' s = f ⁻¹' s ∧ sᶜ = sᶜ := ⟨rfl, rfl, rfl⟩",
   ].join('\n');
   assert.deepEqual(findUntrustedCode(code), []);
 });
@@ -202,10 +276,14 @@ test('imports are fine inside the header, module names included', () => {
 
 /** Every code whose filter result must be empty, with a label. */
 function cleanCorpus(): [string, string][] {
-  const data = JSON.parse(readFileSync(join(__dirname, 'data', 'minif2f-statements.json'), 'utf8')) as { statements: Record<string, string> };
+  const data = JSON.parse(readFileSync(join(__dirname, 'data', 'minif2f-statements.json'), 'utf8')) as {
+    statements: Record<string, string>;
+  };
   const out: [string, string][] = Object.entries(data.statements);
   // the recipe's extraction from well-formed answers (malformed ones hold deliberately broken text)
-  const golden = JSON.parse(readFileSync(join(__dirname, '..', 'prover', 'fixtures', 'recipe-golden.json'), 'utf8')) as { results: { error: string; proof?: string; finalCode?: string }[] };
+  const golden = JSON.parse(
+    readFileSync(join(__dirname, '..', 'prover', 'fixtures', 'recipe-golden.json'), 'utf8'),
+  ) as { results: { error: string; proof?: string; finalCode?: string }[] };
   golden.results.forEach((r, i) => {
     if (r.error !== 'NONE') return;
     for (const code of [r.proof, r.finalCode]) if (code) out.push([`recipe-golden #${i}`, code]);
@@ -215,7 +293,7 @@ function cleanCorpus(): [string, string][] {
   return out;
 }
 
-test('no false positives: 488 miniF2F statements and the prover fixtures\' proofs', () => {
+test("no false positives: 488 miniF2F statements and the prover fixtures' proofs", () => {
   const corpus = cleanCorpus();
   assert.ok(corpus.length >= 488 + 150);
   for (const [name, code] of corpus) {
@@ -225,49 +303,67 @@ test('no false positives: 488 miniF2F statements and the prover fixtures\' proof
 });
 
 const sharedMiniF2F = join(minif2fDir(), 'MiniF2F');
-test('no false positives on the shared miniF2F-lean4 files', { skip: !existsSync(sharedMiniF2F) && 'no shared miniF2F copy here' }, () => {
-  let n = 0;
-  for (const split of MINIF2F_SPLITS) {
-    for (const { name: file, path } of minif2fFiles(split)) {
-      const code = readFileSync(path, 'utf8');
-      assert.deepEqual(findUntrustedCode(code, {}, splitHeader(code).headerLines), [], file);
-      n++;
+test(
+  'no false positives on the shared miniF2F-lean4 files',
+  { skip: !existsSync(sharedMiniF2F) && 'no shared miniF2F copy here' },
+  () => {
+    let n = 0;
+    for (const split of MINIF2F_SPLITS) {
+      for (const { name: file, path } of minif2fFiles(split)) {
+        const code = readFileSync(path, 'utf8');
+        assert.deepEqual(findUntrustedCode(code, {}, splitHeader(code).headerLines), [], file);
+        n++;
+      }
     }
-  }
-  assert.equal(n, 488);
-});
+    assert.equal(n, 488);
+  },
+);
 
 // Real model proofs (Goedel-Prover outputs on Lean Workbook) kept as test inputs by kimina-lean-server
 // (github.com/project-numina/kimina-lean-server, tests/match/input/*.lean, MIT); read from the local
 // mirror when there is one, never copied into this repository.
 const klsMirror = mirrorOf('project-numina+kimina-lean-server');
-test('no false positives on kimina-lean-server\'s recorded model proofs', { skip: !klsMirror && 'LEAN_GIT_MIRRORS has no kimina-lean-server clone' }, () => {
-  const files = leanFilesOf(klsMirror!, 'tests/match/input');
-  assert.ok(files.length >= 100);
-  for (const { path, text } of files) {
-    assert.deepEqual(findUntrustedCode(text, {}, splitHeader(text).headerLines), [], path);
-  }
-});
+test(
+  "no false positives on kimina-lean-server's recorded model proofs",
+  { skip: !klsMirror && 'LEAN_GIT_MIRRORS has no kimina-lean-server clone' },
+  () => {
+    const files = leanFilesOf(klsMirror!, 'tests/match/input');
+    assert.ok(files.length >= 100);
+    for (const { path, text } of files) {
+      assert.deepEqual(findUntrustedCode(text, {}, splitHeader(text).headerLines), [], path);
+    }
+  },
+);
 
 // Kimina-Prover Preview's own solved miniF2F-test proofs (github.com/MoonshotAI/Kimina-Prover-Preview,
 // minif2f_test_solved.zip at 7abd61a), read from the local mirror when there is one, never copied here.
 const kppMirror = mirrorOf('MoonshotAI+Kimina-Prover-Preview');
-test('no false positives on Kimina-Prover Preview\'s solved miniF2F proofs', { skip: !kppMirror && 'LEAN_GIT_MIRRORS has no Kimina-Prover-Preview clone' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kpp-'));
-  writeFileSync(join(dir, 'a.zip'), execFileSync('git', ['-C', kppMirror!, 'show', 'HEAD:minif2f_test_solved.zip'], { maxBuffer: 64 << 20 }));
-  execFileSync('unzip', ['-q', join(dir, 'a.zip'), '-d', dir]);
-  const src = join(dir, 'minif2f_test_solved', 'src');
-  const files = readdirSync(src).filter((f) => f.endsWith('.lean'));
-  assert.equal(files.length, 197);
-  let native = 0;
-  for (const file of files) {
-    const code = readFileSync(join(src, file), 'utf8');
-    const headerLines = splitHeader(code).headerLines;
-    assert.deepEqual(findUntrustedCode(code, { allowNativeDecide: true }, headerLines), [], file);
-    // by default only native_decide is refused
-    const byDefault = findUntrustedCode(code, {}, headerLines);
-    assert.ok(byDefault.every((r) => r.rule === 'native-decide'), file);
-    if (byDefault.length > 0) native++;
-  }
-  assert.equal(native, 11);
-});
+test(
+  "no false positives on Kimina-Prover Preview's solved miniF2F proofs",
+  { skip: !kppMirror && 'LEAN_GIT_MIRRORS has no Kimina-Prover-Preview clone' },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kpp-'));
+    writeFileSync(
+      join(dir, 'a.zip'),
+      execFileSync('git', ['-C', kppMirror!, 'show', 'HEAD:minif2f_test_solved.zip'], { maxBuffer: 64 << 20 }),
+    );
+    execFileSync('unzip', ['-q', join(dir, 'a.zip'), '-d', dir]);
+    const src = join(dir, 'minif2f_test_solved', 'src');
+    const files = readdirSync(src).filter((f) => f.endsWith('.lean'));
+    assert.equal(files.length, 197);
+    let native = 0;
+    for (const file of files) {
+      const code = readFileSync(join(src, file), 'utf8');
+      const headerLines = splitHeader(code).headerLines;
+      assert.deepEqual(findUntrustedCode(code, { allowNativeDecide: true }, headerLines), [], file);
+      // by default only native_decide is refused
+      const byDefault = findUntrustedCode(code, {}, headerLines);
+      assert.ok(
+        byDefault.every((r) => r.rule === 'native-decide'),
+        file,
+      );
+      if (byDefault.length > 0) native++;
+    }
+    assert.equal(native, 11);
+  },
+);

@@ -7,16 +7,23 @@ import { qwen3Tokenizer, reference } from './qwen3Fixture';
 
 const SYSTEM = 'You are an expert in mathematics and proving theorems in Lean 4.';
 const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by';
-const USER = 'Think about and solve the following problems step by step in Lean 4.\n\n# Problem:\nSolve 2x + 3 = 11.\n\n'
-  + '# Formal Statement:\n```lean4\n' + STATEMENT + '\n```\n';
+const USER =
+  'Think about and solve the following problems step by step in Lean 4.\n\n# Problem:\nSolve 2x + 3 = 11.\n\n' +
+  '# Formal Statement:\n```lean4\n' +
+  STATEMENT +
+  '\n```\n';
 
 test('Qwen3 template: the first-turn prompt is exactly the one of kimina-format.md §1.3', async () => {
   const template = chatTemplateOf(await qwen3Tokenizer(), 'Qwen3');
-  const text = template.render([{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }]);
-  const expected = '<|im_start|>system\nYou are an expert in mathematics and proving theorems in Lean 4.<|im_end|>\n'
-    + '<|im_start|>user\nThink about and solve the following problems step by step in Lean 4.\n\n# Problem:\nSolve 2x + 3 = 11.\n\n'
-    + '# Formal Statement:\n```lean4\nimport Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n```\n'
-    + '<|im_end|>\n<|im_start|>assistant\n';
+  const text = template.render([
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: USER },
+  ]);
+  const expected =
+    '<|im_start|>system\nYou are an expert in mathematics and proving theorems in Lean 4.<|im_end|>\n' +
+    '<|im_start|>user\nThink about and solve the following problems step by step in Lean 4.\n\n# Problem:\nSolve 2x + 3 = 11.\n\n' +
+    '# Formal Statement:\n```lean4\nimport Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n```\n' +
+    '<|im_end|>\n<|im_start|>assistant\n';
   assert.equal(text, expected);
   assert.ok(!text.includes('<think>'), 'thinking stays on: no pre-filled empty think block');
 });
@@ -32,12 +39,17 @@ test('Qwen3 template: renders equal Python jinja2 (as transformers runs it) for 
   }
 });
 
-test('Qwen3 template: the fix turn drops the earlier answer\'s think part (§6.5)', async () => {
+test("Qwen3 template: the fix turn drops the earlier answer's think part (§6.5)", async () => {
   const template = chatTemplateOf(await qwen3Tokenizer(), 'Qwen3');
-  const answer = '<think>\nSECRET reasoning.\n\n```tactics\n  linarith\n```\n</think>\nShort summary.\n\n```lean4\n' + STATEMENT + '\n  linarith\n```';
+  const answer =
+    '<think>\nSECRET reasoning.\n\n```tactics\n  linarith\n```\n</think>\nShort summary.\n\n```lean4\n' +
+    STATEMENT +
+    '\n  linarith\n```';
   const conversation: ChatMessage[] = [
-    { role: 'system', content: SYSTEM }, { role: 'user', content: USER },
-    { role: 'assistant', content: answer }, { role: 'user', content: '# Error 1:\nError message: \nlinarith failed\n' },
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: USER },
+    { role: 'assistant', content: answer },
+    { role: 'user', content: '# Error 1:\nError message: \nlinarith failed\n' },
   ];
   const text = template.render(conversation);
   assert.ok(!text.includes('SECRET') && !text.includes('<think>'));
@@ -52,24 +64,40 @@ test('Qwen3 template: the fix turn drops the earlier answer\'s think part (§6.5
 test('bad conversations and broken templates fail with clear errors', async () => {
   const template = chatTemplateOf(await qwen3Tokenizer(), 'Qwen3');
   assert.throws(() => template.render([]), /empty conversation/);
-  assert.throws(() => template.render([{ role: 'tool', content: 'x' } as unknown as ChatMessage]), /message 0: role must be/);
-  assert.throws(() => template.render([{ role: 'user', content: 7 } as unknown as ChatMessage]), /content must be a string/);
+  assert.throws(
+    () => template.render([{ role: 'tool', content: 'x' } as unknown as ChatMessage]),
+    /message 0: role must be/,
+  );
+  assert.throws(
+    () => template.render([{ role: 'user', content: 7 } as unknown as ChatMessage]),
+    /content must be a string/,
+  );
   assert.throws(() => compileChatTemplate('{% for %}', {}, 'chat template of m'), /chat template of m: cannot parse/);
   const raising = compileChatTemplate("{{ raise_exception('only user turns') }}", {}, 'chat template of m');
-  assert.throws(() => raising.render([{ role: 'user', content: 'x' }]), /chat template of m: rendering failed: .*only user turns/);
+  assert.throws(
+    () => raising.render([{ role: 'user', content: 'x' }]),
+    /chat template of m: rendering failed: .*only user turns/,
+  );
   const bare = tokenizerFromFiles({ tokenizerJson: { model: { type: 'BPE', vocab: { a: 0 }, merges: [] } } });
   assert.throws(() => chatTemplateOf(bare, 'tiny'), /tiny has no chat template/);
 });
 
 test('special tokens from the tokenizer config reach the template', () => {
   const tok = tokenizerFromFiles({
-    tokenizerJson: { model: { type: 'BPE', vocab: { a: 0 }, merges: [] }, added_tokens: [{ id: 1, content: '</s>', special: true }] },
-    tokenizerConfig: { eos_token: '</s>', chat_template: '{% for m in messages %}{{ m.content + eos_token }}{% endfor %}{% if add_generation_prompt %}>{% endif %}' },
+    tokenizerJson: {
+      model: { type: 'BPE', vocab: { a: 0 }, merges: [] },
+      added_tokens: [{ id: 1, content: '</s>', special: true }],
+    },
+    tokenizerConfig: {
+      eos_token: '</s>',
+      chat_template:
+        '{% for m in messages %}{{ m.content + eos_token }}{% endfor %}{% if add_generation_prompt %}>{% endif %}',
+    },
   });
   assert.equal(chatTemplateOf(tok).render([{ role: 'user', content: 'hi' }]), 'hi</s>>');
 });
 
-test('Python string methods: strip/lstrip/rstrip keep their argument (the fix turn keeps the answer\'s leading spaces)', async () => {
+test("Python string methods: strip/lstrip/rstrip keep their argument (the fix turn keeps the answer's leading spaces)", async () => {
   const template = chatTemplateOf(await qwen3Tokenizer(), 'Qwen3');
   // The earlier answer's text after </think> starts with "\n" then spaces: Python's lstrip('\n')
   // removes only the newline (the library's own lstrip removed the spaces too).
@@ -79,10 +107,22 @@ test('Python string methods: strip/lstrip/rstrip keep their argument (the fix tu
     { role: 'assistant', content: answer },
     { role: 'user', content: '# Error 1:\nlinarith failed' },
   ]);
-  assert.equal(text, '<|im_start|>user\nprove it<|im_end|>\n<|im_start|>assistant\n   Indented summary.\n```lean4\n  linarith\n```\n<|im_end|>\n'
-    + '<|im_start|>user\n# Error 1:\nlinarith failed<|im_end|>\n<|im_start|>assistant\n');
-  const probe = compileChatTemplate("[{{ x.lstrip('\\n') }}|{{ x.strip() }}|{{ x.rstrip(' \\n') }}|{{ x|trim }}|{{ x|trim('\\n ') }}|{{ x.strip('') }}]", { x: '\n\n  hi \x1c\n' });
+  assert.equal(
+    text,
+    '<|im_start|>user\nprove it<|im_end|>\n<|im_start|>assistant\n   Indented summary.\n```lean4\n  linarith\n```\n<|im_end|>\n' +
+      '<|im_start|>user\n# Error 1:\nlinarith failed<|im_end|>\n<|im_start|>assistant\n',
+  );
+  const probe = compileChatTemplate(
+    "[{{ x.lstrip('\\n') }}|{{ x.strip() }}|{{ x.rstrip(' \\n') }}|{{ x|trim }}|{{ x|trim('\\n ') }}|{{ x.strip('') }}]",
+    { x: '\n\n  hi \x1c\n' },
+  );
   // Python: '\x1c' is whitespace for str.strip(); the explicit character sets are honoured.
-  assert.equal(probe.render([{ role: 'user', content: '' }]), '[  hi \x1c\n|hi|\n\n  hi \x1c|hi|hi \x1c|\n\n  hi \x1c\n]');
-  assert.equal(compileChatTemplate('[{{ x.strip() }}]', { x: '\ufeffa\u3000' }).render([{ role: 'user', content: '' }]), '[\ufeffa]');
+  assert.equal(
+    probe.render([{ role: 'user', content: '' }]),
+    '[  hi \x1c\n|hi|\n\n  hi \x1c|hi|hi \x1c|\n\n  hi \x1c\n]',
+  );
+  assert.equal(
+    compileChatTemplate('[{{ x.strip() }}]', { x: '\ufeffa\u3000' }).render([{ role: 'user', content: '' }]),
+    '[\ufeffa]',
+  );
 });

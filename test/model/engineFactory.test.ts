@@ -10,39 +10,83 @@ import { QWEN3_DIR } from './qwen3Fixture';
 
 test('settings from the environment, with defaults and clear errors', () => {
   assert.deepEqual(engineConfigFromEnv({}), {
-    engine: 'onnx', model: undefined, baseUrl: DEFAULT_OPENAI_BASE_URL, apiKey: undefined, nMode: 'auto', device: 'cpu', threads: undefined, kvCache: 'auto', speculation: false, spinning: false,
+    engine: 'onnx',
+    model: undefined,
+    baseUrl: DEFAULT_OPENAI_BASE_URL,
+    apiKey: undefined,
+    nMode: 'auto',
+    device: 'cpu',
+    threads: undefined,
+    kvCache: 'auto',
+    speculation: false,
+    spinning: false,
   });
   const c = engineConfigFromEnv({
-    KIMINA_ENGINE: 'openai', KIMINA_MODEL: 'org/m', KIMINA_OPENAI_BASE_URL: 'http://h:1/v1', KIMINA_OPENAI_API_KEY: 'k',
-    KIMINA_OPENAI_N: 'parallel', KIMINA_DEVICE: 'cuda', KIMINA_THREADS: '3', KIMINA_KV_CACHE: 'fp16', KIMINA_SPECULATION: '1', KIMINA_SPINNING: 'on',
+    KIMINA_ENGINE: 'openai',
+    KIMINA_MODEL: 'org/m',
+    KIMINA_OPENAI_BASE_URL: 'http://h:1/v1',
+    KIMINA_OPENAI_API_KEY: 'k',
+    KIMINA_OPENAI_N: 'parallel',
+    KIMINA_DEVICE: 'cuda',
+    KIMINA_THREADS: '3',
+    KIMINA_KV_CACHE: 'fp16',
+    KIMINA_SPECULATION: '1',
+    KIMINA_SPINNING: 'on',
   });
-  assert.deepEqual(c, { engine: 'openai', model: 'org/m', baseUrl: 'http://h:1/v1', apiKey: 'k', nMode: 'parallel', device: 'cuda', threads: 3, kvCache: 'fp16', speculation: true, spinning: true });
+  assert.deepEqual(c, {
+    engine: 'openai',
+    model: 'org/m',
+    baseUrl: 'http://h:1/v1',
+    apiKey: 'k',
+    nMode: 'parallel',
+    device: 'cuda',
+    threads: 3,
+    kvCache: 'fp16',
+    speculation: true,
+    spinning: true,
+  });
   assert.equal(engineConfigFromEnv({ KIMINA_DEVICE: 'auto' }).device, 'cpu');
-  assert.throws(() => engineConfigFromEnv({ KIMINA_ENGINE: 'llama' }), /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/);
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_ENGINE: 'llama' }),
+    /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/,
+  );
   assert.throws(() => engineConfigFromEnv({ KIMINA_THREADS: '0' }), /KIMINA_THREADS must be a positive whole number/);
-  assert.throws(() => engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }), /KIMINA_KV_CACHE must be one of auto, fp32, fp16, got 'int8'/);
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }),
+    /KIMINA_KV_CACHE must be one of auto, fp32, fp16, got 'int8'/,
+  );
 });
 
 test('onnx without any model says to pull one', async () => {
   const previous = process.env.KIMINA_HOME;
   process.env.KIMINA_HOME = mkdtempSync(join(tmpdir(), 'kimina-factory-'));
   try {
-    await assert.rejects(createEngine(engineConfigFromEnv({})), new RegExp(`run \`kimina model pull ${DEFAULT_MODEL}\``));
-    await assert.rejects(createEngine(engineConfigFromEnv({ KIMINA_MODEL: '/no/such/folder' })), /the model folder \/no\/such\/folder \(KIMINA_MODEL\) does not exist/);
+    await assert.rejects(
+      createEngine(engineConfigFromEnv({})),
+      new RegExp(`run \`kimina model pull ${DEFAULT_MODEL}\``),
+    );
+    await assert.rejects(
+      createEngine(engineConfigFromEnv({ KIMINA_MODEL: '/no/such/folder' })),
+      /the model folder \/no\/such\/folder \(KIMINA_MODEL\) does not exist/,
+    );
   } finally {
-    if (previous === undefined) delete process.env.KIMINA_HOME; else process.env.KIMINA_HOME = previous;
+    if (previous === undefined) delete process.env.KIMINA_HOME;
+    else process.env.KIMINA_HOME = previous;
   }
 });
 
 test('openai: connects to the server; a folder as KIMINA_MODEL lends its tokenizer', async () => {
   const server = await startStandInOpenAIServer({ answer: () => '<think>\nhm\n</think>\nok' });
   try {
-    const engine = await createEngine(engineConfigFromEnv({ KIMINA_ENGINE: 'openai', KIMINA_OPENAI_BASE_URL: server.baseUrl, KIMINA_MODEL: QWEN3_DIR }), { log: () => {} });
+    const engine = await createEngine(
+      engineConfigFromEnv({ KIMINA_ENGINE: 'openai', KIMINA_OPENAI_BASE_URL: server.baseUrl, KIMINA_MODEL: QWEN3_DIR }),
+      { log: () => {} },
+    );
     assert.equal(engine.name, 'openai');
-    assert.equal(engine.model, 'AI-MO/Kimina-Prover-RL-0.6B', 'the server\'s only model');
+    assert.equal(engine.model, 'AI-MO/Kimina-Prover-RL-0.6B', "the server's only model");
     const [g] = await engine.generate([[{ role: 'user', content: 'hi' }]], { maxTokens: 50, temperature: 0, topP: 1 });
     assert.equal(g.text, '<think>\nhm\n</think>\nok');
-    assert.ok(await engine.countPromptTokens([{ role: 'user', content: 'hi' }]) > 3);
+    assert.ok((await engine.countPromptTokens([{ role: 'user', content: 'hi' }])) > 3);
     assert.equal((engine as unknown as { tokenCountSource: string }).tokenCountSource, 'local');
     await engine.close();
   } finally {
@@ -59,17 +103,24 @@ test('onnx: loads a model folder by path, and a store model by hub id', async ()
   process.env.KIMINA_HOME = home;
   try {
     for (const model of [inStore, 'test-org/tiny']) {
-      const engine = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: model, KIMINA_THREADS: '1' }), { log: () => {} });
+      const engine = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: model, KIMINA_THREADS: '1' }), {
+        log: () => {},
+      });
       try {
         assert.equal(engine.name, 'onnx');
-        const [g] = await engine.generate([[{ role: 'user', content: 'hi' }]], { maxTokens: 4, temperature: 0, topP: 1 });
+        const [g] = await engine.generate([[{ role: 'user', content: 'hi' }]], {
+          maxTokens: 4,
+          temperature: 0,
+          topP: 1,
+        });
         assert.ok(g.tokens > 0 && g.tokens <= 4);
-        assert.ok(await engine.countPromptTokens([{ role: 'user', content: 'hi' }]) > 3);
+        assert.ok((await engine.countPromptTokens([{ role: 'user', content: 'hi' }])) > 3);
       } finally {
         await engine.close();
       }
     }
   } finally {
-    if (previous === undefined) delete process.env.KIMINA_HOME; else process.env.KIMINA_HOME = previous;
+    if (previous === undefined) delete process.env.KIMINA_HOME;
+    else process.env.KIMINA_HOME = previous;
   }
 });

@@ -14,13 +14,26 @@ const PROMPT: ChatMessage[] = [
 ];
 const SAMPLING: SamplingOptions = { maxTokens: 1000, temperature: 1, topP: 0.95 };
 /** The scripted answer of sample k. */
-const answerOf = (k: number): string => `<think>\nSample ${k} thinks about ℝ and h₀.\n</think>\n\nSummary ${k}.\n\n\`\`\`lean4\ntheorem t : True := by\n  trivial\n\`\`\``;
+const answerOf = (k: number): string =>
+  `<think>\nSample ${k} thinks about ℝ and h₀.\n</think>\n\nSummary ${k}.\n\n\`\`\`lean4\ntheorem t : True := by\n  trivial\n\`\`\``;
 
-async function withServer(o: Partial<StandInOptions>, body: (engine: OpenAIEngine, server: Awaited<ReturnType<typeof startStandInOpenAIServer>>, logs: string[]) => Promise<void>): Promise<void> {
+async function withServer(
+  o: Partial<StandInOptions>,
+  body: (
+    engine: OpenAIEngine,
+    server: Awaited<ReturnType<typeof startStandInOpenAIServer>>,
+    logs: string[],
+  ) => Promise<void>,
+): Promise<void> {
   const server = await startStandInOpenAIServer({ answer: (_m, k) => answerOf(k), ...o });
   const logs: string[] = [];
   try {
-    const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL, apiKey: o.apiKey, log: (l) => logs.push(l) });
+    const engine = await OpenAIEngine.connect({
+      baseUrl: server.baseUrl,
+      model: MODEL,
+      apiKey: o.apiKey,
+      log: (l) => logs.push(l),
+    });
     await body(engine, server, logs);
   } finally {
     await server.close();
@@ -31,10 +44,21 @@ test('streams n samples in one request; deltas add up to each text; maxContext f
   await withServer({}, async (engine, server) => {
     assert.equal(engine.maxContext, 32768);
     const deltas = new Map<number, string>();
-    const gens = await engine.generate([PROMPT, PROMPT, PROMPT], SAMPLING, (i, d) => deltas.set(i, (deltas.get(i) ?? '') + d));
-    assert.deepEqual(gens.map((g) => g.text), [0, 1, 2].map(answerOf));
-    assert.deepEqual(gens.map((g) => g.finishReason), ['stop', 'stop', 'stop']);
-    gens.forEach((g, i) => { assert.equal(deltas.get(i), g.text); assert.equal(g.tokens, Math.ceil([...g.text].length / 4)); });
+    const gens = await engine.generate([PROMPT, PROMPT, PROMPT], SAMPLING, (i, d) =>
+      deltas.set(i, (deltas.get(i) ?? '') + d),
+    );
+    assert.deepEqual(
+      gens.map((g) => g.text),
+      [0, 1, 2].map(answerOf),
+    );
+    assert.deepEqual(
+      gens.map((g) => g.finishReason),
+      ['stop', 'stop', 'stop'],
+    );
+    gens.forEach((g, i) => {
+      assert.equal(deltas.get(i), g.text);
+      assert.equal(g.tokens, Math.ceil([...g.text].length / 4));
+    });
     const chats = server.requests.filter((r) => r.path === '/v1/chat/completions');
     assert.equal(chats.length, 1);
     assert.equal(chats[0].body.n, 3);
@@ -43,7 +67,10 @@ test('streams n samples in one request; deltas add up to each text; maxContext f
     assert.equal(chats[0].body.top_k, -1, 'top-k pinned off, as the recipe samples');
     assert.equal(chats[0].body.max_tokens, 1000);
     assert.deepEqual(chats[0].body.messages, PROMPT);
-    assert.ok(!('chat_template_kwargs' in chats[0].body) && !('think' in chats[0].body), 'thinking is never switched off');
+    assert.ok(
+      !('chat_template_kwargs' in chats[0].body) && !('think' in chats[0].body),
+      'thinking is never switched off',
+    );
   });
 });
 
@@ -51,7 +78,10 @@ test('different conversations go in separate requests and land at their own inde
   const other: ChatMessage[] = [...PROMPT.slice(0, 1), { role: 'user', content: 'other' }];
   await withServer({ answer: (m, k) => `${m[1].content.slice(0, 5)}#${k}` }, async (engine, server) => {
     const gens = await engine.generate([PROMPT, other, PROMPT], SAMPLING);
-    assert.deepEqual(gens.map((g) => g.text), ['Think#0', 'other#0', 'Think#1']);
+    assert.deepEqual(
+      gens.map((g) => g.text),
+      ['Think#0', 'other#0', 'Think#1'],
+    );
     assert.equal(server.requests.filter((r) => r.path === '/v1/chat/completions').length, 2);
   });
 });
@@ -70,7 +100,10 @@ for (const field of ['reasoning', 'reasoning_content'] as const) {
 test('trimmed reasoning (llama.cpp style) still yields whole lines around the think tags', async () => {
   await withServer({ reasoningField: 'reasoning_content', trimReasoning: true }, async (engine) => {
     const [gen] = await engine.generate([PROMPT], SAMPLING);
-    assert.equal(gen.text, '<think>\nSample 0 thinks about ℝ and h₀.\n</think>\nSummary 0.\n\n```lean4\ntheorem t : True := by\n  trivial\n```');
+    assert.equal(
+      gen.text,
+      '<think>\nSample 0 thinks about ℝ and h₀.\n</think>\nSummary 0.\n\n```lean4\ntheorem t : True := by\n  trivial\n```',
+    );
   });
 });
 
@@ -84,7 +117,10 @@ test('a server that ignores n gets one request per sample, with distinct seeds, 
     const chats = server.requests.slice(before);
     assert.equal(chats.length, 2);
     assert.ok(chats.every((r) => r.body.n === 1));
-    assert.deepEqual(again.map((g) => g.text), ['seed=1', 'seed=2']);
+    assert.deepEqual(
+      again.map((g) => g.text),
+      ['seed=1', 'seed=2'],
+    );
   });
 });
 
@@ -104,7 +140,10 @@ test('max_tokens gives finishReason length; stop strings are sent and honoured; 
 test('a server that answers JSON instead of a stream still works', async () => {
   await withServer({ ignoreStream: true, reasoningField: 'reasoning' }, async (engine) => {
     const gens = await engine.generate([PROMPT, PROMPT], SAMPLING);
-    assert.deepEqual(gens.map((g) => g.text), [answerOf(0), answerOf(1)]);
+    assert.deepEqual(
+      gens.map((g) => g.text),
+      [answerOf(0), answerOf(1)],
+    );
   });
 });
 
@@ -141,11 +180,14 @@ test('a server that goes quiet times out with a clear error', async () => {
 
 test('a connection dropped mid-answer rejects and says the server broke off', async () => {
   await withServer({ dropAfterChunks: 3, chunkDelayMs: 5 }, async (engine) => {
-    await assert.rejects(engine.generate([PROMPT], SAMPLING), /the model server at .*chat\/completions (broke off the answer|closed the stream before the answer was finished)/);
+    await assert.rejects(
+      engine.generate([PROMPT], SAMPLING),
+      /the model server at .*chat\/completions (broke off the answer|closed the stream before the answer was finished)/,
+    );
   });
 });
 
-test('an error event mid-stream rejects with the server\'s message', async () => {
+test("an error event mid-stream rejects with the server's message", async () => {
   await withServer({ failAfterChunks: 2 }, async (engine) => {
     await assert.rejects(engine.generate([PROMPT], SAMPLING), /failed during generation: CUDA out of memory/);
   });
@@ -154,19 +196,35 @@ test('an error event mid-stream rejects with the server\'s message', async () =>
 test('connection refused names the URL and how to start a server', async () => {
   const port = await new Promise<number>((resolve) => {
     const s = createServer();
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
   });
-  await assert.rejects(OpenAIEngine.connect({ baseUrl: `http://127.0.0.1:${port}/v1`, model: MODEL }),
-    (err: Error) => err.message.includes(`http://127.0.0.1:${port}/v1/models`) && /connection refused/.test(err.message) && /vllm serve/.test(err.message));
+  await assert.rejects(
+    OpenAIEngine.connect({ baseUrl: `http://127.0.0.1:${port}/v1`, model: MODEL }),
+    (err: Error) =>
+      err.message.includes(`http://127.0.0.1:${port}/v1/models`) &&
+      /connection refused/.test(err.message) &&
+      /vllm serve/.test(err.message),
+  );
 });
 
 test('unknown models, wrong keys and wrong paths get clear errors', async () => {
   const server = await startStandInOpenAIServer({ answer: () => 'x', apiKey: 'sekret' });
   try {
-    await assert.rejects(OpenAIEngine.connect({ baseUrl: server.baseUrl, model: 'nope/model', apiKey: 'sekret' }),
-      /has no model 'nope\/model'; it serves: AI-MO\/Kimina-Prover-RL-0.6B/);
-    await assert.rejects(OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL, apiKey: 'wrong' }), /HTTP 401.*KIMINA_OPENAI_API_KEY/);
-    await assert.rejects(OpenAIEngine.connect({ baseUrl: server.baseUrl.replace('/v1', '/v2'), model: MODEL, apiKey: 'sekret' }), /404 Not Found: is KIMINA_OPENAI_BASE_URL/);
+    await assert.rejects(
+      OpenAIEngine.connect({ baseUrl: server.baseUrl, model: 'nope/model', apiKey: 'sekret' }),
+      /has no model 'nope\/model'; it serves: AI-MO\/Kimina-Prover-RL-0.6B/,
+    );
+    await assert.rejects(
+      OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL, apiKey: 'wrong' }),
+      /HTTP 401.*KIMINA_OPENAI_API_KEY/,
+    );
+    await assert.rejects(
+      OpenAIEngine.connect({ baseUrl: server.baseUrl.replace('/v1', '/v2'), model: MODEL, apiKey: 'sekret' }),
+      /404 Not Found: is KIMINA_OPENAI_BASE_URL/,
+    );
     await assert.rejects(OpenAIEngine.connect({ baseUrl: 'localhost:8000', model: MODEL }), /must be an http\(s\) URL/);
     const only = await OpenAIEngine.connect({ baseUrl: server.baseUrl, apiKey: 'sekret' });
     assert.equal(only.model, MODEL, 'the only served model is picked when none is set');
@@ -181,7 +239,10 @@ test('a 404 for the model during generation names the model', async () => {
   const server = await startStandInOpenAIServer({ answer: () => 'x', models: [{ id: 'other' }], hideModelList: true });
   try {
     const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL });
-    await assert.rejects(engine.generate([PROMPT], SAMPLING), /has no model 'AI-MO\/Kimina-Prover-RL-0.6B'.*does not exist/);
+    await assert.rejects(
+      engine.generate([PROMPT], SAMPLING),
+      /has no model 'AI-MO\/Kimina-Prover-RL-0.6B'.*does not exist/,
+    );
   } finally {
     await server.close();
   }
@@ -190,7 +251,10 @@ test('a 404 for the model during generation names the model', async () => {
 test('prompt tokens: vLLM /tokenize, llama.cpp apply-template + tokenize, local tokenizer, estimate', async () => {
   await withServer({ tokenize: 'vllm' }, async (engine, server) => {
     const words = (t: string): number => t.split(/\s+/).filter(Boolean).length;
-    assert.equal(await engine.countPromptTokens(PROMPT), 3 + 4 + words(PROMPT[0].content) + 4 + words(PROMPT[1].content));
+    assert.equal(
+      await engine.countPromptTokens(PROMPT),
+      3 + 4 + words(PROMPT[0].content) + 4 + words(PROMPT[1].content),
+    );
     assert.equal(engine.tokenCountSource, 'server');
     assert.deepEqual(server.requests.at(-1)!.body.add_generation_prompt, true);
   });
@@ -201,7 +265,12 @@ test('prompt tokens: vLLM /tokenize, llama.cpp apply-template + tokenize, local 
   });
   const server = await startStandInOpenAIServer({ answer: () => 'x' });
   try {
-    const local = await OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL, tokenizerDir: QWEN3_DIR, log: () => {} });
+    const local = await OpenAIEngine.connect({
+      baseUrl: server.baseUrl,
+      model: MODEL,
+      tokenizerDir: QWEN3_DIR,
+      log: () => {},
+    });
     // The Qwen3 rendering of PROMPT: exact count from the real tokenizer (checked against HF in tokenizer.test.ts).
     const n = await local.countPromptTokens(PROMPT);
     assert.equal(local.tokenCountSource, 'local');
@@ -220,7 +289,9 @@ test('prompt tokens: vLLM /tokenize, llama.cpp apply-template + tokenize, local 
 
 test('one failing request stops its siblings instead of waiting for them', async () => {
   const server = await startStandInOpenAIServer({
-    chunkDelayMs: 5, answer: () => 'x'.repeat(4000), failWhen: (m) => m[1].content === 'bad',
+    chunkDelayMs: 5,
+    answer: () => 'x'.repeat(4000),
+    failWhen: (m) => m[1].content === 'bad',
   });
   try {
     const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL });

@@ -19,7 +19,11 @@ for (const [name, style] of styles) {
     const server = await startStandInOpenAIServer({ answer: () => WELL_FORMED, chunkChars: 3, ...style });
     try {
       const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl });
-      const [g] = await engine.generate([[{ role: 'user', content: 'prove it' }]], { maxTokens: 4000, temperature: 1, topP: 1 });
+      const [g] = await engine.generate([[{ role: 'user', content: 'prove it' }]], {
+        maxTokens: 4000,
+        temperature: 1,
+        topP: 1,
+      });
       const check = checkAnswer(g.text, STATEMENT);
       assert.equal(check.error, 'NONE');
       assert.equal(check.finalCode, checkAnswer(WELL_FORMED, STATEMENT).finalCode);

@@ -23,17 +23,29 @@ test('SSE parser: a UTF-8 character split between byte chunks survives', () => {
 test('think folder: vLLM-style reasoning is rebuilt byte for byte', () => {
   const f = new ThinkFolder();
   const raw = '<think>\nreason ```tactics\n  simp\n```\n</think>\n\nanswer';
-  const parts = [f.push({ reasoning: '\nreason ' }), f.push({ reasoning: '```tactics\n  simp\n```\n' }), f.push({ content: '\n\nans' }), f.push({ content: 'wer' })];
+  const parts = [
+    f.push({ reasoning: '\nreason ' }),
+    f.push({ reasoning: '```tactics\n  simp\n```\n' }),
+    f.push({ content: '\n\nans' }),
+    f.push({ content: 'wer' }),
+  ];
   assert.equal(parts.join(''), raw);
 });
 
 test('think folder: trimmed reasoning gets Qwen newlines back; plain content passes through', () => {
   const f = new ThinkFolder();
-  assert.equal(f.push({ reasoning: 'a' }) + f.push({ reasoning: 'b' }) + f.push({ content: 'c' }), '<think>\nab\n</think>\nc');
+  assert.equal(
+    f.push({ reasoning: 'a' }) + f.push({ reasoning: 'b' }) + f.push({ content: 'c' }),
+    '<think>\nab\n</think>\nc',
+  );
   const g = new ThinkFolder();
   assert.equal(g.push({ content: '<think>\nx\n</think>\ny' }), '<think>\nx\n</think>\ny');
   const h = new ThinkFolder();
-  assert.equal(h.push({ reasoning: 'cut off by max_tokens' }), '<think>\ncut off by max_tokens', 'no invented closing tag');
+  assert.equal(
+    h.push({ reasoning: 'cut off by max_tokens' }),
+    '<think>\ncut off by max_tokens',
+    'no invented closing tag',
+  );
 });
 
 test('reasoning field names of each server style', () => {

@@ -8,17 +8,31 @@ import { listRepoFiles } from '../../backend/model/hub';
 import { DEFAULT_MODEL } from '../../backend/model/store';
 
 const base = process.env.KIMINA_TEST_OPENAI_BASE_URL;
-test('real OpenAI-compatible server: a short streamed answer and a token count', { skip: base ? false : 'set KIMINA_TEST_OPENAI_BASE_URL to run' }, async () => {
-  const engine = await OpenAIEngine.connect({ baseUrl: base!, model: process.env.KIMINA_TEST_OPENAI_MODEL });
-  let streamed = '';
-  const [g] = await engine.generate([[{ role: 'user', content: 'Say hello.' }]], { maxTokens: 64, temperature: 0, topP: 1 }, (_i, d) => { streamed += d; });
-  assert.equal(streamed, g.text);
-  assert.ok(g.tokens > 0);
-  assert.ok(await engine.countPromptTokens([{ role: 'user', content: 'Say hello.' }]) > 0);
-});
+test(
+  'real OpenAI-compatible server: a short streamed answer and a token count',
+  { skip: base ? false : 'set KIMINA_TEST_OPENAI_BASE_URL to run' },
+  async () => {
+    const engine = await OpenAIEngine.connect({ baseUrl: base!, model: process.env.KIMINA_TEST_OPENAI_MODEL });
+    let streamed = '';
+    const [g] = await engine.generate(
+      [[{ role: 'user', content: 'Say hello.' }]],
+      { maxTokens: 64, temperature: 0, topP: 1 },
+      (_i, d) => {
+        streamed += d;
+      },
+    );
+    assert.equal(streamed, g.text);
+    assert.ok(g.tokens > 0);
+    assert.ok((await engine.countPromptTokens([{ role: 'user', content: 'Say hello.' }])) > 0);
+  },
+);
 
-test('real hub: the default model is listed with safetensors weights', { skip: process.env.KIMINA_TEST_HUB ? false : 'set KIMINA_TEST_HUB=1 to run (needs network)' }, async () => {
-  const listing = await listRepoFiles(DEFAULT_MODEL);
-  assert.ok(listing.commit);
-  assert.ok(listing.files.some((f) => f.path.endsWith('.safetensors') && f.sha256));
-});
+test(
+  'real hub: the default model is listed with safetensors weights',
+  { skip: process.env.KIMINA_TEST_HUB ? false : 'set KIMINA_TEST_HUB=1 to run (needs network)' },
+  async () => {
+    const listing = await listRepoFiles(DEFAULT_MODEL);
+    assert.ok(listing.commit);
+    assert.ok(listing.files.some((f) => f.path.endsWith('.safetensors') && f.sha256));
+  },
+);

@@ -14,7 +14,9 @@ import { startStandInHub } from './standInHub';
 import { tinyCheckpointFiles } from './tinyCheckpoint';
 
 const files = tinyCheckpointFiles();
-const hubPromise = startStandInHub({ repos: { 'tiny-org/tiny-qwen3': { commit: 'e'.repeat(40), files, lfs: ['model.safetensors'] } } });
+const hubPromise = startStandInHub({
+  repos: { 'tiny-org/tiny-qwen3': { commit: 'e'.repeat(40), files, lfs: ['model.safetensors'] } },
+});
 after(async () => (await hubPromise).close());
 
 test('pull converts a hub checkpoint with the real converter; the engine loads it by id and decodes like a local conversion', async () => {
@@ -27,7 +29,11 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
     const result = await pullModel('tiny-org/tiny-qwen3', {
       endpoint: hub.endpoint,
       quantize: 'fp32',
-      convert: (src, out, o) => convertCheckpoint(src, out, { quantize: o.quantize, onProgress: (p) => o.onProgress?.({ done: p.done, total: p.total, stage: p.tensor }) }),
+      convert: (src, out, o) =>
+        convertCheckpoint(src, out, {
+          quantize: o.quantize,
+          onProgress: (p) => o.onProgress?.({ done: p.done, total: p.total, stage: p.tensor }),
+        }),
       onEvent: (e) => stages.add(e.stage),
     });
     assert.equal(result.converted, true);
@@ -41,7 +47,9 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
     const sampling = { maxTokens: 12, temperature: 0, topP: 1 };
     const texts: string[] = [];
     for (const model of ['tiny-org/tiny-qwen3', local]) {
-      const engine = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: model, KIMINA_THREADS: '1' }), { log: () => {} });
+      const engine = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: model, KIMINA_THREADS: '1' }), {
+        log: () => {},
+      });
       try {
         const [g] = await engine.generate([conversation], sampling);
         assert.ok(g.tokens > 0);
@@ -53,12 +61,20 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
     assert.equal(texts[0], texts[1]);
 
     // Pulling again converts nothing, unless the folder predates the float16-cache graph.
-    const convert = (src: string, out: string, o: { quantize: 'q4' | 'fp32' }) => convertCheckpoint(src, out, { quantize: o.quantize });
-    assert.equal((await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted, false);
+    const convert = (src: string, out: string, o: { quantize: 'q4' | 'fp32' }) =>
+      convertCheckpoint(src, out, { quantize: o.quantize });
+    assert.equal(
+      (await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
+      false,
+    );
     rmSync(join(result.dir, ONNX_KV16_FILE));
-    assert.equal((await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted, true);
+    assert.equal(
+      (await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
+      true,
+    );
     assert.ok(existsSync(join(result.dir, ONNX_KV16_FILE)));
   } finally {
-    if (previous === undefined) delete process.env.KIMINA_HOME; else process.env.KIMINA_HOME = previous;
+    if (previous === undefined) delete process.env.KIMINA_HOME;
+    else process.env.KIMINA_HOME = previous;
   }
 });

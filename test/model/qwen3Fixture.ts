@@ -14,7 +14,9 @@ export interface Reference {
   encodings: Array<{ text: string; ids: number[] }>;
   renders: Array<{ messages: ChatMessage[]; text: string; ids: number[] }>;
 }
-export const reference: Reference = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'qwen3-encodings.json'), 'utf8'));
+export const reference: Reference = JSON.parse(
+  readFileSync(join(__dirname, 'fixtures', 'qwen3-encodings.json'), 'utf8'),
+);
 
 let cached: Promise<Tokenizer> | undefined;
 export function qwen3Tokenizer(): Promise<Tokenizer> {

@@ -49,43 +49,73 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
   const corrupted = new Map<string, Buffer>();
   const bytesOf = (repo: StandInRepo, f: string): Buffer => Buffer.from(repo.files[f]);
 
-  const authorized = (repo: StandInRepo, req: IncomingMessage): boolean => !repo.token || req.headers.authorization === `Bearer ${repo.token}`;
+  const authorized = (repo: StandInRepo, req: IncomingMessage): boolean =>
+    !repo.token || req.headers.authorization === `Bearer ${repo.token}`;
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const path = decodeURIComponent(url.pathname);
     log.push({ method: req.method ?? '', path, range: req.headers.range, authorization: req.headers.authorization });
-    const json = (status: number, body: unknown): void => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    const json = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
     const api = /^\/api\/models\/([^/]+\/[^/]+)\/(revision|tree)\/([^/]+)$/.exec(path);
     const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
     const repoName = api?.[1] ?? resolve?.[1];
     const repo = repoName ? o.repos[repoName] : undefined;
-    if (!repo) { json(404, { error: 'Repository not found' }); return; }
-    if (!authorized(repo, req)) { json(401, { error: `Access to model ${repoName} is restricted. You must have access to it and be authenticated to access it. Please log in.` }); return; }
+    if (!repo) {
+      json(404, { error: 'Repository not found' });
+      return;
+    }
+    if (!authorized(repo, req)) {
+      json(401, {
+        error: `Access to model ${repoName} is restricted. You must have access to it and be authenticated to access it. Please log in.`,
+      });
+      return;
+    }
     const rev = api?.[3] ?? resolve?.[2];
-    if (rev !== 'main' && rev !== repo.commit) { json(404, { error: `Revision Not Found for url ${path}` }); return; }
+    if (rev !== 'main' && rev !== repo.commit) {
+      json(404, { error: `Revision Not Found for url ${path}` });
+      return;
+    }
     const names = Object.keys(repo.files).sort();
     if (api?.[2] === 'revision') {
       json(200, {
-        id: repoName, sha: repo.commit,
+        id: repoName,
+        sha: repo.commit,
         siblings: names.map((f) => {
           if (o.namesOnly) return { rfilename: f };
           const b = bytesOf(repo, f);
           return repo.lfs?.includes(f)
-            ? { rfilename: f, size: b.length, blobId: gitOid(Buffer.from(`pointer ${f}`)), lfs: { sha256: sha256(b), size: b.length, pointerSize: 130 } }
+            ? {
+                rfilename: f,
+                size: b.length,
+                blobId: gitOid(Buffer.from(`pointer ${f}`)),
+                lfs: { sha256: sha256(b), size: b.length, pointerSize: 130 },
+              }
             : { rfilename: f, size: b.length, blobId: gitOid(b) };
         }),
       });
       return;
     }
-    if (api?.[2] === 'tree' && o.noTree) { json(404, { error: 'no tree here' }); return; }
+    if (api?.[2] === 'tree' && o.noTree) {
+      json(404, { error: 'no tree here' });
+      return;
+    }
     if (api?.[2] === 'tree') {
       const page = o.treePageSize ?? 1000;
       const start = Number(url.searchParams.get('cursor') ?? 0);
       const entries = names.slice(start, start + page).map((f) => {
         const b = bytesOf(repo, f);
         return repo.lfs?.includes(f)
-          ? { type: 'file', path: f, size: 130, oid: gitOid(Buffer.from(`pointer ${f}`)), lfs: { oid: sha256(b), size: b.length, pointerSize: 130 } }
+          ? {
+              type: 'file',
+              path: f,
+              size: 130,
+              oid: gitOid(Buffer.from(`pointer ${f}`)),
+              lfs: { oid: sha256(b), size: b.length, pointerSize: 130 },
+            }
           : { type: 'file', path: f, size: b.length, oid: gitOid(b) };
       });
       const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -99,21 +129,33 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
       return;
     }
     const file = resolve![3];
-    if (!(file in repo.files)) { json(404, { error: 'Entry not found' }); return; }
+    if (!(file in repo.files)) {
+      json(404, { error: 'Entry not found' });
+      return;
+    }
     const body = corrupted.get(file) ?? bytesOf(repo, file);
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
     const from = range ? Number(range[1]) : 0;
-    if (from > body.length) { res.writeHead(416); res.end(); return; }
+    if (from > body.length) {
+      res.writeHead(416);
+      res.end();
+      return;
+    }
     const slice = body.subarray(from);
     const lfs = repo.lfs?.includes(file) ?? false;
     const listed = bytesOf(repo, file);
     // Like huggingface.co: LFS files carry the content's sha256 in X-Linked-Etag, git files their blob id in ETag.
     const head: Record<string, string | number> = {
-      'content-length': slice.length, 'x-repo-commit': repo.commit,
+      'content-length': slice.length,
+      'x-repo-commit': repo.commit,
       etag: lfs ? `"${sha256(listed).slice(0, 32)}-1"` : `"${gitOid(listed)}"`,
       ...(lfs ? { 'x-linked-etag': `"${sha256(listed)}"`, 'x-linked-size': listed.length } : {}),
     };
-    if (req.method === 'HEAD') { res.writeHead(200, head); res.end(); return; }
+    if (req.method === 'HEAD') {
+      res.writeHead(200, head);
+      res.end();
+      return;
+    }
     if (range) head['content-range'] = `bytes ${from}-${body.length - 1}/${body.length}`;
     res.writeHead(range ? 206 : 200, head);
     const cut = cuts.get(file);
@@ -126,7 +168,10 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
       let at = 0;
       const tick = (): void => {
         if (res.destroyed) return;
-        if (at >= slice.length) { res.end(); return; }
+        if (at >= slice.length) {
+          res.end();
+          return;
+        }
         res.write(slice.subarray(at, at + 65536));
         at += 65536;
         setTimeout(tick, o.slowMs);
@@ -143,7 +188,11 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
     log,
     cutNext: (file, bytes) => cuts.set(file, bytes),
     corrupt: (file, bytes) => corrupted.set(file, bytes),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -5,7 +5,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface StandInRequest { path: string; body: Record<string, unknown>; headers: IncomingMessage['headers'] }
+export interface StandInRequest {
+  path: string;
+  body: Record<string, unknown>;
+  headers: IncomingMessage['headers'];
+}
 
 export interface StandInOptions {
   models?: Array<{ id: string; max_model_len?: number }>;
@@ -62,10 +66,16 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
     res.end(JSON.stringify(body));
   };
 
-  const handleChat = async (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): Promise<void> => {
+  const handleChat = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Record<string, unknown>,
+  ): Promise<void> => {
     const model = body.model as string;
     if (!models.some((m) => m.id === model)) {
-      json(res, 404, { error: { message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', code: 404 } });
+      json(res, 404, {
+        error: { message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', code: 404 },
+      });
       return;
     }
     const messages = body.messages as Array<{ role: string; content: string }>;
@@ -78,24 +88,47 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
     const plans = Array.from({ length: n }, (_, sample) => {
       let text = o.answer(messages, sample, seed);
       let finish = 'stop';
-      for (const s of stops) { const at = text.indexOf(s); if (at >= 0) text = text.slice(0, at); }
+      for (const s of stops) {
+        const at = text.indexOf(s);
+        if (at >= 0) text = text.slice(0, at);
+      }
       let pieces = chunksOf(text, size);
-      if (pieces.length > maxTokens) { pieces = pieces.slice(0, maxTokens); finish = 'length'; }
+      if (pieces.length > maxTokens) {
+        pieces = pieces.slice(0, maxTokens);
+        finish = 'length';
+      }
       return { deltas: toDeltas(pieces.join(''), size), finish, tokens: pieces.length };
     });
     if (body.stream !== true || o.ignoreStream) {
       json(res, 200, {
-        id: 'cmpl-standin', object: 'chat.completion', model,
-        choices: plans.map((p, index) => ({ index, message: { role: 'assistant', ...mergeDeltas(p.deltas) }, finish_reason: p.finish })),
+        id: 'cmpl-standin',
+        object: 'chat.completion',
+        model,
+        choices: plans.map((p, index) => ({
+          index,
+          message: { role: 'assistant', ...mergeDeltas(p.deltas) },
+          finish_reason: p.finish,
+        })),
         usage: { completion_tokens: plans.reduce((s, p) => s + p.tokens, 0) },
       });
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     let closed = false;
-    res.on('close', () => { if (!res.writableFinished) { closed = true; state.abortedStreams++; } });
-    const send = (event: unknown): void => { res.write(`data: ${JSON.stringify(event)}\n\n`); };
-    send({ id: 'c', object: 'chat.completion.chunk', choices: plans.map((_, index) => ({ index, delta: { role: 'assistant', content: '' } })) });
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        closed = true;
+        state.abortedStreams++;
+      }
+    });
+    const send = (event: unknown): void => {
+      res.write(`data: ${JSON.stringify(event)}\n\n`);
+    };
+    send({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      choices: plans.map((_, index) => ({ index, delta: { role: 'assistant', content: '' } })),
+    });
     let sent = 0;
     const longest = Math.max(...plans.map((p) => p.deltas.length));
     for (let step = 0; step < longest; step++) {
@@ -108,14 +141,25 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
           res.end();
           return;
         }
-        if (o.dropAfterChunks !== undefined && sent >= o.dropAfterChunks) { res.destroy(); return; }
+        if (o.dropAfterChunks !== undefined && sent >= o.dropAfterChunks) {
+          res.destroy();
+          return;
+        }
         send({ id: 'c', object: 'chat.completion.chunk', choices: [{ index, delta, finish_reason: null }] });
         sent++;
       }
       if (o.chunkDelayMs) await new Promise((r) => setTimeout(r, o.chunkDelayMs));
     }
-    plans.forEach((p, index) => send({ id: 'c', object: 'chat.completion.chunk', choices: [{ index, delta: {}, finish_reason: p.finish }] }));
-    if (o.usage) send({ id: 'c', object: 'chat.completion.chunk', choices: [], usage: { completion_tokens: plans.reduce((s, p) => s + p.tokens, 0) } });
+    plans.forEach((p, index) =>
+      send({ id: 'c', object: 'chat.completion.chunk', choices: [{ index, delta: {}, finish_reason: p.finish }] }),
+    );
+    if (o.usage)
+      send({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        choices: [],
+        usage: { completion_tokens: plans.reduce((s, p) => s + p.tokens, 0) },
+      });
     res.write('data: [DONE]\n\n');
     res.end();
   };
@@ -128,7 +172,10 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
     if (open < 0) return chunksOf(text, size).map((content) => ({ content }));
     let reasoning = close < 0 ? text.slice(open + 7) : text.slice(open + 7, close);
     let content = close < 0 ? '' : text.slice(close + 8);
-    if (o.trimReasoning) { reasoning = reasoning.trim(); content = content.replace(/^\n+/, ''); }
+    if (o.trimReasoning) {
+      reasoning = reasoning.trim();
+      content = content.replace(/^\n+/, '');
+    }
     return [
       ...chunksOf(reasoning, size).map((r) => ({ [o.reasoningField!]: r })),
       ...chunksOf(content, size).map((c) => ({ content: c })),
@@ -143,15 +190,31 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
 
   const server = createServer((req, res) => {
     let raw = '';
-    req.on('data', (c) => { raw += c; });
+    req.on('data', (c) => {
+      raw += c;
+    });
     req.on('end', () => {
       const path = (req.url ?? '').split('?')[0];
       let body: Record<string, unknown> = {};
-      try { body = raw ? JSON.parse(raw) : {}; } catch { json(res, 400, { error: 'bad json' }); return; }
+      try {
+        body = raw ? JSON.parse(raw) : {};
+      } catch {
+        json(res, 400, { error: 'bad json' });
+        return;
+      }
       state.requests.push({ path, body, headers: req.headers });
-      if (o.apiKey && req.headers.authorization !== `Bearer ${o.apiKey}`) { json(res, 401, { error: { message: 'Invalid API key' } }); return; }
-      if (req.method === 'GET' && path === '/v1/models') { json(res, 200, { object: 'list', data: o.hideModelList ? [] : models.map((m) => ({ object: 'model', ...m })) }); return; }
-      if (req.method === 'POST' && path === '/v1/chat/completions') { void handleChat(req, res, body); return; }
+      if (o.apiKey && req.headers.authorization !== `Bearer ${o.apiKey}`) {
+        json(res, 401, { error: { message: 'Invalid API key' } });
+        return;
+      }
+      if (req.method === 'GET' && path === '/v1/models') {
+        json(res, 200, { object: 'list', data: o.hideModelList ? [] : models.map((m) => ({ object: 'model', ...m })) });
+        return;
+      }
+      if (req.method === 'POST' && path === '/v1/chat/completions') {
+        void handleChat(req, res, body);
+        return;
+      }
       if (req.method === 'POST' && path === '/tokenize' && o.tokenize === 'vllm') {
         const messages = body.messages as Array<{ content: string }>;
         // Stand-in tokenization: one token per word plus 4 per message and 3 for the generation prompt.
@@ -166,7 +229,9 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
       }
       if (req.method === 'POST' && path === '/tokenize' && o.tokenize === 'llamacpp') {
         // Like llama.cpp: no `content` means no tokens (it does not read `messages`).
-        json(res, 200, { tokens: typeof body.content === 'string' ? [...body.content].map((c) => c.codePointAt(0)) : [] });
+        json(res, 200, {
+          tokens: typeof body.content === 'string' ? [...body.content].map((c) => c.codePointAt(0)) : [],
+        });
         return;
       }
       json(res, 404, { error: { message: `no route ${req.method} ${path}` } });
@@ -176,8 +241,16 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
-    get requests() { return state.requests; },
-    get abortedStreams() { return state.abortedStreams; },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    get requests() {
+      return state.requests;
+    },
+    get abortedStreams() {
+      return state.abortedStreams;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -15,10 +15,12 @@ export function tinyCheckpointFiles(seed = 11): Record<string, string | Buffer> 
     'generation_config.json': JSON.stringify({ eos_token_id: tok.added.get('<|im_end|>') }),
     'tokenizer.json': JSON.stringify(tok.tokenizerJson),
     'tokenizer_config.json': JSON.stringify(tok.tokenizerConfig),
-    'model.safetensors': encodeSafetensors([...qwen3TensorShapes(shape)].map(([name, dims]) => {
-      const v = weights.get(name);
-      return { name, dtype: 'F32' as const, shape: dims, data: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) };
-    })),
+    'model.safetensors': encodeSafetensors(
+      [...qwen3TensorShapes(shape)].map(([name, dims]) => {
+        const v = weights.get(name);
+        return { name, dtype: 'F32' as const, shape: dims, data: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) };
+      }),
+    ),
     'README.md': '# tiny',
   };
 }

@@ -20,7 +20,10 @@ test('Qwen3: known ids for chat and think tokens, each a single token', async ()
   assert.deepEqual(tok.encode('<|im_end|>'), [151645]);
   assert.deepEqual(tok.encode('<think>'), [151667]);
   assert.deepEqual(tok.encode('</think>'), [151668]);
-  assert.deepEqual(tok.encode('<think>\nok\n</think>').filter((id) => id >= 151667), [151667, 151668]);
+  assert.deepEqual(
+    tok.encode('<think>\nok\n</think>').filter((id) => id >= 151667),
+    [151667, 151668],
+  );
   assert.equal(tok.isSpecial(151645), true);
   assert.equal(tok.isSpecial(151667), false, '<think> is a non-special added token in Qwen3');
   assert.ok(tok.eosTokenIds.includes(151645));
@@ -59,7 +62,10 @@ test('Qwen3: the stream decoder never emits half a character', async () => {
   const stream = tok.streamDecoder();
   const pieces = ids.map((id) => stream.push(id));
   pieces.push(stream.flush());
-  assert.ok(pieces.some((p) => p === ''), 'some token ends inside a character (the test would be vacuous otherwise)');
+  assert.ok(
+    pieces.some((p) => p === ''),
+    'some token ends inside a character (the test would be vacuous otherwise)',
+  );
   for (const p of pieces) assert.ok(!p.includes('\ufffd'), `piece ${JSON.stringify(p)} holds a broken character`);
   assert.equal(pieces.join(''), text);
 });
@@ -87,7 +93,7 @@ function tinyTokenizerJson(): unknown {
     normalizer: null,
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, use_regex: true },
     decoder: { type: 'ByteLevel' },
-    model: { type: 'BPE', vocab: { a: 0, b: 1, 'Ġ': 2, ab: 3, 'Ġab': 4, c: 5, abc: 6 }, merges: ['a b', 'Ġ ab', 'ab c'] },
+    model: { type: 'BPE', vocab: { a: 0, b: 1, Ġ: 2, ab: 3, Ġab: 4, c: 5, abc: 6 }, merges: ['a b', 'Ġ ab', 'ab c'] },
   };
 }
 
@@ -102,7 +108,10 @@ test('unknown bytes and unsupported files fail with clear errors', async () => {
   const tok = tokenizerFromFiles({ tokenizerJson: tinyTokenizerJson() });
   assert.throws(() => tok.encode('z'), /no vocabulary entry/);
   assert.throws(() => tok.tokenBytes(99), /outside the vocabulary/);
-  assert.throws(() => tokenizerFromFiles({ tokenizerJson: { model: { type: 'Unigram' } } }), /Unigram' is not supported/);
+  assert.throws(
+    () => tokenizerFromFiles({ tokenizerJson: { model: { type: 'Unigram' } } }),
+    /Unigram' is not supported/,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'kimina-tok-'));
   await assert.rejects(loadTokenizer(dir), /no tokenizer.json in/);
   writeFileSync(join(dir, 'tokenizer.json'), '{ not json');

@@ -7,11 +7,29 @@ import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import type { Attempt } from '../../backend/protocol';
 
-const run = (id: string) => ({ id, theorem: 't', statement: 'theorem t : True := by', informal: '', engine: 'scripted', model: 'm', settings: { samples: 1 } });
-const attempt: Attempt = { sample: 0, turn: 1, response: '<think>x</think>y', think: 'x', code: 'theorem t : True := by\n  trivial',
+const run = (id: string) => ({
+  id,
+  theorem: 't',
+  statement: 'theorem t : True := by',
+  informal: '',
+  engine: 'scripted',
+  model: 'm',
+  settings: { samples: 1 },
+});
+const attempt: Attempt = {
+  sample: 0,
+  turn: 1,
+  response: '<think>x</think>y',
+  think: 'x',
+  code: 'theorem t : True := by\n  trivial',
   format: { ok: false, error: 'NO_VALID_LEAN4_CODE_BLOCK', message: 'Could not find a valid lean4 code block.' },
-  verdict: { status: 'valid', reason: 'ok', messages: [], sorries: [], time: 0.5 }, tokens: 9, finishReason: 'stop',
-  timings: { generateMs: 10, verifyMs: 20 }, feedback: null, fixSkipped: 'valid' };
+  verdict: { status: 'valid', reason: 'ok', messages: [], sorries: [], time: 0.5 },
+  tokens: 9,
+  finishReason: 'stop',
+  timings: { generateMs: 10, verifyMs: 20 },
+  feedback: null,
+  fixSkipped: 'valid',
+};
 
 test('runs and attempts survive reopening the database file; migrations run once', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-store-'));
@@ -37,8 +55,13 @@ test('runs and attempts survive reopening the database file; migrations run once
     assert.deepEqual(stored.verdict, attempt.verdict);
     assert.deepEqual(stored.timings, attempt.timings);
     assert.equal(stored.fixSkipped, 'valid');
-    assert.deepEqual(again.recentRuns().map((r) => r.id), ['b', 'a']);
+    assert.deepEqual(
+      again.recentRuns().map((r) => r.id),
+      ['b', 'a'],
+    );
     assert.equal(again.getRun('zzz'), null);
     assert.throws(() => again.recordAttempt('zzz', [], attempt), /FOREIGN KEY/);
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

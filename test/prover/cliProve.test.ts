@@ -8,8 +8,13 @@ import type { ProveResult } from '../../backend/protocol';
 import { parseTarget } from '../../backend/cli/prove';
 
 const root = join(__dirname, '..', '..');
-const kimina = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), 'prove', ...args],
-  { cwd: root, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+const kimina = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), 'prove', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
 
 test('kimina prove --demo --json: fix turn, verified, exit 0', { timeout: 90_000 }, () => {
   const r = kimina('examples/algebra_example.lean', '--demo', '--json', '--samples', '2');
@@ -17,7 +22,11 @@ test('kimina prove --demo --json: fix turn, verified, exit 0', { timeout: 90_000
   const result = JSON.parse(r.stdout) as ProveResult;
   assert.equal(result.status, 'proved');
   assert.deepEqual([...new Set(result.attempts.map((a) => a.turn))], [1, 2]);
-  assert.ok(result.attempts.filter((a) => a.turn === 1).every((a) => a.verdict?.status === 'lean_error' && a.feedback?.startsWith('# Error 1:')));
+  assert.ok(
+    result.attempts
+      .filter((a) => a.turn === 1)
+      .every((a) => a.verdict?.status === 'lean_error' && a.feedback?.startsWith('# Error 1:')),
+  );
   assert.match(r.stderr, /DEMO: running with test doubles/);
 });
 

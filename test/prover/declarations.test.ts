@@ -35,9 +35,15 @@ test('a miniF2F file: one theorem, multi-line binders, the header and the formal
   assert.equal(d.start.line, 7);
   assert.equal(d.end.line, 20);
   assert.equal(d.tactic, true);
-  assert.deepEqual(d.sorries.map((s) => [s.line, s.column]), [[20, 30]]);
+  assert.deepEqual(
+    d.sorries.map((s) => [s.line, s.column]),
+    [[20, 30]],
+  );
   assert.ok(d.statement.endsWith('x = 0 ∧ y = 0 ∧ z = 0 := by'));
-  assert.equal(headerOf(IMO_1965_P2), 'import Mathlib\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat');
+  assert.equal(
+    headerOf(IMO_1965_P2),
+    'import Mathlib\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat',
+  );
   const f = formalStatementOf(IMO_1965_P2, d);
   assert.equal(f.text, IMO_1965_P2.replace(/ sorry$/, ''));
   assert.equal(f.informal, null);
@@ -77,16 +83,28 @@ theorem after_namespace : 1 + 1 = 2 :=
 
 test('docstrings, attributes, modifiers, open … in, namespaces, strings and nested comments', () => {
   const ds = findDeclarations(MIXED);
-  assert.deepEqual(ds.map((d) => [d.kind, d.name, d.namespace]), [
-    ['theorem', 'algebra_example', 'Algebra'], ['def', 'helper', 'Algebra'], ['lemma', 'uses_open', 'Algebra'],
-    ['example', '', 'Algebra'], ['def', 'noisy', 'Algebra'], ['theorem', 'after_namespace', '']]);
+  assert.deepEqual(
+    ds.map((d) => [d.kind, d.name, d.namespace]),
+    [
+      ['theorem', 'algebra_example', 'Algebra'],
+      ['def', 'helper', 'Algebra'],
+      ['lemma', 'uses_open', 'Algebra'],
+      ['example', '', 'Algebra'],
+      ['def', 'noisy', 'Algebra'],
+      ['theorem', 'after_namespace', ''],
+    ],
+  );
   const [thm, helper, lemma, example, noisy, after] = ds;
   assert.equal(thm.docComment, 'Show that if $2x + 3 = 11$ then $x = 4$.');
   assert.ok(thm.statement.startsWith('@[simp]\ntheorem algebra_example'));
   assert.equal(thm.sorries.length, 1, 'sorry in strings and comments is not code');
   assert.equal(thm.sorries[0].line, 12);
   assert.equal(helper.sorries.length, 0);
-  assert.equal(helper.statement, 'def helper (n : ℕ) (h : n = n := rfl) : ℕ := by', 'default-value := inside binders is skipped');
+  assert.equal(
+    helper.statement,
+    'def helper (n : ℕ) (h : n = n := rfl) : ℕ := by',
+    'default-value := inside binders is skipped',
+  );
   assert.equal(helper.tactic, false);
   assert.ok(lemma.statement.startsWith('open Nat in\nlemma uses_open'));
   assert.ok(lemma.statement.endsWith('n > n := by'));
@@ -94,16 +112,26 @@ test('docstrings, attributes, modifiers, open … in, namespaces, strings and ne
   assert.equal(noisy.sorries.length, 1);
   assert.equal(after.tactic, false);
   assert.equal(after.statement, 'theorem after_namespace : 1 + 1 = 2 := by');
-  assert.equal(headerOf(MIXED), 'import Mathlib\n/-! Module docs mention theorem fake : False := by sorry -/\nopen Real\n\nnamespace Algebra');
+  assert.equal(
+    headerOf(MIXED),
+    'import Mathlib\n/-! Module docs mention theorem fake : False := by sorry -/\nopen Real\n\nnamespace Algebra',
+  );
 });
 
 test('formal statement keeps the scope commands in force and the earlier sorry-free declarations', () => {
   const lemma = selectDeclaration(MIXED, { name: 'uses_open' });
   const f = formalStatementOf(MIXED, lemma);
-  assert.equal(f.text, 'import Mathlib\n/-! Module docs mention theorem fake : False := by sorry -/\nopen Real\n\nnamespace Algebra\n\ndef helper (n : ℕ) (h : n = n := rfl) : ℕ := n\n\nopen Nat in\nlemma uses_open (n : ℕ) : n ≤ n ∨\n    n > n := by');
+  assert.equal(
+    f.text,
+    'import Mathlib\n/-! Module docs mention theorem fake : False := by sorry -/\nopen Real\n\nnamespace Algebra\n\ndef helper (n : ℕ) (h : n = n := rfl) : ℕ := n\n\nopen Nat in\nlemma uses_open (n : ℕ) : n ≤ n ∨\n    n > n := by',
+  );
   assert.deepEqual(f.leftOut, ['algebra_example'], 'a declaration holding a sorry stays out');
   const after = formalStatementOf(MIXED, selectDeclaration(MIXED, { name: 'after_namespace' }));
-  assert.ok(after.text.endsWith('namespace Algebra\n\ndef helper (n : ℕ) (h : n = n := rfl) : ℕ := n\n\nopen Nat in\nlemma uses_open (n : ℕ) : n ≤ n ∨\n    n > n := by\n  exact Or.inl (le_refl n)\n\nend Algebra\n\ntheorem after_namespace : 1 + 1 = 2 := by'));
+  assert.ok(
+    after.text.endsWith(
+      'namespace Algebra\n\ndef helper (n : ℕ) (h : n = n := rfl) : ℕ := n\n\nopen Nat in\nlemma uses_open (n : ℕ) : n ≤ n ∨\n    n > n := by\n  exact Or.inl (le_refl n)\n\nend Algebra\n\ntheorem after_namespace : 1 + 1 = 2 := by',
+    ),
+  );
   assert.deepEqual(after.leftOut, ['algebra_example', 'noisy'], 'examples are never included; sorry ones are listed');
   const thm = formalStatementOf(MIXED, selectDeclaration(MIXED, { name: 'Algebra.algebra_example' }));
   assert.equal(thm.informal, 'Show that if $2x + 3 = 11$ then $x = 4$.');
@@ -123,7 +151,8 @@ test('selectDeclaration by name, by cursor line, or the obvious one', () => {
 });
 
 test('columns count codepoints like Lean; char literals and primes do not confuse the masker', () => {
-  const src = "theorem t (x' : ℕ) (c : Char := 'a') : x' = x' ∧ '\"' = '\"' := by\n  𝔸sorry\n  exact ⟨rfl, rfl⟩ -- sorry\n";
+  const src =
+    "theorem t (x' : ℕ) (c : Char := 'a') : x' = x' ∧ '\"' = '\"' := by\n  𝔸sorry\n  exact ⟨rfl, rfl⟩ -- sorry\n";
   const [d] = findDeclarations(src);
   assert.equal(d.name, 't');
   assert.ok(d.statement.endsWith("'\"' = '\"' := by"));
@@ -133,22 +162,26 @@ test('columns count codepoints like Lean; char literals and primes do not confus
 });
 
 const MINIF2F = join(minif2fDir(), 'MiniF2F');
-test('every miniF2F-lean4 file parses to one theorem ending in := by with one sorry', { skip: !existsSync(MINIF2F) && 'miniF2F data not on this machine' }, () => {
-  let n = 0;
-  for (const split of MINIF2F_SPLITS) {
-    for (const { name: file, path } of minif2fFiles(split)) {
-      const src = readFileSync(path, 'utf8');
-      const ds = findDeclarations(src).filter((d) => d.kind === 'theorem');
-      assert.equal(ds.length, 1, file);
-      assert.equal(ds[0].name, file.replace(/\.lean$/, ''), file);
-      assert.equal(ds[0].sorries.length, 1, file);
-      const f = formalStatementOf(src, ds[0]).text;
-      assert.ok(f.startsWith('import Mathlib') && f.endsWith(':= by'), file);
-      n++;
+test(
+  'every miniF2F-lean4 file parses to one theorem ending in := by with one sorry',
+  { skip: !existsSync(MINIF2F) && 'miniF2F data not on this machine' },
+  () => {
+    let n = 0;
+    for (const split of MINIF2F_SPLITS) {
+      for (const { name: file, path } of minif2fFiles(split)) {
+        const src = readFileSync(path, 'utf8');
+        const ds = findDeclarations(src).filter((d) => d.kind === 'theorem');
+        assert.equal(ds.length, 1, file);
+        assert.equal(ds[0].name, file.replace(/\.lean$/, ''), file);
+        assert.equal(ds[0].sorries.length, 1, file);
+        const f = formalStatementOf(src, ds[0]).text;
+        assert.ok(f.startsWith('import Mathlib') && f.endsWith(':= by'), file);
+        n++;
+      }
     }
-  }
-  assert.equal(n, 488);
-});
+    assert.equal(n, 488);
+  },
+);
 
 test('indented declarations in a namespace, set_option … in prefixes, lemma with := by on the next line', () => {
   const src = `import Mathlib
@@ -166,12 +199,18 @@ namespace Foo
 end Foo
 `;
   const [inner, heavy] = findDeclarations(src);
-  assert.deepEqual([inner.name, inner.namespace, inner.start.column, inner.docComment], ['inner', 'Foo', 2, 'indented doc']);
+  assert.deepEqual(
+    [inner.name, inner.namespace, inner.start.column, inner.docComment],
+    ['inner', 'Foo', 2, 'indented doc'],
+  );
   assert.equal(inner.sorries.length, 0);
   assert.ok(heavy.statement.startsWith('set_option maxHeartbeats 400000 in\n  lemma heavy'));
   assert.ok(heavy.statement.endsWith('n * 1 = n\n      := by'));
   assert.equal(heavy.sorries.length, 1);
-  assert.equal(formalStatementOf(src, heavy).text, 'import Mathlib\n\nnamespace Foo\n\ntheorem inner (n : ℕ) : n + 0 = n := by\n    simp\n\n' + heavy.statement);
+  assert.equal(
+    formalStatementOf(src, heavy).text,
+    'import Mathlib\n\nnamespace Foo\n\ntheorem inner (n : ℕ) : n + 0 = n := by\n    simp\n\n' + heavy.statement,
+  );
   // A tactic line never starts a command, even indented.
   const tactics = 'theorem t : True := by\n  have h : True := trivial\n  exact h\n';
   assert.equal(findDeclarations(tactics).length, 1);
@@ -179,14 +218,16 @@ end Foo
 });
 
 test('set_option … in before a tactic stays inside the proof', () => {
-  const src = 'theorem t (n : ℕ) : n = n := by\n  set_option maxRecDepth 1000 in\n  rfl\n\ntheorem u : True := trivial\n';
+  const src =
+    'theorem t (n : ℕ) : n = n := by\n  set_option maxRecDepth 1000 in\n  rfl\n\ntheorem u : True := trivial\n';
   const [t, u] = findDeclarations(src);
   assert.equal(t.end.line, 3);
   assert.equal(u.name, 'u');
 });
 
 test('termination_by and deriving at column 0 belong to the declaration above', () => {
-  const src = 'def f : ℕ → ℕ\n  | 0 => 0\n  | n + 1 => f n\ntermination_by n => n\n\nstructure P where\n  x : ℕ\nderiving Repr\n\ntheorem t : f 0 = 0 := by\n  sorry\n';
+  const src =
+    'def f : ℕ → ℕ\n  | 0 => 0\n  | n + 1 => f n\ntermination_by n => n\n\nstructure P where\n  x : ℕ\nderiving Repr\n\ntheorem t : f 0 = 0 := by\n  sorry\n';
   const [f, p, t] = findDeclarations(src);
   assert.equal(f.end.line, 4);
   assert.equal(f.body, null, 'pattern-matching definition: no signature :=');

@@ -9,8 +9,12 @@ export class ScriptedEngine implements Engine {
   readonly name = 'scripted-test-double';
   readonly model = 'scripted';
   calls: { conversations: ChatMessage[][]; options: SamplingOptions }[] = [];
-  constructor(private readonly answer: (conversation: ChatMessage[], index: number) => string,
-    readonly maxContext?: number, private readonly chunk = 7, private readonly delayMs = 0) {}
+  constructor(
+    private readonly answer: (conversation: ChatMessage[], index: number) => string,
+    readonly maxContext?: number,
+    private readonly chunk = 7,
+    private readonly delayMs = 0,
+  ) {}
 
   async generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta): Promise<Generation[]> {
     this.calls.push({ conversations, options });
@@ -18,7 +22,10 @@ export class ScriptedEngine implements Engine {
     const sent = texts.map(() => 0);
     let cancelled = false;
     for (let step = 0; texts.some((t, i) => sent[i] < t.length); step++) {
-      if (options.signal?.aborted) { cancelled = true; break; }
+      if (options.signal?.aborted) {
+        cancelled = true;
+        break;
+      }
       if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
       texts.forEach((t, i) => {
         if (sent[i] >= t.length) return;
@@ -27,8 +34,11 @@ export class ScriptedEngine implements Engine {
         onDelta?.(i, piece);
       });
     }
-    return texts.map((t, i) => ({ text: t.slice(0, sent[i]), tokens: Math.ceil(sent[i] / this.chunk),
-      finishReason: cancelled && sent[i] < t.length ? 'cancelled' : 'stop' }));
+    return texts.map((t, i) => ({
+      text: t.slice(0, sent[i]),
+      tokens: Math.ceil(sent[i] / this.chunk),
+      finishReason: cancelled && sent[i] < t.length ? 'cancelled' : 'stop',
+    }));
   }
 
   async countPromptTokens(conversation: ChatMessage[]): Promise<number> {
@@ -51,8 +61,15 @@ export class StandInVerifier implements LeanVerifier {
     const j = this.judge(code);
     if (j.delayMs) {
       await new Promise<void>((resolve) => {
-        const onAbort = () => { clearTimeout(t); this.aborted++; resolve(); };
-        const t = setTimeout(() => { options?.signal?.removeEventListener('abort', onAbort); resolve(); }, j.delayMs);
+        const onAbort = () => {
+          clearTimeout(t);
+          this.aborted++;
+          resolve();
+        };
+        const t = setTimeout(() => {
+          options?.signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, j.delayMs);
         options?.signal?.addEventListener('abort', onAbort, { once: true });
       });
       if (options?.signal?.aborted) throw new Error('check cancelled');
@@ -63,5 +80,17 @@ export class StandInVerifier implements LeanVerifier {
   async close(): Promise<void> {}
 }
 
-export const valid = (): Verdict => ({ status: 'valid', reason: 'Lean accepted the proof.', messages: [], sorries: [], time: 0.01 });
-export const leanError = (messages: Verdict['messages']): Verdict => ({ status: 'lean_error', reason: 'Lean reported errors.', messages, sorries: [], time: 0.01 });
+export const valid = (): Verdict => ({
+  status: 'valid',
+  reason: 'Lean accepted the proof.',
+  messages: [],
+  sorries: [],
+  time: 0.01,
+});
+export const leanError = (messages: Verdict['messages']): Verdict => ({
+  status: 'lean_error',
+  reason: 'Lean reported errors.',
+  messages,
+  sorries: [],
+  time: 0.01,
+});

@@ -70,13 +70,16 @@ test('the formal statement holds the earlier sorry-free declarations in file ord
   assert.deepEqual(first.leftOut, []);
 });
 
-test('extraction uses the target theorem\'s signature, not the first theorem\'s', () => {
+test("extraction uses the target theorem's signature, not the first theorem's", () => {
   assert.equal(signatureOf(normalizeStatement(FORMAL)), 'main (x y : ℕ) : x + y = y + x');
   const r = extractProof(answer('helper'), FORMAL);
   assert.ok(r.ok);
   assert.equal(r.code, `${FORMAL}\n  exact helper x y`);
   // A model block that only restates the first theorem holds no proof of the target.
-  assert.deepEqual(extractProof(`\`\`\`lean4\nimport Mathlib\n\n${EARLIER_THM}\n\`\`\``, FORMAL), { ok: false, reason: 'No proof found in the output.' });
+  assert.deepEqual(extractProof(`\`\`\`lean4\nimport Mathlib\n\n${EARLIER_THM}\n\`\`\``, FORMAL), {
+    ok: false,
+    reason: 'No proof found in the output.',
+  });
   // Check 8: the final block must contain every paragraph of the trusted statement, earlier declarations included.
   const finalBlock = `${FORMAL}\n  exact helper x y`;
   assert.equal(containsStatement(finalBlock, FORMAL), true);
@@ -91,38 +94,65 @@ class RecordingVerifier implements LeanVerifier {
     this.calls.push({ code, options });
     return this.inner.check(code, options);
   }
-  close(): Promise<void> { return this.inner.close(); }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }
 
-const built = buildVerifier({ ...verifierSettingsFromEnv(), replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, maxRepls: 1, initRepls: {} });
+const built = buildVerifier({
+  ...verifierSettingsFromEnv(),
+  replCommand: standInReplCommand(),
+  sandbox: 'none',
+  memoryLimitMb: 0,
+  maxRepls: 1,
+  initRepls: {},
+});
 after(() => built.verifier.close());
 
-test('proved through the loop: Lean gets the helper, audits only the target, the proof is the target\'s', { timeout: 60_000 }, async () => {
-  const verifier = new RecordingVerifier(built.verifier);
-  const engine = new ScriptedEngine(() => answer('helper'));
-  const result = await prove({ code: FILE, theorem: 'main', samples: 1, fixTurns: 0 }, { engine, verifier });
-  assert.equal(result.status, 'proved');
-  assert.equal(result.proof, `${FORMAL}\n  exact helper x y`);
-  assert.equal(result.tactics, '\n  exact helper x y');
-  assert.ok(verifier.calls.length >= 1);
-  for (const call of verifier.calls) {
-    assert.ok(call.code.includes(HELPER), 'the snippet sent to Lean declares helper');
-    assert.ok(!call.code.includes('broken'), 'the sorry lemma is not sent');
-    assert.deepEqual(call.options?.theorems, ['main'], 'the axiom audit covers the target only');
-  }
-  const prompt = engine.calls[0].conversations[0].at(-1)!.content;
-  assert.ok(prompt.includes(FORMAL), 'the model sees the declarations it may use');
-});
+test(
+  "proved through the loop: Lean gets the helper, audits only the target, the proof is the target's",
+  { timeout: 60_000 },
+  async () => {
+    const verifier = new RecordingVerifier(built.verifier);
+    const engine = new ScriptedEngine(() => answer('helper'));
+    const result = await prove({ code: FILE, theorem: 'main', samples: 1, fixTurns: 0 }, { engine, verifier });
+    assert.equal(result.status, 'proved');
+    assert.equal(result.proof, `${FORMAL}\n  exact helper x y`);
+    assert.equal(result.tactics, '\n  exact helper x y');
+    assert.ok(verifier.calls.length >= 1);
+    for (const call of verifier.calls) {
+      assert.ok(call.code.includes(HELPER), 'the snippet sent to Lean declares helper');
+      assert.ok(!call.code.includes('broken'), 'the sorry lemma is not sent');
+      assert.deepEqual(call.options?.theorems, ['main'], 'the axiom audit covers the target only');
+    }
+    const prompt = engine.calls[0].conversations[0].at(-1)!.content;
+    assert.ok(prompt.includes(FORMAL), 'the model sees the declarations it may use');
+  },
+);
 
-test('the stand-in Lean still fails an unknown name, so the helper check above can fail', { timeout: 60_000 }, async () => {
-  const engine = new ScriptedEngine(() => answer('bogus_helper'));
-  const result = await prove({ code: FILE, theorem: 'main', samples: 1, fixTurns: 0 }, { engine, verifier: built.verifier });
-  assert.equal(result.status, 'not_proved');
-  assert.equal(result.attempts[0].verdict?.status, 'lean_error');
-});
+test(
+  'the stand-in Lean still fails an unknown name, so the helper check above can fail',
+  { timeout: 60_000 },
+  async () => {
+    const engine = new ScriptedEngine(() => answer('bogus_helper'));
+    const result = await prove(
+      { code: FILE, theorem: 'main', samples: 1, fixTurns: 0 },
+      { engine, verifier: built.verifier },
+    );
+    assert.equal(result.status, 'not_proved');
+    assert.equal(result.attempts[0].verdict?.status, 'lean_error');
+  },
+);
 
-test('a sorry left in a kept earlier declaration can never pass: the whole snippet is judged', { timeout: 60_000 }, async () => {
-  // Lean's view: the verdict covers every declaration of the snippet, not only the audited target.
-  const outcome = await built.verifier.check(`import Mathlib\n\nlemma helper (a b : ℕ) : a + b = b + a := by\n  sorry\n\ntheorem main (x y : ℕ) : x + y = y + x := by\n  exact helper x y\n`, { theorems: ['main'] });
-  assert.equal(outcome.verdict.status, 'sorry');
-});
+test(
+  'a sorry left in a kept earlier declaration can never pass: the whole snippet is judged',
+  { timeout: 60_000 },
+  async () => {
+    // Lean's view: the verdict covers every declaration of the snippet, not only the audited target.
+    const outcome = await built.verifier.check(
+      `import Mathlib\n\nlemma helper (a b : ℕ) : a + b = b + a := by\n  sorry\n\ntheorem main (x y : ℕ) : x + y = y + x := by\n  exact helper x y\n`,
+      { theorems: ['main'] },
+    );
+    assert.equal(outcome.verdict.status, 'sorry');
+  },
+);

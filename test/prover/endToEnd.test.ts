@@ -36,13 +36,27 @@ async function scriptedEngine(variant: 'fix' | 'direct'): Promise<OnnxEngine> {
 }
 
 function standInBuilt() {
-  const built = buildVerifier({ ...verifierSettingsFromEnv(), replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, maxRepls: 2, initRepls: {} });
+  const built = buildVerifier({
+    ...verifierSettingsFromEnv(),
+    replCommand: standInReplCommand(),
+    sandbox: 'none',
+    memoryLimitMb: 0,
+    maxRepls: 2,
+    initRepls: {},
+  });
   closers.push(() => built.verifier.close());
   return built;
 }
 
 function standInVerifier() {
-  const built = buildVerifier({ ...verifierSettingsFromEnv(), replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, maxRepls: 2, initRepls: {} });
+  const built = buildVerifier({
+    ...verifierSettingsFromEnv(),
+    replCommand: standInReplCommand(),
+    sandbox: 'none',
+    memoryLimitMb: 0,
+    maxRepls: 2,
+    initRepls: {},
+  });
   closers.push(() => built.verifier.close());
   return built.verifier;
 }
@@ -50,8 +64,16 @@ function standInVerifier() {
 async function serve(router: express.Router): Promise<string> {
   const app = express();
   app.use(router);
-  const server: Server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
-  closers.push(() => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  closers.push(
+    () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -64,62 +86,117 @@ let url = '';
 let store: AttemptStore;
 before(async () => {
   store = new AttemptStore(openDb(':memory:'));
-  url = await serve(createProveRouter({ engine: await scriptedEngine('fix'), verifier: standInVerifier(), store, options: { defaults: { samples: 2, fixTurns: 1, temperature: 0, topP: 1, maxTokens: 400 } } }));
+  url = await serve(
+    createProveRouter({
+      engine: await scriptedEngine('fix'),
+      verifier: standInVerifier(),
+      store,
+      options: { defaults: { samples: 2, fixTurns: 1, temperature: 0, topP: 1, maxTokens: 400 } },
+    }),
+  );
 });
 
-test('POST /v1/prove (SSE): wrong first answer, Lean feedback, fix turn, verified proof', { timeout: 60_000 }, async () => {
-  const events: ProveEvent[] = [];
-  for await (const e of new ApiClient({ url }).stream('prove', { body: { code: EXAMPLE, samples: 2 } })) events.push(e);
-  const done = events.at(-1) as Extract<ProveEvent, { type: 'done' }>;
-  assert.equal(done.type, 'done');
-  const result = done.result;
-  assert.equal(result.status, 'proved');
-  assert.equal(result.proof, 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  have h₁ : 2 * x = 8 := by linarith\n  linarith');
+test(
+  'POST /v1/prove (SSE): wrong first answer, Lean feedback, fix turn, verified proof',
+  { timeout: 60_000 },
+  async () => {
+    const events: ProveEvent[] = [];
+    for await (const e of new ApiClient({ url }).stream('prove', { body: { code: EXAMPLE, samples: 2 } }))
+      events.push(e);
+    const done = events.at(-1) as Extract<ProveEvent, { type: 'done' }>;
+    assert.equal(done.type, 'done');
+    const result = done.result;
+    assert.equal(result.status, 'proved');
+    assert.equal(
+      result.proof,
+      'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  have h₁ : 2 * x = 8 := by linarith\n  linarith',
+    );
 
-  const first = result.attempts.filter((a) => a.turn === 1);
-  assert.equal(first.length, 2);
-  for (const a of first) {
-    assert.equal(a.format.error, 'NONE');
-    assert.equal(a.verdict?.status, 'lean_error');
-    assert.ok(a.code?.endsWith('exact bogus_lemma h₁'));
-    assert.ok(a.feedback?.startsWith('# Error 1:\nError message: \n'), a.feedback ?? '');
-    assert.ok(a.feedback?.includes('Lean 4 code snippet with error:\n```lean4\n'));
-    // The released models' numbering (default): the marker one line above the error line in this layout.
-    assert.ok(a.feedback?.includes(' >|   have h₁ : 2 * x = 8 := by linarith\n') && a.feedback.includes('  |   exact bogus_lemma h₁\n```\n'), a.feedback ?? '');
-  }
-  const fixed = result.attempts.find((a) => a.turn === 2 && a.verdict?.status === 'valid');
-  assert.ok(fixed, 'a fix-turn answer was verified');
-  assert.equal(fixed.format.error, 'NONE', 'both turns pass the multi-turn format check');
+    const first = result.attempts.filter((a) => a.turn === 1);
+    assert.equal(first.length, 2);
+    for (const a of first) {
+      assert.equal(a.format.error, 'NONE');
+      assert.equal(a.verdict?.status, 'lean_error');
+      assert.ok(a.code?.endsWith('exact bogus_lemma h₁'));
+      assert.ok(a.feedback?.startsWith('# Error 1:\nError message: \n'), a.feedback ?? '');
+      assert.ok(a.feedback?.includes('Lean 4 code snippet with error:\n```lean4\n'));
+      // The released models' numbering (default): the marker one line above the error line in this layout.
+      assert.ok(
+        a.feedback?.includes(' >|   have h₁ : 2 * x = 8 := by linarith\n') &&
+          a.feedback.includes('  |   exact bogus_lemma h₁\n```\n'),
+        a.feedback ?? '',
+      );
+    }
+    const fixed = result.attempts.find((a) => a.turn === 2 && a.verdict?.status === 'valid');
+    assert.ok(fixed, 'a fix-turn answer was verified');
+    assert.equal(fixed.format.error, 'NONE', 'both turns pass the multi-turn format check');
 
-  const stored = store.attemptsOf(result.id);
-  const fixConversation = stored.find((a) => a.turn === 2)?.messages;
-  assert.deepEqual(fixConversation?.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
-  assert.equal(fixConversation?.[3].content, first[0].feedback);
-  assert.ok(fixConversation?.[1].content.includes('# Problem:\nGiven that $2x + 3 = 11$ for a real number $x$, show that $x = 4$.\n'));
-  assert.ok(events.some((e) => e.type === 'think') && events.some((e) => e.type === 'progress'));
-});
+    const stored = store.attemptsOf(result.id);
+    const fixConversation = stored.find((a) => a.turn === 2)?.messages;
+    assert.deepEqual(
+      fixConversation?.map((m) => m.role),
+      ['system', 'user', 'assistant', 'user'],
+    );
+    assert.equal(fixConversation?.[3].content, first[0].feedback);
+    assert.ok(
+      fixConversation?.[1].content.includes(
+        '# Problem:\nGiven that $2x + 3 = 11$ for a real number $x$, show that $x = 4$.\n',
+      ),
+    );
+    assert.ok(events.some((e) => e.type === 'think') && events.some((e) => e.type === 'progress'));
+  },
+);
 
-test('POST /v1/prove (JSON) with a model that is right the first time: one turn, no fix', { timeout: 60_000 }, async () => {
-  const direct = await serve(createProveRouter({ engine: await scriptedEngine('direct'), verifier: standInVerifier() }));
-  const res = await fetch(`${direct}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ code: EXAMPLE, samples: 1, temperature: 0 }) });
-  const result = await res.json() as ProveResult;
-  assert.equal(result.status, 'proved');
-  assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status]), [[1, 'valid']]);
-});
+test(
+  'POST /v1/prove (JSON) with a model that is right the first time: one turn, no fix',
+  { timeout: 60_000 },
+  async () => {
+    const direct = await serve(
+      createProveRouter({ engine: await scriptedEngine('direct'), verifier: standInVerifier() }),
+    );
+    const res = await fetch(`${direct}/v1/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code: EXAMPLE, samples: 1, temperature: 0 }),
+    });
+    const result = (await res.json()) as ProveResult;
+    assert.equal(result.status, 'proved');
+    assert.deepEqual(
+      result.attempts.map((a) => [a.turn, a.verdict?.status]),
+      [[1, 'valid']],
+    );
+  },
+);
 
-test('mounted in the server app (createApp): its body reader and the prove router work together', { timeout: 60_000 }, async () => {
-  const verifier = standInBuilt().verifier;
-  const engine = await scriptedEngine('fix');
-  const app = await createApp({ verifier }, [(ctx) => createProveRouter({ engine, verifier: ctx.verifier })]);
-  const listening = await listen(app, '127.0.0.1', 0, undefined);
-  closers.push(() => listening.close());
-  const res = await fetch(`${listening.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ code: EXAMPLE, samples: 1, temperature: 0 }) });
-  assert.equal(res.status, 200);
-  const result = await res.json() as ProveResult;
-  assert.equal(result.status, 'proved');
-  assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status]), [[1, 'lean_error'], [2, 'valid']]);
-  const bad = await fetch(`${listening.url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: EXAMPLE, samples: 0 }) });
-  assert.equal(bad.status, 422);
-});
+test(
+  'mounted in the server app (createApp): its body reader and the prove router work together',
+  { timeout: 60_000 },
+  async () => {
+    const verifier = standInBuilt().verifier;
+    const engine = await scriptedEngine('fix');
+    const app = await createApp({ verifier }, [(ctx) => createProveRouter({ engine, verifier: ctx.verifier })]);
+    const listening = await listen(app, '127.0.0.1', 0, undefined);
+    closers.push(() => listening.close());
+    const res = await fetch(`${listening.url}/v1/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code: EXAMPLE, samples: 1, temperature: 0 }),
+    });
+    assert.equal(res.status, 200);
+    const result = (await res.json()) as ProveResult;
+    assert.equal(result.status, 'proved');
+    assert.deepEqual(
+      result.attempts.map((a) => [a.turn, a.verdict?.status]),
+      [
+        [1, 'lean_error'],
+        [2, 'valid'],
+      ],
+    );
+    const bad = await fetch(`${listening.url}/v1/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code: EXAMPLE, samples: 0 }),
+    });
+    assert.equal(bad.status, 422);
+  },
+);

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NO_PROOF, NO_STATEMENT, extractProof, isIndexCommented, normalizeStatement, signatureOf } from '../../backend/prover/extract';
+import {
+  NO_PROOF,
+  NO_STATEMENT,
+  extractProof,
+  isIndexCommented,
+  normalizeStatement,
+  signatureOf,
+} from '../../backend/prover/extract';
 import { STATEMENT, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const NORMALIZED = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by';
@@ -26,7 +33,10 @@ test('signature: first theorem, else lemma, else example; none gives the sentine
 });
 
 test('the model cannot weaken the statement: its own copy is never used', () => {
-  const weakened = WELL_FORMED.replace(/```lean4\nimport Mathlib\n\ntheorem algebra_example \(x : ℝ\) \(h₀ : 2 \* x \+ 3 = 11\) : x = 4/, '```lean4\nimport Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 ∨ True');
+  const weakened = WELL_FORMED.replace(
+    /```lean4\nimport Mathlib\n\ntheorem algebra_example \(x : ℝ\) \(h₀ : 2 \* x \+ 3 = 11\) : x = 4/,
+    '```lean4\nimport Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 ∨ True',
+  );
   // The signature still matches (prefix), and the checked code keeps the trusted conclusion.
   const r = extractProof(weakened, STATEMENT);
   assert.ok(r.ok);
@@ -36,13 +46,19 @@ test('the model cannot weaken the statement: its own copy is never used', () => 
 });
 
 test('blocks are visited last to first; a commented signature skips the block', () => {
-  const two = WELL_FORMED.replace('<think>', '<think>\n```lean4\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  nlinarith\n```');
+  const two = WELL_FORMED.replace(
+    '<think>',
+    '<think>\n```lean4\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  nlinarith\n```',
+  );
   const r = extractProof(two, STATEMENT);
   assert.ok(r.ok && r.proof.endsWith('  linarith'));
   const lastCommented = two.replace(/```lean4\nimport Mathlib\n\ntheorem/, '```lean4\nimport Mathlib\n\n-- theorem');
   const r2 = extractProof(lastCommented, STATEMENT);
   assert.ok(r2.ok && r2.proof === '\n  nlinarith', 'falls back to the earlier block');
-  const blockComment = WELL_FORMED.replace(/```lean4\nimport Mathlib\n\ntheorem/, '```lean4\nimport Mathlib\n\n/- theorem') .replace(/linarith\n```$/, 'linarith -/\n```');
+  const blockComment = WELL_FORMED.replace(
+    /```lean4\nimport Mathlib\n\ntheorem/,
+    '```lean4\nimport Mathlib\n\n/- theorem',
+  ).replace(/linarith\n```$/, 'linarith -/\n```');
   assert.deepEqual(extractProof(blockComment, STATEMENT), { ok: false, reason: NO_PROOF });
 });
 
@@ -53,7 +69,10 @@ test('no lean4 block, or no := by after the signature, gives the no-proof sentin
 });
 
 test('extraction keeps what follows the proof, and := by may span lines', () => {
-  const r = extractProof('```lean4\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 :=\n  by\n  linarith\n\ntheorem extra : True := trivial\n```', STATEMENT);
+  const r = extractProof(
+    '```lean4\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 :=\n  by\n  linarith\n\ntheorem extra : True := trivial\n```',
+    STATEMENT,
+  );
   assert.ok(r.ok);
   assert.equal(r.proof, '\n  linarith\n\ntheorem extra : True := trivial');
 });

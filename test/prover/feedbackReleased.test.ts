@@ -13,25 +13,41 @@ import { splitHeader } from '../../backend/lean/header';
 import { buildFeedback } from '../../backend/prover/feedback';
 
 interface Case {
-  name: string; code: string; klsHeaderLines: number; message: string;
+  name: string;
+  code: string;
+  klsHeaderLines: number;
+  message: string;
   leanFeedback: { response: { messages?: ReplMessage[]; infotree?: unknown[] } | null; error: string | null };
 }
-const golden = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'released-feedback-golden.json'), 'utf8')) as { cases: Case[] };
+const golden = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'released-feedback-golden.json'), 'utf8')) as {
+  cases: Case[];
+};
 
 /** The verifier's view of a kimina-lean-server answer: message positions rebased to the full snippet. */
 function ours(c: Case): { verdict: Verdict; infotree: unknown } {
   const by = c.klsHeaderLines;
   const move = (p: { line: number; column: number }) => ({ line: p.line + by, column: p.column });
-  const messages = (c.leanFeedback.response?.messages ?? []).map((m) => ({ ...m, pos: move(m.pos), endPos: m.endPos ? move(m.endPos) : null }));
+  const messages = (c.leanFeedback.response?.messages ?? []).map((m) => ({
+    ...m,
+    pos: move(m.pos),
+    endPos: m.endPos ? move(m.endPos) : null,
+  }));
   const hasError = messages.some((m) => m.severity === 'error');
   const status: Verdict['status'] = hasError ? 'lean_error' : c.leanFeedback.error ? 'timeout_error' : 'sorry';
-  return { verdict: { status, reason: c.leanFeedback.error ?? 'Lean reported problems.', messages, sorries: [], time: 0.1 }, infotree: c.leanFeedback.response?.infotree };
+  return {
+    verdict: { status, reason: c.leanFeedback.error ?? 'Lean reported problems.', messages, sorries: [], time: 0.1 },
+    infotree: c.leanFeedback.response?.infotree,
+  };
 }
 
-test('released numbering: the recipe\'s messages byte for byte on 182 Lean answers (32 recorded, 150 generated)', () => {
+test("released numbering: the recipe's messages byte for byte on 182 Lean answers (32 recorded, 150 generated)", () => {
   assert.equal(golden.cases.length, 182);
   for (const c of golden.cases) {
-    assert.equal(splitHeader(c.code).headerLines, c.klsHeaderLines, `${c.name}: our header split is kimina-lean-server's`);
+    assert.equal(
+      splitHeader(c.code).headerLines,
+      c.klsHeaderLines,
+      `${c.name}: our header split is kimina-lean-server's`,
+    );
     const { verdict, infotree } = ours(c);
     assert.equal(buildFeedback(c.code, verdict, { infotree }), c.message, c.name);
   }

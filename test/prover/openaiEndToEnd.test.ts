@@ -9,20 +9,45 @@ import { startStandInOpenAIServer } from '../model/standInOpenAIServer';
 import { StandInVerifier, leanError, valid } from './doubles';
 import { TYPE_MISMATCH, WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
-const FILE = 'import Mathlib\n\n/-- Solve for x. -/\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
+const FILE =
+  'import Mathlib\n\n/-- Solve for x. -/\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
 const BAD = WELL_FORMED.replaceAll('  linarith\n```', '  exact h₁\n```');
-const judge = (code: string) => (code.endsWith('  linarith') ? { verdict: valid() }
-  : { verdict: leanError([{ severity: 'error', pos: { line: 5, column: 2 }, endPos: { line: 5, column: 10 }, data: TYPE_MISMATCH }]) });
+const judge = (code: string) =>
+  code.endsWith('  linarith')
+    ? { verdict: valid() }
+    : {
+        verdict: leanError([
+          { severity: 'error', pos: { line: 5, column: 2 }, endPos: { line: 5, column: 10 }, data: TYPE_MISMATCH },
+        ]),
+      };
 
 for (const variant of [
-  { name: 'vLLM-style reasoning field, n honoured', reasoningField: 'reasoning' as const, honorsN: true, trimReasoning: false },
-  { name: 'llama.cpp-style reasoning_content, trimmed, one choice per request', reasoningField: 'reasoning_content' as const, honorsN: false, trimReasoning: true },
-  { name: 'no reasoning parser (think tags in the content)', reasoningField: undefined, honorsN: true, trimReasoning: false },
+  {
+    name: 'vLLM-style reasoning field, n honoured',
+    reasoningField: 'reasoning' as const,
+    honorsN: true,
+    trimReasoning: false,
+  },
+  {
+    name: 'llama.cpp-style reasoning_content, trimmed, one choice per request',
+    reasoningField: 'reasoning_content' as const,
+    honorsN: false,
+    trimReasoning: true,
+  },
+  {
+    name: 'no reasoning parser (think tags in the content)',
+    reasoningField: undefined,
+    honorsN: true,
+    trimReasoning: false,
+  },
 ]) {
   test(`OpenAI engine, ${variant.name}: format ok, fix turn, verified`, { timeout: 60_000 }, async () => {
     const server = await startStandInOpenAIServer({
       answer: (messages) => (messages.filter((m) => m.role === 'user').length === 1 ? BAD : WELL_FORMED),
-      reasoningField: variant.reasoningField, trimReasoning: variant.trimReasoning, honorsN: variant.honorsN, chunkChars: 9,
+      reasoningField: variant.reasoningField,
+      trimReasoning: variant.trimReasoning,
+      honorsN: variant.honorsN,
+      chunkChars: 9,
     });
     const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, log: () => {} });
     try {
@@ -37,7 +62,9 @@ for (const variant of [
       }
       assert.equal(result.attempts.find((a) => a.verdict?.status === 'valid')?.format.error, 'NONE');
       assert.deepEqual([...new Set(result.attempts.map((a) => a.turn))], [1, 2]);
-      const fixRequest = server.requests.find((r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body).includes('# Error 1:'));
+      const fixRequest = server.requests.find(
+        (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body).includes('# Error 1:'),
+      );
       assert.ok(fixRequest, 'the fix turn reached the server');
     } finally {
       await engine.close();

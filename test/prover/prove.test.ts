@@ -17,14 +17,24 @@ const FORMAL = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * 
 /** §8.3's failing attempt, well formed: `exact h₁` in the last tactics block and the final block. */
 const BAD = WELL_FORMED.replaceAll('  linarith\n```', '  exact h₁\n```');
 /** Body-relative, as the verifier returns it: body line 3 (after `import Mathlib` and the blank line) = snippet line 5. */
-const infotree = [{ node: { stx: { range: { start: { line: 3, column: 2 }, finish: { line: 3, column: 10 } } },
-  goalsBefore: ['x : ℝ\nh₀ : 2 * x + 3 = 11\nh₁ : 2 * x = 8\n⊢ x = 4'] } }];
-const mismatch = { severity: 'error' as const, pos: { line: 5, column: 2 }, endPos: { line: 5, column: 10 }, data: TYPE_MISMATCH };
+const infotree = [
+  {
+    node: {
+      stx: { range: { start: { line: 3, column: 2 }, finish: { line: 3, column: 10 } } },
+      goalsBefore: ['x : ℝ\nh₀ : 2 * x + 3 = 11\nh₁ : 2 * x = 8\n⊢ x = 4'],
+    },
+  },
+];
+const mismatch = {
+  severity: 'error' as const,
+  pos: { line: 5, column: 2 },
+  endPos: { line: 5, column: 10 },
+  data: TYPE_MISMATCH,
+};
 
 /** Stand-in judgement: `linarith` as the last tactic proves it; `exact h₁` is the §8.3 type mismatch. */
-const judgeByProof = (code: string) => code.endsWith('  linarith')
-  ? { verdict: valid() }
-  : { verdict: leanError([mismatch]), response: { infotree } };
+const judgeByProof = (code: string) =>
+  code.endsWith('  linarith') ? { verdict: valid() } : { verdict: leanError([mismatch]), response: { infotree } };
 const turnOf = (c: ChatMessage[]) => c.filter((m) => m.role === 'user').length;
 
 test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and streamed', async () => {
@@ -37,24 +47,41 @@ test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and
   assert.equal(result.status, 'proved');
   assert.equal(result.proof, FORMAL + '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith');
   assert.equal(result.tactics, '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith');
-  assert.deepEqual(result.attempts.map((a) => [a.turn, a.verdict?.status, a.format.error]), [[1, 'lean_error', 'NONE'], [2, 'valid', 'NONE']]);
+  assert.deepEqual(
+    result.attempts.map((a) => [a.turn, a.verdict?.status, a.format.error]),
+    [
+      [1, 'lean_error', 'NONE'],
+      [2, 'valid', 'NONE'],
+    ],
+  );
   assert.equal(verifier.calls[0].code, FAILING_CODE);
   assert.equal(verifier.calls[0].options?.infotree, 'original', 'goals are asked for when a fix turn may follow');
   assert.equal(verifier.calls[1].options?.infotree, null);
   assert.deepEqual(verifier.calls[0].options?.theorems, ['algebra_example']);
 
   const fix = engine.calls[1].conversations[0];
-  assert.deepEqual(fix.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
+  assert.deepEqual(
+    fix.map((m) => m.role),
+    ['system', 'user', 'assistant', 'user'],
+  );
   assert.equal(fix[2].content, BAD, 'the full turn-1 text is the assistant message');
   assert.equal(fix[3].content, FIX_MESSAGE_RELEASED);
-  assert.ok(fix[1].content.includes('# Problem:\nSolve 2x + 3 = 11.\n\n# Formal Statement:\n```lean4\n' + FORMAL + '\n```\n'));
+  assert.ok(
+    fix[1].content.includes('# Problem:\nSolve 2x + 3 = 11.\n\n# Formal Statement:\n```lean4\n' + FORMAL + '\n```\n'),
+  );
 
   const types = events.map((e) => e.type);
   assert.equal(types[0], 'started');
   assert.equal(types.at(-1), 'done');
-  const think = events.filter((e) => e.type === 'think' && e.turn === 1).map((e) => (e as { delta: string }).delta).join('');
+  const think = events
+    .filter((e) => e.type === 'think' && e.turn === 1)
+    .map((e) => (e as { delta: string }).delta)
+    .join('');
   assert.ok(think.startsWith('\nThe hypothesis is linear') && think.endsWith('```\n') && !think.includes('<think>'));
-  const text = events.filter((e) => e.type === 'text' && e.turn === 2).map((e) => (e as { delta: string }).delta).join('');
+  const text = events
+    .filter((e) => e.type === 'text' && e.turn === 2)
+    .map((e) => (e as { delta: string }).delta)
+    .join('');
   assert.equal(text, WELL_FORMED.slice(WELL_FORMED.indexOf('</think>') + '</think>'.length));
   assert.ok(types.includes('progress') && types.includes('verdict'));
   assert.ok(types.indexOf('attempt') < types.lastIndexOf('verdict'), 'attempt 1 is reported before turn 2 is judged');
@@ -70,7 +97,9 @@ test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and
 
 test('n samples decoded together; the first verified proof cancels the other checks', async () => {
   const engine = new ScriptedEngine((_c, i) => (i === 2 ? WELL_FORMED : BAD));
-  const verifier = new StandInVerifier((code) => (code.endsWith('  linarith') ? { verdict: valid(), delayMs: 5 } : { ...judgeByProof(code), delayMs: 5000 }));
+  const verifier = new StandInVerifier((code) =>
+    code.endsWith('  linarith') ? { verdict: valid(), delayMs: 5 } : { ...judgeByProof(code), delayMs: 5000 },
+  );
   const started = Date.now();
   const result = await prove({ code: FILE, samples: 3 }, { engine, verifier });
   assert.ok(Date.now() - started < 3000, 'slow checks were cancelled');
@@ -78,8 +107,14 @@ test('n samples decoded together; the first verified proof cancels the other che
   assert.equal(engine.calls[0].conversations.length, 3);
   assert.equal(result.status, 'proved');
   assert.equal(verifier.aborted, 2);
-  assert.deepEqual(result.attempts.map((a) => [a.sample, a.verdict?.status ?? null, a.fixSkipped ?? null]),
-    [[0, null, 'proved'], [1, null, 'proved'], [2, 'valid', 'valid']]);
+  assert.deepEqual(
+    result.attempts.map((a) => [a.sample, a.verdict?.status ?? null, a.fixSkipped ?? null]),
+    [
+      [0, null, 'proved'],
+      [1, null, 'proved'],
+      [2, 'valid', 'valid'],
+    ],
+  );
 });
 
 test('no fix turns when disabled; malformed and unextractable answers say why', async () => {
@@ -89,8 +124,13 @@ test('no fix turns when disabled; malformed and unextractable answers say why', 
   assert.equal(result.status, 'not_proved');
   assert.equal(result.proof, null);
   assert.equal(engine.calls.length, 1);
-  assert.deepEqual(result.attempts.map((a) => [a.format.error, a.code === null, a.fixSkipped]),
-    [['NONE', false, 'exceed_max_turn'], ['NO_VALID_LEAN4_CODE_BLOCK', true, 'filtered']]);
+  assert.deepEqual(
+    result.attempts.map((a) => [a.format.error, a.code === null, a.fixSkipped]),
+    [
+      ['NONE', false, 'exceed_max_turn'],
+      ['NO_VALID_LEAN4_CODE_BLOCK', true, 'filtered'],
+    ],
+  );
   assert.equal(verifier.calls.length, 1, 'nothing extracted, nothing sent to Lean');
 });
 
@@ -99,7 +139,14 @@ test('a second fix turn only when asked; turn-1 format failures carry into later
   const verifier = new StandInVerifier(judgeByProof);
   const result = await prove({ code: FILE, samples: 1, fixTurns: 2 }, { engine, verifier });
   assert.equal(result.status, 'not_proved');
-  assert.deepEqual(result.attempts.map((a) => [a.turn, a.format.error]), [[1, 'NO_VALID_LEAN4_CODE_BLOCK'], [2, 'NO_VALID_LEAN4_CODE_BLOCK'], [3, 'NO_VALID_LEAN4_CODE_BLOCK']]);
+  assert.deepEqual(
+    result.attempts.map((a) => [a.turn, a.format.error]),
+    [
+      [1, 'NO_VALID_LEAN4_CODE_BLOCK'],
+      [2, 'NO_VALID_LEAN4_CODE_BLOCK'],
+      [3, 'NO_VALID_LEAN4_CODE_BLOCK'],
+    ],
+  );
   assert.equal(engine.calls[2].conversations[0].length, 6);
   assert.equal(result.attempts[2].fixSkipped, 'exceed_max_turn');
 });
@@ -107,9 +154,15 @@ test('a second fix turn only when asked; turn-1 format failures carry into later
 test('feedback over 3000 characters and prompts over the token limit are dropped, not truncated', async () => {
   const long = { ...mismatch, data: 'x'.repeat(3100) };
   const engine = new ScriptedEngine(() => BAD);
-  const r1 = await prove({ code: FILE, samples: 1 }, { engine, verifier: new StandInVerifier(() => ({ verdict: leanError([long]) })) });
+  const r1 = await prove(
+    { code: FILE, samples: 1 },
+    { engine, verifier: new StandInVerifier(() => ({ verdict: leanError([long]) })) },
+  );
   assert.equal(r1.attempts[0].fixSkipped, 'feedback_too_long');
-  const r2 = await prove({ code: FILE, samples: 1 }, { engine, verifier: new StandInVerifier(judgeByProof), options: { maxPromptTokens: 100 } });
+  const r2 = await prove(
+    { code: FILE, samples: 1 },
+    { engine, verifier: new StandInVerifier(judgeByProof), options: { maxPromptTokens: 100 } },
+  );
   assert.equal(r2.attempts[0].fixSkipped, 'max_prompt_token_len_exceeded');
   assert.equal(r2.attempts.length, 1);
 });
@@ -119,7 +172,14 @@ test('cancelling mid-generation resolves as cancelled and keeps what was generat
   const verifier = new StandInVerifier(judgeByProof);
   const controller = new AbortController();
   const store = new AttemptStore(openDb(':memory:'));
-  const pending = prove({ code: FILE, samples: 2 }, { engine, verifier, store }, (e) => { if (e.type === 'think') controller.abort(); }, controller.signal);
+  const pending = prove(
+    { code: FILE, samples: 2 },
+    { engine, verifier, store },
+    (e) => {
+      if (e.type === 'think') controller.abort();
+    },
+    controller.signal,
+  );
   const result = await pending;
   assert.equal(result.status, 'cancelled');
   assert.equal(verifier.calls.length, 0);
@@ -133,47 +193,80 @@ test('maxTokens is cut to the context the prompt leaves; a prompt that does not 
   const budget = engine.calls[0].options.maxTokens;
   assert.ok(budget < 400 && budget > 0);
   const tiny = new ScriptedEngine(() => WELL_FORMED, 10);
-  await assert.rejects(prove({ code: FILE }, { engine: tiny, verifier: new StandInVerifier(judgeByProof) }), /does not fit the model's context of 10 tokens/);
+  await assert.rejects(
+    prove({ code: FILE }, { engine: tiny, verifier: new StandInVerifier(judgeByProof) }),
+    /does not fit the model's context of 10 tokens/,
+  );
 });
 
 test('a verifier that throws gives a server_error verdict and a # System Error fix message', async () => {
   const engine = new ScriptedEngine((c) => (turnOf(c) === 1 ? BAD : WELL_FORMED));
   let first = true;
   const verifier = new StandInVerifier((code) => {
-    if (first) { first = false; throw new Error('pool is down'); }
+    if (first) {
+      first = false;
+      throw new Error('pool is down');
+    }
     return judgeByProof(code);
   });
   const result = await prove({ code: FILE, samples: 1 }, { engine, verifier });
   assert.equal(result.attempts[0].verdict?.status, 'server_error');
-  assert.equal(result.attempts[0].feedback, '# System Error:\nError message: \nthe Lean verifier failed: pool is down\n\n');
+  assert.equal(
+    result.attempts[0].feedback,
+    '# System Error:\nError message: \nthe Lean verifier failed: pool is down\n\n',
+  );
   assert.equal(result.status, 'proved');
 });
 
 test('bad targets are request errors', async () => {
   const deps = { engine: new ScriptedEngine(() => ''), verifier: new StandInVerifier(judgeByProof) };
-  await assert.rejects(prove({ code: FILE, theorem: 'other' }, deps), { name: 'ProveRequestError', message: /no theorem named 'other'/ });
+  await assert.rejects(prove({ code: FILE, theorem: 'other' }, deps), {
+    name: 'ProveRequestError',
+    message: /no theorem named 'other'/,
+  });
   await assert.rejects(prove({ code: 'import Mathlib\n' }, deps), /no theorem, lemma or example/);
 });
 
-test('the loop leaves no listener on the caller\'s signal', async () => {
+test("the loop leaves no listener on the caller's signal", async () => {
   const controller = new AbortController();
-  let added = 0, removed = 0;
+  let added = 0,
+    removed = 0;
   const signal = controller.signal;
-  const add = signal.addEventListener.bind(signal), remove = signal.removeEventListener.bind(signal);
-  signal.addEventListener = ((...a: Parameters<typeof add>) => { added++; add(...a); }) as typeof add;
-  signal.removeEventListener = ((...a: Parameters<typeof remove>) => { removed++; remove(...a); }) as typeof remove;
-  await prove({ code: FILE, samples: 2 }, { engine: new ScriptedEngine(() => BAD), verifier: new StandInVerifier(judgeByProof) }, () => {}, signal);
+  const add = signal.addEventListener.bind(signal),
+    remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = ((...a: Parameters<typeof add>) => {
+    added++;
+    add(...a);
+  }) as typeof add;
+  signal.removeEventListener = ((...a: Parameters<typeof remove>) => {
+    removed++;
+    remove(...a);
+  }) as typeof remove;
+  await prove(
+    { code: FILE, samples: 2 },
+    { engine: new ScriptedEngine(() => BAD), verifier: new StandInVerifier(judgeByProof) },
+    () => {},
+    signal,
+  );
   assert.ok(added > 0);
   assert.equal(removed, added);
 });
 
 test('a sample that failed before another was verified gets no fix turn: proved', async () => {
   const engine = new ScriptedEngine((_c, i) => (i === 0 ? BAD : WELL_FORMED));
-  const verifier = new StandInVerifier((code) => (code.endsWith('  linarith') ? { verdict: valid(), delayMs: 30 } : judgeByProof(code)));
+  const verifier = new StandInVerifier((code) =>
+    code.endsWith('  linarith') ? { verdict: valid(), delayMs: 30 } : judgeByProof(code),
+  );
   const events: ProveEvent[] = [];
   const result = await prove({ code: FILE, samples: 2 }, { engine, verifier }, (e) => events.push(e));
   assert.equal(result.status, 'proved');
-  assert.deepEqual(result.attempts.map((a) => [a.verdict?.status, a.fixSkipped]), [['lean_error', 'proved'], ['valid', 'valid']]);
+  assert.deepEqual(
+    result.attempts.map((a) => [a.verdict?.status, a.fixSkipped]),
+    [
+      ['lean_error', 'proved'],
+      ['valid', 'valid'],
+    ],
+  );
   assert.ok(!events.some((e) => e.type === 'stopped'), 'a sample Lean already judged was not stopped');
   assert.equal(engine.calls.length, 1);
 });
@@ -181,16 +274,24 @@ test('a sample that failed before another was verified gets no fix turn: proved'
 test('a theorem proved by pattern matching has nothing to prove after := and says so', async () => {
   const code = 'theorem t : ∀ n : ℕ, n = n\n  | 0 => rfl\n  | n + 1 => rfl\n';
   const deps = { engine: new ScriptedEngine(() => ''), verifier: new StandInVerifier(judgeByProof) };
-  await assert.rejects(prove({ code }, deps), { name: 'ProveRequestError', message: /theorem t has no ':=' to prove after/ });
+  await assert.rejects(prove({ code }, deps), {
+    name: 'ProveRequestError',
+    message: /theorem t has no ':=' to prove after/,
+  });
 });
 
 test('early check: a short answer verified while a long one still decodes stops the decoding', async () => {
-  const LONG = WELL_FORMED.replace('With h₁ available', 'Let me think more about this. '.repeat(400) + '\nWith h₁ available');
+  const LONG = WELL_FORMED.replace(
+    'With h₁ available',
+    'Let me think more about this. '.repeat(400) + '\nWith h₁ available',
+  );
   const run = async (earlyCheck: boolean) => {
     const engine = new ScriptedEngine((_c, i) => (i === 0 ? WELL_FORMED : LONG), undefined, 7, 1);
     const verifier = new StandInVerifier(judgeByProof);
     const events: ProveEvent[] = [];
-    const result = await prove({ code: FILE, samples: 2 }, { engine, verifier, options: { earlyCheck } }, (e) => events.push(e));
+    const result = await prove({ code: FILE, samples: 2 }, { engine, verifier, options: { earlyCheck } }, (e) =>
+      events.push(e),
+    );
     return { result, verifier, events };
   };
   const early = await run(true);
@@ -202,10 +303,16 @@ test('early check: a short answer verified while a long one still decodes stops 
   assert.equal(long.fixSkipped, 'proved');
   assert.equal(early.verifier.calls.length, 1);
   const verdictAt = early.events.findIndex((e) => e.type === 'verdict');
-  assert.ok(early.events.slice(verdictAt).some((e) => e.type === 'think'), 'the verdict came while the other sample was still thinking');
+  assert.ok(
+    early.events.slice(verdictAt).some((e) => e.type === 'think'),
+    'the verdict came while the other sample was still thinking',
+  );
   // The stopped sample is told so at once (the Proof view shows why, instead of waiting for Lean).
   const stopped = early.events.filter((e) => e.type === 'stopped');
-  assert.deepEqual(stopped.map((e) => e.type === 'stopped' && [e.sample, e.turn, e.reason, e.bySample]), [[1, 1, 'proved', 0]]);
+  assert.deepEqual(
+    stopped.map((e) => e.type === 'stopped' && [e.sample, e.turn, e.reason, e.bySample]),
+    [[1, 1, 'proved', 0]],
+  );
   assert.ok(early.events.findIndex((e) => e.type === 'stopped') > verdictAt);
 
   const late = await run(false);
@@ -215,12 +322,17 @@ test('early check: a short answer verified while a long one still decodes stops 
 
 test('early check on an answer that then changes: the final text is what gets judged', async () => {
   // The first final block is wrong; the model keeps writing and ends with a second, right block.
-  const revised = BAD + '\n\nWait, that is wrong.\n\n```lean4\n' + FORMAL + '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith\n```';
+  const revised =
+    BAD + '\n\nWait, that is wrong.\n\n```lean4\n' + FORMAL + '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith\n```';
   const engine = new ScriptedEngine(() => revised, undefined, 5, 1);
   const verifier = new StandInVerifier((code) => ({ ...judgeByProof(code), delayMs: 1 }));
   const result = await prove({ code: FILE, samples: 1, fixTurns: 0 }, { engine, verifier });
   assert.equal(result.status, 'proved');
   assert.equal(result.attempts[0].code?.endsWith('  linarith'), true);
-  assert.equal(result.attempts[0].format.error, 'NO_VALID_LEAN4_CODE_BLOCK', 'two final blocks: the recipe format check fails');
+  assert.equal(
+    result.attempts[0].format.error,
+    'NO_VALID_LEAN4_CODE_BLOCK',
+    'two final blocks: the recipe format check fails',
+  );
   assert.equal(verifier.calls.length, 2, 'early check of the first block, then the final code');
 });

@@ -16,12 +16,25 @@ const judge = (code: string) => (code.endsWith('  linarith') ? { verdict: valid(
 async function serve(deps: ProveRouterDeps): Promise<{ url: string; close: () => Promise<void> }> {
   const app = express();
   app.use(createProveRouter(deps));
-  const server: Server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${url}/v1/prove`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(`${url}/v1/prove`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 /** Reads an SSE body into events until it ends; each frame's `event:` name is its event's type. */
 async function readEvents(res: Response): Promise<ProveEvent[]> {
@@ -39,44 +52,66 @@ test('POST /v1/prove answers JSON; GET /v1/prove/:id returns the stored run', as
   try {
     const res = await post(s.url, { code: FILE, samples: 2 });
     assert.equal(res.status, 200);
-    const result = await res.json() as ProveResult;
+    const result = (await res.json()) as ProveResult;
     assert.equal(result.status, 'proved');
     assert.ok(result.proof?.endsWith('  linarith'));
     assert.equal(result.attempts[0].format.error, 'NONE');
-    const stored = await (await fetch(`${s.url}/v1/prove/${result.id}`)).json() as { status: string; attempts: unknown[]; running: boolean };
+    const stored = (await (await fetch(`${s.url}/v1/prove/${result.id}`)).json()) as {
+      status: string;
+      attempts: unknown[];
+      running: boolean;
+    };
     assert.equal(stored.status, 'proved');
     assert.equal(stored.running, false);
     assert.ok(stored.attempts.length >= 1);
     assert.equal((await fetch(`${s.url}/v1/prove/unknown`)).status, 404);
-    const list = await (await fetch(`${s.url}/v1/prove?limit=5`)).json() as { runs: { id: string; status: string }[] };
-    assert.deepEqual(list.runs.map((r) => [r.id, r.status]), [[result.id, 'proved']]);
+    const list = (await (await fetch(`${s.url}/v1/prove?limit=5`)).json()) as {
+      runs: { id: string; status: string }[];
+    };
+    assert.deepEqual(
+      list.runs.map((r) => [r.id, r.status]),
+      [[result.id, 'proved']],
+    );
     assert.equal((await fetch(`${s.url}/v1/prove?limit=0`)).status, 422);
-  } finally { await s.close(); }
+  } finally {
+    await s.close();
+  }
 });
 
 test('validation errors are 422 with the field named; bad JSON is a JSON 400', async () => {
   const s = await serve({ engine: new ScriptedEngine(() => WELL_FORMED), verifier: new StandInVerifier(judge) });
   try {
     const cases: [unknown, RegExp][] = [
-      [{}, /'code' is required/], [{ code: 5 }, /'code' must be a string/], [{ code: '  ' }, /'code' is empty/],
-      [{ code: FILE, samples: 0 }, /'samples' must be at least 1/], [{ code: FILE, samples: 1.5 }, /whole number/],
-      [{ code: FILE, temperature: 'hot' }, /'temperature' must be a number/], [{ code: FILE, topP: 0 }, /'topP' must be above 0/],
-      [{ code: FILE, bogus: 1 }, /unknown field: bogus/], [{ code: FILE, theorem: 'nope' }, /no theorem named 'nope'/],
-      [[1, 2], /JSON object/], [{ code: FILE, id: 'has space' }, /'id' must be/],
+      [{}, /'code' is required/],
+      [{ code: 5 }, /'code' must be a string/],
+      [{ code: '  ' }, /'code' is empty/],
+      [{ code: FILE, samples: 0 }, /'samples' must be at least 1/],
+      [{ code: FILE, samples: 1.5 }, /whole number/],
+      [{ code: FILE, temperature: 'hot' }, /'temperature' must be a number/],
+      [{ code: FILE, topP: 0 }, /'topP' must be above 0/],
+      [{ code: FILE, bogus: 1 }, /unknown field: bogus/],
+      [{ code: FILE, theorem: 'nope' }, /no theorem named 'nope'/],
+      [[1, 2], /JSON object/],
+      [{ code: FILE, id: 'has space' }, /'id' must be/],
     ];
     for (const [body, message] of cases) {
       const res = await post(s.url, body);
       assert.equal(res.status, 422, JSON.stringify(body));
-      assert.match((await res.json() as { error: string }).error, message);
+      assert.match(((await res.json()) as { error: string }).error, message);
     }
     const bad = await post(s.url, '{"code": ');
     assert.equal(bad.status, 400);
-    assert.match((await bad.json() as { error: string }).error, /not valid JSON/);
-  } finally { await s.close(); }
+    assert.match(((await bad.json()) as { error: string }).error, /not valid JSON/);
+  } finally {
+    await s.close();
+  }
 });
 
 test('Accept: text/event-stream streams the events, ending with done', async () => {
-  const s = await serve(() => ({ engine: new ScriptedEngine(() => WELL_FORMED), verifier: new StandInVerifier(judge) }));
+  const s = await serve(() => ({
+    engine: new ScriptedEngine(() => WELL_FORMED),
+    verifier: new StandInVerifier(judge),
+  }));
   try {
     const res = await post(s.url, { code: FILE, samples: 1 }, { accept: 'text/event-stream' });
     assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
@@ -84,12 +119,15 @@ test('Accept: text/event-stream streams the events, ending with done', async () 
     const types = events.map((e) => e.type);
     assert.equal(types[0], 'started');
     assert.equal(types.at(-1), 'done');
-    for (const t of ['think', 'text', 'progress', 'verdict', 'attempt']) assert.ok(types.includes(t as ProveEvent['type']), t);
+    for (const t of ['think', 'text', 'progress', 'verdict', 'attempt'])
+      assert.ok(types.includes(t as ProveEvent['type']), t);
     const done = events.at(-1) as Extract<ProveEvent, { type: 'done' }>;
     assert.equal(done.result.status, 'proved');
     const errorRes = await post(s.url, { code: FILE, theorem: 'nope' }, { accept: 'text/event-stream' });
     assert.equal(errorRes.status, 422, 'validation happens before the stream starts');
-  } finally { await s.close(); }
+  } finally {
+    await s.close();
+  }
 });
 
 test('DELETE /v1/prove/:id cancels a running JSON request; closing a stream cancels its work', async () => {
@@ -102,7 +140,7 @@ test('DELETE /v1/prove/:id cancels a running JSON request; closing a stream canc
     assert.equal(dup.status, 409);
     const del = await fetch(`${s.url}/v1/prove/job-1`, { method: 'DELETE' });
     assert.equal(del.status, 202);
-    const result = await (await pending).json() as ProveResult;
+    const result = (await (await pending).json()) as ProveResult;
     assert.equal(result.id, 'job-1');
     assert.equal(result.status, 'cancelled');
     assert.equal((await fetch(`${s.url}/v1/prove/job-1`, { method: 'DELETE' })).status, 404);
@@ -112,9 +150,12 @@ test('DELETE /v1/prove/:id cancels a running JSON request; closing a stream canc
     await reader.read();
     await reader.cancel();
     const deadline = Date.now() + 3000;
-    while (!engine.calls.at(-1)?.options.signal?.aborted && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (!engine.calls.at(-1)?.options.signal?.aborted && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     assert.equal(engine.calls.at(-1)?.options.signal?.aborted, true, 'the engine saw the cancellation');
-  } finally { await s.close(); }
+  } finally {
+    await s.close();
+  }
 });
 
 test('an engine that fails to load is a 500 (JSON) or an error event (stream); stored runs stay readable', async () => {
@@ -122,16 +163,38 @@ test('an engine that fails to load is a 500 (JSON) or an error event (stream); s
   store.startRun({ id: 'old', theorem: 't', statement: 's', informal: '', engine: 'e', model: 'm', settings: {} });
   let loads = 0;
   const app = express();
-  app.use(createProveRouter(() => { loads++; throw new Error('no model at ~/.kimina/models'); }, { store }));
-  const server: Server = await new Promise((resolve) => { const x = app.listen(0, '127.0.0.1', () => resolve(x)); });
-  const s = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  app.use(
+    createProveRouter(
+      () => {
+        loads++;
+        throw new Error('no model at ~/.kimina/models');
+      },
+      { store },
+    ),
+  );
+  const server: Server = await new Promise((resolve) => {
+    const x = app.listen(0, '127.0.0.1', () => resolve(x));
+  });
+  const s = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
   assert.equal(((await (await fetch(`${s.url}/v1/prove/old`)).json()) as { status: string }).status, 'running');
   assert.equal(loads, 0, 'reading the store does not load the model');
   try {
     const res = await post(s.url, { code: FILE });
     assert.equal(res.status, 500);
-    assert.match((await res.json() as { error: string }).error, /no model/);
+    assert.match(((await res.json()) as { error: string }).error, /no model/);
     const events = await readEvents(await post(s.url, { code: FILE }, { accept: 'text/event-stream' }));
-    assert.deepEqual(events.map((e) => e.type), ['error']);
-  } finally { await s.close(); }
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['error'],
+    );
+  } finally {
+    await s.close();
+  }
 });

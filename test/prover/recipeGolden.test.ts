@@ -8,7 +8,11 @@ import { checkAnswer } from '../../backend/prover/format';
 import { extractProof } from '../../backend/prover/extract';
 import { mutationCases } from './fixtures/mutations';
 
-interface Golden { cases: number; seed: number; results: { error: string; proof: string; finalCode: string | null }[] }
+interface Golden {
+  cases: number;
+  seed: number;
+  results: { error: string; proof: string; finalCode: string | null }[];
+}
 const golden = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'recipe-golden.json'), 'utf8')) as Golden;
 
 test('format errors, extracted proofs and final code match the recipe on 400 answer variants', () => {
@@ -19,11 +23,25 @@ test('format errors, extracted proofs and final code match the recipe on 400 ans
     const expected = golden.results[i];
     const format = checkAnswer(c.response, c.statement);
     const proof = extractProof(c.response, c.statement);
-    assert.deepEqual({ error: format.error, proof: proof.ok ? proof.code : proof.reason, finalCode: format.finalCode }, expected, `case ${i}`);
+    assert.deepEqual(
+      { error: format.error, proof: proof.ok ? proof.code : proof.reason, finalCode: format.finalCode },
+      expected,
+      `case ${i}`,
+    );
     seen.add(expected.error);
   });
   // The variants reach every error the recipe can produce with its defaults.
-  assert.deepEqual([...seen].sort(), ['GENERATION_REPEATS', 'INSUFFICIENT_TACTICS_BLOCKS', 'INVALID_LEAN4_CODE_BLOCK_COUNT',
-    'INVALID_THINK_BLOCK_COUNT', 'LEAN4_CODE_NOT_START_WITH_STATEMENT', 'NONE', 'NO_VALID_LEAN4_CODE_BLOCK', 'NO_VALID_THINK_BLOCK',
-    'TACTICS_LEAN4_NOT_MATCH', 'TACTIC_BLOCK_FORMATTING_ERROR', 'TACTIC_CODE_TOO_MANY_LINES']);
+  assert.deepEqual([...seen].sort(), [
+    'GENERATION_REPEATS',
+    'INSUFFICIENT_TACTICS_BLOCKS',
+    'INVALID_LEAN4_CODE_BLOCK_COUNT',
+    'INVALID_THINK_BLOCK_COUNT',
+    'LEAN4_CODE_NOT_START_WITH_STATEMENT',
+    'NONE',
+    'NO_VALID_LEAN4_CODE_BLOCK',
+    'NO_VALID_THINK_BLOCK',
+    'TACTICS_LEAN4_NOT_MATCH',
+    'TACTIC_BLOCK_FORMATTING_ERROR',
+    'TACTIC_CODE_TOO_MANY_LINES',
+  ]);
 });

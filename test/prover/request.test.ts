@@ -10,7 +10,10 @@ test('parseProveRequest keeps given fields only and settingsOf fills the recipe 
 });
 
 test('limits are enforced with the field named', () => {
-  assert.throws(() => parseProveRequest({ code: 'x', samples: 65 }), /'samples' must be at least 1 and at most 64, got 65/);
+  assert.throws(
+    () => parseProveRequest({ code: 'x', samples: 65 }),
+    /'samples' must be at least 1 and at most 64, got 65/,
+  );
   assert.throws(() => parseProveRequest({ code: 'x', fixTurns: -1 }), /'fixTurns'/);
   assert.throws(() => parseProveRequest({ code: 'x', maxTokens: Infinity }), /'maxTokens' must be a number/);
   assert.throws(() => parseProveRequest({ code: 'x'.repeat(1_000_001) }), /longer than/);

@@ -5,10 +5,12 @@ import { WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 function streamed(text: string, size: number) {
   const s = new ThinkSplitter();
-  let think = '', out = '';
+  let think = '',
+    out = '';
   for (let i = 0; i < text.length; i += size) {
     const d = s.push(text.slice(i, i + size));
-    think += d.think; out += d.text;
+    think += d.think;
+    out += d.text;
   }
   const d = s.flush();
   return { think: think + d.think, text: out + d.text };

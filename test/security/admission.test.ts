@@ -13,25 +13,34 @@ import type { BatchCheckOptions, BatchVerifier } from '../../backend/lean/verifi
 function heldVerifier() {
   const arrived: string[] = [];
   const waiting: (() => void)[] = [];
-  const ok: CheckOutcome = { verdict: { status: 'valid', reason: '', messages: [], sorries: [], time: 0 } as unknown as CheckOutcome['verdict'] };
+  const ok: CheckOutcome = {
+    verdict: { status: 'valid', reason: '', messages: [], sorries: [], time: 0 } as unknown as CheckOutcome['verdict'],
+  };
   const inner: BatchVerifier = {
     policy: { allowed: [], allowNativeDecide: false },
     stats: () => ({ mode: 'repl', inFlight: 0, maxInFlight: 100 }),
     check: async (code: string) => (await inner.checkBatch([code]))[0],
-    checkBatch: (codes: string[], _o?: BatchCheckOptions) => new Promise((resolve) => {
-      arrived.push(...codes);
-      waiting.push(() => resolve(codes.map(() => ok)));
-    }),
+    checkBatch: (codes: string[], _o?: BatchCheckOptions) =>
+      new Promise((resolve) => {
+        arrived.push(...codes);
+        waiting.push(() => resolve(codes.map(() => ok)));
+      }),
     close: async () => {},
   };
-  const releaseOne = async () => { waiting.shift()?.(); await new Promise((r) => setImmediate(r)); };
+  const releaseOne = async () => {
+    waiting.shift()?.();
+    await new Promise((r) => setImmediate(r));
+  };
   return { inner, arrived, releaseOne };
 }
 
 test('checks reach the verifier round-robin over clients, whatever order they were queued in', async () => {
   const v = heldVerifier();
   const a = new Admission(v.inner, { capacity: 100, perClient: 50, maxBatch: 20, lanes: 1, defaultTimeoutS: 10 });
-  const greedy = a.checkBatch(Array.from({ length: 10 }, (_, i) => `g${i}`), { client: 'greedy' });
+  const greedy = a.checkBatch(
+    Array.from({ length: 10 }, (_, i) => `g${i}`),
+    { client: 'greedy' },
+  );
   const small1 = a.checkBatch(['s1'], { client: 'small-1' });
   const small2 = a.checkBatch(['s2'], { client: 'small-2' });
   for (let i = 0; i < 12; i++) await v.releaseOne();
@@ -39,11 +48,14 @@ test('checks reach the verifier round-robin over clients, whatever order they we
   assert.deepEqual(v.arrived.slice(0, 4), ['g0', 's1', 's2', 'g1']);
 });
 
-test('a request is admitted whole or refused: 429 + Retry-After over the client\'s share or the server\'s queue, 413 over the batch limit', async () => {
+test("a request is admitted whole or refused: 429 + Retry-After over the client's share or the server's queue, 413 over the batch limit", async () => {
   const v = heldVerifier();
   const a = new Admission(v.inner, { capacity: 10, perClient: 6, maxBatch: 6, lanes: 1, defaultTimeoutS: 10 });
   const first = a.checkBatch(['a', 'b', 'c', 'd'], { client: 'x' });
-  await assert.rejects(a.checkBatch(['e', 'f', 'g'], { client: 'x' }), (err: unknown) => err instanceof QueueFull && err.retryAfterS >= 1);
+  await assert.rejects(
+    a.checkBatch(['e', 'f', 'g'], { client: 'x' }),
+    (err: unknown) => err instanceof QueueFull && err.retryAfterS >= 1,
+  );
   const other = a.checkBatch(['h', 'i', 'j', 'k', 'l', 'm'], { client: 'y' });
   await assert.rejects(a.checkBatch(['n'], { client: 'z' }), QueueFull); // 10 admitted: the server is full
   await assert.rejects(a.checkBatch(['1', '2', '3', '4', '5', '6', '7'], { client: 'w' }), BatchTooLarge);
@@ -66,7 +78,10 @@ test('checks of a client that went away are dropped before they reach the verifi
   const outcomes = await dropped;
   await running;
   assert.deepEqual(v.arrived, ['first']);
-  assert.deepEqual(outcomes.map((o) => o.verdict.status), ['server_error', 'server_error']);
+  assert.deepEqual(
+    outcomes.map((o) => o.verdict.status),
+    ['server_error', 'server_error'],
+  );
   assert.equal(a.stats().inFlight, 0);
 });
 

@@ -12,44 +12,91 @@ import { standInVerifier } from '../lean/standInVerifier';
 import { startServe, type LiveServe } from './liveServe';
 
 const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
-const slowAnswer = (ms: number) => [
-  '<think>', 'Subtract 3, halve, done.', '</think>', 'Linear arithmetic.', '', '```lean4', 'import Mathlib', '',
-  'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by', `  linarith -- stand_in_slow_${ms}`, '```',
-].join('\n');
-const rewardItem = (ms: number) => ({ promptId: 'p', turn: 1, formalStatement: STATEMENT, previous: [], response: slowAnswer(ms) });
-const slowSnippet = (i: number, ms: number) => ({ id: `s${i}`, code: `theorem t${i} : True := by\n  trivial -- stand_in_slow_${ms}` });
+const slowAnswer = (ms: number) =>
+  [
+    '<think>',
+    'Subtract 3, halve, done.',
+    '</think>',
+    'Linear arithmetic.',
+    '',
+    '```lean4',
+    'import Mathlib',
+    '',
+    'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by',
+    `  linarith -- stand_in_slow_${ms}`,
+    '```',
+  ].join('\n');
+const rewardItem = (ms: number) => ({
+  promptId: 'p',
+  turn: 1,
+  formalStatement: STATEMENT,
+  previous: [],
+  response: slowAnswer(ms),
+});
+const slowSnippet = (i: number, ms: number) => ({
+  id: `s${i}`,
+  code: `theorem t${i} : True := by\n  trivial -- stand_in_slow_${ms}`,
+});
 
 let s: LiveServe;
 before(async () => {
   // 2 REPLs, queue 200 (capacity 202), at most 64 snippets per request, 101 admitted per client
   s = await startServe({ KIMINA_MAX_REPLS: '2', KIMINA_MAX_QUEUE: '200', KIMINA_MAX_BATCH: '64' });
 });
-after(async () => { await s?.stop(); });
+after(async () => {
+  await s?.stop();
+});
 
 test('a greedy client is held to its share (429 + Retry-After) and small clients are served meanwhile', async () => {
   const t0 = performance.now();
-  const greedyReward = Array.from({ length: 5 }, (_, k) => s.post('/v1/training/reward', { step: k, purpose: 'train', items: Array.from({ length: 64 }, () => rewardItem(100)) }));
-  const greedyCheck = Array.from({ length: 6 }, (_, k) => s.post('/api/check', { snippets: Array.from({ length: 64 }, (_, i) => slowSnippet(k * 100 + i, 100)) }, { 'x-kimina-client': 'greedy' }));
+  const greedyReward = Array.from({ length: 5 }, (_, k) =>
+    s.post('/v1/training/reward', {
+      step: k,
+      purpose: 'train',
+      items: Array.from({ length: 64 }, () => rewardItem(100)),
+    }),
+  );
+  const greedyCheck = Array.from({ length: 6 }, (_, k) =>
+    s.post(
+      '/api/check',
+      { snippets: Array.from({ length: 64 }, (_, i) => slowSnippet(k * 100 + i, 100)) },
+      { 'x-kimina-client': 'greedy' },
+    ),
+  );
   await new Promise((r) => setTimeout(r, 300)); // the greedy requests are in
   const small = Array.from({ length: 4 }, async (_, c) => {
     const times: number[] = [];
     for (let round = 0; round < 3; round++) {
-      const r = await s.post('/api/check', { snippets: [slowSnippet(c * 10 + round, 100), slowSnippet(c * 10 + round + 5, 100)] }, { 'x-kimina-client': `small-${c}` });
+      const r = await s.post(
+        '/api/check',
+        { snippets: [slowSnippet(c * 10 + round, 100), slowSnippet(c * 10 + round + 5, 100)] },
+        { 'x-kimina-client': `small-${c}` },
+      );
       assert.equal(r.status, 200, JSON.stringify(r.json));
-      assert.deepEqual(r.json.results.map((x: { error: unknown }) => x.error ?? null), [null, null]);
+      assert.deepEqual(
+        r.json.results.map((x: { error: unknown }) => x.error ?? null),
+        [null, null],
+      );
       times.push(performance.now() - t0);
     }
     return times;
   });
   const healthMs: number[] = [];
-  const probing = (async () => { for (let i = 0; i < 5; i++) { healthMs.push((await s.health()).ms); await new Promise((r) => setTimeout(r, 200)); } })();
+  const probing = (async () => {
+    for (let i = 0; i < 5; i++) {
+      healthMs.push((await s.health()).ms);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
   const smallDone = Math.max(...(await Promise.all(small)).flat());
   await probing;
   const greedy = await Promise.all([...greedyReward, ...greedyCheck]);
   const allDone = performance.now() - t0;
   const refused = greedy.filter((r) => r.status === 429);
   const served = greedy.filter((r) => r.status === 200);
-  console.log(`greedy: ${served.length} served, ${refused.length} refused (429); small clients done at ${Math.round(smallDone)} ms, greedy work at ${Math.round(allDone)} ms; /health max ${Math.round(Math.max(...healthMs))} ms`);
+  console.log(
+    `greedy: ${served.length} served, ${refused.length} refused (429); small clients done at ${Math.round(smallDone)} ms, greedy work at ${Math.round(allDone)} ms; /health max ${Math.round(Math.max(...healthMs))} ms`,
+  );
   assert.ok(refused.length >= 5, `the greedy client's excess is refused: ${greedy.map((r) => r.status).join(',')}`);
   for (const r of refused) {
     assert.match(r.headers.get('retry-after') ?? '', /^\d+$/);
@@ -64,10 +111,18 @@ test('a greedy client is held to its share (429 + Retry-After) and small clients
 });
 
 test('more answers or snippets than one request may carry are refused (413 before any work), and the server stays healthy', async () => {
-  const huge = await s.post('/v1/training/reward', { step: 0, purpose: 'train', items: Array.from({ length: 20_000 }, () => rewardItem(0)) });
+  const huge = await s.post('/v1/training/reward', {
+    step: 0,
+    purpose: 'train',
+    items: Array.from({ length: 20_000 }, () => rewardItem(0)),
+  });
   assert.ok([400, 413, 422].includes(huge.status), `reward with 20,000 answers: ${huge.status}`); // the edge, or the body limit
   // within the edge's limits, beyond the service's: refused by the reward service and the admission queue themselves
-  const reward = await s.post('/v1/training/reward', { step: 0, purpose: 'train', items: Array.from({ length: 200 }, () => rewardItem(0)) });
+  const reward = await s.post('/v1/training/reward', {
+    step: 0,
+    purpose: 'train',
+    items: Array.from({ length: 200 }, () => rewardItem(0)),
+  });
   assert.equal(reward.status, 413, `reward with 200 answers: ${JSON.stringify(reward.json).slice(0, 200)}`);
   assert.match(reward.json.detail, /at most 128 answers per reward request/);
   const check = await s.post('/api/check', { snippets: Array.from({ length: 65 }, (_, i) => slowSnippet(i, 0)) });
@@ -86,10 +141,16 @@ test('a timeout of 1e6 s or beyond 2^31 ms neither fires at once nor runs unboun
   await s.health();
 });
 
-test('inside the verifier too: a timeout past Node\'s timer range is capped at an hour, not an instant timeout', async () => {
+test("inside the verifier too: a timeout past Node's timer range is capped at an hour, not an instant timeout", async () => {
   const standIn = standInVerifier({ maxRepls: 1 });
   try {
-    const admission = new Admission(standIn.verifier, { capacity: 4, perClient: 4, maxBatch: 4, lanes: 1, defaultTimeoutS: 10 });
+    const admission = new Admission(standIn.verifier, {
+      capacity: 4,
+      perClient: 4,
+      maxBatch: 4,
+      lanes: 1,
+      defaultTimeoutS: 10,
+    });
     for (const verifier of [standIn.verifier, admission]) {
       const outcome = await verifier.check('theorem t : True := by\n  trivial -- stand_in_slow_300', { timeout: 1e7 });
       assert.equal(outcome.verdict.status, 'valid', JSON.stringify(outcome.verdict));
@@ -98,5 +159,7 @@ test('inside the verifier too: a timeout past Node\'s timer range is capped at a
     assert.equal(clampTimeoutS(Number.NaN, 60), 60);
     assert.equal(clampTimeoutS(-1, 60), 60);
     assert.equal(clampTimeoutS(undefined, 1e9), MAX_CHECK_TIMEOUT_S);
-  } finally { await standIn.verifier.close(); }
+  } finally {
+    await standIn.verifier.close();
+  }
 });

@@ -22,7 +22,12 @@ test('an older 0755/0644 install is narrowed on start, and everything the server
     writeFileSync(join(ws, 'Mine.lean'), 'theorem mine (a b : Nat) : a + b = b + a := by\n  omega\n');
     const s = await startServe({ KIMINA_TRAINER_PYTHON: join(home, 'no-python') }, { home });
     try {
-      const r = await s.post('/v1/training/runs', { model: 'tiny', preset: 'single-gpu-lora', gpus: 'cpu', workspace: ws });
+      const r = await s.post('/v1/training/runs', {
+        model: 'tiny',
+        preset: 'single-gpu-lora',
+        gpus: 'cpu',
+        workspace: ws,
+      });
       assert.equal(r.status, 201, JSON.stringify(r.json));
       await new Promise((res) => setTimeout(res, 300)); // the launch attempt writes run.json and the log
       await s.health();
@@ -42,6 +47,11 @@ test('an older 0755/0644 install is narrowed on start, and everything the server
         assert.equal(mode(p), statSync(p).isDirectory() ? 0o700 : 0o600, f);
       }
       assert.ok(existsSync(join(run, 'train.jsonl')));
-    } finally { await s.stop(); }
-  } finally { rmSync(home, { recursive: true, force: true }); rmSync(ws, { recursive: true, force: true }); }
+    } finally {
+      await s.stop();
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
 });

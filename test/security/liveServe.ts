@@ -16,26 +16,62 @@ export interface LiveServe {
   child: ChildProcess;
   log(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; headers: Headers; ms: number }>;
+  post(
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: any; headers: Headers; ms: number }>;
   /** GET /health; throws unless it answers 200. */
   health(): Promise<{ ms: number }>;
   stop(): Promise<void>;
 }
 
-export async function startServe(extraEnv: Record<string, string> = {}, options: { home?: string; port?: number } = {}): Promise<LiveServe> {
+export async function startServe(
+  extraEnv: Record<string, string> = {},
+  options: { home?: string; port?: number } = {},
+): Promise<LiveServe> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'kimina-sec-home-'));
-  const { child, url, log, exited } = await spawnServe({ ...process.env, ...standInReplEnv({ importDelayMs: 0 }), KIMINA_SANDBOX: 'none', KIMINA_REPL_MEMORY_MB: '0', KIMINA_MAX_REPLS: '2',
-    KIMINA_HOME: home, KIMINA_DB: '', KIMINA_LEAN_PROJECT: home, KIMINA_API_TOKEN: TOKEN, LEAN_SERVER_API_KEY: '',
-    KIMINA_SERVER_URL: '', KIMINA_TRAINING_DIR: '', KIMINA_ENGINE: '', ...extraEnv }, options.port ?? 0, 60_000);
+  const { child, url, log, exited } = await spawnServe(
+    {
+      ...process.env,
+      ...standInReplEnv({ importDelayMs: 0 }),
+      KIMINA_SANDBOX: 'none',
+      KIMINA_REPL_MEMORY_MB: '0',
+      KIMINA_MAX_REPLS: '2',
+      KIMINA_HOME: home,
+      KIMINA_DB: '',
+      KIMINA_LEAN_PROJECT: home,
+      KIMINA_API_TOKEN: TOKEN,
+      LEAN_SERVER_API_KEY: '',
+      KIMINA_SERVER_URL: '',
+      KIMINA_TRAINING_DIR: '',
+      KIMINA_ENGINE: '',
+      ...extraEnv,
+    },
+    options.port ?? 0,
+    60_000,
+  );
   const auth = { authorization: `Bearer ${TOKEN}` };
   return {
-    url, home, child, exited, log,
+    url,
+    home,
+    child,
+    exited,
+    log,
     async post(path, body, headers = {}) {
       const t0 = performance.now();
-      const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: JSON.stringify(body) });
+      const res = await fetch(url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth, ...headers },
+        body: JSON.stringify(body),
+      });
       const text = await res.text();
       let json: unknown;
-      try { json = JSON.parse(text); } catch { json = text; }
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = text;
+      }
       return { status: res.status, json, headers: res.headers, ms: performance.now() - t0 };
     },
     async health() {

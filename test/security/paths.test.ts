@@ -5,7 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseToolchain, releaseTag } from '../../backend/lean/toolchain';
@@ -17,10 +26,14 @@ const root = join(__dirname, '..', '..');
 function fakeTools(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
-  const git = '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nfor last; do :; done\nmkdir -p "$last" && echo "Cloning into $last..." >&2\n';
-  const lake = '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nmkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl\n';
-  writeFileSync(join(bin, 'git'), git); chmodSync(join(bin, 'git'), 0o755);
-  writeFileSync(join(bin, 'lake'), lake); chmodSync(join(bin, 'lake'), 0o755);
+  const git =
+    '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nfor last; do :; done\nmkdir -p "$last" && echo "Cloning into $last..." >&2\n';
+  const lake =
+    '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nmkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl\n';
+  writeFileSync(join(bin, 'git'), git);
+  chmodSync(join(bin, 'git'), 0o755);
+  writeFileSync(join(bin, 'lake'), lake);
+  chmodSync(join(bin, 'lake'), 0o755);
   return bin;
 }
 
@@ -29,8 +42,15 @@ function setup(dir: string, toolchain: string) {
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, 'lean-toolchain'), toolchain);
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'backend/cli.ts', 'lean', 'setup', '--project', project], {
-    cwd: root, encoding: 'utf8', timeout: 60_000,
-    env: { ...process.env, PATH: `${fakeTools(dir)}:${process.env.PATH}`, KIMINA_HOME: join(dir, 'home'), KIMINA_REPL_COMMAND: '' },
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: {
+      ...process.env,
+      PATH: `${fakeTools(dir)}:${process.env.PATH}`,
+      KIMINA_HOME: join(dir, 'home'),
+      KIMINA_REPL_COMMAND: '',
+    },
   });
   return { code: r.status, stderr: r.stderr, stdout: r.stdout };
 }
@@ -52,10 +72,18 @@ test('a traversal tag in lean-toolchain is refused and the folder it points at s
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /not a Lean toolchain name/);
     assert.equal(readFileSync(join(v, 'precious.txt'), 'utf8'), 'keep me');
-    for (const evil of ['leanprover/lean4:v4.9.0/../../..', 'v4.9.0/../x', 'leanprover/lean4:../../victim', '/etc:v4.9.0', 'leanprover/lean4:v4.9.0\nrm -rf /']) {
+    for (const evil of [
+      'leanprover/lean4:v4.9.0/../../..',
+      'v4.9.0/../x',
+      'leanprover/lean4:../../victim',
+      '/etc:v4.9.0',
+      'leanprover/lean4:v4.9.0\nrm -rf /',
+    ]) {
       assert.equal(releaseTag(evil), undefined, evil);
     }
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a symlink planted at KIMINA_HOME/repl/<tag> (or at repl itself) is not followed by the delete', () => {
@@ -76,7 +104,9 @@ test('a symlink planted at KIMINA_HOME/repl/<tag> (or at repl itself) is not fol
     assert.match(viaParent.stderr, /refusing to touch/);
     assert.equal(readFileSync(join(v, 'precious.txt'), 'utf8'), 'keep me');
     assert.ok(!existsSync(join(v, 'v4.9.0')));
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a nightly or PR toolchain gets a clear answer instead of a clone; a release candidate is set up', () => {
@@ -88,7 +118,9 @@ test('a nightly or PR toolchain gets a clear answer instead of a clone; a releas
     const rc = setup(dir, 'leanprover/lean4:v4.33.0-rc2\n');
     assert.equal(rc.code, 0, rc.stderr);
     assert.equal(rc.stdout.trim(), join(dir, 'home', 'repl', 'v4.33.0-rc2', '.lake', 'build', 'bin', 'repl'));
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('toolchain names in their real formats', () => {
@@ -96,9 +128,18 @@ test('toolchain names in their real formats', () => {
   assert.deepEqual(parseToolchain('leanprover/lean4:v4.33.0-rc2'), { kind: 'release', tag: 'v4.33.0-rc2' });
   assert.deepEqual(parseToolchain('leanprover/lean4:v4.0.0-m6'), { kind: 'release', tag: 'v4.0.0-m6' });
   assert.deepEqual(parseToolchain('v4.24.0'), { kind: 'release', tag: 'v4.24.0' });
-  assert.deepEqual(parseToolchain('leanprover/lean4:nightly-2025-01-01'), { kind: 'nightly', name: 'nightly-2025-01-01' });
-  assert.deepEqual(parseToolchain('leanprover/lean4-nightly:nightly-2024-04-09-rev1'), { kind: 'nightly', name: 'nightly-2024-04-09-rev1' });
-  assert.deepEqual(parseToolchain('leanprover/lean4-pr-releases:pr-release-4567'), { kind: 'pr-release', name: 'pr-release-4567' });
+  assert.deepEqual(parseToolchain('leanprover/lean4:nightly-2025-01-01'), {
+    kind: 'nightly',
+    name: 'nightly-2025-01-01',
+  });
+  assert.deepEqual(parseToolchain('leanprover/lean4-nightly:nightly-2024-04-09-rev1'), {
+    kind: 'nightly',
+    name: 'nightly-2024-04-09-rev1',
+  });
+  assert.deepEqual(parseToolchain('leanprover/lean4-pr-releases:pr-release-4567'), {
+    kind: 'pr-release',
+    name: 'pr-release-4567',
+  });
   assert.deepEqual(parseToolchain('stable'), { kind: 'channel', name: 'stable' });
   assert.equal(parseToolchain('leanprover/lean4-nightly:v4.9.0').kind, 'invalid');
   assert.equal(parseToolchain('evil/lean4:v4.9.0').kind, 'invalid');
@@ -126,7 +167,9 @@ test('isInside resolves symlinks on both sides; removeInside refuses the parent 
     assert.equal(assertInside(join(dir, 'alias'), join(dir, 'alias', 'child')), join(dir, 'alias', 'child'));
     removeInside(join(dir, 'alias'), join(dir, 'alias', 'child'));
     assert.ok(!existsSync(join(parent, 'child')));
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a trainer environment folder that is not a Python environment is never deleted to make room', async () => {
@@ -135,7 +178,12 @@ test('a trainer environment folder that is not a Python environment is never del
     const v = victim(dir);
     const requirements = join(dir, 'requirements.txt');
     writeFileSync(requirements, '');
-    await assert.rejects(ensurePythonEnv({ dir: v, requirements, onProgress: () => {} }), /refusing to replace .*victim: it is not a Python environment/);
+    await assert.rejects(
+      ensurePythonEnv({ dir: v, requirements, onProgress: () => {} }),
+      /refusing to replace .*victim: it is not a Python environment/,
+    );
     assert.equal(readFileSync(join(v, 'precious.txt'), 'utf8'), 'keep me');
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

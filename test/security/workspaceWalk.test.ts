@@ -17,7 +17,10 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kimina-sec-walk-'));
   s = await startServe({ KIMINA_TRAINER_PYTHON: join(dir, 'no-python') });
 });
-after(async () => { await s?.stop(); rmSync(dir, { recursive: true, force: true }); });
+after(async () => {
+  await s?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 test('workspace "/" and the home folder are refused at once, and the server stays healthy', async () => {
   for (const workspace of ['/', homedir()]) {
@@ -32,7 +35,11 @@ test('workspace "/" and the home folder are refused at once, and the server stay
 test('a huge workspace (/usr) is walked without freezing the server: /health answers fast throughout', async () => {
   const started = performance.now();
   let done = false;
-  const run = s.post('/v1/training/runs', { model: 'tiny', preset: 'single-gpu-lora', gpus: 'cpu', workspace: '/usr' }).finally(() => { done = true; });
+  const run = s
+    .post('/v1/training/runs', { model: 'tiny', preset: 'single-gpu-lora', gpus: 'cpu', workspace: '/usr' })
+    .finally(() => {
+      done = true;
+    });
   const healthMs: number[] = [];
   while (!done && performance.now() - started < 60_000) {
     healthMs.push((await s.health()).ms);
@@ -40,7 +47,9 @@ test('a huge workspace (/usr) is walked without freezing the server: /health ans
   }
   const r = await run;
   const took = performance.now() - started;
-  console.log(`workspace /usr: answered ${r.status} after ${Math.round(took)} ms; /health ${healthMs.length} probes, max ${Math.round(Math.max(...healthMs))} ms`);
+  console.log(
+    `workspace /usr: answered ${r.status} after ${Math.round(took)} ms; /health ${healthMs.length} probes, max ${Math.round(Math.max(...healthMs))} ms`,
+  );
   assert.ok(r.status < 500, `${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
   assert.ok(took < 40_000, `the walk is bounded in time (${took} ms)`);
   assert.ok(healthMs.length >= 3, 'the walk took long enough to probe');

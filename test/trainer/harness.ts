@@ -28,21 +28,41 @@ export interface Backend {
 }
 
 /** A real backend on 127.0.0.1 with the stand-in REPL (TEST DOUBLE for Lean) behind the reward service. */
-export async function startBackend(options: { scorer?: RewardScorer; jobs?: Partial<TrainingJobsOptions>; dir?: string; token?: string } = {}): Promise<Backend> {
+export async function startBackend(
+  options: { scorer?: RewardScorer; jobs?: Partial<TrainingJobsOptions>; dir?: string; token?: string } = {},
+): Promise<Backend> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'kimina-trainer-test-'));
   const python = await testPython();
   const db = openDb(join(dir, 'kimina.db'));
-  const built = buildVerifier({ ...verifierSettingsFromEnv(), replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, initRepls: {}, maxRepls: 2 });
+  const built = buildVerifier({
+    ...verifierSettingsFromEnv(),
+    replCommand: standInReplCommand(),
+    sandbox: 'none',
+    memoryLimitMb: 0,
+    initRepls: {},
+    maxRepls: 2,
+  });
   let url = '';
   const service = await openTrainingService({
-    db, verifier: built.verifier, backendUrl: () => url, token: () => options.token, runsRoot: join(dir, 'runs'), scorer: options.scorer,
+    db,
+    verifier: built.verifier,
+    backendUrl: () => url,
+    token: () => options.token,
+    runsRoot: join(dir, 'runs'),
+    scorer: options.scorer,
     jobs: { python: () => python, sourceDir: () => trainerSource, restartDelayMs: 200, pollMs: 500, ...options.jobs },
   });
-  const app = await createApp({ verifier: built.verifier }, [() => trainingRouterOf(service)], { token: options.token });
+  const app = await createApp({ verifier: built.verifier }, [() => trainingRouterOf(service)], {
+    token: options.token,
+  });
   const listening: Listening = await listen(app, '127.0.0.1', 0, options.token);
   url = listening.url;
   return {
-    url, db, service, runsRoot: join(dir, 'runs'), dir,
+    url,
+    db,
+    service,
+    runsRoot: join(dir, 'runs'),
+    dir,
     close: async () => {
       await service.close();
       await listening.close();
@@ -55,7 +75,10 @@ export async function startBackend(options: { scorer?: RewardScorer; jobs?: Part
 /** Writes the tiny random Qwen3 (character tokenizer, Qwen-style chat template) to `dir`. */
 export async function makeTinyModel(dir: string, seed = 0): Promise<string> {
   const python = await testPython();
-  await execFileAsync(python, ['-m', 'kimina_trainer.tiny', dir, '--seed', String(seed)], { cwd: trainerSource, env: { ...process.env, PYTHONPATH: trainerSource } });
+  await execFileAsync(python, ['-m', 'kimina_trainer.tiny', dir, '--seed', String(seed)], {
+    cwd: trainerSource,
+    env: { ...process.env, PYTHONPATH: trainerSource },
+  });
   return dir;
 }
 
@@ -65,7 +88,10 @@ export function prompt(id: string, theorem: string): TrainingPrompt {
   const formalStatement = `import Mathlib\n\ntheorem ${theorem} := by\n  sorry`;
   const messages: ChatMessage[] = [
     { role: 'system', content: SYSTEM },
-    { role: 'user', content: `Think about and solve the following problems step by step in Lean 4.\n\n# Problem:\n\n\n# Formal Statement:\n\`\`\`lean4\n${formalStatement}\n\`\`\`\n` },
+    {
+      role: 'user',
+      content: `Think about and solve the following problems step by step in Lean 4.\n\n# Problem:\n\n\n# Formal Statement:\n\`\`\`lean4\n${formalStatement}\n\`\`\`\n`,
+    },
   ];
   return { id, prompt: messages, formalStatement };
 }
@@ -77,7 +103,12 @@ export const PROMPTS: TrainingPrompt[] = [
   prompt('p4', 't4 (x : ℤ) (h : x - 1 = 2) : x = 3'),
 ];
 
-export async function waitFor<T>(what: string, fn: () => T | undefined | false | null, timeoutMs = 120_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => T | undefined | false | null,
+  timeoutMs = 120_000,
+  everyMs = 100,
+): Promise<T> {
   const t0 = Date.now();
   for (;;) {
     const v = fn();
@@ -89,20 +120,32 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | false |
 
 /** Waits (up to 9 minutes) for a run to complete; a failed run throws with its error. */
 export function waitForCompletedRun(backend: Backend, id: string): Promise<TrainingRun> {
-  return waitFor('the run to finish', () => {
-    const run = backend.service.jobs.get(id);
-    if (run.state === 'failed') throw new Error(`run failed: ${run.error}`);
-    return run.state === 'completed' ? run : undefined;
-  }, 540_000, 250);
+  return waitFor(
+    'the run to finish',
+    () => {
+      const run = backend.service.jobs.get(id);
+      if (run.state === 'failed') throw new Error(`run failed: ${run.error}`);
+      return run.state === 'completed' ? run : undefined;
+    },
+    540_000,
+    250,
+  );
 }
 
 export function runState(backend: Backend, id: string): TrainingRun {
   return backend.service.jobs.get(id);
 }
 
-export async function api<T>(backend: Backend, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }> {
+export async function api<T>(
+  backend: Backend,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(backend.url + path, {
-    method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as T };

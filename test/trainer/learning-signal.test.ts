@@ -10,11 +10,21 @@ import type { RewardScorer } from '../../backend/training/rewardService';
 import { api, makeTinyModel, PROMPTS, removeDir, startBackend, tempDir, waitForCompletedRun } from './harness';
 
 /** TEST DOUBLE scorer: the fraction of characters that are digits; no format or Lean involved. */
-const digitShare: RewardScorer = async (items) => items.map((it) => {
-  const chars = [...it.response];
-  const score = chars.length ? chars.filter((c) => c >= '0' && c <= '9').length / chars.length : 0;
-  return { score, acc: score, formatError: 'NONE', formatErrorText: 'No error.', verdict: null, feedback: null, code: null, think: '' };
-});
+const digitShare: RewardScorer = async (items) =>
+  items.map((it) => {
+    const chars = [...it.response];
+    const score = chars.length ? chars.filter((c) => c >= '0' && c <= '9').length / chars.length : 0;
+    return {
+      score,
+      acc: score,
+      formatError: 'NONE',
+      formatErrorText: 'No error.',
+      verdict: null,
+      feedback: null,
+      code: null,
+      think: '',
+    };
+  });
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
@@ -24,9 +34,23 @@ test('the tiny policy learns: mean reward rises within 16 GRPO steps', { timeout
   try {
     const modelDir = await makeTinyModel(join(dir, 'tiny-model'), 1);
     const r = await api<TrainingRun>(backend, 'POST', '/v1/training/runs', {
-      preset: 'tiny-cpu', model: modelDir, prompts: PROMPTS, heldOut: [], gpus: 'cpu', name: 'signal',
-      overrides: { maxSteps: 16, saveSteps: 100, evalSteps: 0, learningRate: 3e-3, promptsPerStep: 4, numGenerations: 8,
-        perDeviceBatch: 32, maxCompletionLength: 16, fixSamplingRate: 0 },
+      preset: 'tiny-cpu',
+      model: modelDir,
+      prompts: PROMPTS,
+      heldOut: [],
+      gpus: 'cpu',
+      name: 'signal',
+      overrides: {
+        maxSteps: 16,
+        saveSteps: 100,
+        evalSteps: 0,
+        learningRate: 3e-3,
+        promptsPerStep: 4,
+        numGenerations: 8,
+        perDeviceBatch: 32,
+        maxCompletionLength: 16,
+        fixSamplingRate: 0,
+      },
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     await waitForCompletedRun(backend, r.body.id);
@@ -34,8 +58,13 @@ test('the tiny policy learns: mean reward rises within 16 GRPO steps', { timeout
     assert.equal(rewards.length, 16);
     const first = mean(rewards.slice(0, 4));
     const last = mean(rewards.slice(-4));
-    console.log(`mean reward: first 4 steps ${first.toFixed(3)}, last 4 steps ${last.toFixed(3)}; all ${rewards.map((x) => x.toFixed(2)).join(' ')}`);
-    assert.ok(last > first + 0.1 && last > 2 * first, `reward did not rise enough: ${first.toFixed(3)} -> ${last.toFixed(3)}`);
+    console.log(
+      `mean reward: first 4 steps ${first.toFixed(3)}, last 4 steps ${last.toFixed(3)}; all ${rewards.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    assert.ok(
+      last > first + 0.1 && last > 2 * first,
+      `reward did not rise enough: ${first.toFixed(3)} -> ${last.toFixed(3)}`,
+    );
   } finally {
     await backend.close();
     removeDir(dir);

@@ -9,7 +9,12 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { type TrainingConnection, type TrainingPresetName, type TrainingStreamEvent, lspMethods } from '../../backend/protocol';
+import {
+  type TrainingConnection,
+  type TrainingPresetName,
+  type TrainingStreamEvent,
+  lspMethods,
+} from '../../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../../media/trainingMonitorMessages';
 import { HttpProveService } from '../../backend/editor/httpService';
 import { connectFace, faceRequest } from '../extension/faceClient';
@@ -27,13 +32,27 @@ before(async () => {
 });
 after(async () => {
   await browser?.close();
-  if (backend) { await backend.close(); removeDir(backend.dir); }
+  if (backend) {
+    await backend.close();
+    removeDir(backend.dir);
+  }
 });
 
 async function bundle(out: string): Promise<{ js: string; css: string }> {
-  await build({ entryPoints: { trainingMonitor: join(repoRoot, 'media', 'trainingMonitor.ts') }, bundle: true, outdir: out, platform: 'browser',
-    format: 'iife', target: 'es2022', loader: { '.css': 'css' }, logLevel: 'error' });
-  return { js: readFileSync(join(out, 'trainingMonitor.js'), 'utf8'), css: readFileSync(join(out, 'trainingMonitor.css'), 'utf8') };
+  await build({
+    entryPoints: { trainingMonitor: join(repoRoot, 'media', 'trainingMonitor.ts') },
+    bundle: true,
+    outdir: out,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    loader: { '.css': 'css' },
+    logLevel: 'error',
+  });
+  return {
+    js: readFileSync(join(out, 'trainingMonitor.js'), 'utf8'),
+    css: readFileSync(join(out, 'trainingMonitor.css'), 'utf8'),
+  };
 }
 
 /** TEST DOUBLE of the view host: relays between the page and the backend like extension/trainingMonitor.ts. */
@@ -50,15 +69,32 @@ async function relay(page: Page, b: Backend): Promise<() => Promise<void>> {
     await post({ type: 'metrics', runId, steps: m.steps, replace: true });
   };
   client.onNotification(lspMethods.trainingEvent, (e: TrainingStreamEvent) => {
-    if (e.type === 'run') { void post({ type: 'run', run: e.run }); if (!selected) void select(e.run.id); }
-    else if (e.type === 'metrics' && e.runId === selected) void post({ type: 'metrics', runId: e.runId, steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }], replace: false });
-    else if (e.type === 'rollouts' && e.runId === selected) void post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false });
+    if (e.type === 'run') {
+      void post({ type: 'run', run: e.run });
+      if (!selected) void select(e.run.id);
+    } else if (e.type === 'metrics' && e.runId === selected)
+      void post({
+        type: 'metrics',
+        runId: e.runId,
+        steps: [{ step: e.step, kind: e.kind, metrics: e.metrics }],
+        replace: false,
+      });
+    else if (e.type === 'rollouts' && e.runId === selected)
+      void post({ type: 'rollouts', runId: e.runId, rollouts: e.rollouts, replace: false });
   });
-  client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) => void post({ type: 'connection', status: c.status, message: c.message }));
+  client.onNotification(
+    lspMethods.trainingConnection,
+    (c: TrainingConnection) => void post({ type: 'connection', status: c.status, message: c.message }),
+  );
   await page.exposeFunction('hostReceive', async (m: FromMonitor) => {
     if (m.type === 'ready') {
       const { presets } = await faceRequest(client, lspMethods.trainingPresets, {});
-      await post({ type: 'presets', presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })), defaultModel: 'm', workspace: '/ws' });
+      await post({
+        type: 'presets',
+        presets: Object.entries(presets).map(([name, p]) => ({ name: name as TrainingPresetName, summary: p.summary })),
+        defaultModel: 'm',
+        workspace: '/ws',
+      });
       await post({ type: 'gpus', report: await faceRequest(client, lspMethods.trainingGpus, {}) });
       const c = await faceRequest(client, lspMethods.trainingFollow, { follow: true });
       await post({ type: 'connection', status: c.status, message: c.message });
@@ -66,16 +102,37 @@ async function relay(page: Page, b: Backend): Promise<() => Promise<void>> {
       // What the real host sends (plus test-sized overrides and explicit prompts instead of the workspace).
       try {
         const run = await faceRequest(client, lspMethods.trainingStart, {
-          preset: m.preset, model: m.model, schedule: m.schedule, winRate: m.winRateSamples ? { samples: m.winRateSamples } : undefined,
-          prompts: PROMPTS.slice(0, 3), heldOut: [PROMPTS[3]], gpus: 'cpu', name: 'monitor run',
-          overrides: { maxSteps: 4, saveSteps: 2, evalSteps: 2, evalSamples: 2, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 },
+          preset: m.preset,
+          model: m.model,
+          schedule: m.schedule,
+          winRate: m.winRateSamples ? { samples: m.winRateSamples } : undefined,
+          prompts: PROMPTS.slice(0, 3),
+          heldOut: [PROMPTS[3]],
+          gpus: 'cpu',
+          name: 'monitor run',
+          overrides: {
+            maxSteps: 4,
+            saveSteps: 2,
+            evalSteps: 2,
+            evalSamples: 2,
+            maxCompletionLength: 16,
+            promptsPerStep: 2,
+            numGenerations: 2,
+            perDeviceBatch: 4,
+          },
         });
         startedIds.push(run.id);
       } catch (err) {
         await post({ type: 'error', message: (err as Error).message });
       }
     } else if (m.type === 'control') {
-      const method = ({ pause: lspMethods.trainingPause, resume: lspMethods.trainingResume, cancel: lspMethods.trainingCancel } as const)[m.action];
+      const method = (
+        {
+          pause: lspMethods.trainingPause,
+          resume: lspMethods.trainingResume,
+          cancel: lspMethods.trainingCancel,
+        } as const
+      )[m.action];
       await post({ type: 'run', run: await faceRequest(client, method, { id: m.runId }) });
     }
   });
@@ -83,7 +140,10 @@ async function relay(page: Page, b: Backend): Promise<() => Promise<void>> {
 }
 
 test('live charts of a tiny run update in the webview', { timeout: 600_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) { t.skip(`${CHROMIUM} is not installed (the e2e suite installs it)`); return; }
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`${CHROMIUM} is not installed (the e2e suite installs it)`);
+    return;
+  }
   const assets = await bundle(join(backend.dir, 'media'));
   const page = await browser.newPage({ viewport: { width: 380, height: 2400 } });
   const errors: string[] = [];
@@ -96,7 +156,9 @@ test('live charts of a tiny run update in the webview', { timeout: 600_000 }, as
     const modelDir = await makeTinyModel(join(backend.dir, 'tiny-model'));
     // Start from the form, as a user does; what is typed survives live updates re-rendering the view.
     await page.fill('#model', modelDir);
-    await page.evaluate(() => window.postMessage({ type: 'gpus', report: { available: false, gpus: [], note: 'update while typing' } }, '*'));
+    await page.evaluate(() =>
+      window.postMessage({ type: 'gpus', report: { available: false, gpus: [], note: 'update while typing' } }, '*'),
+    );
     await page.waitForSelector('text=update while typing');
     assert.equal(await page.inputValue('#model'), modelDir);
     await page.selectOption('#preset', 'tiny-cpu');
@@ -106,15 +168,38 @@ test('live charts of a tiny run update in the webview', { timeout: 600_000 }, as
     await page.waitForSelector('.run .state.running', { timeout: 60_000 });
     await page.waitForSelector('#chart-reward canvas', { timeout: 300_000 });
     const early = await page.evaluate(() => document.querySelectorAll('.chart').length);
-    await waitFor('the run to complete', () => backend.service.jobs.get(created.body.id).state === 'completed' || undefined, 400_000, 250);
+    await waitFor(
+      'the run to complete',
+      () => backend.service.jobs.get(created.body.id).state === 'completed' || undefined,
+      400_000,
+      250,
+    );
     await page.waitForSelector('.run .state.completed', { timeout: 30_000 });
-    await page.waitForFunction(() => document.querySelector('.run .muted')?.textContent?.startsWith('step 4/4'), undefined, { timeout: 30_000 });
-    const chartIds = await page.evaluate(() => [...document.querySelectorAll('.chart')].map((c) => c.getAttribute('data-chart')));
-    for (const id of ['reward', 'eval', 'format', 'length', 'clipped', 'loss', 'grad', 'entropy', 'throughput', 'steptime']) assert.ok(chartIds.includes(id), `chart ${id} missing: ${chartIds.join(',')}`);
+    await page.waitForFunction(
+      () => document.querySelector('.run .muted')?.textContent?.startsWith('step 4/4'),
+      undefined,
+      { timeout: 30_000 },
+    );
+    const chartIds = await page.evaluate(() =>
+      [...document.querySelectorAll('.chart')].map((c) => c.getAttribute('data-chart')),
+    );
+    for (const id of [
+      'reward',
+      'eval',
+      'format',
+      'length',
+      'clipped',
+      'loss',
+      'grad',
+      'entropy',
+      'throughput',
+      'steptime',
+    ])
+      assert.ok(chartIds.includes(id), `chart ${id} missing: ${chartIds.join(',')}`);
     assert.ok(chartIds.length >= early);
     const evalText = await page.textContent('.details .eval');
     assert.match(evalText ?? '', /held-out pass@2 with fix turn: base 0 → step 4: 0/);
-    assert.match(await page.textContent('.rollouts') ?? '', /step \d+ · (train|eval)/);
+    assert.match((await page.textContent('.rollouts')) ?? '', /step \d+ · (train|eval)/);
     mkdirSync(join(repoRoot, 'test-output'), { recursive: true });
     await page.screenshot({ path: join(repoRoot, 'test-output', 'training-monitor.png'), fullPage: true });
     assert.deepEqual(errors, []);

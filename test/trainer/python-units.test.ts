@@ -6,7 +6,10 @@ import { testPython, trainerSource } from './pythonSetup';
 
 test('python unittest: fix cache, run config, request chunking, chat helpers', { timeout: 120_000 }, async () => {
   const python = await testPython();
-  const r = spawnSync(python, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.', '-v'], { cwd: trainerSource, encoding: 'utf8' });
+  const r = spawnSync(python, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.', '-v'], {
+    cwd: trainerSource,
+    encoding: 'utf8',
+  });
   const out = `${r.stdout}\n${r.stderr}`;
   assert.equal(r.status, 0, out);
   const ran = /Ran (\d+) tests?/.exec(out);

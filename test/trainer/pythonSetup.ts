@@ -11,12 +11,23 @@ export const testVenv = join(repoRoot, 'test', 'trainer', '.venv');
 async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   const lock = `${dir}.lock`;
   for (;;) {
-    try { mkdirSync(lock); break; } catch {
-      try { if (Date.now() - statSync(lock).mtimeMs > 20 * 60_000) rmSync(lock, { recursive: true, force: true }); } catch { /* raced */ }
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 20 * 60_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        /* raced */
+      }
       await new Promise((r) => setTimeout(r, 500));
     }
   }
-  try { return await fn(); } finally { rmSync(lock, { recursive: true, force: true }); }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 let cached: Promise<string> | null = null;
@@ -25,8 +36,11 @@ let cached: Promise<string> | null = null;
 export function testPython(): Promise<string> {
   cached ??= withLock(testVenv, async () => {
     const r = await ensurePythonEnv({
-      dir: testVenv, requirements: join(trainerSource, 'requirements-cpu.txt'),
-      onProgress: (line) => { if (/^(creating|installing|Successfully|pip failed)/.test(line)) console.log(`[trainer env] ${line}`); },
+      dir: testVenv,
+      requirements: join(trainerSource, 'requirements-cpu.txt'),
+      onProgress: (line) => {
+        if (/^(creating|installing|Successfully|pip failed)/.test(line)) console.log(`[trainer env] ${line}`);
+      },
     });
     if (r.created) console.log(`[trainer env] created in ${r.seconds.toFixed(0)} s: ${JSON.stringify(r.versions)}`);
     return r.python;

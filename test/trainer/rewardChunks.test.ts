@@ -19,7 +19,10 @@ before(async () => {
   python = await testPython();
   s = await startServe({ KIMINA_TRAINER_PYTHON: join(dir, 'no-python') });
 });
-after(async () => { await s?.stop(); removeDir(dir); });
+after(async () => {
+  await s?.stop();
+  removeDir(dir);
+});
 
 const SCRIPT = `
 import json, sys, requests
@@ -39,17 +42,41 @@ print(json.dumps({"whole": whole.status_code, "wholeBytes": len(json.dumps({"ste
                   "results": len(results), "valid": sum(1 for r in results if r["verdict"] == "valid")}))
 `;
 
-test('64 answers x 20,000 CJK characters: one json= body is refused (413), the trainer\'s chunks are all accepted', { timeout: 300_000 }, async () => {
-  const made = await s.post('/v1/training/runs', { preset: 'tiny-cpu', model: join(dir, 'no-model'), prompts: PROMPTS, heldOut: [], gpus: 'cpu', name: 'chunks' });
-  assert.equal(made.status, 201, JSON.stringify(made.json));
-  const run = made.json as TrainingRun;
-  const r = spawnSync(python, ['-c', SCRIPT, s.url, run.id, TOKEN], { cwd: trainerSource, encoding: 'utf8', timeout: 240_000, env: { ...process.env, PYTHONPATH: trainerSource } });
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { whole: number; wholeBytes: number; chunks: number[]; results: number; valid: number };
-  console.log(`one body with \\u escapes: ${out.wholeBytes} bytes -> ${out.whole}; chunks as sent: ${out.chunks.join(', ')} bytes`);
-  assert.equal(out.whole, 413);
-  assert.ok(out.chunks.every((n) => n < 4 * 1024 * 1024));
-  assert.equal(out.results, 64);
-  assert.equal(out.valid, 64);
-  await s.health();
-});
+test(
+  "64 answers x 20,000 CJK characters: one json= body is refused (413), the trainer's chunks are all accepted",
+  { timeout: 300_000 },
+  async () => {
+    const made = await s.post('/v1/training/runs', {
+      preset: 'tiny-cpu',
+      model: join(dir, 'no-model'),
+      prompts: PROMPTS,
+      heldOut: [],
+      gpus: 'cpu',
+      name: 'chunks',
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    const run = made.json as TrainingRun;
+    const r = spawnSync(python, ['-c', SCRIPT, s.url, run.id, TOKEN], {
+      cwd: trainerSource,
+      encoding: 'utf8',
+      timeout: 240_000,
+      env: { ...process.env, PYTHONPATH: trainerSource },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      whole: number;
+      wholeBytes: number;
+      chunks: number[];
+      results: number;
+      valid: number;
+    };
+    console.log(
+      `one body with \\u escapes: ${out.wholeBytes} bytes -> ${out.whole}; chunks as sent: ${out.chunks.join(', ')} bytes`,
+    );
+    assert.equal(out.whole, 413);
+    assert.ok(out.chunks.every((n) => n < 4 * 1024 * 1024));
+    assert.equal(out.results, 64);
+    assert.equal(out.valid, 64);
+    await s.health();
+  },
+);

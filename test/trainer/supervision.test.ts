@@ -16,11 +16,24 @@ before(async () => {
 });
 after(() => removeDir(dir));
 
-const overrides = { saveSteps: 2, evalSteps: 0, maxCompletionLength: 16, promptsPerStep: 2, numGenerations: 2, perDeviceBatch: 4 };
+const overrides = {
+  saveSteps: 2,
+  evalSteps: 0,
+  maxCompletionLength: 16,
+  promptsPerStep: 2,
+  numGenerations: 2,
+  perDeviceBatch: 4,
+};
 
 async function startRun(backend: Backend, maxSteps: number, name: string): Promise<string> {
   const r = await api<TrainingRun>(backend, 'POST', '/v1/training/runs', {
-    preset: 'tiny-cpu', model: modelDir, prompts: PROMPTS, heldOut: [], gpus: 'cpu', name, overrides: { ...overrides, maxSteps },
+    preset: 'tiny-cpu',
+    model: modelDir,
+    prompts: PROMPTS,
+    heldOut: [],
+    gpus: 'cpu',
+    name,
+    overrides: { ...overrides, maxSteps },
   });
   assert.equal(r.status, 201, JSON.stringify(r.body));
   return r.body.id;
@@ -36,41 +49,56 @@ function trainSteps(backend: Backend, id: string): StepMetrics[] {
   return backend.service.store.metrics(id, { kind: 'train' });
 }
 
-test('killed mid-step, the trainer resumes from its last checkpoint and no finished step is lost', { timeout: 600_000 }, async () => {
-  const backend = await startBackend({ dir: join(dir, 'kill') });
-  try {
-    const id = await startRun(backend, 6, 'kill');
-    await waitFor('a checkpoint and a step after it', () => {
-      const r = backend.service.jobs.get(id);
-      return r.checkpointStep >= 2 && trainSteps(backend, id).some((s) => s.step === 3 && 'loss' in s.metrics);
-    }, 300_000, 20);
-    const before = trainSteps(backend, id);
-    const pid = backend.service.store.pidOf(id);
-    assert.ok(pid && pid > 0);
-    process.kill(pid, 'SIGKILL'); // step 4 is in flight
-    const checkpointAtKill = backend.service.jobs.get(id).checkpointStep;
+test(
+  'killed mid-step, the trainer resumes from its last checkpoint and no finished step is lost',
+  { timeout: 600_000 },
+  async () => {
+    const backend = await startBackend({ dir: join(dir, 'kill') });
+    try {
+      const id = await startRun(backend, 6, 'kill');
+      await waitFor(
+        'a checkpoint and a step after it',
+        () => {
+          const r = backend.service.jobs.get(id);
+          return r.checkpointStep >= 2 && trainSteps(backend, id).some((s) => s.step === 3 && 'loss' in s.metrics);
+        },
+        300_000,
+        20,
+      );
+      const before = trainSteps(backend, id);
+      const pid = backend.service.store.pidOf(id);
+      assert.ok(pid && pid > 0);
+      process.kill(pid, 'SIGKILL'); // step 4 is in flight
+      const checkpointAtKill = backend.service.jobs.get(id).checkpointStep;
 
-    // Right after the crash every finished step is still there.
-    await waitFor('the restart', () => backend.service.jobs.get(id).restarts === 1 || undefined, 30_000);
-    const afterKill = trainSteps(backend, id).map((s) => s.step);
-    for (const s of before) assert.ok(afterKill.includes(s.step), `step ${s.step} lost after the kill`);
+      // Right after the crash every finished step is still there.
+      await waitFor('the restart', () => backend.service.jobs.get(id).restarts === 1 || undefined, 30_000);
+      const afterKill = trainSteps(backend, id).map((s) => s.step);
+      for (const s of before) assert.ok(afterKill.includes(s.step), `step ${s.step} lost after the kill`);
 
-    const done = await waitFor('the resumed run to finish', () => state(backend, id, 'completed'), 400_000, 200);
-    assert.equal(done.restarts, 1);
-    assert.equal(done.step, 6);
-    const final = trainSteps(backend, id);
-    assert.deepEqual(final.map((s) => s.step), [1, 2, 3, 4, 5, 6]);
-    // Steps up to the checkpoint were not redone: their metrics are the ones reported before the kill.
-    for (const s of before.filter((b) => b.step <= checkpointAtKill)) {
-      assert.equal(final.find((f) => f.step === s.step)?.metrics.loss, s.metrics.loss);
+      const done = await waitFor('the resumed run to finish', () => state(backend, id, 'completed'), 400_000, 200);
+      assert.equal(done.restarts, 1);
+      assert.equal(done.step, 6);
+      const final = trainSteps(backend, id);
+      assert.deepEqual(
+        final.map((s) => s.step),
+        [1, 2, 3, 4, 5, 6],
+      );
+      // Steps up to the checkpoint were not redone: their metrics are the ones reported before the kill.
+      for (const s of before.filter((b) => b.step <= checkpointAtKill)) {
+        assert.equal(final.find((f) => f.step === s.step)?.metrics.loss, s.metrics.loss);
+      }
+      const log = backend.service.store
+        .logLines(id, 100)
+        .map((l) => l.message)
+        .join('\n');
+      assert.match(log, new RegExp(`restarting from the checkpoint at step ${checkpointAtKill}`));
+      assert.match(log, new RegExp(`resume=.*checkpoint-${checkpointAtKill}`));
+    } finally {
+      await backend.close();
     }
-    const log = backend.service.store.logLines(id, 100).map((l) => l.message).join('\n');
-    assert.match(log, new RegExp(`restarting from the checkpoint at step ${checkpointAtKill}`));
-    assert.match(log, new RegExp(`resume=.*checkpoint-${checkpointAtKill}`));
-  } finally {
-    await backend.close();
-  }
-});
+  },
+);
 
 test('pause checkpoints and stops, resume continues from there, cancel ends it', { timeout: 600_000 }, async () => {
   const backend = await startBackend({ dir: join(dir, 'pause') });
@@ -87,7 +115,12 @@ test('pause checkpoints and stops, resume continues from there, cancel ends it',
 
     const resumed = await api<TrainingRun>(backend, 'POST', `/v1/training/runs/${id}/resume`);
     assert.equal(resumed.body.state, 'running');
-    await waitFor('a step after the pause', () => backend.service.jobs.get(id).step > paused.step || undefined, 300_000, 50);
+    await waitFor(
+      'a step after the pause',
+      () => backend.service.jobs.get(id).step > paused.step || undefined,
+      300_000,
+      50,
+    );
     const cancelled = await api<TrainingRun>(backend, 'POST', `/v1/training/runs/${id}/cancel`);
     assert.equal(cancelled.body.state, 'cancelled');
     await waitFor('the trainer to exit', () => !backend.service.jobs.isActive(id) || undefined, 30_000);
@@ -99,19 +132,32 @@ test('pause checkpoints and stops, resume continues from there, cancel ends it',
   }
 });
 
-test('a run survives a backend restart: the new backend resumes it from its checkpoint', { timeout: 600_000 }, async () => {
-  const where = join(dir, 'restart');
-  const first = await startBackend({ dir: where });
-  const id = await startRun(first, 4, 'restart');
-  await waitFor('a checkpoint', () => first.service.jobs.get(id).checkpointStep >= 2 || undefined, 300_000, 50);
-  await first.close(); // the trainer gets SIGTERM; the run stays 'running' in the store
-  const second = await startBackend({ dir: where });
-  try {
-    const done = await waitFor('completion after the restart', () => state(second, id, 'completed'), 400_000, 200);
-    assert.equal(done.step, 4);
-    assert.deepEqual(trainSteps(second, id).map((s) => s.step), [1, 2, 3, 4]);
-    assert.match(second.service.store.logLines(id).map((l) => l.message).join('\n'), /backend restarted: resuming/);
-  } finally {
-    await second.close();
-  }
-});
+test(
+  'a run survives a backend restart: the new backend resumes it from its checkpoint',
+  { timeout: 600_000 },
+  async () => {
+    const where = join(dir, 'restart');
+    const first = await startBackend({ dir: where });
+    const id = await startRun(first, 4, 'restart');
+    await waitFor('a checkpoint', () => first.service.jobs.get(id).checkpointStep >= 2 || undefined, 300_000, 50);
+    await first.close(); // the trainer gets SIGTERM; the run stays 'running' in the store
+    const second = await startBackend({ dir: where });
+    try {
+      const done = await waitFor('completion after the restart', () => state(second, id, 'completed'), 400_000, 200);
+      assert.equal(done.step, 4);
+      assert.deepEqual(
+        trainSteps(second, id).map((s) => s.step),
+        [1, 2, 3, 4],
+      );
+      assert.match(
+        second.service.store
+          .logLines(id)
+          .map((l) => l.message)
+          .join('\n'),
+        /backend restarted: resuming/,
+      );
+    } finally {
+      await second.close();
+    }
+  },
+);

@@ -55,41 +55,72 @@ test('recipe overrides: Dr.GRPO, asymmetric clipping, no KL, batch reward with d
   assert.equal(o['trainer.experiment_name'], 'kimina-prover-1.7B');
 });
 
-test('export writes valid parquet, script, env and a reward module that scores through the backend', { timeout: 300_000 }, async () => {
-  const python = await testPython();
-  const result = await exportVerl({ outDir: out, model: 'AI-MO/Kimina-Prover-Distill-1.7B', train: PROMPTS.slice(0, 3), test: [PROMPTS[3]],
-    hyper: presetHyper('recipe-8gpu'), rewardUrl: backend.url, python, sourceDir: trainerSource, nodes: 2 });
-  for (const f of result.files) assert.ok(statSync(join(out, f)).size > 0, f);
-  assert.deepEqual(result.submitCommand.slice(0, 3), ['ray', 'job', 'submit']);
+test(
+  'export writes valid parquet, script, env and a reward module that scores through the backend',
+  { timeout: 300_000 },
+  async () => {
+    const python = await testPython();
+    const result = await exportVerl({
+      outDir: out,
+      model: 'AI-MO/Kimina-Prover-Distill-1.7B',
+      train: PROMPTS.slice(0, 3),
+      test: [PROMPTS[3]],
+      hyper: presetHyper('recipe-8gpu'),
+      rewardUrl: backend.url,
+      python,
+      sourceDir: trainerSource,
+      nodes: 2,
+    });
+    for (const f of result.files) assert.ok(statSync(join(out, f)).size > 0, f);
+    assert.deepEqual(result.submitCommand.slice(0, 3), ['ray', 'job', 'submit']);
 
-  const script = readFileSync(join(out, 'run_verl.sh'), 'utf8');
-  assert.match(script, /^#!\/usr\/bin\/env bash/);
-  assert.match(script, /python3 -m verl\.trainer\.main_ppo/);
-  assert.match(script, /trainer\.nnodes=2 /);
-  await execFileAsync('bash', ['-n', join(out, 'run_verl.sh')]); // syntax check
-  assert.match(readFileSync(join(out, 'runtime_env.yaml'), 'utf8'), /KIMINA_REWARD_URL: "http:\/\/127\.0\.0\.1:\d+"/);
+    const script = readFileSync(join(out, 'run_verl.sh'), 'utf8');
+    assert.match(script, /^#!\/usr\/bin\/env bash/);
+    assert.match(script, /python3 -m verl\.trainer\.main_ppo/);
+    assert.match(script, /trainer\.nnodes=2 /);
+    await execFileAsync('bash', ['-n', join(out, 'run_verl.sh')]); // syntax check
+    assert.match(readFileSync(join(out, 'runtime_env.yaml'), 'utf8'), /KIMINA_REWARD_URL: "http:\/\/127\.0\.0\.1:\d+"/);
 
-  // The datasets: recipe columns, prompts as [system, user] messages, the trusted statement in extra_info.
-  const check = `
+    // The datasets: recipe columns, prompts as [system, user] messages, the trusted statement in extra_info.
+    const check = `
 import json, sys, pyarrow.parquet as pq
 t = pq.read_table(sys.argv[1]).to_pylist()
 print(json.dumps({"n": len(t), "cols": sorted(t[0].keys()), "roles": [m["role"] for m in t[0]["prompt"]],
   "fs": t[0]["extra_info"]["formal_statement"], "idx": t[0]["extra_info"]["index"], "gt": t[0]["reward_model"]["ground_truth"]}))`;
-  const { stdout } = await execFileAsync(python, ['-c', check, join(out, 'data', 'train.parquet')]);
-  const info = JSON.parse(stdout);
-  assert.equal(info.n, 3);
-  assert.deepEqual(info.cols, ['ability', 'data_source', 'extra_info', 'prompt', 'reward_model']);
-  assert.deepEqual(info.roles, ['system', 'user']);
-  assert.equal(info.fs, PROMPTS[0].formalStatement);
-  assert.equal(info.idx, 'p1');
-  assert.equal(info.gt, 'Should be solved in Lean 4.');
+    const { stdout } = await execFileAsync(python, ['-c', check, join(out, 'data', 'train.parquet')]);
+    const info = JSON.parse(stdout);
+    assert.equal(info.n, 3);
+    assert.deepEqual(info.cols, ['ability', 'data_source', 'extra_info', 'prompt', 'reward_model']);
+    assert.deepEqual(info.roles, ['system', 'user']);
+    assert.equal(info.fs, PROMPTS[0].formalStatement);
+    assert.equal(info.idx, 'p1');
+    assert.equal(info.gt, 'Should be solved in Lean 4.');
 
-  // The reward module, as verl's batch reward manager calls it, on sample rollouts.
-  const statement = PROMPTS[2].formalStatement; // theorem t3 (n : ℕ) : n + 0 = n
-  const good = ['<think>', 'Simplify.', '```tactics', 'import Mathlib', 'theorem t3 (n : ℕ) : n + 0 = n := by', '  simp', '```', '```tactics', '  simp', '```', '</think>', 'Done.', '',
-    '```lean4', 'import Mathlib', '', 'theorem t3 (n : ℕ) : n + 0 = n := by', '  simp', '```'].join('\n');
-  const bad = good.replaceAll('  simp\n```', '  exact bogus_fact\n```');
-  const call = `
+    // The reward module, as verl's batch reward manager calls it, on sample rollouts.
+    const statement = PROMPTS[2].formalStatement; // theorem t3 (n : ℕ) : n + 0 = n
+    const good = [
+      '<think>',
+      'Simplify.',
+      '```tactics',
+      'import Mathlib',
+      'theorem t3 (n : ℕ) : n + 0 = n := by',
+      '  simp',
+      '```',
+      '```tactics',
+      '  simp',
+      '```',
+      '</think>',
+      'Done.',
+      '',
+      '```lean4',
+      'import Mathlib',
+      '',
+      'theorem t3 (n : ℕ) : n + 0 = n := by',
+      '  simp',
+      '```',
+    ].join('\n');
+    const bad = good.replaceAll('  simp\n```', '  exact bogus_fact\n```');
+    const call = `
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import kimina_reward
@@ -97,16 +128,22 @@ infos = [{"formal_statement": sys.argv[2], "index": "p3"}] * 3
 sols = [sys.argv[3], sys.argv[4], "no answer"]
 print(json.dumps({"plain": kimina_reward.reward(["s"] * 3, sols, [None] * 3, infos),
                   "dicts": kimina_reward.reward(["s"] * 3, sols, [None] * 3, infos, return_dict=True)}))`;
-  const env = { ...process.env, KIMINA_API_TOKEN: 'tok' };
-  const run = await execFileAsync(python, ['-c', call, out, statement, good, bad], { env });
-  const scored = JSON.parse(run.stdout);
-  assert.deepEqual(scored.plain, [1, 0, 0]);
-  assert.deepEqual(scored.dicts.map((d: { acc: number }) => d.acc), [1, 0, 0]);
-  assert.equal(scored.dicts[0].tool_feedback, 'valid proof found.');
-  assert.match(scored.dicts[1].tool_feedback, /^# Error 1:/);
-  assert.equal(scored.dicts[2].tool_feedback, 'filtered proof.');
-  assert.equal(scored.dicts[2].format_error, 'Could not find a valid lean4 code block.');
+    const env = { ...process.env, KIMINA_API_TOKEN: 'tok' };
+    const run = await execFileAsync(python, ['-c', call, out, statement, good, bad], { env });
+    const scored = JSON.parse(run.stdout);
+    assert.deepEqual(scored.plain, [1, 0, 0]);
+    assert.deepEqual(
+      scored.dicts.map((d: { acc: number }) => d.acc),
+      [1, 0, 0],
+    );
+    assert.equal(scored.dicts[0].tool_feedback, 'valid proof found.');
+    assert.match(scored.dicts[1].tool_feedback, /^# Error 1:/);
+    assert.equal(scored.dicts[2].tool_feedback, 'filtered proof.');
+    assert.equal(scored.dicts[2].format_error, 'Could not find a valid lean4 code block.');
 
-  const denied = await execFileAsync(python, ['-c', call, out, statement, good, bad], { env: { ...process.env, KIMINA_API_TOKEN: 'wrong' } }).catch((e: { stderr: string }) => e);
-  assert.match((denied as { stderr: string }).stderr, /refused the batch: 401/);
-});
+    const denied = await execFileAsync(python, ['-c', call, out, statement, good, bad], {
+      env: { ...process.env, KIMINA_API_TOKEN: 'wrong' },
+    }).catch((e: { stderr: string }) => e);
+    assert.match((denied as { stderr: string }).stderr, /refused the batch: 401/);
+  },
+);

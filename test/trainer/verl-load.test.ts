@@ -26,7 +26,11 @@ let skipReason = '';
 
 before(async () => {
   job = tempDir('kimina-verl-load-');
-  try { python = await verlPython(); } catch (e) { skipReason = `verl 0.5.0 could not be installed: ${(e as Error).message.split('\n')[0]}`; }
+  try {
+    python = await verlPython();
+  } catch (e) {
+    skipReason = `verl 0.5.0 could not be installed: ${(e as Error).message.split('\n')[0]}`;
+  }
 });
 after(() => removeDir(job));
 
@@ -36,77 +40,146 @@ const VAL: TrainingPrompt[] = ['mathd_algebra_10', 'amc12a_2019_p21', 'imo_1959_
   return { id: name, prompt: buildPrompt(statement, `Show that x = ${i}.`), formalStatement: statement };
 });
 
-test('the exported job composes with verl 0.5.0 and our dataset class serves turn-1 and turn-2 prompts at the configured rate', { timeout: 1_800_000 }, async (t) => {
-  if (!python) { t.skip(skipReason); return; }
-  const hyper = presetHyper('recipe-8gpu');
-  // Deliberate duplicates (the recipe repeats hard prompts) go through as they are.
-  const train = [...PROMPTS, PROMPTS[0], PROMPTS[0]];
-  await exportVerl({ outDir: job, model: RECIPE_START_MODEL, train, test: VAL, testSource: 'AI-MO/minif2f_test', hyper,
-    rewardUrl: 'http://127.0.0.1:9', python: await testPython(), sourceDir: trainerSource });
-  const cases = fixCases();
-  const casesFile = join(job, 'cases.json');
-  writeFileSync(casesFile, JSON.stringify(cases));
-  const { stdout } = await execFileAsync(python, [join(repoRoot, 'test', 'trainer', 'verl_load_check.py'), job, casesFile], {
-    env: { ...process.env, PYTHONPATH: `${trainerSource}:${job}`, HYDRA_FULL_ERROR: '1', RAY_DISABLE_IMPORT_WARNING: '1' }, maxBuffer: 64 << 20, timeout: 600_000,
-  });
-  const r = JSON.parse(stdout.trim().split('\n').pop()!);
-  t.diagnostic(`verl ${r.verl_version}: ${r.turn2_reads} of ${r.reads_after} reads were turn-2 fix prompts (rate 0.5, cache ${r.cache_after_step});`
-    + ` turn-1 sample roles ${r.turn1_sample.join(',')}; turn-2 sample roles ${r.turn2_sample.roles.join(',')}, feedback ${JSON.stringify(r.turn2_sample.last.slice(0, 40))}`);
-  assert.equal(r.verl_version, '0.5.0');
-  assert.equal(r.dataset_class, 'KiminaMultiturnDataset');
-  assert.equal(r.reward_fn, 'reward');
-  assert.deepEqual(r.reward_kwargs, { return_dict: true });
-  assert.equal(r.reward_manager, 'BatchRewardManager');
-  assert.deepEqual(r.config, {
-    multiturn: true, sampling_rate: 0.5, cache: 5000, feedback_cap: 3000, custom_cls: 'KiminaMultiturnDataset',
-    model: 'AI-MO/Kimina-Prover-Distill-1.7B', loss_agg_mode: 'seq-mean-token-sum-norm', train_batch_size: 256,
-    ppo_mini_batch_size: 32, val_n: 8, total_epochs: 15, total_training_steps: null, workers: 0,
-  });
-  assert.equal(r.train_rows, train.length, 'duplicates kept');
-  assert.equal(r.val_rows, VAL.length);
-  assert.equal(r.val_data_source, 'AI-MO/minif2f_test');
-  assert.deepEqual(r.turns_before_any_failure, [1], 'an empty cache serves dataset rows only');
-  // 8 answers: 5 failed with short feedback (cached), 1 valid, 1 filtered, 1 feedback over 3000 characters.
-  assert.equal(r.cache_after_step, 5);
-  assert.equal(r.metrics['multiturn/turn_1/added_in_database'], 5);
-  assert.equal(r.metrics['multiturn/turn_1/valid'], 1);
-  assert.equal(r.metrics['multiturn/turn_1/filtered'], 1);
-  assert.equal(r.metrics['multiturn/turn_1/feedback_too_long'], 1);
-  assert.equal(r.metrics['format_error/turn_1/No error.'], 7);
-  assert.equal(r.metrics['format_error/turn_1/Generation repeats.'], 1);
-  // Sampling rate 0.5 over 400 reads: binomial sd 10, so 160..240 is over 4 sd wide.
-  assert.ok(r.turn2_reads >= 160 && r.turn2_reads <= 240, `turn-2 reads ${r.turn2_reads} of ${r.reads_after}`);
-  assert.deepEqual(r.turn1_sample, ['system', 'user']);
-  assert.deepEqual(r.turn2_sample.roles, ['system', 'user', 'assistant', 'user']);
-  assert.match(r.turn2_sample.last, /^# Error 1:\nError message: \nunknown identifier 'bogus'/);
-  assert.match(r.turn2_sample.assistant, /^<think>try \d<\/think> answer \d$/);
-  assert.equal(r.turn2_sample.data_source, 'multiturn');
-  assert.deepEqual(r.turn2_sample.extra_prompt_roles, ['system', 'user', 'assistant', 'user'], 'the reward sees the turn-1 answer');
-  assert.equal(r.turn2_sample.input_ids_len, 8192, 'left-padded to max_prompt_length');
-  // Two-turn validation: every failed row gets its fix turn.
-  assert.deepEqual(r.validation.positions, [1, 2, 3]);
-  assert.equal(r.validation.second_rows, 3);
-  assert.deepEqual(r.validation.second_roles, ['system', 'user', 'assistant', 'user']);
-  // One rule in both languages: the Python dataset's plan and the TypeScript fix turn agree on every case.
-  const engine = { countPromptTokens: async (m: ChatMessage[]) => m.reduce((n, x) => n + [...x.content].length, 0) };
-  assert.equal(r.plans.length, cases.length);
-  for (const [i, c] of cases.entries()) {
-    const ts = await planFixTurn({ conversation: c.conversation, response: c.response, feedback: c.feedbackTs, maxFixTurns: c.nTurns - 1, engine,
-      maxFeedbackChars: c.maxFeedbackChars, maxPromptTokens: c.maxPromptTokens });
-    const py = r.plans[i];
-    assert.equal(ts.ok ? 'added_in_database' : ts.reason, py.outcome, `case ${i}: ${c.name}`);
-    assert.deepEqual(ts.ok ? ts.conversation : null, py.conversation, `case ${i}: ${c.name}`);
-  }
-});
+test(
+  'the exported job composes with verl 0.5.0 and our dataset class serves turn-1 and turn-2 prompts at the configured rate',
+  { timeout: 1_800_000 },
+  async (t) => {
+    if (!python) {
+      t.skip(skipReason);
+      return;
+    }
+    const hyper = presetHyper('recipe-8gpu');
+    // Deliberate duplicates (the recipe repeats hard prompts) go through as they are.
+    const train = [...PROMPTS, PROMPTS[0], PROMPTS[0]];
+    await exportVerl({
+      outDir: job,
+      model: RECIPE_START_MODEL,
+      train,
+      test: VAL,
+      testSource: 'AI-MO/minif2f_test',
+      hyper,
+      rewardUrl: 'http://127.0.0.1:9',
+      python: await testPython(),
+      sourceDir: trainerSource,
+    });
+    const cases = fixCases();
+    const casesFile = join(job, 'cases.json');
+    writeFileSync(casesFile, JSON.stringify(cases));
+    const { stdout } = await execFileAsync(
+      python,
+      [join(repoRoot, 'test', 'trainer', 'verl_load_check.py'), job, casesFile],
+      {
+        env: {
+          ...process.env,
+          PYTHONPATH: `${trainerSource}:${job}`,
+          HYDRA_FULL_ERROR: '1',
+          RAY_DISABLE_IMPORT_WARNING: '1',
+        },
+        maxBuffer: 64 << 20,
+        timeout: 600_000,
+      },
+    );
+    const r = JSON.parse(stdout.trim().split('\n').pop()!);
+    t.diagnostic(
+      `verl ${r.verl_version}: ${r.turn2_reads} of ${r.reads_after} reads were turn-2 fix prompts (rate 0.5, cache ${r.cache_after_step});` +
+        ` turn-1 sample roles ${r.turn1_sample.join(',')}; turn-2 sample roles ${r.turn2_sample.roles.join(',')}, feedback ${JSON.stringify(r.turn2_sample.last.slice(0, 40))}`,
+    );
+    assert.equal(r.verl_version, '0.5.0');
+    assert.equal(r.dataset_class, 'KiminaMultiturnDataset');
+    assert.equal(r.reward_fn, 'reward');
+    assert.deepEqual(r.reward_kwargs, { return_dict: true });
+    assert.equal(r.reward_manager, 'BatchRewardManager');
+    assert.deepEqual(r.config, {
+      multiturn: true,
+      sampling_rate: 0.5,
+      cache: 5000,
+      feedback_cap: 3000,
+      custom_cls: 'KiminaMultiturnDataset',
+      model: 'AI-MO/Kimina-Prover-Distill-1.7B',
+      loss_agg_mode: 'seq-mean-token-sum-norm',
+      train_batch_size: 256,
+      ppo_mini_batch_size: 32,
+      val_n: 8,
+      total_epochs: 15,
+      total_training_steps: null,
+      workers: 0,
+    });
+    assert.equal(r.train_rows, train.length, 'duplicates kept');
+    assert.equal(r.val_rows, VAL.length);
+    assert.equal(r.val_data_source, 'AI-MO/minif2f_test');
+    assert.deepEqual(r.turns_before_any_failure, [1], 'an empty cache serves dataset rows only');
+    // 8 answers: 5 failed with short feedback (cached), 1 valid, 1 filtered, 1 feedback over 3000 characters.
+    assert.equal(r.cache_after_step, 5);
+    assert.equal(r.metrics['multiturn/turn_1/added_in_database'], 5);
+    assert.equal(r.metrics['multiturn/turn_1/valid'], 1);
+    assert.equal(r.metrics['multiturn/turn_1/filtered'], 1);
+    assert.equal(r.metrics['multiturn/turn_1/feedback_too_long'], 1);
+    assert.equal(r.metrics['format_error/turn_1/No error.'], 7);
+    assert.equal(r.metrics['format_error/turn_1/Generation repeats.'], 1);
+    // Sampling rate 0.5 over 400 reads: binomial sd 10, so 160..240 is over 4 sd wide.
+    assert.ok(r.turn2_reads >= 160 && r.turn2_reads <= 240, `turn-2 reads ${r.turn2_reads} of ${r.reads_after}`);
+    assert.deepEqual(r.turn1_sample, ['system', 'user']);
+    assert.deepEqual(r.turn2_sample.roles, ['system', 'user', 'assistant', 'user']);
+    assert.match(r.turn2_sample.last, /^# Error 1:\nError message: \nunknown identifier 'bogus'/);
+    assert.match(r.turn2_sample.assistant, /^<think>try \d<\/think> answer \d$/);
+    assert.equal(r.turn2_sample.data_source, 'multiturn');
+    assert.deepEqual(
+      r.turn2_sample.extra_prompt_roles,
+      ['system', 'user', 'assistant', 'user'],
+      'the reward sees the turn-1 answer',
+    );
+    assert.equal(r.turn2_sample.input_ids_len, 8192, 'left-padded to max_prompt_length');
+    // Two-turn validation: every failed row gets its fix turn.
+    assert.deepEqual(r.validation.positions, [1, 2, 3]);
+    assert.equal(r.validation.second_rows, 3);
+    assert.deepEqual(r.validation.second_roles, ['system', 'user', 'assistant', 'user']);
+    // One rule in both languages: the Python dataset's plan and the TypeScript fix turn agree on every case.
+    const engine = { countPromptTokens: async (m: ChatMessage[]) => m.reduce((n, x) => n + [...x.content].length, 0) };
+    assert.equal(r.plans.length, cases.length);
+    for (const [i, c] of cases.entries()) {
+      const ts = await planFixTurn({
+        conversation: c.conversation,
+        response: c.response,
+        feedback: c.feedbackTs,
+        maxFixTurns: c.nTurns - 1,
+        engine,
+        maxFeedbackChars: c.maxFeedbackChars,
+        maxPromptTokens: c.maxPromptTokens,
+      });
+      const py = r.plans[i];
+      assert.equal(ts.ok ? 'added_in_database' : ts.reason, py.outcome, `case ${i}: ${c.name}`);
+      assert.deepEqual(ts.ok ? ts.conversation : null, py.conversation, `case ${i}: ${c.name}`);
+    }
+  },
+);
 
-interface FixCase { name: string; conversation: ChatMessage[]; response: string; feedback: string; feedbackTs: string | null | 'filtered'; nTurns: number; maxFeedbackChars: number; maxPromptTokens: number }
+interface FixCase {
+  name: string;
+  conversation: ChatMessage[];
+  response: string;
+  feedback: string;
+  feedbackTs: string | null | 'filtered';
+  nTurns: number;
+  maxFeedbackChars: number;
+  maxPromptTokens: number;
+}
 
 /** Edge cases of the filters: each limit exactly met and just passed, in code points (astral Mathlib letters count once). */
 function fixCases(): FixCase[] {
   const base = buildPrompt('theorem t (𝕜 : Type) : True := by\n', 'Show it.');
   const turn2 = [...base, { role: 'assistant' as const, content: 'first' }, { role: 'user' as const, content: 'fb' }];
   const promptChars = base.reduce((n, m) => n + [...m.content].length, 0);
-  const c = (name: string, o: Partial<FixCase>): FixCase => ({ name, conversation: base, response: 'answer 𝕜', feedback: '# Error 1:\n', feedbackTs: '# Error 1:\n', nTurns: 2, maxFeedbackChars: 3000, maxPromptTokens: 100_000, ...o });
+  const c = (name: string, o: Partial<FixCase>): FixCase => ({
+    name,
+    conversation: base,
+    response: 'answer 𝕜',
+    feedback: '# Error 1:\n',
+    feedbackTs: '# Error 1:\n',
+    nTurns: 2,
+    maxFeedbackChars: 3000,
+    maxPromptTokens: 100_000,
+    ...o,
+  });
   const astral = '𝕜'.repeat(3000); // 3000 code points, 6000 UTF-16 units
   return [
     c('valid', { feedback: 'valid proof found.', feedbackTs: null }),
@@ -117,8 +190,16 @@ function fixCases(): FixCase[] {
     c('astral feedback over the cap', { feedback: astral + '𝕜', feedbackTs: astral + '𝕜' }),
     c('empty feedback (sorry-only failure) passes', { feedback: '', feedbackTs: '' }),
     c('already turn 2', { conversation: turn2 }),
-    c('prompt exactly at the token limit', { maxPromptTokens: promptChars + [...'answer 𝕜'].length + [...'# Error 1:\n'].length }),
-    c('prompt one token over', { maxPromptTokens: promptChars + [...'answer 𝕜'].length + [...'# Error 1:\n'].length - 1 }),
-    c('feedback over the cap wins over turn 2', { conversation: turn2, feedback: 'x'.repeat(3001), feedbackTs: 'x'.repeat(3001) }),
+    c('prompt exactly at the token limit', {
+      maxPromptTokens: promptChars + [...'answer 𝕜'].length + [...'# Error 1:\n'].length,
+    }),
+    c('prompt one token over', {
+      maxPromptTokens: promptChars + [...'answer 𝕜'].length + [...'# Error 1:\n'].length - 1,
+    }),
+    c('feedback over the cap wins over turn 2', {
+      conversation: turn2,
+      feedback: 'x'.repeat(3001),
+      feedbackTs: 'x'.repeat(3001),
+    }),
   ];
 }

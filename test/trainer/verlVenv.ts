@@ -11,9 +11,12 @@ let cached: Promise<string> | null = null;
 
 export function verlPython(): Promise<string> {
   cached ??= ensurePythonEnv({
-    dir: verlVenv, requirements: join(trainerSource, 'requirements-verl.txt'),
+    dir: verlVenv,
+    requirements: join(trainerSource, 'requirements-verl.txt'),
     verifyModules: ['verl', 'hydra', 'torch', 'transformers', 'tensordict', 'ray'],
-    onProgress: (line) => { if (/^(creating|installing|Successfully|pip failed)/.test(line)) console.log(`[verl env] ${line}`); },
+    onProgress: (line) => {
+      if (/^(creating|installing|Successfully|pip failed)/.test(line)) console.log(`[verl env] ${line}`);
+    },
   }).then((r) => {
     if (r.created) console.log(`[verl env] created in ${r.seconds.toFixed(0)} s: ${JSON.stringify(r.versions)}`);
     return r.python;

@@ -42,7 +42,10 @@ test('a failed pip run is retried, and the environment is complete after the ret
   try {
     const lines: string[] = [];
     const r = await ensurePythonEnv({
-      dir: join(dir, 'venv'), requirements, verifyModules: ['kimina_retry_probe'], pipRetryDelayMs: 10,
+      dir: join(dir, 'venv'),
+      requirements,
+      verifyModules: ['kimina_retry_probe'],
+      pipRetryDelayMs: 10,
       onProgress: (line) => {
         lines.push(line);
         if (line.startsWith('pip failed (attempt 1 of 3')) writeProbeWheel(wheels); // the "network" comes back
@@ -51,29 +54,54 @@ test('a failed pip run is retried, and the environment is complete after the ret
     assert.ok(r.created);
     assert.equal(r.versions.kimina_retry_probe, '?'); // imported (it has no __version__)
     assert.equal(lines.filter((l) => l.startsWith('pip failed')).length, 1, lines.join('\n'));
-    assert.match(lines.find((l) => l.startsWith('pip failed')) ?? '', /No matching distribution found for kimina-retry-probe==1\.0/);
+    assert.match(
+      lines.find((l) => l.startsWith('pip failed')) ?? '',
+      /No matching distribution found for kimina-retry-probe==1\.0/,
+    );
     // the marker makes the next call return at once
-    const again = await ensurePythonEnv({ dir: join(dir, 'venv'), requirements, verifyModules: ['kimina_retry_probe'] });
+    const again = await ensurePythonEnv({
+      dir: join(dir, 'venv'),
+      requirements,
+      verifyModules: ['kimina_retry_probe'],
+    });
     assert.equal(again.created, false);
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
-test('pip failing on every attempt gives up with its output and leaves no completion marker', { timeout: 120_000 }, async () => {
-  const { dir, requirements } = setup();
-  try {
-    const lines: string[] = [];
-    await assert.rejects(
-      ensurePythonEnv({ dir: join(dir, 'venv'), requirements, verifyModules: [], pipAttempts: 2, pipRetryDelayMs: 10, onProgress: (l) => lines.push(l) }),
-      /pip could not install the trainer requirements .* in 2 attempts; last output:\n[\s\S]*No matching distribution found for kimina-retry-probe==1\.0/,
-    );
-    assert.equal(lines.filter((l) => l.startsWith('pip failed')).length, 1);
-    assert.ok(!existsSync(join(dir, 'venv', '.kimina-env.json')));
-  } finally { rmSync(dir, { recursive: true, force: true }); }
-});
+test(
+  'pip failing on every attempt gives up with its output and leaves no completion marker',
+  { timeout: 120_000 },
+  async () => {
+    const { dir, requirements } = setup();
+    try {
+      const lines: string[] = [];
+      await assert.rejects(
+        ensurePythonEnv({
+          dir: join(dir, 'venv'),
+          requirements,
+          verifyModules: [],
+          pipAttempts: 2,
+          pipRetryDelayMs: 10,
+          onProgress: (l) => lines.push(l),
+        }),
+        /pip could not install the trainer requirements .* in 2 attempts; last output:\n[\s\S]*No matching distribution found for kimina-retry-probe==1\.0/,
+      );
+      assert.equal(lines.filter((l) => l.startsWith('pip failed')).length, 1);
+      assert.ok(!existsSync(join(dir, 'venv', '.kimina-env.json')));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('each trainer requirements file names a constraints file that pins every package, agreeing with its own pins', () => {
   const trainer = join(__dirname, '..', '..', 'backend', 'trainer');
-  const pins = (text: string) => new Map([...text.matchAll(/^([A-Za-z0-9_.-]+)==(\S+)/gm)].map((m) => [m[1].toLowerCase().replace(/[-_.]+/g, '-'), m[2]]));
+  const pins = (text: string) =>
+    new Map(
+      [...text.matchAll(/^([A-Za-z0-9_.-]+)==(\S+)/gm)].map((m) => [m[1].toLowerCase().replace(/[-_.]+/g, '-'), m[2]]),
+    );
   for (const kind of ['cpu', 'gpu', 'verl']) {
     const requirements = join(trainer, `requirements-${kind}.txt`);
     const text = readFileSync(requirements, 'utf8');
@@ -93,5 +121,7 @@ test('the requirements hash covers the files a requirements file names (-r, -c),
     const before = requirementsHash(requirements);
     writeFileSync(join(dir, 'constraints.txt'), 'numpy==2.4.7\n');
     assert.notEqual(requirementsHash(requirements), before);
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

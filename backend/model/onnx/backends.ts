@@ -47,22 +47,42 @@ class Queue {
 
 export class InThreadBackend implements DecodeBackend {
   private queue = new Queue();
-  private constructor(private decoder: Decoder, readonly info: BackendInfo) {}
+  private constructor(
+    private decoder: Decoder,
+    readonly info: BackendInfo,
+  ) {}
 
   static async load(spec: LoadSpec, log?: (line: string) => void): Promise<InThreadBackend> {
-    const s = await createSession(spec.onnxPath, { device: spec.device, threads: spec.threads, spinning: spec.spinning, log });
-    return new InThreadBackend(new Decoder(s.session, spec.shape, { padId: spec.padId }), { device: s.device, threads: s.threads, fallbackReason: s.fallbackReason });
+    const s = await createSession(spec.onnxPath, {
+      device: spec.device,
+      threads: spec.threads,
+      spinning: spec.spinning,
+      log,
+    });
+    return new InThreadBackend(new Decoder(s.session, spec.shape, { padId: spec.padId }), {
+      device: s.device,
+      threads: s.threads,
+      fallbackReason: s.fallbackReason,
+    });
   }
 
   start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob {
     const stopped = new Set<number>();
     let cancelled = false;
-    const done = this.queue.add(() => this.decoder.decode(req, {
-      onTokens,
-      isStopped: (row) => stopped.has(row),
-      isCancelled: () => cancelled,
-    }));
-    return { stopRow: (row) => stopped.add(row), cancel: () => { cancelled = true; }, done };
+    const done = this.queue.add(() =>
+      this.decoder.decode(req, {
+        onTokens,
+        isStopped: (row) => stopped.has(row),
+        isCancelled: () => cancelled,
+      }),
+    );
+    return {
+      stopRow: (row) => stopped.add(row),
+      cancel: () => {
+        cancelled = true;
+      },
+      done,
+    };
   }
 
   async close(): Promise<void> {
@@ -72,7 +92,9 @@ export class InThreadBackend implements DecodeBackend {
 
 /** The worker script next to this module: worker.ts under tsx, onnx-worker.js next to a bundle. */
 export function workerScript(): string | undefined {
-  const candidates = __filename.endsWith('.ts') ? [join(__dirname, 'worker.ts')] : [join(__dirname, 'onnx-worker.js'), join(__dirname, 'worker.js')];
+  const candidates = __filename.endsWith('.ts')
+    ? [join(__dirname, 'worker.ts')]
+    : [join(__dirname, 'onnx-worker.js'), join(__dirname, 'worker.js')];
   return candidates.find((p) => existsSync(p));
 }
 
@@ -86,14 +108,27 @@ function tsWorker(script: string): Worker {
 
 export class WorkerBackend implements DecodeBackend {
   private nextId = 1;
-  private jobs = new Map<number, { onTokens: (rows: number[], tokens: number[]) => void; resolve: (r: RowResult[]) => void; reject: (e: Error) => void }>();
+  private jobs = new Map<
+    number,
+    {
+      onTokens: (rows: number[], tokens: number[]) => void;
+      resolve: (r: RowResult[]) => void;
+      reject: (e: Error) => void;
+    }
+  >();
   private failure?: Error;
   private closing = false;
 
-  private constructor(private worker: Worker, readonly info: BackendInfo, private log?: (line: string) => void) {
+  private constructor(
+    private worker: Worker,
+    readonly info: BackendInfo,
+    private log?: (line: string) => void,
+  ) {
     worker.on('message', (msg: WorkerReply) => this.onMessage(msg));
     worker.on('error', (e) => this.failAll(e));
-    worker.on('exit', (code) => { if (!this.closing) this.failAll(new Error(`ONNX worker exited (code ${code})`)); });
+    worker.on('exit', (code) => {
+      if (!this.closing) this.failAll(new Error(`ONNX worker exited (code ${code})`));
+    });
     // An idle worker must not keep the process alive (a caller that never closes the engine still
     // exits); while a job runs it does, like any pending I/O.
     worker.unref();
@@ -137,8 +172,13 @@ export class WorkerBackend implements DecodeBackend {
   private onMessage(msg: WorkerReply): void {
     if (msg.type === 'log') this.log?.(msg.line);
     else if (msg.type === 'tokens') this.jobs.get(msg.id)?.onTokens(msg.rows, msg.tokens);
-    else if (msg.type === 'done') { this.jobs.get(msg.id)?.resolve(msg.results); this.settle(msg.id); }
-    else if (msg.type === 'error' && msg.id !== undefined) { this.jobs.get(msg.id)?.reject(new Error(msg.message)); this.settle(msg.id); }
+    else if (msg.type === 'done') {
+      this.jobs.get(msg.id)?.resolve(msg.results);
+      this.settle(msg.id);
+    } else if (msg.type === 'error' && msg.id !== undefined) {
+      this.jobs.get(msg.id)?.reject(new Error(msg.message));
+      this.settle(msg.id);
+    }
   }
 
   private failAll(e: Error): void {

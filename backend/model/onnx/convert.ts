@@ -25,10 +25,24 @@ export interface ConvertOptions {
   onProgress?: (p: ConvertProgress) => void;
 }
 
-const COPIED = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'special_tokens_map.json', 'vocab.json', 'merges.txt'];
+const COPIED = [
+  'config.json',
+  'generation_config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'chat_template.jinja',
+  'special_tokens_map.json',
+  'vocab.json',
+  'merges.txt',
+];
 
-export async function convertCheckpoint(srcDir: string, outDir: string, options: ConvertOptions): Promise<{ shape: Qwen3Shape; outDir: string }> {
-  if (options.quantize !== 'q4' && options.quantize !== 'fp32') throw new Error(`quantize must be 'q4' or 'fp32', got ${String(options.quantize)}`);
+export async function convertCheckpoint(
+  srcDir: string,
+  outDir: string,
+  options: ConvertOptions,
+): Promise<{ shape: Qwen3Shape; outDir: string }> {
+  if (options.quantize !== 'q4' && options.quantize !== 'fp32')
+    throw new Error(`quantize must be 'q4' or 'fp32', got ${String(options.quantize)}`);
   const configPath = join(srcDir, 'config.json');
   if (!existsSync(configPath)) throw new Error(`${srcDir} has no config.json: not a Hugging Face checkpoint folder`);
   const config = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
@@ -38,17 +52,20 @@ export async function convertCheckpoint(srcDir: string, outDir: string, options:
   const expected = qwen3TensorShapes(shape);
   const needed = [...expected.keys()];
   const missing = needed.filter((n) => !checkpoint.has(n));
-  if (missing.length > 0) throw new Error(`checkpoint ${srcDir} lacks ${missing.length} tensors, e.g. ${missing.slice(0, 3).join(', ')}`);
+  if (missing.length > 0)
+    throw new Error(`checkpoint ${srcDir} lacks ${missing.length} tensors, e.g. ${missing.slice(0, 3).join(', ')}`);
   for (const [name, dims] of expected) {
     const actual = checkpoint.shape(name);
-    if (actual.join('x') !== dims.join('x')) throw new Error(`${name}: shape [${actual}] in the checkpoint, [${dims}] expected from config.json`);
+    if (actual.join('x') !== dims.join('x'))
+      throw new Error(`${name}: shape [${actual}] in the checkpoint, [${dims}] expected from config.json`);
   }
 
   mkdirSync(outDir, { recursive: true });
   if (resolve(srcDir) !== resolve(outDir)) {
     for (const f of COPIED) if (existsSync(join(srcDir, f))) copyFileSync(join(srcDir, f), join(outDir, f));
   }
-  if (!existsSync(join(outDir, 'generation_config.json'))) writeFileSync(join(outDir, 'generation_config.json'), '{}\n');
+  if (!existsSync(join(outDir, 'generation_config.json')))
+    writeFileSync(join(outDir, 'generation_config.json'), '{}\n');
   const seen = new Set<string>();
   writeOnnxGraph(outDir, shape, checkpoint, {
     quant: options.quantize,

@@ -85,9 +85,15 @@ export class Decoder {
   /** Counters of the latest decode call. */
   lastStats: DecodeStats = { steps: 0, drafted: 0, accepted: 0 };
 
-  constructor(readonly session: ort.InferenceSession, readonly shape: Qwen3Shape, options: DecoderOptions = {}) {
+  constructor(
+    readonly session: ort.InferenceSession,
+    readonly shape: Qwen3Shape,
+    options: DecoderOptions = {},
+  ) {
     if (!session.inputNames.includes(io.pastBias)) {
-      throw new Error('onnx/model.onnx is not in the split-cache layout this engine needs (an Optimum / transformers.js export?); convert the checkpoint with `kimina model pull` (convertCheckpoint)');
+      throw new Error(
+        'onnx/model.onnx is not in the split-cache layout this engine needs (an Optimum / transformers.js export?); convert the checkpoint with `kimina model pull` (convertCheckpoint)',
+      );
     }
     this.prefillChunk = options.prefillChunk ?? 256;
     this.growStep = options.growStep ?? 128;
@@ -100,12 +106,18 @@ export class Decoder {
   }
 
   newState(batch: number): BatchState {
-    const cache = new KvCache({ layers: this.shape.layers, kvHeads: this.shape.kvHeads, headDim: this.shape.headDim, half: this.halfCache }, batch, this.growStep, this.growStep);
+    const cache = new KvCache(
+      { layers: this.shape.layers, kvHeads: this.shape.kvHeads, headDim: this.shape.headDim, half: this.halfCache },
+      batch,
+      this.growStep,
+      this.growStep,
+    );
     return { cache, nextPosition: new Array(batch).fill(0) };
   }
 
   private tensorsFor(cache: KvCache): Feeds {
-    if (this.cacheFeeds && this.cacheFeeds.cache === cache && this.cacheFeeds.version === cache.version) return this.cacheFeeds.feeds;
+    if (this.cacheFeeds && this.cacheFeeds.cache === cache && this.cacheFeeds.version === cache.version)
+      return this.cacheFeeds.feeds;
     const { kvHeads, headDim } = this.shape;
     const B = cache.batch;
     const P = cache.capacity;
@@ -132,13 +144,22 @@ export class Decoder {
    * `feed`, returning for temperature > 0 the softmax at that temperature computed in the graph
    * (`kind: 'probs'`) when the graph has it, else the logits.
    */
-  async feedScores(state: BatchState, rows: (number | null)[][], logitsCount: number, temperature: number): Promise<{ scores: Float32Array; kind: ScoreKind }> {
+  async feedScores(
+    state: BatchState,
+    rows: (number | null)[][],
+    logitsCount: number,
+    temperature: number,
+  ): Promise<{ scores: Float32Array; kind: ScoreKind }> {
     const B = rows.length;
     const S = rows[0]?.length ?? 0;
     if (B !== state.cache.batch) throw new Error(`internal: feed of ${B} rows into a batch of ${state.cache.batch}`);
-    if (S === 0 || rows.some((r) => r.length !== S)) throw new Error('internal: feed rows must be non-empty and of equal length');
+    if (S === 0 || rows.some((r) => r.length !== S))
+      throw new Error('internal: feed rows must be non-empty and of equal length');
     if (logitsCount < 1 || logitsCount > S) throw new Error(`internal: logits for ${logitsCount} of ${S} positions`);
-    if (logitsCount > 1 && !this.multiLogits) throw new Error('internal: this graph returns the last position\'s logits only (converted before logits_count existed)');
+    if (logitsCount > 1 && !this.multiLogits)
+      throw new Error(
+        "internal: this graph returns the last position's logits only (converted before logits_count existed)",
+      );
     state.cache.reserve(S);
     const ids = new BigInt64Array(B * S);
     const positions = new BigInt64Array(B * S);
@@ -167,9 +188,12 @@ export class Decoder {
     };
     if (this.multiLogits) feeds[io.logitsCount] = new ort.Tensor('int64', BigInt64Array.of(BigInt(logitsCount)), [1]);
     const probs = temperature > 0 && this.graphSoftmax;
-    if (this.graphSoftmax) feeds[io.invTemperature] = new ort.Tensor('float32', Float32Array.of(probs ? 1 / temperature : 1), [1]);
+    if (this.graphSoftmax)
+      feeds[io.invTemperature] = new ort.Tensor('float32', Float32Array.of(probs ? 1 / temperature : 1), [1]);
     // Only the scores the caller uses are fetched (every fetched output is copied by the binding).
-    const out = this.graphSoftmax ? await this.session.run(feeds, [probs ? io.probs : io.logits, ...this.kvOutputs]) : await this.session.run(feeds);
+    const out = this.graphSoftmax
+      ? await this.session.run(feeds, [probs ? io.probs : io.logits, ...this.kvOutputs])
+      : await this.session.run(feeds);
     const keys: CacheArray[] = [];
     const values: CacheArray[] = [];
     for (let l = 0; l < this.shape.layers; l++) {
@@ -177,19 +201,30 @@ export class Decoder {
       values.push(out[io.newValue(l)].data as CacheArray);
     }
     state.cache.append(keys, values, S, real);
-    return probs ? { scores: out[io.probs].data as Float32Array, kind: 'probs' } : { scores: out[io.logits].data as Float32Array, kind: 'logits' };
+    return probs
+      ? { scores: out[io.probs].data as Float32Array, kind: 'probs' }
+      : { scores: out[io.logits].data as Float32Array, kind: 'logits' };
   }
 
   /**
    * Prefills left-padded prompts in chunks; returns the last position's logits per row, or undefined
    * when `isCancelled` turned true between chunks.
    */
-  async prefill(state: BatchState, prompts: number[][], isCancelled: () => boolean = () => false): Promise<Float32Array | undefined> {
+  async prefill(
+    state: BatchState,
+    prompts: number[][],
+    isCancelled: () => boolean = () => false,
+  ): Promise<Float32Array | undefined> {
     return (await this.prefillScores(state, prompts, isCancelled, 0))?.scores;
   }
 
   /** `prefill` whose last chunk returns the graph's softmax at `temperature` (> 0) when it has one. */
-  async prefillScores(state: BatchState, prompts: number[][], isCancelled: () => boolean, temperature: number): Promise<{ scores: Float32Array; kind: ScoreKind } | undefined> {
+  async prefillScores(
+    state: BatchState,
+    prompts: number[][],
+    isCancelled: () => boolean,
+    temperature: number,
+  ): Promise<{ scores: Float32Array; kind: ScoreKind } | undefined> {
     const longest = Math.max(...prompts.map((p) => p.length));
     if (longest === 0) throw new Error('cannot generate from an empty prompt');
     const padded = prompts.map((p) => [...new Array<null>(longest - p.length).fill(null), ...p]);
@@ -199,7 +234,12 @@ export class Decoder {
     for (let at = 0; at < longest; at += this.prefillChunk) {
       if (isCancelled()) return undefined;
       const last = at + this.prefillChunk >= longest;
-      out = await this.feedScores(state, padded.map((r) => r.slice(at, at + this.prefillChunk)), 1, last ? temperature : 0);
+      out = await this.feedScores(
+        state,
+        padded.map((r) => r.slice(at, at + this.prefillChunk)),
+        1,
+        last ? temperature : 0,
+      );
     }
     return out;
   }
@@ -208,7 +248,8 @@ export class Decoder {
     const V = this.shape.vocabSize;
     const results: RowResult[] = req.prompts.map(() => ({ tokens: 0, finishReason: 'length' }));
     for (const p of req.prompts) {
-      if (p.length >= this.shape.maxPositions) throw new Error(`prompt of ${p.length} tokens exceeds the model's ${this.shape.maxPositions} positions`);
+      if (p.length >= this.shape.maxPositions)
+        throw new Error(`prompt of ${p.length} tokens exceeds the model's ${this.shape.maxPositions} positions`);
     }
     if (req.prompts.length === 0) return results;
     // Identical prompts (n samples of one conversation) are prefilled once.
@@ -267,7 +308,14 @@ export class Decoder {
         let j = 0;
         for (; j < drafts[b].length; j++) {
           const at = base + j * V;
-          const v = verifyDraft(logits.subarray(at, at + limit), drafts[b][j], req.temperature, req.topP, randoms[row], kind);
+          const v = verifyDraft(
+            logits.subarray(at, at + limit),
+            drafts[b][j],
+            req.temperature,
+            req.topP,
+            randoms[row],
+            kind,
+          );
           out.push(v.token);
           if (!v.accepted) break;
           stats.accepted++;
@@ -302,7 +350,12 @@ export class Decoder {
       for (let i = 0; i < longest; i++) {
         const rows: number[] = [];
         const tokens: number[] = [];
-        active.forEach((row, b) => { if (produced[b] && i < produced[b].length) { rows.push(row); tokens.push(produced[b][i]); } });
+        active.forEach((row, b) => {
+          if (produced[b] && i < produced[b].length) {
+            rows.push(row);
+            tokens.push(produced[b][i]);
+          }
+        });
         control.onTokens(rows, tokens);
       }
       // Roll the cache back past rejected drafts: every row keeps its first kept[b] fed slots.
@@ -319,12 +372,21 @@ export class Decoder {
       const still: number[] = [];
       active.forEach((row, b) => {
         if (pending[b] === undefined) return;
-        if (state.nextPosition[b] + 1 >= this.shape.maxPositions) { results[row].finishReason = 'length'; return; }
-        if (control.isStopped(row)) { results[row].finishReason = 'stop'; return; }
+        if (state.nextPosition[b] + 1 >= this.shape.maxPositions) {
+          results[row].finishReason = 'length';
+          return;
+        }
+        if (control.isStopped(row)) {
+          results[row].finishReason = 'stop';
+          return;
+        }
         still.push(b);
       });
       if (still.length === 0) break;
-      if (spec) active.forEach((row, b) => { if (produced[b]) contexts[row].push(...produced[b]); });
+      if (spec)
+        active.forEach((row, b) => {
+          if (produced[b]) contexts[row].push(...produced[b]);
+        });
       if (still.length < active.length) {
         state.cache.selectRows(still);
         state.nextPosition = still.map((b) => state.nextPosition[b]);
@@ -334,7 +396,10 @@ export class Decoder {
       // Draft the next tokens after each row's pending token.
       drafts = active.map((row, b) => {
         if (!spec || active.length > (spec.maxRows ?? Infinity)) return [];
-        const room = Math.min(req.maxTokens - results[row].tokens - 1, this.shape.maxPositions - state.nextPosition[b] - 2);
+        const room = Math.min(
+          req.maxTokens - results[row].tokens - 1,
+          this.shape.maxPositions - state.nextPosition[b] - 2,
+        );
         return lookups[row].draft(contexts[row], Math.min(spec.maxDraft, room));
       });
       S = 1 + Math.max(...drafts.map((d) => d.length));

@@ -71,15 +71,27 @@ export class OnnxEngine implements Engine {
     const tokenizer = await loadTokenizer(modelDir);
     const template = chatTemplateOf(tokenizer, modelDir);
     if (tokenizer.vocabSize > folder.shape.vocabSize) {
-      throw new Error(`model folder ${modelDir}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${folder.shape.vocabSize}`);
+      throw new Error(
+        `model folder ${modelDir}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${folder.shape.vocabSize}`,
+      );
     }
     const padId = tokenizer.padTokenId ?? tokenizer.eosTokenIds[0] ?? 0;
     let kvCache = chooseKvCache(options.kvCache ?? 'auto', folder.shape, options.totalMemory ?? totalmem());
     if (kvCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
-      kvCache = { precision: 'fp32', why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)` };
+      kvCache = {
+        precision: 'fp32',
+        why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)`,
+      };
     }
     log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
-    const spec = { onnxPath: graphPath(folder, kvCache.precision), shape: folder.shape, device: options.device, threads: options.threads, spinning: options.spinning, padId };
+    const spec = {
+      onnxPath: graphPath(folder, kvCache.precision),
+      shape: folder.shape,
+      device: options.device,
+      threads: options.threads,
+      spinning: options.spinning,
+      padId,
+    };
     let backend: DecodeBackend;
     const script = options.inThread ? undefined : workerScript();
     if (script) backend = await WorkerBackend.load(script, spec, log);
@@ -116,30 +128,40 @@ export class OnnxEngine implements Engine {
     if (!(options.maxTokens >= 1)) throw new Error(`maxTokens must be at least 1, got ${options.maxTokens}`);
     const prompts = conversations.map((c) => this.promptIds(c));
     prompts.forEach((p, i) => {
-      if (p.length >= this.maxContext) throw new Error(`conversation ${i}: prompt of ${p.length} tokens does not fit the model's ${this.maxContext}-token context`);
+      if (p.length >= this.maxContext)
+        throw new Error(
+          `conversation ${i}: prompt of ${p.length} tokens does not fit the model's ${this.maxContext}-token context`,
+        );
     });
-    const samples = prompts.map(() => new SampleText(this.tokenizer.streamDecoder({ skipSpecialTokens: true }), options.stop ?? []));
-    const emit = (row: number, delta: string) => { if (delta && onDelta) onDelta(row, delta); };
+    const samples = prompts.map(
+      () => new SampleText(this.tokenizer.streamDecoder({ skipSpecialTokens: true }), options.stop ?? []),
+    );
+    const emit = (row: number, delta: string) => {
+      if (delta && onDelta) onDelta(row, delta);
+    };
     const signal = options.signal;
     if (signal?.aborted) return samples.map(() => ({ text: '', tokens: 0, finishReason: 'cancelled' }));
 
-    const job = this.backend.start({
-      prompts,
-      maxTokens: Math.floor(options.maxTokens),
-      temperature: options.temperature,
-      topP: options.topP,
-      seed: options.seed ?? randomInt(2 ** 31),
-      eosIds: this.eosIds,
-      vocabLimit: this.tokenizer.vocabSize,
-      speculation: this.speculation,
-    }, (rows, tokens) => {
-      rows.forEach((row, i) => {
-        const sample = samples[row];
-        if (sample.stopped) return;
-        emit(row, sample.push(tokens[i]));
-        if (sample.stopped) job.stopRow(row);
-      });
-    });
+    const job = this.backend.start(
+      {
+        prompts,
+        maxTokens: Math.floor(options.maxTokens),
+        temperature: options.temperature,
+        topP: options.topP,
+        seed: options.seed ?? randomInt(2 ** 31),
+        eosIds: this.eosIds,
+        vocabLimit: this.tokenizer.vocabSize,
+        speculation: this.speculation,
+      },
+      (rows, tokens) => {
+        rows.forEach((row, i) => {
+          const sample = samples[row];
+          if (sample.stopped) return;
+          emit(row, sample.push(tokens[i]));
+          if (sample.stopped) job.stopRow(row);
+        });
+      },
+    );
     const onAbort = () => job.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {

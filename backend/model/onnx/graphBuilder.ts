@@ -2,7 +2,16 @@
 // as they are added, so converting a real checkpoint never holds the whole model in memory.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
-import { DataType, encodeModel, type AttributeValue, type Dim, type GraphDef, type Initializer, type NodeDef, type TensorInfo } from './onnxProto';
+import {
+  DataType,
+  encodeModel,
+  type AttributeValue,
+  type Dim,
+  type GraphDef,
+  type Initializer,
+  type NodeDef,
+  type TensorInfo,
+} from './onnxProto';
 
 export const attr = {
   int: (value: number): AttributeValue => ({ kind: 'int', value }),
@@ -87,7 +96,14 @@ export class GraphBuilder {
 
   initializer(name: string, type: DataType, dims: number[], data: TensorData): string {
     const expected = dims.reduce((a, b) => a * b, 1);
-    const perElement = type === DataType.UINT8 || type === DataType.INT8 ? 1 : type === DataType.FLOAT16 ? 2 : type === DataType.INT64 ? 8 : 4;
+    const perElement =
+      type === DataType.UINT8 || type === DataType.INT8
+        ? 1
+        : type === DataType.FLOAT16
+          ? 2
+          : type === DataType.INT64
+            ? 8
+            : 4;
     if (data.byteLength !== expected * perElement) {
       throw new Error(`initializer ${name}: ${data.byteLength} bytes for dims [${dims}] of type ${DataType[type]}`);
     }
@@ -122,20 +138,37 @@ export class GraphBuilder {
   }
 
   /** Adds a node and returns its output names. */
-  nodeN(opType: string, inputs: string[], attributes: Record<string, AttributeValue> = {}, options: NodeOptions = {}): string[] {
+  nodeN(
+    opType: string,
+    inputs: string[],
+    attributes: Record<string, AttributeValue> = {},
+    options: NodeOptions = {},
+  ): string[] {
     const id = this.counter++;
-    const outputs = options.outputNames ?? Array.from({ length: options.outputs ?? 1 }, (_, i) => `${opType}_${id}_${i}`);
+    const outputs =
+      options.outputNames ?? Array.from({ length: options.outputs ?? 1 }, (_, i) => `${opType}_${id}_${i}`);
     this.nodes.push({ opType, domain: options.domain, name: `${opType}_${id}`, inputs, outputs, attributes });
     return outputs;
   }
 
   /** Adds a single-output node and returns its output name. */
-  node(opType: string, inputs: string[], attributes: Record<string, AttributeValue> = {}, options: NodeOptions = {}): string {
+  node(
+    opType: string,
+    inputs: string[],
+    attributes: Record<string, AttributeValue> = {},
+    options: NodeOptions = {},
+  ): string {
     return this.nodeN(opType, inputs, attributes, options)[0];
   }
 
   graph(): GraphDef {
-    return { name: this.name, nodes: this.nodes, initializers: this.initializers, inputs: this.inputs, outputs: this.outputs };
+    return {
+      name: this.name,
+      nodes: this.nodes,
+      initializers: this.initializers,
+      inputs: this.inputs,
+      outputs: this.outputs,
+    };
   }
 
   /** Serialises the model (opset 17 plus com.microsoft for contrib ops); `graph`: a derived form of this graph. */
@@ -143,7 +176,10 @@ export class GraphBuilder {
     return encodeModel({
       irVersion: 8,
       producer: 'kimina-prover',
-      opsets: [{ domain: '', version: 17 }, { domain: 'com.microsoft', version: 1 }],
+      opsets: [
+        { domain: '', version: 17 },
+        { domain: 'com.microsoft', version: 1 },
+      ],
       graph,
       metadata,
     });

@@ -15,7 +15,11 @@ import { io } from './qwen3Graph';
 export const HALF_CACHE_LAYOUT = 'qwen3-split-cache-v1+kv16';
 
 const cast = (name: string, input: string, output: string, to: DataType): NodeDef => ({
-  opType: 'Cast', name, inputs: [input], outputs: [output], attributes: { to: { kind: 'int', value: to } },
+  opType: 'Cast',
+  name,
+  inputs: [input],
+  outputs: [output],
+  attributes: { to: { kind: 'int', value: to } },
 });
 
 export function halfCacheGraph(graph: GraphDef): GraphDef {
@@ -33,7 +37,8 @@ export function halfCacheGraph(graph: GraphDef): GraphDef {
   for (const node of graph.nodes) {
     for (const output of node.outputs) {
       if (newOutputs.has(output)) {
-        if (node.opType !== 'Transpose' || node.inputs.length !== 1) throw new Error(`internal: ${output} is not a Transpose of the new K/V`);
+        if (node.opType !== 'Transpose' || node.inputs.length !== 1)
+          throw new Error(`internal: ${output} is not a Transpose of the new K/V`);
         rounded.add(node.inputs[0]);
       }
     }
@@ -42,7 +47,11 @@ export function halfCacheGraph(graph: GraphDef): GraphDef {
   for (const name of newOutputs) rename.set(name, `${name}.f32`);
 
   for (const node of graph.nodes) {
-    const copy: NodeDef = { ...node, inputs: node.inputs.map((i) => rename.get(i) ?? i), outputs: node.outputs.map((o) => (newOutputs.has(o) ? `${o}.f32` : o)) };
+    const copy: NodeDef = {
+      ...node,
+      inputs: node.inputs.map((i) => rename.get(i) ?? i),
+      outputs: node.outputs.map((o) => (newOutputs.has(o) ? `${o}.f32` : o)),
+    };
     nodes.push(copy);
     for (const output of node.outputs) {
       if (rounded.has(output)) {

@@ -25,7 +25,12 @@ export class KvCache {
   /** Bumped whenever the arrays are replaced, so callers know to rebuild their tensors. */
   version = 0;
 
-  constructor(readonly shape: CacheShape, public batch: number, public capacity: number, readonly growStep = 128) {
+  constructor(
+    readonly shape: CacheShape,
+    public batch: number,
+    public capacity: number,
+    readonly growStep = 128,
+  ) {
     const { layers, kvHeads, headDim } = shape;
     const size = batch * kvHeads * headDim * capacity;
     this.keys = Array.from({ length: layers }, () => this.array(size));
@@ -47,7 +52,10 @@ export class KvCache {
     const needed = this.length + extra;
     if (needed <= this.capacity) return;
     const capacity = Math.ceil(needed / this.growStep) * this.growStep;
-    this.rebuild(Array.from({ length: this.batch }, (_, r) => r), capacity);
+    this.rebuild(
+      Array.from({ length: this.batch }, (_, r) => r),
+      capacity,
+    );
   }
 
   /** Keeps rows in the given order (an index may repeat: one prompt's cache shared by n samples). */
@@ -105,7 +113,8 @@ export class KvCache {
     const t0 = this.length;
     if (t0 + seq > cap) throw new Error('internal: KV cache append without reserve');
     const half = !!this.shape.half;
-    if (newKeys.some((k) => (k instanceof Uint16Array) !== half)) throw new Error(`internal: new K/V are not ${half ? 'float16' : 'float32'} like the cache`);
+    if (newKeys.some((k) => k instanceof Uint16Array !== half))
+      throw new Error(`internal: new K/V are not ${half ? 'float16' : 'float32'} like the cache`);
     for (let l = 0; l < this.keys.length; l++) {
       const K = this.keys[l];
       const V = this.values[l];

@@ -17,11 +17,21 @@ export interface KvCacheChoice {
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 
-export function chooseKvCache(setting: KvCacheSetting, shape: Omit<CacheShape, 'half'>, totalMemory: number): KvCacheChoice {
+export function chooseKvCache(
+  setting: KvCacheSetting,
+  shape: Omit<CacheShape, 'half'>,
+  totalMemory: number,
+): KvCacheChoice {
   if (setting !== 'auto') return { precision: setting, why: 'KIMINA_KV_CACHE' };
   const need = KvCache.bytesPerToken(shape) * AUTO_ROWS * AUTO_TOKENS;
   const limit = AUTO_MEMORY_SHARE * totalMemory;
   return need > limit
-    ? { precision: 'fp16', why: `a float32 cache of ${AUTO_ROWS} × ${AUTO_TOKENS} tokens takes ${gib(need)}, more than ${AUTO_MEMORY_SHARE * 100}% of ${gib(totalMemory)}` }
-    : { precision: 'fp32', why: `a float32 cache of ${AUTO_ROWS} × ${AUTO_TOKENS} tokens takes ${gib(need)}, within ${AUTO_MEMORY_SHARE * 100}% of ${gib(totalMemory)}` };
+    ? {
+        precision: 'fp16',
+        why: `a float32 cache of ${AUTO_ROWS} × ${AUTO_TOKENS} tokens takes ${gib(need)}, more than ${AUTO_MEMORY_SHARE * 100}% of ${gib(totalMemory)}`,
+      }
+    : {
+        precision: 'fp32',
+        why: `a float32 cache of ${AUTO_ROWS} × ${AUTO_TOKENS} tokens takes ${gib(need)}, within ${AUTO_MEMORY_SHARE * 100}% of ${gib(totalMemory)}`,
+      };
 }

@@ -21,7 +21,12 @@ export const LAYOUT_VALUE = 'qwen3-split-cache-v1';
  * weights. model.onnx is written last (to a temporary name, then renamed), so an interrupted
  * conversion never leaves a loadable half model.
  */
-export function writeOnnxGraph(modelDir: string, shape: Qwen3Shape, weights: WeightSource, options: Qwen3GraphOptions): void {
+export function writeOnnxGraph(
+  modelDir: string,
+  shape: Qwen3Shape,
+  weights: WeightSource,
+  options: Qwen3GraphOptions,
+): void {
   const onnxDir = join(modelDir, 'onnx');
   mkdirSync(onnxDir, { recursive: true });
   const modelPath = join(modelDir, ONNX_FILE);
@@ -34,8 +39,15 @@ export function writeOnnxGraph(modelDir: string, shape: Qwen3Shape, weights: Wei
   try {
     const g = new GraphBuilder('qwen3', external);
     buildQwen3Graph(g, shape, weights, options);
-    bytes = g.encode({ [LAYOUT_KEY]: options.layout === 'optimum' ? 'qwen3-optimum-concat' : LAYOUT_VALUE, 'kimina.quant': options.quant });
-    if (options.layout !== 'optimum') halfBytes = g.encode({ [LAYOUT_KEY]: HALF_CACHE_LAYOUT, 'kimina.quant': options.quant }, halfCacheGraph(g.graph()));
+    bytes = g.encode({
+      [LAYOUT_KEY]: options.layout === 'optimum' ? 'qwen3-optimum-concat' : LAYOUT_VALUE,
+      'kimina.quant': options.quant,
+    });
+    if (options.layout !== 'optimum')
+      halfBytes = g.encode(
+        { [LAYOUT_KEY]: HALF_CACHE_LAYOUT, 'kimina.quant': options.quant },
+        halfCacheGraph(g.graph()),
+      );
   } finally {
     external.close();
   }
@@ -53,7 +65,8 @@ export interface ModelFolderFiles {
 
 export function writeModelMetadata(modelDir: string, files: ModelFolderFiles): void {
   mkdirSync(modelDir, { recursive: true });
-  const write = (name: string, value: unknown) => writeFileSync(join(modelDir, name), JSON.stringify(value, null, 2) + '\n');
+  const write = (name: string, value: unknown) =>
+    writeFileSync(join(modelDir, name), JSON.stringify(value, null, 2) + '\n');
   write('config.json', files.config);
   write('generation_config.json', files.generationConfig);
   write('tokenizer.json', files.tokenizerJson);
@@ -86,16 +99,26 @@ export function readModelFolder(dir: string): ModelFolderInfo {
   const generationConfig = existsSync(generationPath) ? readJson(generationPath, 'generation_config.json') : {};
   const onnxPath = join(dir, ONNX_FILE);
   if (!existsSync(onnxPath)) {
-    throw new Error(`model folder ${dir} has no ${ONNX_FILE}; convert the checkpoint first (kimina model pull converts automatically)`);
+    throw new Error(
+      `model folder ${dir} has no ${ONNX_FILE}; convert the checkpoint first (kimina model pull converts automatically)`,
+    );
   }
   const halfPath = join(dir, ONNX_KV16_FILE);
-  return { dir, shape: qwen3ShapeFromConfig(config), config, generationConfig, onnxPath, onnxHalfCachePath: existsSync(halfPath) ? halfPath : undefined };
+  return {
+    dir,
+    shape: qwen3ShapeFromConfig(config),
+    config,
+    generationConfig,
+    onnxPath,
+    onnxHalfCachePath: existsSync(halfPath) ? halfPath : undefined,
+  };
 }
 
 /** The folder's graph for a KV cache precision; a clear error where it has no float16-cache graph. */
 export function graphPath(folder: ModelFolderInfo, kvCache: 'fp32' | 'fp16'): string {
   if (kvCache === 'fp32') return folder.onnxPath;
-  if (!folder.onnxHalfCachePath) throw new Error(`model folder ${folder.dir} has no ${ONNX_KV16_FILE} (converted before it existed)`);
+  if (!folder.onnxHalfCachePath)
+    throw new Error(`model folder ${folder.dir} has no ${ONNX_KV16_FILE} (converted before it existed)`);
   return folder.onnxHalfCachePath;
 }
 

@@ -96,12 +96,24 @@ function valueInfo(t: TensorInfo): ProtoWriter {
 function attribute(name: string, a: AttributeValue): ProtoWriter {
   const w = new ProtoWriter().string(1, name);
   switch (a.kind) {
-    case 'float': w.float(2, a.value); break;
-    case 'int': w.varint(3, a.value); break;
-    case 'string': w.string(4, a.value); break;
-    case 'tensor': w.message(5, tensorProto(a.value)); break;
-    case 'floats': w.packedFloats(7, a.value); break;
-    case 'ints': w.packedVarints(8, a.value); break;
+    case 'float':
+      w.float(2, a.value);
+      break;
+    case 'int':
+      w.varint(3, a.value);
+      break;
+    case 'string':
+      w.string(4, a.value);
+      break;
+    case 'tensor':
+      w.message(5, tensorProto(a.value));
+      break;
+    case 'floats':
+      w.packedFloats(7, a.value);
+      break;
+    case 'ints':
+      w.packedVarints(8, a.value);
+      break;
   }
   w.varint(20, ATTR_TYPE[a.kind]);
   return w;

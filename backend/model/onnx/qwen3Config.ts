@@ -31,19 +31,27 @@ type Json = Record<string, unknown>;
 function ropeTheta(cfg: Json): number {
   const params = cfg.rope_parameters as Json | null | undefined;
   const scaling = cfg.rope_scaling as Json | null | undefined;
-  for (const [key, value] of [['rope_parameters', params], ['rope_scaling', scaling]] as const) {
+  for (const [key, value] of [
+    ['rope_parameters', params],
+    ['rope_scaling', scaling],
+  ] as const) {
     if (value === undefined || value === null) continue;
     if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`config.json: "${key}" must be an object`);
     const type = value.rope_type ?? value.type ?? (key === 'rope_parameters' ? 'default' : undefined);
-    if (type === undefined && key === 'rope_scaling') throw new Error('config.json: rope_scaling without a rope_type is not supported by the ONNX engine');
+    if (type === undefined && key === 'rope_scaling')
+      throw new Error('config.json: rope_scaling without a rope_type is not supported by the ONNX engine');
     if (type !== 'default') {
-      throw new Error(`config.json: ${key} "${String(type)}" (rope_type) is not supported by the ONNX engine: only the default rotary embedding can be converted`);
+      throw new Error(
+        `config.json: ${key} "${String(type)}" (rope_type) is not supported by the ONNX engine: only the default rotary embedding can be converted`,
+      );
     }
     const partial = value.partial_rotary_factor;
-    if (partial !== undefined && partial !== 1) throw new Error(`config.json: ${key}.partial_rotary_factor ${String(partial)} is not supported (1 only)`);
+    if (partial !== undefined && partial !== 1)
+      throw new Error(`config.json: ${key}.partial_rotary_factor ${String(partial)} is not supported (1 only)`);
   }
   if (params && params.rope_theta !== undefined) {
-    if (typeof params.rope_theta !== 'number' || !(params.rope_theta > 0)) throw new Error('config.json: rope_parameters.rope_theta must be a positive number');
+    if (typeof params.rope_theta !== 'number' || !(params.rope_theta > 0))
+      throw new Error('config.json: rope_parameters.rope_theta must be a positive number');
     return params.rope_theta;
   }
   return num(cfg, 'rope_theta', 1_000_000);
@@ -51,17 +59,25 @@ function ropeTheta(cfg: Json): number {
 
 /** Fields that change the math and that our graph does not implement: refused, never ignored. */
 function refuseUnsupported(cfg: Json, layers: number): void {
-  const refuse = (what: string) => { throw new Error(`config.json: ${what} is not supported by the ONNX engine (the converted model would compute something else)`); };
+  const refuse = (what: string) => {
+    throw new Error(
+      `config.json: ${what} is not supported by the ONNX engine (the converted model would compute something else)`,
+    );
+  };
   if (cfg.attention_bias === true) refuse('attention_bias true (biases on q/k/v/o projections)');
   if (cfg.mlp_bias === true) refuse('mlp_bias true');
   const act = cfg.hidden_act;
   if (act !== undefined && act !== 'silu' && act !== 'swish') refuse(`hidden_act "${String(act)}" (silu only)`);
   const layerTypes = cfg.layer_types;
-  if (Array.isArray(layerTypes) && layerTypes.some((t) => t !== 'full_attention')) refuse(`layer_types with "${String(layerTypes.find((t) => t !== 'full_attention'))}" layers (full attention only)`);
+  if (Array.isArray(layerTypes) && layerTypes.some((t) => t !== 'full_attention'))
+    refuse(`layer_types with "${String(layerTypes.find((t) => t !== 'full_attention'))}" layers (full attention only)`);
   if (cfg.use_sliding_window === true && typeof cfg.sliding_window === 'number') {
     // transformers' Qwen3: layers from max_window_layers on use the sliding window.
     const firstSliding = typeof cfg.max_window_layers === 'number' ? cfg.max_window_layers : 0;
-    if (firstSliding < layers) refuse(`a sliding window (use_sliding_window true, sliding_window ${cfg.sliding_window}, max_window_layers ${firstSliding})`);
+    if (firstSliding < layers)
+      refuse(
+        `a sliding window (use_sliding_window true, sliding_window ${cfg.sliding_window}, max_window_layers ${firstSliding})`,
+      );
   }
 }
 
@@ -87,7 +103,8 @@ export function qwen3ShapeFromConfig(cfg: Json): Qwen3Shape {
     tieWordEmbeddings: cfg.tie_word_embeddings === true,
     maxPositions: num(cfg, 'max_position_embeddings', 40960),
   };
-  if (shape.heads % shape.kvHeads !== 0) throw new Error('config.json: num_attention_heads must be a multiple of num_key_value_heads');
+  if (shape.heads % shape.kvHeads !== 0)
+    throw new Error('config.json: num_attention_heads must be a multiple of num_key_value_heads');
   if (shape.headDim % 2 !== 0) throw new Error('config.json: head_dim must be even');
   return shape;
 }
@@ -137,4 +154,3 @@ export function qwen3TensorShapes(s: Qwen3Shape): Map<string, number[]> {
   if (!s.tieWordEmbeddings) m.set('lm_head.weight', [s.vocabSize, s.hiddenSize]);
   return m;
 }
-

@@ -14,7 +14,10 @@ function concat<T extends Uint8Array | Float32Array>(parts: T[], make: (length: 
   if (parts.length === 1) return parts[0];
   const out = make(parts.reduce((a, p) => a + p.length, 0));
   let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 
@@ -102,14 +105,28 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     if (quant === 'q4') {
       const blocks = inDim / Q4_BLOCK;
       const parts = values.map((v, i) => quantizeQ4(v, layers[i].outDim, inDim));
-      const packed = concat(parts.map((q) => q.packed), (n) => new Uint8Array(n));
-      const scales = concat(parts.map((q) => q.scales), (n) => new Float32Array(n));
+      const packed = concat(
+        parts.map((q) => q.packed),
+        (n) => new Uint8Array(n),
+      );
+      const scales = concat(
+        parts.map((q) => q.scales),
+        (n) => new Float32Array(n),
+      );
       const b = g.initializer(`${fused}.q4`, DataType.UINT8, [total, blocks, Q4_BLOCK / 2], packed);
       const sc = g.initializer(`${fused}.scales`, DataType.FLOAT, [total * blocks], scales);
-      y = g.node('MatMulNBits', [x, b, sc], {
-        K: attr.int(inDim), N: attr.int(total), bits: attr.int(4), block_size: attr.int(Q4_BLOCK),
-        accuracy_level: attr.int(options.accuracyLevel ?? 0),
-      }, { domain: 'com.microsoft' });
+      y = g.node(
+        'MatMulNBits',
+        [x, b, sc],
+        {
+          K: attr.int(inDim),
+          N: attr.int(total),
+          bits: attr.int(4),
+          block_size: attr.int(Q4_BLOCK),
+          accuracy_level: attr.int(options.accuracyLevel ?? 0),
+        },
+        { domain: 'com.microsoft' },
+      );
     } else {
       const t = new Float32Array(inDim * total);
       let col = 0;
@@ -121,9 +138,15 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
       y = g.node('MatMul', [x, g.initializer(`${fused}.T`, DataType.FLOAT, [inDim, total], t)]);
     }
     if (layers.length === 1) return [y];
-    return g.nodeN('Split', [y, g.constInt64(layers.map((l) => l.outDim))], { axis: attr.int(-1) }, { outputs: layers.length });
+    return g.nodeN(
+      'Split',
+      [y, g.constInt64(layers.map((l) => l.outDim))],
+      { axis: attr.int(-1) },
+      { outputs: layers.length },
+    );
   };
-  const linear = (x: string, name: string, outDim: number, inDim: number): string => linears(x, name, [{ name, outDim }], inDim)[0];
+  const linear = (x: string, name: string, outDim: number, inDim: number): string =>
+    linears(x, name, [{ name, outDim }], inDim)[0];
 
   const eps = g.constFloat([s.rmsEps], []);
   const two = g.constFloat([2], []);
@@ -142,14 +165,22 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   };
   /** The residual sum x + residual and its RMSNorm in one kernel (com.microsoft SkipSimplifiedLayerNormalization). */
   const addNorm = (x: string, residual: string, weightName: string, size: number): { normed: string; sum: string } => {
-    const [normed, , , sum] = g.nodeN('SkipSimplifiedLayerNormalization', [x, residual, normWeight(weightName, size)], { epsilon: attr.float(s.rmsEps) }, { domain: 'com.microsoft', outputNames: [`${weightName}.normed`, '', '', `${weightName}.sum`] });
+    const [normed, , , sum] = g.nodeN(
+      'SkipSimplifiedLayerNormalization',
+      [x, residual, normWeight(weightName, size)],
+      { epsilon: attr.float(s.rmsEps) },
+      { domain: 'com.microsoft', outputNames: [`${weightName}.normed`, '', '', `${weightName}.sum`] },
+    );
     return { normed, sum };
   };
 
   // Rotary embedding tables from the positions: [batch, seq, 1, D].
   const invFreq = new Float32Array(D / 2);
   for (let i = 0; i < D / 2; i++) invFreq[i] = 1 / Math.pow(s.ropeTheta, (2 * i) / D);
-  const pos = g.node('Unsqueeze', [g.node('Cast', [io.positionIds], { to: attr.int(DataType.FLOAT) }), g.constInt64([2])]);
+  const pos = g.node('Unsqueeze', [
+    g.node('Cast', [io.positionIds], { to: attr.int(DataType.FLOAT) }),
+    g.constInt64([2]),
+  ]);
   const freqs = g.node('Mul', [pos, g.initializer('rope.inv_freq', DataType.FLOAT, [D / 2], invFreq)]);
   const angles = g.node('Concat', [freqs, freqs], { axis: attr.int(-1) });
   const cos = g.node('Unsqueeze', [g.node('Cos', [angles]), g.constInt64([2])]);
@@ -174,19 +205,40 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   let attention: (l: number, q5: string, kr: string, v: string) => string;
   if (optimum) {
     // Padding bias from attention_mask, causal bias from positions in the concatenated cache.
-    const maskF = g.node('Cast', [g.node('Reshape', ['attention_mask', g.constInt64([0, 1, 1, 1, -1])])], { to: attr.int(DataType.FLOAT) });
+    const maskF = g.node('Cast', [g.node('Reshape', ['attention_mask', g.constInt64([0, 1, 1, 1, -1])])], {
+      to: attr.int(DataType.FLOAT),
+    });
     const padBias = g.node('Mul', [g.node('Sub', [g.constFloat([1], []), maskF]), masked]);
-    const past = g.node('Squeeze', [g.node('Shape', ['past_key_values.0.key'], { start: attr.int(2), end: attr.int(3) }), zero]);
-    const total = g.node('Squeeze', [g.node('Shape', ['attention_mask'], { start: attr.int(1), end: attr.int(2) }), zero]);
+    const past = g.node('Squeeze', [
+      g.node('Shape', ['past_key_values.0.key'], { start: attr.int(2), end: attr.int(3) }),
+      zero,
+    ]);
+    const total = g.node('Squeeze', [
+      g.node('Shape', ['attention_mask'], { start: attr.int(1), end: attr.int(2) }),
+      zero,
+    ]);
     const one = g.constInt64([1], []);
     const qPos = g.node('Unsqueeze', [g.node('Range', [past, total, one]), g.constInt64([1])]);
     const kPos = g.node('Unsqueeze', [g.node('Range', [g.constInt64([0], []), total, one]), zero]);
     const causal = g.node('Where', [g.node('Greater', [kPos, qPos]), masked, g.constFloat([0], [])]);
     const bias = g.node('Add', [padBias, causal]);
     attention = (l, q5, kr, v) => {
-      const kAll = g.node('Concat', [`past_key_values.${l}.key`, g.node('Transpose', [kr], { perm: attr.ints([0, 2, 1, 3]) })], { axis: attr.int(2) }, { outputNames: [`present.${l}.key`] });
-      const vAll = g.node('Concat', [`past_key_values.${l}.value`, g.node('Transpose', [v], { perm: attr.ints([0, 2, 1, 3]) })], { axis: attr.int(2) }, { outputNames: [`present.${l}.value`] });
-      const kT = g.node('Unsqueeze', [g.node('Transpose', [kAll], { perm: attr.ints([0, 1, 3, 2]) }), g.constInt64([2])]);
+      const kAll = g.node(
+        'Concat',
+        [`past_key_values.${l}.key`, g.node('Transpose', [kr], { perm: attr.ints([0, 2, 1, 3]) })],
+        { axis: attr.int(2) },
+        { outputNames: [`present.${l}.key`] },
+      );
+      const vAll = g.node(
+        'Concat',
+        [`past_key_values.${l}.value`, g.node('Transpose', [v], { perm: attr.ints([0, 2, 1, 3]) })],
+        { axis: attr.int(2) },
+        { outputNames: [`present.${l}.value`] },
+      );
+      const kT = g.node('Unsqueeze', [
+        g.node('Transpose', [kAll], { perm: attr.ints([0, 1, 3, 2]) }),
+        g.constInt64([2]),
+      ]);
       const probs = g.node('Softmax', [g.node('Add', [g.node('MatMul', [q5, kT]), bias])], { axis: attr.int(-1) });
       return g.node('MatMul', [probs, g.node('Unsqueeze', [vAll, g.constInt64([2])])]);
     };
@@ -197,12 +249,17 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     attention = (l, q5, kr, v) => {
       g.node('Transpose', [kr], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newKey(l)] });
       g.node('Transpose', [v], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newValue(l)] });
-      const kNewT = g.node('Unsqueeze', [g.node('Transpose', [kr], { perm: attr.ints([0, 2, 3, 1]) }), g.constInt64([2])]);
+      const kNewT = g.node('Unsqueeze', [
+        g.node('Transpose', [kr], { perm: attr.ints([0, 2, 3, 1]) }),
+        g.constInt64([2]),
+      ]);
       const vNew = g.node('Unsqueeze', [io.newValue(l), g.constInt64([2])]);
       // Scores against the cache (vector-matrix, K stored transposed) and against the new tokens.
       const scoresPast = g.node('Add', [g.node('MatMul', [q5, io.pastKey(l)]), pastBias5]);
       const scoresNew = g.node('Add', [g.node('MatMul', [q5, kNewT]), newBias5]);
-      const probs = g.node('Softmax', [g.node('Concat', [scoresPast, scoresNew], { axis: attr.int(-1) })], { axis: attr.int(-1) });
+      const probs = g.node('Softmax', [g.node('Concat', [scoresPast, scoresNew], { axis: attr.int(-1) })], {
+        axis: attr.int(-1),
+      });
       const pPast = g.node('Slice', [probs, zero, pastLen, lastAxis]);
       const pNew = g.node('Slice', [probs, pastLen, end, lastAxis]);
       return g.node('Add', [g.node('MatMul', [pPast, io.pastValue(l)]), g.node('MatMul', [pNew, vNew])]);
@@ -211,11 +268,18 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
 
   const embedValues = weight('model.embed_tokens.weight');
   if (embedValues.length !== s.vocabSize * s.hiddenSize) {
-    throw new Error(`model.embed_tokens.weight has ${embedValues.length} values, expected ${s.vocabSize}x${s.hiddenSize}`);
+    throw new Error(
+      `model.embed_tokens.weight has ${embedValues.length} values, expected ${s.vocabSize}x${s.hiddenSize}`,
+    );
   }
   let hidden: string;
   if (quant === 'q4') {
-    const e = g.initializer('model.embed_tokens.weight.f16', DataType.FLOAT16, [s.vocabSize, s.hiddenSize], float32ToHalf(embedValues));
+    const e = g.initializer(
+      'model.embed_tokens.weight.f16',
+      DataType.FLOAT16,
+      [s.vocabSize, s.hiddenSize],
+      float32ToHalf(embedValues),
+    );
     hidden = g.node('Cast', [g.node('Gather', [e, io.inputIds])], { to: attr.int(DataType.FLOAT) });
   } else {
     g.initializer('model.embed_tokens.weight', DataType.FLOAT, [s.vocabSize, s.hiddenSize], embedValues);
@@ -229,11 +293,16 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     let h: string;
     if (pending) ({ normed: h, sum: hidden } = addNorm(pending, hidden, `${p}.input_layernorm.weight`, s.hiddenSize));
     else h = rmsNorm(hidden, `${p}.input_layernorm.weight`, s.hiddenSize);
-    const [qLin, kLin, vLin] = linears(h, `${p}.self_attn.qkv_proj`, [
-      { name: `${p}.self_attn.q_proj.weight`, outDim: s.heads * D },
-      { name: `${p}.self_attn.k_proj.weight`, outDim: s.kvHeads * D },
-      { name: `${p}.self_attn.v_proj.weight`, outDim: s.kvHeads * D },
-    ], s.hiddenSize);
+    const [qLin, kLin, vLin] = linears(
+      h,
+      `${p}.self_attn.qkv_proj`,
+      [
+        { name: `${p}.self_attn.q_proj.weight`, outDim: s.heads * D },
+        { name: `${p}.self_attn.k_proj.weight`, outDim: s.kvHeads * D },
+        { name: `${p}.self_attn.v_proj.weight`, outDim: s.kvHeads * D },
+      ],
+      s.hiddenSize,
+    );
     const q = g.node('Reshape', [qLin, g.constInt64([0, 0, s.heads, D])]);
     const k = g.node('Reshape', [kLin, g.constInt64([0, 0, s.kvHeads, D])]);
     const v = g.node('Reshape', [vLin, g.constInt64([0, 0, s.kvHeads, D])]);
@@ -241,16 +310,26 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const qr = rope(rmsNorm(q, `${p}.self_attn.q_norm.weight`, D, 1 / Math.sqrt(D)));
     const kr = rope(rmsNorm(k, `${p}.self_attn.k_norm.weight`, D));
     // Queries grouped per KV head: [batch, kv, G, seq, D].
-    const q5 = g.node('Transpose', [g.node('Reshape', [qr, g.constInt64([0, 0, s.kvHeads, G, D])])], { perm: attr.ints([0, 2, 3, 1, 4]) });
+    const q5 = g.node('Transpose', [g.node('Reshape', [qr, g.constInt64([0, 0, s.kvHeads, G, D])])], {
+      perm: attr.ints([0, 2, 3, 1, 4]),
+    });
     const ctx = attention(l, q5, kr, v);
-    const merged = g.node('Reshape', [g.node('Transpose', [ctx], { perm: attr.ints([0, 3, 1, 2, 4]) }), g.constInt64([0, 0, s.heads * D])]);
+    const merged = g.node('Reshape', [
+      g.node('Transpose', [ctx], { perm: attr.ints([0, 3, 1, 2, 4]) }),
+      g.constInt64([0, 0, s.heads * D]),
+    ]);
     const attnOut = linear(merged, `${p}.self_attn.o_proj.weight`, s.hiddenSize, s.heads * D);
     const { normed: h2, sum } = addNorm(attnOut, hidden, `${p}.post_attention_layernorm.weight`, s.hiddenSize);
     hidden = sum;
-    const [gate, up] = linears(h2, `${p}.mlp.gate_up_proj`, [
-      { name: `${p}.mlp.gate_proj.weight`, outDim: s.intermediateSize },
-      { name: `${p}.mlp.up_proj.weight`, outDim: s.intermediateSize },
-    ], s.hiddenSize);
+    const [gate, up] = linears(
+      h2,
+      `${p}.mlp.gate_up_proj`,
+      [
+        { name: `${p}.mlp.gate_proj.weight`, outDim: s.intermediateSize },
+        { name: `${p}.mlp.up_proj.weight`, outDim: s.intermediateSize },
+      ],
+      s.hiddenSize,
+    );
     const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate])]), up]);
     pending = linear(act, `${p}.mlp.down_proj.weight`, s.hiddenSize, s.intermediateSize);
   }
@@ -269,16 +348,34 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const blocks = s.hiddenSize / Q4_BLOCK;
     const b = g.initializer('lm_head.q4', DataType.UINT8, [s.vocabSize, blocks, Q4_BLOCK / 2], q.packed);
     const sc = g.initializer('lm_head.scales', DataType.FLOAT, [s.vocabSize * blocks], q.scales);
-    g.node('MatMulNBits', [normed, b, sc], {
-      K: attr.int(s.hiddenSize), N: attr.int(s.vocabSize), bits: attr.int(4), block_size: attr.int(Q4_BLOCK),
-      accuracy_level: attr.int(options.accuracyLevel ?? 0),
-    }, { domain: 'com.microsoft', outputNames: [logitsName] });
+    g.node(
+      'MatMulNBits',
+      [normed, b, sc],
+      {
+        K: attr.int(s.hiddenSize),
+        N: attr.int(s.vocabSize),
+        bits: attr.int(4),
+        block_size: attr.int(Q4_BLOCK),
+        accuracy_level: attr.int(options.accuracyLevel ?? 0),
+      },
+      { domain: 'com.microsoft', outputNames: [logitsName] },
+    );
   } else {
-    if (headName === 'lm_head.weight') g.initializer('lm_head.weight', DataType.FLOAT, [s.vocabSize, s.hiddenSize], weight(headName));
+    if (headName === 'lm_head.weight')
+      g.initializer('lm_head.weight', DataType.FLOAT, [s.vocabSize, s.hiddenSize], weight(headName));
     // Gemm on [batch * n, hidden] rows, back to [batch, n, vocab].
     const rows = g.node('Reshape', [normed, g.constInt64([-1, s.hiddenSize])]);
-    const outShape = g.node('Concat', [g.node('Shape', [normed], { start: attr.int(0), end: attr.int(2) }), g.constInt64([s.vocabSize])], { axis: attr.int(0) });
-    g.node('Reshape', [g.node('Gemm', [rows, headName], { transB: attr.int(1) }), outShape], {}, { outputNames: [logitsName] });
+    const outShape = g.node(
+      'Concat',
+      [g.node('Shape', [normed], { start: attr.int(0), end: attr.int(2) }), g.constInt64([s.vocabSize])],
+      { axis: attr.int(0) },
+    );
+    g.node(
+      'Reshape',
+      [g.node('Gemm', [rows, headName], { transB: attr.int(1) }), outShape],
+      {},
+      { outputNames: [logitsName] },
+    );
   }
 
   if (optimum) {
@@ -293,7 +390,12 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   }
   g.output(io.logits, DataType.FLOAT, ['batch', 'logits_count', s.vocabSize]);
   // Softmax at the temperature, fetched instead of the logits when sampling.
-  g.node('Softmax', [g.node('Mul', [io.logits, io.invTemperature])], { axis: attr.int(-1) }, { outputNames: [io.probs] });
+  g.node(
+    'Softmax',
+    [g.node('Mul', [io.logits, io.invTemperature])],
+    { axis: attr.int(-1) },
+    { outputNames: [io.probs] },
+  );
   g.output(io.probs, DataType.FLOAT, ['batch', 'logits_count', s.vocabSize]);
   for (let l = 0; l < s.layers; l++) {
     g.output(io.newKey(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);

@@ -15,7 +15,10 @@ interface Entry {
 
 const BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2 };
 
-function readHeader(path: string): { dataStart: number; header: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }> } {
+function readHeader(path: string): {
+  dataStart: number;
+  header: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
+} {
   const fd = openSync(path, 'r');
   try {
     const lenBuf = Buffer.alloc(8);
@@ -45,7 +48,9 @@ export class SafetensorsCheckpoint implements WeightSource {
       const index = JSON.parse(readFileSync(indexPath, 'utf8')) as { weight_map?: Record<string, string> };
       files = [...new Set(Object.values(index.weight_map ?? {}))];
     } else {
-      files = readdirSync(dir).filter((f) => f.endsWith('.safetensors')).sort();
+      files = readdirSync(dir)
+        .filter((f) => f.endsWith('.safetensors'))
+        .sort();
     }
     if (files.length === 0) throw new Error(`no *.safetensors files in ${dir}`);
     for (const file of files) {
@@ -55,7 +60,13 @@ export class SafetensorsCheckpoint implements WeightSource {
       this.dataStart.set(path, dataStart);
       for (const [name, info] of Object.entries(header)) {
         if (name === '__metadata__') continue;
-        this.entries.set(name, { file: path, dtype: info.dtype, shape: info.shape, begin: info.data_offsets[0], end: info.data_offsets[1] });
+        this.entries.set(name, {
+          file: path,
+          dtype: info.dtype,
+          shape: info.shape,
+          begin: info.data_offsets[0],
+          end: info.data_offsets[1],
+        });
       }
     }
   }
@@ -80,7 +91,8 @@ export class SafetensorsCheckpoint implements WeightSource {
     const size = BYTES[e.dtype];
     if (!size) throw new Error(`${name}: dtype ${e.dtype} is not supported (F32, F16, BF16)`);
     const count = e.shape.reduce((a, b) => a * b, 1);
-    if (e.end - e.begin !== count * size) throw new Error(`${name}: ${e.end - e.begin} bytes for shape [${e.shape}] ${e.dtype}`);
+    if (e.end - e.begin !== count * size)
+      throw new Error(`${name}: ${e.end - e.begin} bytes for shape [${e.shape}] ${e.dtype}`);
     const bytes = new Uint8Array(e.end - e.begin);
     const fd = openSync(e.file, 'r');
     try {
@@ -101,7 +113,9 @@ export class SafetensorsCheckpoint implements WeightSource {
 }
 
 /** Writes a safetensors file (tests and tools). Tensors are written in the given dtype. */
-export function encodeSafetensors(tensors: { name: string; dtype: 'F32' | 'F16' | 'BF16'; shape: number[]; data: Uint8Array }[]): Buffer {
+export function encodeSafetensors(
+  tensors: { name: string; dtype: 'F32' | 'F16' | 'BF16'; shape: number[]; data: Uint8Array }[],
+): Buffer {
   const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
   let offset = 0;
   for (const t of tensors) {
@@ -112,5 +126,9 @@ export function encodeSafetensors(tensors: { name: string; dtype: 'F32' | 'F16' 
   json += ' '.repeat((8 - (json.length % 8)) % 8);
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
-  return Buffer.concat([len, Buffer.from(json), ...tensors.map((t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength))]);
+  return Buffer.concat([
+    len,
+    Buffer.from(json),
+    ...tensors.map((t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)),
+  ]);
 }

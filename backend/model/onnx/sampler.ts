@@ -135,7 +135,13 @@ export function nucleusProbability(d: Nucleus, id: number): number {
 }
 
 /** Samples one token: greedy (first maximum) at temperature 0, otherwise from the nucleus. */
-export function sampleToken(logits: Float32Array, temperature: number, topP: number, random: () => number, kind: ScoreKind = 'logits'): number {
+export function sampleToken(
+  logits: Float32Array,
+  temperature: number,
+  topP: number,
+  random: () => number,
+  kind: ScoreKind = 'logits',
+): number {
   if (temperature <= 0) return argmax(logits);
   return draw(nucleusOf(logits, kind, temperature, topP), random);
 }
@@ -146,7 +152,14 @@ export function sampleToken(logits: Float32Array, temperature: number, topP: num
  * returned is distributed exactly as `sampleToken` would draw it: P(x) = p(d)[x = d] + (1 - p(d)) p(x) / (1 - p(d)) [x != d] = p(x).
  * Greedy: the draft is accepted when it is the first maximum, else the maximum is returned.
  */
-export function verifyDraft(logits: Float32Array, draft: number, temperature: number, topP: number, random: () => number, kind: ScoreKind = 'logits'): { token: number; accepted: boolean } {
+export function verifyDraft(
+  logits: Float32Array,
+  draft: number,
+  temperature: number,
+  topP: number,
+  random: () => number,
+  kind: ScoreKind = 'logits',
+): { token: number; accepted: boolean } {
   if (temperature <= 0) {
     const best = argmax(logits);
     return { token: best, accepted: best === draft };

@@ -38,7 +38,8 @@ export async function createSession(onnxPath: string, options: SessionOptions = 
     logSeverityLevel: 3,
     extra: {
       session: {
-        intra_op: { allow_spinning: options.spinning ? '1' : '0' }, inter_op: { allow_spinning: options.spinning ? '1' : '0' },
+        intra_op: { allow_spinning: options.spinning ? '1' : '0' },
+        inter_op: { allow_spinning: options.spinning ? '1' : '0' },
         // The thread pool hands out work in shrinking blocks instead of one fixed share per thread (the value
         // onnxruntime's threading docs suggest). Interleaved A/B, 2 threads, 6 rounds each (docs/onnx-engine.md):
         // 1 row at 32 cached +5% idle, +13% beside a busy core; 4096 cached and 8 rows at 512 unchanged. The

@@ -10,7 +10,10 @@ export class SampleText {
   stopped = false;
   private readonly longestStop: number;
 
-  constructor(private readonly decoder: StreamDecoder, private readonly stops: readonly string[]) {
+  constructor(
+    private readonly decoder: StreamDecoder,
+    private readonly stops: readonly string[],
+  ) {
     this.stops = stops.filter((s) => s.length > 0);
     this.longestStop = Math.max(0, ...this.stops.map((s) => s.length));
   }

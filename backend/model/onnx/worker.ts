@@ -14,11 +14,17 @@ port.on('message', (msg: WorkerRequest) => {
   switch (msg.type) {
     case 'load':
       InThreadBackend.load(msg.spec, (line) => send({ type: 'log', line }))
-        .then((b) => { backend = b; send({ type: 'loaded', info: b.info }); })
+        .then((b) => {
+          backend = b;
+          send({ type: 'loaded', info: b.info });
+        })
         .catch((e: Error) => send({ type: 'error', message: e.message }));
       break;
     case 'generate': {
-      if (!backend) { send({ type: 'error', id: msg.id, message: 'ONNX worker: model not loaded' }); break; }
+      if (!backend) {
+        send({ type: 'error', id: msg.id, message: 'ONNX worker: model not loaded' });
+        break;
+      }
       const job = backend.start(msg.request, (rows, tokens) => send({ type: 'tokens', id: msg.id, rows, tokens }));
       jobs.set(msg.id, job);
       job.done
@@ -27,7 +33,11 @@ port.on('message', (msg: WorkerRequest) => {
         .finally(() => jobs.delete(msg.id));
       break;
     }
-    case 'stop': jobs.get(msg.id)?.stopRow(msg.row); break;
-    case 'cancel': jobs.get(msg.id)?.cancel(); break;
+    case 'stop':
+      jobs.get(msg.id)?.stopRow(msg.row);
+      break;
+    case 'cancel':
+      jobs.get(msg.id)?.cancel();
+      break;
   }
 });

@@ -2,8 +2,9 @@
 import { isAxiosError } from 'axios';
 import type { Readable } from 'node:stream';
 
-export const START_SERVER_HINT = 'start one, e.g. `vllm serve AI-MO/Kimina-Prover-RL-0.6B --port 8000` '
-  + '(or llama.cpp `llama-server`, `ollama serve`), or point KIMINA_OPENAI_BASE_URL at a running server';
+export const START_SERVER_HINT =
+  'start one, e.g. `vllm serve AI-MO/Kimina-Prover-RL-0.6B --port 8000` ' +
+  '(or llama.cpp `llama-server`, `ollama serve`), or point KIMINA_OPENAI_BASE_URL at a running server';
 
 /** Reads an error body that may still be a stream (streaming requests) into text. */
 export async function bodyText(data: unknown): Promise<string> {
@@ -11,8 +12,12 @@ export async function bodyText(data: unknown): Promise<string> {
   if (typeof data === 'string') return data;
   if (typeof (data as Readable).on === 'function' && typeof (data as Readable)[Symbol.asyncIterator] === 'function') {
     let text = '';
-    try { for await (const chunk of data as Readable) text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'); }
-    catch { /* a broken body still leaves the status to report */ }
+    try {
+      for await (const chunk of data as Readable)
+        text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    } catch {
+      /* a broken body still leaves the status to report */
+    }
     return text;
   }
   return JSON.stringify(data);
@@ -24,33 +29,50 @@ export function serverMessage(body: string): string {
     const j = JSON.parse(body) as Record<string, unknown>;
     const e = j.error;
     if (typeof e === 'string') return e;
-    if (e && typeof e === 'object' && typeof (e as Record<string, unknown>).message === 'string') return (e as Record<string, string>).message;
+    if (e && typeof e === 'object' && typeof (e as Record<string, unknown>).message === 'string')
+      return (e as Record<string, string>).message;
     if (typeof j.message === 'string') return j.message;
     if (typeof j.detail === 'string') return j.detail;
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return body.trim().slice(0, 500);
 }
 
-export interface ErrorContext { url: string; model: string }
+export interface ErrorContext {
+  url: string;
+  model: string;
+}
 
 /** Builds a readable Error for a failed request; HTTP statuses get server text and a hint. */
 export async function describeRequestError(err: unknown, ctx: ErrorContext): Promise<Error> {
   if (!isAxiosError(err)) return err instanceof Error ? err : new Error(String(err));
   const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code;
   if (!err.response) {
-    if (code === 'ECONNREFUSED') return new Error(`cannot reach the model server at ${ctx.url} (connection refused): ${START_SERVER_HINT}`);
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new Error(`cannot resolve the model server's host in ${ctx.url} (${code}); check KIMINA_OPENAI_BASE_URL`);
-    if (code === 'ECONNABORTED' || code === 'ETIMEDOUT') return new Error(`the model server at ${ctx.url} timed out (${code})`);
+    if (code === 'ECONNREFUSED')
+      return new Error(`cannot reach the model server at ${ctx.url} (connection refused): ${START_SERVER_HINT}`);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      return new Error(`cannot resolve the model server's host in ${ctx.url} (${code}); check KIMINA_OPENAI_BASE_URL`);
+    if (code === 'ECONNABORTED' || code === 'ETIMEDOUT')
+      return new Error(`the model server at ${ctx.url} timed out (${code})`);
     if (code === 'ECONNRESET') return new Error(`the model server at ${ctx.url} closed the connection (ECONNRESET)`);
     return new Error(`request to the model server at ${ctx.url} failed: ${err.message}`);
   }
   const status = err.response.status;
   const text = serverMessage(await bodyText(err.response.data));
-  if (status === 401 || status === 403) return new Error(`the model server at ${ctx.url} refused the request (HTTP ${status}: ${text}); set KIMINA_OPENAI_API_KEY`);
+  if (status === 401 || status === 403)
+    return new Error(
+      `the model server at ${ctx.url} refused the request (HTTP ${status}: ${text}); set KIMINA_OPENAI_API_KEY`,
+    );
   if (status === 404) {
     const aboutModel = !ctx.url.endsWith('/models') && (text.includes(ctx.model) || /model/i.test(text));
-    if (aboutModel) return new Error(`the model server at ${ctx.url} has no model '${ctx.model}' (${text}); set KIMINA_MODEL to a model it serves`);
-    return new Error(`${ctx.url} answered 404 Not Found: is KIMINA_OPENAI_BASE_URL the server's OpenAI API root (usually ending in /v1)?`);
+    if (aboutModel)
+      return new Error(
+        `the model server at ${ctx.url} has no model '${ctx.model}' (${text}); set KIMINA_MODEL to a model it serves`,
+      );
+    return new Error(
+      `${ctx.url} answered 404 Not Found: is KIMINA_OPENAI_BASE_URL the server's OpenAI API root (usually ending in /v1)?`,
+    );
   }
   return new Error(`the model server at ${ctx.url} answered HTTP ${status}: ${text || err.message}`);
 }

@@ -2,7 +2,10 @@
 // `reasoning_content`, Ollama `thinking`) back into the text the model wrote: `<think>` + reasoning +
 // `</think>` + content (kimina-format.md §9, ux-conventions.md §2.4). Newlines the server trimmed are
 // restored to Qwen's layout (`<think>\n…\n</think>\n…`) so line-based format checks see whole lines.
-export interface ReasoningDelta { reasoning?: string; content?: string }
+export interface ReasoningDelta {
+  reasoning?: string;
+  content?: string;
+}
 
 /** Pulls the reasoning text out of a chat message or delta, whichever field name the server uses. */
 export function reasoningOf(delta: Record<string, unknown> | undefined): string | undefined {

@@ -24,7 +24,10 @@ export class SseParser {
   /** Ends the stream: an event without its final blank line still counts. */
   end(): string[] {
     const events: string[] = [];
-    if (this.buffer.length > 0) { this.line(this.buffer, events); this.buffer = ''; }
+    if (this.buffer.length > 0) {
+      this.line(this.buffer, events);
+      this.buffer = '';
+    }
     this.line('', events);
     return events;
   }

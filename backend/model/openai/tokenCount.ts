@@ -50,8 +50,12 @@ export class PromptTokenCounter {
       }
     }
     if (this.source !== 'estimate') {
-      this.o.log(`prompt token counts are estimates (characters / ${ESTIMATE_CHARS_PER_TOKEN}): the server has no tokenize endpoint`
-        + (this.o.tokenizerDir ? ` and the tokenizer in ${this.o.tokenizerDir} could not be used` : ' and no local model folder is known (set KIMINA_MODEL to a model folder or pull the model)'));
+      this.o.log(
+        `prompt token counts are estimates (characters / ${ESTIMATE_CHARS_PER_TOKEN}): the server has no tokenize endpoint` +
+          (this.o.tokenizerDir
+            ? ` and the tokenizer in ${this.o.tokenizerDir} could not be used`
+            : ' and no local model folder is known (set KIMINA_MODEL to a model folder or pull the model)'),
+      );
     }
     this.source = 'estimate';
     this.chosen = { source: 'estimate', count: async (c) => estimate(c) };
@@ -59,17 +63,28 @@ export class PromptTokenCounter {
   }
 
   private async vllmTokenize(conversation: ChatMessage[]): Promise<number | undefined> {
-    const r = await this.o.http.post(`${this.o.rootUrl}/tokenize`,
-      { model: this.o.model, messages: conversation, add_generation_prompt: true }, { validateStatus: () => true });
+    const r = await this.o.http.post(
+      `${this.o.rootUrl}/tokenize`,
+      { model: this.o.model, messages: conversation, add_generation_prompt: true },
+      { validateStatus: () => true },
+    );
     if (r.status !== 200 || !r.data || typeof r.data !== 'object') return undefined;
     // vLLM answers {count, max_model_len, tokens}; llama.cpp's /tokenize ignores messages and has no count.
     return typeof r.data.count === 'number' && r.data.count > 0 ? r.data.count : undefined;
   }
 
   private async llamaCppTokenize(conversation: ChatMessage[]): Promise<number | undefined> {
-    const t = await this.o.http.post(`${this.o.rootUrl}/apply-template`, { messages: conversation }, { validateStatus: () => true });
+    const t = await this.o.http.post(
+      `${this.o.rootUrl}/apply-template`,
+      { messages: conversation },
+      { validateStatus: () => true },
+    );
     if (t.status !== 200 || typeof t.data?.prompt !== 'string') return undefined;
-    const r = await this.o.http.post(`${this.o.rootUrl}/tokenize`, { content: t.data.prompt, add_special: false, parse_special: true }, { validateStatus: () => true });
+    const r = await this.o.http.post(
+      `${this.o.rootUrl}/tokenize`,
+      { content: t.data.prompt, add_special: false, parse_special: true },
+      { validateStatus: () => true },
+    );
     if (r.status !== 200 || !Array.isArray(r.data?.tokens)) return undefined;
     return r.data.tokens.length;
   }

@@ -26,7 +26,13 @@ function fromBf16(v: Uint16Array): Float32Array {
 type Dtype = 'F32' | 'F16' | 'BF16';
 
 /** Writes a HF checkpoint folder; the first half of the tensors in BF16, the rest in `dtype`, two shards. */
-function writeCheckpoint(dir: string, shape: Qwen3Shape, w: WeightSource, dtype: Dtype, drop?: string): Map<string, Float32Array> {
+function writeCheckpoint(
+  dir: string,
+  shape: Qwen3Shape,
+  w: WeightSource,
+  dtype: Dtype,
+  drop?: string,
+): Map<string, Float32Array> {
   const tok = buildTokenizer();
   writeFileSync(join(dir, 'config.json'), JSON.stringify(configForShape(shape, { torch_dtype: 'bfloat16' })));
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tok.tokenizerJson));
@@ -55,7 +61,9 @@ function writeCheckpoint(dir: string, shape: Qwen3Shape, w: WeightSource, dtype:
     shards[shard].push({ name, dtype: kind, shape: qwen3TensorShapes(shape).get(name)!, data });
     weightMap[name] = `model-0000${shard + 1}-of-00002.safetensors`;
   });
-  shards.forEach((tensors, i) => writeFileSync(join(dir, `model-0000${i + 1}-of-00002.safetensors`), encodeSafetensors(tensors)));
+  shards.forEach((tensors, i) =>
+    writeFileSync(join(dir, `model-0000${i + 1}-of-00002.safetensors`), encodeSafetensors(tensors)),
+  );
   writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
   return stored;
 }
@@ -70,7 +78,14 @@ test('a sharded BF16/F32 checkpoint converts to fp32 ONNX that computes the chec
   const out = tempDir();
   const progress: ConvertProgress[] = [];
   await convertCheckpoint(src, out, { quantize: 'fp32', onProgress: (p) => progress.push(p) });
-  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'onnx/model.onnx', 'onnx/model.onnx_data']) {
+  for (const f of [
+    'config.json',
+    'tokenizer.json',
+    'tokenizer_config.json',
+    'generation_config.json',
+    'onnx/model.onnx',
+    'onnx/model.onnx_data',
+  ]) {
     assert.ok(existsSync(join(out, f)), f);
   }
   assert.equal(progress.at(-1)!.done, progress.at(-1)!.total);
@@ -102,11 +117,22 @@ test('F16 tensors and 4-bit quantization: the result equals the quantized checkp
 test('bad checkpoints are refused with the reason', async () => {
   const missing = tempDir();
   writeCheckpoint(missing, shape, weights, 'F32', 'model.layers.1.mlp.up_proj.weight');
-  await assert.rejects(convertCheckpoint(missing, tempDir(), { quantize: 'q4' }), /lacks 1 tensors, e.g. model.layers.1.mlp.up_proj.weight/);
+  await assert.rejects(
+    convertCheckpoint(missing, tempDir(), { quantize: 'q4' }),
+    /lacks 1 tensors, e.g. model.layers.1.mlp.up_proj.weight/,
+  );
   const wrong = tempDir();
-  writeCheckpoint(wrong, { ...shape, intermediateSize: 96 }, cachedWeights(randomWeights({ ...shape, intermediateSize: 96 }, 1)), 'F32');
+  writeCheckpoint(
+    wrong,
+    { ...shape, intermediateSize: 96 },
+    cachedWeights(randomWeights({ ...shape, intermediateSize: 96 }, 1)),
+    'F32',
+  );
   writeFileSync(join(wrong, 'config.json'), JSON.stringify(configForShape(shape)));
-  await assert.rejects(convertCheckpoint(wrong, tempDir(), { quantize: 'q4' }), /shape \[96,64\] in the checkpoint, \[128,64\] expected/);
+  await assert.rejects(
+    convertCheckpoint(wrong, tempDir(), { quantize: 'q4' }),
+    /shape \[96,64\] in the checkpoint, \[128,64\] expected/,
+  );
   await assert.rejects(convertCheckpoint(tempDir(), tempDir(), { quantize: 'q4' }), /no config.json/);
   await assert.rejects(convertCheckpoint(missing, tempDir(), { quantize: 'int8' as 'q4' }), /quantize must be/);
 });

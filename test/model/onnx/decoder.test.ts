@@ -13,7 +13,11 @@ const q4Int8Dir = writeTinyModel(tempDir(), { seed: 1, quant: 'q4', accuracyLeve
 const V = writeTinyModel(tempDir(), { seed: 1 }).shape.vocabSize;
 
 /** Greedy continuation computed with the cache, one token per step. */
-async function greedyCached(d: Decoder, prompt: number[], steps: number): Promise<{ tokens: number[]; logits: Float32Array[] }> {
+async function greedyCached(
+  d: Decoder,
+  prompt: number[],
+  steps: number,
+): Promise<{ tokens: number[]; logits: Float32Array[] }> {
   const state = d.newState(1);
   let logits = await d.feed(state, [prompt]);
   const tokens: number[] = [];
@@ -28,7 +32,11 @@ async function greedyCached(d: Decoder, prompt: number[], steps: number): Promis
 }
 
 /** The same continuation recomputed from scratch (fresh cache, whole sequence) at every step. */
-async function greedyUncached(d: Decoder, prompt: number[], steps: number): Promise<{ tokens: number[]; logits: Float32Array[] }> {
+async function greedyUncached(
+  d: Decoder,
+  prompt: number[],
+  steps: number,
+): Promise<{ tokens: number[]; logits: Float32Array[] }> {
   const seq = [...prompt];
   const tokens: number[] = [];
   const all: Float32Array[] = [];
@@ -46,7 +54,11 @@ const prompt = [11, 250, 33, 7, 90, 140, 2, 64];
 
 // int8 activations (MatMulNBits accuracy_level 4) are quantized differently for one row and for many,
 // so cached and uncached logits agree only approximately there.
-for (const [label, dir, tolerance] of [['fp32', fp32Dir, 1e-4], ['4-bit', q4Dir, 1e-4], ['4-bit with int8 activations', q4Int8Dir, 0.1]] as const) {
+for (const [label, dir, tolerance] of [
+  ['fp32', fp32Dir, 1e-4],
+  ['4-bit', q4Dir, 1e-4],
+  ['4-bit with int8 activations', q4Int8Dir, 0.1],
+] as const) {
   test(`${label}: cached decoding equals full recomputation, across cache growth`, async () => {
     const d = await loadDecoder(dir, { growStep: 16 });
     const steps = 40; // 8 + 40 positions: the cache grows from 16 to 48 slots
@@ -107,7 +119,10 @@ test('batched greedy decoding with left padding equals decoding each prompt alon
   const prompts = [[1, 2, 3], [9, 8, 7, 6, 5, 4, 3, 2, 1, 200], [42], [1, 2, 3]];
   const batch = control();
   const results = await d.decode({ ...baseRequest, prompts }, batch);
-  assert.deepEqual(results.map((r) => r.finishReason), ['length', 'length', 'length', 'length']);
+  assert.deepEqual(
+    results.map((r) => r.finishReason),
+    ['length', 'length', 'length', 'length'],
+  );
   for (let r = 0; r < prompts.length; r++) {
     const alone = control();
     await d.decode({ ...baseRequest, prompts: [prompts[r]] }, alone);
@@ -142,7 +157,10 @@ test('EOS, the token limit and caller stops finish rows independently; finished 
   const k = greedy.findIndex((t) => t !== greedy[0]);
   assert.ok(k > 0, 'the tiny model should not repeat one token 12 times');
   const eosRun = control();
-  const eosResult = await d.decode({ ...baseRequest, prompts: [prompt, [5, 6]], maxTokens: 12, eosIds: [greedy[k]] }, eosRun);
+  const eosResult = await d.decode(
+    { ...baseRequest, prompts: [prompt, [5, 6]], maxTokens: 12, eosIds: [greedy[k]] },
+    eosRun,
+  );
   assert.deepEqual(eosRun.seen.get(0), greedy.slice(0, k));
   assert.equal(eosResult[0].finishReason, 'stop');
   assert.equal(eosResult[0].tokens, k);
@@ -160,9 +178,15 @@ test('cancellation ends every row with finishReason cancelled', async () => {
   let steps = 0;
   const ctl = control({ isCancelled: () => steps >= 3 });
   const original = ctl.onTokens;
-  ctl.onTokens = (rows, tokens) => { steps++; original(rows, tokens); };
+  ctl.onTokens = (rows, tokens) => {
+    steps++;
+    original(rows, tokens);
+  };
   const results = await d.decode({ ...baseRequest, prompts: [prompt, [3, 4]], maxTokens: 1000 }, ctl);
-  assert.deepEqual(results.map((r) => r.finishReason), ['cancelled', 'cancelled']);
+  assert.deepEqual(
+    results.map((r) => r.finishReason),
+    ['cancelled', 'cancelled'],
+  );
   assert.equal(ctl.seen.get(0)!.length, 3);
 });
 

@@ -7,20 +7,34 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { OnnxEngine } from '../../../backend/model/onnx/engine';
 import type { ChatMessage } from '../../../backend/protocol';
-import { writeScriptedModel, ALGEBRA_STATEMENT, BOGUS_ANSWER, CORRECT_ANSWER } from '../../../backend/demo/models/scriptedModel';
+import {
+  writeScriptedModel,
+  ALGEBRA_STATEMENT,
+  BOGUS_ANSWER,
+  CORRECT_ANSWER,
+} from '../../../backend/demo/models/scriptedModel';
 import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
 import { writeOnnxGraph } from '../../../backend/model/onnx/modelFolder';
 import { tempDir } from './helpers';
 
-const system: ChatMessage = { role: 'system', content: 'You are an expert in mathematics and proving theorems in Lean 4.' };
+const system: ChatMessage = {
+  role: 'system',
+  content: 'You are an expert in mathematics and proving theorems in Lean 4.',
+};
 const user: ChatMessage = {
   role: 'user',
   content: `Think about and solve the following problems step by step in Lean 4.\n\n# Problem:\n\n\n# Formal Statement:\n\`\`\`lean4\nimport Mathlib\n\n${ALGEBRA_STATEMENT} := by\n  sorry\n\`\`\`\n`,
 };
 const firstTurn = [system, user];
 const fixTurn: ChatMessage[] = [
-  system, user, { role: 'assistant', content: BOGUS_ANSWER },
-  { role: 'user', content: "# Error 1:\nError message: \nunknown identifier 'bogus_lemma'\n\nLean 4 code snippet with error:\n```lean4\n004 >|   exact bogus_lemma h₁\n```\n" },
+  system,
+  user,
+  { role: 'assistant', content: BOGUS_ANSWER },
+  {
+    role: 'user',
+    content:
+      "# Error 1:\nError message: \nunknown identifier 'bogus_lemma'\n\nLean 4 code snippet with error:\n```lean4\n004 >|   exact bogus_lemma h₁\n```\n",
+  },
 ];
 const greedy = { maxTokens: 400, temperature: 0, topP: 1 };
 
@@ -41,7 +55,9 @@ test('scripted model: the first turn gets the bogus proof, the fix turn the corr
     assert.equal(engine.name, 'onnx');
     assert.equal(engine.maxContext, 40960);
     const streamed = ['', ''];
-    const [a, b] = await engine.generate([firstTurn, fixTurn], greedy, (i, d) => { streamed[i] += d; });
+    const [a, b] = await engine.generate([firstTurn, fixTurn], greedy, (i, d) => {
+      streamed[i] += d;
+    });
     assert.equal(a.text, BOGUS_ANSWER);
     assert.equal(b.text, CORRECT_ANSWER);
     assert.deepEqual(streamed, [a.text, b.text]);
@@ -56,16 +72,28 @@ test('scripted model: the first turn gets the bogus proof, the fix turn the corr
 
 test('speculative decoding through the worker: the same answers, streamed exactly, tiny model text unchanged', async () => {
   const options = { speculation: { maxDraft: 6 } };
-  await withEngine(scripted, async (engine) => {
-    const streamed = ['', ''];
-    const [a, b] = await engine.generate([firstTurn, fixTurn], greedy, (i, d) => { streamed[i] += d; });
-    assert.equal(a.text, BOGUS_ANSWER);
-    assert.equal(b.text, CORRECT_ANSWER);
-    assert.deepEqual(streamed, [a.text, b.text]);
-  }, options);
-  const conversation: ChatMessage[] = [{ role: 'user', content: 'theorem t : 1 + 1 = 2 := by norm_num\ntheorem t : 1 + 1 = 2 := by' }];
+  await withEngine(
+    scripted,
+    async (engine) => {
+      const streamed = ['', ''];
+      const [a, b] = await engine.generate([firstTurn, fixTurn], greedy, (i, d) => {
+        streamed[i] += d;
+      });
+      assert.equal(a.text, BOGUS_ANSWER);
+      assert.equal(b.text, CORRECT_ANSWER);
+      assert.deepEqual(streamed, [a.text, b.text]);
+    },
+    options,
+  );
+  const conversation: ChatMessage[] = [
+    { role: 'user', content: 'theorem t : 1 + 1 = 2 := by norm_num\ntheorem t : 1 + 1 = 2 := by' },
+  ];
   const plain = await withEngine(tiny, (e) => e.generate([conversation, conversation], { ...greedy, maxTokens: 80 }));
-  const spec = await withEngine(tiny, (e) => e.generate([conversation, conversation], { ...greedy, maxTokens: 80 }), options);
+  const spec = await withEngine(
+    tiny,
+    (e) => e.generate([conversation, conversation], { ...greedy, maxTokens: 80 }),
+    options,
+  );
   assert.deepEqual(spec, plain);
 });
 
@@ -80,7 +108,9 @@ test('scripted model, direct variant: the first turn is already correct', async 
 test('stop strings end a sample without streaming the stop string', async () => {
   await withEngine(scripted, async (engine) => {
     let streamed = '';
-    const [g] = await engine.generate([firstTurn], { ...greedy, stop: ['</think>'] }, (_, d) => { streamed += d; });
+    const [g] = await engine.generate([firstTurn], { ...greedy, stop: ['</think>'] }, (_, d) => {
+      streamed += d;
+    });
     assert.equal(g.finishReason, 'stop');
     assert.equal(g.text, BOGUS_ANSWER.slice(0, BOGUS_ANSWER.indexOf('</think>')));
     assert.equal(streamed, g.text);
@@ -101,13 +131,23 @@ test('an AbortSignal cancels generation and keeps what was generated', async () 
     const controller = new AbortController();
     let deltas = 0;
     const texts = ['', ''];
-    const out = await engine.generate([firstTurn, firstTurn], { maxTokens: 100_000, temperature: 1, topP: 1, seed: 1, signal: controller.signal }, (i, d) => {
-      texts[i] += d;
-      if (++deltas === 6) controller.abort();
-    });
-    assert.deepEqual(out.map((g) => g.finishReason), ['cancelled', 'cancelled']);
+    const out = await engine.generate(
+      [firstTurn, firstTurn],
+      { maxTokens: 100_000, temperature: 1, topP: 1, seed: 1, signal: controller.signal },
+      (i, d) => {
+        texts[i] += d;
+        if (++deltas === 6) controller.abort();
+      },
+    );
+    assert.deepEqual(
+      out.map((g) => g.finishReason),
+      ['cancelled', 'cancelled'],
+    );
     assert.ok(out[0].tokens >= 3 && out[0].tokens < 1000, `${out[0].tokens} tokens`);
-    assert.deepEqual(out.map((g) => g.text), texts);
+    assert.deepEqual(
+      out.map((g) => g.text),
+      texts,
+    );
     const pre = new AbortController();
     pre.abort();
     const [g] = await engine.generate([firstTurn], { ...greedy, signal: pre.signal });
@@ -140,13 +180,20 @@ test('the same results in the worker thread and on the calling thread', async ()
 
 test('CUDA asked for on a machine without it: the CPU is used and the reason logged', async () => {
   const lines: string[] = [];
-  await withEngine(tiny, async (engine) => {
-    assert.equal(engine.runtime.device, 'cpu');
-    assert.ok(engine.runtime.fallbackReason && engine.runtime.fallbackReason.length > 0);
-    const [g] = await engine.generate([firstTurn], { ...greedy, maxTokens: 2 });
-    assert.equal(g.tokens, 2);
-  }, { device: 'cuda', log: (l: string) => lines.push(l) });
-  assert.ok(lines.some((l) => /CUDA is not available/.test(l)), lines.join('\n'));
+  await withEngine(
+    tiny,
+    async (engine) => {
+      assert.equal(engine.runtime.device, 'cpu');
+      assert.ok(engine.runtime.fallbackReason && engine.runtime.fallbackReason.length > 0);
+      const [g] = await engine.generate([firstTurn], { ...greedy, maxTokens: 2 });
+      assert.equal(g.tokens, 2);
+    },
+    { device: 'cuda', log: (l: string) => lines.push(l) },
+  );
+  assert.ok(
+    lines.some((l) => /CUDA is not available/.test(l)),
+    lines.join('\n'),
+  );
 });
 
 test('clear errors: no graph, bad maxTokens, a prompt longer than the context', async () => {
@@ -182,7 +229,16 @@ test('a process that never closes its engine still exits, and one awaiting a gen
 
 test('the engine settings reach the engine: KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING', async () => {
   const { createEngine, engineConfigFromEnv } = await import('../../../backend/model/index');
-  const engine = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: scripted, KIMINA_THREADS: '1', KIMINA_KV_CACHE: 'fp16', KIMINA_SPECULATION: '1', KIMINA_SPINNING: '1' }), { log: () => undefined }) as OnnxEngine;
+  const engine = (await createEngine(
+    engineConfigFromEnv({
+      KIMINA_MODEL: scripted,
+      KIMINA_THREADS: '1',
+      KIMINA_KV_CACHE: 'fp16',
+      KIMINA_SPECULATION: '1',
+      KIMINA_SPINNING: '1',
+    }),
+    { log: () => undefined },
+  )) as OnnxEngine;
   try {
     assert.equal(engine.kvCache.precision, 'fp16');
     assert.equal(engine.speculating, true);
@@ -191,7 +247,10 @@ test('the engine settings reach the engine: KIMINA_KV_CACHE, KIMINA_SPECULATION,
   } finally {
     await engine.close();
   }
-  const plain = await createEngine(engineConfigFromEnv({ KIMINA_MODEL: scripted, KIMINA_THREADS: '1', KIMINA_KV_CACHE: 'fp32' }), { log: () => undefined }) as OnnxEngine;
+  const plain = (await createEngine(
+    engineConfigFromEnv({ KIMINA_MODEL: scripted, KIMINA_THREADS: '1', KIMINA_KV_CACHE: 'fp32' }),
+    { log: () => undefined },
+  )) as OnnxEngine;
   assert.equal(plain.speculating, false);
   assert.equal(plain.kvCache.precision, 'fp32');
   await plain.close();

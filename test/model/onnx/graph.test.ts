@@ -19,7 +19,10 @@ test('fp32 graph matches the reference forward pass (tied embeddings, GQA 2:1)',
 });
 
 test('fp32 graph matches the reference with an untied lm_head, 4 query heads per KV head and 3 layers', async () => {
-  const m = writeTinyModel(tempDir(), { seed: 4, shape: { tieWordEmbeddings: false, heads: 4, kvHeads: 1, layers: 3, ropeTheta: 10_000 } });
+  const m = writeTinyModel(tempDir(), {
+    seed: 4,
+    shape: { tieWordEmbeddings: false, heads: 4, kvHeads: 1, layers: 3, ropeTheta: 10_000 },
+  });
   const decoder = await loadDecoder(m.dir);
   const logits = await decoder.feed(decoder.newState(1), [prompt]);
   const ref = referenceLogits(m.shape, m.weights, prompt);
@@ -46,16 +49,36 @@ test("the benchmark's optimum-layout baseline (Concat cache) computes the same m
   const int64 = (v: number[], dims: number[]) => new ort.Tensor('int64', BigInt64Array.from(v.map(BigInt)), dims);
   let past: Record<string, ort.Tensor> = {};
   for (let l = 0; l < layers; l++) {
-    for (const kind of ['key', 'value']) past[`past_key_values.${l}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, kvHeads, 0, headDim]);
+    for (const kind of ['key', 'value'])
+      past[`past_key_values.${l}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, kvHeads, 0, headDim]);
   }
-  const first = await session.run({ input_ids: int64(prompt, [1, prompt.length]), attention_mask: int64(prompt.map(() => 1), [1, prompt.length]), position_ids: int64(prompt.map((_, i) => i), [1, prompt.length]), ...past });
+  const first = await session.run({
+    input_ids: int64(prompt, [1, prompt.length]),
+    attention_mask: int64(
+      prompt.map(() => 1),
+      [1, prompt.length],
+    ),
+    position_ids: int64(
+      prompt.map((_, i) => i),
+      [1, prompt.length],
+    ),
+    ...past,
+  });
   assert.ok(maxAbsDiff(first.logits.data as Float32Array, referenceLogits(m.shape, m.weights, prompt)) < 1e-4);
   past = {};
   for (let l = 0; l < layers; l++) {
     for (const kind of ['key', 'value']) past[`past_key_values.${l}.${kind}`] = first[`present.${l}.${kind}`];
   }
   const next = [...prompt, 77];
-  const second = await session.run({ input_ids: int64([77], [1, 1]), attention_mask: int64(next.map(() => 1), [1, next.length]), position_ids: int64([prompt.length], [1, 1]), ...past });
+  const second = await session.run({
+    input_ids: int64([77], [1, 1]),
+    attention_mask: int64(
+      next.map(() => 1),
+      [1, next.length],
+    ),
+    position_ids: int64([prompt.length], [1, 1]),
+    ...past,
+  });
   assert.ok(maxAbsDiff(second.logits.data as Float32Array, referenceLogits(m.shape, m.weights, next)) < 1e-4);
   await session.release();
 });

@@ -8,7 +8,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
-import { writeScriptedModel, ALGEBRA_STATEMENT, BOGUS_ANSWER, CORRECT_ANSWER } from '../../../backend/demo/models/scriptedModel';
+import {
+  writeScriptedModel,
+  ALGEBRA_STATEMENT,
+  BOGUS_ANSWER,
+  CORRECT_ANSWER,
+} from '../../../backend/demo/models/scriptedModel';
 import type { ChatMessage } from '../../../backend/protocol';
 import { Decoder, type DecodeRequest, type DecoderOptions } from '../../../backend/model/onnx/decoder';
 import { KvCache } from '../../../backend/model/onnx/kvCache';
@@ -44,7 +49,10 @@ async function greedy(d: Decoder, prompt: number[], steps: number, cached = true
 
 const prompt = [11, 250, 33, 7, 90, 140, 2, 64];
 
-for (const [label, dir] of [['fp32 weights', fp32Dir], ['4-bit weights', q4Dir]] as const) {
+for (const [label, dir] of [
+  ['fp32 weights', fp32Dir],
+  ['4-bit weights', q4Dir],
+] as const) {
   test(`${label}: the float16 cache holds half the bytes and decodes like the float32 cache`, async () => {
     const half = await loadHalf(dir, { growStep: 16 });
     const full = await loadDecoder(dir, { growStep: 16 });
@@ -79,7 +87,11 @@ const request: DecodeRequest = { prompts: [], maxTokens: 24, temperature: 0, top
 
 async function decodeTokens(d: Decoder, req: DecodeRequest): Promise<number[][]> {
   const out = req.prompts.map(() => [] as number[]);
-  await d.decode(req, { onTokens: (rows, tokens) => rows.forEach((r, i) => out[r].push(tokens[i])), isStopped: () => false, isCancelled: () => false });
+  await d.decode(req, {
+    onTokens: (rows, tokens) => rows.forEach((r, i) => out[r].push(tokens[i])),
+    isStopped: () => false,
+    isCancelled: () => false,
+  });
   return out;
 }
 
@@ -88,7 +100,8 @@ test('float16 cache: batched = alone, a shared prefill for identical prompts, an
   const phrase = [40, 41, 42, 43, 44, 45];
   const prompts = [[...phrase, 50, ...phrase, 51, ...phrase], [9, 8, 7, 6, 5, 4, 3, 2, 1, 200], [42]];
   const batched = await decodeTokens(half, { ...request, prompts });
-  for (let r = 0; r < prompts.length; r++) assert.deepEqual(batched[r], (await decodeTokens(half, { ...request, prompts: [prompts[r]] }))[0], `row ${r}`);
+  for (let r = 0; r < prompts.length; r++)
+    assert.deepEqual(batched[r], (await decodeTokens(half, { ...request, prompts: [prompts[r]] }))[0], `row ${r}`);
   // Identical prompts share one prefill (cache rows duplicated), then decode as separate rows.
   const shared = await decodeTokens(half, { ...request, prompts: [prompts[1], prompts[1], prompts[2]] });
   assert.deepEqual(shared, [batched[1], batched[1], batched[2]]);
@@ -113,18 +126,38 @@ test('the engine answers the same with either cache, and falls back to float32 w
   const dir = tempDir();
   writeScriptedModel(dir, { variant: 'fix' });
   const logs: string[] = [];
-  const user: ChatMessage = { role: 'user', content: `Think about and solve the following problems step by step in Lean 4.\n\n# Formal Statement:\n\`\`\`lean4\n${ALGEBRA_STATEMENT} := by\n  sorry\n\`\`\`\n` };
-  const fixTurn: ChatMessage[] = [user, { role: 'assistant', content: BOGUS_ANSWER }, { role: 'user', content: "# Error 1:\nError message: \nunknown identifier 'bogus_lemma'\n" }];
+  const user: ChatMessage = {
+    role: 'user',
+    content: `Think about and solve the following problems step by step in Lean 4.\n\n# Formal Statement:\n\`\`\`lean4\n${ALGEBRA_STATEMENT} := by\n  sorry\n\`\`\`\n`,
+  };
+  const fixTurn: ChatMessage[] = [
+    user,
+    { role: 'assistant', content: BOGUS_ANSWER },
+    { role: 'user', content: "# Error 1:\nError message: \nunknown identifier 'bogus_lemma'\n" },
+  ];
   for (const kvCache of ['fp32', 'fp16'] as const) {
     const engine = await OnnxEngine.load(dir, { kvCache, inThread: true, threads: 1, log: (l) => logs.push(l) });
     assert.equal(engine.kvCache.precision, kvCache);
     const answers = await engine.generate([[user], fixTurn], { maxTokens: 400, temperature: 0, topP: 1 });
-    assert.deepEqual(answers.map((a) => a.text), [BOGUS_ANSWER, CORRECT_ANSWER], kvCache);
+    assert.deepEqual(
+      answers.map((a) => a.text),
+      [BOGUS_ANSWER, CORRECT_ANSWER],
+      kvCache,
+    );
     await engine.close();
   }
-  assert.ok(logs.some((l) => l.startsWith('onnx: fp16 KV cache (KIMINA_KV_CACHE)')), logs.join('\n'));
+  assert.ok(
+    logs.some((l) => l.startsWith('onnx: fp16 KV cache (KIMINA_KV_CACHE)')),
+    logs.join('\n'),
+  );
 
-  const tiny = await OnnxEngine.load(dir, { kvCache: 'auto', totalMemory: 1024, inThread: true, threads: 1, log: () => {} });
+  const tiny = await OnnxEngine.load(dir, {
+    kvCache: 'auto',
+    totalMemory: 1024,
+    inThread: true,
+    threads: 1,
+    log: () => {},
+  });
   assert.equal(tiny.kvCache.precision, 'fp16', tiny.kvCache.why);
   await tiny.close();
   rmSync(readModelFolder(dir).onnxHalfCachePath!);

@@ -15,7 +15,11 @@ export function tempDir(prefix = 'kimina-onnx-'): string {
 }
 
 /** A decoder over the folder's graph; `kvCache: 'fp16'` takes its float16-cache graph (model.kv16.onnx). */
-export async function loadDecoder(modelDir: string, options: DecoderOptions = {}, kvCache: 'fp32' | 'fp16' = 'fp32'): Promise<Decoder> {
+export async function loadDecoder(
+  modelDir: string,
+  options: DecoderOptions = {},
+  kvCache: 'fp32' | 'fp16' = 'fp32',
+): Promise<Decoder> {
   const folder = readModelFolder(modelDir);
   const { session } = await createSession(graphPath(folder, kvCache), { threads: 1 });
   after(() => session.release());

@@ -8,7 +8,8 @@ import { readModelFolder } from '../../../backend/model/onnx/modelFolder';
 import { makeModel, MODEL_KINDS } from '../../../backend/demo/models/make';
 import { tempDir } from './helpers';
 
-const make = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'backend/demo/models/make.ts', ...args], { encoding: 'utf8' });
+const make = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'backend/demo/models/make.ts', ...args], { encoding: 'utf8' });
 
 test('make.ts writes a model folder from the command line and prints its path', () => {
   const dir = join(tempDir(), 'scripted');
@@ -22,7 +23,14 @@ test('every kind makes a complete model folder', () => {
   for (const kind of MODEL_KINDS) {
     const dir = join(tempDir(), kind);
     makeModel(kind, dir);
-    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx', 'onnx/model.onnx_data']) {
+    for (const f of [
+      'config.json',
+      'generation_config.json',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'onnx/model.onnx',
+      'onnx/model.onnx_data',
+    ]) {
       assert.ok(existsSync(join(dir, f)), `${kind}: ${f}`);
     }
     assert.equal(readModelFolder(dir).shape.layers, kind.startsWith('scripted') ? 1 : 2);

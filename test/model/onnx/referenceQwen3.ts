@@ -51,8 +51,24 @@ export function referenceLogits(s: Qwen3Shape, w: WeightSource, tokens: number[]
       const q = linear(w.get(`${p}.self_attn.q_proj.weight`), h, s.heads * D);
       const k = linear(w.get(`${p}.self_attn.k_proj.weight`), h, s.kvHeads * D);
       const v = linear(w.get(`${p}.self_attn.v_proj.weight`), h, s.kvHeads * D);
-      queries.push(Array.from({ length: s.heads }, (_, i) => rope(rmsNorm(q.subarray(i * D, (i + 1) * D), w.get(`${p}.self_attn.q_norm.weight`), s.rmsEps), pos, s.ropeTheta)));
-      keys.push(Array.from({ length: s.kvHeads }, (_, i) => rope(rmsNorm(k.subarray(i * D, (i + 1) * D), w.get(`${p}.self_attn.k_norm.weight`), s.rmsEps), pos, s.ropeTheta)));
+      queries.push(
+        Array.from({ length: s.heads }, (_, i) =>
+          rope(
+            rmsNorm(q.subarray(i * D, (i + 1) * D), w.get(`${p}.self_attn.q_norm.weight`), s.rmsEps),
+            pos,
+            s.ropeTheta,
+          ),
+        ),
+      );
+      keys.push(
+        Array.from({ length: s.kvHeads }, (_, i) =>
+          rope(
+            rmsNorm(k.subarray(i * D, (i + 1) * D), w.get(`${p}.self_attn.k_norm.weight`), s.rmsEps),
+            pos,
+            s.ropeTheta,
+          ),
+        ),
+      );
       values.push(Array.from({ length: s.kvHeads }, (_, i) => v.slice(i * D, (i + 1) * D)));
     });
     xs = xs.map((x, pos) => {

@@ -15,9 +15,14 @@ const SPEC: SpeculationOptions = { maxDraft: 4 };
 
 async function run(d: Decoder, req: Omit<DecodeRequest, 'seed' | 'eosIds'> & { seed?: number; eosIds?: number[] }) {
   const out = req.prompts.map(() => [] as number[]);
-  const results = await d.decode({ seed: 1, eosIds: [], ...req }, {
-    onTokens: (rows, tokens) => rows.forEach((r, i) => out[r].push(tokens[i])), isStopped: () => false, isCancelled: () => false,
-  });
+  const results = await d.decode(
+    { seed: 1, eosIds: [], ...req },
+    {
+      onTokens: (rows, tokens) => rows.forEach((r, i) => out[r].push(tokens[i])),
+      isStopped: () => false,
+      isCancelled: () => false,
+    },
+  );
   return { out, results, stats: d.lastStats };
 }
 
@@ -46,7 +51,10 @@ test('prompt lookup drafts the continuation of the latest earlier match, longest
   assert.deepEqual(new PromptLookup().draft([1, 2, 3, 1, 2, 4, 1, 2], 1), [4]);
 });
 
-for (const [name, options] of [['fp32', { quant: 'fp32' as const }], ['4-bit, float activations', { quant: 'q4' as const, accuracyLevel: 0 as const }]] as const) {
+for (const [name, options] of [
+  ['fp32', { quant: 'fp32' as const }],
+  ['4-bit, float activations', { quant: 'q4' as const, accuracyLevel: 0 as const }],
+] as const) {
   test(`greedy output is identical with and without speculation (${name}), alone and batched`, async () => {
     const d = await loadDecoder(writeTinyModel(tempDir(), { seed: 3, ...options }).dir);
     const prompts = repetitivePrompts();
@@ -64,17 +72,32 @@ for (const [name, options] of [['fp32', { quant: 'fp32' as const }], ['4-bit, fl
     // Rows that end early (EOS, different limits) leave the others' output unchanged.
     const eos = off.out[0][10];
     const offEos = await run(d, { prompts, maxTokens: 60, temperature: 0, topP: 1, eosIds: [eos] });
-    const onEos = await run(d, { prompts, maxTokens: 60, temperature: 0, topP: 1, eosIds: [eos], speculation: { maxDraft: 6 } });
+    const onEos = await run(d, {
+      prompts,
+      maxTokens: 60,
+      temperature: 0,
+      topP: 1,
+      eosIds: [eos],
+      speculation: { maxDraft: 6 },
+    });
     assert.deepEqual(onEos.out, offEos.out);
     assert.deepEqual(onEos.results, offEos.results);
     assert.ok(onEos.results.some((r) => r.finishReason === 'stop'));
     const short = await run(d, { prompts, maxTokens: 7, temperature: 0, topP: 1, speculation: SPEC });
-    assert.deepEqual(short.out, off.out.map((o) => o.slice(0, 7)), 'the token limit is exact even inside an accepted draft');
+    assert.deepEqual(
+      short.out,
+      off.out.map((o) => o.slice(0, 7)),
+      'the token limit is exact even inside an accepted draft',
+    );
   });
 }
 
 /** Chi-square statistic of counts against probabilities, bins with expected < 5 merged. */
-function chiSquare(counts: Map<string, number>, probs: Map<string, number>, total: number): { stat: number; dof: number } {
+function chiSquare(
+  counts: Map<string, number>,
+  probs: Map<string, number>,
+  total: number,
+): { stat: number; dof: number } {
   let stat = 0;
   let dof = -1;
   let smallObserved = 0;
@@ -82,12 +105,19 @@ function chiSquare(counts: Map<string, number>, probs: Map<string, number>, tota
   for (const [k, p] of probs) {
     const e = p * total;
     const o = counts.get(k) ?? 0;
-    if (e < 5) { smallObserved += o; smallExpected += e; continue; }
+    if (e < 5) {
+      smallObserved += o;
+      smallExpected += e;
+      continue;
+    }
     stat += (o - e) ** 2 / e;
     dof++;
   }
   for (const k of counts.keys()) if (!probs.has(k)) throw new Error(`sampled ${k}, which has probability 0`);
-  if (smallExpected > 0) { stat += (smallObserved - smallExpected) ** 2 / Math.max(smallExpected, 1e-9); dof++; }
+  if (smallExpected > 0) {
+    stat += (smallObserved - smallExpected) ** 2 / Math.max(smallExpected, 1e-9);
+    dof++;
+  }
   return { stat, dof };
 }
 
@@ -101,11 +131,13 @@ test('the acceptance rule keeps the sampling distribution (temperature 1, top-p 
   const logits = Float32Array.from([2.0, 1.5, 1.2, 0.3, -0.5, -3, -6, 0.9]);
   const d = nucleus(logits, 1, 0.95);
   const probs = new Map<string, number>();
-  for (let id = 0; id < logits.length; id++) if (nucleusProbability(d, id) > 0) probs.set(String(id), nucleusProbability(d, id));
+  for (let id = 0; id < logits.length; id++)
+    if (nucleusProbability(d, id) > 0) probs.set(String(id), nucleusProbability(d, id));
   assert.ok(probs.size < logits.length, 'top-p removes the tail');
   const random = seededRandom(12345);
   const N = 60_000;
-  for (const draft of [0, 3, 6]) { // the favourite, a middling token, a token outside the nucleus
+  for (const draft of [0, 3, 6]) {
+    // the favourite, a middling token, a token outside the nucleus
     const counts = new Map<string, number>();
     let accepted = 0;
     for (let i = 0; i < N; i++) {
@@ -115,7 +147,10 @@ test('the acceptance rule keeps the sampling distribution (temperature 1, top-p 
     }
     const { stat, dof } = chiSquare(counts, probs, N);
     assert.ok(stat < chiSquareCritical(dof), `draft ${draft}: chi-square ${stat.toFixed(1)} with ${dof} dof`);
-    assert.ok(Math.abs(accepted / N - nucleusProbability(d, draft)) < 0.01, `draft ${draft} accepted with probability p(draft)`);
+    assert.ok(
+      Math.abs(accepted / N - nucleusProbability(d, draft)) < 0.01,
+      `draft ${draft} accepted with probability p(draft)`,
+    );
   }
   // Greedy: the draft stands exactly when it is the first maximum.
   assert.deepEqual(verifyDraft(logits, 0, 0, 1, random), { token: 0, accepted: true });
@@ -132,7 +167,10 @@ test('decoded sequences keep their exact distribution with speculation (tiny mod
   // Exact distribution of the first `steps` tokens, enumerated prefix by prefix from the model.
   const exact = new Map<string, number>();
   const expand = async (prefix: number[], p: number): Promise<void> => {
-    if (prefix.length === steps) { exact.set(prefix.join(','), p); return; }
+    if (prefix.length === steps) {
+      exact.set(prefix.join(','), p);
+      return;
+    }
     const logits = await d.feed(d.newState(1), [[...prompt, ...prefix]]);
     const n = nucleus(logits.subarray(0, limit), temperature, topP);
     for (let t = 0; t < limit; t++) {
@@ -147,10 +185,21 @@ test('decoded sequences keep their exact distribution with speculation (tiny mod
   let accepted = 0;
   const rows = 50;
   for (let seed = 0; seed < 80; seed++) {
-    const r = await run(d, { prompts: new Array(rows).fill(prompt), maxTokens: steps, temperature, topP, vocabLimit: limit, seed, speculation: { maxDraft: 2, ngramMin: 1 } });
+    const r = await run(d, {
+      prompts: new Array(rows).fill(prompt),
+      maxTokens: steps,
+      temperature,
+      topP,
+      vocabLimit: limit,
+      seed,
+      speculation: { maxDraft: 2, ngramMin: 1 },
+    });
     drafted += d.lastStats.drafted;
     accepted += d.lastStats.accepted;
-    for (const o of r.out) { counts.set(o.join(','), (counts.get(o.join(',')) ?? 0) + 1); total++; }
+    for (const o of r.out) {
+      counts.set(o.join(','), (counts.get(o.join(',')) ?? 0) + 1);
+      total++;
+    }
   }
   assert.ok(accepted > 100 && drafted - accepted > 100, `drafts accepted and rejected (${accepted} of ${drafted})`);
   const { stat, dof } = chiSquare(counts, exact, total);

@@ -40,7 +40,11 @@ test('4-bit blocks: the extreme value is exact, errors stay within half a step, 
       const err = Math.abs(back[b * 32 + i] - w[b * 32 + i]);
       if (w[b * 32 + i] === extreme) assert.ok(err < 1e-6, 'the extreme value maps to -8 exactly');
       // +8 steps do not exist (4 bits hold -8..7): values of the other sign may be off by one step.
-      else assert.ok(err <= (Math.sign(w[b * 32 + i]) === Math.sign(extreme) ? scale / 2 : scale) + 1e-6, `block ${b} item ${i}`);
+      else
+        assert.ok(
+          err <= (Math.sign(w[b * 32 + i]) === Math.sign(extreme) ? scale / 2 : scale) + 1e-6,
+          `block ${b} item ${i}`,
+        );
     }
   }
   assert.throws(() => quantizeQ4(new Float32Array(40), 1, 40), /divisible by 32/);
@@ -95,7 +99,14 @@ test('stop strings: cut at the earliest match, never streamed (not even partly),
 });
 
 test('config.json checks: Qwen3 only, rope_theta from either place, refused math-changing fields, defaults for optional keys', () => {
-  const base = { model_type: 'qwen3', vocab_size: 10, hidden_size: 64, num_hidden_layers: 1, num_attention_heads: 4, intermediate_size: 32 };
+  const base = {
+    model_type: 'qwen3',
+    vocab_size: 10,
+    hidden_size: 64,
+    num_hidden_layers: 1,
+    num_attention_heads: 4,
+    intermediate_size: 32,
+  };
   const s = qwen3ShapeFromConfig(base);
   assert.equal(s.kvHeads, 4);
   assert.equal(s.headDim, 16);
@@ -106,21 +117,53 @@ test('config.json checks: Qwen3 only, rope_theta from either place, refused math
   assert.equal(qwen3ShapeFromConfig({ ...base, rope_theta: 5000 }).ropeTheta, 5000);
   assert.equal(qwen3ShapeFromConfig({ ...base, rope_scaling: null, rope_theta: 5000 }).ropeTheta, 5000);
   // transformers >= 5: rope_parameters carries theta and type, and wins over a stale top-level value.
-  assert.equal(qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: 'default', rope_theta: 10000 } }).ropeTheta, 10000);
-  assert.equal(qwen3ShapeFromConfig({ ...base, rope_theta: 5000, rope_parameters: { rope_type: 'default', rope_theta: 10000 } }).ropeTheta, 10000);
+  assert.equal(
+    qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: 'default', rope_theta: 10000 } }).ropeTheta,
+    10000,
+  );
+  assert.equal(
+    qwen3ShapeFromConfig({ ...base, rope_theta: 5000, rope_parameters: { rope_type: 'default', rope_theta: 10000 } })
+      .ropeTheta,
+    10000,
+  );
   for (const type of ['yarn', 'linear', 'dynamic', 'llama3']) {
-    assert.throws(() => qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: type, rope_theta: 1e6, factor: 4 } }), new RegExp(`rope_parameters "${type}"`));
+    assert.throws(
+      () => qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: type, rope_theta: 1e6, factor: 4 } }),
+      new RegExp(`rope_parameters "${type}"`),
+    );
   }
-  assert.throws(() => qwen3ShapeFromConfig({ ...base, rope_parameters: { rope_type: 'default', rope_theta: 1e6, partial_rotary_factor: 0.5 } }), /partial_rotary_factor/);
+  assert.throws(
+    () =>
+      qwen3ShapeFromConfig({
+        ...base,
+        rope_parameters: { rope_type: 'default', rope_theta: 1e6, partial_rotary_factor: 0.5 },
+      }),
+    /partial_rotary_factor/,
+  );
   // Fields that change the math are refused, not ignored.
   assert.throws(() => qwen3ShapeFromConfig({ ...base, attention_bias: true }), /attention_bias/);
   assert.equal(qwen3ShapeFromConfig({ ...base, attention_bias: false, hidden_act: 'silu' }).layers, 1);
   assert.throws(() => qwen3ShapeFromConfig({ ...base, hidden_act: 'gelu' }), /hidden_act "gelu"/);
-  assert.throws(() => qwen3ShapeFromConfig({ ...base, use_sliding_window: true, sliding_window: 4096, max_window_layers: 0 }), /sliding window/);
+  assert.throws(
+    () => qwen3ShapeFromConfig({ ...base, use_sliding_window: true, sliding_window: 4096, max_window_layers: 0 }),
+    /sliding window/,
+  );
   assert.throws(() => qwen3ShapeFromConfig({ ...base, layer_types: ['sliding_attention'] }), /layer_types/);
   // Qwen3-0.6B's own settings: a window configured but off, every layer full attention.
-  assert.equal(qwen3ShapeFromConfig({ ...base, use_sliding_window: false, sliding_window: null, max_window_layers: 1, layer_types: ['full_attention'] }).layers, 1);
-  assert.equal(qwen3ShapeFromConfig({ ...base, use_sliding_window: true, sliding_window: 4096, max_window_layers: 1 }).layers, 1);
+  assert.equal(
+    qwen3ShapeFromConfig({
+      ...base,
+      use_sliding_window: false,
+      sliding_window: null,
+      max_window_layers: 1,
+      layer_types: ['full_attention'],
+    }).layers,
+    1,
+  );
+  assert.equal(
+    qwen3ShapeFromConfig({ ...base, use_sliding_window: true, sliding_window: 4096, max_window_layers: 1 }).layers,
+    1,
+  );
   assert.throws(() => qwen3ShapeFromConfig({ ...base, hidden_size: undefined }), /"hidden_size" is missing/);
   assert.throws(() => qwen3ShapeFromConfig({ ...base, num_key_value_heads: 3 }), /multiple/);
 });

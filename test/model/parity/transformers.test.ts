@@ -38,16 +38,73 @@ interface Shape {
   promptLengths: number[];
 }
 
-const base = { vocab_size: VOCAB, intermediate_size: 128, num_hidden_layers: 2, rms_norm_eps: 1e-6, max_position_embeddings: 4096, initializer_range: 0.02 };
+const base = {
+  vocab_size: VOCAB,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  rms_norm_eps: 1e-6,
+  max_position_embeddings: 4096,
+  initializer_range: 0.02,
+};
 const SHAPES: Shape[] = [
-  { name: 'tied, GQA 2:1, transformers 5 config', style: 'v5', promptLengths: [1, 6, 40, 130, 300, 1500],
-    config: { ...base, hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, rope_theta: 1e6, tie_word_embeddings: true } },
-  { name: 'untied, GQA 4:1, head_dim 32 != 64/4, rope_theta 1e4, eps 1e-5, transformers 5 config', style: 'v5', promptLengths: [1, 6, 40, 300],
-    config: { ...base, hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 1, head_dim: 32, rope_theta: 1e4, rms_norm_eps: 1e-5, tie_word_embeddings: false } },
-  { name: 'untied, 8 heads without grouping, head_dim 8, rope_theta 5e5, transformers 4 config', style: 'v4', promptLengths: [1, 6, 40, 300],
-    config: { ...base, hidden_size: 64, num_attention_heads: 8, num_key_value_heads: 8, head_dim: 8, rope_theta: 5e5, tie_word_embeddings: false } },
-  { name: 'tied, GQA 3:1, 3 layers, hidden 96, rope_theta 2e4, transformers 4 config', style: 'v4', promptLengths: [1, 6, 40, 300],
-    config: { ...base, hidden_size: 96, num_hidden_layers: 3, num_attention_heads: 6, num_key_value_heads: 2, head_dim: 16, rope_theta: 2e4, tie_word_embeddings: true } },
+  {
+    name: 'tied, GQA 2:1, transformers 5 config',
+    style: 'v5',
+    promptLengths: [1, 6, 40, 130, 300, 1500],
+    config: {
+      ...base,
+      hidden_size: 64,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      head_dim: 16,
+      rope_theta: 1e6,
+      tie_word_embeddings: true,
+    },
+  },
+  {
+    name: 'untied, GQA 4:1, head_dim 32 != 64/4, rope_theta 1e4, eps 1e-5, transformers 5 config',
+    style: 'v5',
+    promptLengths: [1, 6, 40, 300],
+    config: {
+      ...base,
+      hidden_size: 64,
+      num_attention_heads: 4,
+      num_key_value_heads: 1,
+      head_dim: 32,
+      rope_theta: 1e4,
+      rms_norm_eps: 1e-5,
+      tie_word_embeddings: false,
+    },
+  },
+  {
+    name: 'untied, 8 heads without grouping, head_dim 8, rope_theta 5e5, transformers 4 config',
+    style: 'v4',
+    promptLengths: [1, 6, 40, 300],
+    config: {
+      ...base,
+      hidden_size: 64,
+      num_attention_heads: 8,
+      num_key_value_heads: 8,
+      head_dim: 8,
+      rope_theta: 5e5,
+      tie_word_embeddings: false,
+    },
+  },
+  {
+    name: 'tied, GQA 3:1, 3 layers, hidden 96, rope_theta 2e4, transformers 4 config',
+    style: 'v4',
+    promptLengths: [1, 6, 40, 300],
+    config: {
+      ...base,
+      hidden_size: 96,
+      num_hidden_layers: 3,
+      num_attention_heads: 6,
+      num_key_value_heads: 2,
+      head_dim: 16,
+      rope_theta: 2e4,
+      tie_word_embeddings: true,
+    },
+  },
 ];
 
 interface Reference {
@@ -62,30 +119,44 @@ function prompts(lengths: number[], seed: number): number[][] {
 }
 
 let workDir: string | undefined;
-after(() => { if (workDir) rmSync(workDir, { recursive: true, force: true }); });
+after(() => {
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
 
 let job: Promise<{ ref: Reference; root: string } | { skip: string }> | undefined;
 function reference(): Promise<{ ref: Reference; root: string } | { skip: string }> {
   job ??= (async () => {
     // The environment is a few GB: made here only when asked; otherwise used when the trainer suite made it.
     if (!existsSync(join(testVenv, 'bin', 'python')) && !process.env.KIMINA_TEST_PARITY) {
-      return { skip: 'no test/trainer/.venv with torch + transformers (npm run test:trainer makes it, or set KIMINA_TEST_PARITY=1)' };
+      return {
+        skip: 'no test/trainer/.venv with torch + transformers (npm run test:trainer makes it, or set KIMINA_TEST_PARITY=1)',
+      };
     }
     let python: string;
-    try { python = await testPython(); } catch (e) {
+    try {
+      python = await testPython();
+    } catch (e) {
       return { skip: `torch/transformers not installable here (${(e as Error).message.split('\n')[0]})` };
     }
     const root = mkdtempSync(join(tmpdir(), 'kimina-parity-'));
     workDir = root;
     const spec = {
       checkpoints: SHAPES.map((s, i) => ({
-        dir: join(root, `ckpt${i}`), seed: 100 + i, config: s.config, config_style: s.style,
-        prompts: prompts(s.promptLengths, 7 + i), greedy_steps: GREEDY_STEPS,
+        dir: join(root, `ckpt${i}`),
+        seed: 100 + i,
+        config: s.config,
+        config_style: s.style,
+        prompts: prompts(s.promptLengths, 7 + i),
+        greedy_steps: GREEDY_STEPS,
       })),
       templates: { tokenizer_dir: QWEN3_DIR, conversations: parityConversations },
     };
     writeFileSync(join(root, 'job.json'), JSON.stringify(spec));
-    const { stdout } = await execFileAsync(python, [join(__dirname, 'transformersReference.py'), join(root, 'job.json')], { maxBuffer: 64 << 20 });
+    const { stdout } = await execFileAsync(
+      python,
+      [join(__dirname, 'transformersReference.py'), join(root, 'job.json')],
+      { maxBuffer: 64 << 20 },
+    );
     return { ref: JSON.parse(stdout.trim().split('\n').pop()!) as Reference, root };
   })();
   return job;
@@ -106,9 +177,14 @@ function relError(ours: Float32Array, ref: Float32Array): number {
 
 async function greedy(decoder: Decoder, rows: number[][], steps: number): Promise<number[][]> {
   const out = rows.map(() => [] as number[]);
-  await decoder.decode({ prompts: rows, maxTokens: steps, temperature: 0, topP: 1, seed: 1, eosIds: [] }, {
-    onTokens: (r, t) => r.forEach((row, i) => out[row].push(t[i])), isStopped: () => false, isCancelled: () => false,
-  });
+  await decoder.decode(
+    { prompts: rows, maxTokens: steps, temperature: 0, topP: 1, seed: 1, eosIds: [] },
+    {
+      onTokens: (r, t) => r.forEach((row, i) => out[row].push(t[i])),
+      isStopped: () => false,
+      isCancelled: () => false,
+    },
+  );
   return out;
 }
 
@@ -118,8 +194,12 @@ SHAPES.forEach((shape, index) => {
     if ('skip' in r) return t.skip(r.skip);
     const ckpt = r.ref.checkpoints[index];
     // The config really is in the style under test.
-    if (shape.style === 'v5') assert.equal((ckpt.config.rope_parameters as Record<string, unknown>).rope_theta, shape.config.rope_theta);
-    else { assert.equal(ckpt.config.rope_theta, shape.config.rope_theta); assert.equal(ckpt.config.rope_parameters, undefined); }
+    if (shape.style === 'v5')
+      assert.equal((ckpt.config.rope_parameters as Record<string, unknown>).rope_theta, shape.config.rope_theta);
+    else {
+      assert.equal(ckpt.config.rope_theta, shape.config.rope_theta);
+      assert.equal(ckpt.config.rope_parameters, undefined);
+    }
     const tok = buildTokenizer();
     writeFileSync(join(ckpt.dir, 'tokenizer.json'), JSON.stringify(tok.tokenizerJson));
     writeFileSync(join(ckpt.dir, 'tokenizer_config.json'), JSON.stringify(tok.tokenizerConfig));
@@ -153,7 +233,9 @@ SHAPES.forEach((shape, index) => {
       assert.deepEqual((await greedy(decoder, [prompt], GREEDY_STEPS))[0], ckpt.greedy[i], `prompt ${i}: greedy alone`);
     }
     assert.deepEqual(await greedy(decoder, ps, GREEDY_STEPS), ckpt.greedy, 'greedy, all prompts batched together');
-    t.diagnostic(`worst rel error ${worst.toExponential(2)} (torch ${r.ref.versions.torch}, transformers ${r.ref.versions.transformers})`);
+    t.diagnostic(
+      `worst rel error ${worst.toExponential(2)} (torch ${r.ref.versions.torch}, transformers ${r.ref.versions.transformers})`,
+    );
 
     // The float16 KV cache (model.kv16.onnx): logits within float16 rounding, the same greedy tokens.
     const half = await loadDecoder(out, {}, 'fp16');
@@ -164,20 +246,38 @@ SHAPES.forEach((shape, index) => {
       const e = relError((await half.prefill(half.newState(1), [prompt]))!, ref.subarray((prompt.length - 1) * V));
       assert.ok(e <= HALF_CACHE_REL_TOLERANCE, `float16 cache, prompt ${i}: rel ${e}`);
       worstHalf = Math.max(worstHalf, e);
-      assert.deepEqual((await greedy(half, [prompt], GREEDY_STEPS))[0], ckpt.greedy[i], `float16 cache, prompt ${i}: greedy alone`);
+      assert.deepEqual(
+        (await greedy(half, [prompt], GREEDY_STEPS))[0],
+        ckpt.greedy[i],
+        `float16 cache, prompt ${i}: greedy alone`,
+      );
     }
-    assert.deepEqual(await greedy(half, ps, GREEDY_STEPS), ckpt.greedy, 'float16 cache: greedy, all prompts batched together');
+    assert.deepEqual(
+      await greedy(half, ps, GREEDY_STEPS),
+      ckpt.greedy,
+      'float16 cache: greedy, all prompts batched together',
+    );
     t.diagnostic(`float16 KV cache: worst rel error ${worstHalf.toExponential(2)}, greedy identical`);
   });
 });
 
-test('transformers parity: the Qwen3 chat template renders byte-identical to apply_chat_template', { timeout: 30 * 60_000 }, async (t) => {
-  const r = await reference();
-  if ('skip' in r) return t.skip(r.skip);
-  const config = JSON.parse(readFileSync(join(QWEN3_DIR, 'tokenizer_config.json'), 'utf8')) as { chat_template: string };
-  const template = compileChatTemplate(config.chat_template);
-  assert.equal(r.ref.templates.length, parityConversations.length);
-  parityConversations.forEach((c, i) => {
-    assert.equal(template.render(c.messages as ChatMessage[], { addGenerationPrompt: c.add_generation_prompt }), r.ref.templates[i], `conversation ${i}`);
-  });
-});
+test(
+  'transformers parity: the Qwen3 chat template renders byte-identical to apply_chat_template',
+  { timeout: 30 * 60_000 },
+  async (t) => {
+    const r = await reference();
+    if ('skip' in r) return t.skip(r.skip);
+    const config = JSON.parse(readFileSync(join(QWEN3_DIR, 'tokenizer_config.json'), 'utf8')) as {
+      chat_template: string;
+    };
+    const template = compileChatTemplate(config.chat_template);
+    assert.equal(r.ref.templates.length, parityConversations.length);
+    parityConversations.forEach((c, i) => {
+      assert.equal(
+        template.render(c.messages as ChatMessage[], { addGenerationPrompt: c.add_generation_prompt }),
+        r.ref.templates[i],
+        `conversation ${i}`,
+      );
+    });
+  },
+);
