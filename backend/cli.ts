@@ -1,6 +1,6 @@
 // `kimina`: the command-line face of the backend. Each subcommand lives in backend/cli/<name>.ts.
 import { version } from '../package.json';
-import { kiminaHome, setting } from './app/settings';
+import { kiminaHome, setting } from './settings/settings';
 import { ensurePrivateDir } from './store/safePaths';
 
 type Command = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { ApiClient, type ChatMessage, type TrainingPrompt } from '../backend/protocol';
 import { openApp } from '../backend/app/app';
 import { startServing } from '../backend/app/serve';
-import { readSettings } from '../backend/app/settings';
+import { readSettings } from '../backend/settings/settings';
 import { standInVerifier } from '../backend/demo/demo';
 import { ensurePythonEnv } from '../backend/training/pythonEnv';
 

@@ -151,13 +151,13 @@ test('no import cycles between rooms', () => {
   assert.deepEqual(cycles, []);
 });
 
-test('only backend/app/settings.ts reads environment variables; elsewhere process.env is only passed on to child processes', () => {
+test('only backend/settings/settings.ts reads environment variables; elsewhere process.env is only passed on to child processes', () => {
   const reads: string[] = [];
   for (const top of ['backend', 'extension']) {
     for (const file of sources(join(root, top))) {
       const path = relative(root, file);
       // the settings module, and the stand-in REPL: a program of its own (a child process, like the Python trainer)
-      if (path === 'backend/app/settings.ts' || path === 'backend/demo/stand-in-repl/repl.mjs') continue;
+      if (path === 'backend/settings/settings.ts' || path === 'backend/demo/stand-in-repl/repl.mjs') continue;
       readFileSync(file, 'utf8')
         .split('\n')
         .forEach((line, i) => {

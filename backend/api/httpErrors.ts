@@ -3,7 +3,7 @@
 // the request body or carries a stack trace.
 import type { ErrorRequestHandler, Response } from 'express';
 import type { ErrorStyle, Problem } from '../protocol';
-import { setting } from '../app/settings';
+import { setting } from '../settings/settings';
 import { BatchTooLarge, QueueFull } from '../lean/errors';
 
 /** FastAPI's entry in a 422 `detail` list. */

@@ -4,7 +4,7 @@
 import express, { type Express, type Router } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Settings } from '../app/settings';
+import type { Settings } from '../settings/settings';
 import type { BatchVerifier } from '../lean/verifier';
 import type { Engine } from '../model/engine';
 import type { Db } from '../store/db';

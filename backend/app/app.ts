@@ -9,7 +9,7 @@ import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSet
 import { openDb, type Db } from '../store/db';
 import { AttemptStore } from '../store/attempts';
 import { prepareDemo, type DemoParts } from '../demo/demo';
-import { readSettings, type Settings } from './settings';
+import { readSettings, type Settings } from '../settings/settings';
 
 export interface AppOptions {
   /** Default: read from the environment now. */

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { verdictsPerDeclaration, type DeclarationVerdict } from '../lean/perDeclaration';
 import type { CheckOutcome } from '../lean/types';
 import { openApp } from '../app/app';
-import { readSettings } from '../app/settings';
+import { readSettings } from '../settings/settings';
 import type { VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
 import { parseVerdictMode, verdictInMode, type VerdictMode } from '../lean/verdictModes';

@@ -1,7 +1,7 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { isSet, kiminaHome, readSettings, setting, type Settings } from '../app/settings';
+import { isSet, kiminaHome, readSettings, setting, type Settings } from '../settings/settings';
 import { openApp, type App } from '../app/app';
 import { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';

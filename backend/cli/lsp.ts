@@ -8,7 +8,7 @@ import {
 import { startLspFace } from '../api/lsp';
 import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
-import { readSettings } from '../app/settings';
+import { readSettings } from '../settings/settings';
 import { parseArgs } from './args';
 
 const usage = `usage: kimina lsp --stdio

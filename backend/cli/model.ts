@@ -1,6 +1,6 @@
 // `kimina model pull|list|path|convert`: the model store on the command line.
 import { basename } from 'node:path';
-import { setting } from '../app/settings';
+import { setting } from '../settings/settings';
 import { parseArgs, flagString } from './args';
 import { ProgressBar, formatSeconds } from './progress';
 import {

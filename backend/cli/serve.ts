@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { newApiToken } from '../api/auth';
 import { openApp } from '../app/app';
 import { startServing } from '../app/serve';
-import { readSettings } from '../app/settings';
+import { readSettings } from '../settings/settings';
 import { enterPrivateHome } from '../store/safePaths';
 import { prewarm } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';

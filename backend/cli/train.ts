@@ -17,7 +17,7 @@ import {
   type TrainingPrompt,
   type TrainingRun,
 } from '../protocol';
-import { setting } from '../app/settings';
+import { setting } from '../settings/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { harvestWorkspace } from '../training/harvest';

@@ -2,7 +2,7 @@
 // discovery file the server writes at <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}) while it runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kiminaHome, readSome, type Env } from '../app/settings';
+import { kiminaHome, readSome, type Env } from '../settings/settings';
 
 export interface ServerAddress {
   url: string;

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { setting } from '../app/settings';
+import { setting } from '../settings/settings';
 import type { BuiltVerifier } from '../lean/buildVerifier';
 import type { Engine } from '../model/engine';
 import type { ProveDeps } from '../prover/prove';

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import axios from 'axios';
 import type { TrainingPrompt } from '../protocol';
-import { kiminaHome, setting } from '../app/settings';
+import { kiminaHome, setting } from '../settings/settings';
 import { buildPrompt } from '../prover/prompt';
 import { loadBenchmark } from './benchmark';
 

@@ -1,6 +1,6 @@
 // Building the verifier (REPL pool or `lake env lean`, behind fair-sharing admission) from its part of the backend
-// settings; the variables themselves are declared and read in backend/app/settings.ts.
-import { readSome, type Settings } from '../app/settings';
+// settings; the variables themselves are declared and read in backend/settings/settings.ts.
+import { readSome, type Settings } from '../settings/settings';
 import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
@@ -54,7 +54,7 @@ const leanKeys = [
 ] as const;
 export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
 
-/** The verifier's part of the backend settings (backend/app/settings.ts; documented in docs/settings.md). */
+/** The verifier's part of the backend settings (backend/settings/settings.ts; documented in docs/settings.md). */
 export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   return {
     projectDir: s.leanProject,

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { kiminaHome, setting } from '../app/settings';
+import { kiminaHome, setting } from '../settings/settings';
 import type { Sandbox } from './sandbox';
 import { RELEASE_TAG, releaseTag } from './toolchain';
 

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { kiminaHome, setting } from '../app/settings';
+import { kiminaHome, setting } from '../settings/settings';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
 import { setupReplDir } from './launch';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';

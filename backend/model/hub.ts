@@ -17,7 +17,7 @@ import {
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setting } from '../app/settings';
+import { setting } from '../settings/settings';
 
 export interface HubFile {
   path: string;

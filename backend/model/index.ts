@@ -1,6 +1,6 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
-import { DEFAULT_OPENAI_BASE_URL, readSome, type Env, type Settings } from '../app/settings';
+import { DEFAULT_OPENAI_BASE_URL, readSome, type Env, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import type { KvCacheSetting } from './onnx/kvPrecision';
 import { OpenAIEngine } from './openai/engine';
@@ -49,7 +49,7 @@ const engineKeys = [
 ] as const;
 export type EngineSettings = Pick<Settings, (typeof engineKeys)[number]>;
 
-/** The engine's part of the backend settings (backend/app/settings.ts). */
+/** The engine's part of the backend settings (backend/settings/settings.ts). */
 export function engineConfigOf(s: EngineSettings): EngineConfig {
   return {
     engine: s.engine,

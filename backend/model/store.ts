@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { kiminaHome } from '../app/settings';
+import { kiminaHome } from '../settings/settings';
 import { mkdirInside } from '../store/safePaths';
 import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import {

@@ -1,7 +1,7 @@
 // Where the Python trainer sources and environments live.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readSome, setting, type Settings } from '../app/settings';
+import { readSome, setting, type Settings } from '../settings/settings';
 
 /** backend/trainer (from source: next to this folder; from the bundle dist/cli.js: ../backend/trainer). */
 export function trainerSourceDir(): string {

@@ -1,6 +1,6 @@
 // The training service: store, reward scorer over the server's verifier, job manager. The HTTP face
 // (backend/api/trainingMount.ts) mounts it in `kimina serve`; nothing here knows about HTTP.
-import { setting } from '../app/settings';
+import { setting } from '../settings/settings';
 import type { GpuProbe } from './gpu';
 import type { LeanVerifier } from '../lean/types';
 import type { Db } from '../store/db';

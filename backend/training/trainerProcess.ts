@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { TrainingHyperparameters } from '../protocol';
 import { MAX_FEEDBACK_CHARS } from '../prover/fixTurn';
 import { FIX_CACHE_SIZE } from './presets';
-import { setting } from '../app/settings';
+import { setting } from '../settings/settings';
 
 export interface TrainerLaunch {
   python: string;

@@ -9,7 +9,7 @@ import { checkValue, routes, s, type Infer } from '../../backend/protocol';
 import { CloseHooks, createApp } from '../../backend/api/server';
 import { extraRouters } from '../../backend/api/mounts';
 import { openApp } from '../../backend/app/app';
-import { readSettings } from '../../backend/app/settings';
+import { readSettings } from '../../backend/settings/settings';
 import { standInVerifier } from '../../backend/demo/demo';
 
 interface Layer {

@@ -11,7 +11,7 @@ import type { ChatMessage, TrainingRun } from '../../backend/protocol';
 import type { Engine, Generation } from '../../backend/model/engine';
 import { openApp } from '../../backend/app/app';
 import { startServing } from '../../backend/app/serve';
-import { readSettings } from '../../backend/app/settings';
+import { readSettings } from '../../backend/settings/settings';
 import { openDb, type Db } from '../../backend/store/db';
 import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 

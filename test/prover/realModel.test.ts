@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openApp } from '../../backend/app/app';
-import { readSettings } from '../../backend/app/settings';
+import { readSettings } from '../../backend/settings/settings';
 import { prove } from '../../backend/prover/prove';
 
 const modelDir = process.env.KIMINA_TEST_MODEL_DIR;

@@ -17,7 +17,7 @@ import {
 } from '../../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../../media/trainingMonitorMessages';
 import { HttpProveService } from '../../backend/editor/httpService';
-import { connectFace, faceRequest } from '../extension/faceClient';
+import { connectFace, faceRequest } from '../api/faceClient';
 import { makeTinyModel, PROMPTS, removeDir, startBackend, waitFor, type Backend } from './harness';
 import { repoRoot } from './pythonSetup';
 

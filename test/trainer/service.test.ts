@@ -12,7 +12,7 @@ import { openDb } from '../../backend/store/db';
 import { TrainingStore } from '../../backend/store/training';
 import { presetHyper } from '../../backend/training/presets';
 import { trainingRouterFactory } from '../../backend/api/trainingMount';
-import { readSettings } from '../../backend/app/settings';
+import { readSettings } from '../../backend/settings/settings';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 
 test(

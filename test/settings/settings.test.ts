@@ -1,11 +1,11 @@
-// The one settings module (backend/app/settings.ts): parsing with defaults and clear errors, docs/settings.md
+// The one settings module (backend/settings/settings.ts): parsing with defaults and clear errors, docs/settings.md
 // generated from it, and no KIMINA_* name anywhere in the repository that it does not declare.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { allVariables, readSettings, setting } from '../../backend/app/settings';
+import { allVariables, readSettings, setting } from '../../backend/settings/settings';
 import { DOC, withCurrentTable } from '../../scripts/settings-doc';
 
 const root = join(__dirname, '..', '..');

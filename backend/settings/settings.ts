@@ -2,7 +2,7 @@
 // one line of doc, and the only module that reads `process.env` (besides spawns that pass an environment on
 // to child processes). The composition root (app.ts) reads them once with readSettings() and hands them
 // down; `setting(key)` reads a single one for library defaults. docs/settings.md is generated from this
-// table (scripts/settings-doc.ts) and test/app/settings.test.ts keeps the two equal.
+// table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
 import { availableParallelism, homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
