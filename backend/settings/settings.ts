@@ -667,6 +667,13 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       doc: 'opt-in tests with a real Lean project',
     },
     {
+      name: 'KIMINA_TEST_REPL_CLONE',
+      scope: 'test',
+      type: 'path',
+      default: 'unset (skipped)',
+      doc: 'opt-in test of the Lean setup table against a real clone of leanprover-community/repl',
+    },
+    {
       name: 'KIMINA_TEST_OPENAI_BASE_URL',
       scope: 'test',
       type: 'URL',
