@@ -68,6 +68,16 @@ test('kimina check: one verdict per declaration, exit 1 when any is not valid', 
   assert.match(r.stdout, /2\/4 declarations valid/);
 });
 
+test("kimina check on the reviewer's mutual file: names Foo.c as the declaration using sorryAx, exits 1", () => {
+  const r = kimina(['check', join(root, 'test', 'lean', 'data', 'ReviewerMutual.lean')]);
+  assert.equal(r.code, 1, r.stderr + r.stdout);
+  assert.match(r.stdout, /ReviewerMutual\.lean:3: theorem c valid/);
+  assert.match(r.stdout, /ReviewerMutual\.lean:8: theorem Foo\.a valid/);
+  assert.match(r.stdout, /ReviewerMutual\.lean:12: theorem Foo\.c sorry/);
+  assert.match(r.stdout, /ReviewerMutual\.lean: sorry: /);
+  assert.match(r.stdout, /3\/4 declarations valid/);
+});
+
 test('kimina check --json; exit 0 when everything is valid', () => {
   const file = tempFile('Good.lean', 'theorem a : 1 = 1 := by simp\ntheorem b : True := trivial');
   const r = kimina(['check', '--json', file]);
