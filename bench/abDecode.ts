@@ -64,7 +64,7 @@ async function main(): Promise<void> {
             decoder,
             cached,
             rows,
-            rows * cached > 8 * 2048 ? Math.min(steps, 6) : steps,
+            rows * cached > 8 * 2048 ? Math.min(steps, 5) : steps,
             !!v.shared,
           );
           const key = `${v.name}|${rows}|${cached}`;

@@ -22,7 +22,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
-import { CACHE_DIR, ensureOnnxModel } from './decodeModel';
+import { CACHE_DIR, ensureOnnxModel, QWEN3_06B } from './decodeModel';
 import { measureOurs, measureOursPrefill, openOurs } from './oursDecode';
 import { ensureGguf, loadLlamaModule, measureLlama, measureLlamaPrefill, measureLlamaSequences } from './llamaDecode';
 import { kiminaAnswers, replay, teacherForced, verifyCost } from './specDecode';
@@ -31,6 +31,24 @@ import { ensureOptimumModel, loadTransformersModule, measureTransformers } from 
 import { maxEventLoopStall } from './responsiveness';
 import { measureHalfCost, measureMemory, memoryTable, type MemoryRow } from './memoryDecode';
 import { ensureGenaiModel, measureGenai, measureGenaiGraphInNode } from './genaiDecode';
+import { readBandwidth } from './bandwidth';
+import { KvCache } from '../backend/model/onnx/kvCache';
+import { Q4_BLOCK } from '../backend/model/onnx/quantize';
+
+/** Bytes one decode step must read at least: the 4-bit weights (with float32 scales) and the KV cache. */
+function stepBytes(cachedPerRow: number, rows: number, shared: boolean): { weights: number; kv: number } {
+  const s = QWEN3_06B;
+  const q4 = (out: number, inDim: number) => (out * inDim) / 2 + ((out * inDim) / Q4_BLOCK) * 4;
+  const D = s.headDim;
+  const layer =
+    q4((s.heads + 2 * s.kvHeads) * D, s.hiddenSize) +
+    q4(s.hiddenSize, s.heads * D) +
+    q4(2 * s.intermediateSize, s.hiddenSize) +
+    q4(s.hiddenSize, s.intermediateSize);
+  const weights = s.layers * layer + q4(s.vocabSize, s.hiddenSize);
+  const perToken = KvCache.bytesPerToken({ layers: s.layers, kvHeads: s.kvHeads, headDim: D });
+  return { weights, kv: perToken * cachedPerRow * (shared ? 1 : rows) };
+}
 
 const POINTS = [32, 512, 2048, 4096];
 const rounds = Number(process.env.KIMINA_BENCH_ROUNDS ?? 2);
@@ -74,6 +92,8 @@ const best = median;
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0];
+  const bandwidth = await readBandwidth(threads);
+  log(`read bandwidth (onnxruntime ReduceSum over 512 MiB, ${threads} threads): ${(bandwidth / 1e9).toFixed(1)} GB/s`);
   const oursDir = ensureOnnxModel(accuracyLevel, log);
   const llama = only.has('llama') ? await loadLlamaModule() : undefined;
   const tf = only.has('tfjs') ? await loadTransformersModule() : undefined;
@@ -333,6 +353,21 @@ async function main(): Promise<void> {
     `acceptance=${fmt(spec.acceptance)}`,
   ];
   console.log(line.join(' '));
+  // The bound each figure meets: bytes a step must read against the measured read bandwidth.
+  const bound = (label: string, cached: number, rowsN: number, shared: boolean, measured: number) => {
+    const b = stepBytes(cached, rowsN, shared);
+    const limit = (bandwidth / (b.weights + b.kv)) * rowsN;
+    return `${label}: ${((b.weights + b.kv) / 1e6).toFixed(0)} MB per step (weights ${(b.weights / 1e6).toFixed(0)}, KV ${(b.kv / 1e6).toFixed(0)}) -> at most ${limit.toFixed(1)} tok/s; measured ${Number.isFinite(measured) ? measured.toFixed(1) : 'n/a'} (${Number.isFinite(measured) ? ((100 * measured) / limit).toFixed(0) : '?'}% of the bound)`;
+  };
+  console.log(
+    `bandwidth bound (read ${(bandwidth / 1e9).toFixed(1)} GB/s measured at the start):\n  ${[
+      bound('1 row @32', 32, 1, false, best(results.ours.get(32))),
+      bound('1 row @512', 512, 1, false, best(results.ours.get(512))),
+      bound('1 row @4096', 4096, 1, false, best(results.ours.get(4096))),
+      bound('8 rows @512, shared prompt', 512, 8, true, best(rows.get(8))),
+      bound('8 rows @512, each its own cache', 512, 8, false, best(independent8)),
+    ].join('\n  ')}`,
+  );
   // Issue 24's targets, last.
   const figures = Object.fromEntries(line.map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
   const targets: [string, number][] = [
