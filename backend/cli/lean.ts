@@ -6,6 +6,7 @@ import { detectSandbox } from '../lean/sandbox';
 import { setupRepl } from '../lean/setup';
 import { openApp } from '../app/app';
 import { parseArgs, flagString } from './args';
+import { readSome } from '../settings/settings';
 
 const help = `usage: kimina lean setup [--project DIR]   build leanprover-community/repl for the project's toolchain
        kimina lean status [--project DIR]  show how proofs will be checked
@@ -22,7 +23,7 @@ export async function run(args: string[]): Promise<number> {
   const settings = openApp().verifierSettings(); // settings only: nothing is opened
   const project = resolve(flagString(p, 'project') ?? settings.projectDir);
   if (sub === 'setup') {
-    const result = await setupRepl(project, (line) => console.error(line));
+    const result = await setupRepl(project, (line) => console.error(line), readSome(['home', 'replGitUrl']));
     console.log(result.binary);
     console.error(
       `kimina serve and kimina check will now use it for projects on ${result.tag} (or set KIMINA_REPL_PATH=${result.binary}).`,
@@ -31,7 +32,7 @@ export async function run(args: string[]): Promise<number> {
   }
   if (sub === 'status') {
     const tag = projectToolchainTag(project);
-    const binary = settings.replCommand ? undefined : findReplBinary(project, settings.replPath);
+    const binary = settings.replCommand ? undefined : findReplBinary(settings.home, project, settings.replPath);
     const file = join(project, 'lean-toolchain');
     const toolchain = existsSync(file) ? readFileSync(file, 'utf8').trim().slice(0, 120) : undefined;
     console.log(

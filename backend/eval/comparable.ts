@@ -5,17 +5,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Comparability, EvalConfig } from '../protocol';
-import { MINIF2F_TEST_REPO, MINIF2F_TEST_ROWS, PUBLISHED_LEAN, defaultMinif2fTestPath } from './recipeBenchmark';
+import { MINIF2F_TEST_REPO, MINIF2F_TEST_ROWS, PUBLISHED_LEAN } from './recipeBenchmark';
 
 export const PUBLISHED_SAMPLES = 32;
 export const PUBLISHED_MAX_TOKENS = 24576;
 
-/** The benchmark's name: AI-MO/minif2f_test for the file `kimina eval fetch` writes, else the file or folder name. */
+/** The benchmark's name: AI-MO/minif2f_test for the file `kimina eval fetch` writes (minif2f_test.jsonl), else the file or folder name. */
 export function benchmarkName(path: string): string {
   const p = resolve(path);
-  return p === resolve(defaultMinif2fTestPath()) || basename(p) === 'minif2f_test.jsonl'
-    ? MINIF2F_TEST_REPO
-    : basename(p);
+  return basename(p) === 'minif2f_test.jsonl' ? MINIF2F_TEST_REPO : basename(p);
 }
 
 /** The Lean version of a Lean project (its lean-toolchain), e.g. v4.15.0; null when unknown. */

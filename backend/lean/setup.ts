@@ -3,7 +3,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { kiminaHome, setting } from '../settings/settings';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
 import { setupReplDir } from './launch';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
@@ -46,8 +45,9 @@ async function have(cmd: string): Promise<boolean> {
 export async function setupRepl(
   projectDir: string,
   onProgress: (line: string) => void,
-  repoUrl = setting('replGitUrl'),
+  settings: { home: string; replGitUrl: string },
 ): Promise<SetupResult> {
+  const { home, replGitUrl: repoUrl } = settings;
   if (!existsSync(join(projectDir, 'lean-toolchain')))
     throw new Error(`no lean-toolchain in ${projectDir}: pass --project with your Lean project's folder`);
   const toolchain = readFileSync(join(projectDir, 'lean-toolchain'), 'utf8');
@@ -56,10 +56,10 @@ export async function setupRepl(
     throw new Error(
       `cannot set up the REPL for ${join(projectDir, 'lean-toolchain')}: ${unsupportedToolchainReason(toolchain)}`,
     );
-  const dir = setupReplDir(tag);
+  const dir = setupReplDir(home, tag);
   // The folder is deleted and re-cloned below: it must lie inside KIMINA_HOME/repl, symlinks resolved.
-  const replRoot = join(ensurePrivateDir(kiminaHome()), 'repl');
-  mkdirInside(kiminaHome(), replRoot, 0o700);
+  const replRoot = join(ensurePrivateDir(home), 'repl');
+  mkdirInside(home, replRoot, 0o700);
   const binary = join(dir, '.lake', 'build', 'bin', 'repl');
   if (existsSync(binary)) {
     onProgress(`[1/3] REPL for ${tag} already built: ${binary}`);
