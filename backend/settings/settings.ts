@@ -501,9 +501,30 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
     {
       name: 'KIMINA_REWARD_URL',
       scope: 'trainer',
-      type: 'URL',
+      type: 'URLs',
       default: 'set by `kimina train export-verl`',
-      doc: 'the backend root the verl reward module posts to',
+      doc: 'the backend root the verl reward module posts to, or several separated by commas (one `kimina serve` per node)',
+    },
+    {
+      name: 'KIMINA_REWARD_CONCURRENCY',
+      scope: 'trainer',
+      type: 'number',
+      default: '`2`',
+      doc: 'verl reward module: batches in flight per server',
+    },
+    {
+      name: 'KIMINA_REWARD_TIMEOUT_S',
+      scope: 'trainer',
+      type: 's',
+      default: '`900`',
+      doc: 'verl reward module: a server that has not answered a batch by then is taken out',
+    },
+    {
+      name: 'KIMINA_REWARD_BATCH_ITEMS',
+      scope: 'trainer',
+      type: 'number',
+      default: '`64`',
+      doc: 'verl reward module: answers per request (also cut by the body limit)',
     },
     {
       name: 'KIMINA_VERDICT_MODE',
@@ -532,6 +553,13 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       type: 'ms',
       default: '`0`',
       doc: 'how long the stand-in REPL takes to "import" a header (tests of slow imports)',
+    },
+    {
+      name: 'STAND_IN_CHECK_MS',
+      scope: 'stand-in REPL',
+      type: 'ms',
+      default: '`0`',
+      doc: 'how long the stand-in REPL takes per command on an existing environment (realistic benchmarks)',
     },
     {
       name: 'STAND_IN_LOG',
@@ -658,7 +686,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       name: 'KIMINA_MINIF2F_DIR',
       scope: 'test',
       type: 'path',
-      default: '`../shared/data/minif2f-lean4`',
+      default: '`data/minif2f-lean4` in the repository',
       doc: 'the miniF2F copy the evaluation tests read',
     },
   ];
