@@ -3,7 +3,7 @@
 // progress) instead of a terminal. After a success the face's services are built afresh.
 import type { CancellationToken, Connection, WorkDoneProgressReporter } from 'vscode-languageserver/node';
 import { type LspRequestTypes, type SetupResult, lspMethods } from '../protocol';
-import { setupRepl } from '../lean/setup';
+import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
 import { convertLazily } from '../model/lazyConvert';
 import { pullModel, type PullEvent } from '../model/store';
 
@@ -104,23 +104,33 @@ export function registerSetupRequests({ connection, onSetUp, log }: SetupRequest
     async (params: LspRequestTypes['kimina/setup/lean']['params'], cancel: CancellationToken): Promise<SetupResult> => {
       const project = typeof params?.project === 'string' ? params.project : '';
       if (!project) return { ok: false, message: 'kimina/setup/lean needs the Lean project folder' };
+      let buildCommand: string | undefined;
       const result = await withProgress(
         connection,
         params.workDoneToken,
         'setting up the Lean verifier',
         false,
         async (report) => {
-          const built = await setupRepl(project, (line) => {
-            log(`[lean setup] ${line}`);
-            report.report(line.trim().slice(0, 160));
-          });
-          return `REPL for ${built.tag} ready: ${built.binary}`;
+          try {
+            const built = await setupRepl(
+              project,
+              (line) => {
+                log(`[lean setup] ${line}`);
+                report.report(line.trim().slice(0, 160));
+              },
+              { build: params.build === true },
+            );
+            return `REPL for ${built.tag} ready: ${built.binary}`;
+          } catch (err) {
+            if (err instanceof ProjectNotBuiltError) buildCommand = err.result.project.buildCommand;
+            throw err;
+          }
         },
         cancel,
         log,
       );
       if (result.ok) onSetUp();
-      return result;
+      return buildCommand && !result.ok ? { ...result, buildCommand } : result;
     },
   );
 }

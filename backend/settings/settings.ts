@@ -304,6 +304,18 @@ const declarations = {
     doc: 'where `kimina lean setup` clones the REPL from',
     read: (raw: string | undefined) => given(raw) ?? 'https://github.com/leanprover-community/repl',
   },
+  replFlushFix: {
+    name: 'KIMINA_REPL_FLUSH_FIX',
+    type: 'text',
+    default: "repl's `4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4`",
+    doc: 'the commit of the flush fix in the repository `kimina lean setup` clones (a mirror with other commit ids)',
+    read: (raw: string | undefined) => {
+      const v = given(raw);
+      if (v !== undefined && !/^[0-9a-f]{7,40}$/.test(v))
+        throw new Error('KIMINA_REPL_FLUSH_FIX must be a commit id (hex)');
+      return v;
+    },
+  },
   maxRepls: {
     name: 'KIMINA_MAX_REPLS',
     type: 'number',
@@ -653,6 +665,13 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       type: 'path',
       default: 'unset (skipped)',
       doc: 'opt-in tests with a real Lean project',
+    },
+    {
+      name: 'KIMINA_TEST_REPL_CLONE',
+      scope: 'test',
+      type: 'path',
+      default: 'unset (skipped)',
+      doc: 'opt-in test of the Lean setup table against a real clone of leanprover-community/repl',
     },
     {
       name: 'KIMINA_TEST_OPENAI_BASE_URL',
