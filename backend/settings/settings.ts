@@ -658,7 +658,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       name: 'KIMINA_MINIF2F_DIR',
       scope: 'test',
       type: 'path',
-      default: '`../shared/data/minif2f-lean4`',
+      default: '`data/minif2f-lean4` in the repository',
       doc: 'the miniF2F copy the evaluation tests read',
     },
   ];
