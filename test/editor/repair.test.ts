@@ -3,7 +3,7 @@
 // engine (a TEST DOUBLE for the model: repairDoubles.ts applies the renames the feedback names).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatMessage, ProveEvent } from '../../backend/protocol';
+import type { ChatMessage, LspProveEvent } from '../../backend/protocol';
 import { prove } from '../../backend/prover/prove';
 import { checkAnswer } from '../../backend/prover/format';
 import { renameOf, userAnswer } from '../../backend/prover/repair';
@@ -90,7 +90,7 @@ test("the user's proof as the assistant turn is well formed; the deprecation tex
 
 test('Repair with Kimina: the fix turn holds the user proof and Lean messages; only a verified in-place repair is proposed', async () => {
   const engine = new ScriptedEngine((c) => repairAnswer(c));
-  const events: ProveEvent[] = [];
+  const events: LspProveEvent[] = [];
   const result = await proveInEditor(
     {
       id: 'r1',
@@ -102,7 +102,7 @@ test('Repair with Kimina: the fix turn holds the user proof and Lean messages; o
     },
     BROKEN_FILE,
     service(engine),
-    (e) => events.push(e as ProveEvent),
+    (e) => events.push(e),
     new AbortController().signal,
   );
   assert.equal(result.status, 'proved', result.problem);
