@@ -1,7 +1,7 @@
 // The backend's settings: every environment variable it reads, declared once with its type, default and
 // one line of doc, and the only module that reads `process.env` (besides spawns that pass an environment on
-// to child processes). The composition root (app.ts) reads them once with readSettings() and hands them
-// down; `setting(key)` reads a single one for library defaults. docs/settings.md is generated from this
+// to child processes). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
+// hand each part its typed slice; the domain rooms never call the readers (test/architecture.test.ts). docs/settings.md is generated from this
 // table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
 import { availableParallelism, homedir } from 'node:os';
@@ -303,6 +303,18 @@ const declarations = {
     default: '`https://github.com/leanprover-community/repl`',
     doc: 'where `kimina lean setup` clones the REPL from',
     read: (raw: string | undefined) => given(raw) ?? 'https://github.com/leanprover-community/repl',
+  },
+  replFlushFix: {
+    name: 'KIMINA_REPL_FLUSH_FIX',
+    type: 'text',
+    default: "repl's `4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4`",
+    doc: 'the commit of the flush fix in the repository `kimina lean setup` clones (a mirror with other commit ids)',
+    read: (raw: string | undefined) => {
+      const v = given(raw);
+      if (v !== undefined && !/^[0-9a-f]{7,40}$/.test(v))
+        throw new Error('KIMINA_REPL_FLUSH_FIX must be a commit id (hex)');
+      return v;
+    },
   },
   maxRepls: {
     name: 'KIMINA_MAX_REPLS',
@@ -653,6 +665,13 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       type: 'path',
       default: 'unset (skipped)',
       doc: 'opt-in tests with a real Lean project',
+    },
+    {
+      name: 'KIMINA_TEST_REPL_CLONE',
+      scope: 'test',
+      type: 'path',
+      default: 'unset (skipped)',
+      doc: 'opt-in test of the Lean setup table against a real clone of leanprover-community/repl',
     },
     {
       name: 'KIMINA_TEST_OPENAI_BASE_URL',
