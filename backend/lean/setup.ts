@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { kiminaHome, setting } from '../settings/settings';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
-import { setupReplDir } from './launch';
+import { replBinaryIn, setupReplDir } from './launch';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
 export const elanHint =
@@ -60,7 +60,7 @@ export async function setupRepl(
   // The folder is deleted and re-cloned below: it must lie inside KIMINA_HOME/repl, symlinks resolved.
   const replRoot = join(ensurePrivateDir(kiminaHome()), 'repl');
   mkdirInside(kiminaHome(), replRoot, 0o700);
-  const binary = join(dir, '.lake', 'build', 'bin', 'repl');
+  const binary = replBinaryIn(dir); // repl.exe on Windows
   if (existsSync(binary)) {
     onProgress(`[1/3] REPL for ${tag} already built: ${binary}`);
     return { tag, dir, binary, built: false };
