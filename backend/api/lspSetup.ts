@@ -3,12 +3,18 @@
 // progress) instead of a terminal. After a success the face's services are built afresh.
 import type { CancellationToken, Connection, WorkDoneProgressReporter } from 'vscode-languageserver/node';
 import { type LspRequestTypes, type SetupResult, lspMethods } from '../protocol';
-import { setupRepl } from '../lean/setup';
+import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
 import { convertLazily } from '../model/lazyConvert';
+import { hubOptionsOf, type HubSettings } from '../model/hub';
 import { pullModel, type PullEvent } from '../model/store';
+import type { Settings } from '../settings/settings';
+
+/** What the setup requests read: KIMINA_HOME (the model store and the REPL builds), the REPL's git URL, the hub's settings. */
+export type SetupSettings = Pick<Settings, 'home' | 'replGitUrl' | 'replFlushFix'> & HubSettings;
 
 export interface SetupRequestOptions {
   connection: Connection;
+  settings: SetupSettings;
   /** Called after a setup request succeeded: the services should start again with what is now there. */
   onSetUp: () => void;
   log: (line: string) => void;
@@ -58,7 +64,7 @@ async function withProgress(
   }
 }
 
-export function registerSetupRequests({ connection, onSetUp, log }: SetupRequestOptions): void {
+export function registerSetupRequests({ connection, settings, onSetUp, log }: SetupRequestOptions): void {
   connection.onRequest(
     lspMethods.pullModel,
     async (
@@ -77,6 +83,8 @@ export function registerSetupRequests({ connection, onSetUp, log }: SetupRequest
         async (report) => {
           let last = 0;
           const pulled = await pullModel(model, {
+            ...hubOptionsOf(settings),
+            home: settings.home,
             convert: convertLazily,
             signal: controller.signal,
             onEvent: (e) => {
@@ -104,23 +112,34 @@ export function registerSetupRequests({ connection, onSetUp, log }: SetupRequest
     async (params: LspRequestTypes['kimina/setup/lean']['params'], cancel: CancellationToken): Promise<SetupResult> => {
       const project = typeof params?.project === 'string' ? params.project : '';
       if (!project) return { ok: false, message: 'kimina/setup/lean needs the Lean project folder' };
+      let buildCommand: string | undefined;
       const result = await withProgress(
         connection,
         params.workDoneToken,
         'setting up the Lean verifier',
         false,
         async (report) => {
-          const built = await setupRepl(project, (line) => {
-            log(`[lean setup] ${line}`);
-            report.report(line.trim().slice(0, 160));
-          });
-          return `REPL for ${built.tag} ready: ${built.binary}`;
+          try {
+            const built = await setupRepl(
+              project,
+              (line) => {
+                log(`[lean setup] ${line}`);
+                report.report(line.trim().slice(0, 160));
+              },
+              settings,
+              { build: params.build === true },
+            );
+            return `REPL for ${built.tag} ready: ${built.binary}`;
+          } catch (err) {
+            if (err instanceof ProjectNotBuiltError) buildCommand = err.result.project.buildCommand;
+            throw err;
+          }
         },
         cancel,
         log,
       );
       if (result.ok) onSetUp();
-      return result;
+      return buildCommand && !result.ok ? { ...result, buildCommand } : result;
     },
   );
 }

@@ -1,7 +1,7 @@
 // Building the verifier (REPL pool or `lake env lean`, behind fair-sharing admission) from its part of the backend
 // settings; the variables themselves are declared and read in backend/settings/settings.ts.
-import { readSome, type Settings } from '../settings/settings';
-import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
+import type { Settings } from '../settings/settings';
+import { buildLaunch, elanHomeToKeep, findReplBinary, lakeEnvironment } from './launch';
 import { GUARD_INTERVAL_MS, exeName, memoryCap, osOf, withMemoryCap, type Os } from './processes';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
@@ -13,6 +13,10 @@ import { Verifier } from './verifier';
 import { Admission, type AdmissionOptions } from './admission';
 
 export interface VerifierSettings {
+  /** KIMINA_HOME, where `kimina lean setup` builds the REPL. */
+  home: string;
+  /** ELAN_HOME for the REPLs, whose HOME is their scratch folder (launch.ts elanHomeToKeep). */
+  elanHome?: string;
   projectDir: string;
   replCommand?: string;
   replPath?: string;
@@ -52,12 +56,17 @@ const leanKeys = [
   'initRepls',
   'maxBatch',
   'maxPerClient',
+  'home',
+  'userHome',
+  'elanHome',
 ] as const;
 export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
 
 /** The verifier's part of the backend settings (backend/settings/settings.ts; documented in docs/settings.md). */
 export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   return {
+    home: s.home,
+    elanHome: elanHomeToKeep(s),
     projectDir: s.leanProject,
     replCommand: s.replCommand,
     replPath: s.replPath,
@@ -75,11 +84,6 @@ export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
     maxBatch: s.maxBatch,
     maxPerClient: s.maxPerClient,
   };
-}
-
-/** Reads the verifier's KIMINA_* variables now (for callers without the app's settings). */
-export function verifierSettingsFromEnv(): VerifierSettings {
-  return verifierSettingsOf(readSome(leanKeys));
 }
 
 export interface BuiltVerifier {
@@ -103,7 +107,9 @@ export function memoryLine(memoryLimitMb: number, os: Os, cap = memoryCap(memory
 export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): BuiltVerifier {
   const sandbox = detectSandbox(settings.sandbox, os);
   const cap = memoryCap(settings.memoryLimitMb, os);
-  const replPath = settings.replCommand ? undefined : findReplBinary(settings.projectDir, settings.replPath, os);
+  const replPath = settings.replCommand
+    ? undefined
+    : findReplBinary(settings.home, settings.projectDir, settings.replPath, os);
   let runner: SnippetRunner;
   let describe: string;
   if (settings.replCommand || replPath) {
@@ -117,6 +123,7 @@ export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): Buil
       sandbox,
       os,
       cap,
+      ...(settings.elanHome ? { elanHome: settings.elanHome } : {}),
     };
     const pool = new ReplPool({
       launch: (scratch) => buildLaunch(launchOptions, scratch),

@@ -4,7 +4,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { kiminaHome, setting } from '../settings/settings';
 import type { Sandbox } from './sandbox';
 import { RELEASE_TAG, releaseTag } from './toolchain';
 import {
@@ -46,6 +45,8 @@ export interface LaunchOptions {
   cap?: MemoryCap;
   /** Guard sampling period in ms (default per OS). */
   guardIntervalMs?: number;
+  /** ELAN_HOME for the REPL, whose HOME is its scratch folder (see elanHomeToKeep). */
+  elanHome?: string;
 }
 
 /** `leanprover/lean4:v4.24.0` -> `v4.24.0` (undefined without a lean-toolchain, or when it is not a Lean release). */
@@ -55,10 +56,10 @@ export function projectToolchainTag(projectDir: string): string | undefined {
   return releaseTag(readFileSync(file, 'utf8')); // only a Lean release tag: it names a folder and a git tag
 }
 
-/** Where `kimina lean setup` builds the REPL for a toolchain tag. */
-export function setupReplDir(tag: string): string {
+/** Where `kimina lean setup` builds the REPL for a toolchain tag, in a KIMINA_HOME. */
+export function setupReplDir(home: string, tag: string): string {
   if (!RELEASE_TAG.test(tag)) throw new Error(`not a Lean release tag: ${JSON.stringify(tag)}`);
-  return join(kiminaHome(), 'repl', tag);
+  return join(home, 'repl', tag);
 }
 
 /** Where lake builds the REPL binary inside a repl checkout (`repl.exe` on Windows). */
@@ -67,11 +68,16 @@ export function replBinaryIn(replDir: string, os: Os = osOf()): string {
 }
 
 /** The REPL binary to use: KIMINA_REPL_PATH, the project's own `repl` package, or the one `kimina lean setup` built. */
-export function findReplBinary(projectDir: string, explicit?: string, os: Os = osOf()): string | undefined {
+export function findReplBinary(
+  home: string,
+  projectDir: string,
+  explicit?: string,
+  os: Os = osOf(),
+): string | undefined {
   if (explicit) return resolve(explicit);
   const candidates = [replBinaryIn(join(projectDir, '.lake', 'packages', 'repl'), os)];
   const tag = projectToolchainTag(projectDir);
-  if (tag) candidates.push(replBinaryIn(setupReplDir(tag), os));
+  if (tag) candidates.push(replBinaryIn(setupReplDir(home, tag), os));
   return candidates.find((c) => existsSync(c));
 }
 
@@ -95,7 +101,7 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
       HOME: scratch,
       TMPDIR: scratch,
       ...(os === 'win32' ? { TEMP: scratch, TMP: scratch } : {}),
-      ...homeKeepers(),
+      ...(options.elanHome ? { ELAN_HOME: options.elanHome } : {}),
     },
     os,
     verbatim,
@@ -124,9 +130,11 @@ export function lakeEnvironment(projectDir: string, lake = exeName('lake')): Nod
   }
 }
 
-// Lean and lake find their toolchain through elan's folder under the real HOME; keep it reachable.
-function homeKeepers(): NodeJS.ProcessEnv {
-  const home = setting('userHome');
-  if (!home || setting('elanHome')) return {};
-  return { ELAN_HOME: join(home, '.elan') };
+/**
+ * Lean and lake find their toolchain through elan's folder under the real HOME; the REPL's HOME is its scratch
+ * folder, so with ELAN_HOME unset (a set one is inherited) it gets ELAN_HOME=$HOME/.elan.
+ */
+export function elanHomeToKeep(s: { userHome?: string; elanHome?: string }): string | undefined {
+  if (!s.userHome || s.elanHome) return undefined;
+  return join(s.userHome, '.elan');
 }

@@ -60,6 +60,8 @@ export interface PullModelParams {
 /** Build the Lean REPL for a project's toolchain, as `kimina lean setup` does. */
 export interface SetupLeanParams {
   project: string;
+  /** Also build the project (`lake exe cache get`, `lake build`) when it is not built for its imports. */
+  build?: boolean;
   workDoneToken?: ProgressToken;
 }
 /** Either outcome of a setup request; the backend's services are restarted after a success. */
@@ -67,9 +69,12 @@ export interface SetupResult {
   ok: boolean;
   message: string;
   cancelled?: boolean;
+  /** Lean setup only: the REPL is ready but the project is not built; this command (in the project) builds it. */
+  buildCommand?: string;
 }
 export interface BackendStatus {
-  state: 'starting' | 'ready' | 'proving' | 'training' | 'error';
+  /** `restricted`: the folder is not trusted (VS Code's Restricted Mode), so the extension starts no backend. */
+  state: 'starting' | 'ready' | 'proving' | 'training' | 'error' | 'restricted';
   detail?: string;
   engine?: string;
   model?: string;

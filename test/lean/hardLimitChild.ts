@@ -9,6 +9,7 @@ import { buildVerifier } from '../../backend/lean/buildVerifier';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
 
 const built = buildVerifier({
+  home: mkdtempSync(join(tmpdir(), 'kimina-hardhome-')),
   projectDir: mkdtempSync(join(tmpdir(), 'kimina-hard-')),
   replCommand: process.argv[2],
   maxRepls: 1,

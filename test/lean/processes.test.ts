@@ -87,10 +87,10 @@ test('the REPL binary is repl.exe on Windows, repl elsewhere', (t) => {
   const bin = join(dir, '.lake', 'packages', 'repl', '.lake', 'build', 'bin');
   mkdirSync(bin, { recursive: true });
   writeFileSync(join(bin, 'repl.exe'), '');
-  assert.equal(findReplBinary(dir, undefined, 'win32'), join(bin, 'repl.exe'));
-  assert.equal(findReplBinary(dir, undefined, 'linux'), undefined);
+  assert.equal(findReplBinary(dir, dir, undefined, 'win32'), join(bin, 'repl.exe'));
+  assert.equal(findReplBinary(dir, dir, undefined, 'linux'), undefined);
   writeFileSync(join(bin, 'repl'), '');
-  assert.equal(findReplBinary(dir, undefined, 'darwin'), join(bin, 'repl'));
+  assert.equal(findReplBinary(dir, dir, undefined, 'darwin'), join(bin, 'repl'));
 });
 
 test('the address-space cap: Linux when the hard limit allows it (a notice otherwise), never on macOS or Windows', () => {
@@ -347,6 +347,7 @@ test('the lean-file fallback: the guard stops a runaway `lean --json` too', asyn
 
 test('buildVerifier says once how memory is bounded on the OS it runs for', async () => {
   const settings = {
+    home: mkdtempSync(join(tmpdir(), 'kimina-bvhome-')),
     projectDir: mkdtempSync(join(tmpdir(), 'kimina-bv-')),
     replCommand: standInReplCommand(),
     maxRepls: 1,

@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { findDeclarations, formalStatementOf, headerOf, selectDeclaration } from '../../backend/lean/declarations';
+import {
+  findDeclarationHeads,
+  findDeclarations,
+  formalStatementOf,
+  headerOf,
+  selectDeclaration,
+} from '../../backend/lean/declarations';
 import { MINIF2F_SPLITS, minif2fFiles } from '../eval/helpers';
 
 // miniF2F-lean4's MiniF2F/Test/imo_1965_p2.lean (MIT, Meta Platforms), verbatim.
@@ -227,4 +233,31 @@ test('termination_by and deriving at column 0 belong to the declaration above', 
   assert.equal(f.body, null, 'pattern-matching definition: no signature :=');
   assert.equal(p.end.line, 8);
   assert.equal(t.name, 't');
+});
+
+test('mutual … end and `namespace A.B` … `end B` … `end A`: scopes close part by part, as Lean reads them', () => {
+  const src = [
+    'namespace A.B',
+    'mutual',
+    '  theorem x : True := trivial',
+    'end',
+    'theorem y : True := trivial',
+    'end B',
+    'theorem z : True := trivial',
+    'end A',
+    'theorem w : True := trivial',
+  ].join('\n');
+  assert.deepEqual(
+    findDeclarations(src).map((d) => [d.namespace, d.name]),
+    [
+      ['A.B', 'x'],
+      ['A.B', 'y'],
+      ['A', 'z'],
+      ['', 'w'],
+    ],
+  );
+  assert.deepEqual(
+    findDeclarationHeads(src).map((d) => d.name),
+    ['A.B.x', 'A.B.y', 'A.z', 'w'],
+  );
 });
