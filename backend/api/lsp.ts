@@ -22,11 +22,15 @@ import {
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
-import { registerSetupRequests } from './lspSetup';
+import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
+import { registerRepairRequests } from './lspRepair';
+import type { RepairStore } from '../store/repairs';
 
 export interface LspFaceOptions {
   connection: Connection;
+  /** The settings the setup requests read, handed down by `kimina lsp`. */
+  settings: SetupSettings;
   /** Builds the services (may fail, e.g. no model yet: the face then reports an error status with the reason). */
   createService: () => Promise<ProveService>;
   log?: (line: string) => void;
@@ -34,6 +38,8 @@ export interface LspFaceOptions {
   proveTimeoutS?: number;
   /** How often to ask the services for news (an attached server starting or ending training); 0 for never. */
   refreshMs?: number;
+  /** The Repair All queue's store (opened on first use; `kimina lsp` opens KIMINA_DB). */
+  repairStore?: () => RepairStore;
 }
 
 export interface LspFace {
@@ -45,10 +51,12 @@ const provableKinds = new Set(['theorem', 'lemma', 'example']);
 
 export function startLspFace({
   connection,
+  settings,
   createService,
   log = () => {},
   proveTimeoutS = 0,
   refreshMs = 15_000,
+  repairStore,
 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = new Map<string, AbortController>();
@@ -228,13 +236,15 @@ export function startLspFace({
     setStatus({ state: 'starting', detail: 'starting the backend services' });
     getService().catch(() => {});
   };
-  registerSetupRequests({ connection, onSetUp: () => void rebuild(), log });
+  registerSetupRequests({ connection, settings, onSetUp: () => void rebuild(), log });
   // the attached server of the services as they stand (no new start-up attempt when they failed)
   const training = registerTrainingRequests({
     connection,
     log,
     server: async () => (service ? ((await service.catch(() => null))?.server ?? null) : null),
   });
+
+  registerRepairRequests({ connection, service: getService, store: repairStore, log });
 
   connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
     if (status.state === 'error') await getService().catch(() => {});

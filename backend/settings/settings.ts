@@ -1,7 +1,7 @@
 // The backend's settings: every environment variable it reads, declared once with its type, default and
 // one line of doc, and the only module that reads `process.env` (besides spawns that pass an environment on
-// to child processes). The composition root (app.ts) reads them once with readSettings() and hands them
-// down; `setting(key)` reads a single one for library defaults. docs/settings.md is generated from this
+// to child processes). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
+// hand each part its typed slice; the domain rooms never call the readers (test/architecture.test.ts). docs/settings.md is generated from this
 // table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
 import { availableParallelism, homedir } from 'node:os';
@@ -287,7 +287,7 @@ const declarations = {
     name: 'KIMINA_REPL_COMMAND',
     type: 'shell command',
     default: 'unset',
-    doc: 'the command that starts one REPL (else `lake env <repl>` of the project)',
+    doc: 'the command line that starts one REPL, run by `sh -c` (Linux, macOS) or `cmd.exe /d /s /c` (Windows); else `lake env <repl>` of the project',
     read: (raw: string | undefined) => given(raw),
   },
   replPath: {
@@ -362,7 +362,7 @@ const declarations = {
     name: 'KIMINA_REPL_MEMORY_MB',
     type: 'MB',
     default: '`16384`',
-    doc: 'address-space cap per REPL (`ulimit -v`); 0 = none',
+    doc: "address-space cap per REPL (`ulimit -v`, Linux when the hard limit allows) and the memory guard's limit on the REPL's processes while a check runs (every OS); 0 = none",
     read: (raw: string | undefined) => number('KIMINA_REPL_MEMORY_MB', raw, 16_384),
   },
   replIdleS: {
