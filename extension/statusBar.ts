@@ -8,6 +8,7 @@ const looks: Record<BackendStatus['state'], { icon: string; label: string }> = {
   proving: { icon: '$(sync~spin)', label: 'proving' },
   training: { icon: '$(pulse)', label: 'training' },
   error: { icon: '$(error)', label: 'error' },
+  restricted: { icon: '$(shield)', label: 'Restricted Mode' },
 };
 
 export function createStatusBar(onStatus: vscode.Event<BackendStatus>, initial: BackendStatus): vscode.Disposable {

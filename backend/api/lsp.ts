@@ -22,11 +22,13 @@ import {
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
-import { registerSetupRequests } from './lspSetup';
+import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
 
 export interface LspFaceOptions {
   connection: Connection;
+  /** The settings the setup requests read, handed down by `kimina lsp`. */
+  settings: SetupSettings;
   /** Builds the services (may fail, e.g. no model yet: the face then reports an error status with the reason). */
   createService: () => Promise<ProveService>;
   log?: (line: string) => void;
@@ -45,6 +47,7 @@ const provableKinds = new Set(['theorem', 'lemma', 'example']);
 
 export function startLspFace({
   connection,
+  settings,
   createService,
   log = () => {},
   proveTimeoutS = 0,
@@ -228,7 +231,7 @@ export function startLspFace({
     setStatus({ state: 'starting', detail: 'starting the backend services' });
     getService().catch(() => {});
   };
-  registerSetupRequests({ connection, onSetUp: () => void rebuild(), log });
+  registerSetupRequests({ connection, settings, onSetUp: () => void rebuild(), log });
   // the attached server of the services as they stand (no new start-up attempt when they failed)
   const training = registerTrainingRequests({
     connection,

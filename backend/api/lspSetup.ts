@@ -5,10 +5,16 @@ import type { CancellationToken, Connection, WorkDoneProgressReporter } from 'vs
 import { type LspRequestTypes, type SetupResult, lspMethods } from '../protocol';
 import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
 import { convertLazily } from '../model/lazyConvert';
+import { hubOptionsOf, type HubSettings } from '../model/hub';
 import { pullModel, type PullEvent } from '../model/store';
+import type { Settings } from '../settings/settings';
+
+/** What the setup requests read: KIMINA_HOME (the model store and the REPL builds), the REPL's git URL, the hub's settings. */
+export type SetupSettings = Pick<Settings, 'home' | 'replGitUrl' | 'replFlushFix'> & HubSettings;
 
 export interface SetupRequestOptions {
   connection: Connection;
+  settings: SetupSettings;
   /** Called after a setup request succeeded: the services should start again with what is now there. */
   onSetUp: () => void;
   log: (line: string) => void;
@@ -58,7 +64,7 @@ async function withProgress(
   }
 }
 
-export function registerSetupRequests({ connection, onSetUp, log }: SetupRequestOptions): void {
+export function registerSetupRequests({ connection, settings, onSetUp, log }: SetupRequestOptions): void {
   connection.onRequest(
     lspMethods.pullModel,
     async (
@@ -77,6 +83,8 @@ export function registerSetupRequests({ connection, onSetUp, log }: SetupRequest
         async (report) => {
           let last = 0;
           const pulled = await pullModel(model, {
+            ...hubOptionsOf(settings),
+            home: settings.home,
             convert: convertLazily,
             signal: controller.signal,
             onEvent: (e) => {
@@ -118,6 +126,7 @@ export function registerSetupRequests({ connection, onSetUp, log }: SetupRequest
                 log(`[lean setup] ${line}`);
                 report.report(line.trim().slice(0, 160));
               },
+              settings,
               { build: params.build === true },
             );
             return `REPL for ${built.tag} ready: ${built.binary}`;

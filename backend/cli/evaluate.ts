@@ -282,7 +282,8 @@ async function fetchCommand(p: Parsed): Promise<number> {
   const what = p.positionals[1];
   if (what === undefined || what === MINIF2F_TEST_REPO || what === 'minif2f_test') {
     const r = await fetchMinif2fTest({
-      dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath()),
+      dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath(kiminaHome())),
+      endpoint: setting('datasetsServer'),
       force: p.flags.has('force'),
       token: setting('hfToken'),
       log: (l) => console.error(l),

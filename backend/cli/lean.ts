@@ -7,6 +7,7 @@ import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
 import { splitHeader } from '../lean/header';
 import { openApp } from '../app/app';
 import { parseArgs, flagString } from './args';
+import { readSome } from '../settings/settings';
 
 const help = `usage: kimina lean setup [--project DIR] [--build]   build leanprover-community/repl for the project's toolchain
        kimina lean status [--project DIR]            show how proofs will be checked
@@ -34,7 +35,15 @@ export async function run(args: string[]): Promise<number> {
     );
     let result;
     try {
-      result = await setupRepl(project, (line) => console.error(line), { build: p.flags.has('build'), imports });
+      result = await setupRepl(
+        project,
+        (line) => console.error(line),
+        readSome(['home', 'replGitUrl', 'replFlushFix']),
+        {
+          build: p.flags.has('build'),
+          imports,
+        },
+      );
     } catch (err) {
       if (!(err instanceof ProjectNotBuiltError)) throw err;
       console.log(err.result.binary);
@@ -49,7 +58,7 @@ export async function run(args: string[]): Promise<number> {
   }
   if (sub === 'status') {
     const tag = projectToolchainTag(project);
-    const binary = settings.replCommand ? undefined : findReplBinary(project, settings.replPath);
+    const binary = settings.replCommand ? undefined : findReplBinary(settings.home, project, settings.replPath);
     const file = join(project, 'lean-toolchain');
     const toolchain = existsSync(file) ? readFileSync(file, 'utf8').trim().slice(0, 120) : undefined;
     console.log(

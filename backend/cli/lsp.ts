@@ -46,7 +46,8 @@ export async function run(args: string[]): Promise<number> {
   // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
   const face = startLspFace({
     connection,
-    createService: () => chooseService(openApp({ log, settings }), log),
+    settings,
+    createService: () => chooseService(openApp({ log, settings }), settings, log),
     log,
     proveTimeoutS: settings.proveTimeoutS,
   });

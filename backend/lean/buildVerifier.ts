@@ -1,7 +1,7 @@
 // Building the verifier (REPL pool or `lake env lean`, behind fair-sharing admission) from its part of the backend
 // settings; the variables themselves are declared and read in backend/settings/settings.ts.
-import { readSome, type Settings } from '../settings/settings';
-import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
+import type { Settings } from '../settings/settings';
+import { buildLaunch, elanHomeToKeep, findReplBinary, lakeEnvironment } from './launch';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
 import { ReplPool } from './pool';
@@ -12,6 +12,10 @@ import { Verifier } from './verifier';
 import { Admission, type AdmissionOptions } from './admission';
 
 export interface VerifierSettings {
+  /** KIMINA_HOME, where `kimina lean setup` builds the REPL. */
+  home: string;
+  /** ELAN_HOME for the REPLs, whose HOME is their scratch folder (launch.ts elanHomeToKeep). */
+  elanHome?: string;
   projectDir: string;
   replCommand?: string;
   replPath?: string;
@@ -51,12 +55,17 @@ const leanKeys = [
   'initRepls',
   'maxBatch',
   'maxPerClient',
+  'home',
+  'userHome',
+  'elanHome',
 ] as const;
 export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
 
 /** The verifier's part of the backend settings (backend/settings/settings.ts; documented in docs/settings.md). */
 export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   return {
+    home: s.home,
+    elanHome: elanHomeToKeep(s),
     projectDir: s.leanProject,
     replCommand: s.replCommand,
     replPath: s.replPath,
@@ -76,11 +85,6 @@ export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   };
 }
 
-/** Reads the verifier's KIMINA_* variables now (for callers without the app's settings). */
-export function verifierSettingsFromEnv(): VerifierSettings {
-  return verifierSettingsOf(readSome(leanKeys));
-}
-
 export interface BuiltVerifier {
   verifier: Verifier;
   /** The verifier behind fair admission (per-client shares, round-robin): what a server shares among its clients. */
@@ -93,7 +97,9 @@ export interface BuiltVerifier {
 
 export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
   const sandbox = detectSandbox(settings.sandbox);
-  const replPath = settings.replCommand ? undefined : findReplBinary(settings.projectDir, settings.replPath);
+  const replPath = settings.replCommand
+    ? undefined
+    : findReplBinary(settings.home, settings.projectDir, settings.replPath);
   let runner: SnippetRunner;
   let describe: string;
   if (settings.replCommand || replPath) {
@@ -105,6 +111,7 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
       projectDir: settings.projectDir,
       memoryLimitMb: settings.memoryLimitMb,
       sandbox,
+      ...(settings.elanHome ? { elanHome: settings.elanHome } : {}),
     };
     const pool = new ReplPool({
       launch: (scratch) => buildLaunch(launchOptions, scratch),

@@ -3,7 +3,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { kiminaHome, setting } from '../settings/settings';
 import type { Sandbox } from './sandbox';
 import { RELEASE_TAG, releaseTag } from './toolchain';
 
@@ -28,6 +27,8 @@ export interface LaunchOptions {
   /** Address-space cap per REPL in MiB (0: none). */
   memoryLimitMb: number;
   sandbox: Sandbox;
+  /** ELAN_HOME for the REPL, whose HOME is its scratch folder (see elanHomeToKeep). */
+  elanHome?: string;
 }
 
 /** `leanprover/lean4:v4.24.0` -> `v4.24.0` (undefined without a lean-toolchain, or when it is not a Lean release). */
@@ -37,18 +38,18 @@ export function projectToolchainTag(projectDir: string): string | undefined {
   return releaseTag(readFileSync(file, 'utf8')); // only a Lean release tag: it names a folder and a git tag
 }
 
-/** Where `kimina lean setup` builds the REPL for a toolchain tag. */
-export function setupReplDir(tag: string): string {
+/** Where `kimina lean setup` builds the REPL for a toolchain tag, in a KIMINA_HOME. */
+export function setupReplDir(home: string, tag: string): string {
   if (!RELEASE_TAG.test(tag)) throw new Error(`not a Lean release tag: ${JSON.stringify(tag)}`);
-  return join(kiminaHome(), 'repl', tag);
+  return join(home, 'repl', tag);
 }
 
 /** The REPL binary to use: KIMINA_REPL_PATH, the project's own `repl` package, or the one `kimina lean setup` built. */
-export function findReplBinary(projectDir: string, explicit?: string): string | undefined {
+export function findReplBinary(home: string, projectDir: string, explicit?: string): string | undefined {
   if (explicit) return resolve(explicit);
   const candidates = [join(projectDir, '.lake', 'packages', 'repl', '.lake', 'build', 'bin', 'repl')];
   const tag = projectToolchainTag(projectDir);
-  if (tag) candidates.push(join(setupReplDir(tag), '.lake', 'build', 'bin', 'repl'));
+  if (tag) candidates.push(join(setupReplDir(home, tag), '.lake', 'build', 'bin', 'repl'));
   return candidates.find((c) => existsSync(c));
 }
 
@@ -64,7 +65,16 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
     argv = ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-repl', ...argv];
   }
   const env = options.lakeEnv && !options.command ? options.lakeEnv : process.env;
-  return { argv, cwd: options.projectDir, env: { ...env, HOME: scratch, TMPDIR: scratch, ...homeKeepers() } };
+  return {
+    argv,
+    cwd: options.projectDir,
+    env: {
+      ...env,
+      HOME: scratch,
+      TMPDIR: scratch,
+      ...(options.elanHome ? { ELAN_HOME: options.elanHome } : {}),
+    },
+  };
 }
 
 /**
@@ -86,9 +96,11 @@ export function lakeEnvironment(projectDir: string, lake = 'lake'): NodeJS.Proce
   }
 }
 
-// Lean and lake find their toolchain through elan's folder under the real HOME; keep it reachable.
-function homeKeepers(): NodeJS.ProcessEnv {
-  const home = setting('userHome');
-  if (!home || setting('elanHome')) return {};
-  return { ELAN_HOME: join(home, '.elan') };
+/**
+ * Lean and lake find their toolchain through elan's folder under the real HOME; the REPL's HOME is its scratch
+ * folder, so with ELAN_HOME unset (a set one is inherited) it gets ELAN_HOME=$HOME/.elan.
+ */
+export function elanHomeToKeep(s: { userHome?: string; elanHome?: string }): string | undefined {
+  if (!s.userHome || s.elanHome) return undefined;
+  return join(s.userHome, '.elan');
 }

@@ -7,7 +7,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { kiminaHome, setting } from '../settings/settings';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
 import { setupReplDir } from './launch';
 import { FLUSH_FIX_COMMIT, applyFlushFix, git, lacksFlushFix, resolveReplRevision } from './replRevision';
@@ -36,6 +35,13 @@ export interface SetupResult {
   flushFixApplied: boolean;
   /** The project's own build, checked after the REPL (and built when `build` was asked). */
   project: ProjectBuildState;
+}
+
+/** The settings setup reads, handed down: KIMINA_HOME (the builds go to its repl/), KIMINA_REPL_GIT_URL, KIMINA_REPL_FLUSH_FIX. */
+export interface ReplSetupSettings {
+  home: string;
+  replGitUrl: string;
+  replFlushFix?: string;
 }
 
 export interface SetupOptions {
@@ -183,10 +189,12 @@ function noRevisionMessage(tag: string, repoUrl: string, nearest?: { tag: string
 export async function setupRepl(
   projectDir: string,
   onProgress: (line: string) => void,
+  settings: ReplSetupSettings,
   options: SetupOptions = {},
 ): Promise<SetupResult> {
-  const repoUrl = options.repoUrl ?? setting('replGitUrl');
-  const fix = options.flushFix ?? setting('replFlushFix') ?? FLUSH_FIX_COMMIT;
+  const { home } = settings;
+  const repoUrl = options.repoUrl ?? settings.replGitUrl;
+  const fix = options.flushFix ?? settings.replFlushFix ?? FLUSH_FIX_COMMIT;
   if (!existsSync(join(projectDir, 'lean-toolchain')))
     throw new Error(`no lean-toolchain in ${projectDir}: pass --project with your Lean project's folder`);
   const toolchain = readFileSync(join(projectDir, 'lean-toolchain'), 'utf8');
@@ -195,10 +203,10 @@ export async function setupRepl(
     throw new Error(
       `cannot set up the REPL for ${join(projectDir, 'lean-toolchain')}: ${unsupportedToolchainReason(toolchain)}`,
     );
-  const dir = setupReplDir(tag);
+  const dir = setupReplDir(home, tag);
   // The folder is deleted and re-cloned below: it must lie inside KIMINA_HOME/repl, symlinks resolved.
-  const replRoot = join(ensurePrivateDir(kiminaHome()), 'repl');
-  mkdirInside(kiminaHome(), replRoot, 0o700);
+  const replRoot = join(ensurePrivateDir(home), 'repl');
+  mkdirInside(home, replRoot, 0o700);
   const binary = join(dir, '.lake', 'build', 'bin', 'repl');
   // lake runs inside the project: there elan picks the project's toolchain (outside it, elan without a
   // default toolchain reports lake as missing).

@@ -5,11 +5,11 @@
 //   <HF_HUB_CACHE>/models--<org>--<name>/snapshots/<commit>/…  the files, symlinks into ../../blobs
 //   <HF_HUB_CACHE>/models--<org>--<name>/blobs/<etag>          content; named by the file's sha256 (LFS)
 //                                                              or its git blob id (other files)
-// HF_HUB_CACHE defaults to $HF_HOME/hub, HF_HOME to $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface.
+// The cache folder is the HF_HUB_CACHE setting (backend/settings/settings.ts: $HF_HOME/hub, HF_HOME
+// $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface), handed down as `cacheDir`.
 // Nothing here writes to the cache.
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, relative, sep } from 'node:path';
-import { setting } from '../settings/settings';
 import { checkRepoId, type HubFile, type RepoListing } from './hub';
 
 export interface CachedSnapshot {
@@ -20,13 +20,8 @@ export interface CachedSnapshot {
   dir: string;
 }
 
-/** The cache folder huggingface_hub uses now (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub). */
-export function hubCacheDir(): string {
-  return setting('hfHubCache');
-}
-
 /** `AI-MO/Kimina-Prover-RL-1.7B` -> `<cache>/models--AI-MO--Kimina-Prover-RL-1.7B`. */
-export function cachedRepoDir(repo: string, cacheDir = hubCacheDir()): string {
+export function cachedRepoDir(repo: string, cacheDir: string): string {
   checkRepoId(repo);
   return join(cacheDir, `models--${repo.replace('/', '--')}`);
 }
@@ -34,11 +29,7 @@ export function cachedRepoDir(repo: string, cacheDir = hubCacheDir()): string {
 const COMMIT = /^[0-9a-f]{40}$/;
 
 /** The snapshot of `repo` at `revision` in the cache, or undefined when the cache has none. */
-export function findCachedSnapshot(
-  repo: string,
-  revision = 'main',
-  cacheDir = hubCacheDir(),
-): CachedSnapshot | undefined {
+export function findCachedSnapshot(repo: string, revision: string, cacheDir: string): CachedSnapshot | undefined {
   const repoDir = cachedRepoDir(repo, cacheDir);
   if (!existsSync(repoDir)) return undefined;
   let commit: string | undefined;

@@ -15,7 +15,6 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { kiminaHome, setting } from '../settings/settings';
 import { mkdirInside } from '../store/safePaths';
 import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import {
@@ -27,7 +26,7 @@ import {
   type HubOptions,
   type RepoListing,
 } from './hub';
-import { cachedBlobFor, cachedListing, findCachedSnapshot, hubCacheDir, type CachedSnapshot } from './hubCache';
+import { cachedBlobFor, cachedListing, findCachedSnapshot, type CachedSnapshot } from './hubCache';
 
 /** The model the prover uses when none is configured (Kimina-Prover-RL 0.6B, Qwen3-based). */
 export const DEFAULT_MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
@@ -63,15 +62,16 @@ export type ConvertCheckpoint = (
   options: { quantize: Quantize; onProgress?: (p: ConvertProgress) => void },
 ) => Promise<unknown>;
 
-export function modelsRoot(): string {
-  return join(kiminaHome(), 'models');
+/** The model store of a KIMINA_HOME (the setting, handed down). */
+export function modelsRoot(home: string): string {
+  return join(home, 'models');
 }
 
 /** The store folder of a hub id (which need not exist). */
-export function storeDirOf(id: string): string {
+export function storeDirOf(home: string, id: string): string {
   checkRepoId(id);
   const [org, name] = id.split('/');
-  return join(modelsRoot(), org, name);
+  return join(modelsRoot(home), org, name);
 }
 
 function expandHome(p: string): string {
@@ -122,18 +122,18 @@ export interface ResolvedModel {
 }
 
 /** Where a model spec (folder path or hub id; default DEFAULT_MODEL) lives, whatever state it is in. */
-export function locateModel(spec: string = DEFAULT_MODEL): ResolvedModel {
+export function locateModel(home: string, spec: string = DEFAULT_MODEL): ResolvedModel {
   if (isFolderSpec(spec)) {
     const dir = resolve(expandHome(spec));
     return { id: dir, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
   }
-  const dir = storeDirOf(spec);
+  const dir = storeDirOf(home, spec);
   return { id: spec, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
 }
 
 /** The folder of a model ready for the ONNX engine, or an error saying how to get one. */
-export function resolveModelDir(spec: string = DEFAULT_MODEL): string {
-  const m = locateModel(spec);
+export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL, cacheDir?: string): string {
+  const m = locateModel(home, spec);
   const folder = m.id === m.dir;
   if (m.format === 'onnx') return m.dir;
   if (folder && !existsSync(m.dir)) throw new Error(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
@@ -147,14 +147,14 @@ export function resolveModelDir(spec: string = DEFAULT_MODEL): string {
   throw new Error(
     folder
       ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
-      : `no model available: ${m.id} is not in ${modelsRoot()}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)${cacheHint(m.id)}`,
+      : `no model available: ${m.id} is not in ${modelsRoot(home)}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)${cacheDir ? cacheHint(m.id, cacheDir) : ''}`,
   );
 }
 
 /** When the Hugging Face cache holds the model: the pull then copies it from there, no download. */
-function cacheHint(id: string): string {
+function cacheHint(id: string, cacheDir: string): string {
   try {
-    const snapshot = findCachedSnapshot(id);
+    const snapshot = findCachedSnapshot(id, 'main', cacheDir);
     return snapshot ? `; the Hugging Face cache has it (${snapshot.dir}), so the pull downloads nothing` : '';
   } catch {
     return '';
@@ -162,9 +162,9 @@ function cacheHint(id: string): string {
 }
 
 /** A folder with the model's tokenizer files, when one is at hand locally (for counting tokens). */
-export function findTokenizerDir(spec: string = DEFAULT_MODEL): string | undefined {
+export function findTokenizerDir(home: string, spec: string = DEFAULT_MODEL): string | undefined {
   try {
-    const { dir } = locateModel(spec);
+    const { dir } = locateModel(home, spec);
     for (const d of [dir, join(dir, CHECKPOINT_SUBDIR)]) if (existsSync(join(d, 'tokenizer.json'))) return d;
   } catch {
     /* not a valid id: nothing local */
@@ -182,11 +182,11 @@ export interface ModelEntry {
 }
 
 /** Every model in the store, plus `defaultSpec` when it is a folder outside it; the default one marked. */
-export function listModels(defaultSpec: string = DEFAULT_MODEL): ModelEntry[] {
-  const root = modelsRoot();
+export function listModels(home: string, defaultSpec: string = DEFAULT_MODEL): ModelEntry[] {
+  const root = modelsRoot(home);
   const def = (() => {
     try {
-      return locateModel(defaultSpec).dir;
+      return locateModel(home, defaultSpec).dir;
     } catch {
       return undefined;
     }
@@ -230,6 +230,8 @@ export interface PullEvent {
 }
 
 export interface PullOptions extends HubOptions {
+  /** KIMINA_HOME: the store is its models/ folder. */
+  home: string;
   revision?: string;
   quantize?: Quantize;
   /** Required when the repository has no ONNX export in our layout. */
@@ -331,18 +333,19 @@ async function listForPull(
   revision: string,
   o: PullOptions,
 ): Promise<{ listing: RepoListing; snapshot?: CachedSnapshot; offline: boolean }> {
-  const cached = findCachedSnapshot(id, revision);
-  if (setting('hfHubOffline')) {
+  const cached = o.cacheDir ? findCachedSnapshot(id, revision, o.cacheDir) : undefined;
+  if (o.offline) {
     if (!cached)
       throw new Error(
-        `HF_HUB_OFFLINE is set and the Hugging Face cache (${hubCacheDir()}) has no ${id} at ${revision}; ${o.offlineHint}`,
+        `HF_HUB_OFFLINE is set and the Hugging Face cache (${o.cacheDir ?? 'HF_HUB_CACHE: not given'}) has no ${id} at ${revision}; ${o.offlineHint}`,
       );
     return { listing: cachedListing(cached), snapshot: cached, offline: true };
   }
   try {
     const listing = await listRepoFiles(id, revision, o);
     // The cache's snapshot of exactly this commit (an older one may hold other files under the same names).
-    return { listing, snapshot: listing.commit ? findCachedSnapshot(id, listing.commit) : undefined, offline: false };
+    const snapshot = listing.commit && o.cacheDir ? findCachedSnapshot(id, listing.commit, o.cacheDir) : undefined;
+    return { listing, snapshot, offline: false };
   } catch (err) {
     if (cached && /^cannot reach /.test((err as Error).message))
       return { listing: cachedListing(cached), snapshot: cached, offline: true };
@@ -355,11 +358,12 @@ async function listForPull(
  * is used as is; otherwise its safetensors checkpoint goes to `checkpoint/` and is converted
  * (4-bit by default, for CPU). Interrupted downloads resume on the next pull.
  */
-export async function pullModel(id: string, o: PullOptions = {}): Promise<PullResult> {
+export async function pullModel(id: string, o: PullOptions): Promise<PullResult> {
   const revision = o.revision ?? 'main';
   const hubOptions: PullOptions = {
     ...o,
-    offlineHint: o.offlineHint ?? `copy a model folder to ${storeDirOf(id)} or set KIMINA_MODEL to a local folder`,
+    offlineHint:
+      o.offlineHint ?? `copy a model folder to ${storeDirOf(o.home, id)} or set KIMINA_MODEL to a local folder`,
   };
   o.onEvent?.({ stage: 'listing', message: `listing ${id}@${revision}` });
   const { listing, snapshot, offline } = await listForPull(id, revision, hubOptions);
@@ -368,8 +372,8 @@ export async function pullModel(id: string, o: PullOptions = {}): Promise<PullRe
       stage: 'listing',
       message: `${offline ? 'offline: using' : 'using'} the Hugging Face cache ${snapshot.dir} (commit ${snapshot.commit.slice(0, 12)})`,
     });
-  const dir = storeDirOf(id);
-  mkdirInside(modelsRoot(), dir); // files in it are replaced and deleted: it must lie in the store, symlinks resolved
+  const dir = storeDirOf(o.home, id);
+  mkdirInside(modelsRoot(o.home), dir); // files in it are replaced and deleted: it must lie in the store, symlinks resolved
   const release = takePullLock(dir, id);
   try {
     return await pullInto(dir, id, revision, listing, o, hubOptions, snapshot);

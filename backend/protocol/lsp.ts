@@ -73,7 +73,8 @@ export interface SetupResult {
   buildCommand?: string;
 }
 export interface BackendStatus {
-  state: 'starting' | 'ready' | 'proving' | 'training' | 'error';
+  /** `restricted`: the folder is not trusted (VS Code's Restricted Mode), so the extension starts no backend. */
+  state: 'starting' | 'ready' | 'proving' | 'training' | 'error' | 'restricted';
   detail?: string;
   engine?: string;
   model?: string;

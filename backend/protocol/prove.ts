@@ -80,6 +80,11 @@ export interface Attempt {
   timings?: { generateMs: number; verifyMs: number };
   /** Why generation stopped: end of answer, token limit, or cancellation. */
   finishReason?: 'stop' | 'length' | 'cancelled';
+  /**
+   * Present when the answer was cut short (finishReason 'length'): why, in words — the token limit, or the model
+   * server's context filling up. A cut answer is never shown as a whole one.
+   */
+  cut?: string;
   /** The error-fix message built from this attempt's verdict (sent as the next turn when one follows). */
   feedback?: string | null;
   /**

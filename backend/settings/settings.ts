@@ -1,7 +1,7 @@
 // The backend's settings: every environment variable it reads, declared once with its type, default and
 // one line of doc, and the only module that reads `process.env` (besides spawns that pass an environment on
-// to child processes). The composition root (app.ts) reads them once with readSettings() and hands them
-// down; `setting(key)` reads a single one for library defaults. docs/settings.md is generated from this
+// to child processes). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
+// hand each part its typed slice; the domain rooms never call the readers (test/architecture.test.ts). docs/settings.md is generated from this
 // table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
 import { availableParallelism, homedir } from 'node:os';

@@ -9,18 +9,19 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { downloadFile, listRepoFiles } from '../../backend/model/hub';
-import { cachedListing, findCachedSnapshot, hubCacheDir } from '../../backend/model/hubCache';
-import {
-  CHECKPOINT_SUBDIR,
-  ONNX_LAYOUT_MARKER,
-  pullModel,
-  readManifest,
-  resolveModelDir,
-  storeDirOf,
-  type ConvertCheckpoint,
-} from '../../backend/model/store';
+import { downloadFile, hubOptionsOf, listRepoFiles } from '../../backend/model/hub';
+import { cachedListing, findCachedSnapshot } from '../../backend/model/hubCache';
+import * as store from '../../backend/model/store';
+import { CHECKPOINT_SUBDIR, ONNX_LAYOUT_MARKER, readManifest, type ConvertCheckpoint } from '../../backend/model/store';
+import { kiminaHome, readSettings } from '../../backend/settings/settings';
 import { startStandInHub, type StandInHub } from './standInHub';
+
+// The settings as the CLI and the language server hand them down, read from this process's environment.
+const pullModel = (id: string, o: Partial<store.PullOptions> = {}) =>
+  store.pullModel(id, { ...hubOptionsOf(readSettings()), home: kiminaHome(), ...o });
+const storeDirOf = (id: string) => store.storeDirOf(kiminaHome(), id);
+const resolveModelDir = (spec: string) => store.resolveModelDir(kiminaHome(), spec, readSettings().hfHubCache);
+const hubCacheDir = () => readSettings().hfHubCache;
 
 const root = join(__dirname, '..', '..');
 const python = join(root, 'test', 'trainer', '.venv', 'bin', 'python');
@@ -115,7 +116,7 @@ test(
     const snapshotDir = await snapshotDownload(hub.endpoint, cache, REPO);
     assert.equal(snapshotDir, join(cache, 'models--AI-MO--Kimina-Prover-RL-1.7B', 'snapshots', COMMIT_A));
     // What we read of the library's layout: refs/main -> the commit, the snapshot's links -> blobs named by checksum.
-    const snapshot = findCachedSnapshot(REPO)!;
+    const snapshot = findCachedSnapshot(REPO, 'main', hubCacheDir())!;
     assert.equal(snapshot.commit, COMMIT_A);
     const listed = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
     const fromCache = cachedListing(snapshot);
@@ -124,6 +125,10 @@ test(
       listed.files.map((f) => [f.path, f.size, f.sha256 ?? f.gitOid]),
     );
 
+    assert.throws(
+      () => resolveModelDir(REPO),
+      /the Hugging Face cache has it \(.*snapshots.*\), so the pull downloads nothing/,
+    );
     hub.log.length = 0;
     process.env.HF_HUB_OFFLINE = '1';
     const seen: string[][] = [];

@@ -5,7 +5,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { findDeclarations, formalStatementOf, selectDeclaration } from '../../backend/lean/declarations';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
+import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from '../../backend/lean/types';
 import { extractProof, normalizeStatement, signatureOf } from '../../backend/prover/extract';
 import { containsStatement } from '../../backend/prover/format';
@@ -100,7 +101,7 @@ class RecordingVerifier implements LeanVerifier {
 }
 
 const built = buildVerifier({
-  ...verifierSettingsFromEnv(),
+  ...verifierSettingsOf(readSettings()),
   replCommand: standInReplCommand(),
   sandbox: 'none',
   memoryLimitMb: 0,
