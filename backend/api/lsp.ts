@@ -24,6 +24,8 @@ import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
 import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
+import { registerRepairRequests } from './lspRepair';
+import type { RepairStore } from '../store/repairs';
 
 export interface LspFaceOptions {
   connection: Connection;
@@ -36,6 +38,8 @@ export interface LspFaceOptions {
   proveTimeoutS?: number;
   /** How often to ask the services for news (an attached server starting or ending training); 0 for never. */
   refreshMs?: number;
+  /** The Repair All queue's store (opened on first use; `kimina lsp` opens KIMINA_DB). */
+  repairStore?: () => RepairStore;
 }
 
 export interface LspFace {
@@ -52,6 +56,7 @@ export function startLspFace({
   log = () => {},
   proveTimeoutS = 0,
   refreshMs = 15_000,
+  repairStore,
 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = new Map<string, AbortController>();
@@ -238,6 +243,8 @@ export function startLspFace({
     log,
     server: async () => (service ? ((await service.catch(() => null))?.server ?? null) : null),
   });
+
+  registerRepairRequests({ connection, service: getService, store: repairStore, log });
 
   connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
     if (status.state === 'error') await getService().catch(() => {});

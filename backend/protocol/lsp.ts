@@ -11,8 +11,11 @@ export interface LspRange {
   end: LspPosition;
 }
 
-/** `theorem`: prove the whole declaration at the position; `goal`: prove the goal of the `sorry` at the position. */
-export type ProveMode = 'theorem' | 'goal';
+/**
+ * `theorem`: prove the whole declaration at the position; `goal`: prove the goal of the `sorry` at the position;
+ * `repair`: repair the declaration's broken proof from Lean's errors on it (docs/prover.md, "Repairing a proof").
+ */
+export type ProveMode = 'theorem' | 'goal' | 'repair';
 
 export interface ProveParams extends ProveRequest {
   /** The document the theorem comes from, for code lenses and gutter marks. */
@@ -40,6 +43,92 @@ export interface EditorProveResult extends ProveResult {
   goal?: { statement: string; recheck: Verdict | null };
   /** Why nothing was attempted (no declaration at the cursor, no goal, backend not set up), when so. */
   problem?: string;
+}
+
+/** An editor diagnostic as the client has it (vscode-lean4's, when installed), sent so the backend needs no check of its own. */
+export interface ClientDiagnostic {
+  range: LspRange;
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  source?: string;
+}
+
+export interface BrokenDeclarationsParams {
+  uri: string;
+  code: string;
+  /**
+   * The document's diagnostics from Lean (vscode-lean4): when some are errors, they say which declarations fail
+   * and no check runs; when absent, the backend checks the document itself.
+   */
+  diagnostics?: ClientDiagnostic[];
+}
+
+/** A provable declaration whose proof Lean rejects. */
+export interface BrokenDeclaration {
+  name: string;
+  /** The declaration's range (its first line holds the lens). */
+  range: LspRange;
+  /** Lean's errors inside it, and the deprecation warnings that name a replacement. */
+  errors: ClientDiagnostic[];
+  renames: { from: string; to: string }[];
+}
+
+export interface BrokenDeclarationsResult {
+  uri: string;
+  /** `lean`: the diagnostics sent; `check`: the backend's own check of the document. */
+  source: 'diagnostics' | 'check';
+  declarations: BrokenDeclaration[];
+  /** Every Lean message of the check, for the editor's own diagnostics (source `check` only). */
+  diagnostics: ClientDiagnostic[];
+  /** Why the document could not be judged (Lean missing, the header fails, …), when so. */
+  problem?: string;
+}
+
+/** One declaration of a Repair All job and where it stands. */
+export type RepairItemStatus = 'pending' | 'repaired' | 'broken' | 'skipped' | 'accepted' | 'rejected';
+export interface RepairItem {
+  id: number;
+  uri: string;
+  declaration: string;
+  /** 0-based line of the declaration when the job was planned. */
+  line: number;
+  /** Lean's first error on the user's proof, one line. */
+  error: string;
+  status: RepairItemStatus;
+  /** Why it is still broken or was skipped, or what was proposed. */
+  reason?: string;
+  /** A verified repair waiting for review: the edit and the text it replaces (accepting checks it is still there). */
+  edit?: ProofEdit;
+  replaced?: string;
+}
+export interface RepairJob {
+  id: string;
+  /** What was asked: a file, a folder or the workspace, in words. */
+  scope: string;
+  state: 'running' | 'done' | 'cancelled';
+  createdAt: string;
+  items: RepairItem[];
+}
+export interface RepairPlanParams {
+  scope: string;
+  files: { uri: string; code: string; diagnostics?: ClientDiagnostic[] }[];
+}
+export interface RepairPlanResult {
+  job: RepairJob;
+  /** Files that could not be judged, with why. */
+  problems: { uri: string; problem: string }[];
+}
+export interface RepairUpdateParams {
+  jobId: string;
+  itemId: number;
+  status: RepairItemStatus;
+  reason?: string;
+  edit?: ProofEdit | null;
+  replaced?: string | null;
+}
+export interface RepairJobParams {
+  jobId: string;
+  state?: RepairJob['state'];
 }
 
 /** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
@@ -158,6 +247,16 @@ export const lspMethods = {
   trainingEvent: 'kimina/training/event',
   /** Notification (server → client): the link to the training events changed. */
   trainingConnection: 'kimina/training/connection',
+  /** Request: the declarations of a document whose proofs Lean rejects (from the client's diagnostics or a check). */
+  brokenDeclarations: 'kimina/repair/broken',
+  /** Request: plan a Repair All job over files (checks each, stores the queue in SQLite: resumable). */
+  repairPlan: 'kimina/repair/plan',
+  /** Request: the unfinished Repair All jobs (after a restart), newest first. */
+  repairJobs: 'kimina/repair/jobs',
+  /** Request: record one item's outcome (repaired with its proposal, still broken, skipped, accepted, rejected). */
+  repairUpdate: 'kimina/repair/update',
+  /** Request: one job; with `state`, end it (done, cancelled). */
+  repairJob: 'kimina/repair/job',
   /** Notification (server → client): one event of a running proof. */
   proveEvent: 'kimina/proveEvent',
   /** Notification (server → client): the backend's state changed. */
@@ -168,6 +267,7 @@ export const lspMethods = {
 export const editorCommands = {
   proveTheorem: 'kimina.proveTheorem',
   proveGoal: 'kimina.proveGoal',
+  repairProof: 'kimina.repairProof',
 } as const;
 
 export interface LspRequestTypes {
@@ -189,6 +289,11 @@ export interface LspRequestTypes {
   'kimina/training/export': { params: TrainingExportParams; result: RouteResponse<'trainingExport'> };
   'kimina/training/gpus': { params: Record<string, never>; result: RouteResponse<'trainingGpus'> };
   'kimina/training/follow': { params: TrainingFollowParams; result: TrainingConnection };
+  'kimina/repair/broken': { params: BrokenDeclarationsParams; result: BrokenDeclarationsResult };
+  'kimina/repair/plan': { params: RepairPlanParams; result: RepairPlanResult };
+  'kimina/repair/jobs': { params: Record<string, never>; result: { jobs: RepairJob[] } };
+  'kimina/repair/update': { params: RepairUpdateParams; result: RepairJob };
+  'kimina/repair/job': { params: RepairJobParams; result: RepairJob };
 }
 export interface LspNotificationTypes {
   'kimina/proveEvent': LspProveEvent;
