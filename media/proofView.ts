@@ -96,6 +96,10 @@ function turnSection(t: TurnView): HTMLElement {
         `Format: ${t.attempt.format.ok ? 'ok' : `${t.attempt.format.error}${t.attempt.format.message ? ` — ${t.attempt.format.message}` : ''}`}`,
       ),
     );
+    if (t.attempt.finishReason === 'length')
+      section.append(
+        el('div', { class: 'cut bad' }, `Cut short: ${t.attempt.cut ?? 'the answer reached the token limit'}`),
+      );
     section.append(el('div', { class: `verdict ${v.ok ? 'ok' : v.stopped ? 'stopped' : 'bad'}` }, v.text));
     section.append(candidate(t) ?? el('div', { class: 'muted' }, 'No Lean code could be extracted from this answer.'));
   } else {

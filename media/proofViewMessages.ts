@@ -2,7 +2,7 @@
 import type { EditorProveResult, LspProveEvent } from '../backend/protocol';
 
 export type ToView =
-  | { type: 'start'; id: string; title: string; mode: 'theorem' | 'goal'; file: string; startedAt: number }
+  | { type: 'start'; id: string; title: string; mode: 'theorem' | 'goal' | 'repair'; file: string; startedAt: number }
   | { type: 'event'; event: LspProveEvent; at: number }
   | { type: 'result'; result: EditorProveResult; canAccept: boolean; at: number }
   | { type: 'failed'; message: string }

@@ -19,7 +19,7 @@ export interface TurnView {
 export interface ViewState {
   id: string;
   title: string;
-  mode: 'theorem' | 'goal';
+  mode: 'theorem' | 'goal' | 'repair';
   file: string;
   startedAt: number;
   stages: string[];
@@ -92,7 +92,7 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
     case 'result': {
       state.result = msg.result;
       if (msg.result.declaration)
-        state.title = `${msg.result.mode === 'goal' ? 'Goal in' : 'Proof of'} ${msg.result.declaration.name}`;
+        state.title = `${msg.result.mode === 'goal' ? 'Goal in' : msg.result.mode === 'repair' ? 'Repair of' : 'Proof of'} ${msg.result.declaration.name}`;
       state.canAccept = msg.canAccept;
       for (const t of state.turns) t.thinkEnd ??= msg.at;
       for (const a of msg.result.attempts) {
@@ -121,6 +121,7 @@ export function thinkLabel(t: TurnView): string {
 }
 
 export function turnLabel(t: TurnView): string {
+  if (t.attempt?.user) return 'Your proof, as in the file';
   return `Sample ${t.sample + 1} · ${t.turn === 1 ? 'Turn 1' : `Turn ${t.turn} (error fix)`}`;
 }
 

@@ -18,6 +18,8 @@ import type { ProveService } from '../editor/service';
 import { notifier, serveLspRequests } from './lspContract';
 import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
+import { registerRepairRequests } from './lspRepair';
+import type { RepairStore } from '../store/repairs';
 
 export interface LspFaceOptions {
   connection: Connection;
@@ -30,6 +32,8 @@ export interface LspFaceOptions {
   proveTimeoutS?: number;
   /** How often to ask the services for news (an attached server starting or ending training); 0 for never. */
   refreshMs?: number;
+  /** The Repair All queue's store (opened on first use; `kimina lsp` opens KIMINA_DB). */
+  repairStore?: () => RepairStore;
 }
 
 export interface LspFace {
@@ -46,6 +50,7 @@ export function startLspFace({
   log = () => {},
   proveTimeoutS = 0,
   refreshMs = 15_000,
+  repairStore,
 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = new Map<string, AbortController>();
@@ -232,6 +237,8 @@ export function startLspFace({
     log,
     server: async () => (service ? ((await service.catch(() => null))?.server ?? null) : null),
   });
+
+  registerRepairRequests({ connection, service: getService, store: repairStore, log });
 
   documents.listen(connection);
   return {

@@ -10,6 +10,8 @@ import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
 import { readSettings } from '../settings/settings';
 import { parseArgs } from './args';
+import { openDb } from '../store/db';
+import { RepairStore } from '../store/repairs';
 
 const usage = `usage: kimina lsp --stdio
 
@@ -50,6 +52,7 @@ export async function run(args: string[]): Promise<number> {
     createService: () => chooseService(openApp({ log, settings }), settings, log),
     log,
     proveTimeoutS: settings.proveTimeoutS,
+    repairStore: () => new RepairStore(openDb(settings.db)),
   });
   const shutdown = async (): Promise<void> => {
     await face.close();

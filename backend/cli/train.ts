@@ -54,7 +54,27 @@ Presets: ${Object.entries(PRESETS)
 Prompt files: JSON Lines with formalStatement (or formal_statement) and optional id, informal.
 The backend is found through KIMINA_SERVER_URL (and KIMINA_API_TOKEN) or the file kimina serve writes.`;
 
+/** `kimina trainer gpu-check [DIR]`: the folder a GPU machine runs (backend/training/gpuCheck.ts). */
+async function gpuCheck(p: Parsed): Promise<number> {
+  const { prepareGpuCheck } = await import('../training/gpuCheck');
+  const dir = resolve(p.positionals[1] ?? 'gpu-check');
+  const folder = prepareGpuCheck(dir, {
+    python: flagString(p, 'python') ?? 'python3',
+    wheels: !p.flags.has('no-wheels'),
+    steps: flagNumber(p, 'steps'),
+  });
+  console.log(
+    `gpu check ready in ${folder.dir}: configs.json, run.sh, ${folder.wheels.length} wheels (${(folder.wheelBytes / 2 ** 20).toFixed(1)} MiB of 64)`,
+  );
+  for (const w of folder.wheels) console.log(`  ${w}`);
+  console.log('on the GPU machine, from the repository root: sh gpu-check/run.sh');
+  return 0;
+}
+
 const setupHelp = `usage: kimina trainer setup [--gpu] [--venv DIR] [--python PYTHON]
+       kimina trainer gpu-check [DIR] [--steps N] [--no-wheels] [--python PYTHON]
+         writes DIR (default gpu-check/): the GRPO check for a GPU machine with no network (configs from the
+         presets, the wheels its Python 3.12 image lacks, run.sh)
 
 Creates the trainer's Python environment (default ${setting('trainerVenv')}) with pinned requirements:
 backend/trainer/requirements-cpu.txt, or requirements-gpu.txt (adds vLLM) with --gpu. Needs Python 3.10+
@@ -365,7 +385,8 @@ export async function run(args: string[]): Promise<number> {
 
 /** `kimina trainer setup`. */
 export async function runTrainer(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['help', 'gpu']);
+  const p = parseArgs(args, ['help', 'gpu', 'no-wheels']);
+  if (p.positionals[0] === 'gpu-check' && !p.flags.has('help')) return gpuCheck(p);
   if (p.positionals[0] !== 'setup' || p.flags.has('help')) {
     console.log(setupHelp);
     return p.flags.has('help') ? 0 : 2;

@@ -21,6 +21,7 @@ import {
 import { goalToLemma } from './goalLemma';
 import { proofBodyOf, spliceVerifiedProof } from './splice';
 import type { ProveService } from './service';
+import { repairDeclaration } from './editorRepair';
 
 type Emit = (event: LspProveEvent) => void;
 
@@ -70,6 +71,7 @@ export async function proveInEditor(
   const decl = pickDeclaration(text, params, decls);
   if (!decl) return nothing(params, mode, 'No theorem, lemma or example at the cursor.');
   const relay: Emit = (event) => emit({ ...event, id: params.id } as LspProveEvent);
+  if (mode === 'repair') return repairDeclaration(params, text, decls, decl, service, relay, signal);
   return mode === 'goal'
     ? proveGoal(params, text, decls, decl, service, relay, signal)
     : proveTheorem(params, text, decls, decl, service, relay, signal);

@@ -257,6 +257,8 @@ export interface SpliceInput {
   check: (code: string, signal?: AbortSignal) => Promise<CheckAnswer>;
   signal?: AbortSignal;
   onStage?: (message: string) => void;
+  /** Earlier declarations (by name) the re-check leaves out, as it leaves out those with a sorry (a repair: the file's other broken proofs). */
+  exclude?: ReadonlySet<string>;
 }
 
 export type SpliceOutcome =
@@ -326,7 +328,7 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
       );
   }
   input.onStage?.('Re-checking the declaration in place, exactly as it will be written');
-  const { code, declOffset } = standaloneSnippet(spliced.newText, newDecl);
+  const { code, declOffset } = standaloneSnippet(spliced.newText, newDecl, undefined, input.exclude);
   const recheck = (await input.check(code, input.signal)).verdict;
   if (others === 0) {
     if (recheck.status !== 'valid')

@@ -520,14 +520,22 @@ function mentions(masked: string, from: number, to: number, name: string): boole
  * them), those holding a `sorry` (a sorry in the trusted context would make every verdict `sorry`), and
  * those that mention a name left out for that reason (they would not compile without it).
  */
-function earlierDeclarations(source: string, decl: Declaration): { kept: Declaration[]; leftOut: string[] } {
+function earlierDeclarations(
+  source: string,
+  decl: Declaration,
+  exclude: ReadonlySet<string> = new Set(),
+): { kept: Declaration[]; leftOut: string[] } {
   const masked = maskLean(source).text;
   const kept: Declaration[] = [];
   const leftOut: string[] = [];
   for (const d of findDeclarations(source)) {
     if (d.start.offset >= decl.start.offset) break;
     if (d.kind === 'example') continue;
-    if (d.sorries.length > 0 || leftOut.some((name) => mentions(masked, d.start.offset, d.end.offset, name))) {
+    if (
+      d.sorries.length > 0 ||
+      (d.name !== '' && exclude.has(d.name)) ||
+      leftOut.some((name) => mentions(masked, d.start.offset, d.end.offset, name))
+    ) {
       if (d.name) leftOut.push(d.name);
       continue;
     }
@@ -539,11 +547,16 @@ function earlierDeclarations(source: string, decl: Declaration): { kept: Declara
 /**
  * Builds the standalone formal statement for `decl` of `source`: the header, then the scope commands in
  * force and the earlier sorry-free declarations in file order, then the theorem up to `:= by`. A file with
- * one theorem (miniF2F) gets the header, scope commands and theorem only, exactly as before.
+ * one theorem (miniF2F) gets the header, scope commands and theorem only, exactly as before. `exclude` names
+ * earlier declarations to leave out as if they held a `sorry` (a repair leaves out the file's other broken proofs).
  */
-export function formalStatementOf(source: string, decl: Declaration): FormalStatement {
+export function formalStatementOf(
+  source: string,
+  decl: Declaration,
+  options: { exclude?: ReadonlySet<string> } = {},
+): FormalStatement {
   const header = headerOf(source);
-  const { kept, leftOut } = earlierDeclarations(source, decl);
+  const { kept, leftOut } = earlierDeclarations(source, decl, options.exclude);
   const context = [
     ...scopeCommands(source, header, decl),
     ...kept.map((d) => ({ offset: d.start.offset, text: source.slice(d.start.offset, d.end.offset).trim() })),

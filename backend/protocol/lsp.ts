@@ -18,8 +18,11 @@ export interface LspRange {
   end: LspPosition;
 }
 
-/** `theorem`: prove the whole declaration at the position; `goal`: prove the goal of the `sorry` at the position. */
-export type ProveMode = 'theorem' | 'goal';
+/**
+ * `theorem`: prove the whole declaration at the position; `goal`: prove the goal of the `sorry` at the position;
+ * `repair`: repair the declaration's broken proof from Lean's errors on it (docs/prover.md, "Repairing a proof").
+ */
+export type ProveMode = 'theorem' | 'goal' | 'repair';
 
 export interface ProveParams extends ProveRequest {
   /** The document the theorem comes from, for code lenses and gutter marks. */
@@ -47,6 +50,92 @@ export interface EditorProveResult extends ProveResult {
   goal?: { statement: string; recheck: Verdict | null };
   /** Why nothing was attempted (no declaration at the cursor, no goal, backend not set up), when so. */
   problem?: string;
+}
+
+/** An editor diagnostic as the client has it (vscode-lean4's, when installed), sent so the backend needs no check of its own. */
+export interface ClientDiagnostic {
+  range: LspRange;
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  source?: string;
+}
+
+export interface BrokenDeclarationsParams {
+  uri: string;
+  code: string;
+  /**
+   * The document's diagnostics from Lean (vscode-lean4): when some are errors, they say which declarations fail
+   * and no check runs; when absent, the backend checks the document itself.
+   */
+  diagnostics?: ClientDiagnostic[];
+}
+
+/** A provable declaration whose proof Lean rejects. */
+export interface BrokenDeclaration {
+  name: string;
+  /** The declaration's range (its first line holds the lens). */
+  range: LspRange;
+  /** Lean's errors inside it, and the deprecation warnings that name a replacement. */
+  errors: ClientDiagnostic[];
+  renames: { from: string; to: string }[];
+}
+
+export interface BrokenDeclarationsResult {
+  uri: string;
+  /** `lean`: the diagnostics sent; `check`: the backend's own check of the document. */
+  source: 'diagnostics' | 'check';
+  declarations: BrokenDeclaration[];
+  /** Every Lean message of the check, for the editor's own diagnostics (source `check` only). */
+  diagnostics: ClientDiagnostic[];
+  /** Why the document could not be judged (Lean missing, the header fails, …), when so. */
+  problem?: string;
+}
+
+/** One declaration of a Repair All job and where it stands. */
+export type RepairItemStatus = 'pending' | 'repaired' | 'broken' | 'skipped' | 'accepted' | 'rejected';
+export interface RepairItem {
+  id: number;
+  uri: string;
+  declaration: string;
+  /** 0-based line of the declaration when the job was planned. */
+  line: number;
+  /** Lean's first error on the user's proof, one line. */
+  error: string;
+  status: RepairItemStatus;
+  /** Why it is still broken or was skipped, or what was proposed. */
+  reason?: string;
+  /** A verified repair waiting for review: the edit and the text it replaces (accepting checks it is still there). */
+  edit?: ProofEdit;
+  replaced?: string;
+}
+export interface RepairJob {
+  id: string;
+  /** What was asked: a file, a folder or the workspace, in words. */
+  scope: string;
+  state: 'running' | 'done' | 'cancelled';
+  createdAt: string;
+  items: RepairItem[];
+}
+export interface RepairPlanParams {
+  scope: string;
+  files: { uri: string; code: string; diagnostics?: ClientDiagnostic[] }[];
+}
+export interface RepairPlanResult {
+  job: RepairJob;
+  /** Files that could not be judged, with why. */
+  problems: { uri: string; problem: string }[];
+}
+export interface RepairUpdateParams {
+  jobId: string;
+  itemId: number;
+  status: RepairItemStatus;
+  reason?: string;
+  edit?: ProofEdit | null;
+  replaced?: string | null;
+}
+export interface RepairJobParams {
+  jobId: string;
+  state?: RepairJob['state'];
 }
 
 /** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
@@ -150,6 +239,13 @@ const position = s.object({
   line: s.integer({ min: 0, max: 10_000_000 }),
   character: s.integer({ min: 0, max: 10_000_000 }),
 });
+const range = s.object({ start: position, end: position });
+const diagnostic = s.object({
+  range,
+  severity: s.enum(['error', 'warning', 'info']),
+  message: s.string({ max: 100_000 }),
+  source: s.optional(s.string({ max: 1000 })),
+});
 const count = (max: number) => s.optional(s.integer({ min: 0, max }));
 
 const proveParamsSchema = typed<ProveParams>(
@@ -158,7 +254,7 @@ const proveParamsSchema = typed<ProveParams>(
     code: s.optional(s.string({ max: proveLimits.codeChars })),
     uri: s.optional(s.string({ max: 10_000 })),
     position: s.optional(position),
-    mode: s.optional(s.enum(['theorem', 'goal'])),
+    mode: s.optional(s.enum(['theorem', 'goal', 'repair'])),
     theorem: s.nullable(s.string({ max: 1000 })),
     informal: s.nullable(s.string({ max: 100_000 })),
     samples: s.nullable(s.integer({ min: proveLimits.samples[0], max: proveLimits.samples[1] })),
@@ -306,6 +402,69 @@ export const lspRequests = {
     result: answer<TrainingConnection>(),
     summary: 'start or stop following the training events; answers with the connection as it stands',
   },
+  // Repair: which declarations Lean rejects, and the Repair All queue (api/lspRepair.ts).
+  brokenDeclarations: {
+    method: 'kimina/repair/broken',
+    params: typed<BrokenDeclarationsParams>(
+      s.object({
+        uri: s.string({ min: 1, max: 10_000, messages: { '*': 'uri is missing' } }),
+        code: s.string({ max: proveLimits.codeChars, messages: { '*': 'code is missing' } }),
+        diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
+      }),
+    ),
+    result: answer<BrokenDeclarationsResult>(),
+    summary: "the declarations of a document whose proofs Lean rejects (from the client's diagnostics or a check)",
+  },
+  repairPlan: {
+    method: 'kimina/repair/plan',
+    params: typed<RepairPlanParams>(
+      s.object({
+        scope: s.string({ min: 1, max: 10_000, messages: { '*': 'scope is missing' } }),
+        files: s.array(
+          s.object({
+            uri: s.string({ max: 10_000 }),
+            code: s.string({ max: proveLimits.codeChars }),
+            diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
+          }),
+          { max: 100_000, messages: { '*': 'files is missing' } },
+        ),
+      }),
+    ),
+    result: answer<RepairPlanResult>(),
+    summary: 'plan a Repair All job over files (checks each, stores the queue in SQLite: resumable)',
+  },
+  repairJobs: {
+    method: 'kimina/repair/jobs',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<{ jobs: RepairJob[] }>(),
+    summary: 'the unfinished Repair All jobs (after a restart), newest first',
+  },
+  repairUpdate: {
+    method: 'kimina/repair/update',
+    params: typed<RepairUpdateParams>(
+      s.object({
+        jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
+        itemId: s.integer({ min: 0, max: 1e12, messages: { '*': 'itemId is missing' } }),
+        status: s.enum(['pending', 'repaired', 'broken', 'skipped', 'accepted', 'rejected']),
+        reason: s.optional(s.string({ max: 100_000 })),
+        edit: s.nullable(s.object({ range, newText: s.string({ max: proveLimits.codeChars }) })),
+        replaced: s.nullable(s.string({ max: proveLimits.codeChars })),
+      }),
+    ),
+    result: answer<RepairJob>(),
+    summary: "record one item's outcome (repaired with its proposal, still broken, skipped, accepted, rejected)",
+  },
+  repairJob: {
+    method: 'kimina/repair/job',
+    params: typed<RepairJobParams>(
+      s.object({
+        jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
+        state: s.optional(s.enum(['running', 'done', 'cancelled'])),
+      }),
+    ),
+    result: answer<RepairJob>(),
+    summary: 'one job; with `state`, end it (done, cancelled)',
+  },
 } as const satisfies Record<string, LspRequestSpec>;
 
 export const lspNotifications = {
@@ -360,4 +519,5 @@ export const lspMethods = Object.fromEntries(
 export const editorCommands = {
   proveTheorem: 'kimina.proveTheorem',
   proveGoal: 'kimina.proveGoal',
+  repairProof: 'kimina.repairProof',
 } as const;

@@ -23,7 +23,8 @@ export function attemptLine(a: Attempt): string {
   const tokens = a.tokens !== undefined ? `, ${a.tokens} tokens` : '';
   const fix =
     a.fixSkipped && !['valid', 'cancelled', 'proved'].includes(a.fixSkipped) ? ` (no fix turn: ${a.fixSkipped})` : '';
-  return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}; Lean ${verdict}${fix}`;
+  const cut = a.cut ? `; cut short: ${a.cut}` : a.finishReason === 'length' ? '; cut short at the token limit' : '';
+  return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}${cut}; Lean ${verdict}${fix}`;
 }
 
 /** Renders prove events; call `event` for each, then `finish` with the result. */

@@ -287,7 +287,7 @@ const declarations = {
     name: 'KIMINA_REPL_COMMAND',
     type: 'shell command',
     default: 'unset',
-    doc: 'the command that starts one REPL (else `lake env <repl>` of the project)',
+    doc: 'the command line that starts one REPL, run by `sh -c` (Linux, macOS) or `cmd.exe /d /s /c` (Windows); else `lake env <repl>` of the project',
     read: (raw: string | undefined) => given(raw),
   },
   replPath: {
@@ -362,7 +362,7 @@ const declarations = {
     name: 'KIMINA_REPL_MEMORY_MB',
     type: 'MB',
     default: '`16384`',
-    doc: 'address-space cap per REPL (`ulimit -v`); 0 = none',
+    doc: "address-space cap per REPL (`ulimit -v`, Linux when the hard limit allows) and the memory guard's limit on the REPL's processes while a check runs (every OS); 0 = none",
     read: (raw: string | undefined) => number('KIMINA_REPL_MEMORY_MB', raw, 16_384),
   },
   replIdleS: {
