@@ -4,6 +4,9 @@
 // templates that differ from the checkpoint's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OpenAIEngine } from '../../backend/model/openai/engine';
 import type { ChatMessage } from '../../backend/protocol';
 import type { SamplingOptions } from '../../backend/model/engine';
@@ -268,5 +271,21 @@ test('a server that shows no rendering is said once', async () => {
       assert.equal(engine.templateCheck, undefined);
     },
     { tokenizerDir: QWEN3_DIR },
+  );
+});
+
+test('a model folder that cannot lend its template never stops a generation', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'kimina-notok-'));
+  await withServer(
+    { server: 'llama.cpp' },
+    async (engine, _server, logs) => {
+      const [gen] = await engine.generate([FIX], SAMPLING);
+      assert.equal(gen.text, answerOf(0));
+      await engine.generate([PROMPT], SAMPLING);
+      assert.equal(logs.filter((l) => l.includes("cannot compare the server's chat template")).length, 1);
+      assert.match(logs.find((l) => l.includes('cannot compare')) ?? '', /no tokenizer\.json in/);
+      assert.equal(engine.promptRoute, 'chat');
+    },
+    { tokenizerDir: empty },
   );
 });

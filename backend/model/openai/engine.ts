@@ -283,18 +283,21 @@ export class OpenAIEngine implements Engine {
    */
   private async checkTemplate(conversations: ChatMessage[][]): Promise<void> {
     if (!this.o.tokenizerDir || this.route === 'completions' || this.templateUncheckable) return;
+    try {
+      await this.compareTemplates(conversations);
+    } catch (err) {
+      // The check never stops a generation: the request itself will say what is wrong with the server.
+      this.templateUncheckable = true;
+      this.o.log(`cannot compare the server's chat template with the checkpoint's: ${(err as Error).message}`);
+    }
+  }
+
+  private async compareTemplates(conversations: ChatMessage[][]): Promise<void> {
     for (const kind of ['first', 'fix'] as const) {
       if (this.templateChecked.has(kind)) continue;
       const conversation = conversations.find((c) => c.some((m) => m.role === 'assistant') === (kind === 'fix'));
       if (!conversation) continue;
-      let local: LocalTemplate;
-      try {
-        local = await this.localTemplate();
-      } catch (err) {
-        this.templateUncheckable = true;
-        this.o.log(`cannot compare the server's chat template with the checkpoint's: ${(err as Error).message}`);
-        return;
-      }
+      const local = await this.localTemplate();
       const ours = local.template.render(conversation);
       const theirs = await renderOnServer(
         { http: this.http, baseUrl: this.o.baseUrl, rootUrl: rootOf(this.o.baseUrl), model: this.model },
