@@ -8,6 +8,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { backendEnv, type KiminaSettings } from './config';
+import { backendRuntime } from './runtime';
 
 export interface ClientHooks {
   /** Called when the backend process died; return false to stop restarting it. */
@@ -21,10 +22,13 @@ export function createClient(
   hooks: ClientHooks,
 ): LanguageClient {
   const cli = context.asAbsolutePath('dist/cli.js');
+  // kimina.nodePath unset: VS Code's own runtime (ELECTRON_RUN_AS_NODE=1); the packaged native modules are N-API
+  const runtime = backendRuntime(settings.nodePath);
+  log.info(`[extension] ${runtime.describe}`);
   const run = {
-    command: settings.nodePath,
+    command: runtime.command,
     args: [cli, 'lsp', '--stdio'],
-    options: { env: { ...process.env, ...backendEnv(settings) } },
+    options: { env: { ...process.env, ...runtime.env, ...backendEnv(settings) } },
   };
   const serverOptions: ServerOptions = { run, debug: run };
   const clientOptions: LanguageClientOptions = {

@@ -22,7 +22,7 @@ export function readSettings(): KiminaSettings {
     device: c.get('device', 'auto'),
     kvCache: c.get('kvCache', 'auto'),
     speculation: c.get('speculation', false),
-    nodePath: c.get('nodePath', 'node'),
+    nodePath: c.get('nodePath', ''),
     showDiffOnProof: c.get('showDiffOnProof', true),
   };
 }
@@ -30,6 +30,12 @@ export function readSettings(): KiminaSettings {
 /** kimina.trainingModel: the model the Training Monitor's form starts with ('' for its default). */
 export function trainingModelSetting(): string {
   return vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
+}
+
+/** Switches proving to an OpenAI-compatible server (kimina.engine = openai) and opens its URL setting. */
+export async function useOpenAIEngine(): Promise<void> {
+  await vscode.workspace.getConfiguration('kimina').update('engine', 'openai', vscode.ConfigurationTarget.Global);
+  await vscode.commands.executeCommand('workbench.action.openSettings', 'kimina.openaiBaseUrl');
 }
 
 /** Makes the in-process engine prove with the model in `dir` (user settings: kimina.engine, kimina.model). */
