@@ -136,9 +136,8 @@ function stage(target, dir) {
   }
   // the extension, the backend bundle, the webviews, icons, the built-in benchmark, the Python trainer sources
   for (const f of ['README.md', 'LICENSE']) cpSync(join(root, f), join(dir, f));
-  copy(join(root, 'dist'), join(dir, 'dist'), (f) =>
-    /^(cli|extension|onnx-worker|statement-worker)\.js$|^media\/[\w-]+\.(js|css)$/.test(f),
-  );
+  // every bundle (cli, extension, its workers), without source maps
+  copy(join(root, 'dist'), join(dir, 'dist'), (f) => /^[\w-]+\.js$|^media\/[\w-]+\.(js|css)$/.test(f));
   copy(join(root, 'media'), join(dir, 'media'), (f) => /^[\w-]+\.svg$/.test(f));
   copy(join(root, 'data', 'minif2f-lean4'), join(dir, 'data', 'minif2f-lean4'));
   copy(
