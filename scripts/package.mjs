@@ -45,6 +45,14 @@ function pkgJson(dir) {
 
 const cache = join(root, '.kimina-cache', 'npm');
 
+/** The version package-lock.json pins for a package (so a node_modules older than the lock still packages right). */
+function locked(name) {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+  const v = lock.packages?.[`node_modules/${name}`]?.version;
+  if (!v) throw new Error(`package-lock.json pins no version of ${name}`);
+  return v;
+}
+
 /** The folder of an npm package at a version: node_modules when it is there, else unpacked from a cached tarball. */
 function packageDir(name, version) {
   const local = join(root, 'node_modules', name);
@@ -86,10 +94,7 @@ function pruneEmpty(dir) {
 
 /** Files kept from each staged package (what it needs at run time). */
 const keep = {
-  // libsql pins its own detect-libc (nested node_modules)
-  libsql: (f) =>
-    /^(package\.json|LICENSE|[\w-]+\.js)$/.test(f) ||
-    /^node_modules\/detect-libc\/(package\.json|LICENSE|lib\/[\w-]+\.js)$/.test(f),
+  libsql: (f) => /^(package\.json|LICENSE|[\w-]+\.js)$/.test(f),
   '@neon-rs/load': (f) => f === 'package.json' || /^dist\/.*\.js$/.test(f) || f === 'LICENSE',
   '@resvg/resvg-js': (f) => /^(package\.json|LICENSE|[\w-]+\.js)$/.test(f),
   // dist/cjs/package.json says those files are CommonJS (the package itself is an ES module)
@@ -107,16 +112,22 @@ function stage(target, dir) {
     copy(packageDir(name, version), join(nm, name), filter);
     deps[name] = version;
   };
-  const libsqlVersion = pkgJson(join(root, 'node_modules', 'libsql')).version;
-  const libsqlPkg = pkgJson(join(root, 'node_modules', 'libsql'));
-  add('libsql', libsqlVersion, keep.libsql);
-  add('@neon-rs/load', pkgJson(join(root, 'node_modules', '@neon-rs', 'load')).version, keep['@neon-rs/load']);
+  const libsqlDir = packageDir('libsql', locked('libsql'));
+  const libsqlPkg = pkgJson(libsqlDir);
+  add('libsql', libsqlPkg.version, keep.libsql);
+  // libsql pins its own detect-libc, installed under it
+  copy(
+    packageDir('detect-libc', locked('libsql/node_modules/detect-libc')),
+    join(nm, 'libsql', 'node_modules', 'detect-libc'),
+    (f) => /^(package\.json|LICENSE|lib\/[\w-]+\.js)$/.test(f),
+  );
+  add('@neon-rs/load', locked('@neon-rs/load'), keep['@neon-rs/load']);
   add(t.libsql, libsqlPkg.optionalDependencies[t.libsql], () => true);
-  const resvgPkg = pkgJson(join(root, 'node_modules', '@resvg', 'resvg-js'));
+  const resvgPkg = pkgJson(packageDir('@resvg/resvg-js', locked('@resvg/resvg-js')));
   add('@resvg/resvg-js', resvgPkg.version, keep['@resvg/resvg-js']);
   add(t.resvg, resvgPkg.optionalDependencies[t.resvg], () => true);
   if (t.onnx) {
-    const ortPkg = pkgJson(join(root, 'node_modules', 'onnxruntime-node'));
+    const ortPkg = pkgJson(packageDir('onnxruntime-node', locked('onnxruntime-node')));
     add('onnxruntime-common', ortPkg.dependencies['onnxruntime-common'], keep['onnxruntime-common']);
     add(
       'onnxruntime-node',
