@@ -16,7 +16,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { mkdirInside } from '../store/safePaths';
-import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
+import { graphHasSharedPrefix, LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import {
   checkRepoId,
   downloadFile,
@@ -479,7 +479,8 @@ async function pullInto(
     previous.commit === listing.commit &&
     previous.quantize === quantize &&
     detectFormat(dir) === 'onnx' &&
-    existsSync(join(dir, ONNX_KV16_FILE)); // converted before the float16-cache graph existed: convert again
+    existsSync(join(dir, ONNX_KV16_FILE)) && // converted before the float16-cache graph existed: convert again
+    graphHasSharedPrefix(dir); // converted before shared-prefix attention existed: convert again
   if (!upToDate) {
     if (!o.convert)
       throw new Error(`${id} has no ONNX export in Kimina's layout and no converter is available to build one`);
