@@ -10,7 +10,10 @@ import { dirname } from 'node:path';
 import { touchPrivateFile } from './safePaths';
 
 export type Db = BetterSqlite3.Database;
-type Driver = { Database: new (path: string) => Db; name: 'libsql' | 'better-sqlite3' };
+type Driver = {
+  Database: new (path: string, options?: BetterSqlite3.Options) => Db;
+  name: 'libsql' | 'better-sqlite3';
+};
 
 let loaded: Driver | undefined;
 
@@ -66,6 +69,13 @@ export function openDb(path: string): Db {
   db.pragma('foreign_keys = ON');
   db.exec('CREATE TABLE IF NOT EXISTS schema_versions (owner TEXT PRIMARY KEY, version INTEGER NOT NULL)');
   return db;
+}
+
+/** Opens an existing store read-only (inspection: tests, tools), with the same plain rows as openDb. */
+export function openDbReadonly(path: string): Db {
+  const driver = sqliteDriver();
+  const db = new driver.Database(path, { readonly: true, fileMustExist: true });
+  return driver.name === 'libsql' ? plainRows(db) : db;
 }
 
 /** Applies `steps[version..]` for `owner` in one transaction each. Steps are append-only. */
