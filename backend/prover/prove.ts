@@ -88,7 +88,7 @@ export async function prove(
   }));
   try {
     const exhaustive = deps.options?.exhaustive === true;
-    while (lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted) {
+    while (lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted && !ctx.verifierFailure) {
       const round = await runRound(ctx, lanes);
       attempts.push(...round.attempts);
       winner ??= round.winner;
@@ -104,7 +104,14 @@ export async function prove(
   const status = winner ? 'proved' : ctx.signal.aborted ? 'cancelled' : 'not_proved';
   const proof = winner?.code ?? null;
   const tactics = proof !== null ? proof.slice(normalizeStatement(formal.text).length) : null;
-  const result: ProveResult = { id, status, proof, tactics, attempts };
+  const result: ProveResult = {
+    id,
+    status,
+    proof,
+    tactics,
+    attempts,
+    ...(ctx.verifierFailure && !winner ? { verifierFailure: ctx.verifierFailure } : {}),
+  };
   deps.store?.finishRun(id, status, proof);
   onEvent({ type: 'done', id, result });
   return result;

@@ -77,6 +77,13 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
           verdict: outcome.verdict,
         });
       }
+      if (outcome?.verdict.status === 'server_error' && !ctx.verifierFailure) {
+        // Lean itself could not judge the answer (not installed, crashed): no answer can be judged, so stop
+        // everything now instead of spending fix turns on a verifier that cannot run.
+        ctx.verifierFailure = { reason: outcome.verdict.reason, leanMissing: outcome.verdict.leanMissing === true };
+        stopChecks.abort();
+        stopDecoding.abort();
+      }
       if (outcome?.verdict.status === 'valid' && winnerLane < 0) {
         winnerLane = k;
         if (!exhaustive) {
@@ -112,7 +119,11 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
   const attempts = await Promise.all(
     lanes.map(async (lane, k): Promise<Attempt> => {
       const gen = generations[k];
-      const format = checkConversation([...lane.conversation, { role: 'assistant', content: gen.text }], ctx.statement);
+      // A stopped answer was cut off: checking its format would report the cut as the model's mistake.
+      const format =
+        gen.finishReason === 'cancelled'
+          ? { ok: false, error: 'NONE' as const, stopped: true, message: 'not checked: the answer was stopped' }
+          : checkConversation([...lane.conversation, { role: 'assistant', content: gen.text }], ctx.statement);
       const extraction = extractProof(gen.text, ctx.statement);
       const attempt: Attempt = {
         sample: lane.sample,
@@ -120,7 +131,12 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         response: gen.text,
         think: splitThink(gen.text).think,
         code: extraction.ok ? extraction.code : null,
-        format: { ok: format.ok, error: format.error, message: format.message },
+        format: {
+          ok: format.ok,
+          error: format.error,
+          message: format.message,
+          ...(format.stopped ? { stopped: true } : {}),
+        },
         verdict: null,
         tokens: gen.tokens,
         finishReason: gen.finishReason,
@@ -155,6 +171,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
     const lane = lanes[k];
     if (attempt.verdict?.status === 'valid') attempt.fixSkipped = 'valid';
     else if (ctx.signal.aborted) attempt.fixSkipped = 'cancelled';
+    else if (ctx.verifierFailure) attempt.fixSkipped = 'verifier_failed';
     else if (winner && !exhaustive) attempt.fixSkipped = 'proved';
     else if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null))
       attempt.fixSkipped = 'cancelled';
