@@ -13,6 +13,7 @@ import {
 } from '../backend/protocol';
 import { createClient } from './client';
 import { readSettings } from './config';
+import { forEditor } from './words';
 
 type Method = keyof LspRequestTypes;
 
@@ -123,7 +124,10 @@ export class Ctx implements vscode.Disposable {
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
-    return pending as Promise<LspRequestTypes[M]['result']>;
+    // The JSON-RPC layer wraps a handler's error ("Request kimina/prove failed with message: …"): say only the message.
+    return (pending as Promise<LspRequestTypes[M]['result']>).catch((err: Error) => {
+      throw new Error(forEditor(err?.message ?? String(err)));
+    });
   }
 
   private progressTokens = 0;
@@ -155,11 +159,9 @@ export class Ctx implements vscode.Disposable {
           progress.report({ message: value.message, increment });
         });
         try {
-          return (await client.sendRequest(
-            method,
-            { ...params, workDoneToken },
-            cancel,
-          )) as LspRequestTypes[M]['result'];
+          return (await client.sendRequest(method, { ...params, workDoneToken }, cancel).catch((err: Error) => {
+            throw new Error(forEditor(err?.message ?? String(err)));
+          })) as LspRequestTypes[M]['result'];
         } finally {
           listening.dispose();
         }

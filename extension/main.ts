@@ -26,7 +26,7 @@ export function activate(context: vscode.ExtensionContext): void {
     marks,
     runner,
     createStatusBar(ctx.onStatus, ctx.currentStatus),
-    watchSetup(ctx),
+    watchSetup(ctx, () => runner.busy),
     ...registerCommands(context, ctx, runner, view),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();

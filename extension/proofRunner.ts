@@ -8,6 +8,8 @@ import { readSettings } from './config';
 import type { ProofView } from './proofView';
 import type { Proposals } from './proposal';
 import type { ProvedMarks } from './decorations';
+import { showGuidance } from './setup';
+import { attemptSummary, outcomeMessage, requestFailedMessage, setupGuidance } from './words';
 
 export interface ProveTarget {
   uri: vscode.Uri;
@@ -24,6 +26,8 @@ let counter = 0;
 
 export class ProofRunner implements vscode.Disposable {
   private running: Running | undefined;
+  /** The last proof failed because the backend could not prove at all (no model, no Lean). */
+  private failedForSetup = false;
   private last: { target: ProveTarget; result?: EditorProveResult } | undefined;
   private readonly subscriptions: vscode.Disposable[];
 
@@ -38,6 +42,14 @@ export class ProofRunner implements vscode.Disposable {
         if (this.running && e.id === this.running.id) this.running.onEvent(e);
       }),
       view.onAction((action) => void this.onViewAction(action)),
+      // A proof that failed because something was missing: once the backend is ready again (a model was
+      // pulled, Lean set up), the view stops showing the old failure and offers Retry.
+      ctx.onStatus((s) => {
+        if (s.state === 'ready' && !setupGuidance(s) && this.failedForSetup) {
+          this.failedForSetup = false;
+          this.view.post({ type: 'note', message: 'Kimina is ready now: Retry proves it again.' });
+        }
+      }),
     ];
   }
 
@@ -54,6 +66,8 @@ export class ProofRunner implements vscode.Disposable {
     else if (action === 'retry') await this.retry();
     else if (action === 'cancel') await this.cancel();
     else if (action === 'showDiff') await this.proposals.showDiff();
+    else if (action === 'setupLean') await vscode.commands.executeCommand('kimina.setupLean');
+    else if (action === 'pickTheorem') await this.pickTheorem();
   }
 
   /**
@@ -71,6 +85,7 @@ export class ProofRunner implements vscode.Disposable {
     const doc = await vscode.workspace.openTextDocument(target.uri);
     const text = doc.getText();
     const settings = readSettings();
+    this.failedForSetup = false;
     const id = `p${Date.now().toString(36)}-${++counter}`;
     const file = vscode.workspace.asRelativePath(target.uri);
     this.last = { target };
@@ -103,9 +118,7 @@ export class ProofRunner implements vscode.Disposable {
               else if (e.type === 'progress')
                 progress.report({ message: `thinking… ${e.tokens} tokens, ${e.tokensPerSecond.toFixed(1)} tok/s` });
               else if (e.type === 'attempt')
-                progress.report({
-                  message: `turn ${e.attempt.turn}: ${e.attempt.verdict?.status ?? e.attempt.format.error}`,
-                });
+                progress.report({ message: `turn ${e.attempt.turn}: ${attemptSummary(e.attempt)}` });
             },
           };
           let result: EditorProveResult;
@@ -120,11 +133,12 @@ export class ProofRunner implements vscode.Disposable {
               fixTurns: settings.fixTurns,
             });
           } catch (err) {
-            const message = (err as Error).message;
-            this.view.post({ type: 'failed', message });
-            void vscode.window.showErrorMessage(`Kimina: ${message}`, 'Show Log').then((b) => {
-              if (b) this.ctx.log.show();
-            });
+            const shown = requestFailedMessage((err as Error).message);
+            const missing = setupGuidance(this.ctx.currentStatus);
+            this.failedForSetup = missing !== undefined || shown.actions.includes('Pull Model');
+            this.view.post({ type: 'failed', message: shown.text.replace(/^Kimina: /, '') });
+            // Something is missing: say what, with the buttons that fix it, each time a proof needs it.
+            showGuidance(this.ctx, missing ?? shown);
             return undefined;
           }
           this.last = { target, result };
@@ -143,19 +157,22 @@ export class ProofRunner implements vscode.Disposable {
     this.view.post({ type: 'result', result, canAccept: canAccept && !apply, at: Date.now() });
     const name = result.declaration?.name ?? 'the theorem';
     if (!canAccept) {
-      if (result.problem) void vscode.window.showWarningMessage(`Kimina: ${result.problem}`);
-      else if (result.status === 'not_proved' && !apply) {
-        void vscode.window
-          .showInformationMessage(
-            `Kimina could not prove ${name} (${result.attempts.length} attempts).`,
-            'Retry',
-            'Show Attempts',
-          )
-          .then((b) => {
-            if (b === 'Retry') void this.retry();
-            else if (b) void vscode.commands.executeCommand('kimina.showAttempts');
-          });
-      }
+      if (result.verifierFailure) this.failedForSetup = true;
+      const shown = outcomeMessage(result, apply);
+      if (!shown) return;
+      const show =
+        shown.level === 'error'
+          ? vscode.window.showErrorMessage
+          : shown.level === 'warning'
+            ? vscode.window.showWarningMessage
+            : vscode.window.showInformationMessage;
+      void show(shown.text, ...shown.actions).then((b) => {
+        if (b === 'Retry') void this.retry();
+        else if (b === 'Show Attempts') void vscode.commands.executeCommand('kimina.showAttempts');
+        else if (b === 'Set Up Lean') void vscode.commands.executeCommand('kimina.setupLean');
+        else if (b === 'Show Log') this.ctx.log.show();
+        else if (b === 'Pick a Theorem') void this.pickTheorem(target.uri);
+      });
       return;
     }
     const edit = result.edit!;
@@ -210,6 +227,35 @@ export class ProofRunner implements vscode.Disposable {
       return;
     }
     await this.prove(this.last.target);
+  }
+
+  /** Lets the user pick a declaration with a sorry in the file (from the code lenses), then proves it. */
+  async pickTheorem(uri = this.last?.target.uri): Promise<void> {
+    if (!uri) return;
+    const lenses =
+      (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const items = lenses
+      .filter((l) => l.command?.command === 'kimina.proveTheorem')
+      .map((l) => ({
+        label: doc
+          .lineAt(l.range.start.line)
+          .text.trim()
+          .replace(/\s*:=.*$/, ''),
+        description: `line ${l.range.start.line + 1}`,
+        line: l.range.start.line,
+        character: l.range.start.character,
+      }));
+    if (!items.length) {
+      void vscode.window.showInformationMessage('Kimina: no theorem in this file has a sorry to prove.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Kimina: pick a theorem to prove',
+      placeHolder: 'Theorems with sorry in this file',
+    });
+    if (!pick) return;
+    await this.prove({ uri, position: new vscode.Position(pick.line, pick.character), mode: 'theorem' });
   }
 
   async cancel(): Promise<boolean> {

@@ -6,6 +6,10 @@ export type ToView =
   | { type: 'event'; event: LspProveEvent; at: number }
   | { type: 'result'; result: EditorProveResult; canAccept: boolean; at: number }
   | { type: 'failed'; message: string }
-  | { type: 'resolved'; outcome: 'accepted' | 'rejected' | 'stale' };
+  | { type: 'resolved'; outcome: 'accepted' | 'rejected' | 'stale' }
+  /** Replaces a failure that no longer holds (e.g. the model has been pulled since). */
+  | { type: 'note'; message: string };
 
-export type FromView = { type: 'ready' | 'accept' | 'reject' | 'retry' | 'cancel' | 'showDiff' };
+export type FromView = {
+  type: 'ready' | 'accept' | 'reject' | 'retry' | 'cancel' | 'showDiff' | 'setupLean' | 'pickTheorem';
+};

@@ -61,10 +61,24 @@ export function startLspFace({
     status = next;
     notify(lspMethods.statusChanged, status);
   };
+  /** Set when a proof found that Lean cannot be started (until the services are rebuilt after a setup). */
+  let leanCannotStart = false;
   const idleStatus = (base: BackendStatus): BackendStatus => ({
     ...base,
     state: running.size ? 'proving' : base.state === 'proving' ? 'ready' : base.state,
     running: running.size,
+    ...(leanCannotStart && !base.setup?.lean
+      ? {
+          setup: {
+            model: base.setup?.model ?? false,
+            lean: true,
+            hints: [
+              ...(base.setup?.hints ?? []),
+              'Lean could not be started: set it up with "Kimina: Set Up Lean Verifier".',
+            ],
+          },
+        }
+      : {}),
   });
 
   const getService = (): Promise<ProveService> => {
@@ -187,6 +201,7 @@ export function startLspFace({
           (event) => notify(lspMethods.proveEvent, event),
           controller.signal,
         );
+        if (result.verifierFailure?.leanMissing) leanCannotStart = true;
         if (timedOut && result.status === 'cancelled')
           result.problem = `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).`;
         log(`prove ${params.id}: ${result.status}${result.problem ? ` (${result.problem})` : ''}`);
@@ -224,6 +239,7 @@ export function startLspFace({
     const old = service;
     service = null;
     resolved = null;
+    leanCannotStart = false;
     if (old) await (await old.catch(() => null))?.close();
     setStatus({ state: 'starting', detail: 'starting the backend services' });
     getService().catch(() => {});
@@ -255,11 +271,18 @@ export function startLspFace({
 
 /** First-run guidance from a start-up failure: what is missing and how to get it. */
 export function setupHints(message: string): BackendStatus['setup'] {
-  const model = /model/i.test(message);
-  const lean = /lean|repl|lake/i.test(message);
+  // what is missing, not every failure that names a model server or Lean
+  const model =
+    /no model available|not converted yet|model folder .* does not exist|has no onnx\/|no model found|model .* is not in the store/i.test(
+      message,
+    );
+  const lean =
+    /no REPL build|lean-toolchain|could not (?:run|start) (?:Lean|the Lean REPL)|lake.*(?:ENOENT|not found)|Lean REPL process exited \(code 12[67]\)/i.test(
+      message,
+    );
   const hints: string[] = [];
-  if (model)
-    hints.push('Pull a model: "Kimina: Pull Model" (kimina model pull), or set kimina.model to a local folder.');
-  if (lean) hints.push('Set up the Lean verifier: "Kimina: Set Up Lean Verifier" (kimina lean setup).');
+  // The editor's words (this face serves VS Code): the command to run, the setting to change.
+  if (model) hints.push('Pull a model with "Kimina: Pull Model", or set kimina.model to a model folder.');
+  if (lean) hints.push('Set up the Lean verifier with "Kimina: Set Up Lean Verifier".');
   return { model, lean, hints };
 }

@@ -43,7 +43,11 @@ export interface EditorProveResult extends ProveResult {
 }
 
 /** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
-export type LspProveEvent = ProveEvent | { type: 'stage'; id: string; message: string };
+export type LspProveEvent =
+  | ProveEvent
+  | { type: 'stage'; id: string; message: string }
+  /** The declaration being proved and its first line in the document (0-based), for file line numbers. */
+  | { type: 'target'; id: string; name: string; kind: string; line: number };
 
 export interface CancelParams {
   id: string;
