@@ -39,6 +39,11 @@ export class Ctx implements vscode.Disposable {
     this.log = vscode.window.createOutputChannel('Kimina', { log: true });
   }
 
+  /** What the extension remembers across sessions (e.g. the engine's measured speed). */
+  get memory(): vscode.Memento {
+    return this.context.globalState;
+  }
+
   get currentStatus(): BackendStatus {
     return this.status;
   }

@@ -4,7 +4,9 @@ import * as vscode from 'vscode';
 import type { EditorProveResult, LspProveEvent, ProveMode } from '../backend/protocol';
 import { lspMethods } from '../backend/protocol';
 import type { Ctx } from './ctx';
-import { readSettings } from './config';
+import { readSettings, setBudgetPreset } from './config';
+import { type Budget, budgetOf, budgetText } from './budget';
+import type { ViewBudget } from '../media/proofViewMessages';
 import type { ProofView } from './proofView';
 import type { Proposals } from './proposal';
 import type { ProvedMarks } from './decorations';
@@ -42,6 +44,7 @@ export class ProofRunner implements vscode.Disposable {
         if (this.running && e.id === this.running.id) this.running.onEvent(e);
       }),
       view.onAction((action) => void this.onViewAction(action)),
+      view.onBudget((preset) => void this.pickBudget(preset)),
       // A proof that failed because something was missing: once the backend is ready again (a model was
       // pulled, Lean set up), the view stops showing the old failure and offers Retry.
       ctx.onStatus((s) => {
@@ -51,6 +54,30 @@ export class ProofRunner implements vscode.Disposable {
         }
       }),
     ];
+  }
+
+  /** The engine's speed (tokens/s, all samples together) measured in the last proof with this engine and model. */
+  private measuredSpeed(): number | undefined {
+    const s = this.ctx.currentStatus;
+    return this.ctx.memory.get<Record<string, number>>('kimina.measuredSpeed', {})[`${s.engine}|${s.model}`];
+  }
+
+  private rememberSpeed(tokensPerSecond: number): void {
+    const s = this.ctx.currentStatus;
+    if (!(tokensPerSecond > 0) || !s.engine) return;
+    const all = { ...this.ctx.memory.get<Record<string, number>>('kimina.measuredSpeed', {}) };
+    all[`${s.engine}|${s.model}`] = Math.round(tokensPerSecond * 10) / 10;
+    void this.ctx.memory.update('kimina.measuredSpeed', all);
+  }
+
+  private viewBudget(b: Budget): ViewBudget {
+    const tokensPerSecond = this.measuredSpeed();
+    return { ...b, text: budgetText(b, tokensPerSecond), ...(tokensPerSecond ? { tokensPerSecond } : {}) };
+  }
+
+  private async pickBudget(preset: Budget['preset']): Promise<void> {
+    await setBudgetPreset(preset);
+    this.view.post({ type: 'budget', budget: this.viewBudget(budgetOf(readSettings())) });
   }
 
   get busy(): boolean {
@@ -85,7 +112,9 @@ export class ProofRunner implements vscode.Disposable {
     const doc = await vscode.workspace.openTextDocument(target.uri);
     const text = doc.getText();
     const settings = readSettings();
+    const budget = budgetOf(settings);
     this.failedForSetup = false;
+    let lastSpeed = 0;
     const id = `p${Date.now().toString(36)}-${++counter}`;
     const file = vscode.workspace.asRelativePath(target.uri);
     this.last = { target };
@@ -99,6 +128,7 @@ export class ProofRunner implements vscode.Disposable {
       mode: target.mode,
       file,
       startedAt: Date.now(),
+      budget: this.viewBudget(budget),
     });
     void vscode.commands.executeCommand('setContext', 'kimina.proving', true);
     try {
@@ -115,9 +145,10 @@ export class ProofRunner implements vscode.Disposable {
             onEvent: (e) => {
               this.view.post({ type: 'event', event: e, at: Date.now() });
               if (e.type === 'stage') progress.report({ message: e.message.split('\n')[0] });
-              else if (e.type === 'progress')
+              else if (e.type === 'progress') {
+                lastSpeed = e.tokensPerSecond;
                 progress.report({ message: `thinking… ${e.tokens} tokens, ${e.tokensPerSecond.toFixed(1)} tok/s` });
-              else if (e.type === 'attempt')
+              } else if (e.type === 'attempt')
                 progress.report({ message: `turn ${e.attempt.turn}: ${attemptSummary(e.attempt)}` });
             },
           };
@@ -129,9 +160,11 @@ export class ProofRunner implements vscode.Disposable {
               code: text,
               mode: target.mode,
               position: { line: target.position.line, character: target.position.character },
-              samples: settings.samples,
-              fixTurns: settings.fixTurns,
+              samples: budget.samples,
+              fixTurns: budget.fixTurns,
+              maxTokens: budget.maxTokens,
             });
+            if (lastSpeed > 0) this.rememberSpeed(lastSpeed);
           } catch (err) {
             const shown = requestFailedMessage((err as Error).message);
             const missing = setupGuidance(this.ctx.currentStatus);

@@ -4,7 +4,7 @@
 // the nodes already there (a selection survives), and a think block follows the stream only while the user
 // has not scrolled it away from the bottom.
 import './proofView.css';
-import type { FromView, ToView } from './proofViewMessages';
+import type { BudgetPreset, FromView, ToView } from './proofViewMessages';
 import {
   emptyState,
   fileLineMapper,
@@ -53,7 +53,12 @@ function show(node: HTMLElement, visible: boolean): void {
   if (node.hidden === visible) node.hidden = !visible;
 }
 
-function button(id: string, label: string, action: FromView['type'], primary = false): HTMLButtonElement {
+function button(
+  id: string,
+  label: string,
+  action: Exclude<FromView['type'], 'budget'>,
+  primary = false,
+): HTMLButtonElement {
   const b = el('button', { id, class: primary ? 'primary' : 'secondary' }, label);
   b.addEventListener('click', () => vscode.postMessage({ type: action }));
   return b;
@@ -95,11 +100,13 @@ interface Dom {
   resultTitle: HTMLElement;
   resultText: HTMLElement;
   spinner: HTMLElement;
-  buttons: Record<
-    'accept' | 'reject' | 'showDiff' | 'cancel' | 'retry' | 'setupLean' | 'pickTheorem',
-    HTMLButtonElement
-  >;
+  buttons: Record<ResultButton, HTMLButtonElement>;
+  budget: HTMLElement;
+  budgetText: HTMLElement;
+  presets: Record<BudgetPreset, HTMLButtonElement>;
 }
+
+const presetLabels: Record<BudgetPreset, string> = { quick: 'Quick', thorough: 'Thorough', custom: 'Custom' };
 
 let dom: Dom | null = null;
 
@@ -127,8 +134,26 @@ function build(id: string): Dom {
     resultText,
     el('div', { class: 'buttons' }, ...Object.values(buttons)),
   );
-  root.replaceChildren(el('header', {}, title, file), stages, turns, result);
+  const presets = {} as Record<BudgetPreset, HTMLButtonElement>;
+  for (const preset of Object.keys(presetLabels) as BudgetPreset[]) {
+    const b = el('button', { id: `budget-${preset}`, class: 'preset', title: `Budget: ${presetLabels[preset]}` });
+    b.textContent = presetLabels[preset];
+    b.addEventListener('click', () => vscode.postMessage({ type: 'budget', preset }));
+    presets[preset] = b;
+  }
+  const budgetText = el('span', { class: 'budget-text muted' });
+  const budget = el(
+    'div',
+    { class: 'budget' },
+    el('span', { class: 'muted' }, 'Budget:'),
+    ...Object.values(presets),
+    budgetText,
+  );
+  root.replaceChildren(el('header', {}, title, file, budget), stages, turns, result);
   return {
+    budget,
+    budgetText,
+    presets,
     id,
     title,
     file,
@@ -352,6 +377,13 @@ function render(): void {
     else dom!.stages.append(el('li', {}, text));
   });
   show(dom.stages, state.stages.length > 0);
+  const budget = state.nextBudget ?? state.budget;
+  show(dom.budget, budget !== undefined);
+  if (budget) {
+    for (const [preset, b] of Object.entries(dom.presets))
+      setClass(b, preset === budget.preset ? 'preset selected' : 'preset');
+    setText(dom.budgetText, state.nextBudget ? `next proof: ${state.nextBudget.text}` : budget.text);
+  }
   for (const t of state.turns) drawTurn(dom, t, state);
   drawResult(dom, state);
   if (follow && window.innerHeight + window.scrollY < document.body.scrollHeight - 40)

@@ -2,7 +2,7 @@
 import { type Attempt, type EditorProveResult, type ReplMessage, formatWords } from '../backend/protocol';
 
 export { formatWords };
-import type { ToView } from './proofViewMessages';
+import type { ToView, ViewBudget } from './proofViewMessages';
 
 export interface TurnView {
   key: string;
@@ -34,6 +34,10 @@ export interface ViewState {
   /** A note that replaced the error (the failure no longer holds). */
   note?: string;
   resolved?: 'accepted' | 'rejected' | 'stale';
+  /** The budget this proof runs under. */
+  budget?: ViewBudget;
+  /** The budget the next proof will use, when the user changed it during this one. */
+  nextBudget?: ViewBudget;
   /** The declaration being proved, from the backend: its name and kind, and its first line in the file (0-based). */
   target?: { name: string; kind: string; line: number };
 }
@@ -65,7 +69,15 @@ function turnOf(state: ViewState, sample: number, turn: number, at: number): Tur
 
 export function reduce(prev: ViewState, msg: ToView): ViewState {
   if (msg.type === 'start')
-    return { ...emptyState(), id: msg.id, title: msg.title, mode: msg.mode, file: msg.file, startedAt: msg.startedAt };
+    return {
+      ...emptyState(),
+      id: msg.id,
+      title: msg.title,
+      mode: msg.mode,
+      file: msg.file,
+      startedAt: msg.startedAt,
+      budget: msg.budget,
+    };
   const state: ViewState = { ...prev, turns: prev.turns.map((t) => ({ ...t })), stages: [...prev.stages] };
   switch (msg.type) {
     case 'event': {
@@ -108,11 +120,18 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
         t.thinkEnd ??= msg.at;
         if (!t.think) t.think = a.think;
       }
+      // A cancelled run: every turn still without an answer was stopped by it.
+      if (msg.result.status === 'cancelled')
+        for (const t of state.turns) if (!t.attempt && !t.stopped) t.stopped = { reason: 'cancelled' };
       return state;
     }
     case 'failed':
       state.error = msg.message;
       for (const t of state.turns) t.thinkEnd ??= Date.now();
+      return state;
+    case 'budget':
+      if (!state.id || state.result || state.error) state.budget = msg.budget;
+      else state.nextBudget = msg.budget;
       return state;
     case 'note':
       state.error = undefined;
@@ -273,6 +292,13 @@ export function splitFences(text: string): TextPart[] {
 
 export type ResultButton = 'accept' | 'reject' | 'showDiff' | 'cancel' | 'retry' | 'setupLean' | 'pickTheorem';
 
+function durationText(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
 function elapsed(s: ViewState, now: number): string {
   const seconds = Math.max(0, Math.round((now - s.startedAt) / 1000));
   return seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
@@ -288,10 +314,14 @@ export function resultLook(
   if (!r && s.error) return { cls: 'result bad', title: 'Failed', text: s.error, spinning: false, buttons: ['retry'] };
   if (!r) {
     const rate = s.tokensPerSecond ? ` · ${s.tokens} tokens · ${s.tokensPerSecond.toFixed(1)} tok/s` : '';
+    const speed = s.tokensPerSecond || s.budget?.tokensPerSecond;
+    const b = s.budget;
+    const left = b && speed ? (b.maxTokens * b.samples * (1 + b.fixTurns) - s.tokens) / speed : undefined;
+    const estimate = left !== undefined && left > 0 ? ` · at most about ${durationText(left)} left` : '';
     return {
       cls: 'result running',
       title: 'Working',
-      text: `${elapsed(s, now)}${rate}`,
+      text: `${elapsed(s, now)}${rate}${estimate}`,
       spinning: true,
       buttons: ['cancel'],
     };

@@ -8,11 +8,21 @@
 //     stops after one attempt with "Lean is missing" and a Set Up Lean button, with no fix turn.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { expect } from './expect';
-import { goToLine, openFile, openWorkbench, proofView, runCommand, screenshot, step, type Workbench } from './harness';
+import {
+  goToLine,
+  openFile,
+  openWorkbench,
+  proofView,
+  root,
+  runCommand,
+  screenshot,
+  step,
+  type Workbench,
+} from './harness';
 import { startStandInServe, type StandInServe } from './standInServe';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 
@@ -98,15 +108,20 @@ describe('the Proof view while a long answer streams (stand-in serve)', () => {
     assert.ok(line >= 9 && line <= 16, errorLine);
     await screenshot(page, 'proof-view-dark');
     await step(wb, 'light-theme', async () => {
-      await runCommand(page, 'Preferences: Color Theme');
-      const input = page.locator('.quick-input-widget input');
-      await input.fill('Light Modern');
-      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Light Modern' }).first().waitFor();
-      await page.keyboard.press('Enter');
+      // the user settings file, as a person would edit it: VS Code applies the theme when the file changes
+      const file = join(root, '.e2e', wb.name, 'data', 'user', 'User', 'settings.json');
+      const settings = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': 'Default Light Modern' }, null, 2));
       await page.locator('.monaco-workbench.vs').waitFor();
     });
     await page.waitForTimeout(500);
     await screenshot(page, 'proof-view-light');
+    // the budget presets: Quick for the next proof, shown in words
+    await step(wb, 'budget-quick', () => view.locator('#budget-quick').click());
+    await step(wb, 'budget-selected', () => view.locator('.preset.selected', { hasText: 'Quick' }).waitFor());
+    await step(wb, 'budget-words', () =>
+      view.locator('.budget-text', { hasText: 'answers up to 4,096 tokens · 1 sample · no fix turn' }).waitFor(),
+    );
   });
 });
 

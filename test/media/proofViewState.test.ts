@@ -177,6 +177,20 @@ test('a cancelled answer is stopped, not a format failure', () => {
   assert.equal(verdictLabel(old).text, '■ Stopped: the proof was cancelled');
 });
 
+test('a cancelled run marks the turns still streaming as stopped by the cancel', () => {
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'think', id, sample: 0, turn: 1, delta: 'step 1 ' }, 0),
+    {
+      type: 'result',
+      result: { id, status: 'cancelled', proof: null, attempts: [], mode: 'theorem', declaration: null, edit: null },
+      canAccept: false,
+      at: 1000,
+    },
+  ]);
+  assert.equal(stoppedLabel(s.turns[0]), '■ Stopped: the proof was cancelled');
+});
+
 test("Lean's line numbers are the file's: the candidate's target declaration starts at its file line", () => {
   const code =
     'import Mathlib\n\ntheorem earlier : True := trivial\n\ntheorem t (x : Nat) : x = x := by\n  exact bogus';
