@@ -6,6 +6,7 @@ import { lspMethods } from '../backend/protocol';
 import type { Ctx } from './ctx';
 import { readSettings, setBudgetPreset } from './config';
 import { type Budget, budgetOf, budgetText } from './budget';
+import { type Lean4Exports, plainGoalAt } from './leanGoal';
 import type { ViewBudget } from '../media/proofViewMessages';
 import type { ProofView } from './proofView';
 import type { Proposals } from './proposal';
@@ -30,6 +31,8 @@ export class ProofRunner implements vscode.Disposable {
   private running: Running | undefined;
   /** The last proof failed because the backend could not prove at all (no model, no Lean). */
   private failedForSetup = false;
+  /** The id of the run the Proof view shows. */
+  private viewRun = '';
   private last: { target: ProveTarget; result?: EditorProveResult } | undefined;
   private readonly subscriptions: vscode.Disposable[];
 
@@ -80,6 +83,16 @@ export class ProofRunner implements vscode.Disposable {
     this.view.post({ type: 'budget', budget: this.viewBudget(budgetOf(readSettings())) });
   }
 
+  /** The goal at the cursor from the Lean 4 extension, when it runs (it is never started from here). */
+  private async showLeanGoal(id: string, target: ProveTarget): Promise<void> {
+    const lean4 = vscode.extensions.getExtension<Lean4Exports>('leanprover.lean4');
+    if (!lean4?.isActive || !lean4.exports?.lean4EnabledFeatures) return;
+    const position = { line: target.position.line, character: target.position.character };
+    const goal = await plainGoalAt(lean4.exports, target.uri.toString(), position);
+    if (goal && this.last?.target === target && this.viewRun === id)
+      this.view.post({ type: 'goal', goals: goal.goals, line: position.line, source: 'lean4' });
+  }
+
   get busy(): boolean {
     return this.running !== undefined;
   }
@@ -118,6 +131,7 @@ export class ProofRunner implements vscode.Disposable {
     const id = `p${Date.now().toString(36)}-${++counter}`;
     const file = vscode.workspace.asRelativePath(target.uri);
     this.last = { target };
+    this.viewRun = id;
     this.view.begin({
       type: 'start',
       id,
@@ -131,6 +145,7 @@ export class ProofRunner implements vscode.Disposable {
       budget: this.viewBudget(budget),
     });
     void vscode.commands.executeCommand('setContext', 'kimina.proving', true);
+    void this.showLeanGoal(id, target);
     try {
       return await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Kimina', cancellable: true },

@@ -10,6 +10,8 @@ import {
   fileLineMapper,
   formatLabel,
   messagesByLine,
+  errorGoalHeading,
+  goalHeading,
   reduce,
   resultLook,
   splitFences,
@@ -104,6 +106,9 @@ interface Dom {
   budget: HTMLElement;
   budgetText: HTMLElement;
   presets: Record<BudgetPreset, HTMLButtonElement>;
+  goal: HTMLElement;
+  goalHeading: HTMLElement;
+  goalText: HTMLElement;
 }
 
 const presetLabels: Record<BudgetPreset, string> = { quick: 'Quick', thorough: 'Thorough', custom: 'Custom' };
@@ -149,8 +154,14 @@ function build(id: string): Dom {
     ...Object.values(presets),
     budgetText,
   );
-  root.replaceChildren(el('header', {}, title, file, budget), stages, turns, result);
+  const goalHeadingEl = el('div', { class: 'goal-heading' });
+  const goalText = el('pre', { class: 'goal' });
+  const goal = el('section', { class: 'goal-state' }, goalHeadingEl, goalText);
+  root.replaceChildren(el('header', {}, title, file, budget), stages, goal, turns, result);
   return {
+    goal,
+    goalHeading: goalHeadingEl,
+    goalText,
     budget,
     budgetText,
     presets,
@@ -314,7 +325,12 @@ function drawBody(td: TurnDom, t: TurnView, s: ViewState): void {
     parts.push(el('div', { class: `verdict ${v.ok ? 'ok' : v.stopped ? 'stopped' : 'bad'}` }, v.text));
     const code = candidate(t, s);
     if (code) parts.push(code);
-    else if (!v.stopped) {
+    if (a.errorGoal) {
+      parts.push(
+        el('div', { class: 'goal-heading' }, errorGoalHeading(lineOf(a.errorGoal.line))),
+        el('pre', { class: 'goal' }, a.errorGoal.goals.join('\n\n')),
+      );
+    } else if (!v.stopped) {
       const block = lastLeanBlock(a.response);
       if (block) parts.push(el('div', { class: 'muted' }, "The answer's final Lean block (not checked):"));
       if (block) parts.push(el('pre', { class: 'candidate unchecked' }, block));
@@ -377,6 +393,11 @@ function render(): void {
     else dom!.stages.append(el('li', {}, text));
   });
   show(dom.stages, state.stages.length > 0);
+  show(dom.goal, state.goal !== undefined);
+  if (state.goal) {
+    setText(dom.goalHeading, goalHeading(state.goal));
+    setText(dom.goalText, state.goal.goals.join('\n\n') || 'No goals: the proof is complete here.');
+  }
   const budget = state.nextBudget ?? state.budget;
   show(dom.budget, budget !== undefined);
   if (budget) {

@@ -30,6 +30,8 @@ export type ToView =
   | { type: 'result'; result: EditorProveResult; canAccept: boolean; at: number }
   | { type: 'failed'; message: string }
   | { type: 'resolved'; outcome: 'accepted' | 'rejected' | 'stale' }
+  /** The goal at the cursor from the Lean 4 extension (`$/lean/plainGoal`); `line` 0-based. */
+  | { type: 'goal'; goals: string[]; line: number; source: 'lean4' }
   /** Replaces a failure that no longer holds (e.g. the model has been pulled since). */
   | { type: 'note'; message: string };
 

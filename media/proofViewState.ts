@@ -34,6 +34,8 @@ export interface ViewState {
   /** A note that replaced the error (the failure no longer holds). */
   note?: string;
   resolved?: 'accepted' | 'rejected' | 'stale';
+  /** The goal beside the proof: at the cursor (Lean 4 extension) or at the sorry (our Lean check). */
+  goal?: { goals: string[]; line: number; source: 'lean4' | 'repl' };
   /** The budget this proof runs under. */
   budget?: ViewBudget;
   /** The budget the next proof will use, when the user changed it during this one. */
@@ -104,7 +106,8 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
       } else if (e.type === 'progress') {
         state.tokens = e.tokens;
         state.tokensPerSecond = e.tokensPerSecond;
-      } else if (e.type === 'target') state.target = { name: e.name, kind: e.kind, line: e.line };
+      } else if (e.type === 'goal') state.goal = { goals: e.goals, line: e.line, source: 'repl' };
+      else if (e.type === 'target') state.target = { name: e.name, kind: e.kind, line: e.line };
       else if (e.type === 'error') state.error = e.message;
       return state;
     }
@@ -128,6 +131,9 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
     case 'failed':
       state.error = msg.message;
       for (const t of state.turns) t.thinkEnd ??= Date.now();
+      return state;
+    case 'goal':
+      state.goal = { goals: msg.goals, line: msg.line, source: msg.source };
       return state;
     case 'budget':
       if (!state.id || state.result || state.error) state.budget = msg.budget;
@@ -383,6 +389,7 @@ export function resultLook(
 /** Every text the view shows for this state (headings, labels, verdicts, the result box), for tests and checks. */
 export function viewTexts(s: ViewState, now = Date.now()): string[] {
   const out: string[] = [s.title, ...s.stages];
+  if (s.goal) out.push(goalHeading(s.goal));
   for (const t of s.turns) {
     out.push(turnLabel(t), thinkLabel(t));
     if (t.attempt) {
@@ -390,6 +397,7 @@ export function viewTexts(s: ViewState, now = Date.now()): string[] {
       if (f) out.push(f);
       const lineOf = fileLineMapper(t.attempt.code ?? '', s.mode === 'theorem' ? s.target : undefined);
       out.push(verdictLabel(t.attempt, t, lineOf).text);
+      if (t.attempt.errorGoal) out.push(errorGoalHeading(lineOf(t.attempt.errorGoal.line)));
     } else {
       const stopped = stoppedLabel(t);
       if (stopped) out.push(stopped);
@@ -398,4 +406,17 @@ export function viewTexts(s: ViewState, now = Date.now()): string[] {
   const look = resultLook(s, now);
   out.push(look.title, look.text);
   return out.filter(Boolean);
+}
+
+/** The heading of the goal section: where the goal is and who reported it. */
+export function goalHeading(g: NonNullable<ViewState['goal']>): string {
+  const n = g.goals.length;
+  const count = n === 0 ? 'no goals' : n === 1 ? '1 goal' : `${n} goals`;
+  const from = g.source === 'lean4' ? 'the Lean 4 extension' : "Kimina's Lean check";
+  return `Goal at line ${g.line + 1} (${count}, from ${from})`;
+}
+
+/** The goal Lean had before an attempt's first error, with the file's line number. */
+export function errorGoalHeading(line: number | undefined): string {
+  return line === undefined ? 'Goal before the error' : `Goal before the error at line ${line}`;
 }

@@ -174,6 +174,7 @@ async function proveGoal(
   if (!replSorry?.goal) {
     return nothing(params, 'goal', `Lean reported no goal for this sorry (${before.verdict.reason}).`, where);
   }
+  emit({ type: 'goal', id: params.id, goals: [replSorry.goal], line: site.line });
   const header = snippet.slice(0, declOffset);
   let statement: string;
   try {

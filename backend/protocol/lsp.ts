@@ -47,7 +47,9 @@ export type LspProveEvent =
   | ProveEvent
   | { type: 'stage'; id: string; message: string }
   /** The declaration being proved and its first line in the document (0-based), for file line numbers. */
-  | { type: 'target'; id: string; name: string; kind: string; line: number };
+  | { type: 'target'; id: string; name: string; kind: string; line: number }
+  /** The goal Lean reported at the sorry being proved (goal mode), from the REPL; `line` in the document (0-based). */
+  | { type: 'goal'; id: string; goals: string[]; line: number };
 
 export interface CancelParams {
   id: string;

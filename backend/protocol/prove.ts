@@ -97,6 +97,11 @@ export interface Attempt {
   timings?: { generateMs: number; verifyMs: number };
   /** Why generation stopped: end of answer, token limit, or cancellation. */
   finishReason?: 'stop' | 'length' | 'cancelled';
+  /**
+   * The goals Lean had just before the first error (from the REPL's infotree, asked for when a fix turn may
+   * follow); `line` is that error's line in `code` (1-based).
+   */
+  errorGoal?: { line: number; goals: string[] };
   /** The error-fix message built from this attempt's verdict (sent as the next turn when one follows). */
   feedback?: string | null;
   /**

@@ -7,7 +7,7 @@ import { splitHeader } from '../lean/header';
 import { linkedController, type Lane, type ProveContext } from './context';
 import { checkConversation } from './format';
 import { extractProof } from './extract';
-import { buildFeedback } from './feedback';
+import { buildFeedback, goalsAt } from './feedback';
 import { planFixTurn } from './fixTurn';
 import { generateRound } from './generate';
 import { splitThink } from './thinkStream';
@@ -158,6 +158,16 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         // The verifier's infotree stays relative to the body after the import header (messages are rebased).
         const infotreeLineOffset = splitHeader(check.code).headerLines;
         attempt.feedback = buildFeedback(check.code, outcome.verdict, outcome.response, { infotreeLineOffset });
+        const first = outcome.verdict.messages.find((m) => m.severity === 'error');
+        const shift = (p: { line: number; column: number }) => ({
+          line: p.line - infotreeLineOffset,
+          column: p.column,
+        });
+        const goals =
+          first?.endPos && outcome.response?.infotree
+            ? goalsAt(outcome.response.infotree, shift(first.pos), shift(first.endPos))
+            : null;
+        if (first && goals?.length) attempt.errorGoal = { line: first.pos.line, goals };
       }
       return attempt;
     }),

@@ -55,6 +55,13 @@ test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and
     ],
   );
   assert.equal(verifier.calls[0].code, FAILING_CODE);
+  // the goal before the first error, from the REPL's infotree (the same goals the fix message quotes)
+  assert.deepEqual(result.attempts[0].errorGoal, {
+    line: 5,
+    goals: ['x : ℝ\nh₀ : 2 * x + 3 = 11\nh₁ : 2 * x = 8\n⊢ x = 4'],
+  });
+  assert.ok(FIX_MESSAGE_RELEASED.includes('h₁ : 2 * x = 8\n⊢ x = 4'));
+  assert.equal(result.attempts[1].errorGoal, undefined);
   assert.equal(verifier.calls[0].options?.infotree, 'original', 'goals are asked for when a fix turn may follow');
   assert.equal(verifier.calls[1].options?.infotree, null);
   assert.deepEqual(verifier.calls[0].options?.theorems, ['algebra_example']);
