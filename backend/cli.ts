@@ -9,6 +9,10 @@ const commands: Record<string, Command> = {
   serve: { summary: 'start the backend (HTTP API and verifier pool)', load: () => import('./cli/serve') },
   check: { summary: 'verify Lean files: a verdict per declaration', load: () => import('./cli/check') },
   prove: { summary: 'prove a theorem: kimina prove FILE[:THEOREM]', load: () => import('./cli/prove') },
+  repair: {
+    summary: 'repair proofs Lean rejects: kimina repair PATH… [--apply]',
+    load: () => import('./cli/repair'),
+  },
   'format-check': { summary: 'check Kimina answers (JSON Lines on stdin)', load: () => import('./cli/formatCheck') },
   model: { summary: 'pull or list models', load: () => import('./cli/model') },
   lean: { summary: 'set up the Lean REPL for a project', load: () => import('./cli/lean') },

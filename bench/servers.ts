@@ -99,7 +99,11 @@ function launch(
 }
 
 /** `kimina serve` on a free port, `repls` REPLs, no sandbox (kimina-lean-server has none), REPLs logging to `log`. */
-export async function startKiminaServe(repls: number, log: string): Promise<RunningServer> {
+export async function startKiminaServe(
+  repls: number,
+  log: string,
+  extraEnv: Record<string, string> = {},
+): Promise<RunningServer> {
   const cli = join(repoRoot, 'dist', 'cli.js');
   if (!existsSync(cli)) throw new Error('dist/cli.js is missing: run npm run build');
   const port = await freePort();
@@ -116,6 +120,7 @@ export async function startKiminaServe(repls: number, log: string): Promise<Runn
       KIMINA_REPL_COMMAND: `${JSON.stringify(process.execPath)} ${JSON.stringify(standInReplScript)}`,
       KIMINA_REPL_MEMORY_MB: '0',
       STAND_IN_LOG: log,
+      ...extraEnv,
     },
   });
   const url = `http://127.0.0.1:${port}`;
@@ -152,7 +157,12 @@ function klsPython(src: string): string {
 }
 
 /** kimina-lean-server itself on a free port, `repls` REPLs, over the stand-in REPL (through the lake shim). */
-export async function startKiminaLeanServer(src: string, repls: number, log: string): Promise<RunningServer> {
+export async function startKiminaLeanServer(
+  src: string,
+  repls: number,
+  log: string,
+  extraEnv: Record<string, string> = {},
+): Promise<RunningServer> {
   const python = klsPython(src);
   const shims = mkdtempSync(join(tmpdir(), 'kls-shims-'));
   // `lake env <repl_path>` -> the stand-in REPL
@@ -190,6 +200,7 @@ export async function startKiminaLeanServer(src: string, repls: number, log: str
       LEAN_SERVER_REPL_PATH: 'repl',
       LEAN_SERVER_ENVIRONMENT: 'prod',
       LEAN_SERVER_LOG_LEVEL: 'WARNING',
+      ...extraEnv,
     },
   });
   const url = `http://127.0.0.1:${port}`;

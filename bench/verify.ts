@@ -1,7 +1,8 @@
 // Benchmark of the verifier's own overhead: the stand-in REPL (a test double) answers at once, so
 // everything measured is ours (HTTP, filter, pool, framing, audit). Not a timed test.
 // Usage: npm run bench:verify   (env BENCH_CHECKS=1000 BENCH_REPLS=4; KLS_SRC=<kimina-lean-server checkout>
-// adds kimina-lean-server itself beside `kimina serve`, see servers.ts)
+// adds kimina-lean-server itself beside `kimina serve`, see servers.ts; BENCH_PARTS=overhead,servers,realistic,scale
+// picks parts: `realistic` and `scale` give the stand-in Lean's own import and check times, LEAN_COST below)
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,27 @@ import { defaultAllowedAxioms } from '../backend/lean/verdict';
 import { Verifier } from '../backend/lean/verifier';
 import { standInReplCommand } from '../backend/demo/stand-in-repl/index';
 import { driveChecks } from './serverLoad';
-import { serversSideBySide } from './verifyServers';
+import { serversSideBySide, type LeanCost } from './verifyServers';
+import { scalingTable } from './verifyScale';
+
+/**
+ * What Lean costs, from published figures (bench:verify's realistic and scaling parts):
+ * - a check: 3.28 s, kimina-lean-server's README benchmark (1,000 proofs, reuse=true, M2 with 10 CPUs: the sum of
+ *   per-snippet times 3282.29 s / 1,000; kimina-lean-server at fb2393d, README and its benchmark images);
+ * - `import Mathlib`: 15 s, kimina-lean-server's own test bound for a first `import Mathlib` plus a small def
+ *   (< 15 s, tests/test_api.py) and mathlib4 issue #24020 (`lake env lean --run` with Mathlib: real 15.9 s).
+ */
+// BENCH_LEAN_SCALE shrinks both times for a quick look at the code path (then the figures are not Lean's)
+const leanScale = Number(process.env.BENCH_LEAN_SCALE ?? 1);
+const LEAN_COST: LeanCost = {
+  importMs: Math.round(15_000 * leanScale),
+  checkMs: Math.round(3_280 * leanScale),
+  sources:
+    leanScale === 1
+      ? 'kimina-lean-server README benchmark: 3.28 s per check; its test bound and mathlib4 #24020: 15 s per import'
+      : `Lean's figures scaled by ${leanScale}: NOT realistic`,
+};
+const parts = new Set((process.env.BENCH_PARTS ?? 'overhead,servers,realistic,scale').split(','));
 
 const checks = Number(process.env.BENCH_CHECKS ?? 1000);
 const repls = Number(process.env.BENCH_REPLS ?? 4);
@@ -85,6 +106,15 @@ function row(r: Result): string {
 }
 
 async function main(): Promise<void> {
+  if (parts.has('overhead')) await overhead();
+  if (parts.has('servers')) await serversSideBySide(repls, 64, checks, headers);
+  // Realistic: a 16-core machine's REPLs, the same 64 clients and 4 headers; Lean's time dominates
+  if (parts.has('realistic'))
+    await serversSideBySide(Number(process.env.BENCH_REALISTIC_REPLS ?? 16), 64, checks, headers, LEAN_COST);
+  if (parts.has('scale')) await scalingTable(4, Number(process.env.BENCH_SCALE_ROLLOUTS ?? 96), LEAN_COST);
+}
+
+async function overhead(): Promise<void> {
   const pooled: Mode = { name: 'kimina pool (header reuse)', reuse: true, maxUses: 0 };
   const fresh: Mode = { name: 'fresh REPL per check', reuse: false, maxUses: 1 };
   const klsOrder: Mode = {
@@ -110,7 +140,6 @@ async function main(): Promise<void> {
     console.log(row(await run(fresh, clients, Math.min(checks, clients === 1 ? 50 : 200))));
   if (!last) throw new Error('no 64-client run');
   console.log(`\noverhead_ms p50=${last.p50.toFixed(2)} p99=${last.p99.toFixed(2)} imports=${last.imports}`);
-  await serversSideBySide(repls, 64, checks, headers);
 }
 
 main().catch((err: unknown) => {

@@ -5,25 +5,57 @@ import type { Ctx } from './ctx';
 import type { ProofRunner } from './proofRunner';
 import type { ProofView } from './proofView';
 import { pullModel, setupLean } from './setup';
+import { Proposals } from './proposal';
+import type { Repairs } from './repair';
 import { attemptSummary } from './words';
 
 type LspPos = { line: number; character: number };
 
-function target(mode: ProveMode, uri?: string, position?: LspPos) {
-  if (uri && position)
-    return { uri: vscode.Uri.parse(uri), position: new vscode.Position(position.line, position.character), mode };
+function target(proposals: Proposals, mode: ProveMode, uri?: string, position?: LspPos) {
+  if (uri && position) {
+    const given = vscode.Uri.parse(uri);
+    return {
+      uri: Proposals.realUri(given) ?? given,
+      position: new vscode.Position(position.line, position.character),
+      mode,
+    };
+  }
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     void vscode.window.showWarningMessage('Kimina: open a Lean file and put the cursor in a theorem first.');
     return undefined;
   }
+  const real = Proposals.realUri(editor.document.uri);
+  if (real) return { uri: real, position: realPosition(proposals, editor), mode };
+  if (editor.document.uri.scheme !== 'file' && editor.document.uri.scheme !== 'untitled') {
+    void vscode.window.showWarningMessage(
+      `Kimina: this editor shows ${editor.document.uri.scheme}: content, not a Lean file; prove from the file itself.`,
+    );
+    return undefined;
+  }
   return { uri: editor.document.uri, position: editor.selection.active, mode };
+}
+
+/**
+ * The cursor of a proposal's diff editor (the file with one edit applied) as a position in the real file: lines
+ * before the edit are the same, lines after it move by the edit's change in length, lines inside it map to its start.
+ */
+function realPosition(proposals: Proposals, editor: vscode.TextEditor): vscode.Position {
+  const at = editor.selection.active;
+  const p = proposals.get(Proposals.idOf(editor.document.uri) ?? '');
+  if (!p) return at;
+  const start = p.edit.range.start.line;
+  const newEnd = start + p.edit.newText.split('\n').length - 1;
+  const oldEnd = p.edit.range.end.line;
+  if (at.line <= start) return at;
+  if (at.line <= newEnd) return new vscode.Position(start, 0);
+  return new vscode.Position(at.line - (newEnd - oldEnd), at.character);
 }
 
 /** Proves every declaration with a sorry in the file, one after another (the code lenses list them). */
 let queueRunning = false;
 
-async function proveAllSorries(runner: ProofRunner): Promise<void> {
+async function proveAllSorries(runner: ProofRunner, proposals: Proposals): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     void vscode.window.showWarningMessage('Kimina: open a Lean file first.');
@@ -34,7 +66,7 @@ async function proveAllSorries(runner: ProofRunner): Promise<void> {
     return;
   }
   queueRunning = true;
-  const uri = editor.document.uri;
+  const uri = Proposals.realUri(editor.document.uri) ?? editor.document.uri;
   const tried = new Set<string>();
   let proved = 0;
   const source = new vscode.CancellationTokenSource();
@@ -52,7 +84,7 @@ async function proveAllSorries(runner: ProofRunner): Promise<void> {
       tried.add(doc.lineAt(next.range.start.line).text.trim());
       const result = await runner.prove(
         { uri, position: next.range.start, mode: 'theorem' },
-        { apply: true, token: source.token },
+        { queued: true, token: source.token },
       );
       if (!result || result.status === 'cancelled') break;
       if (result.status === 'proved') proved++;
@@ -63,9 +95,13 @@ async function proveAllSorries(runner: ProofRunner): Promise<void> {
     source.dispose();
     await vscode.commands.executeCommand('setContext', 'kimina.queueRunning', false);
   }
-  void vscode.window.showInformationMessage(
-    `Kimina proved ${proved} of ${tried.size} declarations with sorry${proved ? '; the proofs are in the file (undo with Ctrl+Z)' : ''}.`,
+  // The proofs wait at their declarations as proposals: nothing entered the file unseen.
+  const waiting = proposals.pending(uri).length;
+  const choice = await vscode.window.showInformationMessage(
+    `Kimina proved ${proved} of ${tried.size} declarations with sorry${proved ? '; the proofs wait at their declarations (Accept / Reject / Show Diff)' : ''}.`,
+    ...(waiting ? ['Accept All Verified'] : []),
   );
+  if (choice === 'Accept All Verified') await runner.acceptAll(uri);
 }
 
 async function showAttempts(runner: ProofRunner, view: ProofView): Promise<void> {
@@ -100,24 +136,38 @@ export function registerCommands(
   ctx: Ctx,
   runner: ProofRunner,
   view: ProofView,
+  proposals: Proposals,
+  repairs: Repairs,
 ): vscode.Disposable[] {
   const reg = (id: string, fn: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, fn);
+  const uriArg = (u?: vscode.Uri | string) => (typeof u === 'string' ? vscode.Uri.parse(u) : u);
   return [
     reg('kimina.proveTheorem', (uri?: string, pos?: LspPos) => {
-      const t = target('theorem', uri, pos);
+      const t = target(proposals, 'theorem', uri, pos);
       if (t) return runner.prove(t);
     }),
     reg('kimina.proveGoal', (uri?: string, pos?: LspPos) => {
-      const t = target('goal', uri, pos);
+      const t = target(proposals, 'goal', uri, pos);
       if (t) return runner.prove(t);
     }),
-    reg('kimina.proveAllSorries', () => proveAllSorries(runner)),
+    reg('kimina.repairProof', (uri?: string, pos?: LspPos) => {
+      const t = target(proposals, 'repair', uri, pos);
+      if (t) return runner.prove(t);
+    }),
+    reg('kimina.checkBrokenProofs', (u?: vscode.Uri | string) => repairs.checkFile(uriArg(u))),
+    reg('kimina.repairAll', (u?: vscode.Uri | string) => repairs.repairAll('file', uriArg(u))),
+    reg('kimina.repairAllFolder', (u?: vscode.Uri | string) => repairs.repairAll('folder', uriArg(u))),
+    reg('kimina.repairAllWorkspace', () => repairs.repairAll('workspace')),
+    reg('kimina.resumeRepairAll', () => repairs.resume()),
+    reg('kimina.proveAllSorries', () => proveAllSorries(runner, proposals)),
+    reg('kimina.acceptAllProofs', (u?: vscode.Uri | string) => runner.acceptAll(uriArg(u))),
+    reg('kimina.showProposalDiff', (id?: string) => runner.showDiff(id)),
     reg('kimina.cancel', async () => {
       await vscode.commands.executeCommand('kimina.internal.stopQueue').then(undefined, () => {});
       if (!(await runner.cancel())) void vscode.window.showInformationMessage('Kimina: nothing is running.');
     }),
-    reg('kimina.acceptProof', () => runner.accept()),
-    reg('kimina.rejectProof', () => runner.reject()),
+    reg('kimina.acceptProof', (id?: string) => runner.accept(typeof id === 'string' ? id : undefined)),
+    reg('kimina.rejectProof', (id?: string) => runner.reject(typeof id === 'string' ? id : undefined)),
     reg('kimina.retry', () => runner.retry()),
     reg('kimina.showAttempts', () => showAttempts(runner, view)),
     reg('kimina.showProofView', () => view.reveal()),

@@ -17,6 +17,12 @@ import { forEditor } from './words';
 
 type Method = keyof LspRequestTypes;
 
+/** What Kimina will not do in an untrusted folder, and why (status bar, log, and every request's error). */
+export const restrictedModeMessage =
+  "Kimina does not run in Restricted Mode: proving starts Lean and lake in this folder's project (its lakefile " +
+  'is code that runs), a model and the Kimina backend, so nothing is started until you trust the folder ' +
+  '("Workspaces: Manage Workspace Trust"). Settings that start programs or name servers are read from user settings only.';
+
 export class Ctx implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private crashes: number[] = [];
@@ -54,14 +60,34 @@ export class Ctx implements vscode.Disposable {
   }
 
   private starting: Promise<void> = Promise.resolve();
+  private trustWatch: vscode.Disposable | undefined;
 
   /** Starts the backend; requests made meanwhile wait for it. */
   start(): Promise<void> {
-    this.starting = this.startClient();
+    // one start at a time (trust granted and a settings change can ask at once): each replaces the last client
+    this.starting = this.starting.catch(() => {}).then(() => this.startClient());
     return this.starting;
   }
 
   private async startClient(): Promise<void> {
+    const previous = this.client;
+    this.client = undefined;
+    if (previous) await previous.stop().catch(() => {});
+    if (!vscode.workspace.isTrusted) {
+      // Restricted Mode: no backend, so no Lean, lake or model process; trusting the folder starts it
+      this.setStatus({ state: 'restricted', detail: restrictedModeMessage });
+      this.log.info(`[extension] ${restrictedModeMessage}`);
+      this.trustWatch ??= vscode.workspace.onDidGrantWorkspaceTrust(() => void this.start());
+      void vscode.window
+        .showWarningMessage(
+          'Kimina is off in Restricted Mode: it starts no Lean, lake, model or backend process in an untrusted folder.',
+          'Manage Workspace Trust',
+        )
+        .then((b) => {
+          if (b) void vscode.commands.executeCommand('workbench.trust.manage');
+        });
+      return;
+    }
     this.setStatus({ state: 'starting', detail: 'starting the backend' });
     const client = createClient(this.context, readSettings(), this.log, { onCrash: () => this.onCrash() });
     this.client = client;
@@ -112,10 +138,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   async restart(): Promise<void> {
-    const old = this.client;
-    this.client = undefined;
     this.crashes = [];
-    if (old) await old.stop().catch(() => {});
     await this.start();
   }
 
@@ -125,6 +148,7 @@ export class Ctx implements vscode.Disposable {
     token?: vscode.CancellationToken,
   ): Promise<LspRequestTypes[M]['result']> {
     await this.starting;
+    if (!vscode.workspace.isTrusted) throw new Error(restrictedModeMessage);
     if (!this.client || !this.client.isRunning())
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
@@ -147,6 +171,7 @@ export class Ctx implements vscode.Disposable {
     title: string,
   ): Promise<LspRequestTypes[M]['result']> {
     await this.starting;
+    if (!vscode.workspace.isTrusted) throw new Error(restrictedModeMessage);
     const client = this.client;
     if (!client || !client.isRunning())
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
@@ -178,6 +203,7 @@ export class Ctx implements vscode.Disposable {
     const client = this.client;
     this.client = undefined;
     if (client) await client.stop().catch(() => {});
+    this.trustWatch?.dispose();
     this.statusEmitter.dispose();
     this.eventEmitter.dispose();
     this.trainingEventEmitter.dispose();

@@ -11,6 +11,7 @@ import { Proposals } from './proposal';
 import { createStatusBar } from './statusBar';
 import { watchSetup } from './setup';
 import { registerTrainingMonitor } from './trainingMonitor';
+import { Repairs } from './repair';
 
 let ctx: Ctx | undefined;
 
@@ -20,14 +21,16 @@ export function activate(context: vscode.ExtensionContext): void {
   const proposals = new Proposals();
   const marks = new ProvedMarks(context);
   const runner = new ProofRunner(ctx, view, proposals, marks);
+  const repairs = new Repairs(ctx, runner, proposals);
   context.subscriptions.push(
     view,
     proposals,
     marks,
     runner,
+    repairs,
     createStatusBar(ctx.onStatus, ctx.currentStatus),
     watchSetup(ctx, () => runner.busy),
-    ...registerCommands(context, ctx, runner, view),
+    ...registerCommands(context, ctx, runner, view, proposals, repairs),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();
     }),

@@ -1,5 +1,6 @@
 // Runs one proof at a time from the editor: sends kimina/prove, streams events into the Proof view and a
-// cancellable progress notification, then turns a verified proof into a proposal (diff + Accept / Reject).
+// cancellable progress notification, then turns a verified proof or repair into a proposal at its declaration
+// (code lenses, diff, Accept / Reject); a new one never replaces those already pending.
 import * as vscode from 'vscode';
 import type { EditorProveResult, LspProveEvent, ProveMode } from '../backend/protocol';
 import { lspMethods } from '../backend/protocol';
@@ -9,7 +10,7 @@ import { type Budget, budgetOf, budgetText } from './budget';
 import { type Lean4Exports, plainGoalAt } from './leanGoal';
 import type { ViewBudget } from '../media/proofViewMessages';
 import type { ProofView } from './proofView';
-import type { Proposals } from './proposal';
+import { type Proposal, Proposals } from './proposal';
 import type { ProvedMarks } from './decorations';
 import { showGuidance } from './setup';
 import { attemptSummary, outcomeMessage, requestFailedMessage, setupGuidance } from './words';
@@ -34,6 +35,10 @@ export class ProofRunner implements vscode.Disposable {
   /** The id of the run the Proof view shows. */
   private viewRun = '';
   private last: { target: ProveTarget; result?: EditorProveResult } | undefined;
+  /** The proposal the Proof view shows (its Accept / Reject / Show Diff buttons act on it). */
+  private viewProposal: string | undefined;
+  /** The proposal the last proof made, if any. */
+  lastProposal: Proposal | undefined;
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
@@ -105,19 +110,25 @@ export class ProofRunner implements vscode.Disposable {
     else if (action === 'reject') await this.reject();
     else if (action === 'retry') await this.retry();
     else if (action === 'cancel') await this.cancel();
-    else if (action === 'showDiff') await this.proposals.showDiff();
+    else if (action === 'showDiff' && this.viewProposal) await this.proposals.showDiff(this.viewProposal);
     else if (action === 'setupLean') await vscode.commands.executeCommand('kimina.setupLean');
     else if (action === 'pickTheorem') await this.pickTheorem();
   }
 
   /**
-   * Proves the target. `apply` inserts a verified proof directly (Prove All Sorries); otherwise it becomes a
-   * proposal shown as a diff. Resolves with the result, or undefined when the request itself failed.
+   * Proves (or repairs) the target; a verified result becomes a proposal at its declaration. `queued` (Prove All
+   * Sorries, Repair All): no diff opens and no message per proof; the queue reports at its end. Resolves with the
+   * result, or undefined when the request itself failed.
    */
   async prove(
     target: ProveTarget,
-    options: { apply?: boolean; token?: vscode.CancellationToken } = {},
+    options: {
+      queued?: boolean;
+      token?: vscode.CancellationToken;
+      jobItem?: { jobId: string; itemId: number };
+    } = {},
   ): Promise<EditorProveResult | undefined> {
+    const apply = options.queued ?? false;
     if (this.running) {
       void vscode.window.showWarningMessage('Kimina is already proving; cancel it first ("Kimina: Cancel").');
       return undefined;
@@ -132,13 +143,16 @@ export class ProofRunner implements vscode.Disposable {
     const file = vscode.workspace.asRelativePath(target.uri);
     this.last = { target };
     this.viewRun = id;
+    this.lastProposal = undefined;
     this.view.begin({
       type: 'start',
       id,
       title:
         target.mode === 'goal'
           ? `Goal at line ${target.position.line + 1}`
-          : `Prove at line ${target.position.line + 1}`,
+          : target.mode === 'repair'
+            ? `Repair at line ${target.position.line + 1}`
+            : `Prove at line ${target.position.line + 1}`,
       mode: target.mode,
       file,
       startedAt: Date.now(),
@@ -148,12 +162,24 @@ export class ProofRunner implements vscode.Disposable {
     void this.showLeanGoal(id, target);
     try {
       return await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Kimina', cancellable: true },
+        {
+          // in a queue the queue's own notification counts (n of m) and cancels
+          location: apply ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification,
+          title: 'Kimina',
+          cancellable: !apply,
+        },
         async (progress, token) => {
           const cancel = () => void this.ctx.request(lspMethods.cancel, { id }).catch(() => {});
           token.onCancellationRequested(cancel);
           options.token?.onCancellationRequested(cancel);
-          progress.report({ message: target.mode === 'goal' ? 'proving the goal at the cursor…' : 'proving…' });
+          progress.report({
+            message:
+              target.mode === 'goal'
+                ? 'proving the goal at the cursor…'
+                : target.mode === 'repair'
+                  ? 'repairing the proof…'
+                  : 'proving…',
+          });
           this.running = {
             id,
             target,
@@ -190,7 +216,7 @@ export class ProofRunner implements vscode.Disposable {
             return undefined;
           }
           this.last = { target, result };
-          await this.present(result, target, text, options.apply ?? false);
+          await this.present(result, target, text, apply, options.jobItem);
           return result;
         },
       );
@@ -200,9 +226,15 @@ export class ProofRunner implements vscode.Disposable {
     }
   }
 
-  private async present(result: EditorProveResult, target: ProveTarget, text: string, apply: boolean): Promise<void> {
+  private async present(
+    result: EditorProveResult,
+    target: ProveTarget,
+    text: string,
+    apply: boolean,
+    jobItem?: { jobId: string; itemId: number },
+  ): Promise<void> {
     const canAccept = result.status === 'proved' && result.edit !== null;
-    this.view.post({ type: 'result', result, canAccept: canAccept && !apply, at: Date.now() });
+    this.view.post({ type: 'result', result, canAccept, at: Date.now() });
     const name = result.declaration?.name ?? 'the theorem';
     if (!canAccept) {
       if (result.verifierFailure) this.failedForSetup = true;
@@ -228,30 +260,72 @@ export class ProofRunner implements vscode.Disposable {
       const lines = text.split('\n');
       return lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
     };
-    const from = offsetOf(edit.range.start);
-    const to = offsetOf(edit.range.end);
-    this.proposals.set({
+    const proposal: Proposal = {
+      id: Proposals.newId(),
       uri: target.uri,
       edit,
-      replaced: text.slice(from, to),
-      proposedText: text.slice(0, from) + edit.newText + text.slice(to),
+      replaced: text.slice(offsetOf(edit.range.start), offsetOf(edit.range.end)),
       declaration: name,
       declarationLine: result.declaration?.range.start.line ?? target.position.line,
-    });
-    if (apply) {
-      await this.accept();
-      return;
-    }
-    if (readSettings().showDiffOnProof) await this.proposals.showDiff();
+      kind: result.mode === 'repair' ? 'repair' : 'proof',
+      ...(jobItem ? { jobItem } : {}),
+    };
+    await this.proposals.add(proposal);
+    this.viewProposal = proposal.id;
+    this.lastProposal = proposal;
+    if (!apply && readSettings().showDiffOnProof) await this.proposals.showDiff(proposal.id);
   }
 
-  async accept(): Promise<void> {
-    const { outcome, proposal } = await this.proposals.accept();
-    if (outcome === 'none') {
+  /** The proposal a command without an id means: the diff editor's, else the Proof view's, else the only one. */
+  private chooseProposal(id?: string): string | undefined {
+    if (id && this.proposals.get(id)) return id;
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const shown = active ? Proposals.idOf(active) : undefined;
+    if (shown && this.proposals.get(shown)) return shown;
+    if (this.viewProposal && this.proposals.get(this.viewProposal)) return this.viewProposal;
+    const all = this.proposals.pending();
+    return all.length === 1 ? all[0].id : undefined;
+  }
+
+  private async pickProposal(id?: string): Promise<string | undefined> {
+    const chosen = this.chooseProposal(id);
+    if (chosen || id) return chosen;
+    const all = this.proposals.pending();
+    if (all.length === 0) return undefined;
+    const pick = await vscode.window.showQuickPick(
+      all.map((p) => ({
+        label: `${p.declaration}`,
+        description: `${vscode.workspace.asRelativePath(p.uri)}:${p.declarationLine + 1} · ${p.kind}`,
+        id: p.id,
+      })),
+      { title: 'Kimina: which proposal?' },
+    );
+    return pick?.id;
+  }
+
+  async showDiff(id?: string): Promise<void> {
+    const chosen = await this.pickProposal(id);
+    if (chosen) await this.proposals.showDiff(chosen);
+  }
+
+  async acceptAll(uri?: vscode.Uri): Promise<void> {
+    const { accepted, stale } = await this.proposals.acceptAll(uri);
+    if (accepted && this.viewProposal && !this.proposals.get(this.viewProposal))
+      this.view.post({ type: 'resolved', outcome: 'accepted' });
+    void vscode.window.showInformationMessage(
+      `Kimina accepted ${accepted} proposal${accepted === 1 ? '' : 's'}${stale ? `; ${stale} no longer matched the file and were dropped` : ''}.`,
+    );
+  }
+
+  async accept(id?: string): Promise<void> {
+    const chosen = await this.pickProposal(id);
+    const { outcome, proposal } = chosen ? await this.proposals.accept(chosen) : { outcome: 'none' as const };
+    if (outcome === 'none' || !proposal) {
       void vscode.window.showInformationMessage('Kimina: no proof is waiting to be accepted.');
       return;
     }
-    this.view.post({ type: 'resolved', outcome: outcome === 'accepted' ? 'accepted' : 'stale' });
+    if (proposal.id === this.viewProposal)
+      this.view.post({ type: 'resolved', outcome: outcome === 'accepted' ? 'accepted' : 'stale' });
     if (outcome === 'accepted' && proposal)
       this.marks.add(proposal.uri, proposal.declaration, proposal.declarationLine);
     if (outcome === 'stale')
@@ -265,8 +339,10 @@ export class ProofRunner implements vscode.Disposable {
         });
   }
 
-  async reject(): Promise<void> {
-    if (await this.proposals.reject()) this.view.post({ type: 'resolved', outcome: 'rejected' });
+  async reject(id?: string): Promise<void> {
+    const chosen = await this.pickProposal(id);
+    const p = chosen ? await this.proposals.reject(chosen) : undefined;
+    if (p && p.id === this.viewProposal) this.view.post({ type: 'resolved', outcome: 'rejected' });
   }
 
   async retry(): Promise<void> {

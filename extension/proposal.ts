@@ -1,19 +1,38 @@
-// A verified proof waiting for the user's decision: shown as a diff against the file (a read-only virtual
-// document with the edit applied), accepted as a WorkspaceEdit, or rejected. One proposal at a time.
+// Verified proofs and repairs waiting for the user's decision, any number at a time, each shown at its
+// declaration in the real file (code lenses: Accept / Reject / Show Diff), as a diff against the file (a read-only
+// virtual `kimina-proposal:` document with that one edit applied), accepted one by one or all together. A new
+// proof never replaces a pending one. Ranges follow the user's edits; an edit inside a proposal's range makes it
+// stale (accepting it then inserts nothing).
 import * as vscode from 'vscode';
 import type { ProofEdit } from '../backend/protocol';
 
 export const proposalScheme = 'kimina-proposal';
+/** The documents Kimina works on (as the language client's selector). */
+export const leanDocuments: vscode.DocumentSelector = [
+  { language: 'lean4' },
+  { language: 'lean' },
+  { pattern: '**/*.lean', scheme: 'file' },
+];
 
 export interface Proposal {
+  id: string;
   uri: vscode.Uri;
   edit: ProofEdit;
   /** The text the edit replaces, as it was when the proof was requested: accepting checks it is still there. */
   replaced: string;
-  /** The whole document with the edit applied, for the diff. */
-  proposedText: string;
   declaration: string;
   declarationLine: number;
+  kind: 'proof' | 'repair';
+  /** The Repair All job item it came from, when so (its outcome is recorded there). */
+  jobItem?: { jobId: string; itemId: number };
+}
+
+interface Tracked extends Proposal {
+  /** Offsets in the document as it is now: the edit's range and the declaration's start. */
+  from: number;
+  to: number;
+  declAt: number;
+  stale: boolean;
 }
 
 /** The column of an open editor of `uri` (tabs included), else the first column. */
@@ -26,83 +45,227 @@ function columnOf(uri: vscode.Uri): vscode.ViewColumn {
 }
 
 export type AcceptOutcome = 'accepted' | 'stale' | 'none';
+export type Decision = { outcome: AcceptOutcome | 'rejected'; proposal?: Proposal };
 
-export class Proposals implements vscode.TextDocumentContentProvider, vscode.Disposable {
-  private current: Proposal | undefined;
+let counter = 0;
+
+export class Proposals implements vscode.TextDocumentContentProvider, vscode.CodeLensProvider, vscode.Disposable {
+  private readonly all = new Map<string, Tracked>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
-  private readonly registration = vscode.workspace.registerTextDocumentContentProvider(proposalScheme, this);
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  private readonly decided = new vscode.EventEmitter<Decision>();
+  /** A proposal was accepted, rejected or found stale. */
+  readonly onDecided = this.decided.event;
+  private readonly subscriptions: vscode.Disposable[];
 
-  get pending(): Proposal | undefined {
-    return this.current;
+  constructor() {
+    this.subscriptions = [
+      vscode.workspace.registerTextDocumentContentProvider(proposalScheme, this),
+      vscode.languages.registerCodeLensProvider(leanDocuments, this),
+      vscode.workspace.onDidChangeTextDocument((e) => this.follow(e)),
+    ];
   }
 
-  set(p: Proposal | undefined): void {
-    this.current = p;
-    void vscode.commands.executeCommand('setContext', 'kimina.hasProposal', p !== undefined);
-    if (p) this.changed.fire(this.proposalUri(p));
+  static newId(): string {
+    return `k${Date.now().toString(36)}-${++counter}`;
   }
 
-  private proposalUri(p: Proposal): vscode.Uri {
-    return vscode.Uri.from({ scheme: proposalScheme, path: p.uri.path, query: p.uri.toString() });
+  /** Pending proposals, of one file when given, in file order. */
+  pending(uri?: vscode.Uri): Tracked[] {
+    return [...this.all.values()]
+      .filter((p) => !uri || p.uri.toString() === uri.toString())
+      .sort((a, b) => a.uri.toString().localeCompare(b.uri.toString()) || a.from - b.from);
   }
 
-  provideTextDocumentContent(): string {
-    return this.current?.proposedText ?? '';
+  get(id: string): Tracked | undefined {
+    return this.all.get(id);
   }
 
-  async showDiff(): Promise<void> {
-    const p = this.current;
+  /** Adds a proposal; the others stay. `text` is the document as the proof saw it. */
+  async add(p: Proposal): Promise<void> {
+    const doc = await vscode.workspace.openTextDocument(p.uri);
+    const r = p.edit.range;
+    const from = doc.offsetAt(new vscode.Position(r.start.line, r.start.character));
+    const to = doc.offsetAt(new vscode.Position(r.end.line, r.end.character));
+    const stale = doc.getText().slice(from, to) !== p.replaced;
+    const declAt = doc.offsetAt(new vscode.Position(p.declarationLine, 0));
+    this.all.set(p.id, { ...p, from, to, declAt, stale });
+    this.refresh(p.uri);
+  }
+
+  private refresh(uri?: vscode.Uri): void {
+    void vscode.commands.executeCommand('setContext', 'kimina.hasProposal', this.all.size > 0);
+    this.lensesChanged.fire();
+    if (uri) for (const p of this.pending(uri)) this.changed.fire(this.proposalUri(p));
+  }
+
+  /** Keeps offsets in step with the user's edits; an edit that touches a proposal's range makes it stale. */
+  private follow(e: vscode.TextDocumentChangeEvent): void {
+    const uri = e.document.uri.toString();
+    let touched = false;
+    for (const p of this.all.values()) {
+      if (p.uri.toString() !== uri) continue;
+      for (const c of e.contentChanges) {
+        const start = c.rangeOffset;
+        const end = c.rangeOffset + c.rangeLength;
+        const delta = c.text.length - c.rangeLength;
+        if (end <= p.declAt) {
+          p.from += delta;
+          p.to += delta;
+          p.declAt += delta;
+        } else if (end <= p.from) {
+          p.from += delta;
+          p.to += delta;
+        } else if (start >= p.to) {
+          continue;
+        } else p.stale = true;
+        touched = true;
+      }
+    }
+    if (touched) this.refresh(e.document.uri);
+  }
+
+  proposalUri(p: Proposal): vscode.Uri {
+    return vscode.Uri.from({
+      scheme: proposalScheme,
+      path: p.uri.path,
+      query: new URLSearchParams({ uri: p.uri.toString(), id: p.id }).toString(),
+    });
+  }
+
+  /** The real file behind a `kimina-proposal:` document (proving from the diff editor acts on the file). */
+  static realUri(uri: vscode.Uri): vscode.Uri | undefined {
+    if (uri.scheme !== proposalScheme) return undefined;
+    const real = new URLSearchParams(uri.query).get('uri');
+    return real ? vscode.Uri.parse(real) : undefined;
+  }
+
+  /** The proposal a `kimina-proposal:` document shows. */
+  static idOf(uri: vscode.Uri): string | undefined {
+    return uri.scheme === proposalScheme ? (new URLSearchParams(uri.query).get('id') ?? undefined) : undefined;
+  }
+
+  /** The document with this one proposal applied, as it is now. */
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    const p = this.all.get(Proposals.idOf(uri) ?? '');
+    if (!p) return '';
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.uri.toString());
+    const text = doc?.getText() ?? '';
+    return text.slice(0, p.from) + p.edit.newText + text.slice(p.to);
+  }
+
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    const lenses: vscode.CodeLens[] = [];
+    for (const p of this.pending(doc.uri)) {
+      const at = doc.positionAt(p.declAt);
+      const range = new vscode.Range(at.line, 0, at.line, 0);
+      const what = p.kind === 'repair' ? 'repair' : 'proof';
+      lenses.push(
+        new vscode.CodeLens(range, {
+          title: p.stale ? `$(warning) Kimina ${what} (file changed)` : `$(check) Accept Kimina ${what}`,
+          command: 'kimina.acceptProof',
+          arguments: [p.id],
+        }),
+        new vscode.CodeLens(range, { title: '$(close) Reject', command: 'kimina.rejectProof', arguments: [p.id] }),
+        new vscode.CodeLens(range, {
+          title: '$(diff) Show Diff',
+          command: 'kimina.showProposalDiff',
+          arguments: [p.id],
+        }),
+      );
+    }
+    if (this.pending(doc.uri).length > 1) {
+      const first = doc.positionAt(this.pending(doc.uri)[0].declAt);
+      lenses.push(
+        new vscode.CodeLens(new vscode.Range(first.line, 0, first.line, 0), {
+          title: `$(check-all) Accept All Verified (${this.pending(doc.uri).length})`,
+          command: 'kimina.acceptAllProofs',
+          arguments: [doc.uri.toString()],
+        }),
+      );
+    }
+    return lenses;
+  }
+
+  async showDiff(id: string): Promise<void> {
+    const p = this.all.get(id);
     if (!p) return;
+    await vscode.workspace.openTextDocument(p.uri);
     const name = p.uri.path.split('/').pop();
     await vscode.commands.executeCommand(
       'vscode.diff',
       p.uri,
       this.proposalUri(p),
-      `${name} ↔ Kimina proof of ${p.declaration}`,
+      `${name} ↔ Kimina ${p.kind === 'repair' ? 'repair' : 'proof'} of ${p.declaration}`,
       { preview: false, preserveFocus: true, viewColumn: columnOf(p.uri) },
     );
   }
 
-  async accept(): Promise<{ outcome: AcceptOutcome; proposal?: Proposal }> {
-    const p = this.current;
+  async accept(id: string): Promise<{ outcome: AcceptOutcome; proposal?: Proposal }> {
+    const p = this.all.get(id);
     if (!p) return { outcome: 'none' };
     const doc = await vscode.workspace.openTextDocument(p.uri);
-    const r = p.edit.range;
-    const range = new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
-    if (doc.getText(range) !== p.replaced) {
-      this.set(undefined);
-      await this.closeDiffs();
+    const range = new vscode.Range(doc.positionAt(p.from), doc.positionAt(p.to));
+    this.all.delete(id);
+    await this.closeDiffs(id);
+    if (p.stale || doc.getText(range) !== p.replaced) {
+      this.refresh(p.uri);
+      this.decided.fire({ outcome: 'stale', proposal: p });
       return { outcome: 'stale', proposal: p };
     }
     const edit = new vscode.WorkspaceEdit();
     edit.replace(p.uri, range, p.edit.newText);
     const applied = await vscode.workspace.applyEdit(edit);
-    this.set(undefined);
-    await this.closeDiffs();
+    this.refresh(p.uri);
     // Bring the file back where it was (the diff may have covered it), leaving the Proof view visible.
     if (!vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === p.uri.toString())) {
       await vscode.window.showTextDocument(doc, { preview: false, viewColumn: columnOf(p.uri), preserveFocus: false });
     }
-    return { outcome: applied ? 'accepted' : 'stale', proposal: p };
+    const outcome = applied ? 'accepted' : 'stale';
+    this.decided.fire({ outcome, proposal: p });
+    return { outcome, proposal: p };
   }
 
-  async reject(): Promise<Proposal | undefined> {
-    const p = this.current;
-    this.set(undefined);
-    await this.closeDiffs();
+  async reject(id: string): Promise<Proposal | undefined> {
+    const p = this.all.get(id);
+    if (!p) return undefined;
+    this.all.delete(id);
+    await this.closeDiffs(id);
+    this.refresh(p.uri);
+    this.decided.fire({ outcome: 'rejected', proposal: p });
     return p;
   }
 
-  private async closeDiffs(): Promise<void> {
+  /** Accepts every pending proposal (of one file when given), last in the file first so earlier ranges hold. */
+  async acceptAll(uri?: vscode.Uri): Promise<{ accepted: number; stale: number }> {
+    let accepted = 0;
+    let stale = 0;
+    for (const p of this.pending(uri).reverse()) {
+      const { outcome } = await this.accept(p.id);
+      if (outcome === 'accepted') accepted++;
+      else if (outcome === 'stale') stale++;
+    }
+    return { accepted, stale };
+  }
+
+  private async closeDiffs(id: string): Promise<void> {
     const tabs = vscode.window.tabGroups.all
       .flatMap((g) => g.tabs)
-      .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === proposalScheme);
+      .filter(
+        (t) =>
+          t.input instanceof vscode.TabInputTextDiff &&
+          t.input.modified.scheme === proposalScheme &&
+          Proposals.idOf(t.input.modified) === id,
+      );
     if (tabs.length) await vscode.window.tabGroups.close(tabs);
   }
 
   dispose(): void {
-    this.registration.dispose();
+    for (const s of this.subscriptions) s.dispose();
     this.changed.dispose();
+    this.lensesChanged.dispose();
+    this.decided.dispose();
   }
 }

@@ -48,7 +48,26 @@ export async function setupLean(ctx: Ctx): Promise<void> {
     return;
   }
   const title = 'Kimina: setting up the Lean verifier';
-  await finish(ctx, title, ctx.requestWithProgress(lspMethods.setupLean, { project }, title));
+  const pending = ctx.requestWithProgress(lspMethods.setupLean, { project }, title);
+  const first = await pending.catch((err: Error): SetupResult => ({ ok: false, message: err.message }));
+  if (!first.ok && first.buildCommand) {
+    // The REPL is ready but the project is not built for its imports: offer the build (with progress).
+    ctx.log.warn(`[setup] ${first.message}`);
+    const b = await vscode.window.showWarningMessage(
+      `Kimina: the Lean project is not built. Build it now (${first.buildCommand}; Mathlib's cache is a few GB)?`,
+      'Build Project',
+      'Show Log',
+    );
+    if (b === 'Build Project')
+      await finish(
+        ctx,
+        'Kimina: building the Lean project',
+        ctx.requestWithProgress(lspMethods.setupLean, { project, build: true }, 'Kimina: building the Lean project'),
+      );
+    else if (b === 'Show Log') ctx.log.show();
+    return;
+  }
+  await finish(ctx, title, Promise.resolve(first));
 }
 
 /** Shows a guidance message with its buttons and runs the one pressed. */

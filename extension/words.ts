@@ -104,7 +104,10 @@ export function forEditor(message: string): string {
     .replace(/\b(KIMINA_[A-Z0-9_]+)\b/g, (all, name: string) =>
       settingOfVariable[name] ? `the ${settingOfVariable[name]} setting` : all,
     )
-    .replace(/\(the (kimina\.[\w.]+) setting\)/g, '($1)');
+    .replace(/\(the (kimina\.[\w.]+) setting\)/g, '($1)')
+    // a variable with no setting: the environment VS Code was started with; the name means nothing here
+    .replace(/\s*\((?:KIMINA|HF)_[A-Z0-9_]+=[^)]*\)/g, '')
+    .replace(/\b(?:KIMINA|HF)_[A-Z0-9_]+\b/g, 'an environment setting of the editor');
   return m;
 }
 
@@ -189,6 +192,7 @@ const looks: Record<BackendStatus['state'], { icon: string; label: string }> = {
   proving: { icon: '$(sync~spin)', label: 'proving' },
   training: { icon: '$(pulse)', label: 'training' },
   error: { icon: '$(error)', label: 'error' },
+  restricted: { icon: '$(shield)', label: 'Restricted Mode' },
 };
 
 /** The status bar item: its text, its tooltip (each fact once) and what a click does. */
@@ -212,7 +216,7 @@ export function statusLook(s: BackendStatus): {
     s.state !== 'ready' && s.detail ? forEditor(s.detail) : undefined,
     s.engine && `Engine: ${s.engine}`,
     s.model && `Model: ${s.model}`,
-    s.lean && `Lean: ${s.lean}`,
+    s.lean && `Lean: ${forEditor(s.lean)}`,
     s.backend && `Proofs run ${s.backend === 'server' ? 'on the attached server' : 'in the editor backend'}`,
     ...(s.setup?.hints ?? []).map(forEditor),
     parts.length

@@ -254,7 +254,7 @@ function syncParts(td: TurnDom, parts: TextPart[]): void {
 function candidate(t: TurnView, s: ViewState): HTMLElement | null {
   const a = t.attempt;
   if (!a?.code) return null;
-  const lineOf = fileLineMapper(a.code, s.mode === 'theorem' ? s.target : undefined);
+  const lineOf = fileLineMapper(a.code, s.mode !== 'goal' ? s.target : undefined);
   const byLine = messagesByLine(a);
   const pre = el('pre', { class: 'candidate' });
   let context = 0;
@@ -317,23 +317,26 @@ function drawBody(td: TurnDom, t: TurnView, s: ViewState): void {
     if (same) return;
     td.drawn = drawnFrom;
     td.answer = null;
-    const lineOf = fileLineMapper(a.code ?? '', s.mode === 'theorem' ? s.target : undefined);
+    const lineOf = fileLineMapper(a.code ?? '', s.mode !== 'goal' ? s.target : undefined);
     const v = verdictLabel(a, t, lineOf);
     const parts: HTMLElement[] = [];
     const format = formatLabel(a);
     if (format) parts.push(el('div', { class: `format ${a.verdict ? 'note' : 'bad'}` }, format));
+    if (a.finishReason === 'length')
+      parts.push(el('div', { class: 'cut bad' }, `Cut short: ${a.cut ?? 'the answer reached the token limit'}`));
     parts.push(el('div', { class: `verdict ${v.ok ? 'ok' : v.stopped ? 'stopped' : 'bad'}` }, v.text));
     const code = candidate(t, s);
     if (code) parts.push(code);
+    else if (!v.stopped) {
+      const block = lastLeanBlock(a.response);
+      if (block) parts.push(el('div', { class: 'muted' }, "The answer's final Lean block (not checked):"));
+      if (block) parts.push(el('pre', { class: 'candidate unchecked' }, block));
+    }
     if (a.errorGoal) {
       parts.push(
         el('div', { class: 'goal-heading' }, errorGoalHeading(lineOf(a.errorGoal.line))),
         el('pre', { class: 'goal' }, a.errorGoal.goals.join('\n\n')),
       );
-    } else if (!v.stopped) {
-      const block = lastLeanBlock(a.response);
-      if (block) parts.push(el('div', { class: 'muted' }, "The answer's final Lean block (not checked):"));
-      if (block) parts.push(el('pre', { class: 'candidate unchecked' }, block));
     }
     td.body.replaceChildren(...parts);
     return;

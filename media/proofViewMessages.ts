@@ -19,7 +19,7 @@ export type ToView =
       type: 'start';
       id: string;
       title: string;
-      mode: 'theorem' | 'goal';
+      mode: 'theorem' | 'goal' | 'repair';
       file: string;
       startedAt: number;
       budget?: ViewBudget;

@@ -21,7 +21,7 @@ export interface TurnView {
 export interface ViewState {
   id: string;
   title: string;
-  mode: 'theorem' | 'goal';
+  mode: 'theorem' | 'goal' | 'repair';
   file: string;
   startedAt: number;
   stages: string[];
@@ -114,7 +114,7 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
     case 'result': {
       state.result = msg.result;
       if (msg.result.declaration)
-        state.title = `${msg.result.mode === 'goal' ? 'Goal in' : 'Proof of'} ${msg.result.declaration.name}`;
+        state.title = `${msg.result.mode === 'goal' ? 'Goal in' : msg.result.mode === 'repair' ? 'Repair of' : 'Proof of'} ${msg.result.declaration.name}`;
       state.canAccept = msg.canAccept;
       for (const t of state.turns) t.thinkEnd ??= msg.at;
       for (const a of msg.result.attempts) {
@@ -157,6 +157,7 @@ export function thinkLabel(t: TurnView): string {
 }
 
 export function turnLabel(t: TurnView): string {
+  if (t.attempt?.user) return 'Your proof, as in the file';
   return `Sample ${t.sample + 1} · ${t.turn === 1 ? 'Turn 1' : `Turn ${t.turn} (error fix)`}`;
 }
 
@@ -395,7 +396,7 @@ export function viewTexts(s: ViewState, now = Date.now()): string[] {
     if (t.attempt) {
       const f = formatLabel(t.attempt);
       if (f) out.push(f);
-      const lineOf = fileLineMapper(t.attempt.code ?? '', s.mode === 'theorem' ? s.target : undefined);
+      const lineOf = fileLineMapper(t.attempt.code ?? '', s.mode !== 'goal' ? s.target : undefined);
       out.push(verdictLabel(t.attempt, t, lineOf).text);
       if (t.attempt.errorGoal) out.push(errorGoalHeading(lineOf(t.attempt.errorGoal.line)));
     } else {

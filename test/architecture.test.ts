@@ -151,6 +151,67 @@ test('no import cycles between rooms', () => {
   assert.deepEqual(cycles, []);
 });
 
+test('no import circle between files, type-only imports included', () => {
+  const graph = new Map<string, Set<string>>();
+  for (const i of all) if (i.from !== i.to) graph.set(i.from, (graph.get(i.from) ?? new Set()).add(i.to));
+  const circles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]): void => {
+    if (state.get(file) === 'done') return;
+    if (state.get(file) === 'open') {
+      circles.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+      return;
+    }
+    state.set(file, 'open');
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) visit(file, []);
+  assert.deepEqual(circles, []);
+});
+
+test('the floors: every room imports only rooms listed above it in the table, so no arrow runs up', () => {
+  const order = new Map(rooms.map((r, i) => [r.name, i]));
+  const up: string[] = [];
+  for (const room of rooms)
+    for (const other of room.mayImport)
+      if (order.get(other)! >= order.get(room.name)!) up.push(`${room.name} -> ${other}`);
+  assert.deepEqual(up, []);
+});
+
+/** The domain rooms: below the composition root and the entry points (cli, the language server's start). */
+const domainRooms = new Set(['lean', 'model', 'prover', 'editor', 'training', 'eval', 'store', 'demo', 'api']);
+
+test('settings are handed down: no domain room imports a settings reader as a value, the app, or defaults to process.env', () => {
+  const readers = ['setting', 'readSome', 'isSet', 'kiminaHome', 'readSettings'];
+  const bad: string[] = [];
+  for (const file of sources(join(root, 'backend'))) {
+    const path = relative(root, file);
+    const room = roomOf(path);
+    if (!room || !domainRooms.has(room)) continue;
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s*from\s*['"]([^'"]+)['"]/g)) {
+      const target = roomOf(resolveSpecifier(file, m[3]));
+      if (target === 'app') bad.push(`${path}: imports ${m[3]}`);
+      if (target !== 'settings' || m[1]) continue;
+      const names = m[2]
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n && !n.startsWith('type '))
+        .map((n) => n.split(/\s+as\s+/)[0]);
+      for (const n of names) if (readers.includes(n)) bad.push(`${path}: imports the reader ${n}`);
+    }
+    for (const m of text.matchAll(/import\s+\*\s+as\s+\w+\s+from\s*['"]([^'"]+)['"]/g))
+      if (roomOf(resolveSpecifier(file, m[1])) === 'settings') bad.push(`${path}: imports all of ${m[1]}`);
+    text.split('\n').forEach((line, i) => {
+      // a parameter's default (`env: Env = process.env)`); passing the environment on to a child process is fine
+      if (/[^=!<>]=\s*process\.env\s*[,)]/.test(line.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''")))
+        bad.push(`${path}:${i + 1}: defaults to process.env: ${line.trim()}`);
+    });
+  }
+  assert.deepEqual(bad, []);
+});
+
 test('only backend/settings/settings.ts reads environment variables; elsewhere process.env is only passed on to child processes', () => {
   const reads: string[] = [];
   for (const top of ['backend', 'extension']) {

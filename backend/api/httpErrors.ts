@@ -3,7 +3,6 @@
 // the request body or carries a stack trace.
 import type { ErrorRequestHandler, Response } from 'express';
 import type { ErrorStyle, Problem } from '../protocol';
-import { setting } from '../settings/settings';
 import { BatchTooLarge, QueueFull } from '../lean/errors';
 
 /** FastAPI's entry in a 422 `detail` list. */
@@ -74,18 +73,22 @@ export function sendProblems(res: Response, style: ErrorStyle, err: ValidationEr
   sendStyled(res, style, style === 'error' ? 422 : 400, err.problems[0]?.text ?? 'bad request');
 }
 
-export const jsonErrorHandler: ErrorRequestHandler = (err: unknown, _req, res, _next) => {
-  try {
-    if (err instanceof ValidationError) return sendProblems(res, 'fastapi', err);
-    if (err instanceof QueueFull) return sendDetail(res, 429, err.message, { 'Retry-After': String(err.retryAfterS) });
-    if (err instanceof BatchTooLarge) return sendDetail(res, 413, err.message);
-    if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers);
-    if (setting('debug')) console.error(err);
-    const message = err instanceof Error ? err.message : String(err);
-    return sendDetail(res, 500, `Internal server error: ${message.split('\n')[0].slice(0, 300)}`);
-  } catch {
-    // whatever went wrong while answering, the answer stays JSON
-    if (!res.headersSent) res.status(500).type('application/json').end('{"detail":"Internal server error"}');
-    else res.end();
-  }
-};
+/** The last handler: every error answered as JSON; `debug` (KIMINA_DEBUG) also prints unexpected ones with their stack. */
+export const jsonErrorHandler =
+  (debug: boolean): ErrorRequestHandler =>
+  (err: unknown, _req, res, _next) => {
+    try {
+      if (err instanceof ValidationError) return sendProblems(res, 'fastapi', err);
+      if (err instanceof QueueFull)
+        return sendDetail(res, 429, err.message, { 'Retry-After': String(err.retryAfterS) });
+      if (err instanceof BatchTooLarge) return sendDetail(res, 413, err.message);
+      if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers);
+      if (debug) console.error(err);
+      const message = err instanceof Error ? err.message : String(err);
+      return sendDetail(res, 500, `Internal server error: ${message.split('\n')[0].slice(0, 300)}`);
+    } catch {
+      // whatever went wrong while answering, the answer stays JSON
+      if (!res.headersSent) res.status(500).type('application/json').end('{"detail":"Internal server error"}');
+      else res.end();
+    }
+  };

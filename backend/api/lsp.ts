@@ -11,22 +11,20 @@ import {
   TextDocuments,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import {
-  type BackendStatus,
-  type EditorProveResult,
-  type LspNotificationTypes,
-  type LspRequestTypes,
-  editorCommands,
-  lspMethods,
-} from '../protocol';
+import { type BackendStatus, type EditorProveResult, editorCommands } from '../protocol';
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
-import { registerSetupRequests } from './lspSetup';
+import { notifier, serveLspRequests } from './lspContract';
+import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
+import { registerRepairRequests } from './lspRepair';
+import type { RepairStore } from '../store/repairs';
 
 export interface LspFaceOptions {
   connection: Connection;
+  /** The settings the setup requests read, handed down by `kimina lsp`. */
+  settings: SetupSettings;
   /** Builds the services (may fail, e.g. no model yet: the face then reports an error status with the reason). */
   createService: () => Promise<ProveService>;
   log?: (line: string) => void;
@@ -34,6 +32,8 @@ export interface LspFaceOptions {
   proveTimeoutS?: number;
   /** How often to ask the services for news (an attached server starting or ending training); 0 for never. */
   refreshMs?: number;
+  /** The Repair All queue's store (opened on first use; `kimina lsp` opens KIMINA_DB). */
+  repairStore?: () => RepairStore;
 }
 
 export interface LspFace {
@@ -45,21 +45,22 @@ const provableKinds = new Set(['theorem', 'lemma', 'example']);
 
 export function startLspFace({
   connection,
+  settings,
   createService,
   log = () => {},
   proveTimeoutS = 0,
   refreshMs = 15_000,
+  repairStore,
 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = new Map<string, AbortController>();
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
   let service: Promise<ProveService> | null = null;
 
-  const notify = <M extends keyof LspNotificationTypes>(method: M, params: LspNotificationTypes[M]) =>
-    void connection.sendNotification(method, params);
+  const notify = notifier(connection);
   const setStatus = (next: BackendStatus) => {
     status = next;
-    notify(lspMethods.statusChanged, status);
+    notify('statusChanged', status);
   };
   /** Set when a proof found that Lean cannot be started (until the services are rebuilt after a setup). */
   let leanCannotStart = false;
@@ -171,10 +172,8 @@ export function startLspFace({
     return actions;
   });
 
-  connection.onRequest(
-    lspMethods.prove,
-    async (params: LspRequestTypes['kimina/prove']['params'], token): Promise<EditorProveResult> => {
-      if (!params || typeof params.id !== 'string' || !params.id) throw new Error('kimina/prove needs an id');
+  serveLspRequests(connection, {
+    prove: async (params, token): Promise<EditorProveResult> => {
       if (running.has(params.id)) throw new Error(`a proof with id ${params.id} is already running`);
       const text = params.code || (params.uri ? documents.get(params.uri)?.getText() : undefined);
       if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
@@ -198,7 +197,7 @@ export function startLspFace({
           params,
           text,
           svc,
-          (event) => notify(lspMethods.proveEvent, event),
+          (event) => notify('proveEvent', event),
           controller.signal,
         );
         if (result.verifierFailure?.leanMissing) leanCannotStart = true;
@@ -226,12 +225,15 @@ export function startLspFace({
         if (status.state !== 'error') setStatus(idleStatus(status));
       }
     },
-  );
-
-  connection.onRequest(lspMethods.cancel, (params: LspRequestTypes['kimina/cancel']['params']) => {
-    const controller = params?.id ? running.get(params.id) : undefined;
-    controller?.abort();
-    return { cancelled: controller !== undefined };
+    cancel: (params) => {
+      const controller = params.id ? running.get(params.id) : undefined;
+      controller?.abort();
+      return { cancelled: controller !== undefined };
+    },
+    status: async (): Promise<BackendStatus> => {
+      if (status.state === 'error') await getService().catch(() => {});
+      return status;
+    },
   });
 
   /** After a setup request: the services start again with the model or REPL that is now there. */
@@ -244,7 +246,7 @@ export function startLspFace({
     setStatus({ state: 'starting', detail: 'starting the backend services' });
     getService().catch(() => {});
   };
-  registerSetupRequests({ connection, onSetUp: () => void rebuild(), log });
+  registerSetupRequests({ connection, settings, onSetUp: () => void rebuild(), log });
   // the attached server of the services as they stand (no new start-up attempt when they failed)
   const training = registerTrainingRequests({
     connection,
@@ -252,10 +254,7 @@ export function startLspFace({
     server: async () => (service ? ((await service.catch(() => null))?.server ?? null) : null),
   });
 
-  connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
-    if (status.state === 'error') await getService().catch(() => {});
-    return status;
-  });
+  registerRepairRequests({ connection, service: getService, store: repairStore, log });
 
   documents.listen(connection);
   return {

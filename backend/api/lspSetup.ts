@@ -2,13 +2,20 @@
 // `kimina model pull` and `kimina lean setup`, with `$/progress` on the client's token (LSP work-done
 // progress) instead of a terminal. After a success the face's services are built afresh.
 import type { CancellationToken, Connection, WorkDoneProgressReporter } from 'vscode-languageserver/node';
-import { type LspRequestTypes, type SetupResult, lspMethods } from '../protocol';
-import { setupRepl } from '../lean/setup';
+import { type LspRequestTypes, type SetupResult } from '../protocol';
+import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
+import { serveLspRequests } from './lspContract';
 import { convertLazily } from '../model/lazyConvert';
+import { hubOptionsOf, type HubSettings } from '../model/hub';
 import { pullModel, type PullEvent } from '../model/store';
+import type { Settings } from '../settings/settings';
+
+/** What the setup requests read: KIMINA_HOME (the model store and the REPL builds), the REPL's git URL, the hub's settings. */
+export type SetupSettings = Pick<Settings, 'home' | 'replGitUrl' | 'replFlushFix'> & HubSettings;
 
 export interface SetupRequestOptions {
   connection: Connection;
+  settings: SetupSettings;
   /** Called after a setup request succeeded: the services should start again with what is now there. */
   onSetUp: () => void;
   log: (line: string) => void;
@@ -58,13 +65,9 @@ async function withProgress(
   }
 }
 
-export function registerSetupRequests({ connection, onSetUp, log }: SetupRequestOptions): void {
-  connection.onRequest(
-    lspMethods.pullModel,
-    async (
-      params: LspRequestTypes['kimina/setup/pullModel']['params'],
-      cancel: CancellationToken,
-    ): Promise<SetupResult> => {
+export function registerSetupRequests({ connection, settings, onSetUp, log }: SetupRequestOptions): void {
+  serveLspRequests(connection, {
+    pullModel: async (params, cancel): Promise<SetupResult> => {
       const model = typeof params?.model === 'string' ? params.model.trim() : '';
       if (!model) return { ok: false, message: 'kimina/setup/pullModel needs a model id' };
       const controller = new AbortController();
@@ -77,6 +80,8 @@ export function registerSetupRequests({ connection, onSetUp, log }: SetupRequest
         async (report) => {
           let last = 0;
           const pulled = await pullModel(model, {
+            ...hubOptionsOf(settings),
+            home: settings.home,
             convert: convertLazily,
             signal: controller.signal,
             onEvent: (e) => {
@@ -97,30 +102,37 @@ export function registerSetupRequests({ connection, onSetUp, log }: SetupRequest
       if (result.ok) onSetUp();
       return result;
     },
-  );
-
-  connection.onRequest(
-    lspMethods.setupLean,
-    async (params: LspRequestTypes['kimina/setup/lean']['params'], cancel: CancellationToken): Promise<SetupResult> => {
+    setupLean: async (params, cancel): Promise<SetupResult> => {
       const project = typeof params?.project === 'string' ? params.project : '';
       if (!project) return { ok: false, message: 'kimina/setup/lean needs the Lean project folder' };
+      let buildCommand: string | undefined;
       const result = await withProgress(
         connection,
         params.workDoneToken,
         'setting up the Lean verifier',
         false,
         async (report) => {
-          const built = await setupRepl(project, (line) => {
-            log(`[lean setup] ${line}`);
-            report.report(line.trim().slice(0, 160));
-          });
-          return `REPL for ${built.tag} ready: ${built.binary}`;
+          try {
+            const built = await setupRepl(
+              project,
+              (line) => {
+                log(`[lean setup] ${line}`);
+                report.report(line.trim().slice(0, 160));
+              },
+              settings,
+              { build: params.build === true },
+            );
+            return `REPL for ${built.tag} ready: ${built.binary}`;
+          } catch (err) {
+            if (err instanceof ProjectNotBuiltError) buildCommand = err.result.project.buildCommand;
+            throw err;
+          }
         },
         cancel,
         log,
       );
       if (result.ok) onSetUp();
-      return result;
+      return buildCommand && !result.ok ? { ...result, buildCommand } : result;
     },
-  );
+  });
 }

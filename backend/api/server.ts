@@ -67,6 +67,8 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Host names besides loopback ones that requests may name (the browser guard, ./browserGuard.ts). */
   allowedHosts?: string[];
+  /** KIMINA_DEBUG: print unexpected errors with their stack. */
+  debug?: boolean;
 }
 
 export async function createApp(
@@ -84,7 +86,7 @@ export async function createApp(
   app.use(verifyRouter(ctx.verifier));
   for (const make of extraRouters) app.use(await make(ctx));
   app.use((req, res) => sendDetail(res, 404, `Not Found: ${req.method} ${req.path}`));
-  app.use(jsonErrorHandler);
+  app.use(jsonErrorHandler(options.debug ?? false));
   return app;
 }
 

@@ -3,7 +3,6 @@
 // address the first request came in on, else KIMINA_TRAINER_BACKEND_URL, else http://127.0.0.1:<KIMINA_PORT>.
 // Runs that were running resume a moment after the server starts.
 import express, { type Router } from 'express';
-import { trainerPython } from '../training/paths';
 import { openTrainingService, type TrainingService } from '../training/service';
 import type { ApiContext } from './server';
 import { createTrainingRouter } from './trainingRoutes';
@@ -23,9 +22,9 @@ export async function trainingRouterFactory(ctx: ApiContext): Promise<Router> {
     verifier: ctx.verifier,
     token: () => ctx.token,
     deferRecover: true,
-    runsRoot: settings.trainingDir,
+    settings,
     // the configured prover model, shared with the prove routes, used by win-rate estimation
-    jobs: { python: () => trainerPython(settings), ...(ctx.engine ? { engine: ctx.engine } : {}) },
+    ...(ctx.engine ? { jobs: { engine: ctx.engine } } : {}),
     backendUrl: () =>
       ctx.backendUrl?.() ?? learned ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
   });

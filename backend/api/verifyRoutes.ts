@@ -2,7 +2,7 @@
 // `/health`) and our richer `/v1/check`. Bodies arrive checked against the contract (backend/protocol/verify.ts);
 // absent settings take kimina-lean-server's defaults here.
 import type { Request, Response, Router } from 'express';
-import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from '../protocol';
+import type { CheckResponse, HealthResponse, LoadResponse, V1CheckResponse, VerifyResponse } from '../protocol';
 import type { BatchVerifier } from '../lean/verifier';
 import { bodyLimit, serveRoutes } from './contract';
 import { clientKey } from '../lean/admission';
@@ -33,6 +33,16 @@ export function verifyRouter(verifier: BatchVerifier): Router {
         version,
         repls: { total: s.total ?? 0, busy: s.busy ?? 0, queued: s.waiting ?? 0 },
         bodyLimitBytes: bodyLimit(req),
+      };
+    },
+
+    load: (): LoadResponse => {
+      const s = verifier.stats();
+      return {
+        inFlight: s.inFlight,
+        capacity: s.maxInFlight,
+        waiting: s.waiting ?? 0,
+        repls: { total: s.total ?? 0, busy: s.busy ?? 0 },
       };
     },
 

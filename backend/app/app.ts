@@ -6,10 +6,16 @@
 import type { Engine } from '../model/engine';
 import { createEngine, engineConfigOf, type EngineConfig } from '../model/index';
 import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSettings } from '../lean/buildVerifier';
+import { lakeFound } from '../lean/lake';
 import { openDb, type Db } from '../store/db';
 import { AttemptStore } from '../store/attempts';
 import { prepareDemo, type DemoParts } from '../demo/demo';
 import { readSettings, type Settings } from '../settings/settings';
+
+/** The app's state as data: what a first run may still need to set up. */
+export interface AppState {
+  lean: { replBuilt: boolean; lakeFound: boolean };
+}
 
 export interface AppOptions {
   /** Default: read from the environment now. */
@@ -107,10 +113,9 @@ export class App {
 
   /** The configured engine, loaded once on first use; a failed load is tried again on the next call. */
   engine(): Promise<Engine> {
-    this.engineLoad ??= (this.options.loadEngine ?? ((config, log) => createEngine(config, { log })))(
-      this.engineConfig(),
-      this.log,
-    ).then(
+    this.engineLoad ??= (
+      this.options.loadEngine ?? ((config, log) => createEngine(config, { home: this.settings.home, log }))
+    )(this.engineConfig(), this.log).then(
       (engine) => {
         this.parts.push({ name: 'engine', close: () => engine.close() });
         return engine;
@@ -121,6 +126,11 @@ export class App {
       },
     );
     return this.engineLoad;
+  }
+
+  /** What is there, as data (for first-run guidance): the verifier runs a REPL build; lake can be found. */
+  state(): AppState {
+    return { lean: { replBuilt: this.verifier().mode === 'repl', lakeFound: lakeFound(this.settings.searchPath) } };
   }
 
   /** One line per part, for people: which engine, verifier and store run. */

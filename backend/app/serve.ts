@@ -40,6 +40,7 @@ export async function startServing(app: App, o: ServeOptions): Promise<Serving> 
     const express = await createApp(ctx, o.routers ?? extraRouters, {
       token,
       allowedHosts: o.allowedHosts ?? settings.allowedHosts,
+      debug: settings.debug,
     });
     // a random token protects local use only: listening beyond loopback needs one the user chose
     http = await listen(express, o.host, o.port, settings.apiToken);

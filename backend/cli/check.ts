@@ -1,4 +1,4 @@
-// `kimina check FILE…`: a verdict per declaration; exit 1 if any is not valid.
+// `kimina check FILE…`: a verdict per declaration and per file; exit 1 if any is not valid.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { verdictsPerDeclaration, type DeclarationVerdict } from '../lean/perDeclaration';
@@ -16,7 +16,7 @@ Checks each Lean file with the verifier and prints one verdict per declaration
 --verdict strict (default): no sorry in any form, audited axioms, no native_decide.
 --verdict recipe: kimina-client's rule, with which the published Kimina-Prover-RL figures were counted
   (no error message, no sorry the REPL lists; nothing audited).
-Exits 1 if any declaration is not valid, 2 on usage errors.`;
+Exits 1 if a file's verdict or any declaration's is not valid, 2 on usage errors.`;
 
 interface FileReport {
   file: string;
@@ -90,8 +90,11 @@ export async function run(args: string[]): Promise<number> {
   } finally {
     await app.close();
   }
+  // the file's own verdict counts too: a declaration the per-declaration split misreads can never make a
+  // file that Lean (or the audit) did not accept exit 0
   const allValid = reports.every(
     (r) =>
+      r.status === 'valid' &&
       r.problems.length === 0 &&
       r.declarations.every((d) => d.status === 'valid') &&
       (r.declarations.length > 0 || r.status === 'valid'),
@@ -101,7 +104,7 @@ export async function run(args: string[]): Promise<number> {
   } else {
     for (const r of reports) {
       for (const problem of r.problems) console.log(`${r.file}: lean_error: ${problem}`);
-      if (r.declarations.length === 0) console.log(`${r.file}: ${r.status}: ${r.reason}`);
+      if (r.declarations.length === 0 || r.status !== 'valid') console.log(`${r.file}: ${r.status}: ${r.reason}`);
       for (const d of r.declarations)
         console.log(
           `${r.file}:${d.line}: ${d.kind} ${d.kind === 'example' ? '' : d.name + ' '}${d.status}: ${d.reason}`.replace(

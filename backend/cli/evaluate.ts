@@ -17,11 +17,14 @@ import { writeComparison, writeReport } from '../eval/writeReports';
 import { describeCheck, fetchMiniF2F } from '../eval/fetch';
 import { benchmarkName, leanVersionOf } from '../eval/comparable';
 import { MINIF2F_TEST_REPO, defaultMinif2fTestPath, fetchMinif2fTest } from '../eval/recipeBenchmark';
+import { BUILTIN_MINIF2F, resolveBenchmarkArg } from '../eval/builtin';
 import { parseVerdictMode } from '../lean/verdictModes';
 import { proveAttempter } from '../eval/proveAttempt';
 
 const USAGE = `usage:
-  kimina eval run BENCHMARK --model NAME [options]   evaluate (BENCHMARK: a folder of .lean files or a .jsonl)
+  kimina eval run BENCHMARK --model NAME [options]   evaluate (BENCHMARK: a folder of .lean files or a .jsonl,
+                                                     or ${BUILTIN_MINIF2F}: the built-in miniF2F-lean4, 244 test +
+                                                     244 valid, Lean v4.24.0 statements; not AI-MO/minif2f_test)
   kimina eval report RUN [--out DIR]                 write the report of a stored run
   kimina eval compare RUN_A RUN_B [--out DIR]        per-problem differences (runs or report.json files)
   kimina eval list                                   stored runs
@@ -115,8 +118,10 @@ function headline(report: EvalReport): string[] {
 }
 
 async function runCommand(p: Parsed): Promise<number> {
-  const benchmark = p.positionals[1];
-  if (!benchmark) throw new Error('kimina eval run needs a benchmark folder or .jsonl file');
+  const benchmarkArg = p.positionals[1];
+  if (!benchmarkArg)
+    throw new Error(`kimina eval run needs a benchmark folder or .jsonl file (or ${BUILTIN_MINIF2F}, built in)`);
+  const benchmark = resolveBenchmarkArg(benchmarkArg);
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
   const engineName = flagString(p, 'engine') ?? (isSet('engine') ? setting('engine') : 'openai');
@@ -277,7 +282,8 @@ async function fetchCommand(p: Parsed): Promise<number> {
   const what = p.positionals[1];
   if (what === undefined || what === MINIF2F_TEST_REPO || what === 'minif2f_test') {
     const r = await fetchMinif2fTest({
-      dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath()),
+      dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath(kiminaHome())),
+      endpoint: setting('datasetsServer'),
       force: p.flags.has('force'),
       token: setting('hfToken'),
       log: (l) => console.error(l),

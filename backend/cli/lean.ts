@@ -3,18 +3,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { findReplBinary, projectToolchainTag } from '../lean/launch';
 import { detectSandbox } from '../lean/sandbox';
-import { setupRepl } from '../lean/setup';
+import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
+import { splitHeader } from '../lean/header';
 import { openApp } from '../app/app';
 import { parseArgs, flagString } from './args';
+import { readSome } from '../settings/settings';
 
-const help = `usage: kimina lean setup [--project DIR]   build leanprover-community/repl for the project's toolchain
-       kimina lean status [--project DIR]  show how proofs will be checked
+const help = `usage: kimina lean setup [--project DIR] [--build]   build leanprover-community/repl for the project's toolchain
+       kimina lean status [--project DIR]            show how proofs will be checked
 
-DIR defaults to KIMINA_LEAN_PROJECT or the current folder (it must hold lean-toolchain).`;
+DIR defaults to KIMINA_LEAN_PROJECT or the current folder (it must hold lean-toolchain).
+setup also checks that the project is built for the imports checks will use (Mathlib when the project
+depends on it, and KIMINA_INIT_REPLS' headers); when it is not, it names the command that builds it
+(\`lake exe cache get && lake build\` for Mathlib projects) and exits 3; --build runs that command.`;
 
 export async function run(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  const p = parseArgs(rest, ['help']);
+  const p = parseArgs(rest, ['help', 'build']);
   if (!sub || sub === '--help' || p.flags.has('help')) {
     console.log(help);
     return sub ? 0 : 2;
@@ -22,7 +27,29 @@ export async function run(args: string[]): Promise<number> {
   const settings = openApp().verifierSettings(); // settings only: nothing is opened
   const project = resolve(flagString(p, 'project') ?? settings.projectDir);
   if (sub === 'setup') {
-    const result = await setupRepl(project, (line) => console.error(line));
+    const imports = Object.keys(settings.initRepls).flatMap((h) =>
+      splitHeader(h)
+        .header.split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice('import '.length)),
+    );
+    let result;
+    try {
+      result = await setupRepl(
+        project,
+        (line) => console.error(line),
+        readSome(['home', 'replGitUrl', 'replFlushFix']),
+        {
+          build: p.flags.has('build'),
+          imports,
+        },
+      );
+    } catch (err) {
+      if (!(err instanceof ProjectNotBuiltError)) throw err;
+      console.log(err.result.binary);
+      console.error(`kimina lean setup: ${err.message}`);
+      return 3;
+    }
     console.log(result.binary);
     console.error(
       `kimina serve and kimina check will now use it for projects on ${result.tag} (or set KIMINA_REPL_PATH=${result.binary}).`,
@@ -31,7 +58,7 @@ export async function run(args: string[]): Promise<number> {
   }
   if (sub === 'status') {
     const tag = projectToolchainTag(project);
-    const binary = settings.replCommand ? undefined : findReplBinary(project, settings.replPath);
+    const binary = settings.replCommand ? undefined : findReplBinary(settings.home, project, settings.replPath);
     const file = join(project, 'lean-toolchain');
     const toolchain = existsSync(file) ? readFileSync(file, 'utf8').trim().slice(0, 120) : undefined;
     console.log(

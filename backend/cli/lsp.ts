@@ -10,6 +10,8 @@ import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
 import { readSettings } from '../settings/settings';
 import { parseArgs } from './args';
+import { openDb } from '../store/db';
+import { RepairStore } from '../store/repairs';
 
 const usage = `usage: kimina lsp --stdio
 
@@ -46,9 +48,11 @@ export async function run(args: string[]): Promise<number> {
   // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
   const face = startLspFace({
     connection,
-    createService: () => chooseService(openApp({ log, settings }), log),
+    settings,
+    createService: () => chooseService(openApp({ log, settings }), settings, log),
     log,
     proveTimeoutS: settings.proveTimeoutS,
+    repairStore: () => new RepairStore(openDb(settings.db)),
   });
   const shutdown = async (): Promise<void> => {
     await face.close();

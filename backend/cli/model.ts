@@ -1,6 +1,6 @@
 // `kimina model pull|list|path|convert`: the model store on the command line.
 import { basename } from 'node:path';
-import { setting } from '../settings/settings';
+import { readSettings, setting } from '../settings/settings';
 import { parseArgs, flagString } from './args';
 import { ProgressBar, formatSeconds } from './progress';
 import {
@@ -12,7 +12,7 @@ import {
   type PullEvent,
   type Quantize,
 } from '../model/store';
-import { hubEndpoint } from '../model/hub';
+import { hubEndpoint, hubOptionsOf } from '../model/hub';
 import { convertLazily } from '../model/lazyConvert';
 
 const USAGE = `usage: kimina model <command>
@@ -110,6 +110,8 @@ async function pull(args: string[]): Promise<number> {
   process.once('SIGINT', stop);
   try {
     const result = await pullModel(id, {
+      ...hubOptionsOf(readSettings()),
+      home: setting('home'),
       revision: flagString(p, 'revision'),
       quantize: quantizeFlag(flagString(p, 'quantize')),
       force: p.flags.get('force') === true,
@@ -134,13 +136,15 @@ async function pull(args: string[]): Promise<number> {
 function list(args: string[]): number {
   const p = parseArgs(args, ['json']);
   const current = setting('model') ?? DEFAULT_MODEL;
-  const models = listModels(current);
+  const models = listModels(setting('home'), current);
   if (p.flags.get('json') === true) {
     console.log(JSON.stringify(models, null, 2));
     return 0;
   }
   if (models.length === 0) {
-    console.log(`no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint()})`);
+    console.log(
+      `no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint({ endpoint: setting('hfEndpoint') })})`,
+    );
     return 0;
   }
   const rows = models.map((m) => [
@@ -163,8 +167,8 @@ async function convert(args: string[]): Promise<number> {
   const p = parseArgs(args);
   const src = p.positionals[0];
   if (!src) throw new Error('kimina model convert needs a checkpoint folder');
-  const { dir: srcDir } = locateModel(src);
-  const out = p.positionals[1] ? locateModel(p.positionals[1]).dir : srcDir;
+  const { dir: srcDir } = locateModel(setting('home'), src);
+  const out = p.positionals[1] ? locateModel(setting('home'), p.positionals[1]).dir : srcDir;
   const quantize = quantizeFlag(flagString(p, 'quantize'));
   const report = pullReporter(basename(srcDir));
   await convertLazily(srcDir, out, {
@@ -183,7 +187,7 @@ export async function run(args: string[]): Promise<number> {
     case 'list':
       return list(rest);
     case 'path':
-      console.log(resolveModelDir(rest[0] ?? setting('model') ?? DEFAULT_MODEL));
+      console.log(resolveModelDir(setting('home'), rest[0] ?? setting('model') ?? DEFAULT_MODEL));
       return 0;
     case 'convert':
       return convert(rest);

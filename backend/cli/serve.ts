@@ -8,6 +8,7 @@ import { enterPrivateHome } from '../store/safePaths';
 import { prewarm } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
 import { removeDiscoveryFile, writeDiscoveryFile } from './serveDiscovery';
+import { discoveryPath } from '../editor/discovery';
 
 const help = `usage: kimina serve [--host 127.0.0.1] [--port 8000] [--project DIR] [--allowed-hosts NAME,...]
 
@@ -57,7 +58,7 @@ export async function run(args: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  const discovery = writeDiscoveryFile({ host, port: http.port, token });
+  const discovery = writeDiscoveryFile({ host, port: http.port, token }, discoveryPath(settings.home));
   console.log(`Kimina backend listening on ${http.url}`);
   console.error(`lean: ${built.describe}; project ${verifierSettings.projectDir}`);
   console.error(

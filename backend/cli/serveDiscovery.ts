@@ -2,7 +2,6 @@
 // mode 0600 since it may hold the API token), read by backend/editor/discovery.ts to attach the editor.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { discoveryPath } from '../editor/discovery';
 
 export interface DiscoveryRecord {
   url: string;
@@ -41,7 +40,7 @@ export function connectUrl(host: string, port: number): string {
  */
 export function writeDiscoveryFile(
   o: { host: string; port: number; token?: string },
-  path = discoveryPath(),
+  path: string,
 ): WrittenDiscovery | null {
   const record: DiscoveryRecord = {
     url: connectUrl(o.host, o.port),

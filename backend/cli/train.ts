@@ -17,16 +17,16 @@ import {
   type TrainingPrompt,
   type TrainingRun,
 } from '../protocol';
-import { setting } from '../settings/settings';
+import { readSome, setting } from '../settings/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { harvestWorkspace } from '../training/harvest';
-import { defaultTrainerVenv, trainerPython, trainerSourceDir } from '../training/paths';
+import { trainerPython, trainerSourceDir } from '../training/paths';
 import { PRESETS, presetHyper } from '../training/presets';
 import { splitHeldOut } from '../training/promptSet';
 import { ensurePythonEnv } from '../training/pythonEnv';
 import { exportVerl, RECIPE_START_MODEL, submitCommand } from '../training/verlExport';
-import { MINIF2F_TEST_REPO, minif2fTestPrompts } from '../eval/recipeBenchmark';
+import { MINIF2F_TEST_REPO, defaultMinif2fTestPath, minif2fTestPrompts } from '../eval/recipeBenchmark';
 import { flagNumber, flagString, parseArgs, type Parsed } from './args';
 
 const help = `usage: kimina train <command> [options]
@@ -54,14 +54,39 @@ Presets: ${Object.entries(PRESETS)
 Prompt files: JSON Lines with formalStatement (or formal_statement) and optional id, informal.
 The backend is found through KIMINA_SERVER_URL (and KIMINA_API_TOKEN) or the file kimina serve writes.`;
 
-const setupHelp = `usage: kimina trainer setup [--gpu] [--venv DIR] [--python PYTHON]
+/** `kimina trainer gpu-check [DIR]`: the folder a GPU machine runs (backend/training/gpuCheck.ts). */
+async function gpuCheck(p: Parsed): Promise<number> {
+  const { prepareGpuCheck } = await import('../training/gpuCheck');
+  const dir = resolve(p.positionals[1] ?? 'gpu-check');
+  const folder = prepareGpuCheck(dir, {
+    python: flagString(p, 'python') ?? 'python3',
+    wheels: !p.flags.has('no-wheels'),
+    steps: flagNumber(p, 'steps'),
+  });
+  console.log(
+    `gpu check ready in ${folder.dir}: configs.json, run.sh, ${folder.wheels.length} wheels (${(folder.wheelBytes / 2 ** 20).toFixed(1)} MiB of 64)`,
+  );
+  for (const w of folder.wheels) console.log(`  ${w}`);
+  console.log('on the GPU machine, from the repository root: sh gpu-check/run.sh');
+  return 0;
+}
 
-Creates the trainer's Python environment (default ${defaultTrainerVenv()}) with pinned requirements:
+const setupHelp = `usage: kimina trainer setup [--gpu] [--venv DIR] [--python PYTHON]
+       kimina trainer gpu-check [DIR] [--steps N] [--no-wheels] [--python PYTHON]
+         writes DIR (default gpu-check/): the GRPO check for a GPU machine with no network (configs from the
+         presets, the wheels its Python 3.12 image lacks, run.sh)
+
+Creates the trainer's Python environment (default ${setting('trainerVenv')}) with pinned requirements:
 backend/trainer/requirements-cpu.txt, or requirements-gpu.txt (adds vLLM) with --gpu. Needs Python 3.10+
 with venv, and several GB of disk for torch.`;
 
 function server(): { url: string; token?: string } {
-  return findServer() ?? { url: 'http://127.0.0.1:8000', token: setting('apiToken') };
+  return (
+    findServer(readSome(['apiToken', 'serverUrl', 'home'])) ?? {
+      url: 'http://127.0.0.1:8000',
+      token: setting('apiToken'),
+    }
+  );
 }
 
 /** Calls a route on the running backend; errors name the route and say what to check. */
@@ -248,7 +273,12 @@ function validationSet(
     const split = splitHeldOut(prompts, hyper.heldOutShare, hyper.seed);
     return { train: split.train, test: split.heldOut, source: 'kimina/held-out' };
   }
-  if (choice === 'minif2f') return { train: prompts, test: minif2fTestPrompts(), source: MINIF2F_TEST_REPO };
+  if (choice === 'minif2f')
+    return {
+      train: prompts,
+      test: minif2fTestPrompts(defaultMinif2fTestPath(setting('home'))),
+      source: MINIF2F_TEST_REPO,
+    };
   return { train: prompts, test: readPromptFile(choice), source: choice };
 }
 
@@ -279,7 +309,7 @@ async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
     rewardUrl,
     nodes: flagNumber(p, 'nodes'),
     gpusPerNode: flagNumber(p, 'gpus-per-node'),
-    python: trainerPython(),
+    python: trainerPython(readSome(['trainerPython', 'trainerVenv'])),
     sourceDir: trainerSourceDir(),
   });
   const dropped = before - prompts.length;
@@ -355,12 +385,13 @@ export async function run(args: string[]): Promise<number> {
 
 /** `kimina trainer setup`. */
 export async function runTrainer(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['help', 'gpu']);
+  const p = parseArgs(args, ['help', 'gpu', 'no-wheels']);
+  if (p.positionals[0] === 'gpu-check' && !p.flags.has('help')) return gpuCheck(p);
   if (p.positionals[0] !== 'setup' || p.flags.has('help')) {
     console.log(setupHelp);
     return p.flags.has('help') ? 0 : 2;
   }
-  const dir = resolve(flagString(p, 'venv') ?? defaultTrainerVenv());
+  const dir = resolve(flagString(p, 'venv') ?? setting('trainerVenv'));
   const requirements = join(trainerSourceDir(), p.flags.has('gpu') ? 'requirements-gpu.txt' : 'requirements-cpu.txt');
   console.error(`trainer environment: ${dir}\nrequirements: ${requirements}`);
   const result = await ensurePythonEnv({
@@ -376,6 +407,6 @@ export async function runTrainer(args: string[]): Promise<number> {
     `${result.created ? 'created' : 'already up to date'} (${result.seconds.toFixed(0)} s): ${result.python}`,
   );
   for (const [m, v] of Object.entries(result.versions)) console.log(`  ${m} ${v}`);
-  if (dir !== resolve(defaultTrainerVenv())) console.log(`use it with KIMINA_TRAINER_PYTHON=${result.python}`);
+  if (dir !== resolve(setting('trainerVenv'))) console.log(`use it with KIMINA_TRAINER_PYTHON=${result.python}`);
   return 0;
 }

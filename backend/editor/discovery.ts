@@ -2,7 +2,10 @@
 // discovery file the server writes at <KIMINA_HOME>/serve.json ({"url", "token"?, "pid"}) while it runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kiminaHome, readSome, type Env } from '../settings/settings';
+import type { Settings } from '../settings/settings';
+
+/** What finding a server reads: the setting, its token, and KIMINA_HOME (where the discovery file is). */
+export type ServerSettings = Pick<Settings, 'apiToken' | 'serverUrl' | 'home'>;
 
 export interface ServerAddress {
   url: string;
@@ -20,15 +23,16 @@ function alive(pid: unknown): boolean {
   }
 }
 
-export function discoveryPath(): string {
-  return join(kiminaHome(), 'serve.json');
+/** The discovery file in a KIMINA_HOME. */
+export function discoveryPath(home: string): string {
+  return join(home, 'serve.json');
 }
 
 /** The live server's record in the discovery file, or null. */
-function discovered(): { url: string; token?: string } | null {
+function discovered(home: string): { url: string; token?: string } | null {
   let raw: string;
   try {
-    raw = readFileSync(discoveryPath(), 'utf8');
+    raw = readFileSync(discoveryPath(home), 'utf8');
   } catch {
     return null;
   }
@@ -45,13 +49,13 @@ function discovered(): { url: string; token?: string } | null {
  * KIMINA_SERVER_URL (with KIMINA_API_TOKEN, else the token of the discovery file when it names the same
  * server, so a server's random token needs no setting), else the discovery file.
  */
-export function findServer(env?: Env): ServerAddress | null {
-  const { apiToken: token, serverUrl } = readSome(['apiToken', 'serverUrl'], env);
+export function findServer(settings: ServerSettings): ServerAddress | null {
+  const { apiToken: token, serverUrl, home } = settings;
   if (serverUrl) {
     const url = serverUrl;
-    const file = token ? null : discovered();
+    const file = token ? null : discovered(home);
     return { url, token: token ?? (file?.url === url ? file.token : undefined), source: 'setting' };
   }
-  const file = discovered();
+  const file = discovered(home);
   return file ? { url: file.url, token: file.token ?? token, source: 'discovery' } : null;
 }

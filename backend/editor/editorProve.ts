@@ -7,7 +7,6 @@ import {
   type ProveParams,
   type ProveRequest,
   type ReplSorry,
-  type Verdict,
   replPosToLsp,
 } from '../protocol';
 import {
@@ -20,8 +19,9 @@ import {
   standaloneSnippet,
 } from './leanSource';
 import { goalToLemma } from './goalLemma';
-import { proofBodyOf, sorryEdit, theoremEdit } from './splice';
+import { proofBodyOf, spliceVerifiedProof } from './splice';
 import type { ProveService } from './service';
+import { repairDeclaration } from './editorRepair';
 
 type Emit = (event: LspProveEvent) => void;
 
@@ -71,6 +71,7 @@ export async function proveInEditor(
   const decl = pickDeclaration(text, params, decls);
   if (!decl) return nothing(params, mode, 'No theorem, lemma or example at the cursor.');
   const relay: Emit = (event) => emit({ ...event, id: params.id } as LspProveEvent);
+  if (mode === 'repair') return repairDeclaration(params, text, decls, decl, service, relay, signal);
   return mode === 'goal'
     ? proveGoal(params, text, decls, decl, service, relay, signal)
     : proveTheorem(params, text, decls, decl, service, relay, signal);
@@ -96,12 +97,21 @@ async function proveTheorem(
     emit,
     signal,
   );
-  let edit = null;
-  if (result.status === 'proved') {
-    const tactics = result.tactics ?? bodyFromProof(result.proof, decl.name);
-    if (tactics) edit = theoremEdit(text, decl, tactics).edit;
-  }
-  return { ...result, id: params.id, mode: 'theorem', declaration: where, edit };
+  const base = { ...result, id: params.id, mode: 'theorem' as const, declaration: where, edit: null };
+  if (result.status !== 'proved') return base;
+  const tactics = result.tactics ?? bodyFromProof(result.proof, decl.name);
+  if (!tactics)
+    return { ...base, status: 'not_proved', problem: 'The prover reported a proof but sent no proof text.' };
+  const spliced = await spliceVerifiedProof({
+    text,
+    target: { kind: 'body', decl },
+    proof: tactics,
+    check: (code, s) => service.check(code, s),
+    signal,
+    onStage: (message) => emit({ type: 'stage', id: params.id, message }),
+  });
+  if (!spliced.ok) return { ...base, status: 'not_proved', problem: spliced.problem };
+  return { ...base, edit: spliced.edit };
 }
 
 function bodyFromProof(proof: string | null, name: string): string | null {
@@ -138,13 +148,6 @@ function lemmaName(declName: string): string {
     .pop()!
     .replace(/[^\p{L}\p{N}_]/gu, '_');
   return `${base || 'kimina'}_goal`;
-}
-
-/** Spliced declaration accepted: no errors, and one sorry fewer than before (others may remain). */
-function recheckAccepts(verdict: Verdict, sorriesBefore: number): boolean {
-  if (verdict.status === 'valid') return true;
-  if (verdict.status !== 'sorry') return false;
-  return !verdict.messages.some((m) => m.severity === 'error') && verdict.sorries.length === sorriesBefore - 1;
 }
 
 async function proveGoal(
@@ -205,17 +208,22 @@ async function proveGoal(
   const tactics = result.tactics ?? bodyFromProof(result.proof, lemmaName(decl.name));
   if (!tactics)
     return { ...base, status: 'not_proved', problem: 'The prover reported a proof but sent no proof text.' };
-  const spliced = sorryEdit(text, site, tactics);
   emit({ type: 'stage', id: params.id, message: 'Re-checking the whole declaration with the proof spliced in' });
-  const newDeclEnd = decl.end + (spliced.newText.length - text.length);
-  const recheck = await service.check(header + spliced.newText.slice(decl.start, newDeclEnd) + '\n', signal);
-  if (!recheckAccepts(recheck.verdict, theirs.length)) {
+  const spliced = await spliceVerifiedProof({
+    text,
+    target: { kind: 'sorry', decl, site, listedBefore: theirs.length },
+    proof: tactics,
+    check: (code, s) => service.check(code, s),
+    signal,
+    onStage: (message) => emit({ type: 'stage', id: params.id, message }),
+  });
+  if (!spliced.ok) {
     return {
       ...base,
       status: 'not_proved',
-      goal: { statement, recheck: recheck.verdict },
-      problem: `The lemma was proved, but the declaration does not check with the proof spliced in: ${recheck.verdict.reason}`,
+      goal: { statement, recheck: spliced.recheck },
+      problem: `The lemma was proved, but its proof cannot go into ${decl.name}: ${spliced.problem}`,
     };
   }
-  return { ...base, goal: { statement, recheck: recheck.verdict }, edit: spliced.edit };
+  return { ...base, goal: { statement, recheck: spliced.recheck }, edit: spliced.edit };
 }

@@ -1,20 +1,10 @@
 // ProveService with the engine, the verifier pool and the prove loop in this process: the parts come from the
 // composition root (backend/app), built from the KIMINA_* settings the extension passes (engine, model, Lean project, REPL command).
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { setting } from '../settings/settings';
 import type { BuiltVerifier } from '../lean/buildVerifier';
 import type { Engine } from '../model/engine';
 import type { ProveDeps } from '../prover/prove';
 import type { AttemptStore } from '../store/attempts';
 import type { ProveService } from './service';
-
-/** Whether Lean's build tool can be found: on PATH or in elan's default folder. */
-function lakeAvailable(): boolean {
-  const dirs = [...setting('searchPath'), join(homedir(), '.elan', 'bin')];
-  return dirs.some((d) => d && existsSync(join(d, 'lake')));
-}
 
 /** What the service takes from the composition root (backend/app/app.ts's App); closing it closes them. */
 export interface InProcessParts {
@@ -22,6 +12,8 @@ export interface InProcessParts {
   engine(): Promise<Engine>;
   attempts(): AttemptStore;
   describe(): Promise<string[]>;
+  /** What is there, as data: whether the verifier runs a REPL build, whether lake can be found. */
+  state(): { lean: { replBuilt: boolean; lakeFound: boolean } };
   close(): Promise<void>;
 }
 
@@ -41,7 +33,8 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
   const { engine, verifier } = deps;
   const verifierLine = describe.find((l) => l.startsWith('verifier:')) ?? '';
   // Without a REPL build the verifier falls back to `lake env lean`; without lake nothing can check proofs.
-  const leanMissing = /no REPL build found/.test(verifierLine) && !lakeAvailable();
+  const { lean } = app.state();
+  const leanMissing = !lean.replBuilt && !lean.lakeFound;
   return {
     kind: 'in-process',
     describe: async () => ({

@@ -194,24 +194,34 @@ export function headerOf(text: string, decls = findDeclarations(text)): string {
  * (`namespace`, `open`, `variable`, …) and the earlier sorry-free declarations it may use, in file order, as
  * the prover's own statement builder (lean/declarations.ts) finds them.
  */
-export function scopePrefix(text: string, decl: Declaration, decls?: Declaration[]): string {
+export function scopePrefix(
+  text: string,
+  decl: Declaration,
+  decls?: Declaration[],
+  exclude?: ReadonlySet<string>,
+): string {
   const theirs = findLeanDeclarations(text).find(
     (d) => d.start.offset <= decl.start && decl.start < Math.max(d.end.offset, d.start.offset + 1),
   );
   if (!theirs) return headerOf(text, decls);
-  const formal = formalStatementOf(text, theirs).text;
+  const formal = formalStatementOf(text, theirs, { exclude }).text;
   const statement = theirs.statement.trim();
   if (!formal.endsWith(statement)) return headerOf(text, decls);
   const prefix = formal.slice(0, formal.length - statement.length).trimEnd();
   return prefix ? prefix + '\n\n' : '';
 }
 
-/** Header, scope commands, earlier sorry-free declarations and the declaration's own text (doc comment excluded): what is sent to the prover or Lean. */
+/**
+ * Header, scope commands, earlier sorry-free declarations and the declaration's own text (doc comment excluded):
+ * what is sent to the prover or Lean. `exclude`: earlier declarations (by name) to leave out, as the ones with a
+ * sorry are (the file's other broken proofs, when one is repaired).
+ */
 export function standaloneSnippet(
   text: string,
   decl: Declaration,
   decls?: Declaration[],
+  exclude?: ReadonlySet<string>,
 ): { code: string; declOffset: number } {
-  const prefix = scopePrefix(text, decl, decls);
+  const prefix = scopePrefix(text, decl, decls, exclude);
   return { code: prefix + text.slice(decl.start, decl.end) + '\n', declOffset: prefix.length };
 }

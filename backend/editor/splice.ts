@@ -1,7 +1,9 @@
 // Builds the edits that put a verified proof into the user's file: the whole proof of a declaration,
 // or one `sorry` replaced by the proof of its goal, indented so that Lean parses it in place.
-import type { ProofEdit } from '../protocol';
-import { type Declaration, type SorrySite, positionAt } from './leanSource';
+import { type ProofEdit, type Verdict, replPosToLsp } from '../protocol';
+import { type Token, type Trivia, lexLean, lexLeanFull } from '../lean/lexer';
+import { type Declaration, type SorrySite, findDeclarations, positionAt, standaloneSnippet } from './leanSource';
+import type { CheckAnswer } from './service';
 
 /** Drops leading/trailing blank lines and the indentation all remaining lines share. */
 export function dedent(text: string): string[] {
@@ -69,4 +71,287 @@ export function applyEdit(
   const from = offsetOf(edit.range.start.line, edit.range.start.character);
   const to = offsetOf(edit.range.end.line, edit.range.end.character);
   return text.slice(0, from) + edit.newText + text.slice(to);
+}
+
+// ---- The splice rule: what enters the user's file is the target declaration's body, and nothing else ----
+
+/**
+ * Tokens that start a command of their own in Lean 4 (core and Mathlib), wherever they stand: a tactic block
+ * ends before them and Lean reads them as the next command. `termination_by`, `decreasing_by` and `where`
+ * belong to the declaration and are not here. `open`/`set_option` are allowed only as `… in` prefixes of a
+ * tactic or term that follows inside the proof.
+ */
+export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
+  'import',
+  'open',
+  'set_option',
+  'namespace',
+  'section',
+  'end',
+  'variable',
+  'universe',
+  'include',
+  'omit',
+  'attribute',
+  'export',
+  'mutual',
+  'macro',
+  'macro_rules',
+  'syntax',
+  'elab',
+  'elab_rules',
+  'declare_syntax_cat',
+  'notation',
+  'notation3',
+  'infix',
+  'infixl',
+  'infixr',
+  'prefix',
+  'postfix',
+  'initialize',
+  'builtin_initialize',
+  'run_cmd',
+  'run_elab',
+  'run_meta',
+  'theorem',
+  'lemma',
+  'def',
+  'example',
+  'abbrev',
+  'instance',
+  'structure',
+  'inductive',
+  'coinductive',
+  'class',
+  'axiom',
+  'opaque',
+  'private',
+  'protected',
+  'noncomputable',
+  'partial',
+  'unsafe',
+  'nonrec',
+  'scoped',
+  'local',
+  'deriving',
+  'add_decl_doc',
+  'register_simp_attr',
+  'irreducible_def',
+  'alias',
+  'assert_not_exists',
+  'suppress_compilation',
+  'unseal',
+  'seal',
+  'library_note',
+  'compile_inductive',
+  'unif_hint',
+]);
+
+/** Tokens that leave a hole a verdict must not hide: spliced text never holds them. */
+export const HOLE_TOKENS: ReadonlySet<string> = new Set(['sorry', 'admit', 'sorryAx', 'stop']);
+
+/** UTF-16 offsets of the tokens' starts and ends (tokens come in source order). */
+function tokenOffsets(text: string, tokens: Token[]): { start: number; end: number }[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
+  // column (codepoints) -> offset, walking forward from the line start; cached per line
+  const at = (line: number, column: number): number => {
+    let o = starts[line - 1] ?? text.length;
+    for (let c = 0; c < column && o < text.length; c++) o += (text.codePointAt(o) ?? 0) > 0xffff ? 2 : 1;
+    return o;
+  };
+  return tokens.map((t) => ({ start: at(t.line, t.column), end: at(t.endLine, t.endColumn) }));
+}
+
+/** Whether the token at `k` opens a command: a command keyword, a `#command`, or an attribute `@[`, but not an `open … in` / `set_option … in` prefix followed by more proof. */
+function opensCommand(tokens: Token[], k: number, limit = tokens.length): boolean {
+  const t = tokens[k];
+  if (t.kind === 'command') return true;
+  if (t.kind === 'symbol') return t.text === '@[';
+  if (t.kind !== 'ident' || !COMMAND_KEYWORDS.has(t.text)) return false;
+  if (t.text !== 'open' && t.text !== 'set_option') return true;
+  for (let j = k + 1; j < limit; j++) {
+    const u = tokens[j];
+    if (u.line !== t.line) return true;
+    if (u.kind === 'ident' && u.text === 'in') return !(j + 1 < limit && !opensCommand(tokens, j + 1, limit));
+    if (u.kind === 'command' || (u.kind === 'ident' && COMMAND_KEYWORDS.has(u.text))) return true;
+  }
+  return true;
+}
+
+/**
+ * The model's proof text (what follows the statement's `:= by`) cut to the target declaration's body: it
+ * ends before the first token that opens another command (`variable`, `include`, `instance`, `open`,
+ * `namespace`, `set_option`, `notation`, a declaration, `@[…]`, `#eval`, …) and at the end of the last
+ * code before it (so no trailing comment or doc comment goes along). `cut` is what was left out.
+ */
+export function cutToBody(proof: string): { body: string; cut: string | null } {
+  const trivia: Trivia[] = [];
+  const tokens = lexLean(proof, trivia);
+  const offsets = tokenOffsets(proof, tokens);
+  let end = proof.length;
+  for (let k = 0; k < tokens.length; k++) {
+    if (opensCommand(tokens, k)) {
+      end = offsets[k].start;
+      break;
+    }
+  }
+  let codeEnd = 0;
+  for (let k = 0; k < tokens.length && offsets[k].start < end; k++) codeEnd = Math.max(codeEnd, offsets[k].end);
+  for (const t of trivia)
+    if ((t.kind === 'string' || t.kind === 'char') && t.end <= end) codeEnd = Math.max(codeEnd, t.end);
+  const cut = proof.slice(codeEnd);
+  return { body: proof.slice(0, codeEnd), cut: cut.trim() === '' ? null : cut };
+}
+
+/**
+ * The structural check, on the file as it will be: `newText` is `oldText` with [from, to) replaced by
+ * `inserted` (starting at `from`). Lean's lexer must read every token outside the inserted text exactly as
+ * before (nothing glued to a neighbour, no comment or string swallowing what follows), the inserted text
+ * must lex cleanly on its own, and no token inside it may open a command or leave a hole. Null when so,
+ * else why not.
+ */
+export function spliceProblem(oldText: string, from: number, to: number, newText: string): string | null {
+  const insertedEnd = newText.length - (oldText.length - to);
+  if (oldText.slice(0, from) !== newText.slice(0, from) || oldText.slice(to) !== newText.slice(insertedEnd))
+    return 'the edit changes text outside the declaration';
+  const inserted = newText.slice(from, insertedEnd);
+  const alone = lexLeanFull(inserted);
+  if (alone.problems.length > 0) return `the proof does not lex cleanly: ${alone.problems[0].message}`;
+  const oldTokens = lexLean(oldText);
+  const newTokens = lexLean(newText);
+  const oldAt = tokenOffsets(oldText, oldTokens);
+  const newAt = tokenOffsets(newText, newTokens);
+  const outsideOld = oldTokens.filter((_, k) => oldAt[k].end <= from || oldAt[k].start >= to);
+  const insideNew: number[] = [];
+  const outsideNew: Token[] = [];
+  newTokens.forEach((t, k) => {
+    if (newAt[k].end <= from || newAt[k].start >= insertedEnd) outsideNew.push(t);
+    else insideNew.push(k);
+  });
+  const same =
+    outsideOld.length === outsideNew.length &&
+    outsideOld.every((t, k) => t.kind === outsideNew[k].kind && t.text === outsideNew[k].text);
+  if (!same) return 'the proof changes how Lean reads the text around it';
+  for (const k of insideNew) {
+    const t = newTokens[k];
+    if (newAt[k].start < from || newAt[k].end > insertedEnd) return 'the proof is glued to the text around it';
+    if (opensCommand(newTokens, k, insideNew[insideNew.length - 1] + 1))
+      return `the proof holds a command of its own ('${t.text}' at line ${t.line})`;
+    if (t.kind === 'ident' && HOLE_TOKENS.has(t.text)) return `the proof holds '${t.text}' (line ${t.line})`;
+  }
+  return null;
+}
+
+/** What a splice puts in: the whole body after the statement's `:=`, or one `sorry` of the declaration. */
+export type SpliceTarget =
+  { kind: 'body'; decl: Declaration } | { kind: 'sorry'; decl: Declaration; site: SorrySite; listedBefore: number };
+
+export interface SpliceInput {
+  /** The document as it is now. */
+  text: string;
+  target: SpliceTarget;
+  /** The verified proof text: what followed the `:= by` of the checked statement (or the lemma's proof). */
+  proof: string;
+  /** Lean (the verifier) on a snippet. */
+  check: (code: string, signal?: AbortSignal) => Promise<CheckAnswer>;
+  signal?: AbortSignal;
+  onStage?: (message: string) => void;
+  /** Earlier declarations (by name) the re-check leaves out, as it leaves out those with a sorry (a repair: the file's other broken proofs). */
+  exclude?: ReadonlySet<string>;
+}
+
+export type SpliceOutcome =
+  | { ok: true; edit: ProofEdit; newText: string; recheck: Verdict; cut: string | null }
+  | { ok: false; problem: string; recheck: Verdict | null; cut: string | null };
+
+/** Files that define their own syntax can make any word expand to `sorry`: with sorries left, refused. */
+const SYNTAX_COMMANDS = new Set([
+  'macro',
+  'macro_rules',
+  'syntax',
+  'elab',
+  'elab_rules',
+  'notation',
+  'notation3',
+  'infix',
+  'infixl',
+  'infixr',
+  'prefix',
+  'postfix',
+]);
+
+/**
+ * THE one way a proof enters the user's file (Proof view Accept, Prove Goal at Cursor, Prove All Sorries,
+ * repair): cuts the proof to the target's body (`cutToBody`), builds the edit, checks its structure on the
+ * file as it will be (`spliceProblem`), then has Lean check the exact text to be written in place (the new
+ * file's standalone snippet of the declaration: header, scope commands, earlier declarations, the
+ * declaration). A body must come back `valid`; a sorry's splice must leave exactly the other listed
+ * sorries (and be `valid` when none was left), with no error. Anything else is refused, with the reason.
+ */
+export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOutcome> {
+  const { text, target } = input;
+  const { body, cut } = cutToBody(input.proof);
+  const refuse = (problem: string, recheck: Verdict | null = null): SpliceOutcome => ({
+    ok: false,
+    problem,
+    recheck,
+    cut,
+  });
+  if (body.trim() === '') return refuse('The answer holds no proof before its first command.');
+  let spliced: { edit: ProofEdit; newText: string };
+  let from: number, to: number;
+  try {
+    if (target.kind === 'body') {
+      spliced = theoremEdit(text, target.decl, body);
+      from = target.decl.statementEnd as number;
+      to = target.decl.end;
+    } else {
+      spliced = sorryEdit(text, target.site, body);
+      from = target.site.offset;
+      to = target.site.offset + 5;
+    }
+  } catch (err) {
+    return refuse(`Cannot splice the proof: ${(err as Error).message}`);
+  }
+  const structural = spliceProblem(text, from, to, spliced.newText);
+  if (structural) return refuse(`Refused: ${structural}.`);
+  const newDecl = findDeclarations(spliced.newText).find((d) => d.start === target.decl.start);
+  if (!newDecl || newDecl.name !== target.decl.name)
+    return refuse('Refused: the declaration is not found in the file with the proof spliced in.');
+  const others = target.kind === 'sorry' ? target.listedBefore - 1 : 0;
+  if (others > 0) {
+    const defined = lexLean(text).find((t) => t.kind === 'ident' && SYNTAX_COMMANDS.has(t.text));
+    if (defined)
+      return refuse(
+        `Refused: the file defines its own syntax ('${defined.text}' at line ${defined.line}), so a word of the proof could stand for 'sorry' beside the other sorries of ${target.decl.name}; prove those first or prove the whole declaration.`,
+      );
+  }
+  input.onStage?.('Re-checking the declaration in place, exactly as it will be written');
+  const { code, declOffset } = standaloneSnippet(spliced.newText, newDecl, undefined, input.exclude);
+  const recheck = (await input.check(code, input.signal)).verdict;
+  if (others === 0) {
+    if (recheck.status !== 'valid')
+      return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
+    return { ok: true, ...spliced, recheck, cut };
+  }
+  if (recheck.status !== 'sorry' || recheck.messages.some((m) => m.severity === 'error'))
+    return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
+  // the sorries Lean lists must be exactly the declaration's other sorries, where they stand now
+  const want = newDecl.sorries.map((s) => positionAt(code, declOffset + s.offset - newDecl.start));
+  const listed = recheck.sorries;
+  const matches =
+    listed.length === others &&
+    want.length === others &&
+    listed.every((s) => {
+      if (!s.pos) return false;
+      const p = replPosToLsp(code, s.pos);
+      return want.some((w) => w.line === p.line && w.character === p.character);
+    });
+  if (!matches)
+    return refuse(
+      `Lean's sorries after the splice (${listed.length}) are not exactly the other ${others} sorries of ${target.decl.name}: the proof may hide one.`,
+      recheck,
+    );
+  return { ok: true, ...spliced, recheck, cut };
 }

@@ -5,17 +5,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Comparability, EvalConfig } from '../protocol';
-import { MINIF2F_TEST_REPO, MINIF2F_TEST_ROWS, PUBLISHED_LEAN, defaultMinif2fTestPath } from './recipeBenchmark';
+import { MINIF2F_TEST_REPO, MINIF2F_TEST_ROWS, PUBLISHED_LEAN } from './recipeBenchmark';
+import { BUILTIN_MINIF2F_NAME, BUILTIN_MINIF2F_NOT_PUBLISHED, isBuiltinMinif2f } from './builtin';
 
 export const PUBLISHED_SAMPLES = 32;
 export const PUBLISHED_MAX_TOKENS = 24576;
 
-/** The benchmark's name: AI-MO/minif2f_test for the file `kimina eval fetch` writes, else the file or folder name. */
+/**
+ * The benchmark's name: AI-MO/minif2f_test for the file `kimina eval fetch` writes (minif2f_test.jsonl), the built-in
+ * miniF2F-lean4's name for the repository's copy (data/minif2f-lean4), else the file or folder name.
+ */
 export function benchmarkName(path: string): string {
   const p = resolve(path);
-  return p === resolve(defaultMinif2fTestPath()) || basename(p) === 'minif2f_test.jsonl'
-    ? MINIF2F_TEST_REPO
-    : basename(p);
+  if (basename(p) === 'minif2f_test.jsonl') return MINIF2F_TEST_REPO;
+  return isBuiltinMinif2f(p) ? BUILTIN_MINIF2F_NAME : basename(p);
 }
 
 /** The Lean version of a Lean project (its lean-toolchain), e.g. v4.15.0; null when unknown. */
@@ -29,7 +32,9 @@ export function leanVersionOf(project: string | undefined): string | null {
 
 export function comparability(config: EvalConfig, problems: number): Comparability {
   const why: string[] = [];
-  if ((config.benchmarkName ?? benchmarkName(config.benchmark)) !== MINIF2F_TEST_REPO)
+  const name = config.benchmarkName ?? benchmarkName(config.benchmark);
+  if (name === BUILTIN_MINIF2F_NAME || isBuiltinMinif2f(config.benchmark)) why.push(BUILTIN_MINIF2F_NOT_PUBLISHED);
+  else if (name !== MINIF2F_TEST_REPO)
     why.push(
       `the benchmark is ${config.benchmarkName ?? benchmarkName(config.benchmark)}, not ${MINIF2F_TEST_REPO} (kimina eval fetch)`,
     );

@@ -6,7 +6,6 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import axios from 'axios';
 import type { TrainingPrompt } from '../protocol';
-import { kiminaHome, setting } from '../settings/settings';
 import { buildPrompt } from '../prover/prompt';
 import { loadBenchmark } from './benchmark';
 
@@ -18,14 +17,16 @@ export const MINIF2F_TEST_ROWS = 244;
  */
 export const PUBLISHED_LEAN = 'v4.15.0';
 
-export function defaultMinif2fTestPath(): string {
-  return join(kiminaHome(), 'benchmarks', 'minif2f_test.jsonl');
+/** Where `kimina eval fetch` keeps it in a KIMINA_HOME. */
+export function defaultMinif2fTestPath(home: string): string {
+  return join(home, 'benchmarks', 'minif2f_test.jsonl');
 }
 
 export interface DatasetFetchOptions {
-  dest?: string;
-  /** The datasets server (default: the KIMINA_DATASETS_SERVER setting). */
-  endpoint?: string;
+  /** The JSON Lines file to write (defaultMinif2fTestPath). */
+  dest: string;
+  /** The datasets server (the KIMINA_DATASETS_SERVER setting). */
+  endpoint: string;
   token?: string;
   force?: boolean;
   log?: (line: string) => void;
@@ -44,7 +45,7 @@ interface RowsPage {
 }
 
 function datasetsServer(o: DatasetFetchOptions): string {
-  return (o.endpoint ?? setting('datasetsServer')).replace(/\/$/, '');
+  return o.endpoint.replace(/\/$/, '');
 }
 
 /** One JSON Lines row of our benchmark format from a row of AI-MO/minif2f_test (name, informal_prefix, formal_statement). */
@@ -64,8 +65,8 @@ export function benchmarkRow(row: Record<string, unknown>, where: string): Recor
 }
 
 /** Downloads AI-MO/minif2f_test (split `train` of the dataset = miniF2F test) into `dest` as JSON Lines, and checks it. */
-export async function fetchMinif2fTest(o: DatasetFetchOptions = {}): Promise<DatasetFetchResult> {
-  const dest = o.dest ?? defaultMinif2fTestPath();
+export async function fetchMinif2fTest(o: DatasetFetchOptions): Promise<DatasetFetchResult> {
+  const dest = o.dest;
   const log = o.log ?? (() => {});
   if (existsSync(dest) && !o.force) {
     log(`${dest} exists; checking it (pass --force to download again)`);
@@ -112,7 +113,7 @@ export function checkMinif2fTest(path: string): Omit<DatasetFetchResult, 'downlo
 }
 
 /** The recipe's validation prompts (prepare_data.py `format_for_verl`): [system, user] from formal_statement and informal_prefix. */
-export function minif2fTestPrompts(path = defaultMinif2fTestPath()): TrainingPrompt[] {
+export function minif2fTestPrompts(path: string): TrainingPrompt[] {
   if (!existsSync(path)) {
     throw new Error(
       `${MINIF2F_TEST_REPO} is not downloaded (${path}): run \`kimina eval fetch\`, or validate on your own prompts with --val held-out or --val FILE.jsonl`,

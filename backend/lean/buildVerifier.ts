@@ -1,7 +1,8 @@
 // Building the verifier (REPL pool or `lake env lean`, behind fair-sharing admission) from its part of the backend
 // settings; the variables themselves are declared and read in backend/settings/settings.ts.
-import { readSome, type Settings } from '../settings/settings';
-import { buildLaunch, findReplBinary, lakeEnvironment } from './launch';
+import type { Settings } from '../settings/settings';
+import { buildLaunch, elanHomeToKeep, findReplBinary, lakeEnvironment } from './launch';
+import { GUARD_INTERVAL_MS, exeName, memoryCap, osOf, withMemoryCap, type Os } from './processes';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
 import { ReplPool } from './pool';
@@ -12,6 +13,10 @@ import { Verifier } from './verifier';
 import { Admission, type AdmissionOptions } from './admission';
 
 export interface VerifierSettings {
+  /** KIMINA_HOME, where `kimina lean setup` builds the REPL. */
+  home: string;
+  /** ELAN_HOME for the REPLs, whose HOME is their scratch folder (launch.ts elanHomeToKeep). */
+  elanHome?: string;
   projectDir: string;
   replCommand?: string;
   replPath?: string;
@@ -51,12 +56,17 @@ const leanKeys = [
   'initRepls',
   'maxBatch',
   'maxPerClient',
+  'home',
+  'userHome',
+  'elanHome',
 ] as const;
 export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
 
 /** The verifier's part of the backend settings (backend/settings/settings.ts; documented in docs/settings.md). */
 export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   return {
+    home: s.home,
+    elanHome: elanHomeToKeep(s),
     projectDir: s.leanProject,
     replCommand: s.replCommand,
     replPath: s.replPath,
@@ -76,11 +86,6 @@ export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
   };
 }
 
-/** Reads the verifier's KIMINA_* variables now (for callers without the app's settings). */
-export function verifierSettingsFromEnv(): VerifierSettings {
-  return verifierSettingsOf(readSome(leanKeys));
-}
-
 export interface BuiltVerifier {
   verifier: Verifier;
   /** The verifier behind fair admission (per-client shares, round-robin): what a server shares among its clients. */
@@ -91,9 +96,20 @@ export interface BuiltVerifier {
   describe: string;
 }
 
-export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
-  const sandbox = detectSandbox(settings.sandbox);
-  const replPath = settings.replCommand ? undefined : findReplBinary(settings.projectDir, settings.replPath);
+/** One line on how memory is bounded on this OS (and the one-time notice when the cap cannot be used). */
+export function memoryLine(memoryLimitMb: number, os: Os, cap = memoryCap(memoryLimitMb, os)): string {
+  if (!(memoryLimitMb > 0)) return 'memory: no cap and no guard (KIMINA_REPL_MEMORY_MB=0)';
+  const guard = `memory guard: a check stops when its processes hold more than ${memoryLimitMb} MiB (sampled every ${GUARD_INTERVAL_MS[os] / 1000} s)`;
+  if (cap.kind === 'ulimit') return `memory: address-space cap ${memoryLimitMb} MiB per process (ulimit -v); ${guard}`;
+  return cap.notice ? `${cap.notice} (${guard})` : `memory: no address-space cap (${cap.why}); ${guard}`;
+}
+
+export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): BuiltVerifier {
+  const sandbox = detectSandbox(settings.sandbox, os);
+  const cap = memoryCap(settings.memoryLimitMb, os);
+  const replPath = settings.replCommand
+    ? undefined
+    : findReplBinary(settings.home, settings.projectDir, settings.replPath, os);
   let runner: SnippetRunner;
   let describe: string;
   if (settings.replCommand || replPath) {
@@ -105,6 +121,9 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
       projectDir: settings.projectDir,
       memoryLimitMb: settings.memoryLimitMb,
       sandbox,
+      os,
+      cap,
+      ...(settings.elanHome ? { elanHome: settings.elanHome } : {}),
     };
     const pool = new ReplPool({
       launch: (scratch) => buildLaunch(launchOptions, scratch),
@@ -116,19 +135,15 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     runner = new PoolRunner(pool);
     describe = `REPL pool (${settings.replCommand ?? (lakeEnv ? `${replPath} with lake's environment` : `lake env ${replPath}`)}), up to ${settings.maxRepls} REPLs`;
   } else {
-    const kb = Math.floor(settings.memoryLimitMb * 1024);
     // lake runs once here, outside the sandbox; Lean then starts directly with lake's environment
-    const lakeEnv = lakeEnvironment(settings.projectDir);
+    const lakeEnv = lakeEnvironment(settings.projectDir, exeName('lake', os));
     runner = new LeanFileRunner({
       projectDir: settings.projectDir,
       maxParallel: settings.maxRepls,
-      ...(lakeEnv ? { leanCommand: ['lean'], env: lakeEnv } : {}),
-      wrap: (argv, scratch) => {
-        const boxed = sandbox.wrap(argv, scratch);
-        return settings.memoryLimitMb > 0
-          ? ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-lean', ...boxed]
-          : boxed;
-      },
+      ...(lakeEnv ? { leanCommand: [exeName('lean', os)], env: lakeEnv } : {}),
+      wrap: (argv, scratch) => withMemoryCap(sandbox.wrap(argv, scratch), cap, 'kimina-lean'),
+      os,
+      guardBytes: Math.max(0, settings.memoryLimitMb) * 1024 * 1024,
     });
     describe =
       'no REPL build found: `lake env lean --json` per snippet (slower; run `kimina lean setup` for the REPL pool)';
@@ -140,6 +155,7 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     defaultTimeoutS: settings.defaultTimeoutS,
   });
   const admission = new Admission(verifier, admissionOptions(settings));
+  describe += `; ${memoryLine(settings.memoryLimitMb, os, cap)}`;
   return { verifier, admission, mode: runner.mode, sandbox, describe };
 }
 

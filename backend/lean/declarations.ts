@@ -193,6 +193,12 @@ function isIndentedPrefix(masked: string, from: number, word: string): boolean {
   return next !== null && (next[1] === '@[' || DECL_KINDS.has(next[1]) || INDENTABLE_MODIFIERS.has(next[1]));
 }
 
+/** The line from `from` holds an `in` word (an `open … in` / `set_option … in` prefix). */
+function hasIn(masked: string, from: number): boolean {
+  const lineEnd = masked.indexOf('\n', from);
+  return /(^|\s)in(\s|$)/u.test(masked.slice(from, lineEnd < 0 ? masked.length : lineEnd));
+}
+
 /** Command starts in masked text, each running to the next start (trailing blanks excluded). */
 function commands(masked: string, withLiterals: string): Command[] {
   const starts: { start: number; word: string }[] = [];
@@ -200,11 +206,15 @@ function commands(masked: string, withLiterals: string): Command[] {
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
     const word = m[2] === '@[' ? '@[' : (/^[#\p{L}_][\p{L}\p{N}_!?']*/u.exec(m[2])?.[0] ?? '');
     const indented = m[1].length > 0;
-    // Indented lines start a command only with words that cannot begin a tactic or a term.
+    // Indented lines start a command only with words that cannot begin a tactic or a term (Lean reads an
+    // indented `variable`, `include`, `instance`… after a proof as the next command, so they end it here too);
+    // `open`/`set_option` do only without `… in` (with it they prefix a tactic or term).
     const starts_ = indented
       ? word === '@[' ||
         DECL_KINDS.has(word) ||
         INDENTABLE_MODIFIERS.has(word) ||
+        (OTHER_COMMANDS.has(word) && word !== 'open' && word !== 'set_option') ||
+        ((word === 'open' || word === 'set_option') && !hasIn(masked, m.index + m[0].length)) ||
         isIndentedPrefix(masked, m.index + m[0].length, word)
       : word === '@[' ||
         DECL_KINDS.has(word) ||
@@ -310,7 +320,7 @@ function findDeclarationsUncached(source: string): Declaration[] {
   const pos = new Positions(source);
   const cmds = commands(masked, withLiterals);
   const result: Declaration[] = [];
-  const namespaces: { kind: 'namespace' | 'section'; name: string }[] = [];
+  const namespaces: { kind: 'namespace' | 'section' | 'mutual'; name: string }[] = [];
   let prefixStart = -1,
     headStart = -1;
   for (const cmd of cmds) {
@@ -324,13 +334,18 @@ function findDeclarationsUncached(source: string): Declaration[] {
     const headAt = headStart;
     prefixStart = -1;
     headStart = -1;
-    if (head.kind === 'namespace' || head.kind === 'section') {
-      const name = masked.slice(head.keywordEnd, cmd.end).trim();
-      namespaces.push({ kind: head.kind, name });
+    // scopes per name component, as Lean follows them: `namespace A.B` opens two, `end B` closes one, and
+    // `mutual` opens one that its `end` closes
+    if (head.kind === 'namespace' || head.kind === 'section' || head.kind === 'mutual') {
+      const name = head.kind === 'mutual' ? '' : masked.slice(head.keywordEnd, cmd.end).trim();
+      const parts = name === '' ? [''] : components(name);
+      for (const part of parts) namespaces.push({ kind: head.kind, name: part });
       continue;
     }
     if (head.kind === 'end') {
-      namespaces.pop();
+      const name = masked.slice(head.keywordEnd, cmd.end).trim();
+      const parts = name === '' ? [''] : components(name);
+      for (let k = 0; k < parts.length; k++) namespaces.pop();
       continue;
     }
     if (!DECL_KINDS.has(head.kind)) continue;
@@ -391,7 +406,7 @@ export interface DeclarationHead {
 export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(source)): DeclarationHead[] {
   // scopes per name component, as Lean and the audit plan (auditPlan.ts) follow them: `namespace A.B`
   // opens two, `end B` closes one, so the names here are the names the audit reports
-  const scopes: { kind: 'namespace' | 'section'; name: string }[] = [];
+  const scopes: { kind: 'namespace' | 'section' | 'mutual'; name: string }[] = [];
   const out: DeclarationHead[] = [];
   const prefix = (): string =>
     scopes
@@ -405,6 +420,10 @@ export function findDeclarationHeads(source: string, tokens: Token[] = lexLean(s
     if (t.text === 'namespace' && next?.kind === 'ident') {
       for (const part of components(next.text)) scopes.push({ kind: 'namespace', name: part });
       k++;
+      continue;
+    }
+    if (t.text === 'mutual') {
+      scopes.push({ kind: 'mutual', name: '' });
       continue;
     }
     if (t.text === 'section' || t.text === 'end') {
@@ -501,14 +520,22 @@ function mentions(masked: string, from: number, to: number, name: string): boole
  * them), those holding a `sorry` (a sorry in the trusted context would make every verdict `sorry`), and
  * those that mention a name left out for that reason (they would not compile without it).
  */
-function earlierDeclarations(source: string, decl: Declaration): { kept: Declaration[]; leftOut: string[] } {
+function earlierDeclarations(
+  source: string,
+  decl: Declaration,
+  exclude: ReadonlySet<string> = new Set(),
+): { kept: Declaration[]; leftOut: string[] } {
   const masked = maskLean(source).text;
   const kept: Declaration[] = [];
   const leftOut: string[] = [];
   for (const d of findDeclarations(source)) {
     if (d.start.offset >= decl.start.offset) break;
     if (d.kind === 'example') continue;
-    if (d.sorries.length > 0 || leftOut.some((name) => mentions(masked, d.start.offset, d.end.offset, name))) {
+    if (
+      d.sorries.length > 0 ||
+      (d.name !== '' && exclude.has(d.name)) ||
+      leftOut.some((name) => mentions(masked, d.start.offset, d.end.offset, name))
+    ) {
       if (d.name) leftOut.push(d.name);
       continue;
     }
@@ -520,11 +547,16 @@ function earlierDeclarations(source: string, decl: Declaration): { kept: Declara
 /**
  * Builds the standalone formal statement for `decl` of `source`: the header, then the scope commands in
  * force and the earlier sorry-free declarations in file order, then the theorem up to `:= by`. A file with
- * one theorem (miniF2F) gets the header, scope commands and theorem only, exactly as before.
+ * one theorem (miniF2F) gets the header, scope commands and theorem only, exactly as before. `exclude` names
+ * earlier declarations to leave out as if they held a `sorry` (a repair leaves out the file's other broken proofs).
  */
-export function formalStatementOf(source: string, decl: Declaration): FormalStatement {
+export function formalStatementOf(
+  source: string,
+  decl: Declaration,
+  options: { exclude?: ReadonlySet<string> } = {},
+): FormalStatement {
   const header = headerOf(source);
-  const { kept, leftOut } = earlierDeclarations(source, decl);
+  const { kept, leftOut } = earlierDeclarations(source, decl, options.exclude);
   const context = [
     ...scopeCommands(source, header, decl),
     ...kept.map((d) => ({ offset: d.start.offset, text: source.slice(d.start.offset, d.end.offset).trim() })),

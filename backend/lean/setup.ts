@@ -1,21 +1,74 @@
-// `kimina lean setup`: builds leanprover-community/repl for a project's toolchain (git clone at the
-// matching tag, lake build), reporting progress line by line.
+// `kimina lean setup`: builds leanprover-community/repl for a project's toolchain and checks that the
+// project itself is built for the imports it will be asked about, reporting progress line by line.
+// The repl revision comes from replRevision.ts (tag, branch, master commit; none for v4.12.0/v4.13.0),
+// the flush fix is applied where ancestry says it is missing, and an unbuilt project is reported with
+// the command that builds it (`lake exe cache get` for Mathlib's prebuilt files, then `lake build`),
+// which `build: true` runs with progress.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { kiminaHome, setting } from '../settings/settings';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
-import { setupReplDir } from './launch';
+import { replBinaryIn, setupReplDir } from './launch';
+import { FLUSH_FIX_COMMIT, applyFlushFix, git, lacksFlushFix, resolveReplRevision } from './replRevision';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
 export const elanHint =
   'Install Lean with elan: curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh (see https://github.com/leanprover/elan)';
+
+export interface ProjectBuildState {
+  /** Modules the project will be asked to import. */
+  imports: string[];
+  /** Those with no .olean in the project's build or its packages' builds. */
+  missing: string[];
+  /** The command (run in the project folder) that builds them. */
+  buildCommand: string;
+}
 
 export interface SetupResult {
   tag: string;
   dir: string;
   binary: string;
   built: boolean;
+  /** How the repl revision was found, and which commit it is. */
+  revision: { how: string; ref: string; commit: string };
+  /** True when the flush fix was applied on top of that revision. */
+  flushFixApplied: boolean;
+  /** The project's own build, checked after the REPL (and built when `build` was asked). */
+  project: ProjectBuildState;
+}
+
+/** The settings setup reads, handed down: KIMINA_HOME (the builds go to its repl/), KIMINA_REPL_GIT_URL, KIMINA_REPL_FLUSH_FIX. */
+export interface ReplSetupSettings {
+  home: string;
+  replGitUrl: string;
+  replFlushFix?: string;
+}
+
+export interface SetupOptions {
+  repoUrl?: string;
+  /** The flush fix's commit in that repository (default repl's 4fc1e6d). */
+  flushFix?: string;
+  /** Modules checks will import besides Mathlib (checked whenever the project depends on it). */
+  imports?: string[];
+  /** Run `lake exe cache get` (Mathlib projects) and `lake build` in the project when it is not built. */
+  build?: boolean;
+}
+
+/** Thrown when the REPL is ready but the project is not built for its imports (and no build was asked). */
+export class ProjectNotBuiltError extends Error {
+  constructor(
+    readonly result: SetupResult,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface SetupMarker {
+  commit: string;
+  flushFixApplied: boolean;
+  how: string;
+  ref: string;
 }
 
 function run(
@@ -30,7 +83,7 @@ function run(
     const feed = (chunk: Buffer): void => {
       const text = chunk.toString('utf8');
       tail = (tail + text).slice(-2000);
-      for (const line of text.split('\n')) if (line.trim()) onLine(line.trimEnd());
+      for (const line of text.split(/[\r\n]/)) if (line.trim()) onLine(line.trimEnd());
     };
     child.stdout.on('data', feed);
     child.stderr.on('data', feed);
@@ -39,15 +92,109 @@ function run(
   });
 }
 
-async function have(cmd: string): Promise<boolean> {
-  return (await run(cmd, ['--version'], process.cwd(), () => {})).code === 0;
+/** Runs `cmd --version` in `cwd` (lake inside the project, where elan picks the project's toolchain). */
+async function have(cmd: string, cwd: string): Promise<boolean> {
+  return (await run(cmd, ['--version'], cwd, () => {})).code === 0;
+}
+
+const CORE_ROOTS = new Set(['Init', 'Std', 'Lean', 'Lake']);
+
+/** The packages of a project's lake-manifest.json (names, lowercased). */
+function manifestPackages(projectDir: string): string[] {
+  try {
+    const manifest = JSON.parse(readFileSync(join(projectDir, 'lake-manifest.json'), 'utf8')) as {
+      name?: unknown;
+      packages?: Array<{ name?: unknown }>;
+    };
+    const names = (manifest.packages ?? []).map((p) => String(p?.name ?? '').toLowerCase());
+    if (typeof manifest.name === 'string') names.push(`self:${manifest.name.toLowerCase()}`);
+    return names;
+  } catch {
+    return [];
+  }
+}
+
+function usesMathlib(projectDir: string): boolean {
+  const names = manifestPackages(projectDir);
+  return names.includes('mathlib') || names.includes('self:mathlib');
+}
+
+/** Where a module's .olean may lie: the project's build and each package's (Lake's `lib/lean`, older `lib`). */
+function oleanCandidates(projectDir: string, module: string): string[] {
+  const rel = `${module.split('.').join('/')}.olean`;
+  const roots = [projectDir];
+  const packages = join(projectDir, '.lake', 'packages');
+  if (existsSync(packages)) for (const p of readdirSync(packages)) roots.push(join(packages, p));
+  return roots.flatMap((r) => [join(r, '.lake', 'build', 'lib', 'lean', rel), join(r, '.lake', 'build', 'lib', rel)]);
+}
+
+/** Is the project built for Mathlib (when it depends on it) and `imports`? Toolchain modules are not checked. */
+export function projectBuildState(projectDir: string, imports: string[] = []): ProjectBuildState {
+  const mathlib = usesMathlib(projectDir);
+  const wanted = [...new Set([...(mathlib ? ['Mathlib'] : []), ...imports])].filter((m) =>
+    /^[\p{L}_][\p{L}\p{N}_'!?]*(?:\.[\p{L}_][\p{L}\p{N}_'!?]*)*$/u.test(m),
+  );
+  const missing = wanted.filter(
+    (m) => !CORE_ROOTS.has(m.split('.')[0]) && !oleanCandidates(projectDir, m).some((c) => existsSync(c)),
+  );
+  return { imports: wanted, missing, buildCommand: mathlib ? 'lake exe cache get && lake build' : 'lake build' };
+}
+
+function notBuiltMessage(projectDir: string, state: ProjectBuildState): string {
+  return (
+    `the Lean project ${projectDir} is not built for ${state.missing.map((m) => `import ${m}`).join(', ')} ` +
+    `(no .olean found): checks would fail with a missing-olean error. Build it with: cd ${JSON.stringify(projectDir)} && ${state.buildCommand}` +
+    ' (or run `kimina lean setup --build`, or Set Up Lean → Build Project in VS Code)'
+  );
+}
+
+/** Runs the project's build commands with progress; throws with lake's last lines when one fails. */
+async function buildProject(
+  projectDir: string,
+  state: ProjectBuildState,
+  onProgress: (line: string) => void,
+): Promise<void> {
+  const steps = state.buildCommand.split(' && ').map((c) => c.split(' '));
+  for (const [cmd, ...args] of steps) {
+    onProgress(`      $ ${[cmd, ...args].join(' ')}`);
+    const r = await run(cmd, args, projectDir, (l) => onProgress(`      ${l}`));
+    if (r.code !== 0)
+      throw new Error(
+        `\`${[cmd, ...args].join(' ')}\` failed in ${projectDir}: ${r.tail.trim().split('\n').slice(-3).join(' ')}`,
+      );
+  }
+}
+
+function readMarker(dir: string): SetupMarker | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, '.kimina-setup.json'), 'utf8')) as SetupMarker;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The documented answer for a release repl has no revision for (docs/verifier.md, "Lean releases"). */
+function noRevisionMessage(tag: string, repoUrl: string, nearest?: { tag: string; commit: string }): string {
+  const tryIt = nearest
+    ? ` The nearest older repl source is ${nearest.commit.slice(0, 12)} (built for ${nearest.tag}); it may build on ${tag} but is untested there: ` +
+      `git clone ${repoUrl} repl && cd repl && git checkout ${nearest.commit.slice(0, 12)} && echo leanprover/lean4:${tag} > lean-toolchain && lake build, ` +
+      `check it answers: echo '{"cmd": "example : 1 = 1 := rfl"}' | lake env .lake/build/bin/repl, then set KIMINA_REPL_PATH to .lake/build/bin/repl.`
+    : '';
+  return (
+    `unsupported: leanprover-community/repl has no tag, branch or commit whose lean-toolchain names ${tag}, and Kimina does not build repl sources on another toolchain than their own. ` +
+    `Build the REPL yourself and set KIMINA_REPL_PATH, or move the project to a supported release (docs/verifier.md lists them); without a REPL, checks fall back to \`lake env lean --json\`.${tryIt}`
+  );
 }
 
 export async function setupRepl(
   projectDir: string,
   onProgress: (line: string) => void,
-  repoUrl = setting('replGitUrl'),
+  settings: ReplSetupSettings,
+  options: SetupOptions = {},
 ): Promise<SetupResult> {
+  const { home } = settings;
+  const repoUrl = options.repoUrl ?? settings.replGitUrl;
+  const fix = options.flushFix ?? settings.replFlushFix ?? FLUSH_FIX_COMMIT;
   if (!existsSync(join(projectDir, 'lean-toolchain')))
     throw new Error(`no lean-toolchain in ${projectDir}: pass --project with your Lean project's folder`);
   const toolchain = readFileSync(join(projectDir, 'lean-toolchain'), 'utf8');
@@ -56,33 +203,95 @@ export async function setupRepl(
     throw new Error(
       `cannot set up the REPL for ${join(projectDir, 'lean-toolchain')}: ${unsupportedToolchainReason(toolchain)}`,
     );
-  const dir = setupReplDir(tag);
+  const dir = setupReplDir(home, tag);
   // The folder is deleted and re-cloned below: it must lie inside KIMINA_HOME/repl, symlinks resolved.
-  const replRoot = join(ensurePrivateDir(kiminaHome()), 'repl');
-  mkdirInside(kiminaHome(), replRoot, 0o700);
-  const binary = join(dir, '.lake', 'build', 'bin', 'repl');
-  if (existsSync(binary)) {
-    onProgress(`[1/3] REPL for ${tag} already built: ${binary}`);
-    return { tag, dir, binary, built: false };
-  }
-  if (!(await have('lake'))) throw new Error(`'lake' was not found on PATH. ${elanHint}`);
-  if (!(await have('git')))
-    throw new Error("'git' was not found on PATH; install git, or build the REPL yourself and set KIMINA_REPL_PATH");
-  onProgress(`[1/3] cloning ${repoUrl} at ${tag} into ${dir}`);
-  removeInside(replRoot, dir);
-  const clone = await run('git', ['clone', '--depth', '1', '--branch', tag, repoUrl, dir], dirname(dir), (l) =>
-    onProgress(`      ${l}`),
-  );
-  if (clone.code !== 0) {
-    throw new Error(
-      `could not clone ${repoUrl} at ${tag} (offline, or no such tag?): ${clone.tail.trim().split('\n').slice(-2).join(' ')}. ` +
-        'Alternatively build the REPL yourself and set KIMINA_REPL_PATH; without it `kimina serve` falls back to `lake env lean --json`.',
+  const replRoot = join(ensurePrivateDir(home), 'repl');
+  mkdirInside(home, replRoot, 0o700);
+  const binary = replBinaryIn(dir); // repl.exe on Windows
+  // lake runs inside the project: there elan picks the project's toolchain (outside it, elan without a
+  // default toolchain reports lake as missing).
+  if (!(await have('lake', projectDir)))
+    throw new Error(`'lake' was not found on PATH (ran in ${projectDir}). ${elanHint}`);
+  const marker = readMarker(dir);
+  let result: SetupResult;
+  if (existsSync(binary) && marker) {
+    onProgress(
+      `[1/4] REPL for ${tag} already built (${marker.how} ${marker.ref}, ${marker.commit.slice(0, 12)}${marker.flushFixApplied ? ', flush fix applied' : ''}): ${binary}`,
     );
+    result = {
+      tag,
+      dir,
+      binary,
+      built: false,
+      revision: { how: marker.how, ref: marker.ref, commit: marker.commit },
+      flushFixApplied: marker.flushFixApplied,
+      project: projectBuildState(projectDir, options.imports),
+    };
+  } else {
+    if (!(await have('git', projectDir)))
+      throw new Error("'git' was not found on PATH; install git, or build the REPL yourself and set KIMINA_REPL_PATH");
+    onProgress(`[1/4] cloning ${repoUrl} into ${dir}`);
+    removeInside(replRoot, dir);
+    // A full clone (the repository is small): resolving a branch or master commit and deciding the flush
+    // fix by ancestry both need the history.
+    const clone = await run('git', ['clone', '--no-checkout', '--quiet', repoUrl, dir], dirname(dir), (l) =>
+      onProgress(`      ${l}`),
+    );
+    if (clone.code !== 0) {
+      throw new Error(
+        `could not clone ${repoUrl} (offline?): ${clone.tail.trim().split('\n').slice(-2).join(' ')}. ` +
+          'Alternatively build the REPL yourself and set KIMINA_REPL_PATH; without it `kimina serve` falls back to `lake env lean --json`.',
+      );
+    }
+    const revision = await resolveReplRevision(dir, tag);
+    if (revision.how === 'none') {
+      removeInside(replRoot, dir);
+      throw new Error(noRevisionMessage(tag, repoUrl, revision.nearest));
+    }
+    await git(dir, ['checkout', '--quiet', '--detach', revision.commit]);
+    const missingFix = await lacksFlushFix(dir, revision.commit, fix);
+    if (missingFix) await applyFlushFix(dir, fix);
+    onProgress(
+      `[2/4] repl for ${tag}: ${revision.how} ${revision.ref} (${revision.commit.slice(0, 12)})${missingFix ? `; flush fix ${fix.slice(0, 7)} applied (missing by ancestry)` : `; has the flush fix ${fix.slice(0, 7)}`}`,
+    );
+    onProgress(`[3/4] lake build (first build takes a few minutes)`);
+    const build = await run('lake', ['build'], dir, (l) => onProgress(`      ${l}`));
+    if (build.code !== 0 || !existsSync(binary))
+      throw new Error(`lake build failed in ${dir}: ${build.tail.trim().split('\n').slice(-3).join(' ')}`);
+    const written: SetupMarker = {
+      commit: revision.commit,
+      flushFixApplied: missingFix,
+      how: revision.how,
+      ref: revision.ref,
+    };
+    writeFileSync(join(dir, '.kimina-setup.json'), JSON.stringify(written) + '\n');
+    result = {
+      tag,
+      dir,
+      binary,
+      built: true,
+      revision: { how: revision.how, ref: revision.ref, commit: revision.commit },
+      flushFixApplied: missingFix,
+      project: projectBuildState(projectDir, options.imports),
+    };
   }
-  onProgress(`[2/3] lake build (first build takes a few minutes)`);
-  const build = await run('lake', ['build'], dir, (l) => onProgress(`      ${l}`));
-  if (build.code !== 0 || !existsSync(binary))
-    throw new Error(`lake build failed in ${dir}: ${build.tail.trim().split('\n').slice(-3).join(' ')}`);
-  onProgress(`[3/3] REPL ready: ${binary}`);
-  return { tag, dir, binary, built: true };
+  let state = result.project;
+  if (state.missing.length && options.build) {
+    onProgress(
+      `[4/4] building the project for ${state.missing.map((m) => `import ${m}`).join(', ')}: ${state.buildCommand}`,
+    );
+    await buildProject(projectDir, state, onProgress);
+    state = projectBuildState(projectDir, options.imports);
+    result.project = state;
+    if (state.missing.length)
+      throw new ProjectNotBuiltError(result, `after ${state.buildCommand}, ${notBuiltMessage(projectDir, state)}`);
+  }
+  if (state.missing.length) {
+    onProgress(`[4/4] REPL ready: ${binary}; project not built`);
+    throw new ProjectNotBuiltError(result, notBuiltMessage(projectDir, state));
+  }
+  onProgress(
+    `[4/4] REPL ready: ${binary}; project built${state.imports.length ? ` for ${state.imports.map((m) => `import ${m}`).join(', ')}` : ''}`,
+  );
+  return result;
 }

@@ -52,3 +52,17 @@ export function unsupportedToolchainReason(fileText: string): string {
       return `the toolchain ${shown} is not a Lean toolchain name (expected like leanprover/lean4:v4.24.0)`;
   }
 }
+
+/** Orders release tags as Lean numbers them: v4.9.0 < v4.10.0-rc1 < v4.10.0-rc2 < v4.10.0 (milestones before rcs). */
+export function compareReleaseTags(a: string, b: string): number {
+  const key = (tag: string): number[] => {
+    const m = /^v(\d+)\.(\d+)\.(\d+)(?:-(rc|m)(\d+))?$/.exec(tag);
+    if (!m) throw new Error(`not a Lean release tag: ${JSON.stringify(tag)}`);
+    const pre = m[4] === undefined ? [2, 0] : [m[4] === 'm' ? 0 : 1, Number(m[5])];
+    return [Number(m[1]), Number(m[2]), Number(m[3]), ...pre];
+  };
+  const ka = key(a);
+  const kb = key(b);
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] - kb[i];
+  return 0;
+}

@@ -57,7 +57,7 @@ export function compileChatTemplate(
   };
 }
 
-/** The chat template shipped with a tokenizer (tokenizer_config.json or chat_template.jinja). */
+/** The chat template shipped with a tokenizer (chat_template.jinja, else tokenizer_config.json's, as transformers). */
 export function chatTemplateOf(tokenizer: Tokenizer, modelName = 'the model'): ChatTemplate {
   if (!tokenizer.chatTemplate) {
     throw new Error(

@@ -19,6 +19,11 @@ export interface Generation {
   /** Tokens generated. */
   tokens: number;
   finishReason: FinishReason;
+  /**
+   * With finishReason 'length', why the answer was cut short, in words (the token limit, or the server's context
+   * filling up), when the engine knows more than the reason alone.
+   */
+  cut?: string;
 }
 
 /** Streaming callback: `index` is the prompt's position in the batch; `delta` new text (think tags included). */

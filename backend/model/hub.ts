@@ -17,7 +17,7 @@ import {
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setting } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 
 export interface HubFile {
   path: string;
@@ -36,26 +36,35 @@ export interface RepoListing {
 }
 
 export interface HubOptions {
-  /** Base URL of the hub; default $HF_ENDPOINT or https://huggingface.co. */
+  /** Base URL of the hub (the HF_ENDPOINT setting); default https://huggingface.co. */
   endpoint?: string;
-  /** Access token; default $HF_TOKEN, $HUGGING_FACE_HUB_TOKEN or the huggingface-cli token file. */
+  /** Access token (HF_TOKEN or HUGGING_FACE_HUB_TOKEN); else the token file. */
   token?: string;
+  /** The token file `huggingface-cli login` writes (HF_TOKEN_PATH). */
+  tokenPath?: string;
+  /** HF_HUB_OFFLINE: the hub is not contacted. */
+  offline?: boolean;
   /** Where to tell users to put a model folder when the hub cannot be reached. */
   offlineHint?: string;
   timeoutMs?: number;
 }
 
+/** The hub's part of the backend settings, handed down by the commands and the language server. */
+export type HubSettings = Pick<Settings, 'hfEndpoint' | 'hfToken' | 'hfTokenPath' | 'hfHubOffline'>;
+
+export function hubOptionsOf(s: HubSettings): HubOptions {
+  return { endpoint: s.hfEndpoint, token: s.hfToken, tokenPath: s.hfTokenPath, offline: s.hfHubOffline };
+}
+
 export function hubEndpoint(options: HubOptions = {}): string {
-  return (options.endpoint ?? setting('hfEndpoint')).replace(/\/+$/, '');
+  return (options.endpoint ?? 'https://huggingface.co').replace(/\/+$/, '');
 }
 
 export function hubToken(options: HubOptions = {}): string | undefined {
   if (options.token) return options.token;
-  const fromEnv = setting('hfToken');
-  if (fromEnv) return fromEnv;
-  const file = setting('hfTokenPath');
+  if (!options.tokenPath) return undefined;
   try {
-    return readFileSync(file, 'utf8').trim() || undefined;
+    return readFileSync(options.tokenPath, 'utf8').trim() || undefined;
   } catch {
     return undefined;
   }
@@ -119,7 +128,7 @@ export async function hubError(err: unknown, what: string, repo: string, options
 /** Lists the files of a model repository at a revision (branch, tag or commit). */
 export async function listRepoFiles(repo: string, revision = 'main', options: HubOptions = {}): Promise<RepoListing> {
   checkRepoId(repo);
-  if (setting('hfHubOffline')) {
+  if (options.offline) {
     throw new Error(
       `HF_HUB_OFFLINE is set, so ${new URL(hubEndpoint(options)).host} is not contacted; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`,
     );

@@ -1,6 +1,6 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
-import { DEFAULT_OPENAI_BASE_URL, readSome, type Env, type Settings } from '../settings/settings';
+import { DEFAULT_OPENAI_BASE_URL, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import type { KvCacheSetting } from './onnx/kvPrecision';
 import { OpenAIEngine } from './openai/engine';
@@ -65,12 +65,9 @@ export function engineConfigOf(s: EngineSettings): EngineConfig {
   };
 }
 
-/** Reads the engine settings from an environment (the extension passes its settings this way). */
-export function engineConfigFromEnv(env?: Env): EngineConfig {
-  return engineConfigOf(readSome(engineKeys, env));
-}
-
 export interface CreateEngineOptions {
+  /** KIMINA_HOME, whose models/ folder holds pulled hub ids (the setting, handed down). */
+  home: string;
   log?: (line: string) => void;
 }
 
@@ -79,10 +76,7 @@ export interface CreateEngineOptions {
  * store) and loads it; when none is available the error says to run `kimina model pull …`.
  * openai: connects to the server (checking it is up and serves the model).
  */
-export async function createEngine(
-  config: EngineConfig = engineConfigFromEnv(),
-  options: CreateEngineOptions = {},
-): Promise<Engine> {
+export async function createEngine(config: EngineConfig, options: CreateEngineOptions): Promise<Engine> {
   if (config.engine === 'openai') {
     const spec = config.model;
     const folder = spec !== undefined && isFolderSpec(spec);
@@ -91,11 +85,11 @@ export async function createEngine(
       model: folder ? undefined : spec,
       apiKey: config.apiKey,
       nMode: config.nMode,
-      tokenizerDir: findTokenizerDir(spec ?? DEFAULT_MODEL),
+      tokenizerDir: findTokenizerDir(options.home, spec ?? DEFAULT_MODEL),
       log: options.log,
     });
   }
-  const modelDir = resolveModelDir(config.model ?? DEFAULT_MODEL);
+  const modelDir = resolveModelDir(options.home, config.model ?? DEFAULT_MODEL);
   const { OnnxEngine, SPECULATION_WHEN_ON } = await import('./onnx/engine');
   return OnnxEngine.load(modelDir, {
     device: config.device,

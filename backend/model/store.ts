@@ -14,7 +14,6 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { kiminaHome } from '../settings/settings';
 import { mkdirInside } from '../store/safePaths';
 import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import {
@@ -61,15 +60,16 @@ export type ConvertCheckpoint = (
   options: { quantize: Quantize; onProgress?: (p: ConvertProgress) => void },
 ) => Promise<unknown>;
 
-export function modelsRoot(): string {
-  return join(kiminaHome(), 'models');
+/** The model store of a KIMINA_HOME (the setting, handed down). */
+export function modelsRoot(home: string): string {
+  return join(home, 'models');
 }
 
 /** The store folder of a hub id (which need not exist). */
-export function storeDirOf(id: string): string {
+export function storeDirOf(home: string, id: string): string {
   checkRepoId(id);
   const [org, name] = id.split('/');
-  return join(modelsRoot(), org, name);
+  return join(modelsRoot(home), org, name);
 }
 
 function expandHome(p: string): string {
@@ -120,18 +120,18 @@ export interface ResolvedModel {
 }
 
 /** Where a model spec (folder path or hub id; default DEFAULT_MODEL) lives, whatever state it is in. */
-export function locateModel(spec: string = DEFAULT_MODEL): ResolvedModel {
+export function locateModel(home: string, spec: string = DEFAULT_MODEL): ResolvedModel {
   if (isFolderSpec(spec)) {
     const dir = resolve(expandHome(spec));
     return { id: dir, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
   }
-  const dir = storeDirOf(spec);
+  const dir = storeDirOf(home, spec);
   return { id: spec, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
 }
 
 /** The folder of a model ready for the ONNX engine, or an error saying how to get one. */
-export function resolveModelDir(spec: string = DEFAULT_MODEL): string {
-  const m = locateModel(spec);
+export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL): string {
+  const m = locateModel(home, spec);
   const folder = m.id === m.dir;
   if (m.format === 'onnx') return m.dir;
   if (folder && !existsSync(m.dir)) throw new Error(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
@@ -145,14 +145,14 @@ export function resolveModelDir(spec: string = DEFAULT_MODEL): string {
   throw new Error(
     folder
       ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
-      : `no model available: ${m.id} is not in ${modelsRoot()}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)`,
+      : `no model available: ${m.id} is not in ${modelsRoot(home)}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)`,
   );
 }
 
 /** A folder with the model's tokenizer files, when one is at hand locally (for counting tokens). */
-export function findTokenizerDir(spec: string = DEFAULT_MODEL): string | undefined {
+export function findTokenizerDir(home: string, spec: string = DEFAULT_MODEL): string | undefined {
   try {
-    const { dir } = locateModel(spec);
+    const { dir } = locateModel(home, spec);
     for (const d of [dir, join(dir, CHECKPOINT_SUBDIR)]) if (existsSync(join(d, 'tokenizer.json'))) return d;
   } catch {
     /* not a valid id: nothing local */
@@ -170,11 +170,11 @@ export interface ModelEntry {
 }
 
 /** Every model in the store, plus `defaultSpec` when it is a folder outside it; the default one marked. */
-export function listModels(defaultSpec: string = DEFAULT_MODEL): ModelEntry[] {
-  const root = modelsRoot();
+export function listModels(home: string, defaultSpec: string = DEFAULT_MODEL): ModelEntry[] {
+  const root = modelsRoot(home);
   const def = (() => {
     try {
-      return locateModel(defaultSpec).dir;
+      return locateModel(home, defaultSpec).dir;
     } catch {
       return undefined;
     }
@@ -218,6 +218,8 @@ export interface PullEvent {
 }
 
 export interface PullOptions extends HubOptions {
+  /** KIMINA_HOME: the store is its models/ folder. */
+  home: string;
   revision?: string;
   quantize?: Quantize;
   /** Required when the repository has no ONNX export in our layout. */
@@ -255,16 +257,17 @@ async function downloadAll(id: string, commit: string, files: HubFile[], dir: st
  * is used as is; otherwise its safetensors checkpoint goes to `checkpoint/` and is converted
  * (4-bit by default, for CPU). Interrupted downloads resume on the next pull.
  */
-export async function pullModel(id: string, o: PullOptions = {}): Promise<PullResult> {
+export async function pullModel(id: string, o: PullOptions): Promise<PullResult> {
   const revision = o.revision ?? 'main';
   const hubOptions: PullOptions = {
     ...o,
-    offlineHint: o.offlineHint ?? `copy a model folder to ${storeDirOf(id)} or set KIMINA_MODEL to a local folder`,
+    offlineHint:
+      o.offlineHint ?? `copy a model folder to ${storeDirOf(o.home, id)} or set KIMINA_MODEL to a local folder`,
   };
   o.onEvent?.({ stage: 'listing', message: `listing ${id}@${revision}` });
   const listing = await listRepoFiles(id, revision, hubOptions);
-  const dir = storeDirOf(id);
-  mkdirInside(modelsRoot(), dir); // files in it are replaced and deleted: it must lie in the store, symlinks resolved
+  const dir = storeDirOf(o.home, id);
+  mkdirInside(modelsRoot(o.home), dir); // files in it are replaced and deleted: it must lie in the store, symlinks resolved
   const release = takePullLock(dir, id);
   try {
     return await pullInto(dir, id, revision, listing, o, hubOptions);

@@ -219,7 +219,7 @@ export class Tokenizer {
   readonly eosTokenIds: readonly number[];
   readonly eosToken?: string;
   readonly padTokenId?: number;
-  /** The Jinja chat template (tokenizer_config.json's chat_template, or chat_template.jinja). */
+  /** The Jinja chat template: chat_template.jinja when the folder has one, else tokenizer_config.json's chat_template. */
   readonly chatTemplate?: string;
   /** Values a chat template may reference (bos_token, eos_token, …). */
   readonly templateTokens: Record<string, string>;
@@ -302,7 +302,11 @@ export class Tokenizer {
     this.eosTokenIds = [...eos];
     const pad = this.templateTokens.pad_token;
     this.padTokenId = pad === undefined ? undefined : this.tokenToId(pad);
-    this.chatTemplate = pickChatTemplate(cfg.chat_template) ?? files.chatTemplateFile;
+    // As transformers: a separate chat_template.jinja wins over tokenizer_config.json's chat_template
+    // (transformers 5.23.0, src/transformers/tokenization_utils_base.py, PreTrainedTokenizerBase._from_pretrained:
+    // "If independent chat template file(s) exist, they take priority over template entries in the tokenizer
+    // config"). vLLM loads the tokenizer through transformers, and our trainer does too.
+    this.chatTemplate = files.chatTemplateFile ?? pickChatTemplate(cfg.chat_template);
   }
 
   tokenToId(token: string): number | undefined {

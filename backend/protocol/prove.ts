@@ -59,7 +59,9 @@ const [samplesMin, samplesMax] = proveLimits.samples;
  * `POST /v1/prove` (and `kimina prove`): unknown fields are refused, `null` counts as absent.
  * id: optional caller-chosen id, so a JSON request can be cancelled with `DELETE /v1/prove/:id`;
  * code: the Lean file text, or a header plus the theorem; theorem: which one when `code` holds several;
- * informal: the problem in words (default: the theorem's doc comment).
+ * informal: the problem in words (default: the theorem's doc comment);
+ * repair: the theorem's own proof in `code` is broken: run the recipe's fix turn seeded with it (Lean's errors on
+ * the user's proof) instead of proving from the statement (docs/prover.md, "Repairing a proof").
  */
 export const proveRequestSchema = s.object(
   {
@@ -74,6 +76,7 @@ export const proveRequestSchema = s.object(
     temperature: s.nullable(s.number({ min: proveLimits.temperature[0], max: proveLimits.temperature[1] })),
     topP: s.nullable(s.number({ above: proveLimits.topP[0], max: proveLimits.topP[1] })),
     maxTokens: s.nullable(s.integer({ min: proveLimits.maxTokens[0], max: proveLimits.maxTokens[1] })),
+    repair: s.nullable(s.boolean()),
   },
   { extra: 'forbid' },
 );
@@ -83,6 +86,8 @@ export type ProveRequestBody = Infer<typeof proveRequestSchema>;
 export type ProveRequest = { [K in keyof ProveRequestBody]?: Exclude<ProveRequestBody[K], null> } & { code: string };
 
 export interface Attempt {
+  /** A repair's turn 1: the user's own proof (not a model answer), with Lean's verdict on it. */
+  user?: boolean;
   sample: number;
   /** 1 for the first answer, 2 for the error-fix turn. */
   turn: number;
@@ -102,6 +107,11 @@ export interface Attempt {
    * follow); `line` is that error's line in `code` (1-based).
    */
   errorGoal?: { line: number; goals: string[] };
+  /**
+   * Present when the answer was cut short (finishReason 'length'): why, in words — the token limit, or the model
+   * server's context filling up. A cut answer is never shown as a whole one.
+   */
+  cut?: string;
   /** The error-fix message built from this attempt's verdict (sent as the next turn when one follows). */
   feedback?: string | null;
   /**
@@ -134,6 +144,23 @@ export interface ProveResult {
    * answer could be judged, and no fix turn was spent on it. `leanMissing`: Lean could not be started at all.
    */
   verifierFailure?: { reason: string; leanMissing: boolean };
+  /** A repair request's seed: Lean's verdict on the user's proof and the fix turn sent, or why none was. */
+  repair?: RepairInfo;
+}
+
+export interface RepairInfo {
+  /** Lean's verdict on the user's proof as written. */
+  before: Verdict;
+  /** The fix turn's user message (Lean's errors and deprecation warnings), null when none was sent. */
+  feedback: string | null;
+  /** The conversation every sample answered: [system, user, assistant(the user's proof), user(feedback)]. */
+  conversation: ChatMessage[] | null;
+  /** Lean messages the feedback carries (errors first, then deprecation warnings naming a replacement). */
+  messagesShown: number;
+  /** Why nothing was sent to the model (the proof already checks, the prompt is too long, …), when so. */
+  skipped?: string;
+  /** Rounds of fresh samples of the one fix turn that ran. */
+  rounds: number;
 }
 
 /** Events streamed while proving (SSE `event:` names = `type`). */

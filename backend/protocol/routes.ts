@@ -24,7 +24,7 @@ import {
   startTrainingRequestSchema,
   trainerEventSchema,
 } from './training';
-import type { CheckResponse, HealthResponse, V1CheckResponse, VerifyResponse } from './verify';
+import type { CheckResponse, HealthResponse, LoadResponse, V1CheckResponse, VerifyResponse } from './verify';
 import { checkRequestSchema, v1CheckRequestSchema, verifyRequestSchema } from './verify';
 
 /**
@@ -70,6 +70,13 @@ export const routes = {
     errors: 'fastapi',
     public: true,
     summary: 'liveness and REPL counts (no token needed)',
+  },
+  load: {
+    method: 'GET',
+    path: '/v1/load',
+    response: answer<LoadResponse>(),
+    errors: 'detail',
+    summary: 'checks admitted, capacity and REPLs, for clients that spread work over several servers',
   },
   apiCheck: {
     method: 'POST',

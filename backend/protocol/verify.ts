@@ -205,6 +205,20 @@ export interface HealthResponse {
   bodyLimitBytes?: number;
 }
 
+/**
+ * `GET /v1/load` (token required): what a client spreading checks over several servers balances on (the verl
+ * reward module). Kept off the public `/health`, which says only status, version and REPL counts.
+ */
+export interface LoadResponse {
+  /** Checks admitted now (running or waiting in the admission queue). */
+  inFlight: number;
+  /** Checks the server admits at once; more is answered 429. */
+  capacity: number;
+  /** Checks waiting for a REPL. */
+  waiting: number;
+  repls: { total: number; busy: number };
+}
+
 /** An LSP position: 0-based line, 0-based character in UTF-16 code units. */
 export interface LspPosition {
   line: number;

@@ -126,6 +126,11 @@ export interface FeedbackOptions {
    * import header. (`released` numbering works in body positions, so it needs no offset.)
    */
   infotreeLineOffset?: number;
+  /**
+   * The messages to render, in order, in place of the verdict's first 3 errors (a repair adds Lean's deprecation
+   * warnings that name a replacement: backend/prover/repair.ts).
+   */
+  messages?: ReplMessage[];
 }
 
 export function buildFeedback(
@@ -134,7 +139,8 @@ export function buildFeedback(
   response?: CommandResponse,
   options: FeedbackOptions = {},
 ): string {
-  const errors = verdict.messages.filter((m) => m.severity === 'error').slice(0, MAX_FEEDBACK_ERRORS);
+  const errors =
+    options.messages ?? verdict.messages.filter((m) => m.severity === 'error').slice(0, MAX_FEEDBACK_ERRORS);
   const window = windowLines(code);
   let placing: Placing;
   if ((options.lineNumbering ?? 'released') === 'released') {

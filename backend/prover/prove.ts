@@ -3,7 +3,7 @@
 // (or, with options.exhaustive, every sample runs to its end). Every attempt is stored and streamed as
 // events. Faces (HTTP, LSP, CLI, eval) call `prove`.
 import { randomUUID } from 'node:crypto';
-import type { Attempt, ProveEvent, ProveRequest, ProveResult } from '../protocol';
+import type { Attempt, ChatMessage, ProveEvent, ProveRequest, ProveResult } from '../protocol';
 import { type Declaration, formalStatementOf, selectDeclaration } from '../lean/declarations';
 import { buildPrompt, informalFromDocComment } from './prompt';
 import { normalizeStatement } from './extract';
@@ -11,6 +11,7 @@ import { ProveRequestError, settingsOf, DEFAULT_SETTINGS } from './request';
 import { linkedController, type Lane, type ProveContext, type ProveDeps } from './context';
 import { runRound } from './round';
 import { qualifiedName } from './trustedName';
+import { seedRepair } from './repair';
 
 export type { ProveDeps, ProveOptions } from './context';
 
@@ -48,6 +49,10 @@ export async function prove(
   const formal = formalStatementOf(req.code, decl);
   const informal = req.informal ?? informalFromDocComment(formal.informal);
   const prompt = buildPrompt(formal.text, informal);
+  if (req.repair && !decl.tactic)
+    throw new ProveRequestError(
+      `${decl.name || 'the example'} has a term-mode proof; repair works on tactic proofs (\`:= by …\`)`,
+    );
   const controller = linkedController(signal);
   const theoremName = qualifiedName(decl);
   const ctx: ProveContext = {
@@ -68,7 +73,7 @@ export async function prove(
     informal,
     engine: deps.engine.name,
     model: deps.engine.model,
-    settings: { ...settings },
+    settings: { ...settings, ...(req.repair ? { repair: true } : {}) },
   });
   onEvent({
     type: 'started',
@@ -86,9 +91,38 @@ export async function prove(
     turn: 1,
     conversation: prompt,
   }));
+  let repair: ProveResult['repair'];
   try {
+    // A repair: turn 1 is the user's own proof; every round is a fresh batch of samples of the one fix turn
+    // (fixTurns + 1 rounds), and no deeper turn follows (the recipe trained one fix turn).
+    let repairRounds = 0;
+    let seed: ChatMessage[] | null = null;
+    if (req.repair) {
+      const body = req.code.slice(decl.body!.start.offset, decl.end.offset);
+      const seeded = await seedRepair(ctx, prompt, body);
+      repair = seeded.info;
+      if (seeded.attempt) {
+        attempts.push(seeded.attempt);
+        deps.store?.recordAttempt(id, prompt, seeded.attempt);
+        if (seeded.attempt.verdict)
+          onEvent({ type: 'verdict', id, sample: 0, turn: 1, verdict: seeded.attempt.verdict });
+        onEvent({ type: 'attempt', id, attempt: seeded.attempt });
+      }
+      seed = seeded.ok ? seeded.conversation : null;
+      repairRounds = seed ? settings.fixTurns + 1 : 0;
+      ctx.settings = { ...settings, fixTurns: 1 };
+      lanes = [];
+    }
+    const repairLanes = (): Lane[] =>
+      Array.from({ length: settings.samples }, (_, sample) => ({ sample, turn: 2, conversation: seed! }));
     const exhaustive = deps.options?.exhaustive === true;
-    while (lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted && !ctx.verifierFailure) {
+    for (;;) {
+      if (lanes.length === 0 && repairRounds > 0 && !winner && !ctx.signal.aborted) {
+        repairRounds--;
+        repair!.rounds++;
+        lanes = repairLanes();
+      }
+      if (!(lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted && !ctx.verifierFailure)) break;
       const round = await runRound(ctx, lanes);
       attempts.push(...round.attempts);
       winner ??= round.winner;
@@ -110,6 +144,7 @@ export async function prove(
     proof,
     tactics,
     attempts,
+    ...(repair ? { repair } : {}),
     ...(ctx.verifierFailure && !winner ? { verifierFailure: ctx.verifierFailure } : {}),
   };
   deps.store?.finishRun(id, status, proof);

@@ -140,6 +140,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         verdict: null,
         tokens: gen.tokens,
         finishReason: gen.finishReason,
+        ...(gen.finishReason === 'length' ? { cut: gen.cut ?? 'the answer reached the token limit (max tokens)' } : {}),
         timings: { generateMs, verifyMs: 0 },
       };
       let check = checks.get(k);

@@ -25,7 +25,8 @@ export function attemptLine(a: Attempt): string {
     a.fixSkipped && !['valid', 'cancelled', 'proved', 'verifier_failed'].includes(a.fixSkipped)
       ? ` (no fix turn: ${a.fixSkipped})`
       : '';
-  return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}; Lean ${verdict}${fix}`;
+  const cut = a.cut ? `; cut short: ${a.cut}` : a.finishReason === 'length' ? '; cut short at the token limit' : '';
+  return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}${cut}; Lean ${verdict}${fix}`;
 }
 
 /** Renders prove events; call `event` for each, then `finish` with the result. */

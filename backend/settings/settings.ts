@@ -1,7 +1,7 @@
 // The backend's settings: every environment variable it reads, declared once with its type, default and
 // one line of doc, and the only module that reads `process.env` (besides spawns that pass an environment on
-// to child processes). The composition root (app.ts) reads them once with readSettings() and hands them
-// down; `setting(key)` reads a single one for library defaults. docs/settings.md is generated from this
+// to child processes). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
+// hand each part its typed slice; the domain rooms never call the readers (test/architecture.test.ts). docs/settings.md is generated from this
 // table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
 import { availableParallelism, homedir } from 'node:os';
@@ -287,7 +287,7 @@ const declarations = {
     name: 'KIMINA_REPL_COMMAND',
     type: 'shell command',
     default: 'unset',
-    doc: 'the command that starts one REPL (else `lake env <repl>` of the project)',
+    doc: 'the command line that starts one REPL, run by `sh -c` (Linux, macOS) or `cmd.exe /d /s /c` (Windows); else `lake env <repl>` of the project',
     read: (raw: string | undefined) => given(raw),
   },
   replPath: {
@@ -303,6 +303,18 @@ const declarations = {
     default: '`https://github.com/leanprover-community/repl`',
     doc: 'where `kimina lean setup` clones the REPL from',
     read: (raw: string | undefined) => given(raw) ?? 'https://github.com/leanprover-community/repl',
+  },
+  replFlushFix: {
+    name: 'KIMINA_REPL_FLUSH_FIX',
+    type: 'text',
+    default: "repl's `4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4`",
+    doc: 'the commit of the flush fix in the repository `kimina lean setup` clones (a mirror with other commit ids)',
+    read: (raw: string | undefined) => {
+      const v = given(raw);
+      if (v !== undefined && !/^[0-9a-f]{7,40}$/.test(v))
+        throw new Error('KIMINA_REPL_FLUSH_FIX must be a commit id (hex)');
+      return v;
+    },
   },
   maxRepls: {
     name: 'KIMINA_MAX_REPLS',
@@ -350,7 +362,7 @@ const declarations = {
     name: 'KIMINA_REPL_MEMORY_MB',
     type: 'MB',
     default: '`16384`',
-    doc: 'address-space cap per REPL (`ulimit -v`); 0 = none',
+    doc: "address-space cap per REPL (`ulimit -v`, Linux when the hard limit allows) and the memory guard's limit on the REPL's processes while a check runs (every OS); 0 = none",
     read: (raw: string | undefined) => number('KIMINA_REPL_MEMORY_MB', raw, 16_384),
   },
   replIdleS: {
@@ -501,9 +513,30 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
     {
       name: 'KIMINA_REWARD_URL',
       scope: 'trainer',
-      type: 'URL',
+      type: 'URLs',
       default: 'set by `kimina train export-verl`',
-      doc: 'the backend root the verl reward module posts to',
+      doc: 'the backend root the verl reward module posts to, or several separated by commas (one `kimina serve` per node)',
+    },
+    {
+      name: 'KIMINA_REWARD_CONCURRENCY',
+      scope: 'trainer',
+      type: 'number',
+      default: '`2`',
+      doc: 'verl reward module: batches in flight per server',
+    },
+    {
+      name: 'KIMINA_REWARD_TIMEOUT_S',
+      scope: 'trainer',
+      type: 's',
+      default: '`900`',
+      doc: 'verl reward module: a server that has not answered a batch by then is taken out',
+    },
+    {
+      name: 'KIMINA_REWARD_BATCH_ITEMS',
+      scope: 'trainer',
+      type: 'number',
+      default: '`64`',
+      doc: 'verl reward module: answers per request (also cut by the body limit)',
     },
     {
       name: 'KIMINA_VERDICT_MODE',
@@ -532,6 +565,13 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       type: 'ms',
       default: '`0`',
       doc: 'how long the stand-in REPL takes to "import" a header (tests of slow imports)',
+    },
+    {
+      name: 'STAND_IN_CHECK_MS',
+      scope: 'stand-in REPL',
+      type: 'ms',
+      default: '`0`',
+      doc: 'how long the stand-in REPL takes per command on an existing environment (realistic benchmarks)',
     },
     {
       name: 'STAND_IN_LOG',
@@ -627,6 +667,13 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       doc: 'opt-in tests with a real Lean project',
     },
     {
+      name: 'KIMINA_TEST_REPL_CLONE',
+      scope: 'test',
+      type: 'path',
+      default: 'unset (skipped)',
+      doc: 'opt-in test of the Lean setup table against a real clone of leanprover-community/repl',
+    },
+    {
       name: 'KIMINA_TEST_OPENAI_BASE_URL',
       scope: 'test',
       type: 'URL',
@@ -658,7 +705,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       name: 'KIMINA_MINIF2F_DIR',
       scope: 'test',
       type: 'path',
-      default: '`../shared/data/minif2f-lean4`',
+      default: '`data/minif2f-lean4` in the repository',
       doc: 'the miniF2F copy the evaluation tests read',
     },
   ];

@@ -20,7 +20,7 @@ import type { TrainingStore } from '../store/training';
 import { mkdirInside } from '../store/safePaths';
 import { nvidiaSmiProbe, gpuSetsOverlap, gpusIdle, type GpuProbe } from './gpu';
 import { dedupe, type FixSeed, type Harvest } from './harvest';
-import { trainerPython, trainerSourceDir } from './paths';
+import { trainerSourceDir } from './paths';
 import { presetHyper } from './presets';
 import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './promptSet';
 import type { Engine } from '../model/engine';
@@ -46,8 +46,11 @@ export interface TrainingJobsOptions {
   backendUrl: () => string;
   token?: () => string | undefined;
   scorer: RewardScorer;
-  python?: () => string;
+  /** The interpreter that runs the trainer (training/paths.ts trainerPython over the settings). */
+  python: () => string;
   sourceDir?: () => string;
+  /** PYTHONPATH to keep for the trainer after its own sources (the PYTHONPATH setting). */
+  pythonPath?: string;
   launcher?: TrainerLauncher;
   gpuProbe?: GpuProbe;
   /** Harvests personal proofs from a workspace folder. */
@@ -320,7 +323,7 @@ export class TrainingJobs extends EventEmitter {
       if (existsSync(join(dir, 'fix_seed.jsonl'))) config.fix_seed_file = join(dir, 'fix_seed.jsonl');
       mkdirInside(this.o.runsRoot, files.output, 0o700);
       writeTrainerConfig(files.config, config);
-      const python = (this.o.python ?? trainerPython)();
+      const python = this.o.python();
       if (python.includes('/') && !existsSync(python))
         throw new Error(`${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`);
       handle = (this.o.launcher ?? spawnTrainer)({
@@ -329,6 +332,7 @@ export class TrainingJobs extends EventEmitter {
         configPath: files.config,
         logPath: files.log,
         gpus: run.gpus,
+        ...(this.o.pythonPath ? { pythonPath: this.o.pythonPath } : {}),
       });
     } catch (err) {
       this.publish(

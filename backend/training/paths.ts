@@ -1,7 +1,7 @@
 // Where the Python trainer sources and environments live.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readSome, setting, type Settings } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 
 /** backend/trainer (from source: next to this folder; from the bundle dist/cli.js: ../backend/trainer). */
 export function trainerSourceDir(): string {
@@ -11,19 +11,12 @@ export function trainerSourceDir(): string {
   return found;
 }
 
-/** The trainer environment for users: ~/.kimina/trainer-venv, or KIMINA_TRAINER_VENV. */
-export function defaultTrainerVenv(): string {
-  return setting('trainerVenv');
-}
-
 export function venvPython(venv: string): string {
   return process.platform === 'win32' ? join(venv, 'Scripts', 'python.exe') : join(venv, 'bin', 'python');
 }
 
 /** The interpreter that runs the trainer: KIMINA_TRAINER_PYTHON, else the trainer environment's. */
-export function trainerPython(
-  s: Pick<Settings, 'trainerPython' | 'trainerVenv'> = readSome(['trainerPython', 'trainerVenv']),
-): string {
+export function trainerPython(s: Pick<Settings, 'trainerPython' | 'trainerVenv'>): string {
   return s.trainerPython ?? venvPython(s.trainerVenv);
 }
 

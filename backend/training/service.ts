@@ -1,6 +1,6 @@
 // The training service: store, reward scorer over the server's verifier, job manager. The HTTP face
 // (backend/api/trainingMount.ts) mounts it in `kimina serve`; nothing here knows about HTTP.
-import { setting } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import type { GpuProbe } from './gpu';
 import type { LeanVerifier } from '../lean/types';
 import type { Db } from '../store/db';
@@ -8,6 +8,7 @@ import { AttemptStore } from '../store/attempts';
 import { TrainingStore } from '../store/training';
 import { harvestAttempts, harvestWorkspace, type Harvest } from './harvest';
 import { TrainingJobs, type TrainingJobsOptions } from './jobs';
+import { trainerPython } from './paths';
 import { spawnTrainer, type TrainerLauncher } from './trainerProcess';
 import { leanRewardScorer, type RewardScorer } from './rewardService';
 
@@ -17,6 +18,9 @@ export interface TrainingServiceOptions {
   /** How the trainer reaches this server, e.g. http://127.0.0.1:8000. */
   backendUrl: () => string;
   token?: () => string | undefined;
+  /** The settings the service reads, handed down by the composition root. */
+  settings: Pick<Settings, 'trainingDir' | 'trainerPython' | 'trainerVenv' | 'pythonPath'>;
+  /** Default: settings.trainingDir. */
   runsRoot?: string;
   /** Replaces the Lean-backed scorer (test doubles only). */
   scorer?: RewardScorer;
@@ -73,7 +77,9 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
   };
   const jobs = new TrainingJobs({
     store,
-    runsRoot: o.runsRoot ?? setting('trainingDir'),
+    runsRoot: o.runsRoot ?? o.settings.trainingDir,
+    python: () => trainerPython(o.settings),
+    ...(o.settings.pythonPath ? { pythonPath: o.settings.pythonPath } : {}),
     backendUrl: o.backendUrl,
     token: o.token,
     scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }),

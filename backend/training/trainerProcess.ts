@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import type { TrainingHyperparameters } from '../protocol';
 import { MAX_FEEDBACK_CHARS } from '../prover/fixTurn';
 import { FIX_CACHE_SIZE } from './presets';
-import { setting } from '../settings/settings';
 
 export interface TrainerLaunch {
   python: string;
@@ -14,6 +13,8 @@ export interface TrainerLaunch {
   logPath: string;
   /** "cpu" or GPU ids for CUDA_VISIBLE_DEVICES. */
   gpus: string;
+  /** Kept on PYTHONPATH after the trainer's own sources (the PYTHONPATH setting). */
+  pythonPath?: string;
 }
 
 export interface TrainerExit {
@@ -105,7 +106,7 @@ export const spawnTrainer: TrainerLauncher = (launch) => {
   const log = openSync(launch.logPath, 'a', 0o600);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    PYTHONPATH: [launch.sourceDir, setting('pythonPath')].filter(Boolean).join(':'),
+    PYTHONPATH: [launch.sourceDir, launch.pythonPath].filter(Boolean).join(':'),
     PYTHONUNBUFFERED: '1',
     TOKENIZERS_PARALLELISM: 'false',
     HF_HUB_DISABLE_TELEMETRY: '1',

@@ -8,10 +8,15 @@ import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiClient, routePath, routes, type RouteName } from '../../backend/protocol';
-import { findServer } from '../../backend/editor/discovery';
+import * as discovery from '../../backend/editor/discovery';
+import { kiminaHome, readSome, type Env } from '../../backend/settings/settings';
 import { HttpProveService } from '../../backend/editor/httpService';
 import { cleanUpServes, serve, stop, type Served } from './spawnServe';
 import { MARKER, malformedTexts } from './malformed';
+
+// The commands read the settings and hand them down; these tests read them from the environment they set.
+const findServer = (env: Env) =>
+  discovery.findServer({ ...readSome(['apiToken', 'serverUrl'], env), home: kiminaHome() });
 
 let server: Served;
 let token: string;

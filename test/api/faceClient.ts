@@ -9,6 +9,7 @@ import {
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../../backend/protocol';
 import { startLspFace, type LspFace } from '../../backend/api/lsp';
+import { readSettings } from '../../backend/settings/settings';
 import type { ProveService } from '../../backend/editor/service';
 
 export interface FaceClient {
@@ -26,7 +27,7 @@ export async function connectFace(
   const up = new PassThrough();
   const down = new PassThrough();
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
-  const face = startLspFace({ connection, createService, ...options });
+  const face = startLspFace({ connection, settings: readSettings(), createService, ...options });
   connection.listen();
   const client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
   const events: LspProveEvent[] = [];

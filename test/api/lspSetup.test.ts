@@ -16,10 +16,14 @@ import {
 } from 'vscode-languageserver/node';
 import { type SetupResult, lspMethods } from '../../backend/protocol';
 import type { ProveService } from '../../backend/editor/service';
-import { locateModel, storeDirOf } from '../../backend/model/store';
+import * as store from '../../backend/model/store';
+import { kiminaHome } from '../../backend/settings/settings';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { filesOf, startStandInHub, type StandInHub } from '../model/standInHub';
 import { connectFace, settledStatus, type FaceClient } from './faceClient';
+
+const locateModel = (spec: string) => store.locateModel(kiminaHome(), spec);
+const storeDirOf = (id: string) => store.storeDirOf(kiminaHome(), id);
 
 const repo = 'kimina-test/setup-model';
 let scratch: string;

@@ -7,8 +7,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ALGEBRA_STATEMENT, writeScriptedModel } from '../../backend/demo/models/scriptedModel';
-import { findServer } from '../../backend/editor/discovery';
+import * as discovery from '../../backend/editor/discovery';
+import { kiminaHome, readSome, type Env } from '../../backend/settings/settings';
 import { cleanUpServes, serve as serveWith, stop, type Served } from './spawnServe';
+
+// The commands read the settings and hand them down; these tests read them from the environment they set.
+const findServer = (env: Env) =>
+  discovery.findServer({ ...readSome(['apiToken', 'serverUrl'], env), home: kiminaHome() });
 
 let modelDir: string;
 

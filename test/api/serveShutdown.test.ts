@@ -13,6 +13,7 @@ import express from 'express';
 import { CloseHooks, listen } from '../../backend/api/server';
 import { createProveRouter } from '../../backend/api/proveRoutes';
 import { openDb } from '../../backend/store/db';
+import { readSettings } from '../../backend/settings/settings';
 import { openTrainingService } from '../../backend/training/service';
 import type { TrainerExit, TrainerLaunch } from '../../backend/training/trainerProcess';
 
@@ -109,6 +110,7 @@ test('training service: detach leaves running trainers alone (no signal, run sta
     };
   };
   const service = await openTrainingService({
+    settings: readSettings(),
     db,
     verifier,
     backendUrl: () => 'http://127.0.0.1:1',

@@ -5,7 +5,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { discoveryPath, findServer } from '../../backend/editor/discovery';
+import * as discovery from '../../backend/editor/discovery';
+import { kiminaHome, readSome, type Env } from '../../backend/settings/settings';
+
+// The commands read the settings and hand them down; these tests read them from the environment they set.
+const findServer = (env: Env) =>
+  discovery.findServer({ ...readSome(['apiToken', 'serverUrl'], env), home: kiminaHome() });
+const discoveryPath = () => discovery.discoveryPath(kiminaHome());
 
 let home: string;
 const savedHome = process.env.KIMINA_HOME;

@@ -9,9 +9,9 @@ import type { AttemptOutcome, AttemptProblem } from '../../backend/eval/runner';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The miniF2F Lean 4 copy: $KIMINA_MINIF2F_DIR, else ../shared/data/minif2f-lean4 beside the repository. */
+/** The miniF2F Lean 4 copy: $KIMINA_MINIF2F_DIR, else the one the repository carries (data/minif2f-lean4). */
 export function minif2fDir(): string {
-  return process.env.KIMINA_MINIF2F_DIR || join(repoRoot, '..', 'shared', 'data', 'minif2f-lean4');
+  return process.env.KIMINA_MINIF2F_DIR || join(repoRoot, 'data', 'minif2f-lean4');
 }
 
 export type MiniF2FSplit = 'Test' | 'Valid';

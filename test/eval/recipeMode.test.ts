@@ -15,6 +15,7 @@ import { benchmarkName, comparability, leanVersionOf } from '../../backend/eval/
 import { reportMarkdown } from '../../backend/eval/markdown';
 import { buildReport } from '../../backend/eval/report';
 import { fetchMinif2fTest, minif2fTestPrompts } from '../../backend/eval/recipeBenchmark';
+import { builtinMinif2fDir } from '../../backend/eval/builtin';
 import { recipeVerdictOf } from '../../backend/lean/verdictModes';
 import { run as runEval } from '../../backend/cli/evaluate';
 import { buildPrompt } from '../../backend/prover/prompt';
@@ -166,6 +167,19 @@ test('comparable to the published table only with its benchmark, k, verdict, Lea
   };
   no({ benchmarkName: 'minif2f-lean4' }, 244, /the benchmark is minif2f-lean4, not AI-MO\/minif2f_test/);
   no({}, 200, /200 of the 244 problems/);
+  // the built-in copy (data/minif2f-lean4): never the published table's benchmark, whatever it is called
+  const builtin = join(builtinMinif2fDir(), 'MiniF2F');
+  assert.equal(benchmarkName(builtin), 'miniF2F-lean4 (built-in, yangky11/miniF2F-lean4@5746b7d)');
+  no(
+    { benchmark: builtin, benchmarkName: benchmarkName(builtin) },
+    244,
+    /is not the published table's AI-MO\/minif2f_test/,
+  );
+  no(
+    { benchmark: builtin },
+    244,
+    /built-in miniF2F-lean4 \(yangky11\/miniF2F-lean4@5746b7d, Lean v4\.24\.0 statements/,
+  );
   no({ samples: 8 }, 244, /8 samples per problem; the table is pass@32/);
   no({ verdictMode: 'strict' }, 244, /strict verdict; the table counted with kimina-client's rule/);
   no({ lean: 'v4.26.0' }, 244, /Lean v4\.26\.0; the table used v4\.15\.0/);

@@ -150,3 +150,34 @@ test('defaults become a minimal environment; set values travel as KIMINA_* varia
     KIMINA_SPECULATION: '1',
   });
 });
+
+test('Workspace Trust: no setting that starts a program, names a server, holds a token or points outside can be set by a workspace', () => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+  const props: Record<string, { scope?: string }> = pkg.contributes.configuration.properties;
+  const dangerous = [
+    'kimina.engine',
+    'kimina.nodePath',
+    'kimina.replCommand',
+    'kimina.serverUrl',
+    'kimina.serverToken',
+    'kimina.openaiBaseUrl',
+    'kimina.leanProject',
+    'kimina.model',
+  ];
+  for (const key of dangerous) {
+    assert.ok(props[key], `${key} is declared`);
+    assert.ok(['machine', 'application'].includes(props[key].scope ?? ''), `${key} has scope ${props[key].scope}`);
+  }
+  const trust = pkg.capabilities?.untrustedWorkspaces;
+  assert.equal(trust?.supported, 'limited');
+  for (const key of dangerous) assert.ok(trust.restrictedConfigurations.includes(key), `${key} is restricted`);
+  assert.ok(trust.description.length > 0);
+  // a workspace may override only harmless settings: none of these is machine-overridable or unscoped
+  const overridable = Object.entries(props)
+    .filter(([, v]) => v.scope === 'machine-overridable')
+    .map(([k]) => k);
+  assert.deepEqual(
+    overridable.filter((k) => dangerous.includes(k)),
+    [],
+  );
+});

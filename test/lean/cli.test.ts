@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
+import { MAIN_AFTER, makeReplFixture, type ReplFixture } from './replFixture';
 
 const root = join(__dirname, '..', '..');
 const cli = join(root, 'backend', 'cli.ts');
@@ -65,6 +66,16 @@ test('kimina check: one verdict per declaration, exit 1 when any is not valid', 
   assert.match(r.stdout, /Mixed\.lean:8: lemma broken lean_error: line 8: Unknown identifier `bogus_z`/);
   assert.match(r.stdout, /Mixed\.lean:10: example valid: axioms clean \(propext\)/);
   assert.match(r.stdout, /2\/4 declarations valid/);
+});
+
+test("kimina check on the reviewer's mutual file: names Foo.c as the declaration using sorryAx, exits 1", () => {
+  const r = kimina(['check', join(root, 'test', 'lean', 'data', 'ReviewerMutual.lean')]);
+  assert.equal(r.code, 1, r.stderr + r.stdout);
+  assert.match(r.stdout, /ReviewerMutual\.lean:3: theorem c valid/);
+  assert.match(r.stdout, /ReviewerMutual\.lean:8: theorem Foo\.a valid/);
+  assert.match(r.stdout, /ReviewerMutual\.lean:12: theorem Foo\.c sorry/);
+  assert.match(r.stdout, /ReviewerMutual\.lean: sorry: /);
+  assert.match(r.stdout, /3\/4 declarations valid/);
 });
 
 test('kimina check --json; exit 0 when everything is valid', () => {
@@ -191,54 +202,134 @@ test('kimina serve refuses a non-loopback host without a token', () => {
   assert.match(r.stderr, /refusing to listen on 0.0.0.0 without an API token/);
 });
 
-// TEST DOUBLES of git and lake for `kimina lean setup`: they create what the real tools would.
-function fakeTools(dir: string, options: { gitFails?: boolean } = {}): string {
+// TEST DOUBLE of lake for `kimina lean setup` (git is the real one, on a repository rebuilt from the listing
+// of the real repl: replFixture.ts). It makes what real lake would, where Lake puts it: the repl binary in
+// `.lake/build/bin`, a package's .olean files in `.lake/packages/<pkg>/.lake/build/lib/lean` (Lake's
+// PackageConfig `buildDir` .lake/build and `leanLibDir`, leanprover/lean4 src/lake/Lake/Config/PackageConfig.lean).
+function fakeLake(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
-  const git = options.gitFails
-    ? '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "fatal: unable to access: Could not resolve host: github.com" >&2\nexit 128\n'
-    : '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nfor last; do :; done\nmkdir -p "$last" && echo "Cloning into $last..." >&2\n';
-  const lake =
-    '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "Building REPL"\nmkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl\n';
-  writeFileSync(join(bin, 'git'), git);
-  chmodSync(join(bin, 'git'), 0o755);
+  const lake = `#!/bin/sh
+echo "lake $*" >> "${join(dir, 'lake.log')}"
+case "$1" in
+  --version) echo "Lake version 5.0.0-test (TEST DOUBLE)"; exit 0 ;;
+  build)
+    echo "[1/2] Building (TEST DOUBLE)"
+    if [ -f REPL/Main.lean ]; then mkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl
+    else mkdir -p .lake/build/lib/lean && : > .lake/build/lib/lean/Proj.olean; fi ;;
+  exe)
+    [ "$2" = cache ] && [ "$3" = get ] || exit 1
+    echo "Downloading Mathlib's cache (TEST DOUBLE)"
+    mkdir -p .lake/packages/mathlib/.lake/build/lib/lean && : > .lake/packages/mathlib/.lake/build/lib/lean/Mathlib.olean ;;
+  *) exit 1 ;;
+esac
+`;
   writeFileSync(join(bin, 'lake'), lake);
   chmodSync(join(bin, 'lake'), 0o755);
   return bin;
 }
 
-test('kimina lean setup: clones at the toolchain tag, builds with progress, and the verifier then finds the binary', () => {
+let fixture: ReplFixture | undefined;
+function setupEnv(dir: string): Record<string, string> {
+  fixture ??= makeReplFixture();
+  return {
+    PATH: `${fakeLake(dir)}:${process.env.PATH}`,
+    KIMINA_HOME: join(dir, 'home'),
+    KIMINA_REPL_COMMAND: '',
+    KIMINA_REPL_GIT_URL: fixture.dir,
+    KIMINA_REPL_FLUSH_FIX: fixture.flushFix,
+  };
+}
+
+function leanProject(dir: string, release: string, manifest?: object): string {
+  const project = join(dir, `proj-${release}`);
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, 'lean-toolchain'), `leanprover/lean4:${release}\n`);
+  if (manifest) writeFileSync(join(project, 'lake-manifest.json'), JSON.stringify(manifest));
+  return project;
+}
+
+test('kimina lean setup: resolves the repl revision, builds with progress, and the verifier then finds the binary', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
-  const project = join(dir, 'proj');
-  mkdirSync(project);
-  writeFileSync(join(project, 'lean-toolchain'), 'leanprover/lean4:v4.24.0\n');
-  const bin = fakeTools(dir);
-  const env = { PATH: `${bin}:${process.env.PATH}`, KIMINA_HOME: join(dir, 'home'), KIMINA_REPL_COMMAND: '' };
+  const project = leanProject(dir, 'v4.24.0');
+  const env = setupEnv(dir);
   const r = kimina(['lean', 'setup', '--project', project], env);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stderr, /\[1\/3\] cloning .* at v4\.24\.0/);
-  assert.match(r.stderr, /\[2\/3\] lake build/);
-  assert.match(r.stderr, /Building REPL/);
+  assert.match(r.stderr, /\[1\/4\] cloning /);
+  assert.match(r.stderr, /\[2\/4\] repl for v4\.24\.0: tag v4\.24\.0 \([0-9a-f]{12}\); has the flush fix/);
+  assert.match(r.stderr, /\[3\/4\] lake build/);
+  assert.match(r.stderr, /Building \(TEST DOUBLE\)/);
   const binary = r.stdout.trim();
   assert.equal(binary, join(dir, 'home', 'repl', 'v4.24.0', '.lake', 'build', 'bin', 'repl'));
   assert.ok(existsSync(binary));
   const status = kimina(['lean', 'status', '--project', project], env);
   assert.match(status.stdout, new RegExp(`REPL pool, lake env ${binary.replace(/[.]/g, '\\.')}`));
   const again = kimina(['lean', 'setup', '--project', project], env);
-  assert.match(again.stderr, /already built/);
+  assert.match(again.stderr, /already built \(tag v4\.24\.0/);
+  // lake ran inside the project (where elan picks its toolchain), never in the caller's folder only.
+  assert.match(readFileSync(join(dir, 'lake.log'), 'utf8'), /lake --version/);
+});
+
+test('kimina lean setup: the flush fix where ancestry says it is missing, branches, master commits, and the documented answer for v4.12.0', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
+  const env = setupEnv(dir);
+  const main = (release: string) => readFileSync(join(dir, 'home', 'repl', release, 'REPL', 'Main.lean'), 'utf8');
+  const v49 = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.9.0')], env);
+  assert.equal(v49.code, 0, v49.stderr);
+  assert.match(v49.stderr, /tag v4\.9\.0 .*flush fix [0-9a-f]{7} applied \(missing by ancestry\)/);
+  assert.equal(main('v4.9.0'), MAIN_AFTER);
+  const rc = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.10.0-rc1')], env);
+  assert.match(rc.stderr, /tag v4\.10\.0-rc1 .*flush fix [0-9a-f]{7} applied/);
+  const v411 = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.11.0')], env);
+  assert.equal(v411.code, 0, v411.stderr);
+  assert.match(v411.stderr, /repl for v4\.11\.0: master master \(([0-9a-f]{12})\); has the flush fix/);
+  assert.equal(main('v4.11.0'), MAIN_AFTER);
+  const v420 = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.20.0')], env);
+  assert.match(v420.stderr, /repl for v4\.20\.0: branch bump_to_v4\.20\.0 /);
+  const v412 = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.12.0')], env);
+  assert.equal(v412.code, 1);
+  assert.match(
+    v412.stderr,
+    /unsupported: leanprover-community\/repl has no tag, branch or commit whose lean-toolchain names v4\.12\.0/,
+  );
+  assert.match(v412.stderr, /nearest older repl source is [0-9a-f]{12} \(built for v4\.11\.0\)/);
+  assert.ok(!existsSync(join(dir, 'home', 'repl', 'v4.12.0')), 'no half-set-up folder left');
+});
+
+test('kimina lean setup: an unbuilt Mathlib project is reported with the command that builds it; --build runs it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
+  const env = setupEnv(dir);
+  const manifest = {
+    version: 7,
+    packagesDir: '.lake/packages',
+    name: 'proj',
+    packages: [{ name: 'mathlib', type: 'git' }],
+  };
+  const project = leanProject(dir, 'v4.24.0', manifest);
+  const r = kimina(['lean', 'setup', '--project', project], env);
+  assert.equal(r.code, 3, r.stderr);
+  assert.match(r.stderr, /not built for import Mathlib \(no \.olean found\).*lake exe cache get && lake build/);
+  assert.equal(r.stdout.trim(), join(dir, 'home', 'repl', 'v4.24.0', '.lake', 'build', 'bin', 'repl'));
+  const built = kimina(['lean', 'setup', '--project', project, '--build'], env);
+  assert.equal(built.code, 0, built.stderr);
+  assert.match(built.stderr, /\[4\/4\] building the project for import Mathlib: lake exe cache get && lake build/);
+  assert.match(built.stderr, /Downloading Mathlib's cache \(TEST DOUBLE\)/);
+  assert.match(built.stderr, /project built for import Mathlib/);
+  const log = readFileSync(join(dir, 'lake.log'), 'utf8');
+  assert.ok(log.indexOf('lake exe cache get') < log.lastIndexOf('lake build'), log);
 });
 
 test('kimina lean setup: clear errors offline, without lake, and outside a Lean project', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
   writeFileSync(join(dir, 'lean-toolchain'), 'leanprover/lean4:v4.24.0\n');
   const offline = kimina(['lean', 'setup', '--project', dir], {
-    PATH: `${fakeTools(dir, { gitFails: true })}:${process.env.PATH}`,
-    KIMINA_HOME: join(dir, 'home'),
+    ...setupEnv(dir),
+    KIMINA_REPL_GIT_URL: 'https://github.invalid/leanprover-community/repl',
   });
   assert.equal(offline.code, 1);
-  assert.match(offline.stderr, /could not clone .* \(offline, or no such tag\?\).*Could not resolve host/);
+  assert.match(offline.stderr, /could not clone .* \(offline\?\): .*github\.invalid/);
   const noLake = kimina(['lean', 'setup', '--project', dir], { PATH: '/nonexistent', KIMINA_HOME: join(dir, 'home') });
-  assert.match(noLake.stderr, /'lake' was not found on PATH\. Install Lean with elan/);
+  assert.match(noLake.stderr, /'lake' was not found on PATH \(ran in .*\)\. Install Lean with elan/);
   const notProject = kimina(['lean', 'setup', '--project', tmpdir()]);
   assert.match(notProject.stderr, /no lean-toolchain in/);
 });

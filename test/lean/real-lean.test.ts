@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/buildVerifier';
+import { buildVerifier, verifierSettingsOf, type BuiltVerifier } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 
 const project = process.env.KIMINA_LEAN_PROJECT;
 const skipReason = !project
@@ -21,7 +22,7 @@ describe('real Lean', { skip: skipReason }, () => {
   let strict: BuiltVerifier;
   let native: BuiltVerifier;
   before(() => {
-    const settings = { ...verifierSettingsFromEnv(), maxRepls: 2 };
+    const settings = { ...verifierSettingsOf(readSettings()), maxRepls: 2 };
     strict = buildVerifier({ ...settings, allowNativeDecide: false });
     native = buildVerifier({ ...settings, allowNativeDecide: true, maxRepls: 1 });
   });

@@ -102,6 +102,19 @@ test('no sorry warning for a declaration with an error; warn.sorry false silence
   assert.deepEqual(data(r.answers[2]), ["info: 'd' depends on axioms: [sorryAx]"]);
 });
 
+test('«»-named theorems and mutual blocks resolve as Lean does: `#print axioms _root_.«two plus two»`, `Foo.c` after `mutual … end`', () => {
+  const cmd =
+    'theorem «two plus two» : 2 + 2 = 4 := rfl\n#print axioms _root_.«two plus two»\n#print axioms «two plus two»\nnamespace Foo\nmutual\ntheorem a : True := trivial\nend\ntheorem c : False := sorryAx False\nend Foo\n#print axioms Foo.c\n#print axioms _root_.Foo.«a»';
+  const r = talk(JSON.stringify({ cmd }) + '\n\n');
+  assert.deepEqual(data(r.answers[0]), [
+    "info: '«two plus two»' does not depend on any axioms",
+    "info: '«two plus two»' does not depend on any axioms",
+    'warning: declaration uses `sorry`',
+    "info: 'Foo.c' depends on axioms: [sorryAx]",
+    "info: 'Foo.a' does not depend on any axioms",
+  ]);
+});
+
 test('namespaces, open and _root_ resolve as Lean does; examples add nothing; theorems see only the variables they mention', () => {
   const cmd =
     'namespace Foo\ntheorem t : True := sorryAx _\nend Foo\ntheorem t : True := trivial\nopen Foo\n#print axioms t\n#print axioms _root_.t\nexample : True := trivial\n#print axioms _example\nsection\nvariable (n : Nat)\ndef d : Nat := n\ntheorem w : True := by exact n\nend';

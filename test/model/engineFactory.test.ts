@@ -3,10 +3,22 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine, engineConfigFromEnv, DEFAULT_OPENAI_BASE_URL } from '../../backend/model/index';
+import * as factory from '../../backend/model/index';
+import {
+  DEFAULT_OPENAI_BASE_URL,
+  engineConfigOf,
+  type CreateEngineOptions,
+  type EngineConfig,
+} from '../../backend/model/index';
+import { kiminaHome, readSettings, type Env } from '../../backend/settings/settings';
 import { DEFAULT_MODEL } from '../../backend/model/store';
 import { startStandInOpenAIServer } from './standInOpenAIServer';
 import { QWEN3_DIR } from './qwen3Fixture';
+
+// The settings are read by the commands and handed down; these tests read them from the environment they set.
+const engineConfigFromEnv = (env: Env) => engineConfigOf(readSettings(env));
+const createEngine = (config: EngineConfig, options: Partial<CreateEngineOptions> = {}) =>
+  factory.createEngine(config, { home: kiminaHome(), ...options });
 
 test('settings from the environment, with defaults and clear errors', () => {
   assert.deepEqual(engineConfigFromEnv({}), {

@@ -51,7 +51,10 @@ test('think folder: trimmed reasoning gets Qwen newlines back; plain content pas
 test('reasoning field names of each server style', () => {
   assert.equal(reasoningOf({ reasoning: 'a' }), 'a');
   assert.equal(reasoningOf({ reasoning_content: 'b' }), 'b');
-  assert.equal(reasoningOf({ thinking: 'c' }), 'c');
+  // vLLM sends both names with the same text (DeltaMessage copies reasoning into reasoning_content): read once.
+  assert.equal(reasoningOf({ reasoning: 'c', reasoning_content: 'c' }), 'c');
+  // `thinking` is Ollama's native /api/chat name; its /v1 answers `reasoning` (openai.go): not read.
+  assert.equal(reasoningOf({ thinking: 'x' }), undefined);
   assert.equal(reasoningOf({ content: 'd', reasoning: null }), undefined);
   assert.equal(rootOf('http://h:8000/v1/'), 'http://h:8000');
   assert.equal(rootOf('http://h:11434'), 'http://h:11434');

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OpenAIEngine } from '../../backend/model/openai/engine';
-import { listRepoFiles } from '../../backend/model/hub';
+import { hubOptionsOf, listRepoFiles } from '../../backend/model/hub';
+import { readSettings } from '../../backend/settings/settings';
 import { DEFAULT_MODEL } from '../../backend/model/store';
 
 const base = process.env.KIMINA_TEST_OPENAI_BASE_URL;
@@ -31,7 +32,7 @@ test(
   'real hub: the default model is listed with safetensors weights',
   { skip: process.env.KIMINA_TEST_HUB ? false : 'set KIMINA_TEST_HUB=1 to run (needs network)' },
   async () => {
-    const listing = await listRepoFiles(DEFAULT_MODEL);
+    const listing = await listRepoFiles(DEFAULT_MODEL, 'main', hubOptionsOf(readSettings()));
     assert.ok(listing.commit);
     assert.ok(listing.files.some((f) => f.path.endsWith('.safetensors') && f.sha256));
   },

@@ -8,10 +8,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { convertCheckpoint } from '../../backend/model/onnx/convert';
 import { ONNX_KV16_FILE } from '../../backend/model/onnx/modelFolder';
-import { createEngine, engineConfigFromEnv } from '../../backend/model/index';
-import { CHECKPOINT_SUBDIR, pullModel, readManifest } from '../../backend/model/store';
+import * as factory from '../../backend/model/index';
+import { engineConfigOf, type CreateEngineOptions, type EngineConfig } from '../../backend/model/index';
+import { kiminaHome, readSettings, type Env } from '../../backend/settings/settings';
+import { hubOptionsOf } from '../../backend/model/hub';
+import * as store from '../../backend/model/store';
+import { CHECKPOINT_SUBDIR, readManifest } from '../../backend/model/store';
 import { startStandInHub } from './standInHub';
 import { tinyCheckpointFiles } from './tinyCheckpoint';
+
+// The settings are read by the commands and handed down; these tests read them from the environment they set.
+const engineConfigFromEnv = (env: Env) => engineConfigOf(readSettings(env));
+const createEngine = (config: EngineConfig, options: Partial<CreateEngineOptions> = {}) =>
+  factory.createEngine(config, { home: kiminaHome(), ...options });
+const pullModel = (id: string, o: Partial<store.PullOptions> = {}) =>
+  store.pullModel(id, { ...hubOptionsOf(readSettings()), home: kiminaHome(), ...o });
 
 const files = tinyCheckpointFiles();
 const hubPromise = startStandInHub({

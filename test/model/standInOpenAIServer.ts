@@ -1,9 +1,36 @@
 // TEST DOUBLE: a stand-in OpenAI-compatible chat server (a real HTTP server on 127.0.0.1) that plays
-// the parts of vLLM / llama.cpp / Ollama the OpenAI engine depends on: /v1/models, streaming
-// /v1/chat/completions with n, stop, max_tokens, a reasoning field of either name, and the tokenize
-// endpoints. Its "model" answers with scripted text; nothing here is a language model.
+// the parts of vLLM / SGLang / llama.cpp / Ollama the OpenAI engine depends on: /v1/models, streaming
+// /v1/chat/completions and /v1/completions with n, stop, max_tokens, a reasoning field, usage, and the
+// tokenize / render endpoints. Its "model" answers with scripted text; nothing here is a language model.
+// Its "tokens" are chunks of `chunkChars` characters, for the answer and for the rendered prompt alike.
+//
+// With `server` set, it answers as that server's source says (each answer below notes where it was read):
+//   llama.cpp  ggml-org/llama.cpp tools/server: server-common.cpp aa6192d (oaicompat_chat_params_parse,
+//              format_error_response), server-task.cpp 17f5f8a (to_json_oaicompat_chat_stream, to_json_oaicompat),
+//              src/llama-chat.cpp llm_chat_apply_template (the built-in chatml template)
+//   Ollama     ollama/ollama fb30760: openai/openai.go, middleware/openai.go ChatWriter, server/routes.go
+//              (ChatHandler, PsHandler, /api/version), api/types.go, template/chatml.gotmpl, llm/llama_server.go
+//   vLLM       vllm-project/vllm d7e5252 vllm/entrypoints/openai/engine/protocol.py (DeltaMessage, ModelCard,
+//              UsageInfo, StreamOptions); chat_completion/serving.py chat_completion_stream_generator (usage chunk)
+//   SGLang     sgl-project/sglang 9b116df python/sglang/srt/entrypoints/openai/protocol.py (ModelCard
+//              max_model_len, DeltaMessage reasoning_content, UsageInfo, n, top_k); its usage chunk is played in
+//              vLLM's shape (choices [], then usage): its serving code was not read
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+export type ServerKind = 'llama.cpp' | 'ollama' | 'vllm' | 'sglang';
+
+type Messages = Array<{ role: string; content: string }>;
+
+/**
+ * The built-in chatml rendering, as llama.cpp's llm_chat_apply_template (LLM_CHAT_TEMPLATE_CHATML:
+ * `<|im_start|>role\ncontent<|im_end|>\n` per message, then `<|im_start|>assistant\n`) and Ollama's
+ * template/chatml.gotmpl (the same text) render it. Unlike Qwen3's Jinja template it keeps an earlier answer's
+ * think block in the history.
+ */
+export function chatmlRender(messages: Messages): string {
+  return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+}
 
 export interface StandInRequest {
   path: string;
@@ -12,6 +39,17 @@ export interface StandInRequest {
 }
 
 export interface StandInOptions {
+  /** Answer as this server's source says (defaults for the options below, and its routes). */
+  server?: ServerKind;
+  /**
+   * How the server renders a conversation (llama.cpp /apply-template and its chat route, Ollama's template and
+   * render-only answer; default chatmlRender). Also the prompt whose "tokens" usage counts.
+   */
+  serverTemplate?: (messages: Messages) => string;
+  /** vLLM /tokenize: real token ids of the server's rendering (default: a stand-in count of words). */
+  tokenizeIds?: (text: string) => number[];
+  /** The context the model was loaded with (llama.cpp -c, Ollama num_ctx): llama.cpp stops there, Ollama shifts. */
+  numCtx?: number;
   models?: Array<{ id: string; max_model_len?: number }>;
   /** The scripted raw answer (think block included) for a request's sample. */
   answer: (messages: Array<{ role: string; content: string }>, sample: number, seed: number | undefined) => string;
@@ -57,8 +95,33 @@ function chunksOf(text: string, size: number): string[] {
   return out;
 }
 
-export async function startStandInOpenAIServer(o: StandInOptions): Promise<StandInServer> {
-  const models = o.models ?? [{ id: 'AI-MO/Kimina-Prover-RL-0.6B', max_model_len: 32768 }];
+export async function startStandInOpenAIServer(options: StandInOptions): Promise<StandInServer> {
+  const kind = options.server;
+  const o: StandInOptions = {
+    // llama.cpp: one choice only (HTTP 500 otherwise, below); reasoning_content (--reasoning-format deepseek);
+    // usage chunk when stream_options.include_usage (server-task.cpp to_json_oaicompat_chat_stream).
+    ...(kind === 'llama.cpp'
+      ? { reasoningField: 'reasoning_content' as const, usage: true, tokenize: 'llamacpp' as const }
+      : {}),
+    // Ollama: ChatCompletionRequest has no n (one choice), reasoning in `reasoning` (openai.go Delta), the usage
+    // chunk after the finish chunk (middleware/openai.go ChatWriter.writeResponse).
+    ...(kind === 'ollama'
+      ? { honorsN: false, reasoningField: 'reasoning' as const, usage: true, tokenize: 'none' as const }
+      : {}),
+    // vLLM: n honoured; DeltaMessage.reasoning (copied into reasoning_content); usage chunk.
+    ...(kind === 'vllm' ? { reasoningField: 'reasoning' as const, usage: true, tokenize: 'vllm' as const } : {}),
+    // SGLang: n honoured; DeltaMessage.reasoning_content; usage chunk.
+    ...(kind === 'sglang'
+      ? { reasoningField: 'reasoning_content' as const, usage: true, tokenize: 'none' as const }
+      : {}),
+    ...options,
+  };
+  const render = o.serverTemplate ?? chatmlRender;
+  const defaultModels: Array<{ id: string; max_model_len?: number }> =
+    kind === 'ollama' || kind === 'llama.cpp'
+      ? [{ id: 'AI-MO/Kimina-Prover-RL-0.6B' }] // neither lists a context length in /v1/models
+      : [{ id: 'AI-MO/Kimina-Prover-RL-0.6B', max_model_len: 32768 }];
+  const models = o.models ?? defaultModels;
   const state = { requests: [] as StandInRequest[], abortedStreams: 0 };
 
   const json = (res: ServerResponse, status: number, body: unknown): void => {
@@ -66,10 +129,13 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
     res.end(JSON.stringify(body));
   };
 
+  const tokensOf = (text: string): number => chunksOf(text, o.chunkChars ?? 4).length;
+
   const handleChat = async (
     req: IncomingMessage,
     res: ServerResponse,
     body: Record<string, unknown>,
+    route: 'chat' | 'completions',
   ): Promise<void> => {
     const model = body.model as string;
     if (!models.some((m) => m.id === model)) {
@@ -78,11 +144,50 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
       });
       return;
     }
-    const messages = body.messages as Array<{ role: string; content: string }>;
+    if (kind === 'llama.cpp' && Number(body.n ?? 1) !== 1) {
+      // llama.cpp server-common.cpp aa6192d oaicompat_chat_params_parse (and oaicompat_completion_params_parse):
+      // `if (n_choices != 1) throw std::runtime_error("Only one completion choice is allowed")`; the handler
+      // answers it as ERROR_TYPE_SERVER: format_error_response -> code 500, type "server_error", wrapped in
+      // {"error": …} (res_error). Recorded: HTTP 500 {"error":{"code":500,"message":"Only one completion choice
+      // is allowed","type":"server_error"}}.
+      json(res, 500, { error: { code: 500, message: 'Only one completion choice is allowed', type: 'server_error' } });
+      return;
+    }
+    const messages: Messages =
+      route === 'chat' ? (body.messages as Messages) : [{ role: 'user', content: String(body.prompt ?? '') }];
+    const promptText = route === 'chat' ? render(messages) : String(body.prompt ?? '');
+    const promptTokens = tokensOf(promptText);
+    if (kind === 'ollama' && body._debug_render_only === true) {
+      // Ollama routes.go ChatHandler `if req.DebugRenderOnly`: the rendered template, no generation; the /v1
+      // middleware wraps it as a chat.completion with `_debug_info` (openai.go ChatCompletion.DebugInfo).
+      json(res, 200, {
+        id: 'chatcmpl-standin',
+        object: 'chat.completion',
+        model,
+        system_fingerprint: 'fp_ollama',
+        choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: null }],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        _debug_info: { rendered_template: promptText },
+      });
+      return;
+    }
     const n = o.honorsN === false ? 1 : Number(body.n ?? 1);
     const seed = typeof body.seed === 'number' ? body.seed : undefined;
     const size = o.chunkChars ?? 4;
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : Infinity;
+    // Where the context stops an answer: llama.cpp at its -c (context shift is off by default: the slot stops
+    // with STOP_TYPE_LIMIT, finish_reason "length"); vLLM at max_model_len (finish_reason "length"). Ollama
+    // launches its runner with --context-shift unless the request says shift: false (routes.go `Shift:
+    // req.Shift == nil || *req.Shift`, llama_server.go appendContextShiftArgs): it goes on past num_ctx.
+    const listed = models.find((m) => m.id === model);
+    const contextRoom =
+      kind === 'ollama'
+        ? Infinity
+        : o.numCtx !== undefined
+          ? o.numCtx - promptTokens
+          : listed?.max_model_len !== undefined
+            ? listed.max_model_len - promptTokens
+            : Infinity;
     const stops = (body.stop as string[] | undefined) ?? [];
     // Per choice: the list of deltas to stream, and the finish reason.
     const plans = Array.from({ length: n }, (_, sample) => {
@@ -93,23 +198,34 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
         if (at >= 0) text = text.slice(0, at);
       }
       let pieces = chunksOf(text, size);
-      if (pieces.length > maxTokens) {
-        pieces = pieces.slice(0, maxTokens);
+      const limit = Math.min(maxTokens, contextRoom);
+      if (pieces.length > limit) {
+        pieces = pieces.slice(0, Math.max(0, limit));
         finish = 'length';
       }
-      return { deltas: toDeltas(pieces.join(''), size), finish, tokens: pieces.length };
+      const joined = pieces.join('');
+      return {
+        deltas: route === 'chat' ? toDeltas(joined, size) : chunksOf(joined, size).map((t) => ({ text: t })),
+        finish,
+        tokens: pieces.length,
+      };
+    });
+    const usage = (completion: number) => ({
+      prompt_tokens: promptTokens,
+      completion_tokens: completion,
+      total_tokens: promptTokens + completion,
     });
     if (body.stream !== true || o.ignoreStream) {
       json(res, 200, {
         id: 'cmpl-standin',
-        object: 'chat.completion',
+        object: route === 'chat' ? 'chat.completion' : 'text_completion',
         model,
-        choices: plans.map((p, index) => ({
-          index,
-          message: { role: 'assistant', ...mergeDeltas(p.deltas) },
-          finish_reason: p.finish,
-        })),
-        usage: { completion_tokens: plans.reduce((s, p) => s + p.tokens, 0) },
+        choices: plans.map((p, index) =>
+          route === 'chat'
+            ? { index, message: { role: 'assistant', ...mergeDeltas(p.deltas) }, finish_reason: p.finish }
+            : { index, text: p.deltas.map((d) => d.text).join(''), finish_reason: p.finish },
+        ),
+        usage: usage(plans.reduce((s, p) => s + p.tokens, 0)),
       });
       return;
     }
@@ -124,11 +240,13 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
     const send = (event: unknown): void => {
       res.write(`data: ${JSON.stringify(event)}\n\n`);
     };
-    send({
-      id: 'c',
-      object: 'chat.completion.chunk',
-      choices: plans.map((_, index) => ({ index, delta: { role: 'assistant', content: '' } })),
-    });
+    const object = route === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+    if (route === 'chat')
+      send({
+        id: 'c',
+        object,
+        choices: plans.map((_, index) => ({ index, delta: { role: 'assistant', content: '' } })),
+      });
     let sent = 0;
     const longest = Math.max(...plans.map((p) => p.deltas.length));
     for (let step = 0; step < longest; step++) {
@@ -145,21 +263,27 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
           res.destroy();
           return;
         }
-        send({ id: 'c', object: 'chat.completion.chunk', choices: [{ index, delta, finish_reason: null }] });
+        send(
+          route === 'chat'
+            ? { id: 'c', object, choices: [{ index, delta, finish_reason: null }] }
+            : { id: 'c', object, choices: [{ index, text: delta.text, logprobs: null, finish_reason: null }] },
+        );
         sent++;
       }
       if (o.chunkDelayMs) await new Promise((r) => setTimeout(r, o.chunkDelayMs));
     }
+    // The finish chunk: an empty delta and the reason (llama.cpp to_json_oaicompat_chat_stream; Ollama
+    // FinishChunk `Delta{}`), then, when asked, the usage chunk with empty choices (all four servers).
     plans.forEach((p, index) =>
-      send({ id: 'c', object: 'chat.completion.chunk', choices: [{ index, delta: {}, finish_reason: p.finish }] }),
+      send(
+        route === 'chat'
+          ? { id: 'c', object, choices: [{ index, delta: {}, finish_reason: p.finish }] }
+          : { id: 'c', object, choices: [{ index, text: '', logprobs: null, finish_reason: p.finish }] },
+      ),
     );
-    if (o.usage)
-      send({
-        id: 'c',
-        object: 'chat.completion.chunk',
-        choices: [],
-        usage: { completion_tokens: plans.reduce((s, p) => s + p.tokens, 0) },
-      });
+    const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    if (o.usage && (kind === undefined || includeUsage))
+      send({ id: 'c', object, choices: [], usage: usage(plans.reduce((s, p) => s + p.tokens, 0)) });
     res.write('data: [DONE]\n\n');
     res.end();
   };
@@ -176,10 +300,10 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
       reasoning = reasoning.trim();
       content = content.replace(/^\n+/, '');
     }
-    return [
-      ...chunksOf(reasoning, size).map((r) => ({ [o.reasoningField!]: r })),
-      ...chunksOf(content, size).map((c) => ({ content: c })),
-    ];
+    // vLLM's DeltaMessage copies `reasoning` into the deprecated `reasoning_content` (model_validator).
+    const reasoningDelta = (r: string): Record<string, string> =>
+      kind === 'vllm' ? { reasoning: r, reasoning_content: r } : { [o.reasoningField!]: r };
+    return [...chunksOf(reasoning, size).map(reasoningDelta), ...chunksOf(content, size).map((c) => ({ content: c }))];
   };
   const mergeDeltas = (deltas: Array<Record<string, string>>): Record<string, string> => {
     const merged: Record<string, string> = {};
@@ -212,10 +336,40 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
         return;
       }
       if (req.method === 'POST' && path === '/v1/chat/completions') {
-        void handleChat(req, res, body);
+        void handleChat(req, res, body, 'chat');
+        return;
+      }
+      if (req.method === 'POST' && path === '/v1/completions' && kind !== 'ollama') {
+        void handleChat(req, res, body, 'completions');
+        return;
+      }
+      if (kind === 'ollama' && req.method === 'GET' && path === '/api/version') {
+        json(res, 200, { version: '0.0.0-standin' }); // routes.go: gin.H{"version": version.Version}
+        return;
+      }
+      if (kind === 'ollama' && req.method === 'GET' && path === '/api/ps') {
+        // routes.go PsHandler / api/types.go ProcessModelResponse: the loaded models, context_length included.
+        json(res, 200, {
+          models: models.map((m) => ({
+            name: m.id,
+            model: m.id,
+            size: 0,
+            digest: 'standin',
+            details: {},
+            expires_at: new Date(Date.now() + 300_000).toISOString(),
+            size_vram: 0,
+            context_length: o.numCtx ?? 4096,
+          })),
+        });
         return;
       }
       if (req.method === 'POST' && path === '/tokenize' && o.tokenize === 'vllm') {
+        if (o.tokenizeIds) {
+          // vLLM serve_tokenize with messages: the chat template's rendering, tokenized (add_generation_prompt).
+          const ids = o.tokenizeIds(render(body.messages as Messages));
+          json(res, 200, { count: ids.length, max_model_len: 32768, tokens: ids });
+          return;
+        }
         const messages = body.messages as Array<{ content: string }>;
         // Stand-in tokenization: one token per word plus 4 per message and 3 for the generation prompt.
         const count = messages.reduce((s, m) => s + m.content.split(/\s+/).filter(Boolean).length + 4, 3);
@@ -223,8 +377,11 @@ export async function startStandInOpenAIServer(o: StandInOptions): Promise<Stand
         return;
       }
       if (req.method === 'POST' && path === '/apply-template' && o.tokenize === 'llamacpp') {
-        const messages = body.messages as Array<{ role: string; content: string }>;
-        json(res, 200, { prompt: messages.map((m) => `<${m.role}>${m.content}`).join('') + '<assistant>' });
+        // llama.cpp: the apply-template handler answers {"prompt": …} of oaicompat_chat_params_parse.
+        const messages = body.messages as Messages;
+        json(res, 200, {
+          prompt: kind ? render(messages) : messages.map((m) => `<${m.role}>${m.content}`).join('') + '<assistant>',
+        });
         return;
       }
       if (req.method === 'POST' && path === '/tokenize' && o.tokenize === 'llamacpp') {

@@ -5,21 +5,26 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { downloadFile, listRepoFiles } from '../../backend/model/hub';
+import { downloadFile, hubOptionsOf, listRepoFiles } from '../../backend/model/hub';
+import * as store from '../../backend/model/store';
 import {
   CHECKPOINT_SUBDIR,
   DEFAULT_MODEL,
   ONNX_LAYOUT_MARKER,
-  listModels,
-  locateModel,
-  pullModel,
   readManifest,
-  resolveModelDir,
-  storeDirOf,
   type ConvertCheckpoint,
   type PullEvent,
 } from '../../backend/model/store';
+import { kiminaHome, readSettings } from '../../backend/settings/settings';
 import { startStandInHub, type StandInHub } from './standInHub';
+
+// The commands read the settings and hand them down; these tests read them from the environment they set.
+const pullModel = (id: string, o: Partial<store.PullOptions> = {}) =>
+  store.pullModel(id, { ...hubOptionsOf(readSettings()), home: kiminaHome(), ...o });
+const storeDirOf = (id: string) => store.storeDirOf(kiminaHome(), id);
+const locateModel = (spec?: string) => store.locateModel(kiminaHome(), spec);
+const resolveModelDir = (spec?: string) => store.resolveModelDir(kiminaHome(), spec);
+const listModels = (defaultSpec?: string) => store.listModels(kiminaHome(), defaultSpec);
 
 const REPO = 'AI-MO/Kimina-Prover-RL-0.6B';
 const weights = Buffer.alloc(300_000);

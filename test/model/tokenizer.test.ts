@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTokenizer, tokenizerFromFiles, translateRegex } from '../../backend/model/tokenizer';
+import { chatTemplateOf } from '../../backend/model/chatTemplate';
 import { qwen3Tokenizer, reference } from './qwen3Fixture';
 
 test('Qwen3: ids equal Hugging Face tokenizers on every reference text', async () => {
@@ -126,6 +127,23 @@ test('a chat_template.jinja file is used when tokenizer_config.json has none', a
   const tok = await loadTokenizer(dir);
   assert.equal(tok.chatTemplate, '{{ messages[0].content }}');
   assert.equal(tok.eosToken, '<|end|>');
+});
+
+test('chat_template.jinja wins over tokenizer_config.json chat_template, as in transformers', async () => {
+  // transformers 5.23.0 tokenization_utils_base.py (_from_pretrained): "If independent chat template file(s)
+  // exist, they take priority over template entries in the tokenizer config".
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-tok-'));
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson()));
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({ eos_token: '<|end|>', chat_template: 'from json: {{ messages[0].content }}' }),
+  );
+  writeFileSync(join(dir, 'chat_template.jinja'), 'from file: {{ messages[0].content }}');
+  const tok = await loadTokenizer(dir);
+  assert.equal(tok.chatTemplate, 'from file: {{ messages[0].content }}');
+  assert.equal(chatTemplateOf(tok).render([{ role: 'user', content: 'x' }]), 'from file: x');
+  rmSync(join(dir, 'chat_template.jinja'));
+  assert.equal((await loadTokenizer(dir)).chatTemplate, 'from json: {{ messages[0].content }}');
 });
 
 test('added tokens with lstrip / rstrip absorb the whitespace next to them, as HF does', () => {

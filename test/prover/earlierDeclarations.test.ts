@@ -4,8 +4,9 @@
 // only for `bogus_*` names) behind the real verifier; the model is the scripted engine (a test double).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { formalStatementOf, selectDeclaration } from '../../backend/lean/declarations';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
+import { findDeclarations, formalStatementOf, selectDeclaration } from '../../backend/lean/declarations';
+import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from '../../backend/lean/types';
 import { extractProof, normalizeStatement, signatureOf } from '../../backend/prover/extract';
 import { containsStatement } from '../../backend/prover/format';
@@ -100,7 +101,7 @@ class RecordingVerifier implements LeanVerifier {
 }
 
 const built = buildVerifier({
-  ...verifierSettingsFromEnv(),
+  ...verifierSettingsOf(readSettings()),
   replCommand: standInReplCommand(),
   sandbox: 'none',
   memoryLimitMb: 0,
@@ -156,3 +157,26 @@ test(
     assert.equal(outcome.verdict.status, 'sorry');
   },
 );
+
+test('commands indented after a proof end that declaration: a later statement gets them as the scope commands they are, never as part of a proof', () => {
+  const src = [
+    'import Mathlib',
+    '',
+    'theorem a : 2 + 2 = 4 := by',
+    '  norm_num',
+    '  variable (h : False)',
+    '  include h',
+    '',
+    'theorem b : False := by',
+    '  sorry',
+  ].join('\n');
+  const decls = findDeclarations(src);
+  const a = decls.find((d) => d.name === 'a')!;
+  assert.equal(src.slice(a.start.offset, a.end.offset), 'theorem a : 2 + 2 = 4 := by\n  norm_num');
+  const b = decls.find((d) => d.name === 'b')!;
+  const text = formalStatementOf(src, b).text;
+  assert.equal(
+    text,
+    'import Mathlib\n\ntheorem a : 2 + 2 = 4 := by\n  norm_num\n\nvariable (h : False)\n\ninclude h\n\ntheorem b : False := by',
+  );
+});

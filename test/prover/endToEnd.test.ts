@@ -12,7 +12,8 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { ApiClient, type ProveEvent, type ProveResult } from '../../backend/protocol';
 import { OnnxEngine } from '../../backend/model/onnx/engine';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
+import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 import { createProveRouter } from '../../backend/api/proveRoutes';
 import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';
@@ -37,7 +38,7 @@ async function scriptedEngine(variant: 'fix' | 'direct'): Promise<OnnxEngine> {
 
 function standInBuilt() {
   const built = buildVerifier({
-    ...verifierSettingsFromEnv(),
+    ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
     memoryLimitMb: 0,
@@ -50,7 +51,7 @@ function standInBuilt() {
 
 function standInVerifier() {
   const built = buildVerifier({
-    ...verifierSettingsFromEnv(),
+    ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
     memoryLimitMb: 0,

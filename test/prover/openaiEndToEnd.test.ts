@@ -72,3 +72,65 @@ for (const variant of [
     }
   });
 }
+
+test(
+  'pass@4 through a stand-in answering as llama-server does (HTTP 500 for n > 1): proved',
+  { timeout: 60_000 },
+  async () => {
+    let served = 0;
+    // One sample in four writes the proof that Lean accepts; llama.cpp's server answers one choice per request.
+    const server = await startStandInOpenAIServer({
+      server: 'llama.cpp',
+      answer: () => (served++ === 3 ? WELL_FORMED : BAD),
+      chunkChars: 9,
+    });
+    const logs: string[] = [];
+    const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, log: (l) => logs.push(l) });
+    try {
+      const result = await prove(
+        { code: FILE, samples: 4, fixTurns: 0 },
+        { engine, verifier: new StandInVerifier(judge) },
+      );
+      assert.equal(result.status, 'proved');
+      assert.equal(result.attempts.filter((a) => a.turn === 1).length, 4);
+      assert.ok(result.attempts.every((a) => a.turn === 1 && a.format.error === 'NONE'));
+      const chat = server.requests.filter((r) => r.path === '/v1/chat/completions');
+      assert.deepEqual(
+        chat.map((r) => r.body.n),
+        [4, 1, 1, 1, 1],
+        'refused once with n=4, then one request per sample',
+      );
+      assert.ok(logs.some((l) => /refuses n > 1 \(HTTP 500: Only one completion choice is allowed\)/.test(l)));
+    } finally {
+      await engine.close();
+      await server.close();
+    }
+  },
+);
+
+test(
+  'an Ollama-shaped answer that overflows the context is reported as cut in the attempt',
+  { timeout: 60_000 },
+  async () => {
+    // Ollama shifts its context and ends with "stop"; only its usage and /api/ps show the answer ran past it.
+    const server = await startStandInOpenAIServer({
+      server: 'ollama',
+      numCtx: 128,
+      answer: () => BAD,
+      chunkChars: 4,
+    });
+    const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, log: () => {} });
+    try {
+      const result = await prove(
+        { code: FILE, samples: 1, fixTurns: 0 },
+        { engine, verifier: new StandInVerifier(judge) },
+      );
+      const [a] = result.attempts;
+      assert.equal(a.finishReason, 'length');
+      assert.match(a.cut ?? '', /reached the server's context of 128 tokens \(Ollama \/api\/ps\)/);
+    } finally {
+      await engine.close();
+      await server.close();
+    }
+  },
+);

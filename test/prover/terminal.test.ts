@@ -50,6 +50,18 @@ test('attempt lines say format, tokens, verdict and why no fix turn followed', (
     'sample 3, turn 2: format NO_VALID_LEAN4_CODE_BLOCK; Lean nothing to check (no proof found in the answer) (no fix turn: filtered)',
   );
   assert.match(attemptLine(attempt({ finishReason: 'cancelled', fixSkipped: 'cancelled' })), /Lean cancelled$/);
+  assert.equal(
+    attemptLine(
+      attempt({
+        tokens: 4000,
+        finishReason: 'length',
+        cut: "prompt (96 tokens) and answer (4000 tokens) reached the server's context of 4096 tokens",
+        code: null,
+      }),
+    ),
+    "sample 1, turn 1: format ok, 4000 tokens; cut short: prompt (96 tokens) and answer (4000 tokens) reached the server's context of 4096 tokens; Lean nothing to check (no proof found in the answer)",
+  );
+  assert.match(attemptLine(attempt({ finishReason: 'length' })), /; cut short at the token limit; /);
 });
 
 const events = (id = 'x'): ProveEvent[] => [

@@ -18,24 +18,25 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseToolchain, releaseTag } from '../../backend/lean/toolchain';
+import { makeReplFixture, type ReplFixture } from '../lean/replFixture';
 import { ensurePythonEnv } from '../../backend/training/pythonEnv';
 import { assertInside, isInside, OutsideParentError, removeInside } from '../../backend/store/safePaths';
 
 const root = join(__dirname, '..', '..');
 
+// TEST DOUBLE of lake (it makes the repl binary where lake would); git is real, on the repository rebuilt
+// from the listing of the real repl (test/lean/replFixture.ts).
 function fakeTools(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
-  const git =
-    '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nfor last; do :; done\nmkdir -p "$last" && echo "Cloning into $last..." >&2\n';
   const lake =
     '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\nmkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl\n';
-  writeFileSync(join(bin, 'git'), git);
-  chmodSync(join(bin, 'git'), 0o755);
   writeFileSync(join(bin, 'lake'), lake);
   chmodSync(join(bin, 'lake'), 0o755);
   return bin;
 }
+
+let fixture: ReplFixture | undefined;
 
 function setup(dir: string, toolchain: string) {
   const project = join(dir, 'proj');
@@ -50,6 +51,8 @@ function setup(dir: string, toolchain: string) {
       PATH: `${fakeTools(dir)}:${process.env.PATH}`,
       KIMINA_HOME: join(dir, 'home'),
       KIMINA_REPL_COMMAND: '',
+      KIMINA_REPL_GIT_URL: (fixture ??= makeReplFixture()).dir,
+      KIMINA_REPL_FLUSH_FIX: fixture.flushFix,
     },
   });
   return { code: r.status, stderr: r.stderr, stdout: r.stdout };

@@ -8,7 +8,8 @@ import { promisify } from 'node:util';
 import type { ChatMessage, TrainingPrompt, TrainingRun } from '../../backend/protocol';
 import { createApp, listen, type Listening } from '../../backend/api/server';
 import { trainingRouterOf } from '../../backend/api/trainingMount';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
+import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 import { openDb, type Db } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import type { RewardScorer } from '../../backend/training/rewardService';
@@ -35,7 +36,7 @@ export async function startBackend(
   const python = await testPython();
   const db = openDb(join(dir, 'kimina.db'));
   const built = buildVerifier({
-    ...verifierSettingsFromEnv(),
+    ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
     memoryLimitMb: 0,
@@ -44,6 +45,7 @@ export async function startBackend(
   });
   let url = '';
   const service = await openTrainingService({
+    settings: readSettings(),
     db,
     verifier: built.verifier,
     backendUrl: () => url,

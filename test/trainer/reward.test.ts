@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import type { RewardItem, RewardResponse } from '../../backend/protocol';
 import { createApp, listen, type Listening } from '../../backend/api/server';
 import { trainingRouterOf } from '../../backend/api/trainingMount';
-import { buildVerifier, verifierSettingsFromEnv, type BuiltVerifier } from '../../backend/lean/buildVerifier';
+import { buildVerifier, verifierSettingsOf, type BuiltVerifier } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 import { openDb } from '../../backend/store/db';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import { leanRewardScorer, rewardMetrics } from '../../backend/training/rewardService';
@@ -55,7 +56,7 @@ const item = (response: string, extra: Partial<RewardItem> = {}): RewardItem => 
 let built: BuiltVerifier;
 before(() => {
   built = buildVerifier({
-    ...verifierSettingsFromEnv(),
+    ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
     memoryLimitMb: 0,
@@ -133,6 +134,7 @@ test('HTTP: the trainer route stores chunked batch metrics and rollouts; the sta
   const db = openDb(join(dir, 'k.db'));
   let url = '';
   const service: TrainingService = await openTrainingService({
+    settings: readSettings(),
     db,
     verifier: built.verifier,
     backendUrl: () => url,

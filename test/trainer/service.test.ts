@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TrainingRunsResponse } from '../../backend/protocol';
 import { createApp, listen } from '../../backend/api/server';
-import { buildVerifier, verifierSettingsFromEnv } from '../../backend/lean/buildVerifier';
+import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
 import { openDb } from '../../backend/store/db';
 import { TrainingStore } from '../../backend/store/training';
 import { presetHyper } from '../../backend/training/presets';
@@ -51,7 +51,7 @@ test(
     );
 
     const built = buildVerifier({
-      ...verifierSettingsFromEnv(),
+      ...verifierSettingsOf(readSettings()),
       replCommand: standInReplCommand(),
       sandbox: 'none',
       memoryLimitMb: 0,

@@ -5,28 +5,14 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Decoder, type DecodeRequest, type RowResult } from './decoder';
 import { createSession, type Device } from './session';
-import type { Qwen3Shape } from './qwen3Config';
-import type { WorkerReply, WorkerRequest } from './workerProtocol';
+import type { BackendInfo, LoadSpec, WorkerReply, WorkerRequest } from './workerProtocol';
+
+export type { BackendInfo, LoadSpec };
 
 export interface DecodeJob {
   stopRow(row: number): void;
   cancel(): void;
   done: Promise<RowResult[]>;
-}
-
-export interface LoadSpec {
-  onnxPath: string;
-  shape: Qwen3Shape;
-  device?: Device;
-  threads?: number;
-  spinning?: boolean;
-  padId: number;
-}
-
-export interface BackendInfo {
-  device: Device;
-  threads: number;
-  fallbackReason?: string;
 }
 
 export interface DecodeBackend {

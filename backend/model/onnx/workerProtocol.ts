@@ -1,6 +1,22 @@
-// Messages between the engine (main thread) and its decoding worker.
+// Messages between the engine (main thread) and its decoding worker, and what they carry (imports no backend of its own).
 import type { DecodeRequest, RowResult } from './decoder';
-import type { BackendInfo, LoadSpec } from './backends';
+import type { Qwen3Shape } from './qwen3Config';
+import type { Device } from './session';
+
+export interface LoadSpec {
+  onnxPath: string;
+  shape: Qwen3Shape;
+  device?: Device;
+  threads?: number;
+  spinning?: boolean;
+  padId: number;
+}
+
+export interface BackendInfo {
+  device: Device;
+  threads: number;
+  fallbackReason?: string;
+}
 
 export type WorkerRequest =
   | { type: 'load'; spec: LoadSpec }

@@ -1,14 +1,21 @@
 // An Engine over an OpenAI-compatible chat server (vLLM, SGLang, llama.cpp server, Ollama):
 // `POST {base}/chat/completions` with streaming, n samples per request (or parallel requests for
-// servers that ignore n), reasoning fields folded back into <think>…</think>, cancellation.
+// servers that refuse or ignore n), reasoning fields folded back into <think>…</think>, cancellation.
+// It reacts to what each server answers, never to its name: llama.cpp's HTTP 500 "Only one completion choice
+// is allowed" for n > 1 switches to one request per sample (once, remembered); an answer is cut when the server
+// says finish_reason "length" or its usage reaches the known context (vLLM's max_model_len, Ollama's /api/ps
+// context_length); where the server renders the chat template itself, its rendering is compared with the
+// checkpoint's, and on a difference the engine sends the checkpoint's rendering to /v1/completions (llama.cpp,
+// vLLM) or says so (Ollama, whose OpenAI API has no verbatim prompt route). docs/models.md has the table.
 import axios, { type AxiosInstance, isAxiosError, isCancel } from 'axios';
 import type { Readable } from 'node:stream';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
 import { SseParser } from './sse';
 import { ThinkFolder, reasoningOf } from './reasoning';
-import { describeRequestError } from './errors';
-import { PromptTokenCounter, type TokenCountSource } from './tokenCount';
+import { bodyText, describeRequestError, serverMessage } from './errors';
+import { PromptTokenCounter, loadLocalTemplate, type LocalTemplate, type TokenCountSource } from './tokenCount';
+import { renderOnServer, showDifference, type Renderer } from './serverTemplate';
 
 export interface OpenAIEngineOptions {
   /** The OpenAI API root, e.g. http://127.0.0.1:8000/v1. */
@@ -39,6 +46,21 @@ interface Output {
   tokens: number;
   finish?: FinishReason;
   folder: ThinkFolder;
+  /** Why the answer is cut short, in words (set with finish 'length'). */
+  cut?: string;
+  /** The server's usage for this answer alone (requests of one choice). */
+  usage?: { prompt: number; completion: number };
+}
+
+/** llama.cpp's server refuses n != 1 with this message (chat and completions routes alike). */
+const N_REFUSED = /only one completion choice is allowed/i;
+
+/** How the result of comparing the server's chat template with the checkpoint's stands. */
+export interface TemplateCheck {
+  renderer: Renderer;
+  same: boolean;
+  /** For a difference: where, with both texts around it. */
+  detail?: string;
 }
 
 /** One request's job: which outputs its choices fill, in choice-index order. */
@@ -52,6 +74,17 @@ export class OpenAIEngine implements Engine {
   readonly name = 'openai';
   private nIgnored: boolean;
   private readonly counter: PromptTokenCounter;
+  /** 'completions': prompts rendered with the checkpoint's template go to /v1/completions. */
+  private route: 'chat' | 'completions' = 'chat';
+  private local: Promise<LocalTemplate> | undefined;
+  /** Conversation kinds whose server rendering was compared (the first turn; a fix turn with an answer). */
+  private readonly templateChecked = new Set<'first' | 'fix'>();
+  private templateUncheckable = false;
+  /** The last comparison of the server's chat template with the checkpoint's. */
+  templateCheck: TemplateCheck | undefined;
+  /** The server has no /api/ps (not Ollama): do not ask again. */
+  private noPs = false;
+  private smallContextSaid = false;
 
   private constructor(
     private readonly http: AxiosInstance,
@@ -66,8 +99,19 @@ export class OpenAIEngine implements Engine {
       rootUrl: rootOf(o.baseUrl),
       model,
       tokenizerDir: o.tokenizerDir,
+      local: o.tokenizerDir ? () => this.localTemplate() : undefined,
       log: o.log,
     });
+  }
+
+  private localTemplate(): Promise<LocalTemplate> {
+    this.local ??= loadLocalTemplate(this.o.tokenizerDir!);
+    return this.local;
+  }
+
+  /** Which route requests go to now: 'chat' (the server renders) or 'completions' (the checkpoint's rendering). */
+  get promptRoute(): 'chat' | 'completions' {
+    return this.route;
   }
 
   /** Lists the server's models (which also checks it is reachable) and picks the model. */
@@ -128,6 +172,7 @@ export class OpenAIEngine implements Engine {
 
   async generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta): Promise<Generation[]> {
     const outputs: Output[] = conversations.map(() => ({ text: '', tokens: 0, folder: new ThinkFolder() }));
+    if (!options.signal?.aborted) await this.checkTemplate(conversations);
     const groups = new Map<string, number[]>();
     conversations.forEach((c, i) => {
       const key = JSON.stringify(c.map((m) => [m.role, m.content]));
@@ -141,7 +186,8 @@ export class OpenAIEngine implements Engine {
       else jobs.push({ conversation, targets, seed: options.seed });
     }
     await this.runAll(jobs, outputs, options, onDelta);
-    // Servers that ignore n (llama.cpp, Ollama) answer one choice: ask again for the rest, in parallel.
+    // Servers that refuse n (llama.cpp: HTTP 500) or ignore it (Ollama: one choice) are asked again for the
+    // missing samples, one request each, in parallel, with distinct seeds.
     const missing = jobs.flatMap((job) =>
       job.targets.filter((t) => outputs[t].finish === undefined).map((t) => ({ job, t })),
     );
@@ -154,21 +200,151 @@ export class OpenAIEngine implements Engine {
         this.o.log(`the model server at ${this.o.baseUrl} ignores n; sending one request per sample from now on`);
       this.nIgnored = true;
       await this.runAll(
-        missing.map(({ job, t }, k) => ({
+        missing.map(({ job, t }) => ({
           conversation: job.conversation,
           targets: [t],
-          seed: seedFor(options.seed, k + 1),
+          seed: seedFor(options.seed, job.targets.indexOf(t)),
         })),
         outputs,
         options,
         onDelta,
       );
     }
-    return outputs.map((out) => ({
-      text: out.text,
-      tokens: out.tokens,
-      finishReason: options.signal?.aborted && out.finish === undefined ? 'cancelled' : (out.finish ?? 'cancelled'),
-    }));
+    await this.judgeCuts(outputs, options);
+    return outputs.map((out) => {
+      const finishReason: FinishReason =
+        options.signal?.aborted && out.finish === undefined ? 'cancelled' : (out.finish ?? 'cancelled');
+      return finishReason === 'length' && out.cut
+        ? { text: out.text, tokens: out.tokens, finishReason, cut: out.cut }
+        : { text: out.text, tokens: out.tokens, finishReason };
+    });
+  }
+
+  /**
+   * Marks cut answers: finish_reason "length" from the server, or usage (prompt + answer) reaching the known
+   * context. Ollama's /v1 says neither when its context fills (it shifts the context and goes on: ollama/ollama
+   * fb30760 server/routes.go `Shift: req.Shift == nil || *req.Shift`, llm/llama_server.go --context-shift),
+   * so its context comes from `GET /api/ps` (`context_length` of the loaded model) and its usage decides.
+   */
+  private async judgeCuts(outputs: Output[], options: SamplingOptions): Promise<void> {
+    let context = this.maxContext;
+    let fromPs = false;
+    if (context === undefined && outputs.some((o) => o.usage)) {
+      context = await this.loadedContext();
+      fromPs = context !== undefined;
+    }
+    for (const out of outputs) {
+      const u = out.usage;
+      if (out.finish === 'length') {
+        out.cut ??=
+          `the server ended the answer with finish_reason "length" after ${out.tokens} tokens` +
+          ` (max_tokens ${options.maxTokens}${context !== undefined ? `, context ${context}` : ''})`;
+      } else if (out.finish === 'stop' && u && context !== undefined && u.prompt + u.completion >= context) {
+        out.finish = 'length';
+        out.cut =
+          `prompt (${u.prompt} tokens) and answer (${u.completion} tokens) reached the server's context of ${context} tokens` +
+          (fromPs ? ' (Ollama /api/ps); the server went on past it without the start of the prompt' : '');
+      }
+    }
+    const prompt = Math.max(0, ...outputs.map((o) => o.usage?.prompt ?? 0));
+    if (fromPs && context !== undefined && !this.smallContextSaid && prompt + options.maxTokens > context) {
+      this.smallContextSaid = true;
+      const need = prompt + options.maxTokens;
+      this.o.log(
+        `Ollama runs ${this.model} with a context of ${context} tokens (GET /api/ps), less than this prompt (${prompt} tokens) ` +
+          `plus max_tokens (${options.maxTokens}): longer answers are cut. Ollama's OpenAI API cannot set the context; ` +
+          `restart the server with OLLAMA_CONTEXT_LENGTH=${need} ollama serve, or create the model from a Modelfile ` +
+          `with PARAMETER num_ctx ${need} (ollama create)`,
+      );
+    }
+  }
+
+  /** The context the server loaded the model with, where it says (Ollama: GET /api/ps). */
+  private async loadedContext(): Promise<number | undefined> {
+    if (this.noPs) return undefined;
+    const r = await this.http
+      .get(`${rootOf(this.o.baseUrl)}/api/ps`, { validateStatus: () => true, timeout: 5000 })
+      .catch(() => undefined);
+    const models = r?.status === 200 ? (r.data?.models as Array<Record<string, unknown>> | undefined) : undefined;
+    if (!Array.isArray(models)) {
+      this.noPs = true;
+      return undefined;
+    }
+    const names = new Set([this.model, this.model.includes(':') ? this.model : `${this.model}:latest`]);
+    const m = models.find((x) => names.has(String(x.name)) || names.has(String(x.model)));
+    return typeof m?.context_length === 'number' && m.context_length > 0 ? m.context_length : undefined;
+  }
+
+  /**
+   * Compares the server's rendering of a first-turn and of a fix-turn conversation with the checkpoint's
+   * (once each). A difference is said in the log and kept in `templateCheck`; where the server has a route that
+   * takes a prompt verbatim (llama.cpp, vLLM: /v1/completions), requests go there from now on with the
+   * checkpoint's rendering.
+   */
+  private async checkTemplate(conversations: ChatMessage[][]): Promise<void> {
+    if (!this.o.tokenizerDir || this.route === 'completions' || this.templateUncheckable) return;
+    try {
+      await this.compareTemplates(conversations);
+    } catch (err) {
+      // The check never stops a generation: the request itself will say what is wrong with the server.
+      this.templateUncheckable = true;
+      this.o.log(`cannot compare the server's chat template with the checkpoint's: ${(err as Error).message}`);
+    }
+  }
+
+  private async compareTemplates(conversations: ChatMessage[][]): Promise<void> {
+    for (const kind of ['first', 'fix'] as const) {
+      if (this.templateChecked.has(kind)) continue;
+      const conversation = conversations.find((c) => c.some((m) => m.role === 'assistant') === (kind === 'fix'));
+      if (!conversation) continue;
+      const local = await this.localTemplate();
+      const ours = local.template.render(conversation);
+      const theirs = await renderOnServer(
+        { http: this.http, baseUrl: this.o.baseUrl, rootUrl: rootOf(this.o.baseUrl), model: this.model },
+        conversation,
+      );
+      if (!theirs) {
+        this.templateUncheckable = true;
+        this.o.log(
+          `the model server at ${this.o.baseUrl} renders the chat template itself and shows no rendering ` +
+            `(no llama.cpp /apply-template, vLLM /tokenize or Ollama render-only answer): the prompt cannot be checked against the checkpoint's template`,
+        );
+        return;
+      }
+      this.templateChecked.add(kind);
+      let same: boolean;
+      let detail: string | undefined;
+      if (theirs.prompt !== undefined) {
+        same = theirs.prompt === ours;
+        if (!same) detail = showDifference(ours, theirs.prompt);
+      } else {
+        const ids = local.tokenizer.encode(ours);
+        const t = theirs.tokens ?? [];
+        same = ids.length === t.length && ids.every((id, i) => id === t[i]);
+        if (!same) {
+          const at = ids.findIndex((id, i) => id !== t[i]);
+          detail = `first different token at position ${at < 0 ? Math.min(ids.length, t.length) : at} (checkpoint ${ids.length} tokens, server ${t.length})`;
+        }
+      }
+      this.templateCheck = { renderer: theirs.renderer, same, detail };
+      if (same) continue;
+      const turn = kind === 'fix' ? 'a fix-turn conversation' : 'the first turn';
+      if (theirs.renderer === 'ollama') {
+        this.o.log(
+          `the model server's chat template (Ollama's Go template, POST /api/show "template") renders ${turn} differently from the ` +
+            `checkpoint's (${detail}): the model sees a prompt it was not trained on. Ollama's OpenAI API has no route that takes ` +
+            `a rendered prompt as it is (its /v1/completions applies the template too); serve the model with llama.cpp ` +
+            `(llama-server --jinja) or vLLM, or give the Ollama model a TEMPLATE that renders as the checkpoint's chat_template`,
+        );
+        return;
+      }
+      this.route = 'completions';
+      this.o.log(
+        `the model server's chat template (${theirs.renderer}) renders ${turn} differently from the checkpoint's (${detail}); ` +
+          `sending prompts rendered with the checkpoint's template to ${this.o.baseUrl}/completions from now on`,
+      );
+      return;
+    }
   }
 
   async close(): Promise<void> {
@@ -200,10 +376,13 @@ export class OpenAIEngine implements Engine {
   }
 
   private async request(job: Job, outputs: Output[], options: SamplingOptions, onDelta?: OnDelta): Promise<void> {
-    const url = `${this.o.baseUrl}/chat/completions`;
+    const raw = this.route === 'completions';
+    const url = `${this.o.baseUrl}/${raw ? 'completions' : 'chat/completions'}`;
     const body: Record<string, unknown> = {
       model: this.model,
-      messages: job.conversation.map((m) => ({ role: m.role, content: m.content })),
+      ...(raw
+        ? { prompt: (await this.localTemplate()).template.render(job.conversation) }
+        : { messages: job.conversation.map((m) => ({ role: m.role, content: m.content })) }),
       stream: true,
       stream_options: { include_usage: true },
       n: job.targets.length,
@@ -238,21 +417,46 @@ export class OpenAIEngine implements Engine {
       if (options.signal?.aborted) return;
       if (watchdog.signal.aborted) throw timedOut();
       if (isCancel(err)) return;
-      throw await describeRequestError(err, { url, model: this.model });
+      const status = isAxiosError(err) ? err.response?.status : undefined;
+      const text = isAxiosError(err) && err.response ? await bodyText(err.response.data) : undefined;
+      if (text !== undefined && job.targets.length > 1 && N_REFUSED.test(serverMessage(text))) {
+        // llama.cpp: HTTP 500 {"error":{"code":500,"message":"Only one completion choice is allowed",…}}.
+        if (this.o.nMode === 'native')
+          throw new Error(
+            `the model server at ${url} refuses n > 1 (HTTP ${status}: ${serverMessage(text)}); set KIMINA_OPENAI_N=auto or parallel`,
+          );
+        if (!this.nIgnored)
+          this.o.log(
+            `the model server at ${this.o.baseUrl} refuses n > 1 (HTTP ${status}: ${serverMessage(text)}); sending one request per sample from now on`,
+          );
+        this.nIgnored = true;
+        return; // the samples stay unanswered: generate() asks for each in its own request
+      }
+      throw await describeRequestError(err, { url, model: this.model }, text);
     }
     const counts: number[] = job.targets.map(() => 0);
     let usageTokens: number | undefined;
+    let promptTokens: number | undefined;
     // Token counts: the server's usage is exact for one choice; otherwise one streamed chunk per token.
     const settleTokens = (): void =>
       job.targets.forEach((t, i) => {
         outputs[t].tokens = job.targets.length === 1 && usageTokens !== undefined ? usageTokens : counts[i];
+        if (job.targets.length === 1 && usageTokens !== undefined && promptTokens !== undefined)
+          outputs[t].usage = { prompt: promptTokens, completion: usageTokens };
       });
+    const readUsage = (usage: unknown): void => {
+      const u = usage as { completion_tokens?: unknown; prompt_tokens?: unknown } | null | undefined;
+      if (u && typeof u.completion_tokens === 'number') usageTokens = u.completion_tokens;
+      if (u && typeof u.prompt_tokens === 'number') promptTokens = u.prompt_tokens;
+    };
     const apply = (choice: Record<string, unknown>, delta: Record<string, unknown> | undefined): void => {
       const index = typeof choice.index === 'number' ? choice.index : 0;
       const target = job.targets[index];
       if (target === undefined) return; // more choices than asked for: ignore the extras
       const out = outputs[target];
-      const content = typeof delta?.content === 'string' ? delta.content : undefined;
+      // Chat deltas carry content (and a reasoning field); completions choices carry text.
+      const content =
+        typeof delta?.content === 'string' ? delta.content : typeof choice.text === 'string' ? choice.text : undefined;
       const text = out.folder.push({ reasoning: reasoningOf(delta), content });
       if (text.length > 0) {
         out.text += text;
@@ -269,7 +473,7 @@ export class OpenAIEngine implements Engine {
           touch();
           raw += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
         }
-        let data: { choices?: Array<Record<string, unknown>>; usage?: { completion_tokens?: number } };
+        let data: { choices?: Array<Record<string, unknown>>; usage?: unknown };
         try {
           data = JSON.parse(raw);
         } catch {
@@ -278,9 +482,9 @@ export class OpenAIEngine implements Engine {
         for (const choice of data.choices ?? []) {
           apply(choice, choice.message as Record<string, unknown> | undefined);
           if (choice.finish_reason === undefined || choice.finish_reason === null)
-            apply({ ...choice, finish_reason: 'stop' }, undefined);
+            apply({ index: choice.index, finish_reason: 'stop' }, undefined);
         }
-        usageTokens = data.usage?.completion_tokens;
+        readUsage(data.usage);
       } else {
         const parser = new SseParser();
         let done = false;
@@ -304,8 +508,7 @@ export class OpenAIEngine implements Engine {
           for (const choice of (event.choices as Array<Record<string, unknown>> | undefined) ?? []) {
             apply(choice, choice.delta as Record<string, unknown> | undefined);
           }
-          const usage = event.usage as { completion_tokens?: number } | undefined | null;
-          if (usage && typeof usage.completion_tokens === 'number') usageTokens = usage.completion_tokens;
+          readUsage(event.usage);
         };
         for await (const chunk of stream) {
           touch();

@@ -44,8 +44,8 @@ export interface ErrorContext {
   model: string;
 }
 
-/** Builds a readable Error for a failed request; HTTP statuses get server text and a hint. */
-export async function describeRequestError(err: unknown, ctx: ErrorContext): Promise<Error> {
+/** Builds a readable Error for a failed request; HTTP statuses get server text and a hint (`body`: already read). */
+export async function describeRequestError(err: unknown, ctx: ErrorContext, body?: string): Promise<Error> {
   if (!isAxiosError(err)) return err instanceof Error ? err : new Error(String(err));
   const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code;
   if (!err.response) {
@@ -59,7 +59,7 @@ export async function describeRequestError(err: unknown, ctx: ErrorContext): Pro
     return new Error(`request to the model server at ${ctx.url} failed: ${err.message}`);
   }
   const status = err.response.status;
-  const text = serverMessage(await bodyText(err.response.data));
+  const text = serverMessage(body ?? (await bodyText(err.response.data)));
   if (status === 401 || status === 403)
     return new Error(
       `the model server at ${ctx.url} refused the request (HTTP ${status}: ${text}); set KIMINA_OPENAI_API_KEY`,

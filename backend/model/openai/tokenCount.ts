@@ -3,13 +3,24 @@
 // `/tokenize`), else a local copy of the model's tokenizer and chat template, else an estimate.
 import type { AxiosInstance } from 'axios';
 import type { ChatMessage } from '../../protocol';
-import { loadTokenizer } from '../tokenizer';
-import { chatTemplateOf } from '../chatTemplate';
+import { loadTokenizer, type Tokenizer } from '../tokenizer';
+import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
 
 export type TokenCountSource = 'server' | 'server-template' | 'local' | 'estimate';
 
 /** Characters per token assumed by the estimate; low on purpose, so limits err on the safe side. */
 export const ESTIMATE_CHARS_PER_TOKEN = 3;
+
+/** A model folder's tokenizer and chat template: the prompt as the checkpoint renders it. */
+export interface LocalTemplate {
+  tokenizer: Tokenizer;
+  template: ChatTemplate;
+}
+
+export async function loadLocalTemplate(dir: string): Promise<LocalTemplate> {
+  const tokenizer = await loadTokenizer(dir);
+  return { tokenizer, template: chatTemplateOf(tokenizer, dir) };
+}
 
 export interface TokenCounterOptions {
   http: AxiosInstance;
@@ -18,6 +29,8 @@ export interface TokenCounterOptions {
   model: string;
   /** A model folder with tokenizer.json and a chat template, used when the server cannot count. */
   tokenizerDir?: string;
+  /** Loads tokenizerDir's tokenizer and template once (shared with the engine's template check). */
+  local?: () => Promise<LocalTemplate>;
   log: (line: string) => void;
 }
 
@@ -91,9 +104,7 @@ export class PromptTokenCounter {
 
   private async localCount(conversation: ChatMessage[]): Promise<number | undefined> {
     this.local ??= (async () => {
-      const dir = this.o.tokenizerDir!;
-      const tokenizer = await loadTokenizer(dir);
-      const template = chatTemplateOf(tokenizer, dir);
+      const { tokenizer, template } = await (this.o.local?.() ?? loadLocalTemplate(this.o.tokenizerDir!));
       return async (c: ChatMessage[]) => tokenizer.encode(template.render(c)).length;
     })();
     return (await this.local)(conversation);

@@ -228,7 +228,11 @@ test('a process that never closes its engine still exits, and one awaiting a gen
 });
 
 test('the engine settings reach the engine: KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING', async () => {
-  const { createEngine, engineConfigFromEnv } = await import('../../../backend/model/index');
+  const { createEngine: create, engineConfigOf } = await import('../../../backend/model/index');
+  const { kiminaHome, readSettings } = await import('../../../backend/settings/settings');
+  const engineConfigFromEnv = (env: Record<string, string>) => engineConfigOf(readSettings(env));
+  const createEngine = (config: Parameters<typeof create>[0], o: { log: () => undefined }) =>
+    create(config, { home: kiminaHome(), ...o });
   const engine = (await createEngine(
     engineConfigFromEnv({
       KIMINA_MODEL: scripted,

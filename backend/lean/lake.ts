@@ -1,0 +1,10 @@
+// Whether Lean's build tool can be found: in one of the PATH folders (the searchPath setting, handed down) or in
+// elan's default folder. Without a REPL build the verifier falls back to `lake env lean`; without lake nothing checks.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export function lakeFound(searchPath: readonly string[]): boolean {
+  const dirs = [...searchPath, join(homedir(), '.elan', 'bin')];
+  return dirs.some((d) => d && existsSync(join(d, 'lake')));
+}

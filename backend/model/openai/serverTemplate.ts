@@ -1,0 +1,85 @@
+// What the model server's own chat template makes of a conversation, for comparing with the checkpoint's
+// template (the prompt the model was trained on). Each server is recognised by what it answers, never by name:
+// - llama.cpp's server: `POST /apply-template {messages}` renders without generating and answers `{prompt}`
+//   (ggml-org/llama.cpp tools/server: the apply-template handler runs oaicompat_chat_params_parse, the same
+//   rendering /v1/chat/completions uses, and answers only its "prompt").
+// - vLLM: `POST /tokenize {model, messages, add_generation_prompt}` answers the rendered prompt's token ids
+//   (`tokens`, with `count` and `max_model_len`), compared with the local tokenizer's ids for our rendering.
+// - Ollama (answers `GET /api/version` with `{version}`): `POST /v1/chat/completions` with
+//   `_debug_render_only: true` answers the rendered template in `_debug_info.rendered_template` without
+//   generating (ollama/ollama fb30760: openai/openai.go ChatCompletionRequest.DebugRenderOnly,
+//   server/routes.go ChatHandler `if req.DebugRenderOnly`, api/types.go DebugInfo).
+// Nothing is asked that would generate on a server that does not know the request (Ollama's render-only flag is
+// sent only to a server that answered /api/version, and with max_tokens 1 besides).
+import type { AxiosInstance } from 'axios';
+import type { ChatMessage } from '../../protocol';
+
+export type Renderer = 'llama.cpp' | 'vllm' | 'ollama';
+
+export interface ServerRendering {
+  renderer: Renderer;
+  /** The rendered text (llama.cpp, Ollama). */
+  prompt?: string;
+  /** The rendered prompt's token ids (vLLM). */
+  tokens?: number[];
+}
+
+export interface RenderTarget {
+  http: AxiosInstance;
+  /** The OpenAI API root (…/v1). */
+  baseUrl: string;
+  /** The server root (without /v1). */
+  rootUrl: string;
+  model: string;
+}
+
+const quiet = { validateStatus: () => true, timeout: 15_000 } as const;
+
+/** Asks the server how it renders `conversation`; undefined when it offers no way to see that. */
+export async function renderOnServer(
+  t: RenderTarget,
+  conversation: ChatMessage[],
+): Promise<ServerRendering | undefined> {
+  const messages = conversation.map((m) => ({ role: m.role, content: m.content }));
+  const llama = await t.http.post(`${t.rootUrl}/apply-template`, { messages }, quiet).catch(() => undefined);
+  if (llama?.status === 200 && typeof llama.data?.prompt === 'string')
+    return { renderer: 'llama.cpp', prompt: llama.data.prompt };
+  const vllm = await t.http
+    .post(`${t.rootUrl}/tokenize`, { model: t.model, messages, add_generation_prompt: true }, quiet)
+    .catch(() => undefined);
+  // llama.cpp's /tokenize ignores `messages` (no tokens); vLLM answers the ids with their count.
+  if (
+    vllm?.status === 200 &&
+    Array.isArray(vllm.data?.tokens) &&
+    vllm.data.tokens.length > 0 &&
+    typeof vllm.data.count === 'number'
+  )
+    return { renderer: 'vllm', tokens: vllm.data.tokens as number[] };
+  const version = await t.http.get(`${t.rootUrl}/api/version`, quiet).catch(() => undefined);
+  if (version?.status === 200 && typeof version.data?.version === 'string') {
+    const r = await t.http
+      .post(
+        `${t.baseUrl}/chat/completions`,
+        { model: t.model, messages, stream: false, max_tokens: 1, _debug_render_only: true },
+        quiet,
+      )
+      .catch(() => undefined);
+    const rendered = r?.data?._debug_info?.rendered_template;
+    if (r?.status === 200 && typeof rendered === 'string') return { renderer: 'ollama', prompt: rendered };
+  }
+  return undefined;
+}
+
+/** Where two strings first differ (the shorter one's length when one is a prefix of the other). */
+export function firstDifference(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return n;
+}
+
+/** A short, one-line view of both texts around their first difference. */
+export function showDifference(ours: string, theirs: string): string {
+  const at = firstDifference(ours, theirs);
+  const around = (s: string): string => JSON.stringify(s.slice(Math.max(0, at - 30), at + 50));
+  return `first difference at character ${at}: checkpoint ${around(ours)}, server ${around(theirs)}`;
+}

@@ -1,0 +1,272 @@
+// The splice rule: whatever the model's answer holds after its proof (or before it), what enters the user's
+// file is the target declaration's body only, and the exact text to be written is checked again in place.
+// The prove service here is a TEST DOUBLE (scripted answers; its `check` answers `valid` to anything without a
+// `sorry` word and records what it was asked), so it is the structural rule that must refuse the carried
+// commands: a double that accepted them would let them through, exactly as the stand-in REPL's text rules would.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ProveRequest, ProveResult, ReplSorry, Verdict } from '../../backend/protocol';
+import { proveInEditor } from '../../backend/editor/editorProve';
+import { findDeclarations, offsetAt, standaloneSnippet } from '../../backend/editor/leanSource';
+import { applyEdit, cutToBody, spliceProblem, spliceVerifiedProof } from '../../backend/editor/splice';
+import type { ProveService } from '../../backend/editor/service';
+import { lexLean } from '../../backend/lean/lexer';
+import { COMMAND_KEYWORDS } from '../../backend/editor/splice';
+
+/** Answers with commands after (trailing) or before (leading, inside the proof text) the proof. */
+const corpus: { name: string; proof: string }[] = [
+  { name: 'variable+include', proof: '\n  norm_num\n\nvariable (h : False)\ninclude h\n' },
+  { name: 'variable+include indented', proof: '\n  norm_num\n  variable (h : False)\n  include h\n' },
+  { name: 'include mid-line', proof: ' norm_num\nvariable (h : False) include h' },
+  { name: 'instance', proof: '\n  norm_num\n\ninstance : Inhabited Empty := ⟨sorry⟩\n' },
+  { name: 'set_option warn.sorry false', proof: '\n  norm_num\nset_option warn.sorry false\n' },
+  { name: 'open', proof: '\n  norm_num\n\nopen Real\n' },
+  { name: 'namespace', proof: '\n  norm_num\nnamespace Evil\nend Evil\nnamespace Other\n' },
+  { name: 'notation', proof: '\n  norm_num\nnotation "ff" => False\n' },
+  { name: 'attribute', proof: '\n  norm_num\nattribute [simp] Nat.add_comm\n' },
+  { name: 'another theorem with doc', proof: '\n  norm_num\n\n/-- doc -/\ntheorem extra : True := trivial\n' },
+  { name: '@[simp] theorem', proof: '\n  norm_num\n@[simp] theorem extra : True := trivial\n' },
+  { name: '#eval', proof: '\n  norm_num\n#eval 1\n' },
+  { name: 'universe + export', proof: '\n  norm_num\nuniverse u\nexport Nat (succ)\n' },
+  { name: 'macro', proof: '\n  norm_num\nmacro "cheat" : tactic => `(tactic| sorry)\n' },
+  { name: 'open … in with nothing after', proof: '\n  norm_num\nopen Real in\n' },
+  { name: 'section + end', proof: '\n  norm_num\nsection\nvariable (h : False)\nend\n' },
+];
+
+const file = `import Mathlib
+
+namespace Demo
+
+theorem first_one : 2 + 2 = 4 := by
+  sorry
+
+theorem second_one (n : ℕ) : n + 0 = n := by
+  sorry
+
+end Demo
+`;
+
+function commandTokens(text: string): string[] {
+  return lexLean(text)
+    .filter((t) => t.kind === 'command' || (t.kind === 'ident' && COMMAND_KEYWORDS.has(t.text)) || t.text === '@[')
+    .map((t) => t.text);
+}
+
+function verdict(status: Verdict['status'], sorries: ReplSorry[] = []): Verdict {
+  return { status, reason: status, messages: [], sorries, time: 0 };
+}
+
+/** The REPL lists `sorry` words only (never `admit`), as the issue's reviewer saw. */
+function listedSorries(code: string): ReplSorry[] {
+  const out: ReplSorry[] = [];
+  code.split('\n').forEach((l, i) => {
+    for (const m of l.matchAll(/(?<![\w.])sorry(?![\w])/g))
+      out.push({
+        goal: '⊢ 2 + 2 = 4',
+        pos: { line: i + 1, column: m.index },
+        endPos: { line: i + 1, column: m.index + 5 },
+      });
+  });
+  return out;
+}
+
+/** TEST DOUBLE of the prove service: scripted tactics; `check` records its snippet, `valid` unless it names sorry. */
+function scripted(tactics: string, recheck?: (code: string) => Verdict) {
+  const checked: string[] = [];
+  const service: ProveService = {
+    kind: 'in-process',
+    describe: async () => ({}),
+    async prove(req: ProveRequest): Promise<ProveResult> {
+      return { id: req.id ?? 'x', status: 'proved', proof: null, tactics, attempts: [] };
+    },
+    async check(code: string) {
+      checked.push(code);
+      const sorries = listedSorries(code);
+      const v = recheck?.(code) ?? (sorries.length ? verdict('sorry', sorries) : verdict('valid'));
+      return { verdict: v, response: { sorries: v.sorries } };
+    },
+    close: async () => {},
+  };
+  return { service, checked };
+}
+
+const noop = () => {};
+const signal = new AbortController().signal;
+
+for (const { name, proof } of corpus) {
+  test(`cut: no command token outside the body (${name})`, () => {
+    const { body, cut } = cutToBody(proof);
+    assert.deepEqual(commandTokens(body), [], body);
+    assert.ok(cut !== null, 'something was cut');
+    assert.match(body, /norm_num/);
+  });
+
+  for (const mode of ['theorem', 'goal'] as const) {
+    test(`${mode === 'theorem' ? 'Accept' : 'goal mode'}: the edit holds the body only and is re-checked in place (${name})`, async () => {
+      const { service, checked } = scripted(proof);
+      const result = await proveInEditor(
+        { id: 'r', code: file, mode, position: { line: 5, character: 2 } },
+        file,
+        service,
+        noop,
+        signal,
+      );
+      assert.equal(result.status, 'proved', result.problem);
+      const after = applyEdit(file, result.edit!, (l, c) => offsetAt(file, l, c));
+      assert.deepEqual(commandTokens(after), commandTokens(file), after);
+      assert.equal(findDeclarations(after).length, 2);
+      // the last check was the declaration exactly as it will be written, in its place in the file
+      const decl = findDeclarations(after)[0];
+      assert.equal(checked[checked.length - 1], standaloneSnippet(after, decl).code);
+      assert.ok(checked[checked.length - 1].includes(after.slice(decl.start, decl.end)));
+    });
+  }
+}
+
+test('Prove All Sorries: every proof applied one after another, the file keeps its own commands only', async () => {
+  let text = file;
+  for (const { proof } of corpus) {
+    const decl = findDeclarations(text).find((d) => d.sorries.length > 0);
+    if (!decl) {
+      text = file;
+      continue;
+    }
+    const { service } = scripted(proof);
+    const result = await proveInEditor(
+      { id: 'q', code: text, mode: 'theorem', position: { line: decl.startLine, character: 0 } },
+      text,
+      service,
+      noop,
+      signal,
+    );
+    assert.equal(result.status, 'proved', result.problem);
+    const current = text;
+    text = applyEdit(current, result.edit!, (l, c) => offsetAt(current, l, c));
+    assert.deepEqual(commandTokens(text), commandTokens(file));
+  }
+});
+
+test('a proof that is nothing but a command is refused', async () => {
+  const { service } = scripted('\nvariable (h : False)\ninclude h\n');
+  const result = await proveInEditor(
+    { id: 'r', code: file, mode: 'theorem', position: { line: 5, character: 2 } },
+    file,
+    service,
+    noop,
+    signal,
+  );
+  assert.equal(result.status, 'not_proved');
+  assert.equal(result.edit, null);
+  assert.match(result.problem ?? '', /no proof before its first command/);
+});
+
+test('`open … in` / `set_option … in` followed by a tactic stay: they are scoped to that tactic', () => {
+  const proof = '\n  open Real in\n  norm_num\n  set_option maxRecDepth 1000 in\n  simp';
+  assert.deepEqual(cutToBody(proof), { body: proof, cut: null });
+});
+
+test('in-place re-check: Lean refusing the written text refuses the edit', async () => {
+  const { service } = scripted('\n  norm_num\nvariable (h : False)\n', () => verdict('lean_error'));
+  const result = await proveInEditor(
+    { id: 'r', code: file, mode: 'theorem', position: { line: 5, character: 2 } },
+    file,
+    service,
+    noop,
+    signal,
+  );
+  assert.equal(result.status, 'not_proved');
+  assert.equal(result.edit, null);
+  assert.match(result.problem ?? '', /does not accept the declaration as it would be written/);
+});
+
+test('structural check: text that swallows or glues to what follows is refused', () => {
+  const src = 'theorem a : True := by\n  sorry\n\ntheorem b : True := trivial\n';
+  const at = src.indexOf('sorry');
+  const put = (s: string) => src.slice(0, at) + s + src.slice(at + 5);
+  assert.match(spliceProblem(src, at, at + 5, put('trivial /-')) ?? '', /lex cleanly/);
+  assert.match(spliceProblem(src, at, at + 5, put('trivial\n  include h')) ?? '', /command of its own/);
+  assert.match(spliceProblem(src, at, at + 5, put('admit')) ?? '', /'admit'/);
+  assert.equal(spliceProblem(src, at, at + 5, put('trivial')), null);
+});
+
+// ---- goal mode: never `proved` with a hole in the edit ----
+
+const goalFile = `import Mathlib
+
+theorem two_goals (a : ℕ) (h : a = 1) : a = 1 ∧ a + 0 = 1 := by
+  constructor
+  · sorry
+  · sorry
+`;
+
+for (const [what, tactics] of [
+  ['admit', 'admit'],
+  ['first | … | admit', 'first | exact a_0 | admit'],
+  ['sorry behind a name mismatch', 'first | exact a_0 | sorry'],
+  ['stop', 'stop\n  exact h'],
+] as const) {
+  test(`goal mode refuses ${what} in the spliced proof`, async () => {
+    const { service } = scripted(tactics);
+    const result = await proveInEditor(
+      { id: 'g', code: goalFile, mode: 'goal', position: { line: 4, character: 4 } },
+      goalFile,
+      service,
+      noop,
+      signal,
+    );
+    assert.equal(result.status, 'not_proved');
+    assert.equal(result.edit, null);
+  });
+}
+
+test('goal re-check: no listed sorry left means the verdict must be valid (a sorry Lean does not list is refused)', async () => {
+  const src = 'theorem t (a : ℕ) (h : a = 1) : a = 1 := by\n  sorry\n';
+  const [decl] = findDeclarations(src);
+  const out = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'sorry', decl, site: decl.sorries[0], listedBefore: 1 },
+    proof: 'exact h',
+    // what Lean says when a hidden hole (a macro, an `admit`) remains: sorry, with no sorry listed
+    check: async () => ({ verdict: verdict('sorry') }),
+  });
+  assert.equal(out.ok, false);
+});
+
+test('goal re-check: the sorries Lean lists must be exactly the other ones, where they stand', async () => {
+  const [decl] = findDeclarations(goalFile);
+  const site = decl.sorries[0];
+  const base = { text: goalFile, target: { kind: 'sorry' as const, decl, site, listedBefore: 2 }, proof: 'exact h' };
+  const good = await spliceVerifiedProof({
+    ...base,
+    check: async (code) => ({ verdict: verdict('sorry', listedSorries(code)) }),
+  });
+  assert.equal(good.ok, true);
+  const extra = await spliceVerifiedProof({
+    ...base,
+    check: async (code) => ({ verdict: verdict('sorry', [...listedSorries(code), ...listedSorries(code)]) }),
+  });
+  assert.equal(extra.ok, false);
+  const moved = await spliceVerifiedProof({
+    ...base,
+    check: async (code) => ({
+      verdict: verdict(
+        'sorry',
+        listedSorries(code).map((s) => ({ ...s, pos: { line: s.pos!.line - 1, column: 2 } })),
+      ),
+    }),
+  });
+  assert.equal(moved.ok, false);
+});
+
+test('goal mode with other sorries left in a file that defines syntax is refused', async () => {
+  const src = 'macro "cheat" : tactic => `(tactic| sorry)\n\n' + goalFile.replace('import Mathlib\n\n', '');
+  const [decl] = findDeclarations(src);
+  const out = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'sorry', decl, site: decl.sorries[0], listedBefore: 2 },
+    proof: 'first | exact a_0 | cheat',
+    check: async (code) => ({ verdict: verdict('sorry', listedSorries(code)) }),
+  });
+  assert.equal(out.ok, false);
+  assert.match(out.ok ? '' : out.problem, /defines its own syntax/);
+});

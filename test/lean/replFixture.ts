@@ -1,0 +1,141 @@
+// A local git repository rebuilt from the dated listing of leanprover-community/repl's refs and
+// lean-toolchain files (test/lean/data/repl-refs.txt, written by scripts/repl-listing.sh from the real
+// repository): the same commit graph (parents, author dates), branches, tags and lean-toolchain contents,
+// so resolving a revision and deciding the flush fix by ancestry behave as on the real repl. Only
+// REPL/Main.lean is a stand-in: two states, before and after the flush fix, with the line 4fc1e6d changed
+// (repl commit 4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4, REPL/Main.lean), so a cherry-pick applies as there.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const REAL_FLUSH_FIX = '4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4';
+const here = import.meta.dirname;
+export const listingPath = join(here, 'data', 'repl-refs.txt');
+export const releasesPath = join(here, 'data', 'repl-releases.txt');
+
+/** Main.lean before and after the flush fix: the changed line as repl has it, around a stand-in body. */
+export const MAIN_BEFORE =
+  '-- TEST FIXTURE, a stand-in for REPL/Main.lean (repl commit 4fc1e6d changes the line below)\n' +
+  'where loop : M IO Unit := do\n  IO.println "" -- easier to parse the output if there are blank lines\n  loop\n';
+export const MAIN_AFTER =
+  '-- TEST FIXTURE, a stand-in for REPL/Main.lean (repl commit 4fc1e6d changes the line below)\n' +
+  'where loop : M IO Unit := do\n  printFlush "\\n" -- easier to parse the output if there are blank lines\n  loop\n';
+
+interface ListedCommit {
+  sha: string;
+  date: string;
+  parents: string[];
+  toolchain?: string;
+}
+
+export interface ReplFixture {
+  /** The bare repository (use it as KIMINA_REPL_GIT_URL). */
+  dir: string;
+  /** Real sha -> generated sha, and back. */
+  generated: Map<string, string>;
+  real: Map<string, string>;
+  /** The generated commit of the flush fix. */
+  flushFix: string;
+}
+
+export interface ExpectedRelease {
+  release: string;
+  how: string;
+  ref: string;
+  commit: string;
+  flush: 'has' | 'apply' | '-';
+}
+
+export function expectedReleases(): ExpectedRelease[] {
+  return readFileSync(releasesPath, 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => {
+      const [release, how, ref, commit, flush] = l.split(' ');
+      return { release, how, ref, commit, flush: flush as ExpectedRelease['flush'] };
+    });
+}
+
+function gitRun(dir: string, args: string[], input?: string): string {
+  const r = spawnSync('git', args, { cwd: dir, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** `2023-03-31T10:41:10+11:00` -> `1680219670 +1100` (git's raw date). */
+function rawDate(iso: string): string {
+  const m = /([+-])(\d\d):(\d\d)$/.exec(iso);
+  const tz = m ? `${m[1]}${m[2]}${m[3]}` : '+0000';
+  return `${Math.floor(Date.parse(iso) / 1000)} ${tz}`;
+}
+
+function data(text: string): string {
+  return `data ${Buffer.byteLength(text)}\n${text}\n`;
+}
+
+/** Builds the repository from the listing with one `git fast-import` (well under a second). */
+export function makeReplFixture(listing = listingPath): ReplFixture {
+  const commits: ListedCommit[] = [];
+  const refs: Array<{ kind: 'tag' | 'branch'; name: string; sha: string }> = [];
+  for (const line of readFileSync(listing, 'utf8').split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const parts = line.split(' ');
+    if (parts[0] === 'commit') {
+      const [, sha, date, parents, toolchain] = parts;
+      commits.push({
+        sha,
+        date,
+        parents: parents === '-' ? [] : parents.split(','),
+        toolchain: toolchain === '-' ? undefined : toolchain,
+      });
+    } else if (parts[0] === 'tag' || parts[0] === 'branch')
+      refs.push({ kind: parts[0], name: parts[1], sha: parts[2] });
+    else throw new Error(`bad listing line: ${line}`);
+  }
+  const mark = new Map<string, number>();
+  const fixed = new Set<string>();
+  let stream = '';
+  commits.forEach((c, i) => {
+    mark.set(c.sha, i + 1);
+    if (c.sha === REAL_FLUSH_FIX || c.parents.some((p) => fixed.has(p))) fixed.add(c.sha);
+    const subject =
+      c.sha === REAL_FLUSH_FIX ? 'avoid buffering stdout to ensure immediate replies (#49)' : `listed commit`;
+    const who = `Listing <listing@example.invalid> ${rawDate(c.date)}`;
+    stream += `reset refs/heads/_generating\ncommit refs/heads/_generating\nmark :${i + 1}\nauthor ${who}\ncommitter ${who}\n`;
+    stream += data(`${subject}\n\nreal ${c.sha}\n`);
+    c.parents.forEach((p, k) => {
+      const m = mark.get(p);
+      if (m === undefined) throw new Error(`listing: parent ${p} of ${c.sha} comes later or is missing`);
+      stream += `${k === 0 ? 'from' : 'merge'} :${m}\n`;
+    });
+    stream += 'deleteall\n';
+    if (c.toolchain) stream += `M 100644 inline lean-toolchain\n${data(`${c.toolchain}\n`)}`;
+    stream += `M 100644 inline REPL/Main.lean\n${data(fixed.has(c.sha) ? MAIN_AFTER : MAIN_BEFORE)}\n`;
+  });
+  for (const r of refs) {
+    const m = mark.get(r.sha);
+    if (m === undefined) throw new Error(`listing: ${r.kind} ${r.name} names an unlisted commit`);
+    stream += `reset ${r.kind === 'tag' ? 'refs/tags' : 'refs/heads'}/${r.name}\nfrom :${m}\n\n`;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-repl-fixture-'));
+  gitRun(dir, ['init', '--quiet', '--bare']);
+  const marks = join(dir, 'marks');
+  gitRun(dir, ['fast-import', '--quiet', `--export-marks=${marks}`], stream);
+  gitRun(dir, ['update-ref', '-d', 'refs/heads/_generating']);
+  gitRun(dir, ['symbolic-ref', 'HEAD', 'refs/heads/master']);
+  const generated = new Map<string, string>();
+  const real = new Map<string, string>();
+  const byMark = new Map<number, string>();
+  for (const l of readFileSync(marks, 'utf8').split('\n').filter(Boolean)) {
+    const [m, sha] = l.split(' ');
+    byMark.set(Number(m.slice(1)), sha);
+  }
+  for (const c of commits) {
+    const g = byMark.get(mark.get(c.sha)!)!;
+    generated.set(c.sha, g);
+    real.set(g, c.sha);
+  }
+  writeFileSync(join(dir, 'LISTING'), `generated from ${listing}\n`);
+  return { dir, generated, real, flushFix: generated.get(REAL_FLUSH_FIX)! };
+}

@@ -1,0 +1,291 @@
+// The OpenAI engine against the stand-in server answering as each named server's source says
+// (test/model/standInOpenAIServer.ts notes the source beside each answer): llama.cpp's HTTP 500 for n > 1,
+// Ollama's silent context overflow, vLLM's and SGLang's reasoning fields and usage chunk, and server-side chat
+// templates that differ from the checkpoint's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OpenAIEngine } from '../../backend/model/openai/engine';
+import type { ChatMessage } from '../../backend/protocol';
+import type { SamplingOptions } from '../../backend/model/engine';
+import { loadTokenizer } from '../../backend/model/tokenizer';
+import { chatTemplateOf } from '../../backend/model/chatTemplate';
+import { chatmlRender, startStandInOpenAIServer, type StandInOptions } from './standInOpenAIServer';
+import { QWEN3_DIR } from './qwen3Fixture';
+
+const MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
+const PROMPT: ChatMessage[] = [
+  { role: 'system', content: 'You are an expert in mathematics and proving theorems in Lean 4.' },
+  { role: 'user', content: 'Think about and solve the following problems step by step in Lean 4.\n\n# Problem:\nx\n' },
+];
+const answerOf = (k: number): string =>
+  `<think>\nSample ${k} thinks about ℝ and h₀.\n</think>\n\nSummary ${k}.\n\n\`\`\`lean4\ntheorem t : True := by\n  trivial\n\`\`\``;
+/** A fix turn: the first answer (think block included) and the error feedback. */
+const FIX: ChatMessage[] = [
+  ...PROMPT,
+  { role: 'assistant', content: answerOf(0) },
+  { role: 'user', content: 'The proof failed.\n\n# Error 1:\nunknown identifier' },
+];
+const SAMPLING: SamplingOptions = { maxTokens: 1000, temperature: 1, topP: 0.95 };
+
+async function withServer(
+  o: Partial<StandInOptions>,
+  body: (
+    engine: OpenAIEngine,
+    server: Awaited<ReturnType<typeof startStandInOpenAIServer>>,
+    logs: string[],
+  ) => Promise<void>,
+  engineOptions: Partial<Parameters<typeof OpenAIEngine.connect>[0]> = {},
+): Promise<void> {
+  const server = await startStandInOpenAIServer({ answer: (_m, k) => answerOf(k), ...o });
+  const logs: string[] = [];
+  try {
+    const engine = await OpenAIEngine.connect({
+      baseUrl: server.baseUrl,
+      model: MODEL,
+      log: (l) => logs.push(l),
+      ...engineOptions,
+    });
+    await body(engine, server, logs);
+  } finally {
+    await server.close();
+  }
+}
+
+const chats = (server: { requests: Array<{ path: string; body: Record<string, unknown> }> }) =>
+  server.requests.filter((r) => r.path.endsWith('/completions'));
+
+test('llama.cpp: HTTP 500 for n > 1 switches to one request per sample, once, and is remembered', async () => {
+  await withServer(
+    { server: 'llama.cpp', answer: (_m, _k, seed) => `<think>\nseed ${seed}\n</think>\nseed=${seed}` },
+    async (engine, server, logs) => {
+      const gens = await engine.generate([PROMPT, PROMPT, PROMPT, PROMPT], { ...SAMPLING, seed: 10 });
+      assert.deepEqual(gens.map((g) => g.text.split('\n').at(-1)).sort(), ['seed=10', 'seed=11', 'seed=12', 'seed=13']);
+      assert.ok(gens.every((g) => g.finishReason === 'stop' && g.cut === undefined));
+      assert.ok(
+        gens.every((g) => g.text.startsWith('<think>\nseed ')),
+        'reasoning_content folded back',
+      );
+      const first = chats(server);
+      assert.equal(first.length, 5, 'one refused request with n=4, then four with n=1');
+      assert.equal(first[0].body.n, 4);
+      assert.ok(first.slice(1).every((r) => r.body.n === 1));
+      assert.equal(logs.filter((l) => l.includes('refuses n > 1')).length, 1);
+      assert.match(logs[0], /HTTP 500: Only one completion choice is allowed/);
+      const before = server.requests.length;
+      await engine.generate([PROMPT, PROMPT], SAMPLING);
+      const again = chats({ requests: server.requests.slice(before) });
+      assert.equal(again.length, 2, 'no second refusal: n=1 from the start');
+      assert.ok(again.every((r) => r.body.n === 1));
+      assert.equal(logs.filter((l) => l.includes('n > 1') || l.includes('ignores n')).length, 1, 'said once');
+    },
+  );
+});
+
+test("llama.cpp: KIMINA_OPENAI_N=native gets the server's refusal as a clear error", async () => {
+  await withServer(
+    { server: 'llama.cpp' },
+    async (engine) => {
+      await assert.rejects(
+        engine.generate([PROMPT, PROMPT], SAMPLING),
+        /refuses n > 1 \(HTTP 500: Only one completion choice is allowed\); set KIMINA_OPENAI_N=auto or parallel/,
+      );
+    },
+    { nMode: 'native' },
+  );
+});
+
+test("llama.cpp: an answer stopped by the server's context is reported as cut", async () => {
+  // 4 characters a token: the chatml prompt is ~45 tokens, so a 60-token context leaves ~15 for the answer.
+  await withServer({ server: 'llama.cpp', numCtx: 60 }, async (engine) => {
+    const [gen] = await engine.generate([PROMPT], SAMPLING);
+    assert.equal(gen.finishReason, 'length');
+    assert.match(gen.cut ?? '', /finish_reason "length" after \d+ tokens \(max_tokens 1000\)/);
+    assert.ok(gen.text.length < answerOf(0).length);
+  });
+});
+
+test('Ollama: an answer that overflows num_ctx (Ollama shifts and says "stop") is reported as cut', async () => {
+  const long = `<think>\n${'step '.repeat(200)}\n</think>\nend`;
+  await withServer({ server: 'ollama', numCtx: 128, answer: () => long }, async (engine, server, logs) => {
+    assert.equal(engine.maxContext, undefined, "Ollama's /v1/models has no context length");
+    const [gen] = await engine.generate([PROMPT], SAMPLING);
+    assert.equal(gen.text, long, 'the whole answer came, past the context');
+    assert.equal(gen.finishReason, 'length');
+    assert.match(gen.cut ?? '', /reached the server's context of 128 tokens \(Ollama \/api\/ps\)/);
+    assert.ok(server.requests.some((r) => r.path === '/api/ps'));
+    const said = logs.find((l) => l.includes('OLLAMA_CONTEXT_LENGTH='));
+    assert.ok(said, 'says exactly what to set');
+    assert.match(said, /context of 128 tokens .* OLLAMA_CONTEXT_LENGTH=\d+ ollama serve.*PARAMETER num_ctx \d+/);
+    const chat = chats(server)[0].body;
+    assert.deepEqual(chat.stream_options, { include_usage: true }, 'usage asked for');
+  });
+  // Within its context the same server's answers pass as whole ones.
+  await withServer({ server: 'ollama', numCtx: 4096 }, async (engine) => {
+    const gens = await engine.generate([PROMPT, PROMPT], SAMPLING);
+    assert.deepEqual(
+      gens.map((g) => [g.text, g.finishReason, g.cut]),
+      [
+        [answerOf(0), 'stop', undefined],
+        [answerOf(0), 'stop', undefined],
+      ],
+      'one choice per request (n ignored), reasoning folded back, not cut',
+    );
+  });
+});
+
+test('vLLM: reasoning and reasoning_content carry the same text once; n honoured; max_model_len cuts', async () => {
+  await withServer({ server: 'vllm' }, async (engine, server) => {
+    assert.equal(engine.maxContext, 32768);
+    const gens = await engine.generate([PROMPT, PROMPT], SAMPLING);
+    assert.deepEqual(
+      gens.map((g) => g.text),
+      [answerOf(0), answerOf(1)],
+    );
+    assert.equal(chats(server).length, 1);
+  });
+  await withServer({ server: 'vllm', models: [{ id: MODEL, max_model_len: 60 }] }, async (engine) => {
+    const [gen] = await engine.generate([PROMPT], SAMPLING);
+    assert.equal(gen.finishReason, 'length');
+    assert.match(gen.cut ?? '', /context 60/);
+  });
+});
+
+test('SGLang: reasoning_content folded back, n honoured, usage counts the tokens', async () => {
+  await withServer({ server: 'sglang' }, async (engine, server) => {
+    const gens = await engine.generate([PROMPT, PROMPT, PROMPT], SAMPLING);
+    assert.deepEqual(
+      gens.map((g) => g.text),
+      [0, 1, 2].map(answerOf),
+    );
+    assert.equal(chats(server).length, 1);
+    const [one] = await engine.generate([PROMPT], { ...SAMPLING, maxTokens: 5 });
+    assert.equal(one.tokens, 5);
+    assert.equal(one.finishReason, 'length');
+  });
+});
+
+test("server-side templates: llama.cpp's built-in chatml differs on the fix turn -> the checkpoint's rendering goes to /v1/completions", async () => {
+  const qwen = chatTemplateOf(await loadTokenizer(QWEN3_DIR));
+  // With the checkpoint's own template (llama-server --jinja on a GGUF carrying it) nothing changes.
+  await withServer(
+    { server: 'llama.cpp', serverTemplate: (m) => qwen.render(m as ChatMessage[]) },
+    async (engine, server, logs) => {
+      await engine.generate([PROMPT], SAMPLING);
+      await engine.generate([FIX], SAMPLING);
+      assert.equal(engine.promptRoute, 'chat');
+      assert.deepEqual(engine.templateCheck, { renderer: 'llama.cpp', same: true, detail: undefined });
+      assert.equal(server.requests.filter((r) => r.path === '/apply-template').length, 2, 'first and fix turn');
+      assert.ok(!logs.some((l) => l.includes('differently')));
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+  // llama.cpp's built-in chatml keeps the first answer's think block; Qwen3's template drops it.
+  await withServer(
+    { server: 'llama.cpp' },
+    async (engine, server, logs) => {
+      await engine.generate([PROMPT], SAMPLING);
+      assert.equal(engine.promptRoute, 'chat', 'the first turn renders the same in chatml');
+      const [fixed] = await engine.generate([FIX, FIX], SAMPLING);
+      assert.equal(fixed.text, answerOf(0));
+      assert.equal(engine.promptRoute, 'completions');
+      assert.equal(engine.templateCheck?.renderer, 'llama.cpp');
+      assert.equal(engine.templateCheck?.same, false);
+      const said = logs.find((l) => l.includes('differently'));
+      assert.match(said ?? '', /renders a fix-turn conversation differently from the checkpoint's \(first difference/);
+      const raw = server.requests.filter((r) => r.path === '/v1/completions');
+      assert.equal(raw.length, 3, 'n=2 refused once, then one request per sample');
+      assert.equal(raw[1].body.prompt, qwen.render(FIX), "the checkpoint's rendering, verbatim");
+      assert.notEqual(raw[1].body.prompt, chatmlRender(FIX));
+      assert.ok(!('messages' in raw[1].body));
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+});
+
+test("server-side templates: Ollama's differing Go template is reported (it has no verbatim prompt route)", async () => {
+  await withServer(
+    { server: 'ollama', numCtx: 8192 },
+    async (engine, server, logs) => {
+      await engine.generate([FIX], SAMPLING);
+      assert.deepEqual(
+        { renderer: engine.templateCheck?.renderer, same: engine.templateCheck?.same },
+        { renderer: 'ollama', same: false },
+      );
+      assert.equal(engine.promptRoute, 'chat');
+      const said = logs.find((l) => l.includes('differently'));
+      assert.match(said ?? '', /Ollama's Go template.*has no route that takes a rendered prompt/);
+      const render = server.requests.find((r) => r.body._debug_render_only === true);
+      assert.ok(render, 'asked Ollama to render only');
+      assert.equal(render.body.max_tokens, 1);
+      assert.ok(server.requests.some((r) => r.path === '/api/version'));
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+});
+
+test("vLLM: /tokenize ids of its rendering are compared with the checkpoint rendering's ids", async () => {
+  const tokenizer = await loadTokenizer(QWEN3_DIR);
+  const qwen = chatTemplateOf(tokenizer);
+  const ids = (t: string) => tokenizer.encode(t);
+  await withServer(
+    { server: 'vllm', tokenizeIds: ids, serverTemplate: (m) => qwen.render(m as ChatMessage[]) },
+    async (engine) => {
+      await engine.generate([FIX], SAMPLING);
+      assert.deepEqual(engine.templateCheck, { renderer: 'vllm', same: true, detail: undefined });
+      assert.equal(engine.promptRoute, 'chat');
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+  // vllm serve --chat-template chatml.jinja: a different rendering of the fix turn.
+  await withServer(
+    { server: 'vllm', tokenizeIds: ids },
+    async (engine, server) => {
+      const gens = await engine.generate([FIX, FIX], SAMPLING);
+      assert.equal(engine.templateCheck?.same, false);
+      assert.match(engine.templateCheck?.detail ?? '', /first different token at position \d+/);
+      assert.equal(engine.promptRoute, 'completions');
+      const raw = server.requests.filter((r) => r.path === '/v1/completions');
+      assert.equal(raw.length, 1, 'vLLM takes n on /v1/completions too');
+      assert.equal(raw[0].body.n, 2);
+      assert.equal(raw[0].body.prompt, qwen.render(FIX));
+      assert.deepEqual(
+        gens.map((g) => g.text),
+        [answerOf(0), answerOf(1)],
+        'raw completions carry the think tags in the text',
+      );
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+});
+
+test('a server that shows no rendering is said once', async () => {
+  await withServer(
+    { server: 'sglang' },
+    async (engine, _server, logs) => {
+      await engine.generate([PROMPT], SAMPLING);
+      await engine.generate([FIX], SAMPLING);
+      assert.equal(logs.filter((l) => l.includes('shows no rendering')).length, 1);
+      assert.equal(engine.templateCheck, undefined);
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+});
+
+test('a model folder that cannot lend its template never stops a generation', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'kimina-notok-'));
+  await withServer(
+    { server: 'llama.cpp' },
+    async (engine, _server, logs) => {
+      const [gen] = await engine.generate([FIX], SAMPLING);
+      assert.equal(gen.text, answerOf(0));
+      await engine.generate([PROMPT], SAMPLING);
+      assert.equal(logs.filter((l) => l.includes("cannot compare the server's chat template")).length, 1);
+      assert.match(logs.find((l) => l.includes('cannot compare')) ?? '', /no tokenizer\.json in/);
+      assert.equal(engine.promptRoute, 'chat');
+    },
+    { tokenizerDir: empty },
+  );
+});
