@@ -48,7 +48,10 @@ export async function plainGoalAt(
   position: { line: number; character: number },
   timeoutMs = 3000,
 ): Promise<PlainGoal | null> {
-  const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), timeoutMs).unref?.());
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), timeoutMs);
+  });
   const ask = (async () => {
     const features = await exports.lean4EnabledFeatures;
     const client = features.clientProvider.getActiveClient();
@@ -56,5 +59,9 @@ export async function plainGoalAt(
     const answer = await client.sendRequest(plainGoalMethod, { textDocument: { uri }, position });
     return isPlainGoal(answer) ? answer : null;
   })().catch(() => null);
-  return Promise.race([ask, timeout]);
+  try {
+    return await Promise.race([ask, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
