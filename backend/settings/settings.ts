@@ -258,8 +258,32 @@ const declarations = {
     name: 'HF_HOME',
     type: 'path',
     default: '`~/.cache/huggingface`',
-    doc: 'the Hugging Face folder (for its token file)',
-    read: (raw: string | undefined) => given(raw) ?? join(homedir(), '.cache', 'huggingface'),
+    doc: 'the Hugging Face folder (its token file, and its `hub` cache unless HF_HUB_CACHE is set)',
+    // huggingface_hub 2.4.0 constants.py: HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
+    read: (raw: string | undefined, env: Env): string =>
+      given(raw) ?? join(setting('xdgCacheHome', env), 'huggingface'),
+  },
+  xdgCacheHome: {
+    name: 'XDG_CACHE_HOME',
+    type: 'path',
+    default: '`~/.cache`',
+    doc: 'where HF_HOME lies by default (as huggingface_hub reads it)',
+    read: (raw: string | undefined): string => given(raw) ?? join(homedir(), '.cache'),
+  },
+  hfHubCache: {
+    name: 'HF_HUB_CACHE',
+    type: 'path',
+    default: '`<HF_HOME>/hub` (or the older HUGGINGFACE_HUB_CACHE)',
+    doc: 'the Hugging Face cache (`models--ORG--NAME/{refs,snapshots,blobs}`): a model found there is used without a download',
+    read: (raw: string | undefined, env: Env): string =>
+      given(raw) ?? setting('hfHubCacheLegacy', env) ?? join(setting('hfHome', env), 'hub'),
+  },
+  hfHubCacheLegacy: {
+    name: 'HUGGINGFACE_HUB_CACHE',
+    type: 'path',
+    default: 'unset',
+    doc: "huggingface_hub's older name for HF_HUB_CACHE",
+    read: (raw: string | undefined) => given(raw),
   },
   datasetsServer: {
     name: 'KIMINA_DATASETS_SERVER',
@@ -272,7 +296,7 @@ const declarations = {
     name: 'HF_HUB_OFFLINE',
     type: 'flag',
     default: 'off',
-    doc: 'never reach the hub (pulls fail with a clear error)',
+    doc: 'never reach the hub (pulls use the Hugging Face cache, else fail with a clear error)',
     read: (raw: string | undefined) => flag(raw),
   },
   // Lean
