@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { isSet, kiminaHome, readSettings, setting, type Settings } from '../settings/settings';
 import { openApp, type App } from '../app/app';
-import { EvalStore } from '../store/eval';
+import type { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
 import { flagNumber, flagString, parseArgs, type Parsed } from './args';
 import { ProgressBar } from './progress';
@@ -182,7 +182,7 @@ async function runWith(
 ): Promise<number> {
   const { samples, fixTurns } = config;
   const loaded = { problems: selectedProblems };
-  const store = new EvalStore(app.store());
+  const store = app.evals();
   store.openRun(runName, config, loaded.problems);
   const outDir = resolve(flagString(p, 'out') ?? join('kimina-eval', runName));
   // This invocation works on the problems it selected; the run (and its report) may hold more.
@@ -334,7 +334,7 @@ export async function run(args: string[]): Promise<number> {
 async function storedRuns(p: Parsed, sub: string, app: App): Promise<number> {
   const lazyStore = (() => {
     let s: EvalStore | null = null;
-    return () => (s ??= new EvalStore(app.store()));
+    return () => (s ??= app.evals());
   })();
   switch (sub) {
     case 'report': {
