@@ -200,6 +200,12 @@ test("server-side templates: llama.cpp's built-in chatml differs on the fix turn
       assert.equal(raw[1].body.prompt, qwen.render(FIX), "the checkpoint's rendering, verbatim");
       assert.notEqual(raw[1].body.prompt, chatmlRender(FIX));
       assert.ok(!('messages' in raw[1].body));
+      const tokenizer = await loadTokenizer(QWEN3_DIR);
+      assert.equal(
+        await engine.countPromptTokens(FIX),
+        tokenizer.encode(qwen.render(FIX)).length,
+        "prompt lengths now counted on the checkpoint's rendering",
+      );
     },
     { tokenizerDir: QWEN3_DIR },
   );

@@ -174,6 +174,11 @@ export class OpenAIEngine implements Engine {
   }
 
   countPromptTokens(conversation: ChatMessage[]): Promise<number> {
+    // Once prompts are rendered here, the checkpoint's tokenizer counts them, not the server's template.
+    if (this.route !== 'chat')
+      return this.localTemplate().then(
+        ({ tokenizer, template }) => tokenizer.encode(template.render(conversation)).length,
+      );
     return this.counter.count(conversation);
   }
 
