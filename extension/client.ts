@@ -7,7 +7,9 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
+import { createInterface } from 'node:readline';
 import { backendEnv, type KiminaSettings } from './config';
+import { logLevelOf } from './words';
 
 export interface ClientHooks {
   /** Called when the backend process died; return false to stop restarting it. */
@@ -27,9 +29,18 @@ export function createClient(
     options: { env: { ...process.env, ...backendEnv(settings) } },
   };
   const serverOptions: ServerOptions = { run, debug: run };
+  // The backend logs everything on stderr (stdout carries LSP): each line at its own level, not all as errors.
+  const lines = (input: NodeJS.ReadableStream, onLine: (line: string) => void) =>
+    createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', onLine);
+  const stdioOptions = {
+    stdout: (input: NodeJS.ReadableStream, channel: vscode.LogOutputChannel) => lines(input, (l) => channel.info(l)),
+    stderr: (input: NodeJS.ReadableStream, channel: vscode.LogOutputChannel) =>
+      lines(input, (l) => channel[logLevelOf(l)](l)),
+  };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ language: 'lean4' }, { language: 'lean' }, { pattern: '**/*.lean' }],
     outputChannel: log,
+    stdioOptions,
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
       closed: () => ({ action: hooks.onCrash() ? CloseAction.Restart : CloseAction.DoNotRestart, handled: true }),

@@ -13,6 +13,8 @@ export function readSettings(): KiminaSettings {
     openaiBaseUrl: c.get('openaiBaseUrl', ''),
     serverUrl: c.get('serverUrl', ''),
     serverToken: c.get('serverToken', ''),
+    budget: c.get('budget', 'custom'),
+    maxTokens: c.get('maxTokens', 24576),
     samples: c.get('samples', 4),
     fixTurns: c.get('fixTurns', 1),
     checkTimeout: c.get('timeouts.check', 60),
@@ -47,4 +49,9 @@ export function leanProjectFolder(s: KiminaSettings): string | undefined {
 /** Environment for the backend process, from the settings and the open workspace. */
 export function backendEnv(s: KiminaSettings): Record<string, string> {
   return settingsToEnv(s, leanProjectFolder(s));
+}
+
+/** Sets kimina.budget in the user settings (the Proof view's preset buttons). */
+export async function setBudgetPreset(preset: KiminaSettings['budget']): Promise<void> {
+  await vscode.workspace.getConfiguration('kimina').update('budget', preset, vscode.ConfigurationTarget.Global);
 }

@@ -13,6 +13,7 @@ import {
 } from '../backend/protocol';
 import { createClient } from './client';
 import { readSettings } from './config';
+import { forEditor } from './words';
 
 type Method = keyof LspRequestTypes;
 
@@ -42,6 +43,11 @@ export class Ctx implements vscode.Disposable {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('Kimina', { log: true });
+  }
+
+  /** What the extension remembers across sessions (e.g. the engine's measured speed). */
+  get memory(): vscode.Memento {
+    return this.context.globalState;
   }
 
   get currentStatus(): BackendStatus {
@@ -147,7 +153,10 @@ export class Ctx implements vscode.Disposable {
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
-    return pending as Promise<LspRequestTypes[M]['result']>;
+    // The JSON-RPC layer wraps a handler's error ("Request kimina/prove failed with message: …"): say only the message.
+    return (pending as Promise<LspRequestTypes[M]['result']>).catch((err: Error) => {
+      throw new Error(forEditor(err?.message ?? String(err)));
+    });
   }
 
   private progressTokens = 0;
@@ -180,11 +189,9 @@ export class Ctx implements vscode.Disposable {
           progress.report({ message: value.message, increment });
         });
         try {
-          return (await client.sendRequest(
-            method,
-            { ...params, workDoneToken },
-            cancel,
-          )) as LspRequestTypes[M]['result'];
+          return (await client.sendRequest(method, { ...params, workDoneToken }, cancel).catch((err: Error) => {
+            throw new Error(forEditor(err?.message ?? String(err)));
+          })) as LspRequestTypes[M]['result'];
         } finally {
           listening.dispose();
         }

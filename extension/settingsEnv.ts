@@ -6,6 +6,9 @@ export interface KiminaSettings {
   openaiBaseUrl: string;
   serverUrl: string;
   serverToken: string;
+  /** quick / thorough presets, or custom: maxTokens, samples and fixTurns (budget.ts). */
+  budget: 'quick' | 'thorough' | 'custom';
+  maxTokens: number;
   samples: number;
   fixTurns: number;
   checkTimeout: number;

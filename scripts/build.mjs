@@ -49,7 +49,11 @@ const jobs = [
     platform: 'browser',
     format: 'iife',
     target: 'es2022',
-    entryPoints: { proofView: 'media/proofView.ts', trainingMonitor: 'media/trainingMonitor.ts' },
+    entryPoints: {
+      proofView: 'media/proofView.ts',
+      trainingMonitor: 'media/trainingMonitor.ts',
+      trainingCharts: 'media/trainingCharts.ts',
+    },
     outdir: 'dist/media',
     loader: { '.css': 'css' },
   }),

@@ -68,10 +68,24 @@ export function startLspFace({
     status = next;
     notify('statusChanged', status);
   };
+  /** Set when a proof found that Lean cannot be started (until the services are rebuilt after a setup). */
+  let leanCannotStart = false;
   const idleStatus = (base: BackendStatus): BackendStatus => ({
     ...base,
     state: running.size ? 'proving' : base.state === 'proving' ? 'ready' : base.state,
     running: running.size,
+    ...(leanCannotStart && !base.setup?.lean
+      ? {
+          setup: {
+            model: base.setup?.model ?? false,
+            lean: true,
+            hints: [
+              ...(base.setup?.hints ?? []),
+              'Lean could not be started: set it up with "Kimina: Set Up Lean Verifier".',
+            ],
+          },
+        }
+      : {}),
   });
 
   const getService = (): Promise<ProveService> => {
@@ -192,6 +206,7 @@ export function startLspFace({
           (event) => notify('proveEvent', event),
           controller.signal,
         );
+        if (result.verifierFailure?.leanMissing) leanCannotStart = true;
         if (timedOut && result.status === 'cancelled')
           result.problem = `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).`;
         log(`prove ${params.id}: ${result.status}${result.problem ? ` (${result.problem})` : ''}`);
@@ -230,6 +245,7 @@ export function startLspFace({
     const old = service;
     service = null;
     resolved = null;
+    leanCannotStart = false;
     if (old) await (await old.catch(() => null))?.close();
     setStatus({ state: 'starting', detail: 'starting the backend services' });
     getService().catch(() => {});
@@ -261,8 +277,8 @@ export function setupHints(err: unknown): BackendStatus['setup'] {
   const model = err instanceof ModelNotAvailable;
   const lean = err instanceof LeanNotAvailable;
   const hints: string[] = [];
-  if (model)
-    hints.push('Pull a model: "Kimina: Pull Model" (kimina model pull), or set kimina.model to a local folder.');
-  if (lean) hints.push('Set up the Lean verifier: "Kimina: Set Up Lean Verifier" (kimina lean setup).');
+  // The editor's words (this face serves VS Code): the command to run, the setting to change.
+  if (model) hints.push('Pull a model with "Kimina: Pull Model", or set kimina.model to a model folder.');
+  if (lean) hints.push('Set up the Lean verifier with "Kimina: Set Up Lean Verifier".');
   return { model, lean, hints };
 }

@@ -49,8 +49,15 @@ export class ReplProcess {
       this.guard.stop();
       this.exitInfo = signal ? `signal ${signal}` : `code ${code}`;
       // let stdout/stderr drain first, so the error carries the process's last words
+      // A shell's 127 (command not found) or 126 (not executable): the REPL never started, as with ENOENT.
+      const neverStarted = !signal && (code === 127 || code === 126);
       setImmediate(() =>
-        this.fail(new ReplFailure('exited', `Lean REPL process exited (${this.exitInfo})${this.stderrSuffix()}`)),
+        this.fail(
+          new ReplFailure(
+            neverStarted ? 'spawn' : 'exited',
+            `Lean REPL process exited (${this.exitInfo})${this.stderrSuffix()}`,
+          ),
+        ),
       );
     });
   }

@@ -302,11 +302,20 @@ export function proofView(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready').first().frameLocator('iframe#active-frame');
 }
 
+/** The visible lines of the first editor, in the order they are shown: Monaco reuses line elements, so after an
+ *  edit their order in the DOM need not be the order on screen (each is placed by its `top`). */
 export async function editorText(page: Page): Promise<string> {
-  return (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(
-    /\u00a0/g,
-    ' ',
-  );
+  const text = await page
+    .locator('.editor-instance .monaco-editor .view-lines')
+    .first()
+    .evaluate((lines) =>
+      [...lines.querySelectorAll<HTMLElement>('.view-line')]
+        .map((l) => ({ top: parseFloat(l.style.top) || 0, text: l.innerText }))
+        .sort((a, b) => a.top - b.top)
+        .map((l) => l.text)
+        .join('\n'),
+    );
+  return text.replace(/\u00a0/g, ' ');
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

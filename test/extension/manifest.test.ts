@@ -83,6 +83,8 @@ const defaults: KiminaSettings = {
   openaiBaseUrl: '',
   serverUrl: '',
   serverToken: '',
+  budget: 'custom',
+  maxTokens: 24576,
   samples: 4,
   fixTurns: 1,
   checkTimeout: 60,
