@@ -35,6 +35,12 @@ export function trainingModelSetting(): string {
   return vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', settingDefaults.trainingModel);
 }
 
+/** Switches proving to an OpenAI-compatible server (kimina.engine = openai) and opens its URL setting. */
+export async function useOpenAIEngine(): Promise<void> {
+  await vscode.workspace.getConfiguration('kimina').update('engine', 'openai', vscode.ConfigurationTarget.Global);
+  await vscode.commands.executeCommand('workbench.action.openSettings', 'kimina.openaiBaseUrl');
+}
+
 /** Makes the in-process engine prove with the model in `dir` (user settings: kimina.engine, kimina.model). */
 export async function proveWithModel(dir: string): Promise<void> {
   const config = vscode.workspace.getConfiguration('kimina');

@@ -44,7 +44,7 @@ export const settingDefaults = {
   device: 'auto',
   kvCache: 'auto',
   speculation: false,
-  nodePath: 'node',
+  nodePath: '', // empty: VS Code's own runtime (extension/runtime.ts)
   showDiffOnProof: true,
   trainingModel: '',
 } as const;

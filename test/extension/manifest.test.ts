@@ -94,7 +94,7 @@ const defaults: KiminaSettings = {
   device: 'auto',
   kvCache: 'auto',
   speculation: false,
-  nodePath: 'node',
+  nodePath: '', // empty: VS Code's own runtime (extension/runtime.ts)
   showDiffOnProof: true,
 };
 
