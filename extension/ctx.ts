@@ -58,11 +58,15 @@ export class Ctx implements vscode.Disposable {
 
   /** Starts the backend; requests made meanwhile wait for it. */
   start(): Promise<void> {
-    this.starting = this.startClient();
+    // one start at a time (trust granted and a settings change can ask at once): each replaces the last client
+    this.starting = this.starting.catch(() => {}).then(() => this.startClient());
     return this.starting;
   }
 
   private async startClient(): Promise<void> {
+    const previous = this.client;
+    this.client = undefined;
+    if (previous) await previous.stop().catch(() => {});
     if (!vscode.workspace.isTrusted) {
       // Restricted Mode: no backend, so no Lean, lake or model process; trusting the folder starts it
       this.setStatus({ state: 'restricted', detail: restrictedModeMessage });
@@ -128,10 +132,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   async restart(): Promise<void> {
-    const old = this.client;
-    this.client = undefined;
     this.crashes = [];
-    if (old) await old.stop().catch(() => {});
     await this.start();
   }
 

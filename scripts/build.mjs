@@ -27,6 +27,15 @@ const jobs = [
     outfile: 'dist/onnx-worker.js',
     external: nativeExternals,
   }),
+  // Large sources' declarations and statements are read in a worker thread (backend/lean/offThread.ts).
+  build({
+    ...common,
+    platform: 'node',
+    format: 'cjs',
+    entryPoints: ['backend/lean/statementWorker.ts'],
+    outfile: 'dist/statement-worker.js',
+    external: nativeExternals,
+  }),
   build({
     ...common,
     platform: 'node',

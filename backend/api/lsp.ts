@@ -11,17 +11,11 @@ import {
   TextDocuments,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import {
-  type BackendStatus,
-  type EditorProveResult,
-  type LspNotificationTypes,
-  type LspRequestTypes,
-  editorCommands,
-  lspMethods,
-} from '../protocol';
+import { type BackendStatus, type EditorProveResult, editorCommands } from '../protocol';
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
+import { notifier, serveLspRequests } from './lspContract';
 import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
 import { registerRepairRequests } from './lspRepair';
@@ -63,11 +57,10 @@ export function startLspFace({
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
   let service: Promise<ProveService> | null = null;
 
-  const notify = <M extends keyof LspNotificationTypes>(method: M, params: LspNotificationTypes[M]) =>
-    void connection.sendNotification(method, params);
+  const notify = notifier(connection);
   const setStatus = (next: BackendStatus) => {
     status = next;
-    notify(lspMethods.statusChanged, status);
+    notify('statusChanged', status);
   };
   const idleStatus = (base: BackendStatus): BackendStatus => ({
     ...base,
@@ -165,10 +158,8 @@ export function startLspFace({
     return actions;
   });
 
-  connection.onRequest(
-    lspMethods.prove,
-    async (params: LspRequestTypes['kimina/prove']['params'], token): Promise<EditorProveResult> => {
-      if (!params || typeof params.id !== 'string' || !params.id) throw new Error('kimina/prove needs an id');
+  serveLspRequests(connection, {
+    prove: async (params, token): Promise<EditorProveResult> => {
       if (running.has(params.id)) throw new Error(`a proof with id ${params.id} is already running`);
       const text = params.code || (params.uri ? documents.get(params.uri)?.getText() : undefined);
       if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
@@ -192,7 +183,7 @@ export function startLspFace({
           params,
           text,
           svc,
-          (event) => notify(lspMethods.proveEvent, event),
+          (event) => notify('proveEvent', event),
           controller.signal,
         );
         if (timedOut && result.status === 'cancelled')
@@ -219,12 +210,15 @@ export function startLspFace({
         if (status.state !== 'error') setStatus(idleStatus(status));
       }
     },
-  );
-
-  connection.onRequest(lspMethods.cancel, (params: LspRequestTypes['kimina/cancel']['params']) => {
-    const controller = params?.id ? running.get(params.id) : undefined;
-    controller?.abort();
-    return { cancelled: controller !== undefined };
+    cancel: (params) => {
+      const controller = params.id ? running.get(params.id) : undefined;
+      controller?.abort();
+      return { cancelled: controller !== undefined };
+    },
+    status: async (): Promise<BackendStatus> => {
+      if (status.state === 'error') await getService().catch(() => {});
+      return status;
+    },
   });
 
   /** After a setup request: the services start again with the model or REPL that is now there. */
@@ -245,11 +239,6 @@ export function startLspFace({
   });
 
   registerRepairRequests({ connection, service: getService, store: repairStore, log });
-
-  connection.onRequest(lspMethods.status, async (): Promise<BackendStatus> => {
-    if (status.state === 'error') await getService().catch(() => {});
-    return status;
-  });
 
   documents.listen(connection);
   return {

@@ -2,12 +2,11 @@
 // queue (planned by checking every file, kept in SQLite so that a restart resumes it). The repairs themselves
 // run as `kimina/prove` requests with mode `repair` (editor/editorRepair.ts), one at a time, from the client.
 import type { Connection } from 'vscode-languageserver/node';
-import { type LspRequestTypes, type RepairItem, type RepairJob, lspMethods } from '../protocol';
+import type { RepairItem, RepairJob } from '../protocol';
 import { findBroken } from '../editor/editorRepair';
 import type { ProveService } from '../editor/service';
 import type { RepairStore } from '../store/repairs';
-
-type Params<M extends keyof LspRequestTypes> = LspRequestTypes[M]['params'];
+import { serveLspRequests } from './lspContract';
 
 export interface RepairRequestsOptions {
   connection: Connection;
@@ -28,59 +27,57 @@ export function registerRepairRequests({ connection, service, store, log = () =>
     return opened;
   };
 
-  connection.onRequest(lspMethods.brokenDeclarations, async (params: Params<'kimina/repair/broken'>, token) => {
-    need(params?.uri, 'uri');
-    if (typeof params.code !== 'string') throw new Error('code is missing');
-    const controller = new AbortController();
-    token?.onCancellationRequested(() => controller.abort());
-    const svc = await service();
-    return findBroken(params, (c, s) => svc.check(c, s), controller.signal);
-  });
-
-  connection.onRequest(lspMethods.repairPlan, async (params: Params<'kimina/repair/plan'>, token) => {
-    need(params?.scope, 'scope');
-    if (!Array.isArray(params.files)) throw new Error('files is missing');
-    const controller = new AbortController();
-    token?.onCancellationRequested(() => controller.abort());
-    const svc = await service();
-    const items: Omit<RepairItem, 'id' | 'status'>[] = [];
-    const problems: { uri: string; problem: string }[] = [];
-    for (const file of params.files) {
-      if (controller.signal.aborted) throw new Error('cancelled');
-      const found = await findBroken(file, (c, s) => svc.check(c, s), controller.signal);
-      if (found.problem) problems.push({ uri: file.uri, problem: found.problem });
-      for (const d of found.declarations) {
-        const first = d.errors.find((e) => e.severity === 'error');
-        items.push({
-          uri: file.uri,
-          declaration: d.name,
-          line: d.range.start.line,
-          error: first ? `line ${first.range.start.line + 1}: ${first.message.split('\n')[0]}` : '',
-        });
+  serveLspRequests(connection, {
+    brokenDeclarations: async (params, token) => {
+      need(params?.uri, 'uri');
+      if (typeof params.code !== 'string') throw new Error('code is missing');
+      const controller = new AbortController();
+      token?.onCancellationRequested(() => controller.abort());
+      const svc = await service();
+      return findBroken(params, (c, s) => svc.check(c, s), controller.signal);
+    },
+    repairPlan: async (params, token) => {
+      need(params?.scope, 'scope');
+      if (!Array.isArray(params.files)) throw new Error('files is missing');
+      const controller = new AbortController();
+      token?.onCancellationRequested(() => controller.abort());
+      const svc = await service();
+      const items: Omit<RepairItem, 'id' | 'status'>[] = [];
+      const problems: { uri: string; problem: string }[] = [];
+      for (const file of params.files) {
+        if (controller.signal.aborted) throw new Error('cancelled');
+        const found = await findBroken(file, (c, s) => svc.check(c, s), controller.signal);
+        if (found.problem) problems.push({ uri: file.uri, problem: found.problem });
+        for (const d of found.declarations) {
+          const first = d.errors.find((e) => e.severity === 'error');
+          items.push({
+            uri: file.uri,
+            declaration: d.name,
+            line: d.range.start.line,
+            error: first ? `line ${first.range.start.line + 1}: ${first.message.split('\n')[0]}` : '',
+          });
+        }
       }
-    }
-    const job = repairs().create(params.scope, items);
-    log(`repair plan ${job.id}: ${items.length} broken declarations in ${params.files.length} files`);
-    return { job, problems };
-  });
-
-  connection.onRequest(lspMethods.repairJobs, () => ({ jobs: repairs().unfinished() }));
-
-  connection.onRequest(lspMethods.repairUpdate, (params: Params<'kimina/repair/update'>): RepairJob => {
-    need(params?.jobId, 'jobId');
-    need(params.itemId, 'itemId');
-    return repairs().update(params.jobId, params.itemId, params.status, {
-      reason: params.reason,
-      edit: params.edit,
-      replaced: params.replaced,
-    });
-  });
-
-  connection.onRequest(lspMethods.repairJob, (params: Params<'kimina/repair/job'>): RepairJob => {
-    need(params?.jobId, 'jobId');
-    if (params.state === 'done' || params.state === 'cancelled') return repairs().finish(params.jobId, params.state);
-    const job = repairs().job(params.jobId);
-    if (!job) throw new Error(`no repair job ${params.jobId}`);
-    return job;
+      const job = repairs().create(params.scope, items);
+      log(`repair plan ${job.id}: ${items.length} broken declarations in ${params.files.length} files`);
+      return { job, problems };
+    },
+    repairJobs: () => ({ jobs: repairs().unfinished() }),
+    repairUpdate: (params): RepairJob => {
+      need(params?.jobId, 'jobId');
+      need(params.itemId, 'itemId');
+      return repairs().update(params.jobId, params.itemId, params.status, {
+        reason: params.reason,
+        edit: params.edit,
+        replaced: params.replaced,
+      });
+    },
+    repairJob: (params): RepairJob => {
+      need(params?.jobId, 'jobId');
+      if (params.state === 'done' || params.state === 'cancelled') return repairs().finish(params.jobId, params.state);
+      const job = repairs().job(params.jobId);
+      if (!job) throw new Error(`no repair job ${params.jobId}`);
+      return job;
+    },
   });
 }

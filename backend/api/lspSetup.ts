@@ -2,8 +2,9 @@
 // `kimina model pull` and `kimina lean setup`, with `$/progress` on the client's token (LSP work-done
 // progress) instead of a terminal. After a success the face's services are built afresh.
 import type { CancellationToken, Connection, WorkDoneProgressReporter } from 'vscode-languageserver/node';
-import { type LspRequestTypes, type SetupResult, lspMethods } from '../protocol';
+import { type LspRequestTypes, type SetupResult } from '../protocol';
 import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
+import { serveLspRequests } from './lspContract';
 import { convertLazily } from '../model/lazyConvert';
 import { hubOptionsOf, type HubSettings } from '../model/hub';
 import { pullModel, type PullEvent } from '../model/store';
@@ -65,12 +66,8 @@ async function withProgress(
 }
 
 export function registerSetupRequests({ connection, settings, onSetUp, log }: SetupRequestOptions): void {
-  connection.onRequest(
-    lspMethods.pullModel,
-    async (
-      params: LspRequestTypes['kimina/setup/pullModel']['params'],
-      cancel: CancellationToken,
-    ): Promise<SetupResult> => {
+  serveLspRequests(connection, {
+    pullModel: async (params, cancel): Promise<SetupResult> => {
       const model = typeof params?.model === 'string' ? params.model.trim() : '';
       if (!model) return { ok: false, message: 'kimina/setup/pullModel needs a model id' };
       const controller = new AbortController();
@@ -105,11 +102,7 @@ export function registerSetupRequests({ connection, settings, onSetUp, log }: Se
       if (result.ok) onSetUp();
       return result;
     },
-  );
-
-  connection.onRequest(
-    lspMethods.setupLean,
-    async (params: LspRequestTypes['kimina/setup/lean']['params'], cancel: CancellationToken): Promise<SetupResult> => {
+    setupLean: async (params, cancel): Promise<SetupResult> => {
       const project = typeof params?.project === 'string' ? params.project : '';
       if (!project) return { ok: false, message: 'kimina/setup/lean needs the Lean project folder' };
       let buildCommand: string | undefined;
@@ -141,5 +134,5 @@ export function registerSetupRequests({ connection, settings, onSetUp, log }: Se
       if (result.ok) onSetUp();
       return buildCommand && !result.ok ? { ...result, buildCommand } : result;
     },
-  );
+  });
 }

@@ -2,8 +2,20 @@
 // with the contract's one typed client, and its /v1/training/events followed (reconnecting) while the
 // client asks for them, each event forwarded as a `kimina/training/event` notification. Training lives in
 // the server so that a run outlives the editor window; with none attached, each request says how to get one.
-import { type CancellationToken, type Connection, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
-import { ApiClient, ApiError, type LspRequestTypes, type TrainingConnection, lspMethods } from '../protocol';
+import { type Connection, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
+import {
+  ApiClient,
+  ApiError,
+  lspRequests,
+  routes,
+  type LspRequestName,
+  type LspRequestSpec,
+  type RouteName,
+  type RouteSpec,
+  type SchemaNode,
+  type TrainingConnection,
+} from '../protocol';
+import { notifier, serveLspRequests, type LspHandler, type LspHandlers } from './lspContract';
 
 /** Where the attached server is: url and API token. */
 export interface AttachedServer {
@@ -24,94 +36,74 @@ export const howToAttach =
   '`kimina serve` (or set kimina.serverUrl to one), then run "Kimina: Restart Backend"';
 export const noServerMessage = `no Kimina server is attached: ${howToAttach}`;
 
-type TrainingMethod = Extract<keyof LspRequestTypes, `kimina/training/${string}`>;
-type Relay<M extends TrainingMethod> = (
-  api: ApiClient,
-  params: LspRequestTypes[M]['params'],
-  signal: AbortSignal,
-) => Promise<LspRequestTypes[M]['result']>;
-
 const RETRY_MS = 1000;
 const MAX_RETRY_MS = 15_000;
 const NO_SERVER_POLL_MS = 2000;
 
-function runId(params: { id?: unknown } | undefined): string {
-  if (typeof params?.id !== 'string' || !params.id)
-    throw new ResponseError(LSPErrorCodes.RequestFailed, 'this training request needs a run id');
-  return params.id;
+/**
+ * The HTTP call a relayed request makes, derived from its route (routes.ts): the route's path parameters, its
+ * query's fields and its body's fields are taken from the request's parameters by name.
+ */
+export function relayCall(route: RouteName, params: Record<string, unknown>) {
+  const spec: RouteSpec = routes[route];
+  const pick = (schema: SchemaNode | undefined) => {
+    if (schema?.kind !== 'object') return undefined;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(schema.fields)) if (params[key] !== undefined) out[key] = params[key];
+    return out;
+  };
+  const pathParams: Record<string, string> = {};
+  for (const [, key] of spec.path.matchAll(/:([A-Za-z]+)/g)) pathParams[key] = String(params[key]);
+  return { params: pathParams, query: pick(spec.query), body: pick(spec.body) };
 }
 
 export function registerTrainingRequests({ connection, server, log }: TrainingRequestOptions): { close(): void } {
   const clientFor = (s: AttachedServer) => new ApiClient({ url: s.url, token: s.token });
 
-  const relay = <M extends TrainingMethod>(method: M, call: Relay<M>) => {
-    connection.onRequest(
-      method,
-      async (params: LspRequestTypes[M]['params'], cancel: CancellationToken): Promise<unknown> => {
-        const attached = await server();
-        if (!attached) throw new ResponseError(LSPErrorCodes.RequestFailed, noServerMessage);
-        const controller = new AbortController();
-        cancel.onCancellationRequested(() => controller.abort());
-        try {
-          return await call(clientFor(attached), params ?? ({} as LspRequestTypes[M]['params']), controller.signal);
-        } catch (err) {
-          if (err instanceof ResponseError) throw err;
-          const message = err instanceof Error ? err.message : String(err);
-          log(`${method}: ${message}`);
-          throw new ResponseError(
-            LSPErrorCodes.RequestFailed,
-            message,
-            err instanceof ApiError ? { status: err.status } : undefined,
-          );
-        }
-      },
-    );
-  };
-
-  relay(lspMethods.trainingPresets, (api, _p, signal) => api.call('trainingPresets', { signal }));
-  relay(lspMethods.trainingRuns, (api, _p, signal) => api.call('trainingRuns', { signal }));
-  relay(lspMethods.trainingGpus, (api, _p, signal) => api.call('trainingGpus', { signal }));
-  relay(lspMethods.trainingRun, (api, p, signal) => api.call('trainingRun', { params: { id: runId(p) }, signal }));
-  relay(lspMethods.trainingStart, (api, body, signal) => api.call('trainingStart', { body, signal }));
-  relay(lspMethods.trainingPause, (api, p, signal) => api.call('trainingPause', { params: { id: runId(p) }, signal }));
-  relay(lspMethods.trainingResume, (api, p, signal) =>
-    api.call('trainingResume', { params: { id: runId(p) }, signal }),
-  );
-  relay(lspMethods.trainingCancel, (api, p, signal) =>
-    api.call('trainingCancel', { params: { id: runId(p) }, signal }),
-  );
-  relay(lspMethods.trainingMetrics, (api, p, signal) =>
-    api.call('trainingMetrics', { params: { id: runId(p) }, query: { kind: p.kind, since: p.since }, signal }),
-  );
-  relay(lspMethods.trainingRollouts, (api, p, signal) =>
-    api.call('trainingRollouts', { params: { id: runId(p) }, query: { limit: p.limit }, signal }),
-  );
-  relay(lspMethods.trainingLog, (api, p, signal) =>
-    api.call('trainingLog', { params: { id: runId(p) }, query: { limit: p.limit }, signal }),
-  );
-  relay(lspMethods.trainingExport, (api, p, signal) =>
-    api.call('trainingExport', { params: { id: runId(p) }, body: { quantize: p.quantize }, signal }),
-  );
-
+  const relays: LspHandlers = {};
+  for (const name of Object.keys(lspRequests) as LspRequestName[]) {
+    const spec: LspRequestSpec = lspRequests[name];
+    const route = spec.relay;
+    if (!route) continue;
+    (relays as Record<string, LspHandler<LspRequestName>>)[name] = async (params, cancel) => {
+      const attached = await server();
+      if (!attached) throw new ResponseError(LSPErrorCodes.RequestFailed, noServerMessage);
+      const controller = new AbortController();
+      cancel.onCancellationRequested(() => controller.abort());
+      try {
+        const call = relayCall(route, params as Record<string, unknown>);
+        return (await clientFor(attached).call(route, { ...call, signal: controller.signal } as never)) as never;
+      } catch (err) {
+        if (err instanceof ResponseError) throw err;
+        const message = err instanceof Error ? err.message : String(err);
+        log(`${spec.method}: ${message}`);
+        throw new ResponseError(
+          LSPErrorCodes.RequestFailed,
+          message,
+          err instanceof ApiError ? { status: err.status } : undefined,
+        );
+      }
+    };
+  }
   const follower = followTrainingEvents({ connection, server, log });
-  connection.onRequest(
-    lspMethods.trainingFollow,
-    async (params: LspRequestTypes['kimina/training/follow']['params']): Promise<TrainingConnection> => {
-      if (params?.follow === false) {
+  serveLspRequests(connection, {
+    ...relays,
+    trainingFollow: async (params): Promise<TrainingConnection> => {
+      if (params.follow === false) {
         follower.stop();
         return follower.connection();
       }
       return follower.start();
     },
-  );
+  });
   return { close: () => follower.stop() };
 }
-
 /**
  * Follows GET /v1/training/events of the attached server while started: each event becomes a notification;
  * when the stream ends or fails it reconnects (1 s, doubling to 15 s); with no server it looks again every 2 s.
  */
 function followTrainingEvents({ connection, server, log }: TrainingRequestOptions) {
+  const notify = notifier(connection);
   let state: TrainingConnection = { status: 'connecting' };
   let running = false;
   let generation = 0;
@@ -121,7 +113,7 @@ function followTrainingEvents({ connection, server, log }: TrainingRequestOption
   const setState = (next: TrainingConnection) => {
     if (next.status === state.status && next.message === state.message) return;
     state = next;
-    void connection.sendNotification(lspMethods.trainingConnection, state);
+    notify('trainingConnection', state);
   };
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -159,7 +151,7 @@ function followTrainingEvents({ connection, server, log }: TrainingRequestOption
         delay = RETRY_MS;
         for await (const event of events) {
           if (!live()) break;
-          void connection.sendNotification(lspMethods.trainingEvent, event);
+          notify('trainingEvent', event);
         }
         if (live()) setState({ status: 'disconnected', message: `${attached.url} closed the event stream` });
       } catch (err) {

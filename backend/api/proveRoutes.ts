@@ -4,7 +4,7 @@
 // Closing the connection cancels the request too.
 import type { Request, Response, Router } from 'express';
 import type { ProveEvent, ProveRequestBody, ProveResult } from '../protocol';
-import { prove, proveTarget, type ProveDeps } from '../prover/prove';
+import { prove, proveStatement, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
@@ -54,7 +54,7 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     let body;
     try {
       body = parseProveRequest(raw);
-      proveTarget(body.code, body.theorem); // a missing theorem is a 422, even before a stream starts
+      await proveStatement(body.code, body.theorem); // a missing theorem is a 422, even before a stream starts
     } catch (err) {
       res.status(422).json({ error: (err as Error).message });
       return;

@@ -187,7 +187,9 @@ export async function run(args: string[]): Promise<number> {
     case 'list':
       return list(rest);
     case 'path':
-      console.log(resolveModelDir(setting('home'), rest[0] ?? setting('model') ?? DEFAULT_MODEL));
+      console.log(
+        resolveModelDir(setting('home'), rest[0] ?? setting('model') ?? DEFAULT_MODEL, setting('hfHubCache')),
+      );
       return 0;
     case 'convert':
       return convert(rest);

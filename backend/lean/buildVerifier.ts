@@ -2,6 +2,7 @@
 // settings; the variables themselves are declared and read in backend/settings/settings.ts.
 import type { Settings } from '../settings/settings';
 import { buildLaunch, elanHomeToKeep, findReplBinary, lakeEnvironment } from './launch';
+import { GUARD_INTERVAL_MS, exeName, memoryCap, osOf, withMemoryCap, type Os } from './processes';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
 import { ReplPool } from './pool';
@@ -95,11 +96,20 @@ export interface BuiltVerifier {
   describe: string;
 }
 
-export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
-  const sandbox = detectSandbox(settings.sandbox);
+/** One line on how memory is bounded on this OS (and the one-time notice when the cap cannot be used). */
+export function memoryLine(memoryLimitMb: number, os: Os, cap = memoryCap(memoryLimitMb, os)): string {
+  if (!(memoryLimitMb > 0)) return 'memory: no cap and no guard (KIMINA_REPL_MEMORY_MB=0)';
+  const guard = `memory guard: a check stops when its processes hold more than ${memoryLimitMb} MiB (sampled every ${GUARD_INTERVAL_MS[os] / 1000} s)`;
+  if (cap.kind === 'ulimit') return `memory: address-space cap ${memoryLimitMb} MiB per process (ulimit -v); ${guard}`;
+  return cap.notice ? `${cap.notice} (${guard})` : `memory: no address-space cap (${cap.why}); ${guard}`;
+}
+
+export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): BuiltVerifier {
+  const sandbox = detectSandbox(settings.sandbox, os);
+  const cap = memoryCap(settings.memoryLimitMb, os);
   const replPath = settings.replCommand
     ? undefined
-    : findReplBinary(settings.home, settings.projectDir, settings.replPath);
+    : findReplBinary(settings.home, settings.projectDir, settings.replPath, os);
   let runner: SnippetRunner;
   let describe: string;
   if (settings.replCommand || replPath) {
@@ -111,6 +121,8 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
       projectDir: settings.projectDir,
       memoryLimitMb: settings.memoryLimitMb,
       sandbox,
+      os,
+      cap,
       ...(settings.elanHome ? { elanHome: settings.elanHome } : {}),
     };
     const pool = new ReplPool({
@@ -123,19 +135,15 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     runner = new PoolRunner(pool);
     describe = `REPL pool (${settings.replCommand ?? (lakeEnv ? `${replPath} with lake's environment` : `lake env ${replPath}`)}), up to ${settings.maxRepls} REPLs`;
   } else {
-    const kb = Math.floor(settings.memoryLimitMb * 1024);
     // lake runs once here, outside the sandbox; Lean then starts directly with lake's environment
-    const lakeEnv = lakeEnvironment(settings.projectDir);
+    const lakeEnv = lakeEnvironment(settings.projectDir, exeName('lake', os));
     runner = new LeanFileRunner({
       projectDir: settings.projectDir,
       maxParallel: settings.maxRepls,
-      ...(lakeEnv ? { leanCommand: ['lean'], env: lakeEnv } : {}),
-      wrap: (argv, scratch) => {
-        const boxed = sandbox.wrap(argv, scratch);
-        return settings.memoryLimitMb > 0
-          ? ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-lean', ...boxed]
-          : boxed;
-      },
+      ...(lakeEnv ? { leanCommand: [exeName('lean', os)], env: lakeEnv } : {}),
+      wrap: (argv, scratch) => withMemoryCap(sandbox.wrap(argv, scratch), cap, 'kimina-lean'),
+      os,
+      guardBytes: Math.max(0, settings.memoryLimitMb) * 1024 * 1024,
     });
     describe =
       'no REPL build found: `lake env lean --json` per snippet (slower; run `kimina lean setup` for the REPL pool)';
@@ -147,6 +155,7 @@ export function buildVerifier(settings: VerifierSettings): BuiltVerifier {
     defaultTimeoutS: settings.defaultTimeoutS,
   });
   const admission = new Admission(verifier, admissionOptions(settings));
+  describe += `; ${memoryLine(settings.memoryLimitMb, os, cap)}`;
   return { verifier, admission, mode: runner.mode, sandbox, describe };
 }
 

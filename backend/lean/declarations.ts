@@ -322,7 +322,8 @@ function findDeclarationsUncached(source: string): Declaration[] {
   const result: Declaration[] = [];
   const namespaces: { kind: 'namespace' | 'section' | 'mutual'; name: string }[] = [];
   let prefixStart = -1,
-    headStart = -1;
+    headStart = -1,
+    docAt = 0;
   for (const cmd of cmds) {
     const head = readHead(masked, cmd.start, cmd.end);
     if (headStart < 0) headStart = head.ownStart;
@@ -364,7 +365,9 @@ function findDeclarationsUncached(source: string): Declaration[] {
     } else {
       statement = source.slice(start, cmd.end);
     }
-    const doc = docs.find((d) => d.end <= start && source.slice(d.end, start).trim() === '');
+    while (docAt < docs.length && docs[docAt].end <= start) docAt++;
+    const before = docs[docAt - 1];
+    const doc = before && source.slice(before.end, start).trim() === '' ? before : undefined;
     result.push({
       kind: head.kind as DeclarationKind,
       name,
@@ -485,16 +488,31 @@ const SCOPE_COMMANDS = new Set([
 ]);
 
 /**
- * Non-declaration commands between the header and `decl` that still shape it (`open`, `namespace`,
- * `section`, `end`, `variable`, `set_option`, `universe`, …), in source order, with their offsets.
+ * What every formal statement of one source needs, computed once in one pass (linear in the source): the
+ * header, the scope commands after it (`open`, `namespace`, `section`, `end`, `variable`, `set_option`,
+ * `universe`, `include`, `omit`), and per declaration whether an earlier-declarations context keeps it.
  */
-function scopeCommands(source: string, header: string, decl: Declaration): { offset: number; text: string }[] {
+interface StatementIndex {
+  source: string;
+  header: string;
+  decls: Declaration[];
+  scope: { offset: number; text: string }[];
+  tokens: Token[];
+  /** UTF-16 offset of each token's start. */
+  tokenStarts: number[];
+}
+
+let lastIndex: StatementIndex | undefined;
+
+function statementIndex(source: string): StatementIndex {
+  if (lastIndex?.source === source) return lastIndex;
+  const header = headerOf(source);
+  const decls = findDeclarations(source);
   const { text: masked, withLiterals } = maskLean(source);
-  const kept: { offset: number; text: string }[] = [];
+  const scope: { offset: number; text: string }[] = [];
   let prefixStart = -1;
   for (const cmd of commands(masked, withLiterals)) {
     if (cmd.start < header.length) continue;
-    if (cmd.start >= decl.start.offset) break;
     const head = readHead(masked, cmd.start, cmd.end);
     if (head.prefixOnly) {
       if (prefixStart < 0) prefixStart = cmd.start;
@@ -502,67 +520,114 @@ function scopeCommands(source: string, header: string, decl: Declaration): { off
     }
     const start = prefixStart >= 0 ? prefixStart : cmd.start;
     prefixStart = -1;
-    if (SCOPE_COMMANDS.has(head.kind)) kept.push({ offset: start, text: source.slice(start, cmd.end).trim() });
+    if (SCOPE_COMMANDS.has(head.kind)) scope.push({ offset: start, text: source.slice(start, cmd.end).trim() });
   }
-  return kept;
-}
-
-/** `name`'s last component appears as a whole identifier (possibly qualified) in `masked` between `from` and `to`. */
-function mentions(masked: string, from: number, to: number, name: string): boolean {
-  const short = name.split('.').pop() ?? name;
-  if (!short) return false;
-  const escaped = short.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![\\p{L}\\p{N}_'!?])${escaped}(?![\\p{L}\\p{N}_'!?])`, 'u').test(masked.slice(from, to));
+  const tokens = lexLean(source);
+  lastIndex = { source, header, decls, scope, tokens, tokenStarts: tokenOffsetsOf(source, tokens) };
+  return lastIndex;
 }
 
 /**
- * The declarations before `decl` that it may use: every earlier one except `example`s (nothing can use
- * them), those holding a `sorry` (a sorry in the trusted context would make every verdict `sorry`), and
- * those that mention a name left out for that reason (they would not compile without it).
+ * Which declarations a later one may use: every earlier one except `example`s (nothing can use them), those
+ * holding a `sorry` (a sorry in the trusted context would make every verdict `sorry`), those named in
+ * `exclude` (as if they held one), and those that mention a name left out for these reasons (they would not
+ * compile without it). "Mentions": an identifier of the declaration has the left-out name's last component
+ * as one of its components. One pass over the tokens of the first `upto` declarations.
  */
-function earlierDeclarations(
-  source: string,
-  decl: Declaration,
-  exclude: ReadonlySet<string> = new Set(),
-): { kept: Declaration[]; leftOut: string[] } {
-  const masked = maskLean(source).text;
-  const kept: Declaration[] = [];
-  const leftOut: string[] = [];
-  for (const d of findDeclarations(source)) {
-    if (d.start.offset >= decl.start.offset) break;
-    if (d.kind === 'example') continue;
-    if (
-      d.sorries.length > 0 ||
-      (d.name !== '' && exclude.has(d.name)) ||
-      leftOut.some((name) => mentions(masked, d.start.offset, d.end.offset, name))
-    ) {
-      if (d.name) leftOut.push(d.name);
+function keptDeclarations(index: StatementIndex, upto: number, exclude: ReadonlySet<string>): Kept {
+  const { decls, tokens, tokenStarts } = index;
+  const leftOutShort = new Set<string>();
+  const leftOutNames: string[] = [];
+  const leftOutBefore: number[] = [];
+  const kept: boolean[] = [];
+  let t = 0;
+  for (let i = 0; i < upto; i++) {
+    const d = decls[i];
+    leftOutBefore.push(leftOutNames.length);
+    while (t < tokens.length && tokenStarts[t] < d.start.offset) t++;
+    if (d.kind === 'example') {
+      kept.push(false);
       continue;
     }
-    kept.push(d);
+    let uses = d.sorries.length > 0 || (d.name !== '' && exclude.has(d.name));
+    for (let k = t; !uses && leftOutShort.size > 0 && k < tokens.length && tokenStarts[k] < d.end.offset; k++) {
+      const tok = tokens[k];
+      if (tok.kind === 'ident' && components(tok.text).some((c) => leftOutShort.has(plain(c)))) uses = true;
+    }
+    kept.push(!uses);
+    if (uses && d.name) {
+      leftOutNames.push(d.name);
+      const short = plain(components(d.name).pop() ?? d.name);
+      if (short) leftOutShort.add(short);
+    }
   }
-  return { kept, leftOut };
+  leftOutBefore.push(leftOutNames.length);
+  return { kept, leftOutNames, leftOutBefore };
+}
+
+interface Kept {
+  /** Per declaration (same order as the index's): kept as context for later ones. */
+  kept: boolean[];
+  /** Names left out, in order, and per declaration how many were left out before it. */
+  leftOutNames: string[];
+  leftOutBefore: number[];
+}
+let lastKept: { index: StatementIndex; kept: Kept } | undefined;
+
+/** UTF-16 offsets of the tokens' starts (tokens in source order): one walk over the source. */
+function tokenOffsetsOf(source: string, tokens: Token[]): number[] {
+  const out: number[] = [];
+  let offset = 0,
+    line = 1,
+    column = 0;
+  for (const t of tokens) {
+    while (line < t.line && offset < source.length) {
+      if (source[offset] === '\n') {
+        line++;
+        column = 0;
+      }
+      offset++;
+    }
+    if (column > t.column) column = 0; // never: tokens come in order
+    while (column < t.column && offset < source.length) {
+      offset += (source.codePointAt(offset) ?? 0) > 0xffff ? 2 : 1;
+      column++;
+    }
+    out.push(offset);
+  }
+  return out;
 }
 
 /**
  * Builds the standalone formal statement for `decl` of `source`: the header, then the scope commands in
  * force and the earlier sorry-free declarations in file order, then the theorem up to `:= by`. A file with
- * one theorem (miniF2F) gets the header, scope commands and theorem only, exactly as before. `exclude` names
- * earlier declarations to leave out as if they held a `sorry` (a repair leaves out the file's other broken proofs).
+ * one theorem (miniF2F) gets the header, scope commands and theorem only, exactly as before. Linear in the
+ * source for the first statement of a source, and in the statement's own length for every further one.
  */
 export function formalStatementOf(
   source: string,
   decl: Declaration,
   options: { exclude?: ReadonlySet<string> } = {},
 ): FormalStatement {
-  const header = headerOf(source);
-  const { kept, leftOut } = earlierDeclarations(source, decl, options.exclude);
-  const context = [
-    ...scopeCommands(source, header, decl),
-    ...kept.map((d) => ({ offset: d.start.offset, text: source.slice(d.start.offset, d.end.offset).trim() })),
-  ]
-    .sort((a, b) => a.offset - b.offset)
-    .map((c) => c.text);
+  const index = statementIndex(source);
+  const { header } = index;
+  let at = index.decls.findIndex((d) => d.start.offset === decl.start.offset);
+  if (at < 0) at = index.decls.filter((d) => d.start.offset < decl.start.offset).length;
+  let known: Kept;
+  if (options.exclude && options.exclude.size > 0) known = keptDeclarations(index, at, options.exclude);
+  else {
+    if (lastKept?.index !== index) lastKept = { index, kept: keptDeclarations(index, index.decls.length, new Set()) };
+    known = lastKept.kept;
+  }
+  const context: string[] = [];
+  let s = 0;
+  for (let k = 0; k < at; k++) {
+    const d = index.decls[k];
+    while (s < index.scope.length && index.scope[s].offset < d.start.offset) context.push(index.scope[s++].text);
+    if (known.kept[k]) context.push(source.slice(d.start.offset, d.end.offset).trim());
+  }
+  while (s < index.scope.length && index.scope[s].offset < decl.start.offset) context.push(index.scope[s++].text);
+  const leftOut = known.leftOutNames.slice(0, known.leftOutBefore[at]);
   const parts = [header, ...context, decl.statement.trim()].filter((p) => p !== '');
   return { text: parts.join('\n\n'), declaration: decl, informal: decl.docComment, leftOut };
 }

@@ -19,7 +19,8 @@ export class BatchTooLarge extends Error {
   }
 }
 
-export type ReplFailureKind = 'timeout' | 'exited' | 'garbage' | 'spawn' | 'closed';
+/** `memory`: the memory guard stopped the process while it checked (its tree held more than the limit). */
+export type ReplFailureKind = 'timeout' | 'exited' | 'garbage' | 'spawn' | 'closed' | 'memory';
 
 /** One REPL process failed while answering a command; the process is gone or must be killed. */
 export class ReplFailure extends Error {

@@ -1,15 +1,27 @@
-// How one REPL process is started: the base command (KIMINA_REPL_COMMAND, or `lake env <repl>`),
-// wrapped in the OS sandbox and an address-space cap.
+// How one REPL process is started: the base command (KIMINA_REPL_COMMAND through the platform's shell, or
+// `lake env <repl>`), wrapped in the OS sandbox and, where the OS allows one, an address-space cap; and the
+// memory guard's limit. The per-OS decisions live in processes.ts.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Sandbox } from './sandbox';
 import { RELEASE_TAG, releaseTag } from './toolchain';
+import {
+  exeName,
+  memoryCap,
+  osOf,
+  shellArgv,
+  withMemoryCap,
+  type MemoryCap,
+  type Os,
+  type ProcessSpec,
+} from './processes';
 
-export interface LaunchSpec {
-  argv: string[];
-  cwd: string;
-  env: NodeJS.ProcessEnv;
+export interface LaunchSpec extends ProcessSpec {
+  /** The memory guard stops a check whose process tree holds more than this many bytes (0: no guard). */
+  guardBytes?: number;
+  /** Sampling period of the guard (default per OS: processes.ts GUARD_INTERVAL_MS). */
+  guardIntervalMs?: number;
 }
 
 export interface LaunchOptions {
@@ -24,9 +36,15 @@ export interface LaunchOptions {
    * binary starts directly with it, so lake itself never runs inside the sandbox (it may want to write).
    */
   lakeEnv?: NodeJS.ProcessEnv;
-  /** Address-space cap per REPL in MiB (0: none). */
+  /** Address-space cap per REPL in MiB where the OS allows one, and the memory guard's limit everywhere (0: none). */
   memoryLimitMb: number;
   sandbox: Sandbox;
+  /** The OS to launch for (default: this machine's; tests build the others). */
+  os?: Os;
+  /** The cap decided once for the verifier (default: decided here, processes.ts memoryCap). */
+  cap?: MemoryCap;
+  /** Guard sampling period in ms (default per OS). */
+  guardIntervalMs?: number;
   /** ELAN_HOME for the REPL, whose HOME is its scratch folder (see elanHomeToKeep). */
   elanHome?: string;
 }
@@ -44,26 +62,36 @@ export function setupReplDir(home: string, tag: string): string {
   return join(home, 'repl', tag);
 }
 
+/** Where lake builds the REPL binary inside a repl checkout (`repl.exe` on Windows). */
+export function replBinaryIn(replDir: string, os: Os = osOf()): string {
+  return join(replDir, '.lake', 'build', 'bin', exeName('repl', os));
+}
+
 /** The REPL binary to use: KIMINA_REPL_PATH, the project's own `repl` package, or the one `kimina lean setup` built. */
-export function findReplBinary(home: string, projectDir: string, explicit?: string): string | undefined {
+export function findReplBinary(
+  home: string,
+  projectDir: string,
+  explicit?: string,
+  os: Os = osOf(),
+): string | undefined {
   if (explicit) return resolve(explicit);
-  const candidates = [join(projectDir, '.lake', 'packages', 'repl', '.lake', 'build', 'bin', 'repl')];
+  const candidates = [replBinaryIn(join(projectDir, '.lake', 'packages', 'repl'), os)];
   const tag = projectToolchainTag(projectDir);
-  if (tag) candidates.push(join(setupReplDir(home, tag), '.lake', 'build', 'bin', 'repl'));
+  if (tag) candidates.push(replBinaryIn(setupReplDir(home, tag), os));
   return candidates.find((c) => existsSync(c));
 }
 
 /** Builds the argv of one REPL process; `scratch` is its private writable folder. */
 export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec {
+  const os = options.os ?? osOf();
   let base: string[];
-  if (options.command) base = ['sh', '-c', options.command];
-  else if (options.replPath) base = options.lakeEnv ? [options.replPath] : ['lake', 'env', options.replPath];
+  let verbatim = false;
+  if (options.command) ({ argv: base, verbatim } = shellArgv(options.command, os));
+  else if (options.replPath)
+    base = options.lakeEnv ? [options.replPath] : [exeName('lake', os), 'env', options.replPath];
   else throw new Error('no REPL command: set KIMINA_REPL_COMMAND or KIMINA_REPL_PATH, or run `kimina lean setup`');
-  let argv = options.sandbox.wrap(base, scratch);
-  if (options.memoryLimitMb > 0) {
-    const kb = Math.floor(options.memoryLimitMb * 1024);
-    argv = ['sh', '-c', `ulimit -v ${kb} && exec "$@"`, 'kimina-repl', ...argv];
-  }
+  const cap = options.cap ?? memoryCap(options.memoryLimitMb, os);
+  const argv = withMemoryCap(options.sandbox.wrap(base, scratch), cap, 'kimina-repl');
   const env = options.lakeEnv && !options.command ? options.lakeEnv : process.env;
   return {
     argv,
@@ -72,8 +100,13 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
       ...env,
       HOME: scratch,
       TMPDIR: scratch,
+      ...(os === 'win32' ? { TEMP: scratch, TMP: scratch } : {}),
       ...(options.elanHome ? { ELAN_HOME: options.elanHome } : {}),
     },
+    os,
+    verbatim,
+    guardBytes: Math.max(0, options.memoryLimitMb) * 1024 * 1024,
+    ...(options.guardIntervalMs ? { guardIntervalMs: options.guardIntervalMs } : {}),
   };
 }
 
@@ -81,11 +114,12 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
  * Runs `lake env` once, outside any sandbox, and returns the environment it sets up for programs of
  * the project (LEAN_PATH, LEAN_SYSROOT, PATH, …); undefined when lake is missing or fails.
  */
-export function lakeEnvironment(projectDir: string, lake = 'lake'): NodeJS.ProcessEnv | undefined {
+export function lakeEnvironment(projectDir: string, lake = exeName('lake')): NodeJS.ProcessEnv | undefined {
   const r = spawnSync(lake, ['env', process.execPath, '-e', 'process.stdout.write(JSON.stringify(process.env))'], {
     cwd: projectDir,
     encoding: 'utf8',
     timeout: 300_000,
+    windowsHide: true,
     env: { ...process.env, NODE_OPTIONS: '' },
   });
   if (r.status !== 0) return undefined;

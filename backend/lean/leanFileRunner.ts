@@ -2,11 +2,11 @@
 // (no header reuse, so slower). The file is header + body + one `#print axioms _root_.NAME` line per
 // audited name; Lean's JSON messages are mapped into the REPL's response shape, body-relative; messages
 // on the import lines come back apart (`headerMessages`), for the verifier to place on the user's lines.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplMessage } from '../protocol';
+import { MemoryGuard, exeName, osOf, startProcess, stopTree, type Os } from './processes';
 import {
   auditAnswers,
   auditCommand,
@@ -25,6 +25,11 @@ export interface LeanFileRunnerOptions {
   /** Wraps the argv (sandbox, memory cap); `scratch` is the only writable folder. */
   wrap?(argv: string[], scratch: string): string[];
   maxParallel: number;
+  /** The OS (default: this machine's; processes.ts decides start, guard and stop from it). */
+  os?: Os;
+  /** The memory guard stops a check whose Lean holds more than this many bytes (0 or absent: no guard). */
+  guardBytes?: number;
+  guardIntervalMs?: number;
 }
 
 interface LeanJsonMessage {
@@ -132,17 +137,15 @@ export class LeanFileRunner implements SnippetRunner {
     const file = join(scratch, 'Snippet.lean');
     const text = (req.header ? req.header + '\n' : '') + body + '\n' + auditCommand(names) + '\n';
     writeFileSync(file, text);
-    const base = [...(this.options.leanCommand ?? ['lake', 'env', 'lean']), '--json', file];
+    const os = this.options.os ?? osOf();
+    const base = [...(this.options.leanCommand ?? [exeName('lake', os), 'env', exeName('lean', os)]), '--json', file];
     const argv = this.options.wrap ? this.options.wrap(base, scratch) : base;
     return new Promise((resolve) => {
       const t0 = performance.now();
       const env = { ...(this.options.env ?? process.env), HOME: scratch, TMPDIR: scratch };
-      const child = spawn(argv[0], argv.slice(1), {
-        cwd: this.options.projectDir,
-        env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = startProcess({ argv, cwd: this.options.projectDir, env, os }, ['ignore', 'pipe', 'pipe']);
+      const guardBytes = this.options.guardBytes ?? 0;
+      const guard = new MemoryGuard({ limitBytes: guardBytes, intervalMs: this.options.guardIntervalMs, os });
       let stdout = '',
         stderr = '';
       let settled = false;
@@ -150,21 +153,26 @@ export class LeanFileRunner implements SnippetRunner {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        guard.stop();
         rmSync(scratch, { recursive: true, force: true });
         resolve(r);
       };
       const timer = setTimeout(() => {
-        try {
-          process.kill(-(child.pid ?? 0), 'SIGKILL');
-        } catch {
-          /* gone */
-        }
+        stopTree(child, os);
         done({ kind: 'timeout', message: `Lean command timed out in ${req.timeoutMs / 1000} seconds` });
       }, req.timeoutMs);
-      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      guard.start(child.pid, (bytes) => {
+        stopTree(child, os);
+        const mib = (b: number): number => Math.round(b / (1024 * 1024));
+        done({
+          kind: 'server_error',
+          message: `Lean stopped by the memory guard: its processes held ${mib(bytes)} MiB, above the limit of ${mib(guardBytes)} MiB (KIMINA_REPL_MEMORY_MB)`,
+        });
+      });
+      child.stdout!.setEncoding('utf8').on('data', (c: string) => {
         stdout += c;
       });
-      child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      child.stderr!.setEncoding('utf8').on('data', (c: string) => {
         stderr = (stderr + c).slice(-4000);
       });
       child.on('error', (err) =>

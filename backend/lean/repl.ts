@@ -1,11 +1,12 @@
 // One Lean REPL process (leanprover-community/repl JSON protocol): a request is JSON followed by one
 // blank line; the answer is JSON (possibly over several lines) read until a blank line.
-// The process runs in its own process group, so a kill takes lake, the REPL and any children.
-import { spawn, type ChildProcess } from 'node:child_process';
+// How it starts, is watched and is stopped is decided per OS in processes.ts: a stop takes the whole tree
+// (lake, the REPL and any children), and the memory guard samples the tree while a command runs.
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { ReplFailure } from './errors';
 import type { LaunchSpec } from './launch';
+import { MemoryGuard, osOf, procTreeRss, startProcess, stopTree, type Os } from './processes';
 
 const stderrKeep = 4000;
 
@@ -23,14 +24,15 @@ export class ReplProcess {
   private stderrTail = '';
   private waiting: Waiting | undefined;
   private exitInfo: string | undefined;
+  private readonly os: Os;
+  private readonly guard: MemoryGuard;
+  private readonly guardBytes: number;
 
   constructor(spec: LaunchSpec) {
-    this.child = spawn(spec.argv[0], spec.argv.slice(1), {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    this.os = spec.os ?? osOf();
+    this.guardBytes = spec.guardBytes ?? 0;
+    this.guard = new MemoryGuard({ limitBytes: this.guardBytes, intervalMs: spec.guardIntervalMs, os: this.os });
+    this.child = startProcess(spec, ['pipe', 'pipe', 'pipe']);
     this.child.stdout?.setEncoding('utf8');
     this.child.stderr?.setEncoding('utf8');
     this.child.stdout?.on('data', (chunk: string) => this.onStdout(chunk));
@@ -44,6 +46,7 @@ export class ReplProcess {
       this.fail(new ReplFailure('spawn', `could not start the Lean REPL (${spec.argv.join(' ')}): ${err.message}`)),
     );
     this.child.on('exit', (code, signal) => {
+      this.guard.stop();
       this.exitInfo = signal ? `signal ${signal}` : `code ${code}`;
       // let stdout/stderr drain first, so the error carries the process's last words
       setImmediate(() =>
@@ -84,6 +87,7 @@ export class ReplProcess {
     if (!w) return; // output nobody asked for: ignore
     this.waiting = undefined;
     clearTimeout(w.timer);
+    this.guard.stop();
     const parsed = parseAnswer(text);
     if (parsed !== undefined) {
       w.resolve(parsed);
@@ -94,6 +98,7 @@ export class ReplProcess {
   }
 
   private fail(err: ReplFailure): void {
+    this.guard.stop();
     const w = this.waiting;
     if (!w) return;
     this.waiting = undefined;
@@ -127,31 +132,44 @@ export class ReplProcess {
         },
         Math.max(0, timeoutMs),
       );
+      // a runaway command is stopped while it runs, before it takes the machine
+      this.guard.start(this.child.pid, (bytes) => {
+        if (this.waiting !== w) return;
+        this.waiting = undefined;
+        clearTimeout(w.timer);
+        this.kill();
+        reject(
+          new ReplFailure(
+            'memory',
+            `Lean REPL stopped by the memory guard: its processes held ${mib(bytes)} MiB, above the limit of ${mib(this.guardBytes)} MiB (KIMINA_REPL_MEMORY_MB)`,
+          ),
+        );
+      });
       this.child.stdin?.write(JSON.stringify(request) + '\n\n');
     });
   }
 
-  /** Kills the whole process group (lake, the REPL, anything they started). */
+  /** Stops the whole process tree (lake, the REPL, anything they started): process group or taskkill /T. */
   kill(): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        this.child.kill('SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
+    this.guard.stop();
+    if (this.child.pid === undefined) return;
+    stopTree(this.child, this.os);
     this.fail(new ReplFailure('closed', 'Lean REPL was stopped'));
   }
 
-  /** Resident memory of the process tree in bytes (Linux /proc; 0 elsewhere). */
+  /**
+   * Resident memory of the process tree in bytes: read now from /proc on Linux; elsewhere the memory guard's
+   * last sample (taken while the last command ran; 0 before any).
+   */
   rssBytes(): number {
     const pid = this.child.pid;
-    return pid === undefined ? 0 : treeRss(pid, 0);
+    if (pid === undefined) return 0;
+    return this.os === 'linux' ? procTreeRss(pid) : this.guard.last;
   }
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / (1024 * 1024));
 }
 
 /** The answer's JSON; lines before a line starting with `{` (e.g. lake's build chatter) are skipped. */
@@ -169,23 +187,4 @@ function parseAnswer(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function treeRss(pid: number, depth: number): number {
-  let total = 0;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(status);
-    if (m) total += Number(m[1]) * 1024;
-  } catch {
-    return 0;
-  }
-  if (depth > 8) return total;
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
-    for (const c of children ? children.split(/\s+/) : []) total += treeRss(Number(c), depth + 1);
-  } catch {
-    /* no children file on this kernel */
-  }
-  return total;
 }

@@ -123,10 +123,18 @@ export async function resolveReplRevision(dir: string, tag: string): Promise<Rep
 }
 
 /**
- * Whether `commit` lacks the flush fix, by ancestry. The fix commit must be in the clone (fetched from
- * `origin` when it is not, as after a shallow clone): without it the answer would be a guess, so this throws.
+ * Whether `commit` lacks the flush fix, by ancestry. A shallow clone is deepened first, and the fix commit
+ * must be in the clone (fetched from `origin` when it is not): without either the answer would be a guess,
+ * so this throws.
  */
 export async function lacksFlushFix(dir: string, commit: string, fix = FLUSH_FIX_COMMIT): Promise<boolean> {
+  // A shallow clone cuts the history that ancestry is read from: deepen it first (or fail below).
+  if ((await git(dir, ['rev-parse', '--is-shallow-repository']).catch(() => 'false')).trim() === 'true')
+    await git(dir, ['fetch', '--quiet', '--unshallow', 'origin']).catch(() => '');
+  if ((await git(dir, ['rev-parse', '--is-shallow-repository']).catch(() => 'false')).trim() === 'true')
+    throw new Error(
+      `the repl clone in ${dir} is shallow and could not be deepened, so whether ${commit.slice(0, 12)} has the flush fix cannot be decided by ancestry`,
+    );
   if (!(await gitOk(dir, ['cat-file', '-e', `${fix}^{commit}`])))
     await git(dir, ['fetch', '--quiet', 'origin', fix]).catch(() => '');
   if (!(await gitOk(dir, ['cat-file', '-e', `${fix}^{commit}`])))

@@ -5,6 +5,7 @@
 //   at the scratch folder, but writes elsewhere are not prevented;
 // - none: the REPL runs with the server's rights (the untrusted-code filter is then the only guard).
 import { spawnSync } from 'node:child_process';
+import { osOf, type Os } from './processes';
 
 export type SandboxKind = 'bwrap' | 'unshare' | 'none';
 export type SandboxPreference = 'auto' | SandboxKind;
@@ -67,9 +68,14 @@ const none: Sandbox = {
 
 let detected: Sandbox | undefined;
 
-/** Picks the strongest sandbox that works here (probed once), or the one asked for. */
-export function detectSandbox(preference: SandboxPreference = 'auto'): Sandbox {
+/** Picks the strongest sandbox that works here (probed once), or the one asked for. bwrap and unshare are Linux's. */
+export function detectSandbox(preference: SandboxPreference = 'auto', os: Os = osOf()): Sandbox {
   if (preference === 'none') return none;
+  if (os !== 'linux') {
+    if (preference !== 'auto')
+      throw new Error(`KIMINA_SANDBOX=${preference} but '${preference}' is Linux's; this is ${os} (use auto or none)`);
+    return none;
+  }
   if (preference === 'auto' && detected) return detected;
   const candidates: Sandbox[] = [];
   if (preference === 'auto' || preference === 'bwrap') {

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
-import { setupReplDir } from './launch';
+import { replBinaryIn, setupReplDir } from './launch';
 import { FLUSH_FIX_COMMIT, applyFlushFix, git, lacksFlushFix, resolveReplRevision } from './replRevision';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
@@ -207,7 +207,7 @@ export async function setupRepl(
   // The folder is deleted and re-cloned below: it must lie inside KIMINA_HOME/repl, symlinks resolved.
   const replRoot = join(ensurePrivateDir(home), 'repl');
   mkdirInside(home, replRoot, 0o700);
-  const binary = join(dir, '.lake', 'build', 'bin', 'repl');
+  const binary = replBinaryIn(dir); // repl.exe on Windows
   // lake runs inside the project: there elan picks the project's toolchain (outside it, elan without a
   // default toolchain reports lake as missing).
   if (!(await have('lake', projectDir)))

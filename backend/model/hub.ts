@@ -13,6 +13,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -44,16 +45,24 @@ export interface HubOptions {
   tokenPath?: string;
   /** HF_HUB_OFFLINE: the hub is not contacted. */
   offline?: boolean;
+  /** HF_HUB_CACHE: huggingface_hub's cache, read (never written) for models already downloaded there. */
+  cacheDir?: string;
   /** Where to tell users to put a model folder when the hub cannot be reached. */
   offlineHint?: string;
   timeoutMs?: number;
 }
 
 /** The hub's part of the backend settings, handed down by the commands and the language server. */
-export type HubSettings = Pick<Settings, 'hfEndpoint' | 'hfToken' | 'hfTokenPath' | 'hfHubOffline'>;
+export type HubSettings = Pick<Settings, 'hfEndpoint' | 'hfToken' | 'hfTokenPath' | 'hfHubOffline' | 'hfHubCache'>;
 
 export function hubOptionsOf(s: HubSettings): HubOptions {
-  return { endpoint: s.hfEndpoint, token: s.hfToken, tokenPath: s.hfTokenPath, offline: s.hfHubOffline };
+  return {
+    endpoint: s.hfEndpoint,
+    token: s.hfToken,
+    tokenPath: s.hfTokenPath,
+    offline: s.hfHubOffline,
+    cacheDir: s.hfHubCache,
+  };
 }
 
 export function hubEndpoint(options: HubOptions = {}): string {
@@ -217,25 +226,42 @@ async function checksumFromHeaders(
   file: HubFile,
   options: HubOptions,
 ): Promise<HubFile> {
-  let r: AxiosResponse;
-  try {
-    r = await axios.head(resolveUrl(repo, revision, file.path, options), {
-      headers: { ...headers(options), 'accept-encoding': 'identity' },
-      maxRedirects: 0,
-      timeout: options.timeoutMs ?? 30_000,
-      validateStatus: (status) => status < 400,
-    });
-  } catch (err) {
-    throw await hubError(err, `file ${file.path} of ${repo}`, repo, options);
+  // Like huggingface_hub 2.4.0 (utils/_http.py, _httpx2_follow_hub_redirects_with_backoff): follow redirects
+  // that stay on the hub's host (a renamed repository answers a relative 307), stop at one to another host
+  // (the CDN): the checksum headers are on that redirect itself. At most 20.
+  let url = resolveUrl(repo, revision, file.path, options);
+  let r: AxiosResponse | undefined;
+  for (let hop = 0; hop <= 20; hop++) {
+    let hopAnswer: AxiosResponse;
+    try {
+      hopAnswer = await axios.head(url, {
+        headers: { ...headers(options), 'accept-encoding': 'identity' },
+        maxRedirects: 0,
+        timeout: options.timeoutMs ?? 30_000,
+        validateStatus: (status) => status < 400,
+      });
+    } catch (err) {
+      throw await hubError(err, `file ${file.path} of ${repo}`, repo, options);
+    }
+    r = hopAnswer;
+    const location: unknown =
+      hopAnswer.status >= 300 && hopAnswer.status < 400 ? hopAnswer.headers.location : undefined;
+    if (typeof location !== 'string') break;
+    const next = new URL(location, url);
+    if (next.origin !== new URL(url).origin) break; // same scheme, host and port only
+    url = next.toString();
+    if (hop === 20) throw new Error(`more than 20 redirects while looking up ${file.path} of ${repo}`);
   }
+  if (!r) throw new Error(`no answer for ${file.path} of ${repo}`);
+  const answer: AxiosResponse = r;
   const unquote = (v: unknown): string | undefined =>
     typeof v === 'string' ? v.replace(/^W\//, '').replace(/"/g, '').toLowerCase() : undefined;
-  const linked = unquote(r.headers['x-linked-etag']);
-  const linkedSize = Number(r.headers['x-linked-size']);
+  const linked = unquote(answer.headers['x-linked-etag']);
+  const linkedSize = Number(answer.headers['x-linked-size']);
   if (linked && /^[0-9a-f]{64}$/.test(linked))
     return { ...file, sha256: linked, size: Number.isFinite(linkedSize) ? linkedSize : file.size };
-  const etag = unquote(r.headers.etag);
-  const length = Number(r.headers['content-length']);
+  const etag = unquote(answer.headers.etag);
+  const length = Number(answer.headers['content-length']);
   const size = file.size ?? (Number.isFinite(length) ? length : undefined);
   if (etag && /^[0-9a-f]{40}$/.test(etag) && size !== undefined) return { ...file, gitOid: etag, size };
   return { ...file, size };
@@ -264,9 +290,26 @@ export async function downloadFile(
   options: DownloadOptions = {},
 ): Promise<string> {
   const target = safeJoin(dir, listed.path);
+  if (options.offline)
+    throw new Error(
+      `HF_HUB_OFFLINE is set, so ${listed.path} of ${repo} is not downloaded; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`,
+    );
   const file = listed.sha256 || listed.gitOid ? listed : await checksumFromHeaders(repo, revision, listed, options);
   const part = `${target}.part`;
+  // What the `.part` belongs to: it is resumed only for the same revision (the commit, when the listing has
+  // one) and the same checksum; bytes of another commit's file would only fail the checksum at the end.
+  const partMeta = `${part}.json`;
+  const owner = JSON.stringify({ revision, sha256: file.sha256, gitOid: file.gitOid });
   mkdirSync(dirname(target), { recursive: true });
+  if (existsSync(part)) {
+    let same = false;
+    try {
+      same = readFileSync(partMeta, 'utf8') === owner;
+    } catch {
+      /* no record: not ours to resume */
+    }
+    if (!same) rmSync(part, { force: true });
+  }
   const makeHash = (): { hash: Hash; kind: 'sha256' | 'git' | 'none' } => {
     if (file.sha256) return { hash: createHash('sha256'), kind: 'sha256' };
     if (file.gitOid && file.size !== undefined) {
@@ -280,6 +323,7 @@ export async function downloadFile(
     const expected = kind === 'sha256' ? file.sha256 : kind === 'git' ? file.gitOid : undefined;
     if (expected && digest !== expected.toLowerCase()) {
       rmSync(part, { force: true });
+      rmSync(partMeta, { force: true });
       throw new Error(
         `checksum mismatch for ${file.path} of ${repo}: expected ${kind === 'git' ? 'git blob ' : 'sha256 '}${expected}, got ${digest}; the damaged download was deleted, run the command again`,
       );
@@ -345,6 +389,7 @@ export async function downloadFile(
         done(null, chunk);
       },
     });
+    writeFileSync(partMeta, owner);
     const out = createWriteStream(part, { flags: resumed ? 'a' : 'w' });
     let writeError: NodeJS.ErrnoException | undefined;
     out.once('error', (e) => {
@@ -372,6 +417,7 @@ export async function downloadFile(
   }
   verify(hash.digest('hex'), kind);
   renameSync(part, target);
+  rmSync(partMeta, { force: true });
   options.onProgress?.({ file: file.path, bytes: total ?? statSync(target).size, total });
   return target;
 }

@@ -5,6 +5,7 @@
 import {
   copyFileSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -13,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { mkdirInside } from '../store/safePaths';
 import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import {
@@ -25,6 +26,7 @@ import {
   type HubOptions,
   type RepoListing,
 } from './hub';
+import { cachedBlobFor, cachedListing, findCachedSnapshot, type CachedSnapshot } from './hubCache';
 
 /** The model the prover uses when none is configured (Kimina-Prover-RL 0.6B, Qwen3-based). */
 export const DEFAULT_MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
@@ -130,7 +132,7 @@ export function locateModel(home: string, spec: string = DEFAULT_MODEL): Resolve
 }
 
 /** The folder of a model ready for the ONNX engine, or an error saying how to get one. */
-export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL): string {
+export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL, cacheDir?: string): string {
   const m = locateModel(home, spec);
   const folder = m.id === m.dir;
   if (m.format === 'onnx') return m.dir;
@@ -145,8 +147,18 @@ export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL): str
   throw new Error(
     folder
       ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
-      : `no model available: ${m.id} is not in ${modelsRoot(home)}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)`,
+      : `no model available: ${m.id} is not in ${modelsRoot(home)}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)${cacheDir ? cacheHint(m.id, cacheDir) : ''}`,
   );
+}
+
+/** When the Hugging Face cache holds the model: the pull then copies it from there, no download. */
+function cacheHint(id: string, cacheDir: string): string {
+  try {
+    const snapshot = findCachedSnapshot(id, 'main', cacheDir);
+    return snapshot ? `; the Hugging Face cache has it (${snapshot.dir}), so the pull downloads nothing` : '';
+  } catch {
+    return '';
+  }
 }
 
 /** A folder with the model's tokenizer files, when one is at hand locally (for counting tokens). */
@@ -235,21 +247,110 @@ export interface PullResult {
   dir: string;
   manifest: Manifest;
   downloadedBytes: number;
+  /** Bytes taken from the Hugging Face cache instead of the hub. */
+  cachedBytes: number;
+  /** The cache snapshot used, if any. */
+  cacheSnapshot?: string;
   converted: boolean;
 }
 
-async function downloadAll(id: string, commit: string, files: HubFile[], dir: string, o: PullOptions): Promise<number> {
+/** Places a cached blob at `target`: a hard link when the cache is on the same file system, else a copy. */
+function placeFromCache(blob: string, target: string): void {
+  mkdirSync(dirname(target), { recursive: true });
+  if (existsSync(target) && statSync(target).ino === statSync(blob).ino) return;
+  rmSync(target, { force: true });
+  rmSync(`${target}.part`, { force: true });
+  try {
+    linkSync(blob, target);
+  } catch {
+    copyFileSync(blob, target);
+  }
+}
+
+interface Fetched {
+  downloaded: number;
+  cached: number;
+}
+
+async function downloadAll(
+  id: string,
+  commit: string,
+  files: HubFile[],
+  dir: string,
+  o: PullOptions,
+  snapshot: CachedSnapshot | undefined,
+): Promise<Fetched> {
   const total = files.reduce((s, f) => s + (f.size ?? 0), 0);
   let finished = 0;
+  const got: Fetched = { downloaded: 0, cached: 0 };
   for (const file of files) {
+    const blob = snapshot && cachedBlobFor(snapshot, file);
+    if (blob) {
+      placeFromCache(blob, join(dir, ...file.path.split('/')));
+      got.cached += file.size ?? 0;
+      finished += file.size ?? 0;
+      o.onEvent?.({ stage: 'download', file: `${file.path} (from the Hugging Face cache)`, done: finished, total });
+      continue;
+    }
     await downloadFile(id, commit, file, dir, {
       ...o,
       onProgress: (p: DownloadProgress) =>
         o.onEvent?.({ stage: 'download', file: p.file, done: finished + p.bytes, total }),
     });
+    got.downloaded += file.size ?? 0;
     finished += file.size ?? 0;
   }
-  return total;
+  return got;
+}
+
+/**
+ * Removes files under `dir` (or its `under` subfolder) that the listing does not name: shards of an
+ * earlier commit must not be converted under the new manifest. Partial downloads of listed files stay.
+ */
+function pruneToListing(dir: string, files: HubFile[], under = ''): void {
+  const keep = new Set(files.map((f) => f.path));
+  const root = under ? join(dir, under) : dir;
+  if (!existsSync(root)) return;
+  const visit = (d: string): void => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, entry.name);
+      const rel = relative(dir, p).split(sep).join('/');
+      if (entry.isDirectory()) visit(p);
+      else if (
+        !keep.has(rel) &&
+        !(rel.endsWith('.part') && keep.has(rel.slice(0, -5))) &&
+        !(rel.endsWith('.part.json') && keep.has(rel.slice(0, -10)))
+      )
+        rmSync(p, { force: true });
+    }
+  };
+  visit(root);
+}
+
+/** The listing to pull: the hub's; the cache's when HF_HUB_OFFLINE is set or the hub cannot be reached. */
+async function listForPull(
+  id: string,
+  revision: string,
+  o: PullOptions,
+): Promise<{ listing: RepoListing; snapshot?: CachedSnapshot; offline: boolean }> {
+  const cached = o.cacheDir ? findCachedSnapshot(id, revision, o.cacheDir) : undefined;
+  if (o.offline) {
+    if (!cached)
+      throw new Error(
+        `HF_HUB_OFFLINE is set and the Hugging Face cache (${o.cacheDir ?? 'HF_HUB_CACHE: not given'}) has no ${id} at ${revision}; ${o.offlineHint}`,
+      );
+    return { listing: cachedListing(cached), snapshot: cached, offline: true };
+  }
+  try {
+    const listing = await listRepoFiles(id, revision, o);
+    // The cache's snapshot of exactly this commit (an older one may hold other files under the same names).
+    const snapshot = listing.commit && o.cacheDir ? findCachedSnapshot(id, listing.commit, o.cacheDir) : undefined;
+    return { listing, snapshot, offline: false };
+  } catch (err) {
+    if (cached && /^cannot reach /.test((err as Error).message))
+      return { listing: cachedListing(cached), snapshot: cached, offline: true };
+    throw err;
+  }
 }
 
 /**
@@ -265,12 +366,17 @@ export async function pullModel(id: string, o: PullOptions): Promise<PullResult>
       o.offlineHint ?? `copy a model folder to ${storeDirOf(o.home, id)} or set KIMINA_MODEL to a local folder`,
   };
   o.onEvent?.({ stage: 'listing', message: `listing ${id}@${revision}` });
-  const listing = await listRepoFiles(id, revision, hubOptions);
+  const { listing, snapshot, offline } = await listForPull(id, revision, hubOptions);
+  if (snapshot)
+    o.onEvent?.({
+      stage: 'listing',
+      message: `${offline ? 'offline: using' : 'using'} the Hugging Face cache ${snapshot.dir} (commit ${snapshot.commit.slice(0, 12)})`,
+    });
   const dir = storeDirOf(o.home, id);
   mkdirInside(modelsRoot(o.home), dir); // files in it are replaced and deleted: it must lie in the store, symlinks resolved
   const release = takePullLock(dir, id);
   try {
-    return await pullInto(dir, id, revision, listing, o, hubOptions);
+    return await pullInto(dir, id, revision, listing, o, hubOptions, snapshot);
   } finally {
     release();
   }
@@ -311,6 +417,7 @@ async function pullInto(
   listing: RepoListing,
   o: PullOptions,
   hubOptions: PullOptions,
+  snapshot: CachedSnapshot | undefined,
 ): Promise<PullResult> {
   const commit = listing.commit ?? revision;
   const paths = new Set(listing.files.map((f) => f.path));
@@ -319,12 +426,14 @@ async function pullInto(
   // Our graphs keep weights in external data, so model.onnx is small; a big one is another layout.
   const onnx = listing.files.find((f) => f.path === 'onnx/model.onnx');
   if (onnx && (onnx.size === undefined || onnx.size < 64 * 1024 * 1024)) {
-    const path = await downloadFile(id, commit, onnx, dir, hubOptions);
+    await downloadAll(id, commit, [onnx], dir, { ...hubOptions, onEvent: undefined }, snapshot); // no progress: it is small
+    const path = join(dir, 'onnx', 'model.onnx');
     if (readFileSync(path).includes(ONNX_LAYOUT_MARKER)) {
       const files = listing.files.filter(
         (f) => f.path.startsWith('onnx/') || (isCheckpointFile(f.path) && !f.path.endsWith('.safetensors')),
       );
-      const bytes = await downloadAll(id, commit, files, dir, hubOptions);
+      const got = await downloadAll(id, commit, files, dir, hubOptions, snapshot);
+      pruneToListing(dir, files, 'onnx');
       const manifest: Manifest = {
         id,
         revision,
@@ -335,7 +444,15 @@ async function pullInto(
       };
       writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
       o.onEvent?.({ stage: 'done', message: dir });
-      return { id, dir, manifest, downloadedBytes: bytes, converted: false };
+      return {
+        id,
+        dir,
+        manifest,
+        downloadedBytes: got.downloaded,
+        cachedBytes: got.cached,
+        cacheSnapshot: snapshot?.dir,
+        converted: false,
+      };
     }
     rmSync(join(dir, 'onnx'), { recursive: true, force: true }); // another layout (Optimum, …): convert instead
   }
@@ -348,7 +465,8 @@ async function pullInto(
     );
   }
   const checkpoint = join(dir, CHECKPOINT_SUBDIR);
-  const bytes = await downloadAll(id, commit, files, checkpoint, hubOptions);
+  const got = await downloadAll(id, commit, files, checkpoint, hubOptions, snapshot);
+  pruneToListing(checkpoint, files);
   const quantize = o.quantize ?? 'q4';
   const previous = readManifest(dir);
   const upToDate =
@@ -388,5 +506,13 @@ async function pullInto(
   };
   writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
   o.onEvent?.({ stage: 'done', message: dir });
-  return { id, dir, manifest, downloadedBytes: bytes, converted: !upToDate };
+  return {
+    id,
+    dir,
+    manifest,
+    downloadedBytes: got.downloaded,
+    cachedBytes: got.cached,
+    cacheSnapshot: snapshot?.dir,
+    converted: !upToDate,
+  };
 }

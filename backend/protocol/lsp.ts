@@ -1,8 +1,15 @@
-// Custom LSP requests and notifications between the extension and the backend's language-server face.
-// Each is declared once here: its method name and its parameter and result types.
+// Custom LSP requests and notifications between the extension and the backend's language-server face, each
+// declared once here, as routes.ts declares the HTTP routes: one table for requests (method name, parameter
+// schema in schema.ts's vocabulary, result type; for training, the HTTP route it is relayed to) and one for
+// notifications (method name, parameter type). The face serves exactly these through one function that checks
+// parameters before a handler runs (backend/api/lspContract.ts); the extension calls them with types taken from
+// the tables (LspRequestTypes, LspNotificationTypes); test/api/lspContract.test.ts holds the two together.
 import type { ProveEvent, ProveRequest, ProveResult } from './prove';
-import type { RouteResponse } from './routes';
+import { proveLimits } from './prove';
+import type { Carries, RouteName, RouteResponse } from './routes';
+import { s, type Infer, type Schema, type SchemaNode } from './schema';
 import type { ExportModelRequest, StartTrainingRequest, TrainingStreamEvent } from './training';
+import { exportModelRequestSchema, startTrainingRequestSchema } from './training';
 import type { LspPosition, Verdict } from './verify';
 
 /** An editor range; positions are 0-based lines and 0-based characters in UTF-16 code units (LSP). */
@@ -206,62 +213,307 @@ export interface TrainingConnection {
   message?: string;
 }
 
-export const lspMethods = {
-  /** Request: prove a theorem; answers with the final result, streams `proveEvent` meanwhile. */
-  prove: 'kimina/prove',
-  /** Request: cancel a proof by id. */
-  cancel: 'kimina/cancel',
-  /** Request: the backend's state for the status bar. */
-  status: 'kimina/status',
-  /** Request: pull a model (progress as `$/progress` on the request's workDoneToken; cancellable). */
-  pullModel: 'kimina/setup/pullModel',
-  /** Request: build the Lean REPL for a project (progress as `$/progress`; cancellable). */
-  setupLean: 'kimina/setup/lean',
+/** What one custom request is: its method, the schema its parameters must match, the result's type. */
+export interface LspRequestSpec {
+  method: string;
+  params: Schema<unknown>;
+  result: Carries<unknown>;
+  /** A training request: the HTTP route of the attached `kimina serve` it is relayed to (routes.ts). */
+  relay?: RouteName;
+  summary: string;
+}
+/** A notification, sent by the backend's face to the extension. */
+export interface LspNotificationSpec {
+  method: string;
+  params: Carries<unknown>;
+  summary: string;
+}
+
+const answer = <T>(): Carries<T> => ({});
+/** A schema whose TypeScript type is the interface above (the schema checks at least what the type says). */
+const typed = <T>(node: SchemaNode): Schema<T> => node as Schema<T>;
+const noParams = s.object({});
+const progressToken = s.optional(s.oneOf([s.string({ max: 200 }), s.integer()]));
+const runId = s.string({ min: 1, max: 200, messages: { '*': 'this training request needs a run id' } });
+const position = s.object({
+  line: s.integer({ min: 0, max: 10_000_000 }),
+  character: s.integer({ min: 0, max: 10_000_000 }),
+});
+const range = s.object({ start: position, end: position });
+const diagnostic = s.object({
+  range,
+  severity: s.enum(['error', 'warning', 'info']),
+  message: s.string({ max: 100_000 }),
+  source: s.optional(s.string({ max: 1000 })),
+});
+const count = (max: number) => s.optional(s.integer({ min: 0, max }));
+
+const proveParamsSchema = typed<ProveParams>(
+  s.object({
+    id: s.string({ min: 1, max: 200, messages: { '*': 'kimina/prove needs an id' } }),
+    code: s.optional(s.string({ max: proveLimits.codeChars })),
+    uri: s.optional(s.string({ max: 10_000 })),
+    position: s.optional(position),
+    mode: s.optional(s.enum(['theorem', 'goal', 'repair'])),
+    theorem: s.nullable(s.string({ max: 1000 })),
+    informal: s.nullable(s.string({ max: 100_000 })),
+    samples: s.nullable(s.integer({ min: proveLimits.samples[0], max: proveLimits.samples[1] })),
+    fixTurns: s.nullable(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
+    temperature: s.nullable(s.number({ min: proveLimits.temperature[0], max: proveLimits.temperature[1] })),
+    topP: s.nullable(s.number({ above: proveLimits.topP[0], max: proveLimits.topP[1] })),
+    maxTokens: s.nullable(s.integer({ min: proveLimits.maxTokens[0], max: proveLimits.maxTokens[1] })),
+  }),
+);
+
+export const lspRequests = {
+  prove: {
+    method: 'kimina/prove',
+    params: proveParamsSchema,
+    result: answer<EditorProveResult>(),
+    summary: 'prove a theorem or a goal; answers with the final result, streams proveEvent meanwhile',
+  },
+  cancel: {
+    method: 'kimina/cancel',
+    params: s.object({ id: s.optional(s.string({ max: 200 })) }),
+    result: answer<{ cancelled: boolean }>(),
+    summary: 'cancel a proof by id',
+  },
+  status: {
+    method: 'kimina/status',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<BackendStatus>(),
+    summary: "the backend's state for the status bar",
+  },
+  pullModel: {
+    method: 'kimina/setup/pullModel',
+    params: typed<PullModelParams>(
+      s.object({ model: s.optional(s.string({ max: 1000 })), workDoneToken: progressToken }),
+    ),
+    result: answer<SetupResult>(),
+    summary: "pull a model (progress as $/progress on the request's workDoneToken; cancellable)",
+  },
+  setupLean: {
+    method: 'kimina/setup/lean',
+    params: typed<SetupLeanParams>(
+      s.object({
+        project: s.optional(s.string({ max: 4096 })),
+        build: s.optional(s.boolean()),
+        workDoneToken: progressToken,
+      }),
+    ),
+    result: answer<SetupResult>(),
+    summary: 'build the Lean REPL for a project (progress as $/progress; cancellable)',
+  },
   // Training: relayed to the attached `kimina serve` (training outlives an editor window); each answers as its
-  // HTTP route does (routes.ts), and fails with a sentence naming `kimina serve` when none is attached.
-  /** Request: the hyperparameter presets. */
-  trainingPresets: 'kimina/training/presets',
-  /** Request: every run, newest first. */
-  trainingRuns: 'kimina/training/runs',
-  /** Request: one run. */
-  trainingRun: 'kimina/training/run',
-  /** Request: start a run. */
-  trainingStart: 'kimina/training/start',
-  /** Requests: pause, resume or cancel a run; each answers with the run as it is now. */
-  trainingPause: 'kimina/training/pause',
-  trainingResume: 'kimina/training/resume',
-  trainingCancel: 'kimina/training/cancel',
-  /** Request: a run's per-step metrics. */
-  trainingMetrics: 'kimina/training/metrics',
-  /** Request: a run's latest sampled rollouts. */
-  trainingRollouts: 'kimina/training/rollouts',
-  /** Request: a run's latest log lines. */
-  trainingLog: 'kimina/training/log',
-  /** Request: convert a finished run's weights to ONNX. */
-  trainingExport: 'kimina/training/export',
-  /** Request: the GPUs the server sees. */
-  trainingGpus: 'kimina/training/gpus',
-  /** Request: start or stop following the training events; answers with the connection as it stands. */
-  trainingFollow: 'kimina/training/follow',
-  /** Notification (server → client): one training event (a run changed, a step's metrics, rollouts, a log line). */
-  trainingEvent: 'kimina/training/event',
-  /** Notification (server → client): the link to the training events changed. */
-  trainingConnection: 'kimina/training/connection',
-  /** Request: the declarations of a document whose proofs Lean rejects (from the client's diagnostics or a check). */
-  brokenDeclarations: 'kimina/repair/broken',
-  /** Request: plan a Repair All job over files (checks each, stores the queue in SQLite: resumable). */
-  repairPlan: 'kimina/repair/plan',
-  /** Request: the unfinished Repair All jobs (after a restart), newest first. */
-  repairJobs: 'kimina/repair/jobs',
-  /** Request: record one item's outcome (repaired with its proposal, still broken, skipped, accepted, rejected). */
-  repairUpdate: 'kimina/repair/update',
-  /** Request: one job; with `state`, end it (done, cancelled). */
-  repairJob: 'kimina/repair/job',
-  /** Notification (server → client): one event of a running proof. */
-  proveEvent: 'kimina/proveEvent',
-  /** Notification (server → client): the backend's state changed. */
-  statusChanged: 'kimina/statusChanged',
-} as const;
+  // HTTP route does, and fails with a sentence naming `kimina serve` when none is attached.
+  trainingPresets: {
+    method: 'kimina/training/presets',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<RouteResponse<'trainingPresets'>>(),
+    relay: 'trainingPresets',
+    summary: 'the hyperparameter presets',
+  },
+  trainingRuns: {
+    method: 'kimina/training/runs',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<RouteResponse<'trainingRuns'>>(),
+    relay: 'trainingRuns',
+    summary: 'every run, newest first',
+  },
+  trainingRun: {
+    method: 'kimina/training/run',
+    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    result: answer<RouteResponse<'trainingRun'>>(),
+    relay: 'trainingRun',
+    summary: 'one run',
+  },
+  trainingStart: {
+    method: 'kimina/training/start',
+    params: typed<StartTrainingRequest>(startTrainingRequestSchema),
+    result: answer<RouteResponse<'trainingStart'>>(),
+    relay: 'trainingStart',
+    summary: 'start a run',
+  },
+  trainingPause: {
+    method: 'kimina/training/pause',
+    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    result: answer<RouteResponse<'trainingPause'>>(),
+    relay: 'trainingPause',
+    summary: 'pause a run; answers with the run as it is now',
+  },
+  trainingResume: {
+    method: 'kimina/training/resume',
+    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    result: answer<RouteResponse<'trainingResume'>>(),
+    relay: 'trainingResume',
+    summary: 'resume a run; answers with the run as it is now',
+  },
+  trainingCancel: {
+    method: 'kimina/training/cancel',
+    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    result: answer<RouteResponse<'trainingCancel'>>(),
+    relay: 'trainingCancel',
+    summary: 'cancel a run; answers with the run as it is now',
+  },
+  trainingMetrics: {
+    method: 'kimina/training/metrics',
+    params: typed<TrainingMetricsParams>(
+      s.object({
+        id: runId,
+        kind: s.optional(s.enum(['train', 'eval'])),
+        since: s.optional(s.integer({ min: 0, max: 1e9 })),
+      }),
+    ),
+    result: answer<RouteResponse<'trainingMetrics'>>(),
+    relay: 'trainingMetrics',
+    summary: "a run's per-step metrics",
+  },
+  trainingRollouts: {
+    method: 'kimina/training/rollouts',
+    params: typed<TrainingPageParams>(s.object({ id: runId, limit: count(1_000_000) })),
+    result: answer<RouteResponse<'trainingRollouts'>>(),
+    relay: 'trainingRollouts',
+    summary: "a run's latest sampled rollouts",
+  },
+  trainingLog: {
+    method: 'kimina/training/log',
+    params: typed<TrainingPageParams>(s.object({ id: runId, limit: count(1_000_000) })),
+    result: answer<RouteResponse<'trainingLog'>>(),
+    relay: 'trainingLog',
+    summary: "a run's latest log lines",
+  },
+  trainingExport: {
+    method: 'kimina/training/export',
+    params: typed<TrainingExportParams>(s.object({ id: runId, quantize: exportModelRequestSchema.fields.quantize })),
+    result: answer<RouteResponse<'trainingExport'>>(),
+    relay: 'trainingExport',
+    summary: "convert a finished run's weights to ONNX",
+  },
+  trainingGpus: {
+    method: 'kimina/training/gpus',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<RouteResponse<'trainingGpus'>>(),
+    relay: 'trainingGpus',
+    summary: 'the GPUs the server sees',
+  },
+  trainingFollow: {
+    method: 'kimina/training/follow',
+    params: typed<TrainingFollowParams>(s.object({ follow: s.optional(s.boolean()) })),
+    result: answer<TrainingConnection>(),
+    summary: 'start or stop following the training events; answers with the connection as it stands',
+  },
+  // Repair: which declarations Lean rejects, and the Repair All queue (api/lspRepair.ts).
+  brokenDeclarations: {
+    method: 'kimina/repair/broken',
+    params: typed<BrokenDeclarationsParams>(
+      s.object({
+        uri: s.string({ min: 1, max: 10_000, messages: { '*': 'uri is missing' } }),
+        code: s.string({ max: proveLimits.codeChars, messages: { '*': 'code is missing' } }),
+        diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
+      }),
+    ),
+    result: answer<BrokenDeclarationsResult>(),
+    summary: "the declarations of a document whose proofs Lean rejects (from the client's diagnostics or a check)",
+  },
+  repairPlan: {
+    method: 'kimina/repair/plan',
+    params: typed<RepairPlanParams>(
+      s.object({
+        scope: s.string({ min: 1, max: 10_000, messages: { '*': 'scope is missing' } }),
+        files: s.array(
+          s.object({
+            uri: s.string({ max: 10_000 }),
+            code: s.string({ max: proveLimits.codeChars }),
+            diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
+          }),
+          { max: 100_000, messages: { '*': 'files is missing' } },
+        ),
+      }),
+    ),
+    result: answer<RepairPlanResult>(),
+    summary: 'plan a Repair All job over files (checks each, stores the queue in SQLite: resumable)',
+  },
+  repairJobs: {
+    method: 'kimina/repair/jobs',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<{ jobs: RepairJob[] }>(),
+    summary: 'the unfinished Repair All jobs (after a restart), newest first',
+  },
+  repairUpdate: {
+    method: 'kimina/repair/update',
+    params: typed<RepairUpdateParams>(
+      s.object({
+        jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
+        itemId: s.integer({ min: 0, max: 1e12, messages: { '*': 'itemId is missing' } }),
+        status: s.enum(['pending', 'repaired', 'broken', 'skipped', 'accepted', 'rejected']),
+        reason: s.optional(s.string({ max: 100_000 })),
+        edit: s.nullable(s.object({ range, newText: s.string({ max: proveLimits.codeChars }) })),
+        replaced: s.nullable(s.string({ max: proveLimits.codeChars })),
+      }),
+    ),
+    result: answer<RepairJob>(),
+    summary: "record one item's outcome (repaired with its proposal, still broken, skipped, accepted, rejected)",
+  },
+  repairJob: {
+    method: 'kimina/repair/job',
+    params: typed<RepairJobParams>(
+      s.object({
+        jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
+        state: s.optional(s.enum(['running', 'done', 'cancelled'])),
+      }),
+    ),
+    result: answer<RepairJob>(),
+    summary: 'one job; with `state`, end it (done, cancelled)',
+  },
+} as const satisfies Record<string, LspRequestSpec>;
+
+export const lspNotifications = {
+  proveEvent: {
+    method: 'kimina/proveEvent',
+    params: answer<LspProveEvent>(),
+    summary: 'one event of a running proof',
+  },
+  statusChanged: {
+    method: 'kimina/statusChanged',
+    params: answer<BackendStatus>(),
+    summary: "the backend's state changed",
+  },
+  trainingEvent: {
+    method: 'kimina/training/event',
+    params: answer<TrainingStreamEvent>(),
+    summary: 'one training event (a run changed, a step’s metrics, rollouts, a log line)',
+  },
+  trainingConnection: {
+    method: 'kimina/training/connection',
+    params: answer<TrainingConnection>(),
+    summary: 'the link to the training events changed',
+  },
+} as const satisfies Record<string, LspNotificationSpec>;
+
+export type LspRequests = typeof lspRequests;
+export type LspRequestName = keyof LspRequests;
+export type LspNotifications = typeof lspNotifications;
+export type LspNotificationName = keyof LspNotifications;
+
+type Carried<C> = C extends Carries<infer T> ? T : never;
+/** Each request's parameters and result, by method name (taken from the table). */
+export type LspRequestTypes = {
+  [N in LspRequestName as LspRequests[N]['method']]: {
+    params: Infer<LspRequests[N]['params']>;
+    result: Carried<LspRequests[N]['result']>;
+  };
+};
+/** Each notification's parameters, by method name (taken from the table). */
+export type LspNotificationTypes = {
+  [N in LspNotificationName as LspNotifications[N]['method']]: Carried<LspNotifications[N]['params']>;
+};
+
+/** Every method name by its short name (`lspMethods.prove` is the method of `lspRequests.prove`), from the two tables. */
+export const lspMethods = Object.fromEntries(
+  [...Object.entries(lspRequests), ...Object.entries(lspNotifications)].map(([name, spec]) => [name, spec.method]),
+) as { readonly [N in LspRequestName]: LspRequests[N]['method'] } & {
+  readonly [N in LspNotificationName]: LspNotifications[N]['method'];
+};
 
 /** Client-side commands the backend names in code lenses and code actions (arguments: uri, LspPosition). */
 export const editorCommands = {
@@ -269,35 +521,3 @@ export const editorCommands = {
   proveGoal: 'kimina.proveGoal',
   repairProof: 'kimina.repairProof',
 } as const;
-
-export interface LspRequestTypes {
-  'kimina/prove': { params: ProveParams; result: EditorProveResult };
-  'kimina/cancel': { params: CancelParams; result: { cancelled: boolean } };
-  'kimina/status': { params: Record<string, never>; result: BackendStatus };
-  'kimina/setup/pullModel': { params: PullModelParams; result: SetupResult };
-  'kimina/setup/lean': { params: SetupLeanParams; result: SetupResult };
-  'kimina/training/presets': { params: Record<string, never>; result: RouteResponse<'trainingPresets'> };
-  'kimina/training/runs': { params: Record<string, never>; result: RouteResponse<'trainingRuns'> };
-  'kimina/training/run': { params: TrainingRunParams; result: RouteResponse<'trainingRun'> };
-  'kimina/training/start': { params: StartTrainingRequest; result: RouteResponse<'trainingStart'> };
-  'kimina/training/pause': { params: TrainingRunParams; result: RouteResponse<'trainingPause'> };
-  'kimina/training/resume': { params: TrainingRunParams; result: RouteResponse<'trainingResume'> };
-  'kimina/training/cancel': { params: TrainingRunParams; result: RouteResponse<'trainingCancel'> };
-  'kimina/training/metrics': { params: TrainingMetricsParams; result: RouteResponse<'trainingMetrics'> };
-  'kimina/training/rollouts': { params: TrainingPageParams; result: RouteResponse<'trainingRollouts'> };
-  'kimina/training/log': { params: TrainingPageParams; result: RouteResponse<'trainingLog'> };
-  'kimina/training/export': { params: TrainingExportParams; result: RouteResponse<'trainingExport'> };
-  'kimina/training/gpus': { params: Record<string, never>; result: RouteResponse<'trainingGpus'> };
-  'kimina/training/follow': { params: TrainingFollowParams; result: TrainingConnection };
-  'kimina/repair/broken': { params: BrokenDeclarationsParams; result: BrokenDeclarationsResult };
-  'kimina/repair/plan': { params: RepairPlanParams; result: RepairPlanResult };
-  'kimina/repair/jobs': { params: Record<string, never>; result: { jobs: RepairJob[] } };
-  'kimina/repair/update': { params: RepairUpdateParams; result: RepairJob };
-  'kimina/repair/job': { params: RepairJobParams; result: RepairJob };
-}
-export interface LspNotificationTypes {
-  'kimina/proveEvent': LspProveEvent;
-  'kimina/statusChanged': BackendStatus;
-  'kimina/training/event': TrainingStreamEvent;
-  'kimina/training/connection': TrainingConnection;
-}

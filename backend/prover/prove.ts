@@ -4,7 +4,8 @@
 // events. Faces (HTTP, LSP, CLI, eval) call `prove`.
 import { randomUUID } from 'node:crypto';
 import type { Attempt, ChatMessage, ProveEvent, ProveRequest, ProveResult } from '../protocol';
-import { type Declaration, formalStatementOf, selectDeclaration } from '../lean/declarations';
+import { type Declaration, type FormalStatement, selectDeclaration } from '../lean/declarations';
+import { selectAndState } from '../lean/offThread';
 import { buildPrompt, informalFromDocComment } from './prompt';
 import { normalizeStatement } from './extract';
 import { ProveRequestError, settingsOf, DEFAULT_SETTINGS } from './request';
@@ -25,6 +26,10 @@ export function proveTarget(code: string, theorem?: string): Declaration {
   } catch (err) {
     throw new ProveRequestError((err as Error).message);
   }
+  return checkBody(decl);
+}
+
+function checkBody(decl: Declaration): Declaration {
   if (!decl.body) {
     throw new ProveRequestError(
       `${decl.kind} ${decl.name || ''} has no ':=' to prove after (pattern-matching proofs are not supported)`.replace(
@@ -36,6 +41,28 @@ export function proveTarget(code: string, theorem?: string): Declaration {
   return decl;
 }
 
+let lastPrepared: { code: string; theorem?: string; formal: Promise<FormalStatement> } | undefined;
+
+/**
+ * The declaration `prove` works on and its formal statement, read off the event loop for a large request
+ * (lean/offThread.ts); rejects with ProveRequestError saying why there is none. The last answer is kept, so
+ * the route's up-front check and `prove` read one request once.
+ */
+export function proveStatement(code: string, theorem?: string): Promise<FormalStatement> {
+  if (lastPrepared && lastPrepared.code === code && lastPrepared.theorem === theorem) return lastPrepared.formal;
+  const formal = selectAndState(code, theorem).then(
+    (f) => {
+      checkBody(f.declaration);
+      return f;
+    },
+    (err: Error) => {
+      throw new ProveRequestError(err.message);
+    },
+  );
+  lastPrepared = { code, theorem, formal };
+  return formal;
+}
+
 /** Proves `req` with the engine and verifier in `deps`; resolves with status 'cancelled' when `signal` aborts. */
 export async function prove(
   req: ProveRequest,
@@ -45,8 +72,8 @@ export async function prove(
 ): Promise<ProveResult> {
   const id = req.id ?? randomUUID();
   const settings = settingsOf(req, deps.options?.defaults ?? DEFAULT_SETTINGS);
-  const decl = proveTarget(req.code, req.theorem);
-  const formal = formalStatementOf(req.code, decl);
+  const formal = await proveStatement(req.code, req.theorem);
+  const decl = formal.declaration;
   const informal = req.informal ?? informalFromDocComment(formal.informal);
   const prompt = buildPrompt(formal.text, informal);
   if (req.repair && !decl.tactic)

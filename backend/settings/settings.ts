@@ -258,8 +258,32 @@ const declarations = {
     name: 'HF_HOME',
     type: 'path',
     default: '`~/.cache/huggingface`',
-    doc: 'the Hugging Face folder (for its token file)',
-    read: (raw: string | undefined) => given(raw) ?? join(homedir(), '.cache', 'huggingface'),
+    doc: 'the Hugging Face folder (its token file, and its `hub` cache unless HF_HUB_CACHE is set)',
+    // huggingface_hub 2.4.0 constants.py: HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
+    read: (raw: string | undefined, env: Env): string =>
+      given(raw) ?? join(setting('xdgCacheHome', env), 'huggingface'),
+  },
+  xdgCacheHome: {
+    name: 'XDG_CACHE_HOME',
+    type: 'path',
+    default: '`~/.cache`',
+    doc: 'where HF_HOME lies by default (as huggingface_hub reads it)',
+    read: (raw: string | undefined): string => given(raw) ?? join(homedir(), '.cache'),
+  },
+  hfHubCache: {
+    name: 'HF_HUB_CACHE',
+    type: 'path',
+    default: '`<HF_HOME>/hub` (or the older HUGGINGFACE_HUB_CACHE)',
+    doc: 'the Hugging Face cache (`models--ORG--NAME/{refs,snapshots,blobs}`): a model found there is used without a download',
+    read: (raw: string | undefined, env: Env): string =>
+      given(raw) ?? setting('hfHubCacheLegacy', env) ?? join(setting('hfHome', env), 'hub'),
+  },
+  hfHubCacheLegacy: {
+    name: 'HUGGINGFACE_HUB_CACHE',
+    type: 'path',
+    default: 'unset',
+    doc: "huggingface_hub's older name for HF_HUB_CACHE",
+    read: (raw: string | undefined) => given(raw),
   },
   datasetsServer: {
     name: 'KIMINA_DATASETS_SERVER',
@@ -272,7 +296,7 @@ const declarations = {
     name: 'HF_HUB_OFFLINE',
     type: 'flag',
     default: 'off',
-    doc: 'never reach the hub (pulls fail with a clear error)',
+    doc: 'never reach the hub (pulls use the Hugging Face cache, else fail with a clear error)',
     read: (raw: string | undefined) => flag(raw),
   },
   // Lean
@@ -287,7 +311,7 @@ const declarations = {
     name: 'KIMINA_REPL_COMMAND',
     type: 'shell command',
     default: 'unset',
-    doc: 'the command that starts one REPL (else `lake env <repl>` of the project)',
+    doc: 'the command line that starts one REPL, run by `sh -c` (Linux, macOS) or `cmd.exe /d /s /c` (Windows); else `lake env <repl>` of the project',
     read: (raw: string | undefined) => given(raw),
   },
   replPath: {
@@ -362,7 +386,7 @@ const declarations = {
     name: 'KIMINA_REPL_MEMORY_MB',
     type: 'MB',
     default: '`16384`',
-    doc: 'address-space cap per REPL (`ulimit -v`); 0 = none',
+    doc: "address-space cap per REPL (`ulimit -v`, Linux when the hard limit allows) and the memory guard's limit on the REPL's processes while a check runs (every OS); 0 = none",
     read: (raw: string | undefined) => number('KIMINA_REPL_MEMORY_MB', raw, 16_384),
   },
   replIdleS: {

@@ -5,7 +5,14 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import type { ChatMessage, TrainingPrompt } from '../protocol';
-import { findDeclarations, formalStatementOf, PROVABLE_KINDS, type Declaration } from '../lean/declarations';
+import {
+  findDeclarations,
+  formalStatementOf,
+  PROVABLE_KINDS,
+  type Declaration,
+  type FormalStatement,
+} from '../lean/declarations';
+import { promptStatements } from '../lean/offThread';
 import { buildPrompt, informalFromDocComment } from '../prover/prompt';
 import type { AttemptStore } from '../store/attempts';
 import { statementKey } from './promptSet';
@@ -164,12 +171,20 @@ export function promptsFromSource(source: string, label: string): HarvestedPromp
     .map((decl) => promptOf(source, label, decl));
 }
 
-/** As promptsFromSource, yielding to the event loop between declarations (each one re-reads the file). */
-async function promptsFromSourceAsync(source: string, label: string, deadline: number): Promise<HarvestedPrompt[]> {
+/**
+ * As promptsFromSource, off the event loop: a large file's statements are built in a worker thread
+ * (lean/offThread.ts), at most `budgetChars` of them; the prompts are then made one per turn of the loop.
+ */
+async function promptsFromSourceAsync(
+  source: string,
+  label: string,
+  deadline: number,
+  budgetChars: number,
+): Promise<HarvestedPrompt[]> {
   const out: HarvestedPrompt[] = [];
-  for (const decl of findDeclarations(source).filter(isPromptDeclaration)) {
+  for (const formal of await promptStatements(source, budgetChars)) {
     if (Date.now() > deadline) break;
-    out.push(promptOf(source, label, decl));
+    out.push(promptOfStatement(label, formal));
     await yieldToEventLoop();
   }
   return out;
@@ -180,7 +195,11 @@ function isPromptDeclaration(decl: Declaration): boolean {
 }
 
 function promptOf(source: string, label: string, decl: Declaration): HarvestedPrompt {
-  const formal = formalStatementOf(source, decl);
+  return promptOfStatement(label, formalStatementOf(source, decl));
+}
+
+function promptOfStatement(label: string, formal: FormalStatement): HarvestedPrompt {
+  const decl = formal.declaration;
   return {
     id: `${label}:${decl.start.line}`,
     prompt: buildPrompt(formal.text, informalFromDocComment(formal.informal)),
@@ -225,7 +244,7 @@ export async function harvestWorkspace(root: string, limits: Partial<WalkLimits>
         break;
       }
       bytes += size;
-      const found = await promptsFromSourceAsync(await readFile(file, 'utf8'), label, deadline);
+      const found = await promptsFromSourceAsync(await readFile(file, 'utf8'), label, deadline, l.promptChars - chars);
       prompts.push(...found);
       chars += found.reduce((n, p) => n + p.formalStatement.length, 0);
       read++;
@@ -235,7 +254,13 @@ export async function harvestWorkspace(root: string, limits: Partial<WalkLimits>
     await yieldToEventLoop();
   }
   if (truncated) skipped.push(`the walk stopped early: ${truncated}`);
-  return { prompts: dedupe(prompts), fixSeeds: [], files: read, skipped, ...(truncated ? { truncated } : {}) };
+  return {
+    prompts: await dedupeAsync(prompts),
+    fixSeeds: [],
+    files: read,
+    skipped,
+    ...(truncated ? { truncated } : {}),
+  };
 }
 
 /** The prover's history: each proved/attempted theorem is a prompt; failed turn-1 answers with feedback are fix seeds. */
@@ -271,6 +296,26 @@ export function harvestAttempts(store: AttemptStore, limit = 500): Harvest {
 }
 
 /** Keeps the first prompt per statement (whitespace-insensitive). */
+/** As dedupe, yielding to the event loop every 256 K characters of statements (a harvest holds megabytes). */
+async function dedupeAsync<T extends TrainingPrompt>(prompts: T[]): Promise<T[]> {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  let chars = 0;
+  for (const p of prompts) {
+    const key = statementKey(p.formalStatement);
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(p);
+    }
+    chars += key.length;
+    if (chars >= 256 * 1024) {
+      chars = 0;
+      await yieldToEventLoop();
+    }
+  }
+  return out;
+}
+
 export function dedupe<T extends TrainingPrompt>(prompts: T[]): T[] {
   const seen = new Set<string>();
   return prompts.filter((p) => {

@@ -201,10 +201,8 @@ export async function exportVerl(o: VerlExportOptions): Promise<VerlExportResult
     o.rewardUrl,
   );
   writeFileSync(join(o.outDir, 'kimina_reward.py'), reward);
-  writeFileSync(
-    join(o.outDir, 'kimina_dataset.py'),
-    readFileSync(join(o.sourceDir, 'verl', 'kimina_dataset.py'), 'utf8'),
-  );
+  for (const file of ['kimina_dataset.py', 'kimina_verifiers.py'])
+    writeFileSync(join(o.outDir, file), readFileSync(join(o.sourceDir, 'verl', file), 'utf8'));
   const overrides = verlOverrides(o);
   writeFileSync(join(o.outDir, 'run_verl.sh'), launchScript(overrides), { mode: 0o755 });
   writeFileSync(join(o.outDir, 'overrides.json'), JSON.stringify(overrides, null, 2) + '\n');
@@ -214,6 +212,7 @@ export async function exportVerl(o: VerlExportOptions): Promise<VerlExportResult
     'data/test.parquet',
     'kimina_reward.py',
     'kimina_dataset.py',
+    'kimina_verifiers.py',
     'run_verl.sh',
     'overrides.json',
     'runtime_env.yaml',

@@ -4,7 +4,7 @@
 // the face builds its services afresh afterwards; bad parameters get a clear failure, not an exception.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node';
@@ -21,6 +21,7 @@ import { kiminaHome } from '../../backend/settings/settings';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { filesOf, startStandInHub, type StandInHub } from '../model/standInHub';
 import { connectFace, settledStatus, type FaceClient } from './faceClient';
+import { fakeLake, makeReplFixture } from '../lean/replFixture';
 
 const locateModel = (spec: string) => store.locateModel(kiminaHome(), spec);
 const storeDirOf = (id: string) => store.storeDirOf(kiminaHome(), id);
@@ -31,6 +32,11 @@ let hub: StandInHub;
 let conn: FaceClient;
 let builds = 0;
 const saved = { home: process.env.KIMINA_HOME, hf: process.env.HF_ENDPOINT };
+const savedLean = {
+  PATH: process.env.PATH,
+  KIMINA_REPL_GIT_URL: process.env.KIMINA_REPL_GIT_URL,
+  KIMINA_REPL_FLUSH_FIX: process.env.KIMINA_REPL_FLUSH_FIX,
+};
 
 /** A service that needs the pulled model: it fails (as the real one does) until the store holds it. */
 async function serviceNeedingModel(): Promise<ProveService> {
@@ -59,6 +65,11 @@ before(async () => {
   });
   process.env.KIMINA_HOME = join(scratch, 'home');
   process.env.HF_ENDPOINT = hub.endpoint;
+  // Lean setup: real git on the repository rebuilt from the listing of the real repl, a lake TEST DOUBLE.
+  const fixture = makeReplFixture();
+  process.env.KIMINA_REPL_GIT_URL = fixture.dir;
+  process.env.KIMINA_REPL_FLUSH_FIX = fixture.flushFix;
+  process.env.PATH = `${fakeLake(join(scratch, 'lake'))}:${process.env.PATH}`;
   conn = await connectFace(serviceNeedingModel);
 });
 
@@ -69,6 +80,9 @@ after(async () => {
   process.env.HF_ENDPOINT = saved.hf;
   if (saved.home === undefined) delete process.env.KIMINA_HOME;
   if (saved.hf === undefined) delete process.env.HF_ENDPOINT;
+  for (const [k, v] of Object.entries(savedLean))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -148,4 +162,49 @@ test('bad parameters get a failed result with the reason, and the face keeps ans
   assert.equal(notLean.ok, false);
   assert.match(notLean.message, /no lean-toolchain/);
   assert.equal((await settledStatus(conn.client)).state, 'ready');
+});
+
+test('Set Up Lean: an unbuilt Mathlib project answers the command that builds it; with build: true it is built, with progress', async () => {
+  const project = join(scratch, 'mathlib-project');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, 'lean-toolchain'), 'leanprover/lean4:v4.9.0\n');
+  writeFileSync(
+    join(project, 'lake-manifest.json'),
+    JSON.stringify({ version: 7, name: 'p', packages: [{ name: 'mathlib' }] }),
+  );
+  const seen: string[] = [];
+  const listening = conn.client.onProgress(WorkDoneProgress.type, 'lean-1', (v) => {
+    if (v.kind === 'report' && v.message) seen.push(v.message);
+  });
+  const first = (await conn.client.sendRequest(lspMethods.setupLean, {
+    project,
+    workDoneToken: 'lean-1',
+  })) as SetupResult;
+  listening.dispose();
+  assert.equal(first.ok, false);
+  assert.equal(first.buildCommand, 'lake exe cache get && lake build');
+  assert.match(first.message, /not built for import Mathlib/);
+  assert.ok(
+    seen.some((m) => /repl for v4\.9\.0: tag v4\.9\.0 .*flush fix [0-9a-f]{7} applied/.test(m)),
+    seen.join('\n'),
+  );
+  const building: string[] = [];
+  const listening2 = conn.client.onProgress(WorkDoneProgress.type, 'lean-2', (v) => {
+    if (v.kind === 'report' && v.message) building.push(v.message);
+  });
+  const second = (await conn.client.sendRequest(lspMethods.setupLean, {
+    project,
+    build: true,
+    workDoneToken: 'lean-2',
+  })) as SetupResult;
+  listening2.dispose();
+  assert.equal(second.ok, true, second.message);
+  assert.ok(
+    building.some((m) => /Downloading Mathlib's cache \(TEST DOUBLE\)/.test(m)),
+    building.join('\n'),
+  );
+  assert.ok(
+    existsSync(join(project, '.lake', 'packages', 'mathlib', '.lake', 'build', 'lib', 'lean', 'Mathlib.olean')),
+  );
+  assert.match(readFileSync(join(scratch, 'lake', 'lake.log'), 'utf8'), /lake exe cache get\nlake build/);
 });

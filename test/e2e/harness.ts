@@ -3,7 +3,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync, unlinkSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type FrameLocator, type Page } from 'playwright-core';
 import { requirementsReferences } from '../../backend/training/pythonEnv';
 
@@ -33,6 +33,13 @@ export interface WorkbenchOptions {
   settings: Record<string, unknown>;
   /** Extra environment for code-server, inherited by the extension host and the backend it starts. */
   env?: Record<string, string>;
+  /**
+   * Workspace Trust as VS Code ships it (the folder opens untrusted, in Restricted Mode, with no start-up
+   * prompt); off by default, so the other suites run trusted.
+   */
+  workspaceTrust?: boolean;
+  /** Files written into the workspace after the fixtures (relative path -> text; `exec` makes them executable). */
+  workspaceFiles?: Record<string, string | { text: string; exec: true }>;
 }
 
 let packaged: string | undefined;
@@ -80,7 +87,13 @@ function assertTrainerPackaged(vsix: string): void {
 }
 
 /** Installs the packaged extension into fresh isolated folders, starts code-server and opens the workspace in Chromium. */
-export async function openWorkbench({ name, settings, env: extraEnv = {} }: WorkbenchOptions): Promise<Workbench> {
+export async function openWorkbench({
+  name,
+  settings,
+  env: extraEnv = {},
+  workspaceTrust = false,
+  workspaceFiles = {},
+}: WorkbenchOptions): Promise<Workbench> {
   const vsix = prepareExtension();
   const work = join(root, '.e2e', name);
   rmSync(work, { recursive: true, force: true });
@@ -90,6 +103,13 @@ export async function openWorkbench({ name, settings, env: extraEnv = {} }: Work
   const workspace = join(work, 'workspace');
   for (const dir of [home, join(data, 'user', 'User'), join(data, 'ext')]) mkdirSync(dir, { recursive: true });
   cpSync(join(root, 'test', 'e2e', 'fixtures', 'workspace'), workspace, { recursive: true });
+  for (const [rel, file] of Object.entries(workspaceFiles)) {
+    const path = join(workspace, rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, typeof file === 'string' ? file : file.text, {
+      mode: typeof file === 'string' ? 0o644 : 0o755,
+    });
+  }
   const port = 18000 + Math.floor(Math.random() * 2000);
   const config = join(data, 'config.yaml');
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
@@ -98,7 +118,13 @@ export async function openWorkbench({ name, settings, env: extraEnv = {} }: Work
     JSON.stringify(
       {
         'workbench.startupEditor': 'none',
-        'security.workspace.trust.enabled': false,
+        ...(workspaceTrust
+          ? {
+              'security.workspace.trust.enabled': true,
+              'security.workspace.trust.startupPrompt': 'never',
+              'security.workspace.trust.banner': 'always',
+            }
+          : { 'security.workspace.trust.enabled': false }),
         'telemetry.telemetryLevel': 'off',
         'extensions.autoCheckUpdates': false,
         'extensions.autoUpdate': false,
@@ -141,7 +167,7 @@ export async function openWorkbench({ name, settings, env: extraEnv = {} }: Work
       'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       workspace,
     ],

@@ -153,6 +153,7 @@ test('Workspace Trust: no setting that starts a program, names a server, holds a
   const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
   const props: Record<string, { scope?: string }> = pkg.contributes.configuration.properties;
   const dangerous = [
+    'kimina.engine',
     'kimina.nodePath',
     'kimina.replCommand',
     'kimina.serverUrl',

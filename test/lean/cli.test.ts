@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
-import { MAIN_AFTER, makeReplFixture, type ReplFixture } from './replFixture';
+import { MAIN_AFTER, fakeLake, makeReplFixture, type ReplFixture } from './replFixture';
 
 const root = join(__dirname, '..', '..');
 const cli = join(root, 'backend', 'cli.ts');
@@ -201,33 +201,6 @@ test('kimina serve refuses a non-loopback host without a token', () => {
   assert.equal(r.code, 1);
   assert.match(r.stderr, /refusing to listen on 0.0.0.0 without an API token/);
 });
-
-// TEST DOUBLE of lake for `kimina lean setup` (git is the real one, on a repository rebuilt from the listing
-// of the real repl: replFixture.ts). It makes what real lake would, where Lake puts it: the repl binary in
-// `.lake/build/bin`, a package's .olean files in `.lake/packages/<pkg>/.lake/build/lib/lean` (Lake's
-// PackageConfig `buildDir` .lake/build and `leanLibDir`, leanprover/lean4 src/lake/Lake/Config/PackageConfig.lean).
-function fakeLake(dir: string): string {
-  const bin = join(dir, 'bin');
-  mkdirSync(bin, { recursive: true });
-  const lake = `#!/bin/sh
-echo "lake $*" >> "${join(dir, 'lake.log')}"
-case "$1" in
-  --version) echo "Lake version 5.0.0-test (TEST DOUBLE)"; exit 0 ;;
-  build)
-    echo "[1/2] Building (TEST DOUBLE)"
-    if [ -f REPL/Main.lean ]; then mkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl
-    else mkdir -p .lake/build/lib/lean && : > .lake/build/lib/lean/Proj.olean; fi ;;
-  exe)
-    [ "$2" = cache ] && [ "$3" = get ] || exit 1
-    echo "Downloading Mathlib's cache (TEST DOUBLE)"
-    mkdir -p .lake/packages/mathlib/.lake/build/lib/lean && : > .lake/packages/mathlib/.lake/build/lib/lean/Mathlib.olean ;;
-  *) exit 1 ;;
-esac
-`;
-  writeFileSync(join(bin, 'lake'), lake);
-  chmodSync(join(bin, 'lake'), 0o755);
-  return bin;
-}
 
 let fixture: ReplFixture | undefined;
 function setupEnv(dir: string): Record<string, string> {

@@ -5,7 +5,7 @@
 // REPL/Main.lean is a stand-in: two states, before and after the flush fix, with the line 4fc1e6d changed
 // (repl commit 4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4, REPL/Main.lean), so a cherry-pick applies as there.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -138,4 +138,31 @@ export function makeReplFixture(listing = listingPath): ReplFixture {
   }
   writeFileSync(join(dir, 'LISTING'), `generated from ${listing}\n`);
   return { dir, generated, real, flushFix: generated.get(REAL_FLUSH_FIX)! };
+}
+
+// TEST DOUBLE of lake for `kimina lean setup` (git is the real one, on a repository rebuilt from the listing
+// of the real repl: replFixture.ts). It makes what real lake would, where Lake puts it: the repl binary in
+// `.lake/build/bin`, a package's .olean files in `.lake/packages/<pkg>/.lake/build/lib/lean` (Lake's
+// PackageConfig `buildDir` .lake/build and `leanLibDir`, leanprover/lean4 src/lake/Lake/Config/PackageConfig.lean).
+export function fakeLake(dir: string): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const lake = `#!/bin/sh
+echo "lake $*" >> "${join(dir, 'lake.log')}"
+case "$1" in
+  --version) echo "Lake version 5.0.0-test (TEST DOUBLE)"; exit 0 ;;
+  build)
+    echo "[1/2] Building (TEST DOUBLE)"
+    if [ -f REPL/Main.lean ]; then mkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl
+    else mkdir -p .lake/build/lib/lean && : > .lake/build/lib/lean/Proj.olean; fi ;;
+  exe)
+    [ "$2" = cache ] && [ "$3" = get ] || exit 1
+    echo "Downloading Mathlib's cache (TEST DOUBLE)"
+    mkdir -p .lake/packages/mathlib/.lake/build/lib/lean && : > .lake/packages/mathlib/.lake/build/lib/lean/Mathlib.olean ;;
+  *) exit 1 ;;
+esac
+`;
+  writeFileSync(join(bin, 'lake'), lake);
+  chmodSync(join(bin, 'lake'), 0o755);
+  return bin;
 }

@@ -9,6 +9,7 @@ import { detectSandbox } from '../../backend/lean/sandbox';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
 import { Verifier } from '../../backend/lean/verifier';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
+import type { MemoryCap, Os } from '../../backend/lean/processes';
 
 export interface StandInSetup {
   pool: ReplPool;
@@ -25,6 +26,10 @@ export function standInPool(
     memoryLimitMb?: number;
     sandbox?: boolean;
     lean?: string;
+    /** The OS the launch is built for (processes.ts), the address-space cap, the memory guard's period. */
+    os?: Os;
+    cap?: MemoryCap;
+    guardIntervalMs?: number;
   } = {},
 ): { pool: ReplPool; logFile: string } {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-test-'));
@@ -34,6 +39,9 @@ export function standInPool(
     projectDir: dir,
     memoryLimitMb: options.memoryLimitMb ?? 0,
     sandbox: options.sandbox ? detectSandbox('auto') : detectSandbox('none'),
+    os: options.os,
+    cap: options.cap,
+    guardIntervalMs: options.guardIntervalMs,
   };
   const pool = new ReplPool({
     launch: (scratch) => buildLaunch(launchOptions, scratch),

@@ -4,6 +4,9 @@
 // templates that differ from the checkpoint's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OpenAIEngine } from '../../backend/model/openai/engine';
 import type { ChatMessage } from '../../backend/protocol';
 import type { SamplingOptions } from '../../backend/model/engine';
@@ -202,22 +205,52 @@ test("server-side templates: llama.cpp's built-in chatml differs on the fix turn
   );
 });
 
-test("server-side templates: Ollama's differing Go template is reported (it has no verbatim prompt route)", async () => {
+test("server-side templates: Ollama's differing Go template is reported; prompts then go raw to /api/generate", async () => {
+  const qwen = chatTemplateOf(await loadTokenizer(QWEN3_DIR));
   await withServer(
     { server: 'ollama', numCtx: 8192 },
     async (engine, server, logs) => {
-      await engine.generate([FIX], SAMPLING);
+      const first = await engine.generate([FIX, FIX], SAMPLING);
       assert.deepEqual(
         { renderer: engine.templateCheck?.renderer, same: engine.templateCheck?.same },
         { renderer: 'ollama', same: false },
       );
-      assert.equal(engine.promptRoute, 'chat');
+      assert.equal(engine.promptRoute, 'ollama-generate');
       const said = logs.find((l) => l.includes('differently'));
-      assert.match(said ?? '', /Ollama's Go template.*has no route that takes a rendered prompt/);
+      assert.match(said ?? '', /Ollama's Go template.*api\/generate with raw: true/);
       const render = server.requests.find((r) => r.body._debug_render_only === true);
       assert.ok(render, 'asked Ollama to render only');
       assert.equal(render.body.max_tokens, 1);
       assert.ok(server.requests.some((r) => r.path === '/api/version'));
+      const generate = server.requests.filter((r) => r.path === '/api/generate');
+      assert.equal(generate.length, 2, 'one request per sample');
+      assert.equal(generate[0].body.raw, true);
+      assert.equal(generate[0].body.prompt, qwen.render(FIX), "the checkpoint's rendering, verbatim");
+      assert.deepEqual(generate[0].body.options, { temperature: 1, top_p: 0.95, top_k: 0, num_predict: 1000 });
+      assert.ok(!chats(server).some((r) => r.path === '/v1/chat/completions' && !r.body._debug_render_only));
+      assert.deepEqual(
+        first.map((g) => [g.text, g.finishReason]),
+        [
+          [answerOf(0), 'stop'],
+          [answerOf(0), 'stop'],
+        ],
+        'thinking and response folded back into the whole answer',
+      );
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+  // The native route's answers are judged like the others: past /api/ps's context they are cut.
+  await withServer(
+    { server: 'ollama', numCtx: 100 },
+    async (engine) => {
+      await engine.generate([FIX], { ...SAMPLING, maxTokens: 1 });
+      assert.equal(engine.promptRoute, 'ollama-generate');
+      const [gen] = await engine.generate([FIX], SAMPLING);
+      assert.equal(gen.finishReason, 'length');
+      assert.match(gen.cut ?? '', /context of 100 tokens/);
+      const [short] = await engine.generate([FIX], { ...SAMPLING, maxTokens: 3 });
+      assert.equal(short.finishReason, 'length');
+      assert.match(short.cut ?? '', /finish_reason "length" after 3 tokens/);
     },
     { tokenizerDir: QWEN3_DIR },
   );
@@ -268,5 +301,21 @@ test('a server that shows no rendering is said once', async () => {
       assert.equal(engine.templateCheck, undefined);
     },
     { tokenizerDir: QWEN3_DIR },
+  );
+});
+
+test('a model folder that cannot lend its template never stops a generation', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'kimina-notok-'));
+  await withServer(
+    { server: 'llama.cpp' },
+    async (engine, _server, logs) => {
+      const [gen] = await engine.generate([FIX], SAMPLING);
+      assert.equal(gen.text, answerOf(0));
+      await engine.generate([PROMPT], SAMPLING);
+      assert.equal(logs.filter((l) => l.includes("cannot compare the server's chat template")).length, 1);
+      assert.match(logs.find((l) => l.includes('cannot compare')) ?? '', /no tokenizer\.json in/);
+      assert.equal(engine.promptRoute, 'chat');
+    },
+    { tokenizerDir: empty },
   );
 });

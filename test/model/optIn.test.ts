@@ -29,6 +29,29 @@ test(
 );
 
 test(
+  'real OpenAI-compatible server: 4 samples whatever it does with n, each cut answer said so',
+  { skip: base ? false : 'set KIMINA_TEST_OPENAI_BASE_URL to run' },
+  async () => {
+    const logs: string[] = [];
+    const engine = await OpenAIEngine.connect({
+      baseUrl: base!,
+      model: process.env.KIMINA_TEST_OPENAI_MODEL,
+      log: (l) => logs.push(l),
+    });
+    const c = [{ role: 'user' as const, content: 'Count from 1 to 200, one number a line.' }];
+    // n=4 honoured (vLLM, SGLang), refused with HTTP 500 (llama.cpp) or ignored (Ollama): 4 answers either way.
+    const gens = await engine.generate([c, c, c, c], { maxTokens: 8, temperature: 1, topP: 1, seed: 1 });
+    assert.equal(gens.length, 4);
+    for (const g of gens) {
+      assert.ok(g.tokens > 0 && g.text.length > 0);
+      assert.equal(g.finishReason, 'length', 'an 8-token budget cuts this answer');
+      assert.match(g.cut ?? '', /length|context/);
+    }
+    console.log(logs.join('\n'));
+  },
+);
+
+test(
   'real hub: the default model is listed with safetensors weights',
   { skip: process.env.KIMINA_TEST_HUB ? false : 'set KIMINA_TEST_HUB=1 to run (needs network)' },
   async () => {

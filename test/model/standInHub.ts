@@ -27,6 +27,12 @@ export interface StandInHubOptions {
   noTree?: boolean;
   /** Page size of the tree listing (Link: rel="next" beyond it). */
   treePageSize?: number;
+  /**
+   * Renamed repositories, old name -> new name: /<old>/resolve/… answers 307 with a relative Location to
+   * /<new>/resolve/… (same host), the redirect huggingface_hub 2.4.0 follows for HEAD /resolve
+   * (utils/_http.py, _httpx2_follow_hub_redirects_with_backoff: same-origin redirects are followed).
+   */
+  renamed?: Record<string, string>;
 }
 
 export interface StandInHub {
@@ -63,7 +69,12 @@ export async function startStandInHub(o: StandInHubOptions): Promise<StandInHub>
     const api = /^\/api\/models\/([^/]+\/[^/]+)\/(revision|tree)\/([^/]+)$/.exec(path);
     const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
     const repoName = api?.[1] ?? resolve?.[1];
-    const repo = repoName ? o.repos[repoName] : undefined;
+    if (resolve && repoName && o.renamed?.[repoName]) {
+      res.writeHead(307, { location: `/${o.renamed[repoName]}/resolve/${resolve[2]}/${resolve[3]}` });
+      res.end();
+      return;
+    }
+    const repo = repoName ? (o.repos[repoName] ?? o.repos[o.renamed?.[repoName] ?? '']) : undefined;
     if (!repo) {
       json(404, { error: 'Repository not found' });
       return;

@@ -288,6 +288,77 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
     res.end();
   };
 
+  /**
+   * Ollama's native POST /api/generate (routes.go GenerateHandler): with raw: true the prompt is used as it is
+   * (`if !req.Raw { …template… }`); a thinking model's think block comes back in `thinking` (thinkingState),
+   * the rest in `response`; NDJSON GenerateResponse lines, the last with done, done_reason ("length" when
+   * num_predict is reached: llama_server.go stop_type "limit") and the counts. The context shifts as on /v1.
+   */
+  const handleOllamaGenerate = async (res: ServerResponse, body: Record<string, unknown>): Promise<void> => {
+    const model = body.model as string;
+    if (!models.some((m) => m.id === model)) {
+      json(res, 404, { error: `model '${model}' not found` });
+      return;
+    }
+    const prompt = String(body.prompt ?? '');
+    const opts = (body.options ?? {}) as Record<string, unknown>;
+    const seed = typeof opts.seed === 'number' ? opts.seed : undefined;
+    const size = o.chunkChars ?? 4;
+    const numPredict = typeof opts.num_predict === 'number' ? opts.num_predict : Infinity;
+    let text = o.answer(
+      body.raw === true ? [{ role: 'raw', content: prompt }] : [{ role: 'user', content: prompt }],
+      0,
+      seed,
+    );
+    for (const s of (opts.stop as string[] | undefined) ?? []) {
+      const at = text.indexOf(s);
+      if (at >= 0) text = text.slice(0, at);
+    }
+    let pieces = chunksOf(text, size);
+    let doneReason = 'stop';
+    if (pieces.length > numPredict) {
+      pieces = pieces.slice(0, numPredict);
+      doneReason = 'length';
+    }
+    const joined = pieces.join('');
+    const open = joined.indexOf('<think>');
+    const close = joined.indexOf('</think>');
+    const parts: Array<{ thinking?: string; response?: string }> =
+      open < 0
+        ? chunksOf(joined, size).map((r) => ({ response: r }))
+        : [
+            ...chunksOf(close < 0 ? joined.slice(open + 7) : joined.slice(open + 7, close), size).map((t) => ({
+              thinking: t,
+            })),
+            ...chunksOf(close < 0 ? '' : joined.slice(close + 8), size).map((r) => ({ response: r })),
+          ];
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    const line = (v: unknown): void => {
+      res.write(JSON.stringify(v) + '\n');
+    };
+    const at = () => new Date().toISOString();
+    for (const p of parts) {
+      line({
+        model,
+        created_at: at(),
+        response: p.response ?? '',
+        ...(p.thinking ? { thinking: p.thinking } : {}),
+        done: false,
+      });
+      if (o.chunkDelayMs) await new Promise((r) => setTimeout(r, o.chunkDelayMs));
+    }
+    line({
+      model,
+      created_at: at(),
+      response: '',
+      done: true,
+      done_reason: doneReason,
+      prompt_eval_count: tokensOf(prompt),
+      eval_count: pieces.length,
+    });
+    res.end();
+  };
+
   /** Deltas for one choice: plain content, or the think block moved into the reasoning field. */
   const toDeltas = (text: string, size: number): Array<Record<string, string>> => {
     if (!o.reasoningField) return chunksOf(text, size).map((content) => ({ content }));
@@ -341,6 +412,10 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
       }
       if (req.method === 'POST' && path === '/v1/completions' && kind !== 'ollama') {
         void handleChat(req, res, body, 'completions');
+        return;
+      }
+      if (kind === 'ollama' && req.method === 'POST' && path === '/api/generate') {
+        void handleOllamaGenerate(res, body);
         return;
       }
       if (kind === 'ollama' && req.method === 'GET' && path === '/api/version') {

@@ -65,11 +65,13 @@ beforeEach(async () => {
   await hub?.close();
   home = mkdtempSync(join(tmpdir(), 'kimina-store-'));
   process.env.KIMINA_HOME = home;
+  process.env.HF_HUB_CACHE = join(home, 'hf-cache'); // never the user's real cache
   hub = await startStandInHub({ repos: { [REPO]: checkpoint } });
 });
 after(async () => {
   await hub?.close();
   delete process.env.KIMINA_HOME;
+  delete process.env.HF_HUB_CACHE;
 });
 
 test('listing: sizes, LFS sha256 and git ids from the revision API; the tree API (paged) when names only', async () => {
@@ -213,7 +215,7 @@ test('hub errors: offline, unknown repo, gated repo with and without HF_TOKEN, b
   try {
     await assert.rejects(
       pullModel(REPO, { endpoint: hub.endpoint }),
-      /HF_HUB_OFFLINE is set, so 127\.0\.0\.1:\d+ is not contacted; copy a model folder to/,
+      /HF_HUB_OFFLINE is set and the Hugging Face cache \(.*hf-cache\) has no AI-MO\/Kimina-Prover-RL-0\.6B at main; copy a model folder to/,
     );
   } finally {
     delete process.env.HF_HUB_OFFLINE;

@@ -149,6 +149,7 @@ test(
       'data/test.parquet',
       'kimina_reward.py',
       'kimina_dataset.py',
+      'kimina_verifiers.py',
       'run_verl.sh',
       'runtime_env.yaml',
     ])

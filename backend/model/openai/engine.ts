@@ -6,9 +6,11 @@
 // says finish_reason "length" or its usage reaches the known context (vLLM's max_model_len, Ollama's /api/ps
 // context_length); where the server renders the chat template itself, its rendering is compared with the
 // checkpoint's, and on a difference the engine sends the checkpoint's rendering to /v1/completions (llama.cpp,
-// vLLM) or says so (Ollama, whose OpenAI API has no verbatim prompt route). docs/models.md has the table.
+// vLLM) or to Ollama's native /api/generate with raw: true (its OpenAI API has no verbatim prompt route).
+// docs/models.md has the table.
 import axios, { type AxiosInstance, isAxiosError, isCancel } from 'axios';
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
 import { SseParser } from './sse';
@@ -55,6 +57,8 @@ interface Output {
 /** llama.cpp's server refuses n != 1 with this message (chat and completions routes alike). */
 const N_REFUSED = /only one completion choice is allowed/i;
 
+export type PromptRoute = 'chat' | 'completions' | 'ollama-generate';
+
 /** How the result of comparing the server's chat template with the checkpoint's stands. */
 export interface TemplateCheck {
   renderer: Renderer;
@@ -74,8 +78,11 @@ export class OpenAIEngine implements Engine {
   readonly name = 'openai';
   private nIgnored: boolean;
   private readonly counter: PromptTokenCounter;
-  /** 'completions': prompts rendered with the checkpoint's template go to /v1/completions. */
-  private route: 'chat' | 'completions' = 'chat';
+  /**
+   * 'completions': prompts rendered with the checkpoint's template go to /v1/completions (llama.cpp, vLLM);
+   * 'ollama-generate': to Ollama's native POST /api/generate with raw: true (its /v1 has no verbatim route).
+   */
+  private route: PromptRoute = 'chat';
   private local: Promise<LocalTemplate> | undefined;
   /** Conversation kinds whose server rendering was compared (the first turn; a fix turn with an answer). */
   private readonly templateChecked = new Set<'first' | 'fix'>();
@@ -109,8 +116,8 @@ export class OpenAIEngine implements Engine {
     return this.local;
   }
 
-  /** Which route requests go to now: 'chat' (the server renders) or 'completions' (the checkpoint's rendering). */
-  get promptRoute(): 'chat' | 'completions' {
+  /** Which route requests go to now: 'chat' (the server renders) or one taking the checkpoint's rendering. */
+  get promptRoute(): PromptRoute {
     return this.route;
   }
 
@@ -282,19 +289,22 @@ export class OpenAIEngine implements Engine {
    * checkpoint's rendering.
    */
   private async checkTemplate(conversations: ChatMessage[][]): Promise<void> {
-    if (!this.o.tokenizerDir || this.route === 'completions' || this.templateUncheckable) return;
+    if (!this.o.tokenizerDir || this.route !== 'chat' || this.templateUncheckable) return;
+    try {
+      await this.compareTemplates(conversations);
+    } catch (err) {
+      // The check never stops a generation: the request itself will say what is wrong with the server.
+      this.templateUncheckable = true;
+      this.o.log(`cannot compare the server's chat template with the checkpoint's: ${(err as Error).message}`);
+    }
+  }
+
+  private async compareTemplates(conversations: ChatMessage[][]): Promise<void> {
     for (const kind of ['first', 'fix'] as const) {
       if (this.templateChecked.has(kind)) continue;
       const conversation = conversations.find((c) => c.some((m) => m.role === 'assistant') === (kind === 'fix'));
       if (!conversation) continue;
-      let local: LocalTemplate;
-      try {
-        local = await this.localTemplate();
-      } catch (err) {
-        this.templateUncheckable = true;
-        this.o.log(`cannot compare the server's chat template with the checkpoint's: ${(err as Error).message}`);
-        return;
-      }
+      const local = await this.localTemplate();
       const ours = local.template.render(conversation);
       const theirs = await renderOnServer(
         { http: this.http, baseUrl: this.o.baseUrl, rootUrl: rootOf(this.o.baseUrl), model: this.model },
@@ -327,11 +337,14 @@ export class OpenAIEngine implements Engine {
       if (same) continue;
       const turn = kind === 'fix' ? 'a fix-turn conversation' : 'the first turn';
       if (theirs.renderer === 'ollama') {
+        // Ollama's /v1/completions applies the template too (openai.go FromCompleteRequest sets no Raw); its native
+        // /api/generate with raw: true does not (routes.go GenerateHandler `if !req.Raw { …template… }`).
+        this.route = 'ollama-generate';
+        this.nIgnored = true; // /api/generate answers one completion per request
         this.o.log(
           `the model server's chat template (Ollama's Go template, POST /api/show "template") renders ${turn} differently from the ` +
-            `checkpoint's (${detail}): the model sees a prompt it was not trained on. Ollama's OpenAI API has no route that takes ` +
-            `a rendered prompt as it is (its /v1/completions applies the template too); serve the model with llama.cpp ` +
-            `(llama-server --jinja) or vLLM, or give the Ollama model a TEMPLATE that renders as the checkpoint's chat_template`,
+            `checkpoint's (${detail}); Ollama's OpenAI API has no route that takes a rendered prompt as it is, so prompts rendered ` +
+            `with the checkpoint's template go to its native ${rootOf(this.o.baseUrl)}/api/generate with raw: true from now on`,
         );
         return;
       }
@@ -374,23 +387,41 @@ export class OpenAIEngine implements Engine {
 
   private async request(job: Job, outputs: Output[], options: SamplingOptions, onDelta?: OnDelta): Promise<void> {
     const raw = this.route === 'completions';
-    const url = `${this.o.baseUrl}/${raw ? 'completions' : 'chat/completions'}`;
-    const body: Record<string, unknown> = {
-      model: this.model,
-      ...(raw
-        ? { prompt: (await this.localTemplate()).template.render(job.conversation) }
-        : { messages: job.conversation.map((m) => ({ role: m.role, content: m.content })) }),
-      stream: true,
-      stream_options: { include_usage: true },
-      n: job.targets.length,
-      temperature: options.temperature,
-      top_p: options.topP,
-      // No top-k cut, as the recipe's verl sampling (top_k -1): llama.cpp's server would otherwise keep 40 tokens.
-      top_k: -1,
-      max_tokens: options.maxTokens,
-    };
-    if (options.stop && options.stop.length > 0) body.stop = options.stop;
-    if (job.seed !== undefined) body.seed = job.seed;
+    const ollama = this.route === 'ollama-generate';
+    const url = ollama
+      ? `${rootOf(this.o.baseUrl)}/api/generate`
+      : `${this.o.baseUrl}/${raw ? 'completions' : 'chat/completions'}`;
+    const prompt = raw || ollama ? (await this.localTemplate()).template.render(job.conversation) : undefined;
+    let body: Record<string, unknown>;
+    if (ollama) {
+      // Ollama's native generate (api/types.go GenerateRequest, Options): the prompt as it is, sampling in options.
+      // top_k 0 turns the top-k cut off in llama.cpp's sampler (k <= 0: no cut), as the recipe samples; num_ctx
+      // is not sent: a different one reloads the model (server/sched.go needsReload), the server's owner sets it.
+      const sampling: Record<string, unknown> = {
+        temperature: options.temperature,
+        top_p: options.topP,
+        top_k: 0,
+        num_predict: options.maxTokens,
+      };
+      if (options.stop && options.stop.length > 0) sampling.stop = options.stop;
+      if (job.seed !== undefined) sampling.seed = job.seed;
+      body = { model: this.model, prompt, raw: true, stream: true, options: sampling };
+    } else {
+      body = {
+        model: this.model,
+        ...(raw ? { prompt } : { messages: job.conversation.map((m) => ({ role: m.role, content: m.content })) }),
+        stream: true,
+        stream_options: { include_usage: true },
+        n: job.targets.length,
+        temperature: options.temperature,
+        top_p: options.topP,
+        // No top-k cut, as the recipe's verl sampling (top_k -1): llama.cpp's server would otherwise keep 40 tokens.
+        top_k: -1,
+        max_tokens: options.maxTokens,
+      };
+      if (options.stop && options.stop.length > 0) body.stop = options.stop;
+      if (job.seed !== undefined) body.seed = job.seed;
+    }
     // Idle watchdog: no data for idleTimeoutMs (queueing included) ends the request with a clear error.
     const idleMs = this.o.idleTimeoutMs ?? 600_000;
     const watchdog = new AbortController();
@@ -463,7 +494,47 @@ export class OpenAIEngine implements Engine {
       if (typeof choice.finish_reason === 'string') out.finish = choice.finish_reason === 'length' ? 'length' : 'stop';
     };
     try {
-      if (contentType.includes('application/json')) {
+      if (ollama) {
+        // NDJSON, one GenerateResponse a line: `response` and `thinking` text, then `done` with `done_reason`,
+        // `prompt_eval_count` and `eval_count` (api/types.go GenerateResponse, Metrics); an `error` line on failure.
+        const out = outputs[job.targets[0]];
+        const decoder = new StringDecoder('utf8'); // a character split across chunks stays whole
+        let pending = '';
+        const handle = (line: string): void => {
+          if (!line.trim()) return;
+          let event: Record<string, unknown>;
+          try {
+            event = JSON.parse(line);
+          } catch {
+            throw new Error(`the model server at ${url} sent an unreadable line: ${line.slice(0, 200)}`);
+          }
+          if (event.error !== undefined)
+            throw new Error(`the model server at ${url} failed during generation: ${String(event.error)}`);
+          const text = out.folder.push({
+            reasoning: typeof event.thinking === 'string' && event.thinking ? event.thinking : undefined,
+            content: typeof event.response === 'string' && event.response ? event.response : undefined,
+          });
+          if (text.length > 0) {
+            out.text += text;
+            counts[0]++;
+            onDelta?.(job.targets[0], text);
+          }
+          if (event.done === true) {
+            out.finish = event.done_reason === 'length' ? 'length' : 'stop';
+            readUsage({ prompt_tokens: event.prompt_eval_count, completion_tokens: event.eval_count });
+          }
+        };
+        for await (const chunk of stream) {
+          touch();
+          pending += typeof chunk === 'string' ? chunk : decoder.write(Buffer.from(chunk));
+          const lines = pending.split('\n');
+          pending = lines.pop() ?? '';
+          for (const line of lines) handle(line);
+        }
+        handle(pending + decoder.end());
+        if (out.finish === undefined && out.text.length > 0)
+          throw new Error(`the model server at ${url} closed the stream before the answer was finished`);
+      } else if (contentType.includes('application/json')) {
         // A server that ignores `stream` answers one JSON body.
         let raw = '';
         for await (const chunk of stream) {
