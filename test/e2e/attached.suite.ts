@@ -5,6 +5,8 @@
 // (a TEST DOUBLE answering from a script: standInServe.ts), so no model weights or Lean toolchain are needed.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from './expect';
 import {
   editorText,
@@ -120,9 +122,15 @@ describe('attached to a running kimina serve (stand-in)', () => {
     );
     await screenshot(page, 'attached-6-goal-proved');
     await step(wb, 'goal-accept', () => view.locator('#accept').click());
+    // the saved file, not the editor's rendered lines (their DOM order need not follow the text after an edit)
     await step(wb, 'goal-in-file', () =>
       expect(async () => {
-        assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
+        await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'algebra_goal' }).first().click();
+        await page.keyboard.press('Control+S');
+        assert.match(
+          readFileSync(join(wb.workspace, 'Algebra.lean'), 'utf8'),
+          /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/,
+        );
       }),
     );
     await screenshot(page, 'attached-7-goal-accepted');
