@@ -7,14 +7,22 @@
 // to the first token; speculative decoding by prompt lookup on Kimina-shaped answers (bench/specDecode.ts);
 // resident memory with 8 rows × 8,192 tokens of cache for the 0.6B and 1.7B shapes, float32 and float16
 // cache, and the float16 cache's cost in speed (bench/memoryDecode.ts).
-// Ends with one line: ratio@32 ratio@512 ratio@4096 (ours / llama.cpp), batch8 (8 rows / 1 row),
-// batch8_vs_llama, prefill_ratio@300 / @8000, spec_speedup and its acceptance rate.
+// onnxruntime-genai 0.18.0 (bench/genaiDecode.ts: its model builder's int4 CPU graph of the same
+// weights, decoded by onnxruntime-genai in Python; and that graph through onnxruntime-node) runs in the
+// same rounds, threads, cached lengths, rows and prompt lengths.
+// Rows of one prompt decode from a shared prefix (pass@n: one copy of the prompt's cache, read once per
+// step for all rows); the old figure with every row holding its own copy is printed beside it.
+// Then one line: ratio@32 ratio@512 ratio@4096 (ours / llama.cpp), batch8 (8 rows sharing a prompt /
+// 1 row), batch8_independent (8 rows each with its own cache / 1 row), batch8_vs_llama,
+// prefill_ratio@300 / @8000, vs_genai@32 / @512 / @4096 and vs_genai_batch8 (ours / onnxruntime-genai),
+// spec_speedup and its acceptance rate; and last, issue 24's targets, each met or missed.
 // Env: KIMINA_BENCH_ROUNDS (default 2), KIMINA_BENCH_STEPS (default 12), KIMINA_BENCH_THREADS (default 2),
-// KIMINA_BENCH_ONLY=ours,llama,tfjs, KIMINA_BENCH_PARTS=decode,batch,prefill,spec,memory, KIMINA_BENCH_ACCURACY (4).
+// KIMINA_BENCH_ONLY=ours,llama,tfjs,genai, KIMINA_BENCH_PARTS=decode,batch,prefill,spec,memory,
+// KIMINA_BENCH_ACCURACY (4).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
-import { CACHE_DIR, ensureOnnxModel } from './decodeModel';
+import { CACHE_DIR, ensureOnnxModel, QWEN3_06B } from './decodeModel';
 import { measureOurs, measureOursPrefill, openOurs } from './oursDecode';
 import { ensureGguf, loadLlamaModule, measureLlama, measureLlamaPrefill, measureLlamaSequences } from './llamaDecode';
 import { kiminaAnswers, replay, teacherForced, verifyCost } from './specDecode';
@@ -22,12 +30,31 @@ import type { SpeculationOptions } from '../backend/model/onnx/decoder';
 import { ensureOptimumModel, loadTransformersModule, measureTransformers } from './transformersDecode';
 import { maxEventLoopStall } from './responsiveness';
 import { measureHalfCost, measureMemory, memoryTable, type MemoryRow } from './memoryDecode';
+import { ensureGenaiModel, measureGenai, measureGenaiGraphInNode } from './genaiDecode';
+import { readBandwidth } from './bandwidth';
+import { KvCache } from '../backend/model/onnx/kvCache';
+import { Q4_BLOCK } from '../backend/model/onnx/quantize';
+
+/** Bytes one decode step must read at least: the 4-bit weights (with float32 scales) and the KV cache. */
+function stepBytes(cachedPerRow: number, rows: number, shared: boolean): { weights: number; kv: number } {
+  const s = QWEN3_06B;
+  const q4 = (out: number, inDim: number) => (out * inDim) / 2 + ((out * inDim) / Q4_BLOCK) * 4;
+  const D = s.headDim;
+  const layer =
+    q4((s.heads + 2 * s.kvHeads) * D, s.hiddenSize) +
+    q4(s.hiddenSize, s.heads * D) +
+    q4(2 * s.intermediateSize, s.hiddenSize) +
+    q4(s.hiddenSize, s.intermediateSize);
+  const weights = s.layers * layer + q4(s.vocabSize, s.hiddenSize);
+  const perToken = KvCache.bytesPerToken({ layers: s.layers, kvHeads: s.kvHeads, headDim: D });
+  return { weights, kv: perToken * cachedPerRow * (shared ? 1 : rows) };
+}
 
 const POINTS = [32, 512, 2048, 4096];
 const rounds = Number(process.env.KIMINA_BENCH_ROUNDS ?? 2);
 const steps = Number(process.env.KIMINA_BENCH_STEPS ?? 12);
 const threads = Number(process.env.KIMINA_BENCH_THREADS ?? 2);
-const only = new Set((process.env.KIMINA_BENCH_ONLY ?? 'ours,llama,tfjs').split(','));
+const only = new Set((process.env.KIMINA_BENCH_ONLY ?? 'ours,llama,tfjs,genai').split(','));
 const parts = new Set((process.env.KIMINA_BENCH_PARTS ?? 'decode,batch,prefill,spec,memory').split(','));
 const accuracyLevel = Number(process.env.KIMINA_BENCH_ACCURACY ?? 4);
 const ROWS = [1, 4, 8, 16];
@@ -36,7 +63,15 @@ const SPEC: SpeculationOptions = { maxDraft: 8 };
 const log = (s: string) => console.error(s);
 
 type Series = Map<number, number[]>;
-const results: Record<string, Series> = { ours: new Map(), 'llama.cpp': new Map(), 'transformers.js': new Map() };
+const GENAI = 'onnxruntime-genai 0.18.0 (Python)';
+const GENAI_NODE = "onnxruntime-genai's graph in onnxruntime-node";
+const results: Record<string, Series> = {
+  ours: new Map(),
+  'llama.cpp': new Map(),
+  'transformers.js': new Map(),
+  [GENAI]: new Map(),
+  [GENAI_NODE]: new Map(),
+};
 const add = (name: string, m: Map<number, number>) => {
   for (const [k, v] of m) results[name].set(k, [...(results[name].get(k) ?? []), v]);
 };
@@ -57,6 +92,8 @@ const best = median;
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0];
+  const bandwidth = await readBandwidth(threads);
+  log(`read bandwidth (onnxruntime ReduceSum over 512 MiB, ${threads} threads): ${(bandwidth / 1e9).toFixed(1)} GB/s`);
   const oursDir = ensureOnnxModel(accuracyLevel, log);
   const llama = only.has('llama') ? await loadLlamaModule() : undefined;
   const tf = only.has('tfjs') ? await loadTransformersModule() : undefined;
@@ -64,7 +101,18 @@ async function main(): Promise<void> {
   if (only.has('tfjs') && !tf) log('transformers.js: not installed (run bench/decode-setup); skipped');
   const gguf = llama ? ensureGguf(log) : '';
   const optimumDir = tf ? ensureOptimumModel(log) : '';
+  const genai = only.has('genai') ? ensureGenaiModel(log) : undefined;
+  const genaiErrors = new Set<string>();
+  const genaiNote = (e: string | undefined) => {
+    if (e && !genaiErrors.has(e)) {
+      genaiErrors.add(e);
+      log(`onnxruntime-genai: ${e}`);
+    }
+  };
+  genaiNote(genai?.error);
   const rows = new Map<number, number[]>();
+  const independent8: number[] = [];
+  const genaiRows8: number[] = [];
   const llamaSeq8: number[] = [];
   const prefill: Record<string, number[]> = {};
   const firstToken: number[] = [];
@@ -83,6 +131,22 @@ async function main(): Promise<void> {
     }
     if (llama) add('llama.cpp', await measureLlama(llama, gguf, POINTS, steps, threads, log));
     if (tf) add('transformers.js', await measureTransformers(tf, optimumDir, POINTS, steps, threads, log));
+    if (genai?.dir) {
+      const g = measureGenai(genai, { points: POINTS }, steps, threads, log);
+      genaiNote(g.error);
+      add(GENAI, new Map(Object.entries(g.decode).map(([k, v]) => [Number(k), v])));
+      if (r === 1) {
+        // The same graph through onnxruntime-node: its cache goes in and comes back (copied) every step.
+        const n = await measureGenaiGraphInNode(genai, [32, 512, 4096], Math.min(steps, 6), threads);
+        genaiNote(n.error);
+        add(GENAI_NODE, new Map(Object.entries(n.decode).map(([k, v]) => [Number(k), v])));
+        log(
+          `  ${GENAI_NODE}: ${Object.entries(n.decode)
+            .map(([k, v]) => `${k}: ${v.toFixed(1)}`)
+            .join(', ')}`,
+        );
+      }
+    }
     if (only.has('ours')) {
       // Ours again at the end of the round, so each engine meets the same range of machine load.
       const { decoder, release } = await openOurs(oursDir, threads);
@@ -97,12 +161,19 @@ async function main(): Promise<void> {
   for (let r = 1; r <= rounds && parts.has('batch'); r++) {
     if (only.has('ours')) {
       const { decoder, release } = await openOurs(oursDir, threads);
+      // Rows continuing one prompt of 512 tokens held once (pass@n), and the old layout: each its own copy.
       for (const n of ROWS)
-        rows.set(n, [...(rows.get(n) ?? []), (await measureOurs(decoder, 512, n, steps)).tokensPerSecond]);
+        rows.set(n, [...(rows.get(n) ?? []), (await measureOurs(decoder, 512, n, steps, true)).tokensPerSecond]);
+      independent8.push((await measureOurs(decoder, 512, 8, steps, false)).tokensPerSecond);
       await release();
       log(
-        `  ours at 512 cached: ${ROWS.map((n) => `${n} rows ${rows.get(n)!.at(-1)!.toFixed(1)}`).join(', ')} tok/s aggregate`,
+        `  ours at 512 cached, shared prompt: ${ROWS.map((n) => `${n} rows ${rows.get(n)!.at(-1)!.toFixed(1)}`).join(', ')} tok/s aggregate; 8 rows each with its own cache ${independent8.at(-1)!.toFixed(1)}`,
       );
+    }
+    if (genai?.dir) {
+      const g = measureGenai(genai, { rows: [8], batchCached: 512 }, steps, threads, log);
+      genaiNote(g.error);
+      if (g.rows['8'] !== undefined) genaiRows8.push(g.rows['8']);
     }
     if (llama) {
       llamaSeq8.push(await measureLlamaSequences(llama, gguf, 512, 8, steps, threads));
@@ -124,6 +195,11 @@ async function main(): Promise<void> {
       if (llama) {
         push(prefill, `llama@${n}`, await measureLlamaPrefill(llama, gguf, n, threads));
         log(`  llama.cpp: prefill ${n} tokens at ${prefill[`llama@${n}`].at(-1)!.toFixed(0)} tok/s`);
+      }
+      if (genai?.dir) {
+        const g = measureGenai(genai, { prefill: [n] }, steps, threads, log);
+        genaiNote(g.error);
+        if (g.prefill[String(n)] !== undefined) push(prefill, `genai@${n}`, g.prefill[String(n)]);
       }
     }
   }
@@ -195,16 +271,22 @@ async function main(): Promise<void> {
   const ratioAt = (c: number) => best(results.ours.get(c)) / best(results['llama.cpp'].get(c));
   const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
   const b8 = best(rows.get(8)) / best(rows.get(1));
+  const b8independent = best(independent8) / best(rows.get(1));
+  const vsGenai = (c: number) => best(results.ours.get(c)) / best(results[GENAI].get(c));
+  const vsGenaiBatch8 = best(rows.get(8)) / best(genaiRows8);
   if (rows.size > 0)
     console.log(
-      `\nours, rows decoded together at 512 cached tokens (aggregate tok/s): ${ROWS.map((n) => `${n}: ${range(rows.get(n))}`).join(', ')}`,
+      `\nours, rows continuing one 512-token prompt held once (shared prefix, aggregate tok/s): ${ROWS.map((n) => `${n}: ${range(rows.get(n))}`).join(', ')}; 8 rows each with its own copy of the cache: ${range(independent8)}`,
     );
+  if (genaiRows8.length > 0)
+    console.log(`onnxruntime-genai, 8 rows at 512 cached tokens: ${range(genaiRows8)} tok/s aggregate`);
+  for (const e of genaiErrors) console.log(`onnxruntime-genai: ${e}`);
   if (llamaSeq8.length > 0)
     console.log(`llama.cpp, 8 sequences at 512 cached tokens: ${range(llamaSeq8)} tok/s aggregate`);
   for (const n of PREFILL)
     if (prefill[`ours@${n}`] || prefill[`llama@${n}`])
       console.log(
-        `prefill of ${n} tokens: ours ${range(prefill[`ours@${n}`])} tok/s, llama.cpp ${range(prefill[`llama@${n}`])} tok/s`,
+        `prefill of ${n} tokens: ours ${range(prefill[`ours@${n}`])} tok/s, llama.cpp ${range(prefill[`llama@${n}`])} tok/s, onnxruntime-genai ${range(prefill[`genai@${n}`])} tok/s`,
       );
   if (firstToken.length > 0)
     console.log(
@@ -243,6 +325,9 @@ async function main(): Promise<void> {
         accuracyLevel,
         results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Object.fromEntries(v)])),
         rows: Object.fromEntries(rows),
+        independent8,
+        genaiRows8,
+        genaiErrors: [...genaiErrors],
         llamaSeq8,
         prefill,
         firstToken,
@@ -258,13 +343,55 @@ async function main(): Promise<void> {
   const line = [
     ...[32, 512, 4096].map((c) => `ratio@${c}=${fmt(ratioAt(c))}`),
     `batch8=${fmt(b8)}`,
+    `batch8_independent=${fmt(b8independent)}`,
     `batch8_vs_llama=${fmt(best(rows.get(8)) / best(llamaSeq8))}`,
     ...PREFILL.map((n) => `prefill_ratio@${n}=${fmt(best(prefill[`ours@${n}`]) / best(prefill[`llama@${n}`]))}`),
+    ...[32, 512, 4096].map((c) => `vs_genai@${c}=${fmt(vsGenai(c))}`),
+    `vs_genai_batch8=${fmt(vsGenaiBatch8)}`,
     `ttft_ms=${firstToken.length ? Math.min(...firstToken).toFixed(0) : 'n/a'}`,
     `spec_speedup=${fmt(best(spec.spec) / best(spec.plain))}`,
     `acceptance=${fmt(spec.acceptance)}`,
   ];
   console.log(line.join(' '));
+  // The bound each figure meets: bytes a step must read against the measured read bandwidth.
+  const bound = (label: string, cached: number, rowsN: number, shared: boolean, measured: number) => {
+    const b = stepBytes(cached, rowsN, shared);
+    const limit = (bandwidth / (b.weights + b.kv)) * rowsN;
+    return `${label}: ${((b.weights + b.kv) / 1e6).toFixed(0)} MB per step (weights ${(b.weights / 1e6).toFixed(0)}, KV ${(b.kv / 1e6).toFixed(0)}) -> at most ${limit.toFixed(1)} tok/s; measured ${Number.isFinite(measured) ? measured.toFixed(1) : 'n/a'} (${Number.isFinite(measured) ? ((100 * measured) / limit).toFixed(0) : '?'}% of the bound)`;
+  };
+  console.log(
+    `bandwidth bound (read ${(bandwidth / 1e9).toFixed(1)} GB/s measured at the start):\n  ${[
+      bound('1 row @32', 32, 1, false, best(results.ours.get(32))),
+      bound('1 row @512', 512, 1, false, best(results.ours.get(512))),
+      bound('1 row @4096', 4096, 1, false, best(results.ours.get(4096))),
+      bound('8 rows @512, shared prompt', 512, 8, true, best(rows.get(8))),
+      bound('8 rows @512, each its own cache', 512, 8, false, best(independent8)),
+    ].join('\n  ')}`,
+  );
+  // Issue 24's targets, last.
+  const figures = Object.fromEntries(line.map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
+  const targets: [string, number][] = [
+    ['ratio@32', 1.0],
+    ['ratio@512', 1.2],
+    ['ratio@4096', 1.5],
+    ['batch8', 3.0],
+    ['batch8_vs_llama', 1.2],
+    ['prefill_ratio@300', 1.0],
+    ['prefill_ratio@8000', 1.0],
+    ['vs_genai@32', 1.0],
+    ['vs_genai@512', 1.0],
+    ['vs_genai@4096', 1.0],
+    ['vs_genai_batch8', 1.0],
+  ];
+  const met = targets.filter(([k, t]) => figures[k] >= t);
+  console.log(
+    `targets (issue 24): ${targets
+      .map(
+        ([k, t]) =>
+          `${k} ${fmt(figures[k])} ${Number.isFinite(figures[k]) ? (figures[k] >= t ? '>=' : '<') : '?'} ${t.toFixed(1)}`,
+      )
+      .join(', ')}; met ${met.length} of ${targets.length}`,
+  );
 }
 
 main().catch((e) => {

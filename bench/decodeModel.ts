@@ -6,6 +6,7 @@ import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { configForShape } from '../backend/model/onnx/qwen3Config';
 import { writeModelMetadata, writeOnnxGraph, ONNX_FILE, ONNX_KV16_FILE } from '../backend/model/onnx/modelFolder';
 import { randomWeights } from '../backend/demo/models/randomWeights';
+import type { Qwen3GraphOptions } from '../backend/model/onnx/qwen3Graph';
 
 export const QWEN3_06B: Qwen3Shape = {
   vocabSize: 151936,
@@ -27,10 +28,22 @@ export const QWEN3_17B: Qwen3Shape = { ...QWEN3_06B, hiddenSize: 2048, intermedi
 export const BENCH_SEED = 17;
 export const CACHE_DIR = join(process.cwd(), '.kimina-cache', 'bench');
 
+/** Graph choices other than the defaults (the A/B benchmark's variants). */
+export type GraphVariant = Pick<Qwen3GraphOptions, 'fusedNorm' | 'fusedRope' | 'sharedPrefix'>;
+
 /** Our 4-bit split-cache model folder (no tokenizer needed: the benchmark feeds token ids). */
-export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void, shape = QWEN3_06B): string {
+export function ensureOnnxModel(
+  accuracyLevel: number,
+  log: (s: string) => void,
+  shape = QWEN3_06B,
+  variant: GraphVariant = {},
+): string {
   const size = shape === QWEN3_06B ? '0.6b' : shape === QWEN3_17B ? '1.7b' : `h${shape.hiddenSize}`;
-  const dir = join(CACHE_DIR, `qwen3-${size}-random-q4-acc${accuracyLevel}-v4`);
+  const tag = Object.entries(variant)
+    .filter(([, v]) => v === false)
+    .map(([k]) => `-no-${k}`)
+    .join('');
+  const dir = join(CACHE_DIR, `qwen3-${size}-random-q4-acc${accuracyLevel}-v5${tag}`);
   mkdirSync(dir, { recursive: true });
   // The real Qwen3 tokenizer files, so OnnxEngine can load the folder too.
   writeModelMetadata(dir, {
@@ -44,7 +57,7 @@ export function ensureOnnxModel(accuracyLevel: number, log: (s: string) => void,
   if (existsSync(join(dir, ONNX_FILE)) && existsSync(join(dir, ONNX_KV16_FILE))) return dir;
   log(`writing ${dir} (random Qwen3-${size} weights, 4-bit)...`);
   const t = Date.now();
-  writeOnnxGraph(dir, shape, randomWeights(shape, BENCH_SEED), { quant: 'q4', accuracyLevel });
+  writeOnnxGraph(dir, shape, randomWeights(shape, BENCH_SEED), { ...variant, quant: 'q4', accuracyLevel });
   log(`  done in ${((Date.now() - t) / 1000).toFixed(0)} s`);
   return dir;
 }

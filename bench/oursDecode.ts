@@ -12,9 +12,14 @@ export interface Measure {
   msPerToken: number;
 }
 
-export async function openOurs(modelDir: string, threads: number, kvCache: 'fp32' | 'fp16' = 'fp32') {
+export async function openOurs(
+  modelDir: string,
+  threads: number,
+  kvCache: 'fp32' | 'fp16' = 'fp32',
+  sessionOptions: { spinning?: boolean } = {},
+) {
   const folder = readModelFolder(modelDir);
-  const { session } = await createSession(graphPath(folder, kvCache), { threads });
+  const { session } = await createSession(graphPath(folder, kvCache), { threads, ...sessionOptions });
   return { decoder: new Decoder(session, folder.shape), release: () => session.release() };
 }
 
@@ -41,9 +46,40 @@ export function stateWithCached(decoder: Decoder, rows: number, cached: number, 
   return state;
 }
 
-/** tokens/s for `batch` rows decoding together with `cached` tokens already in the cache (aggregate). */
-export async function measureOurs(decoder: Decoder, cached: number, batch: number, steps: number): Promise<Measure> {
-  const state = stateWithCached(decoder, batch, cached, steps + 2);
+/**
+ * `rows` rows continuing one prompt of `shared` tokens held once (the shared prefix, as pass@n's samples
+ * decode), each with `own` tokens of its own after it and room for `room` more. Without shared-prefix
+ * inputs in the graph, the prompt is copied into every row (Decoder.shareRows).
+ */
+export function stateWithShared(decoder: Decoder, rows: number, shared: number, own: number, room: number): BatchState {
+  const state = stateWithCached(decoder, 1, shared, 0);
+  decoder.shareRows(state, rows);
+  const cache = state.cache;
+  cache.reserve(own + room);
+  if (own > 0) {
+    fillCache(cache, shared + own);
+    for (let b = 0; b < rows; b++)
+      cache.bias.fill(0, b * cache.capacity + cache.length, b * cache.capacity + cache.length + own);
+    cache.length += own;
+    state.nextPosition = state.nextPosition.map((p) => p + own);
+  }
+  return state;
+}
+
+/**
+ * tokens/s for `batch` rows decoding together with `cached` tokens already in the cache (aggregate);
+ * `shared`: the cached tokens are one prompt all rows share (stateWithShared), else each row's own.
+ */
+export async function measureOurs(
+  decoder: Decoder,
+  cached: number,
+  batch: number,
+  steps: number,
+  shared = false,
+): Promise<Measure> {
+  const state = shared
+    ? stateWithShared(decoder, batch, cached, 0, steps + 2)
+    : stateWithCached(decoder, batch, cached, steps + 2);
   const token = () => Array.from({ length: batch }, (_, b) => [(b * 7919 + 13) % 150000]);
   await decoder.feed(state, token()); // warm-up step
   const stepMs: number[] = [];

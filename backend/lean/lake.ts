@@ -4,6 +4,9 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
+/** Lean cannot be run (no REPL command, no lake): setup is needed, as data (the language server's hints). */
+export class LeanNotAvailable extends Error {}
+
 export function lakeFound(searchPath: readonly string[]): boolean {
   const dirs = [...searchPath, join(homedir(), '.elan', 'bin')];
   return dirs.some((d) => d && existsSync(join(d, 'lake')));

@@ -16,7 +16,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { mkdirInside } from '../store/safePaths';
-import { LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
+import { graphHasSharedPrefix, LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import {
   checkRepoId,
   downloadFile,
@@ -131,20 +131,24 @@ export function locateModel(home: string, spec: string = DEFAULT_MODEL): Resolve
   return { id: spec, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
 }
 
+/** No model the engine can load is there (none pulled, not converted, no such folder): setup is needed, as data. */
+export class ModelNotAvailable extends Error {}
+
 /** The folder of a model ready for the ONNX engine, or an error saying how to get one. */
 export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL, cacheDir?: string): string {
   const m = locateModel(home, spec);
   const folder = m.id === m.dir;
   if (m.format === 'onnx') return m.dir;
-  if (folder && !existsSync(m.dir)) throw new Error(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
+  if (folder && !existsSync(m.dir))
+    throw new ModelNotAvailable(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
   if (m.format === 'checkpoint') {
-    throw new Error(
+    throw new ModelNotAvailable(
       folder
         ? `${m.dir} holds a checkpoint without an ONNX graph; convert it with \`kimina model convert ${m.dir}\``
         : `${m.id} was downloaded but not converted yet: run \`kimina model pull ${m.id}\` again to finish`,
     );
   }
-  throw new Error(
+  throw new ModelNotAvailable(
     folder
       ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
       : `no model available: ${m.id} is not in ${modelsRoot(home)}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)${cacheDir ? cacheHint(m.id, cacheDir) : ''}`,
@@ -475,7 +479,8 @@ async function pullInto(
     previous.commit === listing.commit &&
     previous.quantize === quantize &&
     detectFormat(dir) === 'onnx' &&
-    existsSync(join(dir, ONNX_KV16_FILE)); // converted before the float16-cache graph existed: convert again
+    existsSync(join(dir, ONNX_KV16_FILE)) && // converted before the float16-cache graph existed: convert again
+    graphHasSharedPrefix(dir); // converted before shared-prefix attention existed: convert again
   if (!upToDate) {
     if (!o.convert)
       throw new Error(`${id} has no ONNX export in Kimina's layout and no converter is available to build one`);

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { convertCheckpoint } from '../../backend/model/onnx/convert';
-import { ONNX_KV16_FILE } from '../../backend/model/onnx/modelFolder';
+import { graphHasSharedPrefix, ONNX_KV16_FILE } from '../../backend/model/onnx/modelFolder';
 import * as factory from '../../backend/model/index';
 import { engineConfigOf, type CreateEngineOptions, type EngineConfig } from '../../backend/model/index';
 import { kiminaHome, readSettings, type Env } from '../../backend/settings/settings';
@@ -84,6 +84,17 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
       true,
     );
     assert.ok(existsSync(join(result.dir, ONNX_KV16_FILE)));
+    // Or predates shared-prefix attention (a graph without its inputs).
+    await convertCheckpoint(join(result.dir, CHECKPOINT_SUBDIR), result.dir, {
+      quantize: 'fp32',
+      graph: { sharedPrefix: false },
+    });
+    assert.equal(graphHasSharedPrefix(result.dir), false);
+    assert.equal(
+      (await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
+      true,
+    );
+    assert.ok(graphHasSharedPrefix(result.dir));
   } finally {
     if (previous === undefined) delete process.env.KIMINA_HOME;
     else process.env.KIMINA_HOME = previous;

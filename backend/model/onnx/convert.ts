@@ -6,6 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join, resolve } from 'node:path';
 import { SafetensorsCheckpoint } from './safetensors';
 import { readModelFolder, writeOnnxGraph } from './modelFolder';
+import type { Qwen3GraphOptions } from './qwen3Graph';
 import { qwen3ShapeFromConfig, qwen3TensorShapes, type Qwen3Shape } from './qwen3Config';
 
 export interface ConvertProgress {
@@ -22,6 +23,8 @@ export interface ConvertOptions {
    * twice as fast on AVX2 CPUs (onnxruntime-genai's CPU default too); 0 computes in float32.
    */
   accuracyLevel?: 0 | 4;
+  /** Graph choices other than the defaults (tests and benchmarks only). */
+  graph?: Pick<Qwen3GraphOptions, 'fusedNorm' | 'fusedRope' | 'sharedPrefix'>;
   onProgress?: (p: ConvertProgress) => void;
 }
 
@@ -68,6 +71,7 @@ export async function convertCheckpoint(
     writeFileSync(join(outDir, 'generation_config.json'), '{}\n');
   const seen = new Set<string>();
   writeOnnxGraph(outDir, shape, checkpoint, {
+    ...options.graph,
     quant: options.quantize,
     accuracyLevel: options.accuracyLevel ?? 4,
     onTensor: (tensor) => {

@@ -56,10 +56,15 @@ export interface RowResult {
   finishReason: FinishReason;
 }
 
-/** The cache plus each row's next position. */
+/**
+ * The cache plus each row's next position. `shared`: one copy (a batch-1 cache) of a prefix every row
+ * continues (the prompt of n samples), read once per step for all rows; `cache` then holds each row's
+ * own tokens after it (graphs with shared-prefix inputs only).
+ */
 export interface BatchState {
   cache: KvCache;
   nextPosition: number[];
+  shared?: KvCache;
 }
 
 export interface DecoderOptions {
@@ -74,7 +79,9 @@ export class Decoder {
   readonly prefillChunk: number;
   readonly growStep: number;
   readonly padId: number;
-  private cacheFeeds?: { version: number; cache: KvCache; feeds: Feeds };
+  private cacheFeeds?: { version: number; cache: KvCache; shared?: KvCache; sharedVersion: number; feeds: Feeds };
+  /** Whether the graph has the shared-prefix inputs (shared_key.L, shared_value.L, shared_bias). */
+  readonly sharedPrefix: boolean;
   /** Whether the graph returns logits for several trailing positions (logits_count input). */
   readonly multiLogits: boolean;
   /** Whether the graph also computes the softmax at a temperature (inv_temperature input, probs output). */
@@ -99,6 +106,7 @@ export class Decoder {
     this.growStep = options.growStep ?? 128;
     this.padId = options.padId ?? 0;
     this.multiLogits = session.inputNames.includes(io.logitsCount);
+    this.sharedPrefix = session.inputNames.includes(io.sharedBias);
     this.graphSoftmax = session.inputNames.includes(io.invTemperature) && session.outputNames.includes(io.probs);
     const pastKey = session.inputMetadata?.find((m) => m.name === io.pastKey(0));
     this.halfCache = !!pastKey && pastKey.isTensor && pastKey.type === 'float16';
@@ -115,19 +123,52 @@ export class Decoder {
     return { cache, nextPosition: new Array(batch).fill(0) };
   }
 
-  private tensorsFor(cache: KvCache): Feeds {
-    if (this.cacheFeeds && this.cacheFeeds.cache === cache && this.cacheFeeds.version === cache.version)
-      return this.cacheFeeds.feeds;
+  /**
+   * Starts rows that all continue the one prompt prefilled into `state` (a batch-1 state): that cache
+   * becomes the shared prefix (not copied), and each of the `rows` rows gets an empty cache of its own.
+   * Without shared-prefix inputs in the graph, the prompt's cache is copied into every row instead.
+   */
+  shareRows(state: BatchState, rows: number): void {
+    if (state.cache.batch !== 1 || state.shared) throw new Error('internal: shareRows needs one unshared row');
+    const position = state.nextPosition[0];
+    if (!this.sharedPrefix) {
+      state.cache.selectRows(new Array(rows).fill(0));
+    } else {
+      state.shared = state.cache;
+      state.cache = this.newState(rows).cache;
+    }
+    state.nextPosition = new Array(rows).fill(position);
+  }
+
+  private tensorsFor(cache: KvCache, shared: KvCache | undefined): Feeds {
+    const f = this.cacheFeeds;
+    if (
+      f &&
+      f.cache === cache &&
+      f.version === cache.version &&
+      f.shared === shared &&
+      f.sharedVersion === (shared?.version ?? -1)
+    )
+      return f.feeds;
     const { kvHeads, headDim } = this.shape;
     const B = cache.batch;
     const P = cache.capacity;
     const feeds: Feeds = { [io.pastBias]: new ort.Tensor('float32', cache.bias, [B, P]) };
     const type = this.halfCache ? 'float16' : 'float32';
+    const empty = () => (this.halfCache ? new Uint16Array(0) : new Float32Array(0));
+    // A batch-1 cache's [1, kv, 1, D, P] is the shared input's [kv, D, P] (and V's [kv, P, D]).
+    const Ps = shared ? shared.capacity : 0;
+    if (this.sharedPrefix)
+      feeds[io.sharedBias] = new ort.Tensor('float32', shared?.bias ?? new Float32Array(0), [1, Ps]);
     for (let l = 0; l < this.shape.layers; l++) {
       feeds[io.pastKey(l)] = new ort.Tensor(type, cache.keys[l], [B, kvHeads, 1, headDim, P]);
       feeds[io.pastValue(l)] = new ort.Tensor(type, cache.values[l], [B, kvHeads, 1, P, headDim]);
+      if (this.sharedPrefix) {
+        feeds[io.sharedKey(l)] = new ort.Tensor(type, shared?.keys[l] ?? empty(), [kvHeads, headDim, Ps]);
+        feeds[io.sharedValue(l)] = new ort.Tensor(type, shared?.values[l] ?? empty(), [kvHeads, Ps, headDim]);
+      }
     }
-    this.cacheFeeds = { version: cache.version, cache, feeds };
+    this.cacheFeeds = { version: cache.version, cache, shared, sharedVersion: shared?.version ?? -1, feeds };
     return feeds;
   }
 
@@ -181,7 +222,7 @@ export class Decoder {
       }
     }
     const feeds: Feeds = {
-      ...this.tensorsFor(state.cache),
+      ...this.tensorsFor(state.cache, state.shared),
       [io.inputIds]: new ort.Tensor('int64', ids, [B, S]),
       [io.positionIds]: new ort.Tensor('int64', positions, [B, S]),
       [io.newBias]: new ort.Tensor('float32', newBias, [B, S, S]),
@@ -271,8 +312,13 @@ export class Decoder {
       for (const r of results) r.finishReason = 'cancelled';
       return results;
     }
-    state.cache.selectRows(rowToUnique);
-    state.nextPosition = rowToUnique.map((u) => state.nextPosition[u]);
+    if (unique.length === 1) {
+      // One prompt (n samples of one proof, or of its fix turn): its cache is the rows' shared prefix.
+      this.shareRows(state, req.prompts.length);
+    } else {
+      state.cache.selectRows(rowToUnique);
+      state.nextPosition = rowToUnique.map((u) => state.nextPosition[u]);
+    }
     // Per row: logits, or the graph's softmax at the temperature when sampling (kind).
     let logits: Float32Array = new Float32Array(req.prompts.length * V);
     let kind = prefilled.kind;

@@ -3,7 +3,7 @@
 // MatMul is slower still on AVX2 CPUs; docs/onnx-engine.md "KV cache precision").
 //
 // Derived from the float32 graph, never built from the weights again:
-// - each `past_key.L` / `past_value.L` input becomes float16 and is cast to float32 where it is used;
+// - each `past_key.L` / `past_value.L` (and `shared_key.L` / `shared_value.L`) input becomes float16 and is cast to float32 where it is used;
 // - the new tokens' K and V are rounded to float16 (Cast there and back) before anything uses them, so
 //   the new tokens attend to the very values the cache will hold: a prompt prefilled at once, token by
 //   token or with speculative drafts gives the same result, as with the float32 cache;
@@ -25,7 +25,11 @@ const cast = (name: string, input: string, output: string, to: DataType): NodeDe
 export function halfCacheGraph(graph: GraphDef): GraphDef {
   const layers = graph.inputs.filter((i) => i.name.startsWith('past_key.')).length;
   if (layers === 0) throw new Error('internal: halfCacheGraph needs the split-cache layout');
-  const cacheInputs = new Set(Array.from({ length: layers }, (_, l) => [io.pastKey(l), io.pastValue(l)]).flat());
+  const cacheInputs = new Set(
+    Array.from({ length: layers }, (_, l) => [io.pastKey(l), io.pastValue(l), io.sharedKey(l), io.sharedValue(l)])
+      .flat()
+      .filter((name) => graph.inputs.some((i) => i.name === name)),
+  );
   const newOutputs = new Set(Array.from({ length: layers }, (_, l) => [io.newKey(l), io.newValue(l)]).flat());
 
   // Renames applied to every node input: cache inputs -> their float32 casts, rounded tensors -> the

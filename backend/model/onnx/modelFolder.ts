@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import { ExternalDataFile, GraphBuilder } from './graphBuilder';
 import { HALF_CACHE_LAYOUT, halfCacheGraph } from './halfCache';
-import { buildQwen3Graph, type Qwen3GraphOptions, type WeightSource } from './qwen3Graph';
+import { buildQwen3Graph, io, type Qwen3GraphOptions, type WeightSource } from './qwen3Graph';
 import { qwen3ShapeFromConfig, type Qwen3Shape } from './qwen3Config';
 
 export const ONNX_FILE = join('onnx', 'model.onnx');
@@ -120,6 +120,16 @@ export function graphPath(folder: ModelFolderInfo, kvCache: 'fp32' | 'fp16'): st
   if (!folder.onnxHalfCachePath)
     throw new Error(`model folder ${folder.dir} has no ${ONNX_KV16_FILE} (converted before it existed)`);
   return folder.onnxHalfCachePath;
+}
+
+/**
+ * Whether the folder's graph has the shared-prefix inputs (pass@n's rows reading one copy of the
+ * prompt's cache; folders converted before them decode every row from its own copy).
+ */
+export function graphHasSharedPrefix(modelDir: string): boolean {
+  const path = join(modelDir, ONNX_FILE);
+  // The graph without its weights (external data) is small: the input's name is in its bytes.
+  return existsSync(path) && readFileSync(path).includes(io.sharedBias);
 }
 
 export function removeModelGraph(modelDir: string): void {

@@ -36,6 +36,24 @@ export interface Qwen3GraphOptions {
   layout?: 'split' | 'optimum';
   /** MatMulNBits accuracy_level (0 = float compute, 4 = int8 compute); default 0. */
   accuracyLevel?: number;
+  /**
+   * RMSNorm as onnxruntime's one-kernel SimplifiedLayerNormalization instead of Pow, ReduceMean, Add,
+   * Sqrt, Div and Mul (default true; split layout only).
+   */
+  fusedNorm?: boolean;
+  /**
+   * RoPE as com.microsoft RotaryEmbedding with cos/sin tables for every position instead of the
+   * in-graph tables and the signed-permutation product (default true; split layout only).
+   */
+  fusedRope?: boolean;
+  /**
+   * Shared-prefix attention inputs (default true; split layout only): `shared_key.L` [kv, head_dim,
+   * shared], `shared_value.L` [kv, shared, head_dim] and `shared_bias` [1, shared], one copy of a
+   * prefix every row of the batch continues (the prompt of pass@n's samples), read once per step for
+   * all rows; each row's own tokens stay in past_key / past_value. An empty prefix (shared = 0) is no
+   * prefix.
+   */
+  sharedPrefix?: boolean;
   onTensor?: (name: string) => void;
 }
 
@@ -52,6 +70,9 @@ export const io = {
   probs: 'probs',
   pastKey: (l: number) => `past_key.${l}`,
   pastValue: (l: number) => `past_value.${l}`,
+  sharedBias: 'shared_bias',
+  sharedKey: (l: number) => `shared_key.${l}`,
+  sharedValue: (l: number) => `shared_value.${l}`,
   logits: 'logits',
   newKey: (l: number) => `new_key.${l}`,
   newValue: (l: number) => `new_value.${l}`,
@@ -70,6 +91,9 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   };
 
   const optimum = options.layout === 'optimum';
+  const fusedNorm = !optimum && (options.fusedNorm ?? true);
+  const fusedRope = !optimum && (options.fusedRope ?? true);
+  const shared = !optimum && (options.sharedPrefix ?? true);
   g.input(io.inputIds, DataType.INT64, ['batch', 'seq']);
   if (optimum) g.input('attention_mask', DataType.INT64, ['batch', 'total']);
   g.input(io.positionIds, DataType.INT64, ['batch', 'seq']);
@@ -78,6 +102,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     g.input(io.newBias, DataType.FLOAT, ['batch', 'seq', 'seq']);
     g.input(io.logitsCount, DataType.INT64, [1]);
     g.input(io.invTemperature, DataType.FLOAT, [1]);
+    if (shared) g.input(io.sharedBias, DataType.FLOAT, [1, 'shared']);
   }
   for (let l = 0; l < s.layers; l++) {
     if (optimum) {
@@ -86,6 +111,10 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     } else {
       g.input(io.pastKey(l), DataType.FLOAT, ['batch', s.kvHeads, 1, D, 'past']);
       g.input(io.pastValue(l), DataType.FLOAT, ['batch', s.kvHeads, 1, 'past', D]);
+      if (shared) {
+        g.input(io.sharedKey(l), DataType.FLOAT, [s.kvHeads, D, 'shared']);
+        g.input(io.sharedValue(l), DataType.FLOAT, [s.kvHeads, 'shared', D]);
+      }
     }
   }
 
@@ -159,6 +188,12 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   };
   const rmsNorm = (x: string, weightName: string, size: number, scale = 1): string => {
     const wName = normWeight(weightName, size, scale);
+    if (fusedNorm)
+      return g.node('SimplifiedLayerNormalization', [x, wName], {
+        axis: attr.int(-1),
+        epsilon: attr.float(s.rmsEps),
+        stash_type: attr.int(1),
+      });
     const meanSq = g.node('ReduceMean', [g.node('Pow', [x, two])], { axes: attr.ints([-1]), keepdims: attr.int(1) });
     const normed = g.node('Div', [x, g.node('Sqrt', [g.node('Add', [meanSq, eps])])]);
     return g.node('Mul', [normed, wName]);
@@ -174,29 +209,35 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     return { normed, sum };
   };
 
-  // Rotary embedding tables from the positions: [batch, seq, 1, D].
   const invFreq = new Float32Array(D / 2);
   for (let i = 0; i < D / 2; i++) invFreq[i] = 1 / Math.pow(s.ropeTheta, (2 * i) / D);
-  const pos = g.node('Unsqueeze', [
-    g.node('Cast', [io.positionIds], { to: attr.int(DataType.FLOAT) }),
-    g.constInt64([2]),
-  ]);
-  const freqs = g.node('Mul', [pos, g.initializer('rope.inv_freq', DataType.FLOAT, [D / 2], invFreq)]);
-  const angles = g.node('Concat', [freqs, freqs], { axis: attr.int(-1) });
-  const cos = g.node('Unsqueeze', [g.node('Cos', [angles]), g.constInt64([2])]);
-  const sin = g.node('Unsqueeze', [g.node('Sin', [angles]), g.constInt64([2])]);
-  // rotate_half(x) = concat(-x2, x1) as one product with a signed permutation matrix (exact: one
-  // nonzero term per output), instead of Split, Neg and Concat.
-  const rotateHalf = new Float32Array(D * D);
-  for (let j = 0; j < D / 2; j++) {
-    rotateHalf[(j + D / 2) * D + j] = -1;
-    rotateHalf[j * D + j + D / 2] = 1;
-  }
-  const rotateHalfName = g.initializer('rope.rotate_half', DataType.FLOAT, [D, D], rotateHalf);
-  const rope = (x: string): string => {
-    const rotated = g.node('MatMul', [x, rotateHalfName]);
-    return g.node('Add', [g.node('Mul', [x, cos]), g.node('Mul', [rotated, sin])]);
-  };
+  let rope: (x: string, heads: number) => string;
+  if (fusedRope) {
+    // cos/sin of position × inv_freq for every position, [maxPositions, D/2] (computed in double, as
+    // transformers computes inv_freq in float32 and the angle in float32: within rounding).
+    const P = s.maxPositions;
+    const cosT = new Float32Array(P * (D / 2));
+    const sinT = new Float32Array(P * (D / 2));
+    for (let p = 0; p < P; p++)
+      for (let i = 0; i < D / 2; i++) {
+        const a = Math.fround(p * invFreq[i]);
+        cosT[p * (D / 2) + i] = Math.cos(a);
+        sinT[p * (D / 2) + i] = Math.sin(a);
+      }
+    const cosName = g.initializer('rope.cos', DataType.FLOAT, [P, D / 2], cosT);
+    const sinName = g.initializer('rope.sin', DataType.FLOAT, [P, D / 2], sinT);
+    const flat = g.constInt64([0, 0, -1]);
+    rope = (x, heads) =>
+      g.node('Reshape', [
+        g.node(
+          'RotaryEmbedding',
+          [g.node('Reshape', [x, flat]), io.positionIds, cosName, sinName],
+          { interleaved: attr.int(0), num_heads: attr.int(heads) },
+          { domain: 'com.microsoft' },
+        ),
+        g.constInt64([0, 0, heads, D]),
+      ]);
+  } else rope = inGraphRope(g, D, invFreq);
 
   const lastAxis = g.constInt64([-1]);
   const zero = g.constInt64([0]);
@@ -246,6 +287,42 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const pastLen = g.node('Shape', [io.pastBias], { start: attr.int(1), end: attr.int(2) });
     const pastBias5 = g.node('Reshape', [io.pastBias, g.constInt64([0, 1, 1, 1, -1])]);
     const newBias5 = g.node('Unsqueeze', [io.newBias, g.constInt64([1, 2])]);
+    // Shared prefix: every row's queries of one KV head as the rows of one matrix, [kv, batch·G·seq, D],
+    // times that head's shared K [kv, D, shared] (each shared byte read once per step for all rows).
+    let sharedScores: ((q5: string, l: number) => string) | undefined;
+    let sharedContext: ((p: string, l: number) => string) | undefined;
+    let sharedLen = '';
+    let tailEnd = '';
+    if (shared) {
+      sharedLen = g.node('Shape', [io.sharedBias], { start: attr.int(1), end: attr.int(2) });
+      tailEnd = g.node('Add', [sharedLen, pastLen]);
+      const batch = g.node('Shape', [io.inputIds], { start: attr.int(0), end: attr.int(1) });
+      const seq = g.node('Shape', [io.inputIds], { start: attr.int(1), end: attr.int(2) });
+      const kvG = [g.constInt64([s.kvHeads]), batch, g.constInt64([G]), seq];
+      const rowsShape = g.node('Concat', [...kvG, sharedLen], { axis: attr.int(0) });
+      const ctxShape = g.node('Concat', [...kvG, g.constInt64([D])], { axis: attr.int(0) });
+      const flatQ = g.constInt64([s.kvHeads, -1, D]);
+      const flatP = g.node(
+        'Concat',
+        [g.constInt64([s.kvHeads]), g.node('Mul', [g.node('Mul', [batch, seq]), g.constInt64([G])]), sharedLen],
+        {
+          axis: attr.int(0),
+        },
+      );
+      const headsFirst = attr.ints([1, 0, 2, 3, 4]);
+      // The shapes hold the prefix length, which may be 0 (no prefix): a 0 there is a size, not "copy".
+      const allowZero = { allowzero: attr.int(1) };
+      sharedScores = (q5, l) => {
+        const q = g.node('Reshape', [g.node('Transpose', [q5], { perm: headsFirst }), flatQ]);
+        const scores = g.node('Add', [g.node('MatMul', [q, io.sharedKey(l)]), io.sharedBias]);
+        return g.node('Transpose', [g.node('Reshape', [scores, rowsShape], allowZero)], { perm: headsFirst });
+      };
+      sharedContext = (p, l) => {
+        const rows = g.node('Reshape', [g.node('Transpose', [p], { perm: headsFirst }), flatP], allowZero);
+        const ctx = g.node('MatMul', [rows, io.sharedValue(l)]);
+        return g.node('Transpose', [g.node('Reshape', [ctx, ctxShape])], { perm: headsFirst });
+      };
+    }
     attention = (l, q5, kr, v) => {
       g.node('Transpose', [kr], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newKey(l)] });
       g.node('Transpose', [v], { perm: attr.ints([0, 2, 1, 3]) }, { outputNames: [io.newValue(l)] });
@@ -257,6 +334,20 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
       // Scores against the cache (vector-matrix, K stored transposed) and against the new tokens.
       const scoresPast = g.node('Add', [g.node('MatMul', [q5, io.pastKey(l)]), pastBias5]);
       const scoresNew = g.node('Add', [g.node('MatMul', [q5, kNewT]), newBias5]);
+      if (sharedScores && sharedContext) {
+        const probs = g.node(
+          'Softmax',
+          [g.node('Concat', [sharedScores(q5, l), scoresPast, scoresNew], { axis: attr.int(-1) })],
+          { axis: attr.int(-1) },
+        );
+        const pShared = g.node('Slice', [probs, zero, sharedLen, lastAxis]);
+        const pPast = g.node('Slice', [probs, sharedLen, tailEnd, lastAxis]);
+        const pNew = g.node('Slice', [probs, tailEnd, end, lastAxis]);
+        return g.node('Add', [
+          g.node('Add', [sharedContext(pShared, l), g.node('MatMul', [pPast, io.pastValue(l)])]),
+          g.node('MatMul', [pNew, vNew]),
+        ]);
+      }
       const probs = g.node('Softmax', [g.node('Concat', [scoresPast, scoresNew], { axis: attr.int(-1) })], {
         axis: attr.int(-1),
       });
@@ -307,8 +398,8 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const k = g.node('Reshape', [kLin, g.constInt64([0, 0, s.kvHeads, D])]);
     const v = g.node('Reshape', [vLin, g.constInt64([0, 0, s.kvHeads, D])]);
     // The 1/sqrt(D) score scale is folded into q_norm's weight.
-    const qr = rope(rmsNorm(q, `${p}.self_attn.q_norm.weight`, D, 1 / Math.sqrt(D)));
-    const kr = rope(rmsNorm(k, `${p}.self_attn.k_norm.weight`, D));
+    const qr = rope(rmsNorm(q, `${p}.self_attn.q_norm.weight`, D, 1 / Math.sqrt(D)), s.heads);
+    const kr = rope(rmsNorm(k, `${p}.self_attn.k_norm.weight`, D), s.kvHeads);
     // Queries grouped per KV head: [batch, kv, G, seq, D].
     const q5 = g.node('Transpose', [g.node('Reshape', [qr, g.constInt64([0, 0, s.kvHeads, G, D])])], {
       perm: attr.ints([0, 2, 3, 1, 4]),
@@ -401,4 +492,29 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     g.output(io.newKey(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);
     g.output(io.newValue(l), DataType.FLOAT, ['batch', s.kvHeads, 'seq', D]);
   }
+}
+
+/** RoPE from in-graph cos/sin tables of the positions and rotate_half as a signed permutation product. */
+function inGraphRope(g: GraphBuilder, D: number, invFreq: Float32Array): (x: string) => string {
+  // Rotary embedding tables from the positions: [batch, seq, 1, D].
+  const pos = g.node('Unsqueeze', [
+    g.node('Cast', [io.positionIds], { to: attr.int(DataType.FLOAT) }),
+    g.constInt64([2]),
+  ]);
+  const freqs = g.node('Mul', [pos, g.initializer('rope.inv_freq', DataType.FLOAT, [D / 2], invFreq)]);
+  const angles = g.node('Concat', [freqs, freqs], { axis: attr.int(-1) });
+  const cos = g.node('Unsqueeze', [g.node('Cos', [angles]), g.constInt64([2])]);
+  const sin = g.node('Unsqueeze', [g.node('Sin', [angles]), g.constInt64([2])]);
+  // rotate_half(x) = concat(-x2, x1) as one product with a signed permutation matrix (exact: one
+  // nonzero term per output), instead of Split, Neg and Concat.
+  const rotateHalf = new Float32Array(D * D);
+  for (let j = 0; j < D / 2; j++) {
+    rotateHalf[(j + D / 2) * D + j] = -1;
+    rotateHalf[j * D + j + D / 2] = 1;
+  }
+  const rotateHalfName = g.initializer('rope.rotate_half', DataType.FLOAT, [D, D], rotateHalf);
+  return (x: string): string => {
+    const rotated = g.node('MatMul', [x, rotateHalfName]);
+    return g.node('Add', [g.node('Mul', [x, cos]), g.node('Mul', [rotated, sin])]);
+  };
 }

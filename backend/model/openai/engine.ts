@@ -154,12 +154,13 @@ export class OpenAIEngine implements Engine {
         );
       }
       model = models[0].id;
-    } else if (models.length > 0 && !models.some((m) => m.id === model)) {
+    } else if (models.length > 0 && !models.some((m) => m.id === model || m.id === `${model}:latest`)) {
+      // Ollama lists tagged names (qwen3:latest) and takes the untagged one as the same model.
       throw new Error(
         `the model server at ${baseUrl} has no model '${model}'; it serves: ${models.map((m) => m.id).join(', ')} (set KIMINA_MODEL to one of them)`,
       );
     }
-    const listed = models.find((m) => m.id === model);
+    const listed = models.find((m) => m.id === model) ?? models.find((m) => m.id === `${model}:latest`);
     return new OpenAIEngine(
       http,
       o,
@@ -174,6 +175,11 @@ export class OpenAIEngine implements Engine {
   }
 
   countPromptTokens(conversation: ChatMessage[]): Promise<number> {
+    // Once prompts are rendered here, the checkpoint's tokenizer counts them, not the server's template.
+    if (this.route !== 'chat')
+      return this.localTemplate().then(
+        ({ tokenizer, template }) => tokenizer.encode(template.render(conversation)).length,
+      );
     return this.counter.count(conversation);
   }
 

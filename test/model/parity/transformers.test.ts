@@ -5,8 +5,8 @@
 // rope_theta != 1e6, config.json as transformers 4.x and 5.x write it) and computes every position's
 // logits and greedy continuations by full recomputation (transformersReference.py); our converter turns
 // each checkpoint into an fp32 graph and the engine must match: last-position logits after a chunked
-// prefill, every cached position decoding token by token (rel <= 1e-4), greedy continuations alone and
-// all prompts batched together. The Qwen3 chat template must render byte-identical to
+// prefill, every cached position decoding token by token (rel <= 1e-4), greedy continuations alone,
+// all prompts batched together, and n samples of one prompt sharing its cache (shared-prefix attention). The Qwen3 chat template must render byte-identical to
 // apply_chat_template on multi-turn fix prompts with think blocks and leading whitespace.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -233,6 +233,11 @@ SHAPES.forEach((shape, index) => {
       assert.deepEqual((await greedy(decoder, [prompt], GREEDY_STEPS))[0], ckpt.greedy[i], `prompt ${i}: greedy alone`);
     }
     assert.deepEqual(await greedy(decoder, ps, GREEDY_STEPS), ckpt.greedy, 'greedy, all prompts batched together');
+    // n samples of one prompt (pass@n): the rows read one shared copy of the prompt's cache.
+    for (const i of [1, ps.length - 1]) {
+      const rows = await greedy(decoder, [ps[i], ps[i], ps[i]], GREEDY_STEPS);
+      rows.forEach((row, r) => assert.deepEqual(row, ckpt.greedy[i], `prompt ${i}: greedy, row ${r} of 3 sharing it`));
+    }
     t.diagnostic(
       `worst rel error ${worst.toExponential(2)} (torch ${r.ref.versions.torch}, transformers ${r.ref.versions.transformers})`,
     );
@@ -256,6 +261,10 @@ SHAPES.forEach((shape, index) => {
       await greedy(half, ps, GREEDY_STEPS),
       ckpt.greedy,
       'float16 cache: greedy, all prompts batched together',
+    );
+    const last = ps.length - 1;
+    (await greedy(half, [ps[last], ps[last]], GREEDY_STEPS)).forEach((row, r) =>
+      assert.deepEqual(row, ckpt.greedy[last], `float16 cache: prompt ${last}, row ${r} of 2 sharing it`),
     );
     t.diagnostic(`float16 KV cache: worst rel error ${worstHalf.toExponential(2)}, greedy identical`);
   });
