@@ -7,6 +7,7 @@ import type { ProofView } from './proofView';
 import { pullModel, setupLean } from './setup';
 import { Proposals } from './proposal';
 import type { Repairs } from './repair';
+import { attemptSummary } from './words';
 
 type LspPos = { line: number; character: number };
 
@@ -113,8 +114,7 @@ async function showAttempts(runner: ProofRunner, view: ProofView): Promise<void>
   const pick = await vscode.window.showQuickPick(
     result.attempts.map((a, i) => ({
       label: `Sample ${a.sample + 1} · turn ${a.turn}`,
-      description: a.verdict ? a.verdict.status : `format: ${a.format.error}`,
-      detail: a.verdict?.reason,
+      description: attemptSummary(a),
       index: i,
     })),
     { title: 'Kimina: attempts of the last proof', placeHolder: "Open an attempt's candidate in an editor" },

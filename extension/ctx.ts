@@ -12,7 +12,9 @@ import {
   lspMethods,
 } from '../backend/protocol';
 import { createClient } from './client';
-import { readSettings } from './config';
+import { readSettings, useOpenAIEngine } from './config';
+import { hasOnnxEngine, missingEngineNotice } from './runtime';
+import { forEditor } from './words';
 
 type Method = keyof LspRequestTypes;
 
@@ -42,6 +44,11 @@ export class Ctx implements vscode.Disposable {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('Kimina', { log: true });
+  }
+
+  /** What the extension remembers across sessions (e.g. the engine's measured speed). */
+  get memory(): vscode.Memento {
+    return this.context.globalState;
   }
 
   get currentStatus(): BackendStatus {
@@ -83,7 +90,9 @@ export class Ctx implements vscode.Disposable {
       return;
     }
     this.setStatus({ state: 'starting', detail: 'starting the backend' });
-    const client = createClient(this.context, readSettings(), this.log, { onCrash: () => this.onCrash() });
+    const settings = readSettings();
+    this.engineNotice(settings.engine);
+    const client = createClient(this.context, settings, this.log, { onCrash: () => this.onCrash() });
     this.client = client;
     let started = false;
     client.onDidChangeState(({ newState }) => {
@@ -113,6 +122,20 @@ export class Ctx implements vscode.Disposable {
     );
     started = true;
     this.startedEmitter.fire();
+  }
+
+  private engineNoticeShown = false;
+
+  /** Once per window: a package without the in-process engine (darwin-x64) says so and offers the OpenAI engine. */
+  private engineNotice(engine: string): void {
+    const notice = missingEngineNotice(engine, hasOnnxEngine(this.context.extensionPath));
+    if (!notice || this.engineNoticeShown) return;
+    this.engineNoticeShown = true;
+    this.log.warn(`[extension] ${notice}`);
+    const choice = 'Use an OpenAI-compatible server';
+    void vscode.window.showWarningMessage(notice, choice).then((b) => {
+      if (b === choice) void useOpenAIEngine();
+    });
   }
 
   private onCrash(): boolean {
@@ -147,7 +170,10 @@ export class Ctx implements vscode.Disposable {
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
-    return pending as Promise<LspRequestTypes[M]['result']>;
+    // The JSON-RPC layer wraps a handler's error ("Request kimina/prove failed with message: …"): say only the message.
+    return (pending as Promise<LspRequestTypes[M]['result']>).catch((err: Error) => {
+      throw new Error(forEditor(err?.message ?? String(err)));
+    });
   }
 
   private progressTokens = 0;
@@ -180,11 +206,9 @@ export class Ctx implements vscode.Disposable {
           progress.report({ message: value.message, increment });
         });
         try {
-          return (await client.sendRequest(
-            method,
-            { ...params, workDoneToken },
-            cancel,
-          )) as LspRequestTypes[M]['result'];
+          return (await client.sendRequest(method, { ...params, workDoneToken }, cancel).catch((err: Error) => {
+            throw new Error(forEditor(err?.message ?? String(err)));
+          })) as LspRequestTypes[M]['result'];
         } finally {
           listening.dispose();
         }

@@ -29,7 +29,7 @@ export function activate(context: vscode.ExtensionContext): void {
     runner,
     repairs,
     createStatusBar(ctx.onStatus, ctx.currentStatus),
-    watchSetup(ctx),
+    watchSetup(ctx, () => runner.busy),
     ...registerCommands(context, ctx, runner, view, proposals, repairs),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();

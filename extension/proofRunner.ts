@@ -5,10 +5,15 @@ import * as vscode from 'vscode';
 import type { EditorProveResult, LspProveEvent, ProveMode } from '../backend/protocol';
 import { lspMethods } from '../backend/protocol';
 import type { Ctx } from './ctx';
-import { readSettings } from './config';
+import { readSettings, setBudgetPreset } from './config';
+import { type Budget, budgetOf, budgetText } from './budget';
+import { type Lean4Exports, plainGoalAt } from './leanGoal';
+import type { ViewBudget } from '../media/proofViewMessages';
 import type { ProofView } from './proofView';
 import { type Proposal, Proposals } from './proposal';
 import type { ProvedMarks } from './decorations';
+import { showGuidance } from './setup';
+import { attemptSummary, outcomeMessage, requestFailedMessage, setupGuidance } from './words';
 
 export interface ProveTarget {
   uri: vscode.Uri;
@@ -25,6 +30,10 @@ let counter = 0;
 
 export class ProofRunner implements vscode.Disposable {
   private running: Running | undefined;
+  /** The last proof failed because the backend could not prove at all (no model, no Lean). */
+  private failedForSetup = false;
+  /** The id of the run the Proof view shows. */
+  private viewRun = '';
   private last: { target: ProveTarget; result?: EditorProveResult } | undefined;
   /** The proposal the Proof view shows (its Accept / Reject / Show Diff buttons act on it). */
   private viewProposal: string | undefined;
@@ -43,7 +52,50 @@ export class ProofRunner implements vscode.Disposable {
         if (this.running && e.id === this.running.id) this.running.onEvent(e);
       }),
       view.onAction((action) => void this.onViewAction(action)),
+      view.onBudget((preset) => void this.pickBudget(preset)),
+      // A proof that failed because something was missing: once the backend is ready again (a model was
+      // pulled, Lean set up), the view stops showing the old failure and offers Retry.
+      ctx.onStatus((s) => {
+        if (s.state === 'ready' && !setupGuidance(s) && this.failedForSetup) {
+          this.failedForSetup = false;
+          this.view.post({ type: 'note', message: 'Kimina is ready now: Retry proves it again.' });
+        }
+      }),
     ];
+  }
+
+  /** The engine's speed (tokens/s, all samples together) measured in the last proof with this engine and model. */
+  private measuredSpeed(): number | undefined {
+    const s = this.ctx.currentStatus;
+    return this.ctx.memory.get<Record<string, number>>('kimina.measuredSpeed', {})[`${s.engine}|${s.model}`];
+  }
+
+  private rememberSpeed(tokensPerSecond: number): void {
+    const s = this.ctx.currentStatus;
+    if (!(tokensPerSecond > 0) || !s.engine) return;
+    const all = { ...this.ctx.memory.get<Record<string, number>>('kimina.measuredSpeed', {}) };
+    all[`${s.engine}|${s.model}`] = Math.round(tokensPerSecond * 10) / 10;
+    void this.ctx.memory.update('kimina.measuredSpeed', all);
+  }
+
+  private viewBudget(b: Budget): ViewBudget {
+    const tokensPerSecond = this.measuredSpeed();
+    return { ...b, text: budgetText(b, tokensPerSecond), ...(tokensPerSecond ? { tokensPerSecond } : {}) };
+  }
+
+  private async pickBudget(preset: Budget['preset']): Promise<void> {
+    await setBudgetPreset(preset);
+    this.view.post({ type: 'budget', budget: this.viewBudget(budgetOf(readSettings())) });
+  }
+
+  /** The goal at the cursor from the Lean 4 extension, when it runs (it is never started from here). */
+  private async showLeanGoal(id: string, target: ProveTarget): Promise<void> {
+    const lean4 = vscode.extensions.getExtension<Lean4Exports>('leanprover.lean4');
+    if (!lean4?.isActive || !lean4.exports?.lean4EnabledFeatures) return;
+    const position = { line: target.position.line, character: target.position.character };
+    const goal = await plainGoalAt(lean4.exports, target.uri.toString(), position);
+    if (goal && this.last?.target === target && this.viewRun === id)
+      this.view.post({ type: 'goal', goals: goal.goals, line: position.line, source: 'lean4' });
   }
 
   get busy(): boolean {
@@ -59,6 +111,8 @@ export class ProofRunner implements vscode.Disposable {
     else if (action === 'retry') await this.retry();
     else if (action === 'cancel') await this.cancel();
     else if (action === 'showDiff' && this.viewProposal) await this.proposals.showDiff(this.viewProposal);
+    else if (action === 'setupLean') await vscode.commands.executeCommand('kimina.setupLean');
+    else if (action === 'pickTheorem') await this.pickTheorem();
   }
 
   /**
@@ -82,9 +136,13 @@ export class ProofRunner implements vscode.Disposable {
     const doc = await vscode.workspace.openTextDocument(target.uri);
     const text = doc.getText();
     const settings = readSettings();
+    const budget = budgetOf(settings);
+    this.failedForSetup = false;
+    let lastSpeed = 0;
     const id = `p${Date.now().toString(36)}-${++counter}`;
     const file = vscode.workspace.asRelativePath(target.uri);
     this.last = { target };
+    this.viewRun = id;
     this.lastProposal = undefined;
     this.view.begin({
       type: 'start',
@@ -98,8 +156,10 @@ export class ProofRunner implements vscode.Disposable {
       mode: target.mode,
       file,
       startedAt: Date.now(),
+      budget: this.viewBudget(budget),
     });
     void vscode.commands.executeCommand('setContext', 'kimina.proving', true);
+    void this.showLeanGoal(id, target);
     try {
       return await vscode.window.withProgress(
         {
@@ -126,12 +186,11 @@ export class ProofRunner implements vscode.Disposable {
             onEvent: (e) => {
               this.view.post({ type: 'event', event: e, at: Date.now() });
               if (e.type === 'stage') progress.report({ message: e.message.split('\n')[0] });
-              else if (e.type === 'progress')
+              else if (e.type === 'progress') {
+                lastSpeed = e.tokensPerSecond;
                 progress.report({ message: `thinking… ${e.tokens} tokens, ${e.tokensPerSecond.toFixed(1)} tok/s` });
-              else if (e.type === 'attempt')
-                progress.report({
-                  message: `turn ${e.attempt.turn}: ${e.attempt.verdict?.status ?? e.attempt.format.error}`,
-                });
+              } else if (e.type === 'attempt')
+                progress.report({ message: `turn ${e.attempt.turn}: ${attemptSummary(e.attempt)}` });
             },
           };
           let result: EditorProveResult;
@@ -142,15 +201,18 @@ export class ProofRunner implements vscode.Disposable {
               code: text,
               mode: target.mode,
               position: { line: target.position.line, character: target.position.character },
-              samples: settings.samples,
-              fixTurns: settings.fixTurns,
+              samples: budget.samples,
+              fixTurns: budget.fixTurns,
+              maxTokens: budget.maxTokens,
             });
+            if (lastSpeed > 0) this.rememberSpeed(lastSpeed);
           } catch (err) {
-            const message = (err as Error).message;
-            this.view.post({ type: 'failed', message });
-            void vscode.window.showErrorMessage(`Kimina: ${message}`, 'Show Log').then((b) => {
-              if (b) this.ctx.log.show();
-            });
+            const shown = requestFailedMessage((err as Error).message);
+            const missing = setupGuidance(this.ctx.currentStatus);
+            this.failedForSetup = missing !== undefined || shown.actions.includes('Pull Model');
+            this.view.post({ type: 'failed', message: shown.text.replace(/^Kimina: /, '') });
+            // Something is missing: say what, with the buttons that fix it, each time a proof needs it.
+            showGuidance(this.ctx, missing ?? shown);
             return undefined;
           }
           this.last = { target, result };
@@ -175,19 +237,22 @@ export class ProofRunner implements vscode.Disposable {
     this.view.post({ type: 'result', result, canAccept, at: Date.now() });
     const name = result.declaration?.name ?? 'the theorem';
     if (!canAccept) {
-      if (result.problem) void vscode.window.showWarningMessage(`Kimina: ${result.problem}`);
-      else if (result.status === 'not_proved' && !apply) {
-        void vscode.window
-          .showInformationMessage(
-            `Kimina could not prove ${name} (${result.attempts.length} attempts).`,
-            'Retry',
-            'Show Attempts',
-          )
-          .then((b) => {
-            if (b === 'Retry') void this.retry();
-            else if (b) void vscode.commands.executeCommand('kimina.showAttempts');
-          });
-      }
+      if (result.verifierFailure) this.failedForSetup = true;
+      const shown = outcomeMessage(result, apply);
+      if (!shown) return;
+      const show =
+        shown.level === 'error'
+          ? vscode.window.showErrorMessage
+          : shown.level === 'warning'
+            ? vscode.window.showWarningMessage
+            : vscode.window.showInformationMessage;
+      void show(shown.text, ...shown.actions).then((b) => {
+        if (b === 'Retry') void this.retry();
+        else if (b === 'Show Attempts') void vscode.commands.executeCommand('kimina.showAttempts');
+        else if (b === 'Set Up Lean') void vscode.commands.executeCommand('kimina.setupLean');
+        else if (b === 'Show Log') this.ctx.log.show();
+        else if (b === 'Pick a Theorem') void this.pickTheorem(target.uri);
+      });
       return;
     }
     const edit = result.edit!;
@@ -286,6 +351,35 @@ export class ProofRunner implements vscode.Disposable {
       return;
     }
     await this.prove(this.last.target);
+  }
+
+  /** Lets the user pick a declaration with a sorry in the file (from the code lenses), then proves it. */
+  async pickTheorem(uri = this.last?.target.uri): Promise<void> {
+    if (!uri) return;
+    const lenses =
+      (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const items = lenses
+      .filter((l) => l.command?.command === 'kimina.proveTheorem')
+      .map((l) => ({
+        label: doc
+          .lineAt(l.range.start.line)
+          .text.trim()
+          .replace(/\s*:=.*$/, ''),
+        description: `line ${l.range.start.line + 1}`,
+        line: l.range.start.line,
+        character: l.range.start.character,
+      }));
+    if (!items.length) {
+      void vscode.window.showInformationMessage('Kimina: no theorem in this file has a sorry to prove.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Kimina: pick a theorem to prove',
+      placeHolder: 'Theorems with sorry in this file',
+    });
+    if (!pick) return;
+    await this.prove({ uri, position: new vscode.Position(pick.line, pick.character), mode: 'theorem' });
   }
 
   async cancel(): Promise<boolean> {

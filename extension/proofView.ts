@@ -1,15 +1,18 @@
 // The Proof view: a webview panel beside the editor that shows one proof run live (think block, attempts,
 // verdicts, the result with Accept / Reject / Retry). The host replays the run's messages when the view reloads.
 import * as vscode from 'vscode';
-import type { FromView, ToView } from '../media/proofViewMessages';
+import type { BudgetPreset, FromView, ToView } from '../media/proofViewMessages';
 import { webviewHtml } from './webviewHtml';
 
 export class ProofView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private history: ToView[] = [];
-  private readonly actions = new vscode.EventEmitter<FromView['type']>();
-  /** Buttons pressed in the view (accept, reject, retry, cancel, showDiff). */
+  private readonly actions = new vscode.EventEmitter<Exclude<FromView['type'], 'budget'>>();
+  /** Buttons pressed in the view (accept, reject, retry, cancel, showDiff, setupLean, pickTheorem). */
   readonly onAction = this.actions.event;
+  private readonly budgets = new vscode.EventEmitter<BudgetPreset>();
+  /** A budget preset picked in the view. */
+  readonly onBudget = this.budgets.event;
 
   constructor(private readonly context: vscode.ExtensionContext) {}
 
@@ -48,7 +51,8 @@ export class ProofView implements vscode.Disposable {
         for (const msg of this.history) void this.panel?.webview.postMessage(msg);
         return;
       }
-      this.actions.fire(m.type);
+      if (m.type === 'budget') this.budgets.fire(m.preset);
+      else this.actions.fire(m.type);
     });
     this.panel.onDidDispose(() => {
       this.panel = undefined;
@@ -58,5 +62,6 @@ export class ProofView implements vscode.Disposable {
   dispose(): void {
     this.panel?.dispose();
     this.actions.dispose();
+    this.budgets.dispose();
   }
 }

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { type BackendStatus, type SetupResult, lspMethods } from '../backend/protocol';
 import type { Ctx } from './ctx';
 import { leanProjectFolder, readSettings } from './config';
+import { forEditor, setupGuidance, type Shown } from './words';
 
 const defaultModel = 'AI-MO/Kimina-Prover-RL-0.6B';
 
@@ -18,7 +19,7 @@ async function finish(ctx: Ctx, title: string, pending: Promise<SetupResult>): P
   ctx.log.warn(`[setup] ${title}: ${result.message}`);
   if (result.cancelled) void vscode.window.showInformationMessage(`${title}: cancelled.`);
   else
-    void vscode.window.showErrorMessage(`${title} failed: ${result.message}`, 'Show Log').then((b) => {
+    void vscode.window.showErrorMessage(`${title} failed: ${forEditor(result.message)}`, 'Show Log').then((b) => {
       if (b) ctx.log.show();
     });
   return false;
@@ -39,7 +40,11 @@ export async function pullModel(ctx: Ctx): Promise<void> {
 export async function setupLean(ctx: Ctx): Promise<void> {
   const project = leanProjectFolder(readSettings());
   if (!project) {
-    void vscode.window.showWarningMessage('Kimina: open a Lean project folder (or set kimina.leanProject) first.');
+    void vscode.window
+      .showWarningMessage('Kimina: open a Lean project folder (or set kimina.leanProject) first.', 'Open Settings')
+      .then((b) => {
+        if (b) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimina.leanProject');
+      });
     return;
   }
   const title = 'Kimina: setting up the Lean verifier';
@@ -65,24 +70,35 @@ export async function setupLean(ctx: Ctx): Promise<void> {
   await finish(ctx, title, Promise.resolve(first));
 }
 
-/** Shows the first-run guidance once per session when the backend reports something missing. */
-export function watchSetup(ctx: Ctx): vscode.Disposable {
-  let shown = false;
+/** Shows a guidance message with its buttons and runs the one pressed. */
+export function showGuidance(ctx: Ctx, g: Shown): void {
+  const show =
+    g.level === 'error'
+      ? vscode.window.showErrorMessage
+      : g.level === 'warning'
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
+  void show(g.text, ...g.actions).then((b) => {
+    if (b === 'Pull Model') void pullModel(ctx);
+    else if (b === 'Set Up Lean') void setupLean(ctx);
+    else if (b === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'kimina');
+    else if (b === 'Show Log') ctx.log.show();
+  });
+}
+
+/**
+ * Shows the first-run guidance whenever what is missing changes (a model, Lean): at start, after a setup that
+ * fixed one part but not the other, after a settings change that lost one. While a proof runs the proof's own
+ * message says it (with the same buttons), so the change is only noted.
+ */
+export function watchSetup(ctx: Ctx, proving: () => boolean): vscode.Disposable {
+  let shown = '';
   return ctx.onStatus((s: BackendStatus) => {
-    if (shown || !s.setup || (!s.setup.model && !s.setup.lean)) return;
-    shown = true;
-    const buttons = [
-      ...(s.setup.model ? ['Pull Model'] : []),
-      ...(s.setup.lean ? ['Set Up Lean'] : []),
-      'Open Settings',
-    ];
-    const what = [s.setup.model && 'a model', s.setup.lean && 'the Lean verifier'].filter(Boolean).join(' and ');
-    void vscode.window
-      .showWarningMessage(`Kimina needs ${what} before the first proof. ${s.detail ?? ''}`, ...buttons)
-      .then((b) => {
-        if (b === 'Pull Model') void pullModel(ctx);
-        else if (b === 'Set Up Lean') void setupLean(ctx);
-        else if (b === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'kimina');
-      });
+    if (s.state === 'starting') return;
+    const g = setupGuidance(s);
+    const key = g ? g.actions.join(',') : '';
+    if (key === shown) return;
+    shown = key;
+    if (g && !proving()) showGuidance(ctx, g);
   });
 }

@@ -1,35 +1,22 @@
-// The status bar item: starting, ready, proving, training, error. A click opens the Kimina log.
+// The status bar item: starting, ready, proving, training, error, or what is missing (model, Lean) with a click
+// that fixes it; otherwise a click opens the Kimina log. Texts: words.ts statusLook.
 import * as vscode from 'vscode';
 import type { BackendStatus } from '../backend/protocol';
-
-const looks: Record<BackendStatus['state'], { icon: string; label: string }> = {
-  starting: { icon: '$(loading~spin)', label: 'starting' },
-  ready: { icon: '$(check)', label: 'ready' },
-  proving: { icon: '$(sync~spin)', label: 'proving' },
-  training: { icon: '$(pulse)', label: 'training' },
-  error: { icon: '$(error)', label: 'error' },
-  restricted: { icon: '$(shield)', label: 'Restricted Mode' },
-};
+import { statusLook } from './words';
 
 export function createStatusBar(onStatus: vscode.Event<BackendStatus>, initial: BackendStatus): vscode.Disposable {
   const item = vscode.window.createStatusBarItem('kimina.status', vscode.StatusBarAlignment.Right, 100);
   item.name = 'Kimina';
-  item.command = 'kimina.showLog';
   const show = (s: BackendStatus) => {
-    const look = looks[s.state] ?? looks.error;
-    item.text = `${look.icon} Kimina${s.state === 'ready' ? '' : `: ${look.label}`}`;
-    const lines = [
-      `Kimina: ${look.label}`,
-      s.detail,
-      s.engine && `engine: ${s.engine}`,
-      s.model && `model: ${s.model}`,
-      s.lean && `Lean: ${s.lean}`,
-      s.backend && `proofs run ${s.backend === 'server' ? 'on the attached server' : 'in the editor backend'}`,
-      ...(s.setup?.hints ?? []),
-      'Click to open the log.',
-    ];
-    item.tooltip = lines.filter(Boolean).join('\n');
-    item.backgroundColor = s.state === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    const look = statusLook(s);
+    item.text = look.text;
+    item.tooltip = look.tooltip;
+    item.command = look.command;
+    item.backgroundColor = look.error
+      ? new vscode.ThemeColor('statusBarItem.errorBackground')
+      : look.text.includes('missing')
+        ? new vscode.ThemeColor('statusBarItem.warningBackground')
+        : undefined;
     item.show();
   };
   show(initial);

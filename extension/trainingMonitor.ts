@@ -13,6 +13,7 @@ import {
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
 import { proveWithModel, trainingModelSetting } from './config';
 import type { Ctx } from './ctx';
+import { TrainingCharts } from './trainingCharts';
 import { webviewHtml } from './webviewHtml';
 
 const GPU_POLL_MS = 10_000;
@@ -30,12 +31,16 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   private gpuTimer: NodeJS.Timeout | null = null;
   private selected: string | null = null;
   private readonly subscriptions: vscode.Disposable[];
+  /** The charts open in the editor area (one panel per run or comparison). */
+  readonly charts: TrainingCharts;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly ctx: Ctx,
   ) {
+    this.charts = new TrainingCharts(context, ctx);
     this.subscriptions = [
+      this.charts,
       ctx.onTrainingEvent((e) => this.onEvent(e)),
       ctx.onTrainingConnection((c) => this.onConnection(c)),
       // a new backend process follows nothing yet: ask again
@@ -88,6 +93,12 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
           break;
         case 'useModel':
           await this.useModel(m.runId);
+          break;
+        case 'openCharts':
+          await this.openCharts(m.runIds);
+          break;
+        case 'compareRuns':
+          await this.compareRuns(m.runId);
           break;
       }
     } catch (err) {
@@ -185,6 +196,24 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.post({ type: 'log', runId, lines: log.lines, replace: true });
   }
 
+  private async openCharts(runIds: string[]): Promise<void> {
+    const { runs } = await this.ctx.request(lspMethods.trainingRuns, {});
+    this.charts.open(runIds.map((id) => ({ id, name: runs.find((r) => r.id === id)?.name ?? id })));
+  }
+
+  /** Lets the user pick the runs to compare with `runId`, then opens one panel with all of them. */
+  private async compareRuns(runId: string): Promise<void> {
+    const { runs } = await this.ctx.request(lspMethods.trainingRuns, {});
+    const picks = await vscode.window.showQuickPick(
+      runs
+        .filter((r) => r.id !== runId)
+        .map((r) => ({ label: r.name, description: `${r.state} · step ${r.step}`, id: r.id })),
+      { canPickMany: true, title: 'Kimina: compare training runs', placeHolder: 'Runs to chart beside this one' },
+    );
+    if (!picks?.length) return;
+    await this.openCharts([runId, ...picks.map((p) => p.id)]);
+  }
+
   private async startRun(
     preset: TrainingPresetName,
     model: string,
@@ -205,6 +234,8 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.post({ type: 'run', run });
     await this.select(run.id);
     this.post({ type: 'runs', runs: (await this.ctx.request(lspMethods.trainingRuns, {})).runs });
+    // the new run's charts, live, where there is room for them
+    this.charts.open([{ id: run.id, name: run.name }]);
   }
 
   /** Exports the run's merged weights to ONNX when needed, then points the prover at them after confirmation. */

@@ -1,17 +1,15 @@
-// The Training Monitor webview: runs with their state and controls, a start form with presets, live uPlot
-// charts of the step metrics, held-out pass@k against the base model, recent rollouts and GPU status.
+// The Training Monitor webview in the side bar: runs with their state and controls, a start form with presets,
+// the selected run's live status (latest metrics, held-out pass@k against the base model), recent rollouts and
+// GPU status. The charts open in an editor panel at full width (Open Charts, Compare Runs: trainingCharts.ts).
 // Plain DOM; the host relays everything from the backend (see trainingMonitorMessages.ts).
-import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
 import './trainingMonitor.css';
 import type { TrainingRun } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from './trainingMonitorMessages';
 import {
-  CHARTS,
-  chartData,
   controlsFor,
   emptyMonitor,
   latestFormatErrors,
+  latestMetrics,
   reduceMonitor,
   type MonitorState,
 } from './trainingMonitorState';
@@ -20,10 +18,7 @@ declare function acquireVsCodeApi(): { postMessage(message: FromMonitor): void }
 const vscode = acquireVsCodeApi();
 const root = document.getElementById('root')!;
 const state: MonitorState = emptyMonitor();
-const charts = new Map<string, { plot: uPlot; labels: string }>();
-let chartsRun: string | null = null;
 let scheduled = false;
-const COLORS = ['#4e9af1', '#f1a94e', '#57c27a', '#c75bd6'];
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -244,74 +239,40 @@ function logBox(runId: string): HTMLElement {
   );
 }
 
-function updateCharts(container: HTMLElement, runId: string): void {
-  if (chartsRun !== runId) {
-    for (const c of charts.values()) c.plot.destroy();
-    charts.clear();
-    chartsRun = runId;
-  }
-  const width = Math.max(200, container.clientWidth - 8);
-  for (const chart of CHARTS) {
-    const d = chartData(state, runId, chart);
-    const slotId = `chart-${chart.id}`;
-    let slot = document.getElementById(slotId);
-    if (!d) {
-      if (slot) slot.remove();
-      charts.get(chart.id)?.plot.destroy();
-      charts.delete(chart.id);
-      continue;
-    }
-    if (!slot) {
-      slot = el('div', { class: 'chart', id: slotId, 'data-chart': chart.id });
-      container.append(slot);
-    }
-    const existing = charts.get(chart.id);
-    const labels = d.labels.join('|');
-    if (existing && existing.labels === labels) {
-      existing.plot.setData(d.data as uPlot.AlignedData);
-      continue;
-    }
-    existing?.plot.destroy();
-    slot.replaceChildren();
-    const plot = new uPlot(
-      {
-        title: chart.title,
-        width,
-        height: 130,
-        legend: { show: true },
-        cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: false } },
-        axes: [
-          { stroke: '#888', grid: { stroke: '#8883' } },
-          { stroke: '#888', grid: { stroke: '#8883' }, size: 48 },
-        ],
-        series: [
-          { label: 'step' },
-          ...d.labels.map((label, i) => ({
-            label,
-            stroke: COLORS[i % COLORS.length],
-            width: 1.5,
-            points: { show: d.data[0].length < 30 },
-          })),
-        ],
-      },
-      d.data as uPlot.AlignedData,
-      slot,
+/** The selected run's latest values, and the buttons that open its charts in the editor area. */
+function liveStatus(run: TrainingRun): HTMLElement {
+  const box = el('section', { class: 'live' }, el('div', { class: 'subtitle' }, 'Latest step'));
+  const latest = latestMetrics(state, run.id);
+  if (!latest.length) box.append(el('div', { class: 'muted' }, 'No finished step yet.'));
+  else
+    box.append(
+      el(
+        'table',
+        { class: 'latest' },
+        ...latest.map((m) => el('tr', {}, el('td', {}, m.label), el('td', { class: 'value' }, fmt(m.value)))),
+      ),
     );
-    charts.set(chart.id, { plot, labels });
-  }
+  const others = state.runs.filter((r) => r.id !== run.id);
+  box.append(
+    el(
+      'div',
+      { class: 'chart-buttons' },
+      button('Open Charts', () => vscode.postMessage({ type: 'openCharts', runIds: [run.id] }), 'primary open-charts'),
+      others.length
+        ? button('Compare Runs…', () => vscode.postMessage({ type: 'compareRuns', runId: run.id }), 'compare-runs')
+        : null,
+    ),
+  );
+  return box;
 }
-
-let chartBox: HTMLElement | null = null;
 
 function render(): void {
   scheduled = false;
   const run = state.runs.find((r) => r.id === state.selected) ?? null;
-  if (!chartBox) chartBox = el('section', { class: 'charts' });
   const runs = el('section', { class: 'runs' }, el('div', { class: 'subtitle' }, 'Runs'), ...state.runs.map(runRow));
   if (!state.runs.length) runs.append(el('div', { class: 'muted' }, 'No runs yet.'));
   const parts: Node[] = [header(), startForm(), runs];
-  if (run) parts.push(details(run), chartBox, rolloutList(run.id), logBox(run.id));
+  if (run) parts.push(details(run), liveStatus(run), rolloutList(run.id), logBox(run.id));
   // Keep what the user opened (rollouts, log) open across re-renders.
   const opened = new Set(
     [...root.querySelectorAll<HTMLDetailsElement>('details[data-key]')].filter((d) => d.open).map((d) => d.dataset.key),
@@ -319,7 +280,6 @@ function render(): void {
   root.replaceChildren(...parts);
   for (const d of root.querySelectorAll<HTMLDetailsElement>('details[data-key]'))
     if (opened.has(d.dataset.key)) d.open = true;
-  if (run) updateCharts(chartBox, run.id);
 }
 
 function schedule(): void {
@@ -331,9 +291,5 @@ function schedule(): void {
 window.addEventListener('message', (event: MessageEvent<ToMonitor>) => {
   reduceMonitor(state, event.data);
   schedule();
-});
-window.addEventListener('resize', () => {
-  for (const c of charts.values())
-    c.plot.setSize({ width: Math.max(200, (chartBox?.clientWidth ?? 300) - 8), height: 130 });
 });
 vscode.postMessage({ type: 'ready' });

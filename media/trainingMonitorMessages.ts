@@ -34,4 +34,8 @@ export type FromMonitor =
   | { type: 'select'; runId: string }
   | { type: 'start'; preset: TrainingPresetName; model: string; schedule: TrainingSchedule; winRateSamples?: number }
   | { type: 'control'; action: 'pause' | 'resume' | 'cancel'; runId: string }
-  | { type: 'useModel'; runId: string };
+  | { type: 'useModel'; runId: string }
+  /** Open the charts of these runs in an editor panel (one run, or several compared). */
+  | { type: 'openCharts'; runIds: string[] }
+  /** Pick runs to compare with this one. */
+  | { type: 'compareRuns'; runId: string };

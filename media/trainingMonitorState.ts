@@ -268,3 +268,56 @@ export function controlsFor(run: TrainingRun): ('pause' | 'resume' | 'cancel')[]
       return [];
   }
 }
+
+/**
+ * One chart over several runs (a comparison): steps of every run on one axis, each run's series labelled with
+ * the run's name; a run without the chart's metrics adds nothing. With one run it is chartData.
+ */
+export function comparisonData(
+  state: MonitorState,
+  runs: { id: string; name: string }[],
+  chart: ChartDef,
+): { labels: string[]; data: (number | null)[][] } | null {
+  if (runs.length === 1) return chartData(state, runs[0].id, chart);
+  const perRun = runs
+    .map((r) => ({ run: r, d: chartData(state, r.id, chart) }))
+    .filter((x): x is { run: { id: string; name: string }; d: NonNullable<ReturnType<typeof chartData>> } => !!x.d);
+  if (!perRun.length) return null;
+  const steps = [...new Set(perRun.flatMap((x) => x.d.data[0] as number[]))].sort((a, b) => a - b);
+  const labels: string[] = [];
+  const data: (number | null)[][] = [steps];
+  for (const { run, d } of perRun) {
+    const at = new Map((d.data[0] as number[]).map((step, i) => [step, i]));
+    d.labels.forEach((label, k) => {
+      labels.push(`${run.name}: ${label}`);
+      data.push(steps.map((step) => (at.has(step) ? d.data[k + 1][at.get(step)!] : null)));
+    });
+  }
+  return { labels, data };
+}
+
+/** Per series, the index of its newest value (what a legend shows when the pointer is not over the chart). */
+export function latestIndex(data: (number | null)[][]): number {
+  for (let i = (data[0]?.length ?? 0) - 1; i >= 0; i--) if (data.slice(1).some((s) => s[i] !== null)) return i;
+  return Math.max(0, (data[0]?.length ?? 1) - 1);
+}
+
+/** The newest value of each chart series of a run (the side bar's live status), in the charts' order. */
+export function latestMetrics(state: MonitorState, runId: string): { label: string; value: number }[] {
+  const out: { label: string; value: number }[] = [];
+  for (const chart of CHARTS) {
+    const d = chartData(state, runId, chart);
+    if (!d) continue;
+    d.labels.forEach((label, k) => {
+      const series = d.data[k + 1];
+      for (let i = series.length - 1; i >= 0; i--) {
+        const v = series[i];
+        if (v !== null) {
+          out.push({ label: `${chart.title}: ${label}`, value: v });
+          break;
+        }
+      }
+    });
+  }
+  return out;
+}

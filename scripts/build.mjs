@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'node20' };
 // Native modules stay outside the bundle and load from node_modules at run time.
-const nativeExternals = ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js', 'tsx/cjs'];
+const nativeExternals = ['onnxruntime-node', 'libsql', 'better-sqlite3', '@resvg/resvg-js', 'tsx/cjs'];
 
 mkdirSync('dist/media', { recursive: true });
 const jobs = [
@@ -49,7 +49,11 @@ const jobs = [
     platform: 'browser',
     format: 'iife',
     target: 'es2022',
-    entryPoints: { proofView: 'media/proofView.ts', trainingMonitor: 'media/trainingMonitor.ts' },
+    entryPoints: {
+      proofView: 'media/proofView.ts',
+      trainingMonitor: 'media/trainingMonitor.ts',
+      trainingCharts: 'media/trainingCharts.ts',
+    },
     outdir: 'dist/media',
     loader: { '.css': 'css' },
   }),

@@ -237,3 +237,34 @@ test('the extension reads and writes VS Code settings only in extension/config.t
     .filter((f) => f !== 'extension/config.ts' && /getConfiguration\s*\(/.test(readFileSync(join(root, f), 'utf8')));
   assert.deepEqual(elsewhere, []);
 });
+
+test('the composition root is the only wiring place: no store is built outside backend/app/', () => {
+  const built: string[] = [];
+  for (const top of ['backend', 'bench']) {
+    for (const file of sources(join(root, top))) {
+      const path = relative(root, file);
+      if (path.startsWith('backend/app/')) continue;
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (/\bnew\s+\w*Store\s*\(/.test(line)) built.push(`${path}:${i + 1}: ${line.trim()}`);
+        });
+    }
+  }
+  assert.deepEqual(built, []);
+});
+
+test("ApiContext has no optional service, and no one name two interfaces (the App's options and the server's)", () => {
+  const server = readFileSync(join(root, 'backend', 'api', 'server.ts'), 'utf8');
+  const body = server.slice(server.indexOf('export interface ApiContext {'));
+  const fields = body.slice(0, body.indexOf('\n}\n'));
+  assert.ok(fields.includes('verifier: BatchVerifier'), 'ApiContext was found');
+  assert.deepEqual(
+    fields
+      .split('\n')
+      .filter((l) => /^\s{2}\w+\?:/.test(l))
+      .map((l) => l.trim()),
+    [],
+  );
+  assert.ok(!/interface AppOptions\b/.test(server), 'api/server.ts names its options HttpOptions');
+});

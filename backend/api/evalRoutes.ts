@@ -2,8 +2,8 @@
 // plots and comparisons. Read-only; runs are started with `kimina eval run` or `evaluate()`.
 import type { Response, Router } from 'express';
 import { serveRoutes } from './contract';
-import type { Db } from '../store/db';
-import { EvalStore } from '../store/eval';
+import type { EvalStore } from '../store/eval';
+import type { ApiContext } from './server';
 import { compareReports } from '../eval/compare';
 import { bySourceSvg, comparisonSvg, passAtKSvg } from '../eval/plots';
 import { buildReport } from '../eval/report';
@@ -35,7 +35,6 @@ export function createEvalRouter(store: EvalStore): Router {
 }
 
 /** For the `kimina serve` mounts registry (backend/api/mounts.ts): runs in the app's database. */
-export function evalRouterFactory(ctx: { db?: Db }): Router {
-  if (!ctx.db) throw new Error("the evaluation routes need the app's store (ApiContext.db)");
-  return createEvalRouter(new EvalStore(ctx.db));
+export function evalRouterFactory(ctx: Pick<ApiContext, 'evals'>): Router {
+  return createEvalRouter(ctx.evals);
 }

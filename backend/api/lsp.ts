@@ -15,6 +15,9 @@ import { type BackendStatus, type EditorProveResult, editorCommands } from '../p
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
+import { RunningProofs } from '../prover/running';
+import { LeanNotAvailable } from '../lean/lake';
+import { ModelNotAvailable } from '../model/store';
 import { notifier, serveLspRequests } from './lspContract';
 import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
@@ -30,6 +33,8 @@ export interface LspFaceOptions {
   log?: (line: string) => void;
   /** Seconds one proof may take in all before it is stopped (kimina.timeouts.prove); 0 for no limit. */
   proveTimeoutS?: number;
+  /** The registry of running proofs (the app's; default a new one). */
+  proofs?: RunningProofs;
   /** How often to ask the services for news (an attached server starting or ending training); 0 for never. */
   refreshMs?: number;
   /** The Repair All queue's store (opened on first use; `kimina lsp` opens KIMINA_DB). */
@@ -49,11 +54,12 @@ export function startLspFace({
   createService,
   log = () => {},
   proveTimeoutS = 0,
+  proofs,
   refreshMs = 15_000,
   repairStore,
 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
-  const running = new Map<string, AbortController>();
+  const running = proofs ?? new RunningProofs();
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
   let service: Promise<ProveService> | null = null;
 
@@ -62,10 +68,24 @@ export function startLspFace({
     status = next;
     notify('statusChanged', status);
   };
+  /** Set when a proof found that Lean cannot be started (until the services are rebuilt after a setup). */
+  let leanCannotStart = false;
   const idleStatus = (base: BackendStatus): BackendStatus => ({
     ...base,
     state: running.size ? 'proving' : base.state === 'proving' ? 'ready' : base.state,
     running: running.size,
+    ...(leanCannotStart && !base.setup?.lean
+      ? {
+          setup: {
+            model: base.setup?.model ?? false,
+            lean: true,
+            hints: [
+              ...(base.setup?.hints ?? []),
+              'Lean could not be started: set it up with "Kimina: Set Up Lean Verifier".',
+            ],
+          },
+        }
+      : {}),
   });
 
   const getService = (): Promise<ProveService> => {
@@ -78,7 +98,7 @@ export function startLspFace({
       },
       (err: Error) => {
         log(`backend services failed to start: ${err.message}`);
-        setStatus({ state: 'error', detail: err.message, setup: setupHints(err.message) });
+        setStatus({ state: 'error', detail: err.message, setup: setupHints(err) });
         service = null;
         throw err;
       },
@@ -163,7 +183,8 @@ export function startLspFace({
       if (running.has(params.id)) throw new Error(`a proof with id ${params.id} is already running`);
       const text = params.code || (params.uri ? documents.get(params.uri)?.getText() : undefined);
       if (!text) throw new Error('kimina/prove needs the document text (code) or an open document (uri)');
-      const controller = new AbortController();
+      const controller = running.begin(params.id);
+      if (!controller) throw new Error(`a proof with id ${params.id} is already running`);
       token?.onCancellationRequested(() => controller.abort());
       let timedOut = false;
       const timer =
@@ -173,7 +194,6 @@ export function startLspFace({
               controller.abort();
             }, proveTimeoutS * 1000)
           : undefined;
-      running.set(params.id, controller);
       try {
         const svc = await getService();
         setStatus(idleStatus(status));
@@ -186,6 +206,7 @@ export function startLspFace({
           (event) => notify('proveEvent', event),
           controller.signal,
         );
+        if (result.verifierFailure?.leanMissing) leanCannotStart = true;
         if (timedOut && result.status === 'cancelled')
           result.problem = `Stopped after ${proveTimeoutS} s (kimina.timeouts.prove).`;
         log(`prove ${params.id}: ${result.status}${result.problem ? ` (${result.problem})` : ''}`);
@@ -206,14 +227,12 @@ export function startLspFace({
         throw err;
       } finally {
         clearTimeout(timer);
-        running.delete(params.id);
+        running.end(params.id, controller);
         if (status.state !== 'error') setStatus(idleStatus(status));
       }
     },
     cancel: (params) => {
-      const controller = params.id ? running.get(params.id) : undefined;
-      controller?.abort();
-      return { cancelled: controller !== undefined };
+      return { cancelled: params.id ? running.cancel(params.id) : false };
     },
     status: async (): Promise<BackendStatus> => {
       if (status.state === 'error') await getService().catch(() => {});
@@ -226,6 +245,7 @@ export function startLspFace({
     const old = service;
     service = null;
     resolved = null;
+    leanCannotStart = false;
     if (old) await (await old.catch(() => null))?.close();
     setStatus({ state: 'starting', detail: 'starting the backend services' });
     getService().catch(() => {});
@@ -246,19 +266,19 @@ export function startLspFace({
     async close() {
       clearInterval(refresher);
       training.close();
-      for (const c of running.values()) c.abort();
+      running.cancelAll();
       if (service) await (await service.catch(() => null))?.close();
     },
   };
 }
 
-/** First-run guidance from a start-up failure: what is missing and how to get it. */
-export function setupHints(message: string): BackendStatus['setup'] {
-  const model = /model/i.test(message);
-  const lean = /lean|repl|lake/i.test(message);
+/** First-run guidance from a start-up failure, by its kind (no message text is read): what is missing and how to get it. */
+export function setupHints(err: unknown): BackendStatus['setup'] {
+  const model = err instanceof ModelNotAvailable;
+  const lean = err instanceof LeanNotAvailable;
   const hints: string[] = [];
-  if (model)
-    hints.push('Pull a model: "Kimina: Pull Model" (kimina model pull), or set kimina.model to a local folder.');
-  if (lean) hints.push('Set up the Lean verifier: "Kimina: Set Up Lean Verifier" (kimina lean setup).');
+  // The editor's words (this face serves VS Code): the command to run, the setting to change.
+  if (model) hints.push('Pull a model with "Kimina: Pull Model", or set kimina.model to a model folder.');
+  if (lean) hints.push('Set up the Lean verifier with "Kimina: Set Up Lean Verifier".');
   return { model, lean, hints };
 }

@@ -8,8 +8,9 @@ import { prove, proveStatement, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
-import { openSse, type SseStream } from './sse';
-import { AttemptStore } from '../store/attempts';
+import { openSse, type SseStream } from './sseWriter';
+import type { AttemptStore } from '../store/attempts';
+import { RunningProofs } from '../prover/running';
 import type { ApiContext } from './server';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
@@ -20,6 +21,8 @@ function wantsStream(req: Request): boolean {
 }
 
 export interface ProveRouterOptions {
+  /** The registry of running proofs (the app's, ApiContext.proofs; default a new one). */
+  proofs?: RunningProofs;
   /** Where `GET /v1/prove/:id` reads stored runs (default: the store in `deps`, when they are an object). */
   store?: AttemptStore;
   /**
@@ -35,7 +38,7 @@ export interface ProveRouterOptions {
 
 export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOptions = {}): Router {
   const readStore = options.store ?? (typeof deps === 'function' ? undefined : deps.store);
-  const running = new Map<string, AbortController>();
+  const running = options.proofs ?? new RunningProofs();
   const handlers = new Set<Promise<void>>();
   let closing = false;
   let resolved: Promise<ProveDeps> | null = null;
@@ -60,12 +63,11 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
       return;
     }
     const id = body.id ?? randomUUID();
-    if (running.has(id)) {
+    const controller = running.begin(id);
+    if (!controller) {
       res.status(409).json({ error: `a prove request with id '${id}' is already running` });
       return;
     }
-    const controller = new AbortController();
-    running.set(id, controller);
     // The response closing before the answer is written means the client went away: stop the work.
     res.on('close', () => {
       if (!res.writableFinished) controller.abort();
@@ -89,7 +91,7 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
         sse.close();
       } else if (!res.headersSent) res.status(err instanceof ProveRequestError ? 422 : 500).json({ error: message });
     } finally {
-      running.delete(id);
+      running.end(id, controller);
     }
   };
 
@@ -104,12 +106,10 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
       return handled;
     },
     proveCancel: ({ params }, _req, res) => {
-      const controller = running.get(params.id);
-      if (!controller) {
+      if (!running.cancel(params.id)) {
         res.status(404).json({ error: `no running prove request with id '${params.id.slice(0, 100)}'` });
         return;
       }
-      controller.abort();
       res.status(202).json({ id: params.id, cancelled: true });
     },
     proveRuns: ({ query }) => ({
@@ -128,7 +128,7 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
 
   options.onClose?.(async () => {
     closing = true;
-    for (const controller of running.values()) controller.abort();
+    running.cancelAll();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((r) => {
       timer = setTimeout(r, options.closeGraceMs ?? 1000);
@@ -149,11 +149,10 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
  * prove request, so the server starts at once; the app closes it) and the attempt store in the app's database.
  */
 export function proveRouterFactory(ctx: ApiContext): Router {
-  const { db, engine } = ctx;
-  if (!db || !engine) throw new Error("the prove routes need the app's store and engine (ApiContext.db, .engine)");
-  const store = new AttemptStore(db);
+  const { attempts: store, engine } = ctx;
   return createProveRouter(async () => ({ engine: await engine(), verifier: ctx.verifier, store }), {
     store,
+    proofs: ctx.proofs,
     onClose: ctx.onClose,
     closeEngine: false,
   });

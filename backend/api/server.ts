@@ -7,38 +7,54 @@ import type { AddressInfo } from 'node:net';
 import type { Settings } from '../settings/settings';
 import type { BatchVerifier } from '../lean/verifier';
 import type { Engine } from '../model/engine';
-import type { Db } from '../store/db';
+import type { RunningProofs } from '../prover/running';
+import type { AttemptStore } from '../store/attempts';
+import type { EvalStore } from '../store/eval';
+import type { TrainingStore } from '../store/training';
 import { requireToken } from './auth';
 import { defaultBodyLimitBytes } from './body';
 import { isLoopbackName, refuseBrowsers } from './browserGuard';
 import { jsonErrorHandler, sendDetail } from './httpErrors';
 import { verifyRouter } from './verifyRoutes';
 
-/** What routers get from the server (the composition root, backend/app, fills it for `kimina serve`). */
+/**
+ * What the routers of `kimina serve` get from the composition root (backend/app/serve.ts apiContextOf builds it
+ * from the App): every service required and typed; routers build none of their own.
+ */
 export interface ApiContext {
   verifier: BatchVerifier;
-  /** The backend's one database; routers that keep data use it and never open their own. */
-  db?: Db;
-  /** The configured engine, loaded once on first use; it belongs to the caller, which closes it. */
-  engine?: () => Promise<Engine>;
+  /** The configured engine, loaded once on first use; it belongs to the app, which closes it. */
+  engine: () => Promise<Engine>;
   /** The backend settings, read once. */
-  settings?: Settings;
-  /** The server's own URL once it listens (`kimina serve` provides it), for processes it starts. */
-  backendUrl?: () => string | undefined;
-  /** The API token this server requires, for processes it starts that call back (the trainer). */
-  token?: string;
+  settings: Settings;
+  /** The app's stores, over its one database. */
+  attempts: AttemptStore;
+  evals: EvalStore;
+  trainingRuns: TrainingStore;
+  /** The one registry of running proofs. */
+  proofs: RunningProofs;
+  /** The server's own URL once it listens, for processes it starts. */
+  backendUrl: () => string | undefined;
+  /** The API token this server requires (none: open), for processes it starts that call back (the trainer). */
+  token: string | undefined;
   /**
    * Registers work to do when the server shuts down (stop running requests, close engines, detach jobs).
-   * Hooks run together, while the HTTP server still answers, before the verifier closes. Absent in tests
-   * that mount routers on their own; callers then close what they made themselves.
+   * Hooks run together, while the HTTP server still answers, before the verifier closes.
    */
-  onClose?: (hook: CloseHook) => void;
+  onClose: (hook: CloseHook) => void;
 }
 
 export type CloseHook = () => void | Promise<void>;
 
+/** What every router may rely on: the verifier behind the verification routes (tests mount routers with only it). */
+export interface ServerBase {
+  verifier: BatchVerifier;
+}
+
 /** A router to mount at the root; its own paths should start with `/v1/…`. */
-export type RouterFactory = (ctx: ApiContext) => Router | Promise<Router>;
+export type RouterFactory = (base: ServerBase) => Router | Promise<Router>;
+/** A router of `kimina serve` (backend/api/mounts.ts), made from the app's services. */
+export type ApiRouterFactory = (ctx: ApiContext) => Router | Promise<Router>;
 
 /** The close hooks routers register through ApiContext.onClose; `run` calls each once, logging failures. */
 export class CloseHooks {
@@ -61,7 +77,8 @@ export class CloseHooks {
   }
 }
 
-export interface AppOptions {
+/** The HTTP server's own options (not the App's, backend/app/app.ts AppOptions). */
+export interface HttpOptions {
   /** Bearer token required on every route except health (`kimina serve`: KIMINA_API_TOKEN / LEAN_SERVER_API_KEY, else a random one). */
   token?: string;
   bodyLimitBytes?: number;
@@ -72,9 +89,9 @@ export interface AppOptions {
 }
 
 export async function createApp(
-  ctx: ApiContext,
+  ctx: ServerBase,
   extraRouters: RouterFactory[] = [],
-  options: AppOptions = {},
+  options: HttpOptions = {},
 ): Promise<Express> {
   const app = express();
   app.disable('x-powered-by');

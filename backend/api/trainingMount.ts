@@ -13,20 +13,18 @@ export function trainingRouterOf(service: TrainingService): Router {
 }
 
 export async function trainingRouterFactory(ctx: ApiContext): Promise<Router> {
-  if (!ctx.db || !ctx.settings)
-    throw new Error("the training routes need the app's store and settings (ApiContext.db, .settings)");
   const settings = ctx.settings;
   let learned: string | undefined;
   const service = await openTrainingService({
-    db: ctx.db,
+    store: ctx.trainingRuns,
+    attempts: ctx.attempts,
     verifier: ctx.verifier,
     token: () => ctx.token,
     deferRecover: true,
     settings,
     // the configured prover model, shared with the prove routes, used by win-rate estimation
-    ...(ctx.engine ? { jobs: { engine: ctx.engine } } : {}),
-    backendUrl: () =>
-      ctx.backendUrl?.() ?? learned ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
+    jobs: { engine: ctx.engine },
+    backendUrl: () => ctx.backendUrl() ?? learned ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
   });
   const router = express.Router();
   router.use((req, _res, next) => {
@@ -38,7 +36,7 @@ export async function trainingRouterFactory(ctx: ApiContext): Promise<Router> {
     service.jobs.recover().catch((err: unknown) => console.error(`training: could not resume runs: ${String(err)}`));
   }, 1500);
   resume.unref();
-  ctx.onClose?.(async () => {
+  ctx.onClose(async () => {
     clearTimeout(resume);
     service.detach();
   });

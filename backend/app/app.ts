@@ -9,6 +9,10 @@ import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSet
 import { lakeFound } from '../lean/lake';
 import { openDb, type Db } from '../store/db';
 import { AttemptStore } from '../store/attempts';
+import { EvalStore } from '../store/eval';
+import { RepairStore } from '../store/repairs';
+import { TrainingStore } from '../store/training';
+import { RunningProofs } from '../prover/running';
 import { prepareDemo, type DemoParts } from '../demo/demo';
 import { readSettings, type Settings } from '../settings/settings';
 
@@ -44,6 +48,10 @@ export class App {
   private readonly parts: Part[] = [];
   private db?: Db;
   private attemptStore?: AttemptStore;
+  private evalStore?: EvalStore;
+  private trainingStore?: TrainingStore;
+  private repairStore?: RepairStore;
+  private proofs?: RunningProofs;
   private built?: BuiltVerifier;
   private engineLoad?: Promise<Engine>;
   private verifierSettingsValue?: VerifierSettings;
@@ -85,6 +93,30 @@ export class App {
   attempts(): AttemptStore {
     this.attemptStore ??= new AttemptStore(this.store());
     return this.attemptStore;
+  }
+
+  /** Evaluation runs and results, in the same database. */
+  evals(): EvalStore {
+    this.evalStore ??= new EvalStore(this.store());
+    return this.evalStore;
+  }
+
+  /** Training runs, metrics and rollouts, in the same database. */
+  trainingRuns(): TrainingStore {
+    this.trainingStore ??= new TrainingStore(this.store());
+    return this.trainingStore;
+  }
+
+  /** The Repair All queue, in the same database. */
+  repairs(): RepairStore {
+    this.repairStore ??= new RepairStore(this.store());
+    return this.repairStore;
+  }
+
+  /** The one registry of running proofs the app's faces share (HTTP and language server). */
+  runningProofs(): RunningProofs {
+    this.proofs ??= new RunningProofs();
+    return this.proofs;
   }
 
   /** The verifier's settings: the app's settings, the demo's REPL, and the command's flags. */

@@ -2,8 +2,33 @@
 // pool, one engine shared by every router). `stop()` cancels running work while HTTP still answers, closes
 // the listener, then closes the app (last opened first). backend/cli/serve.ts adds flags, signals and serve.json.
 import { extraRouters } from '../api/mounts';
-import { CloseHooks, createApp, listen, type Listening, type RouterFactory } from '../api/server';
+import {
+  CloseHooks,
+  createApp,
+  listen,
+  type ApiContext,
+  type ApiRouterFactory,
+  type CloseHook,
+  type Listening,
+} from '../api/server';
 import type { App } from './app';
+
+/** The routers' context, every service from the app (the one wiring place). */
+export function apiContextOf(
+  app: App,
+  o: { token: string | undefined; backendUrl: () => string | undefined; onClose: (hook: CloseHook) => void },
+): ApiContext {
+  return {
+    verifier: app.verifier().admission,
+    engine: () => app.engine(),
+    settings: app.settings,
+    attempts: app.attempts(),
+    evals: app.evals(),
+    trainingRuns: app.trainingRuns(),
+    proofs: app.runningProofs(),
+    ...o,
+  };
+}
 
 export interface Serving {
   http: Listening;
@@ -14,7 +39,7 @@ export interface Serving {
 export interface ServeOptions {
   host: string;
   port: number;
-  routers?: RouterFactory[];
+  routers?: ApiRouterFactory[];
   /** The token every route but health requires; default the configured one (KIMINA_API_TOKEN). */
   token?: string;
   /** Host names answered besides loopback ones (KIMINA_ALLOWED_HOSTS), when listening beyond loopback. */
@@ -28,20 +53,16 @@ export async function startServing(app: App, o: ServeOptions): Promise<Serving> 
   const hooks = new CloseHooks();
   let http: Listening;
   try {
-    const ctx = {
-      verifier: app.verifier().admission,
-      db: app.store(),
-      engine: () => app.engine(),
-      settings,
-      token,
-      backendUrl: () => url,
-      onClose: hooks.add,
-    };
-    const express = await createApp(ctx, o.routers ?? extraRouters, {
-      token,
-      allowedHosts: o.allowedHosts ?? settings.allowedHosts,
-      debug: settings.debug,
-    });
+    const ctx = apiContextOf(app, { token, backendUrl: () => url, onClose: hooks.add });
+    const express = await createApp(
+      ctx,
+      (o.routers ?? extraRouters).map((make) => () => make(ctx)),
+      {
+        token,
+        allowedHosts: o.allowedHosts ?? settings.allowedHosts,
+        debug: settings.debug,
+      },
+    );
     // a random token protects local use only: listening beyond loopback needs one the user chose
     http = await listen(express, o.host, o.port, settings.apiToken);
   } catch (err) {

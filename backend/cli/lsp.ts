@@ -10,8 +10,6 @@ import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
 import { readSettings } from '../settings/settings';
 import { parseArgs } from './args';
-import { openDb } from '../store/db';
-import { RepairStore } from '../store/repairs';
 
 const usage = `usage: kimina lsp --stdio
 
@@ -46,16 +44,20 @@ export async function run(args: string[]): Promise<number> {
   const settings = readSettings();
   // Each start of the services gets its own app, closed with them: after a failed start or a setup request
   // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
+  // The face outlives the apps of its services: the Repair All queue and the running proofs live in one of their own.
+  const lasting = openApp({ log, settings });
   const face = startLspFace({
     connection,
     settings,
+    proofs: lasting.runningProofs(),
     createService: () => chooseService(openApp({ log, settings }), settings, log),
     log,
     proveTimeoutS: settings.proveTimeoutS,
-    repairStore: () => new RepairStore(openDb(settings.db)),
+    repairStore: () => lasting.repairs(),
   });
   const shutdown = async (): Promise<void> => {
     await face.close();
+    await lasting.close();
   };
   const closed = new Promise<number>((resolve) => {
     connection.onShutdown(shutdown);

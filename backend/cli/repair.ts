@@ -12,7 +12,6 @@ import { findBroken } from '../editor/editorRepair';
 import { proveInEditor } from '../editor/editorProve';
 import { offsetAt } from '../editor/leanSource';
 import { applyEdit } from '../editor/splice';
-import { RepairStore } from '../store/repairs';
 
 const HELP = `usage: kimina repair PATH… [options]
 
@@ -180,7 +179,7 @@ export async function run(argv: string[]): Promise<number> {
   const log = (line: string) => process.stderr.write(line + '\n');
   const app = openApp({ demo, log });
   const service = await createInProcessService(app, (line) => log(demo ? `DEMO: ${line}` : line));
-  const store = new RepairStore(app.store());
+  const store = app.repairs();
   const controller = new AbortController();
   const onSigint = () => {
     log('\nCancelling… (the queue is kept: run the same command again to start over)');

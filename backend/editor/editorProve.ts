@@ -91,6 +91,7 @@ async function proveTheorem(
     return nothing(params, 'theorem', `'${decl.name}' has no ':=' to prove after.`, where);
   const { code } = standaloneSnippet(text, decl, decls);
   emit({ type: 'stage', id: params.id, message: `Proving ${decl.kind} ${decl.name}` });
+  emit({ type: 'target', id: params.id, name: decl.name, kind: decl.kind, line: decl.startLine });
   const result = await service.prove(
     { ...requestOptions(params), id: params.id, code, theorem: decl.kind === 'example' ? undefined : decl.name },
     emit,
@@ -176,6 +177,7 @@ async function proveGoal(
   if (!replSorry?.goal) {
     return nothing(params, 'goal', `Lean reported no goal for this sorry (${before.verdict.reason}).`, where);
   }
+  emit({ type: 'goal', id: params.id, goals: [replSorry.goal], line: site.line });
   const header = snippet.slice(0, declOffset);
   let statement: string;
   try {

@@ -2,7 +2,9 @@
 // admission queue in front of the verifier. A request is admitted as a whole or refused with QueueFull (HTTP 429 +
 // Retry-After) before any work starts: when the server's queue is full, or when its client already holds its share.
 // Admitted checks wait here in one queue per client and go to the verifier round-robin, a few at a time (`lanes`),
-// so a client with a thousand queued checks delays a client with one by at most one check per lane.
+// so a client with a thousand queued checks delays a client with one by at most one check per lane. Shares are
+// per principal (route family + remote address; `X-Kimina-Client` names only order a principal's own work), and
+// a reserve of the queue is kept for principals holding little, so small batches are admitted during any flood.
 import { clampTimeoutS } from './checkTimeout';
 import { BatchTooLarge, QueueFull } from './errors';
 import type { CheckOutcome } from './types';
@@ -32,6 +34,12 @@ interface ClientQueue {
   admitted: number;
   pending: Pending[];
   servedAt: number;
+  principal: PrincipalShare;
+}
+interface PrincipalShare {
+  key: string;
+  admitted: number;
+  servedAt: number;
 }
 
 export interface AdmissionStats extends VerifierStats {
@@ -41,9 +49,11 @@ export interface AdmissionStats extends VerifierStats {
 }
 
 /**
- * Who a request is, for sharing: the route family (`check`, `reward`, …) plus the client's own name from the
- * `X-Kimina-Client` header when it sends a sane one, else its remote address. Local clients all come from
- * 127.0.0.1, so the family keeps a reward pool from sharing one allowance with the editor's checks.
+ * Who a request is, for sharing: a principal, the route family (`check`, `reward`, …) plus the remote address,
+ * which is all a local server can tell apart (its API token is one shared secret, so it names no one). The
+ * `X-Kimina-Client` header, when sane, is a label after `|`: it orders a principal's own work (round-robin
+ * among its names) but never adds to its share, so many names cannot multiply a client's allowance. Local
+ * clients all come from 127.0.0.1, so the family keeps a reward pool apart from the editor's checks.
  */
 export function clientKey(
   family: string,
@@ -51,15 +61,33 @@ export function clientKey(
   remoteAddress: string | undefined,
 ): string {
   const named = typeof header === 'string' && /^[\w.:@/-]{1,64}$/.test(header) ? header : undefined;
-  return `${family}:${named ?? remoteAddress ?? 'unknown'}`;
+  return `${family}:${remoteAddress ?? 'unknown'}${named ? `|${named}` : ''}`;
+}
+
+/** The principal of a sharing key: what comes before the `|` label (the whole key when it has none). */
+export function principalOf(key: string): string {
+  const bar = key.indexOf('|');
+  return bar < 0 ? key : key.slice(0, bar);
 }
 
 function serverError(reason: string): CheckOutcome {
   return { verdict: { status: 'server_error', reason, messages: [], sorries: [], time: 0 } };
 }
 
+/**
+ * The part of the queue a principal may use only while it holds little: large principals together leave
+ * `reserve` checks free, and a principal holding at most `smallShare` (this request included) may use them.
+ * So a small batch from another client is admitted however many large clients flood the server.
+ */
+export function reserveOf(o: Pick<AdmissionOptions, 'capacity' | 'maxBatch'>): { reserve: number; smallShare: number } {
+  const reserve = Math.max(0, Math.min(Math.ceil(o.capacity / 4), o.capacity - o.maxBatch));
+  return { reserve, smallShare: Math.max(1, Math.ceil(reserve / 4)) };
+}
+
 export class Admission implements BatchVerifier {
   private readonly clients = new Map<string, ClientQueue>();
+  private readonly principals = new Map<string, PrincipalShare>();
+  private readonly reserve: { reserve: number; smallShare: number };
   private admitted = 0;
   private running = 0;
   private recentSeconds = 1;
@@ -68,7 +96,9 @@ export class Admission implements BatchVerifier {
   constructor(
     readonly inner: BatchVerifier,
     private readonly o: AdmissionOptions,
-  ) {}
+  ) {
+    this.reserve = reserveOf(o);
+  }
 
   get policy() {
     return this.inner.policy;
@@ -98,15 +128,21 @@ export class Admission implements BatchVerifier {
     if (codes.length > this.o.maxBatch) return Promise.reject(new BatchTooLarge(codes.length, this.o.maxBatch));
     if (codes.length === 0) return Promise.resolve([]);
     const key = options.client ?? 'local';
-    const queue = this.clients.get(key) ?? { admitted: 0, pending: [], servedAt: 0 };
-    const overClient = queue.admitted + codes.length > this.o.perClient;
-    const overServer = this.admitted + codes.length > this.o.capacity;
+    const principalKey = principalOf(key);
+    const principal = this.principals.get(principalKey) ?? { key: principalKey, admitted: 0, servedAt: 0 };
+    const queue = this.clients.get(key) ?? { admitted: 0, pending: [], servedAt: 0, principal };
+    const holds = principal.admitted + codes.length;
+    const overClient = holds > this.o.perClient;
+    const room = holds <= this.reserve.smallShare ? this.o.capacity : this.o.capacity - this.reserve.reserve;
+    const overServer = this.admitted + codes.length > room;
     if (overClient || overServer) {
-      const ahead = overClient ? queue.admitted : this.admitted;
+      const ahead = overClient ? principal.admitted : this.admitted;
       return Promise.reject(new QueueFull(this.retryAfter(ahead + codes.length)));
     }
+    if (!this.principals.has(principalKey)) this.principals.set(principalKey, principal);
     if (!this.clients.has(key)) this.clients.set(key, queue);
     queue.admitted += codes.length;
+    principal.admitted += codes.length;
     this.admitted += codes.length;
     const checkOptions: BatchCheckOptions = {
       ...options,
@@ -129,15 +165,26 @@ export class Admission implements BatchVerifier {
     return Math.min(3600, Math.max(1, Math.ceil((this.recentSeconds * checks) / Math.max(1, this.o.lanes))));
   }
 
-  /** The next check: from the waiting client served longest ago (one not served yet first): round-robin. */
+  /**
+   * The next check, round-robin twice over: the waiting principal served longest ago (one not served yet
+   * first), then among its names the one served longest ago. Names share their principal's turns.
+   */
   private next(): { key: string; queue: ClientQueue; item: Pending } | undefined {
     let pick: [string, ClientQueue] | undefined;
     for (const entry of this.clients) {
-      if (entry[1].pending.length > 0 && (!pick || entry[1].servedAt < pick[1].servedAt)) pick = entry;
+      const q = entry[1];
+      if (q.pending.length === 0) continue;
+      if (
+        !pick ||
+        q.principal.servedAt < pick[1].principal.servedAt ||
+        (q.principal === pick[1].principal && q.servedAt < pick[1].servedAt)
+      )
+        pick = entry;
     }
     if (!pick) return undefined;
     const [key, queue] = pick;
     queue.servedAt = ++this.tick;
+    queue.principal.servedAt = this.tick;
     return { key, queue, item: queue.pending.shift()! };
   }
 
@@ -149,7 +196,10 @@ export class Admission implements BatchVerifier {
       const release = (): void => {
         this.admitted--;
         queue.admitted--;
+        queue.principal.admitted--;
         if (queue.admitted === 0 && this.clients.get(key) === queue) this.clients.delete(key);
+        if (queue.principal.admitted === 0 && this.principals.get(queue.principal.key) === queue.principal)
+          this.principals.delete(queue.principal.key);
       };
       if (item.options.signal?.aborted) {
         // its client went away while it waited here: nothing to run

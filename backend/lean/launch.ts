@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { LeanNotAvailable } from './lake';
 import type { Sandbox } from './sandbox';
 import { RELEASE_TAG, releaseTag } from './toolchain';
 import {
@@ -89,7 +90,10 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
   if (options.command) ({ argv: base, verbatim } = shellArgv(options.command, os));
   else if (options.replPath)
     base = options.lakeEnv ? [options.replPath] : [exeName('lake', os), 'env', options.replPath];
-  else throw new Error('no REPL command: set KIMINA_REPL_COMMAND or KIMINA_REPL_PATH, or run `kimina lean setup`');
+  else
+    throw new LeanNotAvailable(
+      'no REPL command: set KIMINA_REPL_COMMAND or KIMINA_REPL_PATH, or run `kimina lean setup`',
+    );
   const cap = options.cap ?? memoryCap(options.memoryLimitMb, os);
   const argv = withMemoryCap(options.sandbox.wrap(base, scratch), cap, 'kimina-repl');
   const env = options.lakeEnv && !options.command ? options.lakeEnv : process.env;

@@ -179,6 +179,7 @@ export class LeanFileRunner implements SnippetRunner {
         done({
           kind: 'server_error',
           message: `could not run Lean (${argv.join(' ')}): ${err.message}. Install Lean with elan: https://github.com/leanprover/elan`,
+          cannotStart: true,
         }),
       );
       child.on('close', (code) => {
@@ -186,9 +187,13 @@ export class LeanFileRunner implements SnippetRunner {
         const messages = parseLeanJson(stdout);
         // Lean exits non-zero on errors; a non-zero exit with no error message means it did not finish
         if (code !== 0 && !messages.some((m) => m.severity === 'error')) {
+          // Lean never ran: the shell wrapper's 127/126 (not found / not executable), or the sandbox's execvp error
+          const cannotStart =
+            code === 127 || code === 126 || /execvp .*(?:No such file|Permission denied)|: not found$/m.test(stderr);
           done({
             kind: 'server_error',
             message: `Lean exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join('\n') || stdout.slice(0, 500)}`,
+            ...(cannotStart ? { cannotStart: true } : {}),
           });
           return;
         }

@@ -95,6 +95,8 @@ export class PoolRunner implements SnippetRunner {
 
 function failure(err: unknown): RunResult {
   if (err instanceof ReplFailure && err.kind === 'timeout') return { kind: 'timeout', message: err.message };
+  if (err instanceof ReplFailure && err.kind === 'spawn')
+    return { kind: 'server_error', message: err.message, cannotStart: true };
   return { kind: 'server_error', message: err instanceof Error ? err.message : String(err) };
 }
 

@@ -35,7 +35,8 @@ export type RunResult =
   | { kind: 'repl_error'; message: string; time: number; replId?: string }
   | { kind: 'header_error'; response: CommandResponse; replId?: string }
   | { kind: 'timeout'; message: string; replId?: string }
-  | { kind: 'server_error'; message: string; replId?: string };
+  /** `cannotStart`: Lean (or its REPL) could not be started at all, e.g. not installed (spawn ENOENT). */
+  | { kind: 'server_error'; message: string; replId?: string; cannotStart?: boolean };
 
 export interface RunnerStats extends Partial<PoolStats> {
   mode: 'repl' | 'lean-file';

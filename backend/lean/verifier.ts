@@ -166,7 +166,14 @@ export class Verifier implements BatchVerifier {
       case 'timeout':
         return outcome({ status: 'timeout_error', reason: result.message, messages: [], sorries: [], time: timeoutS });
       case 'server_error':
-        return outcome({ status: 'server_error', reason: result.message, messages: [], sorries: [], time: 0 });
+        return outcome({
+          status: 'server_error',
+          reason: result.message,
+          messages: [],
+          sorries: [],
+          time: 0,
+          ...(result.cannotStart ? { leanMissing: true } : {}),
+        });
       case 'repl_error':
         return {
           ...outcome({

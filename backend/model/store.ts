@@ -131,20 +131,24 @@ export function locateModel(home: string, spec: string = DEFAULT_MODEL): Resolve
   return { id: spec, dir, format: existsSync(dir) ? detectFormat(dir) : 'incomplete' };
 }
 
+/** No model the engine can load is there (none pulled, not converted, no such folder): setup is needed, as data. */
+export class ModelNotAvailable extends Error {}
+
 /** The folder of a model ready for the ONNX engine, or an error saying how to get one. */
 export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL, cacheDir?: string): string {
   const m = locateModel(home, spec);
   const folder = m.id === m.dir;
   if (m.format === 'onnx') return m.dir;
-  if (folder && !existsSync(m.dir)) throw new Error(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
+  if (folder && !existsSync(m.dir))
+    throw new ModelNotAvailable(`the model folder ${m.dir} (KIMINA_MODEL) does not exist`);
   if (m.format === 'checkpoint') {
-    throw new Error(
+    throw new ModelNotAvailable(
       folder
         ? `${m.dir} holds a checkpoint without an ONNX graph; convert it with \`kimina model convert ${m.dir}\``
         : `${m.id} was downloaded but not converted yet: run \`kimina model pull ${m.id}\` again to finish`,
     );
   }
-  throw new Error(
+  throw new ModelNotAvailable(
     folder
       ? `${m.dir} is not a model folder (expected config.json, tokenizer.json and onnx/model.onnx)`
       : `no model available: ${m.id} is not in ${modelsRoot(home)}; run \`kimina model pull ${m.id}\` (or set KIMINA_MODEL to a model folder)${cacheDir ? cacheHint(m.id, cacheDir) : ''}`,

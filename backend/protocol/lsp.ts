@@ -139,7 +139,13 @@ export interface RepairJobParams {
 }
 
 /** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
-export type LspProveEvent = ProveEvent | { type: 'stage'; id: string; message: string };
+export type LspProveEvent =
+  | ProveEvent
+  | { type: 'stage'; id: string; message: string }
+  /** The declaration being proved and its first line in the document (0-based), for file line numbers. */
+  | { type: 'target'; id: string; name: string; kind: string; line: number }
+  /** The goal Lean reported at the sorry being proved (goal mode), from the REPL; `line` in the document (0-based). */
+  | { type: 'goal'; id: string; goals: string[]; line: number };
 
 export interface CancelParams {
   id: string;

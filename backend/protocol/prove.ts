@@ -16,10 +16,27 @@ export type FormatErrorName =
   | 'TACTICS_LEAN4_NOT_MATCH'
   | 'LEAN4_CODE_NOT_START_WITH_STATEMENT';
 
+/** Each format error in words, for the people who read them in the editor (kimina-format.md §4 has the rules). */
+export const formatWords: Record<FormatErrorName, string> = {
+  NONE: 'the answer follows the Kimina format',
+  NO_VALID_LEAN4_CODE_BLOCK: 'the answer has no complete lean4 code block with the proof',
+  NO_VALID_THINK_BLOCK: 'the answer has no complete thinking block (<think> … </think>)',
+  INVALID_THINK_BLOCK_COUNT: 'the answer has more than one thinking block',
+  INVALID_LEAN4_CODE_BLOCK_COUNT: 'the answer has more than one final lean4 code block',
+  GENERATION_REPEATS: 'the model repeated the same lines over and over while thinking',
+  INSUFFICIENT_TACTICS_BLOCKS: 'the thinking sketches fewer than two tactics blocks',
+  TACTIC_CODE_TOO_MANY_LINES: 'a tactics sketch in the thinking is longer than the final proof',
+  TACTIC_BLOCK_FORMATTING_ERROR: 'a tactics sketch in the thinking is not closed properly',
+  TACTICS_LEAN4_NOT_MATCH: 'the final proof does not match the tactics sketched while thinking',
+  LEAN4_CODE_NOT_START_WITH_STATEMENT: "the final code block does not start with the theorem's statement",
+};
+
 export interface FormatResult {
   ok: boolean;
   error: FormatErrorName;
   message?: string;
+  /** Not checked: the answer was stopped before it ended (cancelled, or another sample was verified first). */
+  stopped?: boolean;
 }
 
 export interface ChatMessage {
@@ -86,6 +103,11 @@ export interface Attempt {
   /** Why generation stopped: end of answer, token limit, or cancellation. */
   finishReason?: 'stop' | 'length' | 'cancelled';
   /**
+   * The goals Lean had just before the first error (from the REPL's infotree, asked for when a fix turn may
+   * follow); `line` is that error's line in `code` (1-based).
+   */
+  errorGoal?: { line: number; goals: string[] };
+  /**
    * Present when the answer was cut short (finishReason 'length'): why, in words — the token limit, or the model
    * server's context filling up. A cut answer is never shown as a whole one.
    */
@@ -103,7 +125,8 @@ export interface Attempt {
     | 'exceed_max_turn'
     | 'max_prompt_token_len_exceeded'
     | 'proved'
-    | 'cancelled';
+    | 'cancelled'
+    | 'verifier_failed';
 }
 
 export type ProveStatus = 'proved' | 'not_proved' | 'cancelled';
@@ -116,6 +139,11 @@ export interface ProveResult {
   /** The proof text after `:= by`, ready to splice into the user's file. */
   tactics?: string | null;
   attempts: Attempt[];
+  /**
+   * The Lean verifier itself failed (it could not start, or crashed): the proof stopped at once, since no
+   * answer could be judged, and no fix turn was spent on it. `leanMissing`: Lean could not be started at all.
+   */
+  verifierFailure?: { reason: string; leanMissing: boolean };
   /** A repair request's seed: Lean's verdict on the user's proof and the fix turn sent, or why none was. */
   repair?: RepairInfo;
 }

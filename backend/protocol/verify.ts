@@ -163,6 +163,8 @@ export interface Verdict {
   sorries: ReplSorry[];
   /** Seconds spent in Lean on the body (header import excluded). */
   time: number;
+  /** server_error only: Lean or its REPL could not be started at all (not installed, not executable). */
+  leanMissing?: boolean;
 }
 
 /** `strict` (default): our verdict; `recipe`: kimina-client's rule on the same Lean answer (backend/lean/verdictModes.ts). */

@@ -55,6 +55,8 @@ export interface ProveContext {
   signal: AbortSignal;
   /** Tokens generated so far in this request. */
   tokens: number;
+  /** Set when the verifier itself failed (a server_error verdict): the request stops, no fix turn follows. */
+  verifierFailure?: { reason: string; leanMissing: boolean };
 }
 
 /** A controller that aborts when `signal` does; `unlink` removes the listener it left on `signal`. */

@@ -149,7 +149,7 @@ export async function prove(
         repair!.rounds++;
         lanes = repairLanes();
       }
-      if (!(lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted)) break;
+      if (!(lanes.length > 0 && (!winner || exhaustive) && !ctx.signal.aborted && !ctx.verifierFailure)) break;
       const round = await runRound(ctx, lanes);
       attempts.push(...round.attempts);
       winner ??= round.winner;
@@ -165,7 +165,15 @@ export async function prove(
   const status = winner ? 'proved' : ctx.signal.aborted ? 'cancelled' : 'not_proved';
   const proof = winner?.code ?? null;
   const tactics = proof !== null ? proof.slice(normalizeStatement(formal.text).length) : null;
-  const result: ProveResult = { id, status, proof, tactics, attempts, ...(repair ? { repair } : {}) };
+  const result: ProveResult = {
+    id,
+    status,
+    proof,
+    tactics,
+    attempts,
+    ...(repair ? { repair } : {}),
+    ...(ctx.verifierFailure && !winner ? { verifierFailure: ctx.verifierFailure } : {}),
+  };
   deps.store?.finishRun(id, status, proof);
   onEvent({ type: 'done', id, result });
   return result;

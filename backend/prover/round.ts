@@ -7,7 +7,7 @@ import { splitHeader } from '../lean/header';
 import { linkedController, type Lane, type ProveContext } from './context';
 import { checkConversation } from './format';
 import { extractProof } from './extract';
-import { buildFeedback } from './feedback';
+import { buildFeedback, goalsAt } from './feedback';
 import { planFixTurn } from './fixTurn';
 import { generateRound } from './generate';
 import { splitThink } from './thinkStream';
@@ -77,6 +77,13 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
           verdict: outcome.verdict,
         });
       }
+      if (outcome?.verdict.status === 'server_error' && !ctx.verifierFailure) {
+        // Lean itself could not judge the answer (not installed, crashed): no answer can be judged, so stop
+        // everything now instead of spending fix turns on a verifier that cannot run.
+        ctx.verifierFailure = { reason: outcome.verdict.reason, leanMissing: outcome.verdict.leanMissing === true };
+        stopChecks.abort();
+        stopDecoding.abort();
+      }
       if (outcome?.verdict.status === 'valid' && winnerLane < 0) {
         winnerLane = k;
         if (!exhaustive) {
@@ -112,7 +119,11 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
   const attempts = await Promise.all(
     lanes.map(async (lane, k): Promise<Attempt> => {
       const gen = generations[k];
-      const format = checkConversation([...lane.conversation, { role: 'assistant', content: gen.text }], ctx.statement);
+      // A stopped answer was cut off: checking its format would report the cut as the model's mistake.
+      const format =
+        gen.finishReason === 'cancelled'
+          ? { ok: false, error: 'NONE' as const, stopped: true, message: 'not checked: the answer was stopped' }
+          : checkConversation([...lane.conversation, { role: 'assistant', content: gen.text }], ctx.statement);
       const extraction = extractProof(gen.text, ctx.statement);
       const attempt: Attempt = {
         sample: lane.sample,
@@ -120,7 +131,12 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         response: gen.text,
         think: splitThink(gen.text).think,
         code: extraction.ok ? extraction.code : null,
-        format: { ok: format.ok, error: format.error, message: format.message },
+        format: {
+          ok: format.ok,
+          error: format.error,
+          message: format.message,
+          ...(format.stopped ? { stopped: true } : {}),
+        },
         verdict: null,
         tokens: gen.tokens,
         finishReason: gen.finishReason,
@@ -143,6 +159,16 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         // The verifier's infotree stays relative to the body after the import header (messages are rebased).
         const infotreeLineOffset = splitHeader(check.code).headerLines;
         attempt.feedback = buildFeedback(check.code, outcome.verdict, outcome.response, { infotreeLineOffset });
+        const first = outcome.verdict.messages.find((m) => m.severity === 'error');
+        const shift = (p: { line: number; column: number }) => ({
+          line: p.line - infotreeLineOffset,
+          column: p.column,
+        });
+        const goals =
+          first?.endPos && outcome.response?.infotree
+            ? goalsAt(outcome.response.infotree, shift(first.pos), shift(first.endPos))
+            : null;
+        if (first && goals?.length) attempt.errorGoal = { line: first.pos.line, goals };
       }
       return attempt;
     }),
@@ -156,6 +182,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
     const lane = lanes[k];
     if (attempt.verdict?.status === 'valid') attempt.fixSkipped = 'valid';
     else if (ctx.signal.aborted) attempt.fixSkipped = 'cancelled';
+    else if (ctx.verifierFailure) attempt.fixSkipped = 'verifier_failed';
     else if (winner && !exhaustive) attempt.fixSkipped = 'proved';
     else if (attempt.finishReason === 'cancelled' || (attempt.verdict === null && attempt.code !== null))
       attempt.fixSkipped = 'cancelled';

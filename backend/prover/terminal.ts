@@ -19,10 +19,12 @@ export function attemptLine(a: Attempt): string {
       : a.finishReason === 'cancelled'
         ? 'cancelled'
         : 'not checked (another sample won)';
-  const format = a.format.ok ? 'format ok' : `format ${a.format.error}`;
+  const format = a.format.stopped ? 'stopped (not checked)' : a.format.ok ? 'format ok' : `format ${a.format.error}`;
   const tokens = a.tokens !== undefined ? `, ${a.tokens} tokens` : '';
   const fix =
-    a.fixSkipped && !['valid', 'cancelled', 'proved'].includes(a.fixSkipped) ? ` (no fix turn: ${a.fixSkipped})` : '';
+    a.fixSkipped && !['valid', 'cancelled', 'proved', 'verifier_failed'].includes(a.fixSkipped)
+      ? ` (no fix turn: ${a.fixSkipped})`
+      : '';
   const cut = a.cut ? `; cut short: ${a.cut}` : a.finishReason === 'length' ? '; cut short at the token limit' : '';
   return `sample ${a.sample + 1}, turn ${a.turn}: ${format}${tokens}${cut}; Lean ${verdict}${fix}`;
 }
@@ -94,6 +96,10 @@ export class TerminalView {
       this.o.out.write(
         `\n${bold(this.o.color, result.status === 'cancelled' ? 'Cancelled.' : 'Not proved.')} ${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'}, none verified by Lean.\n`,
       );
+      if (result.verifierFailure)
+        this.o.out.write(
+          `${result.verifierFailure.leanMissing ? 'Lean is missing' : 'The Lean verifier failed'}, so no answer could be checked (stopped without a fix turn): ${result.verifierFailure.reason}\n`,
+        );
     }
   }
 

@@ -3,9 +3,8 @@
 import type { Settings } from '../settings/settings';
 import type { GpuProbe } from './gpu';
 import type { LeanVerifier } from '../lean/types';
-import type { Db } from '../store/db';
-import { AttemptStore } from '../store/attempts';
-import { TrainingStore } from '../store/training';
+import type { AttemptStore } from '../store/attempts';
+import type { TrainingStore } from '../store/training';
 import { harvestAttempts, harvestWorkspace, type Harvest } from './harvest';
 import { TrainingJobs, type TrainingJobsOptions } from './jobs';
 import { trainerPython } from './paths';
@@ -13,7 +12,9 @@ import { spawnTrainer, type TrainerLauncher } from './trainerProcess';
 import { leanRewardScorer, type RewardScorer } from './rewardService';
 
 export interface TrainingServiceOptions {
-  db: Db;
+  /** The app's stores (backend/app/app.ts builds them): the runs, and the attempts personal proofs are harvested from. */
+  store: TrainingStore;
+  attempts: AttemptStore;
   verifier: LeanVerifier;
   /** How the trainer reaches this server, e.g. http://127.0.0.1:8000. */
   backendUrl: () => string;
@@ -45,10 +46,10 @@ export interface TrainingService {
 }
 
 /** Personal proofs: the workspace's Lean files plus the prover's attempt history in the same database. */
-export function harvester(db: Db): (workspace: string) => Promise<Harvest> {
+export function harvester(attempts: AttemptStore): (workspace: string) => Promise<Harvest> {
   return async (workspace) => {
     const files = await harvestWorkspace(workspace);
-    const history = harvestAttempts(new AttemptStore(db));
+    const history = harvestAttempts(attempts);
     return {
       prompts: [...files.prompts, ...history.prompts],
       fixSeeds: history.fixSeeds,
@@ -61,7 +62,7 @@ export function harvester(db: Db): (workspace: string) => Promise<Harvest> {
 
 /** Builds the service and resumes runs that were running when the backend stopped. */
 export async function openTrainingService(o: TrainingServiceOptions): Promise<TrainingService> {
-  const store = new TrainingStore(o.db);
+  const store = o.store;
   let detached = false;
   const launch = o.jobs?.launcher ?? spawnTrainer;
   // Once detached, the job manager's signals no longer reach the trainers it launched.
@@ -83,7 +84,7 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
     backendUrl: o.backendUrl,
     token: o.token,
     scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }),
-    harvest: harvester(o.db),
+    harvest: harvester(o.attempts),
     ...o.jobs,
     launcher,
   });

@@ -9,6 +9,7 @@ import { checkValue, routes, s, type Infer } from '../../backend/protocol';
 import { CloseHooks, createApp } from '../../backend/api/server';
 import { extraRouters } from '../../backend/api/mounts';
 import { openApp } from '../../backend/app/app';
+import { apiContextOf } from '../../backend/app/serve';
 import { readSettings } from '../../backend/settings/settings';
 import { standInVerifier } from '../../backend/demo/demo';
 
@@ -43,14 +44,11 @@ test('kimina serve registers exactly the declared routes', async () => {
   const hooks = new CloseHooks();
   try {
     // the context startServing (backend/app/serve.ts) hands the routers
-    const ctx = {
-      verifier: app.verifier().verifier,
-      db: app.store(),
-      engine: () => app.engine(),
-      settings,
-      onClose: hooks.add,
-    };
-    const express = await createApp(ctx, extraRouters);
+    const ctx = apiContextOf(app, { token: undefined, backendUrl: () => undefined, onClose: hooks.add });
+    const express = await createApp(
+      ctx,
+      extraRouters.map((make) => () => make(ctx)),
+    );
     const actual = served((express as unknown as { router: { stack: Layer[] } }).router.stack);
     const declared = new Set(
       Object.values(routes).flatMap((r) =>

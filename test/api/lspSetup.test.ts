@@ -41,7 +41,7 @@ const savedLean = {
 /** A service that needs the pulled model: it fails (as the real one does) until the store holds it. */
 async function serviceNeedingModel(): Promise<ProveService> {
   builds++;
-  if (locateModel(repo).format !== 'onnx') throw new Error(`model ${repo} is not in the store`);
+  if (locateModel(repo).format !== 'onnx') throw new store.ModelNotAvailable(`model ${repo} is not in the store`);
   return {
     kind: 'in-process',
     describe: async () => ({ model: repo }),

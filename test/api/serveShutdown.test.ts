@@ -14,6 +14,8 @@ import { CloseHooks, listen } from '../../backend/api/server';
 import { createProveRouter } from '../../backend/api/proveRoutes';
 import { openDb } from '../../backend/store/db';
 import { readSettings } from '../../backend/settings/settings';
+import { TrainingStore } from '../../backend/store/training';
+import { AttemptStore } from '../../backend/store/attempts';
 import { openTrainingService } from '../../backend/training/service';
 import type { TrainerExit, TrainerLaunch } from '../../backend/training/trainerProcess';
 
@@ -111,7 +113,8 @@ test('training service: detach leaves running trainers alone (no signal, run sta
   };
   const service = await openTrainingService({
     settings: readSettings(),
-    db,
+    store: new TrainingStore(db),
+    attempts: new AttemptStore(db),
     verifier,
     backendUrl: () => 'http://127.0.0.1:1',
     runsRoot: join(dir, 'runs'),

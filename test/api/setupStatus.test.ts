@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lspMethods } from '../../backend/protocol';
 import { setupHints } from '../../backend/api/lsp';
+import { LeanNotAvailable } from '../../backend/lean/lake';
+import { ModelNotAvailable } from '../../backend/model/store';
 import type { ProveService } from '../../backend/editor/service';
 import { connectFace, settledStatus } from './faceClient';
 
@@ -11,7 +13,7 @@ test('a missing model becomes an error status with setup hints, and the next req
   let calls = 0;
   const { client, close } = await connectFace(async () => {
     calls++;
-    throw new Error(
+    throw new ModelNotAvailable(
       'no model available: AI-MO/Kimina-Prover-RL-0.6B is not in /x/models; run `kimina model pull AI-MO/Kimina-Prover-RL-0.6B`',
     );
   });
@@ -35,9 +37,16 @@ test('a missing model becomes an error status with setup hints, and the next req
 });
 
 test('setup hints name Lean when the failure is about Lean, nothing when it is not', () => {
-  assert.deepEqual(setupHints('lake: command not found while starting the REPL')?.lean, true);
-  assert.deepEqual(setupHints('lake: command not found while starting the REPL')?.model, false);
-  assert.deepEqual(setupHints('EADDRINUSE'), { model: false, lean: false, hints: [] });
+  const lean = new LeanNotAvailable('lake: command not found while starting the REPL');
+  assert.deepEqual(setupHints(lean)?.lean, true);
+  assert.deepEqual(setupHints(lean)?.model, false);
+  assert.deepEqual(setupHints(new Error('EADDRINUSE')), { model: false, lean: false, hints: [] });
+  // the kind decides, not the words: a message naming a model or Lean is no setup problem by itself
+  assert.deepEqual(setupHints(new Error('the model answered with Lean errors')), {
+    model: false,
+    lean: false,
+    hints: [],
+  });
 });
 
 test('services that start late are waited for by the first prove request', async () => {

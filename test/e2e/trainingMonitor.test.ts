@@ -1,7 +1,8 @@
 // End to end in a real VS Code: the Training Monitor in the Kimina side bar, attached to a real `kimina serve`
 // (stand-in REPL as the TEST DOUBLE for Lean), starts a tiny GRPO run on the CPU from its form (the workspace's
-// theorems are the prompts, a tiny random Qwen3 built here is the model), shows it running, draws a chart from
-// a finished step's metrics, and shows it cancelled after Cancel.
+// theorems are the prompts, a tiny random Qwen3 built here is the model), shows it running; its charts open in an
+// editor panel at full width with filled legends and follow the run live; the side bar keeps the live status;
+// Cancel shows it cancelled.
 // Needs the trainer suite's Python environment (test/trainer/.venv, made by `npm run test:trainer`).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
+import { expect } from './expect';
 import { openWorkbench, root, runCommand, screenshot, step, type Workbench } from './harness';
 import { startRealServe, type RealServe } from './realServe';
 
@@ -31,10 +33,21 @@ function missingTrainerEnv(): string | null {
   return r.status === 0 ? null : `${venvPython} lacks torch/trl/transformers (run \`npm run test:trainer\` first)`;
 }
 
-/** The Training Monitor's content (two nested frames; it is the only webview this test opens). Webview frames
- *  live in an overlay outside the side bar's DOM, so they cannot be scoped to it. */
-function monitorView(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready').first().frameLocator('iframe#active-frame');
+/** The content (two nested frames) of the webview that shows `selector`: the side bar's monitor (`.runs`) or the
+ *  charts panel (`.grid`). Webview frames live in an overlay outside the side bar's and editors' DOM, so they
+ *  cannot be scoped to either; each is found by what it shows. */
+async function webviewWith(page: Page, selector: string): Promise<FrameLocator> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const frames = page.frameLocator('iframe.webview.ready');
+    const count = await page.locator('iframe.webview.ready').count();
+    for (let i = 0; i < count; i++) {
+      const inner = frames.nth(i).frameLocator('iframe#active-frame');
+      if (await inner.locator(selector).count()) return inner;
+    }
+    if (Date.now() > deadline) throw new Error(`no webview shows ${selector}`);
+    await page.waitForTimeout(250);
+  }
 }
 
 const skipReason = missingTrainerEnv();
@@ -69,7 +82,7 @@ describe('Training Monitor with a real kimina serve', { skip: skipReason ?? fals
 
   test(
     'a tiny CPU run started from the monitor runs, charts a finished step, and cancels',
-    { timeout: 240_000 },
+    { timeout: 420_000 },
     async () => {
       const { page } = wb;
       await step(wb, 'open-container', async () => {
@@ -80,7 +93,7 @@ describe('Training Monitor with a real kimina serve', { skip: skipReason ?? fals
         else await runCommand(page, 'Kimina: Open Training Monitor');
         await page.locator('.part.sidebar .title-label', { hasText: 'Training Monitor' }).first().waitFor();
       });
-      const view = monitorView(page);
+      const view = await step(wb, 'monitor-view', () => webviewWith(page, '.connection'));
       await step(wb, 'connected', () => view.locator('.connection.connected').waitFor());
       await step(wb, 'no-runs', () => view.locator('.runs', { hasText: 'No runs yet.' }).waitFor());
       await step(wb, 'fill-form', async () => {
@@ -91,10 +104,35 @@ describe('Training Monitor with a real kimina serve', { skip: skipReason ?? fals
       const run = view.locator('.run').first();
       await step(wb, 'run-appears', () => run.locator('.state').waitFor());
       await step(wb, 'run-running', () => run.locator('.state.running').waitFor({ timeout: 60_000 }));
+      // Starting a run opens its charts in the editor area
+      await step(wb, 'charts-tab', () => page.locator('.tab', { hasText: 'Training:' }).first().waitFor());
+      const charts = await step(wb, 'charts-view', () => webviewWith(page, '.grid'));
       // The first optimizer step includes the trainer's start-up (importing torch and TRL): give it longer.
-      await step(wb, 'chart-point', () => view.locator('#chart-reward canvas').waitFor({ timeout: 120_000 }));
+      await step(wb, 'chart-point', () => charts.locator('#chart-reward canvas').waitFor({ timeout: 120_000 }));
       await step(wb, 'step-counted', () => run.locator('.muted', { hasText: /^step [1-9]\d*\/10 · .*CPU/ }).waitFor());
-      await view.locator('#chart-reward').scrollIntoViewIfNeeded();
+      // full width: the editor area, not the side bar's ~250 px
+      const chartWidth = await charts
+        .locator('#chart-reward canvas')
+        .first()
+        .evaluate((c) => c.clientWidth);
+      assert.ok(chartWidth > 600, `the chart is ${chartWidth} px wide`);
+      // legends filled with the newest values, not "--" until hovered
+      const values = await charts.locator('#chart-reward .u-legend .u-series .u-value').allInnerTexts();
+      assert.ok(values.length >= 2, `legend values: ${values}`);
+      for (const v of values) assert.match(v, /^-?\d/, `legend value ${JSON.stringify(v)}`);
+      // live: a later step reaches the open chart by itself
+      const stepOf = async () =>
+        Number(await charts.locator('#chart-reward .u-legend .u-series').first().locator('.u-value').innerText());
+      const first = await stepOf();
+      await step(wb, 'chart-live', () =>
+        expect(async () => assert.ok((await stepOf()) > first, `legend step still ${first}`), 150_000),
+      );
+      await screenshot(page, 'training-charts');
+      // the side bar keeps the run list and its live status, with the button that opens the charts
+      await step(wb, 'side-bar-status', () =>
+        view.locator('.live .latest td', { hasText: 'reward' }).first().waitFor(),
+      );
+      await step(wb, 'open-charts-button', () => view.locator('.open-charts').waitFor());
       await screenshot(page, 'training-1-running-chart');
       await step(wb, 'cancel', () => run.locator('.controls button', { hasText: 'cancel' }).click());
       await step(wb, 'cancelled', () => run.locator('.state.cancelled').waitFor());

@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import type { Attempt, EditorProveResult, LspProveEvent, Verdict } from '../../backend/protocol';
 import {
   emptyState,
+  fileLineMapper,
+  formatLabel,
+  formatWords,
   reduce,
   stoppedLabel,
   thinkLabel,
@@ -76,7 +79,7 @@ test('attempts and verdicts attach to their turn; the fix turn is labelled; prog
   assert.equal(s.turns[0].attempt?.verdict?.status, 'lean_error');
   assert.equal(s.turns[1].attempt?.verdict?.status, 'valid');
   assert.equal(s.tokens, 120);
-  assert.match(verdictLabel(s.turns[0].attempt!).text, /^✘ Lean error: unknown identifier/);
+  assert.equal(verdictLabel(s.turns[0].attempt!).text, "✘ Lean error at line 6: unknown identifier 'bogus_lemma'");
   assert.equal(verdictLabel(s.turns[1].attempt!).text, '✔✔ Lean accepted, axioms clean');
 });
 
@@ -130,14 +133,93 @@ test('the result closes open think blocks, fills attempts the stream missed, and
   assert.equal(accepted.resolved, 'accepted');
 });
 
-test('format failures are named in the verdict line', () => {
+test('format failures are said in words, never as the enum name', () => {
   const a: Attempt = {
     ...attempt(1, good),
     format: { ok: false, error: 'NO_VALID_LEAN4_CODE_BLOCK' },
     verdict: null,
     code: null,
   };
-  assert.equal(verdictLabel(a).text, '✘ Format: NO_VALID_LEAN4_CODE_BLOCK');
+  assert.equal(
+    verdictLabel(a).text,
+    '✘ Not checked: the answer has no complete lean4 code block with the proof, so no proof could be taken from it',
+  );
+  for (const error of Object.keys(formatWords) as (keyof typeof formatWords)[]) {
+    if (error === 'NONE') continue;
+    const label = formatLabel({ ...a, format: { ok: false, error } })!;
+    assert.doesNotMatch(label, /[A-Z]{2,}_[A-Z_]+/, label);
+    assert.doesNotMatch(verdictLabel({ ...a, format: { ok: false, error } }).text, /[A-Z]{2,}_[A-Z_]+/);
+  }
+  // Lean checked the proof anyway: the format is a note beside the verdict.
+  assert.match(
+    formatLabel({ ...attempt(1, bad), format: { ok: false, error: 'GENERATION_REPEATS' } })!,
+    /still checked/,
+  );
+});
+
+test('a cancelled answer is stopped, not a format failure', () => {
+  const cut: Attempt = {
+    ...attempt(1, good),
+    verdict: null,
+    code: null,
+    finishReason: 'cancelled',
+    format: { ok: false, error: 'NONE', stopped: true },
+  };
+  assert.equal(formatLabel(cut), undefined);
+  assert.deepEqual(verdictLabel(cut), {
+    text: '■ Stopped before the answer ended; it was not checked',
+    ok: false,
+    stopped: true,
+  });
+  // From an older server that still format-checked the cut answer: the cut wins over the format error.
+  const old: Attempt = { ...cut, format: { ok: false, error: 'NO_VALID_LEAN4_CODE_BLOCK' }, fixSkipped: 'cancelled' };
+  assert.equal(formatLabel(old), undefined);
+  assert.equal(verdictLabel(old).text, '■ Stopped: the proof was cancelled');
+});
+
+test('a cancelled run marks the turns still streaming as stopped by the cancel', () => {
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'think', id, sample: 0, turn: 1, delta: 'step 1 ' }, 0),
+    {
+      type: 'result',
+      result: { id, status: 'cancelled', proof: null, attempts: [], mode: 'theorem', declaration: null, edit: null },
+      canAccept: false,
+      at: 1000,
+    },
+  ]);
+  assert.equal(stoppedLabel(s.turns[0]), '■ Stopped: the proof was cancelled');
+});
+
+test("Lean's line numbers are the file's: the candidate's target declaration starts at its file line", () => {
+  const code =
+    'import Mathlib\n\ntheorem earlier : True := trivial\n\ntheorem t (x : Nat) : x = x := by\n  exact bogus';
+  const lineOf = fileLineMapper(code, { name: 't', kind: 'theorem', line: 20 });
+  assert.equal(lineOf(5), 21, 'the theorem line');
+  assert.equal(lineOf(6), 22);
+  assert.equal(lineOf(3), undefined, 'an earlier declaration carried as context');
+  const v: Verdict = { ...bad, messages: [{ ...bad.messages[0], pos: { line: 6, column: 2 } }] };
+  assert.equal(
+    verdictLabel({ ...attempt(1, v), code }, {}, lineOf).text,
+    "✘ Lean error at line 22: unknown identifier 'bogus_lemma'",
+  );
+});
+
+test('a verifier that cannot run is named as such', () => {
+  const missing: Verdict = {
+    status: 'server_error',
+    reason: 'could not start the Lean REPL (lake env repl): spawn lake ENOENT',
+    messages: [],
+    sorries: [],
+    time: 0,
+    leanMissing: true,
+  };
+  assert.match(verdictLabel(attempt(1, missing)).text, /^✘ Lean is missing: /);
+  assert.match(verdictLabel(attempt(1, { ...missing, leanMissing: undefined })).text, /^✘ Lean could not run: /);
+  assert.equal(
+    stoppedLabel({ attempt: { ...attempt(1, good), verdict: null, fixSkipped: 'verifier_failed' } }),
+    '■ Not checked: Lean could not run',
+  );
 });
 
 test('think text splits into prose and fenced Lean code, also while a fence is still open', async () => {
@@ -186,10 +268,22 @@ test('samples stopped by the first verified proof say so and why, not "checking 
   );
   assert.equal(verdictLabel({ ...cancelled, fixSkipped: 'cancelled' }).text, '■ Stopped: the proof was cancelled');
   // A turn still waiting for Lean, a judged one and a format failure are not "stopped".
-  assert.equal(verdictLabel({ ...cancelled, fixSkipped: undefined }).text, '… checking with Lean');
+  assert.equal(
+    verdictLabel({ ...cancelled, fixSkipped: undefined, finishReason: 'stop' }).text,
+    '… checking with Lean',
+  );
+  assert.equal(
+    verdictLabel({ ...cancelled, fixSkipped: undefined }).text,
+    '■ Stopped before the answer ended; it was not checked',
+  );
   assert.equal(stoppedLabel({ stopped: { reason: 'proved', bySample: 1 }, attempt: attempt(1, bad) }), undefined);
+  // A cut-off answer is stopped even when an older server format-checked it.
   assert.match(
     verdictLabel({ ...cancelled, format: { ok: false, error: 'NO_VALID_THINK_BLOCK' } }, s0).text,
-    /^✘ Format/,
+    /^■ Stopped/,
+  );
+  assert.match(
+    verdictLabel({ ...cancelled, finishReason: 'stop', format: { ok: false, error: 'NO_VALID_THINK_BLOCK' } }, s0).text,
+    /^✘ Not checked: the answer has no complete thinking block/,
   );
 });

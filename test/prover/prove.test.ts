@@ -55,6 +55,13 @@ test('turn 1 wrong, fix turn with the §8.3 message, turn 2 verified; stored and
     ],
   );
   assert.equal(verifier.calls[0].code, FAILING_CODE);
+  // the goal before the first error, from the REPL's infotree (the same goals the fix message quotes)
+  assert.deepEqual(result.attempts[0].errorGoal, {
+    line: 5,
+    goals: ['x : ℝ\nh₀ : 2 * x + 3 = 11\nh₁ : 2 * x = 8\n⊢ x = 4'],
+  });
+  assert.ok(FIX_MESSAGE_RELEASED.includes('h₁ : 2 * x = 8\n⊢ x = 4'));
+  assert.equal(result.attempts[1].errorGoal, undefined);
   assert.equal(verifier.calls[0].options?.infotree, 'original', 'goals are asked for when a fix turn may follow');
   assert.equal(verifier.calls[1].options?.infotree, null);
   assert.deepEqual(verifier.calls[0].options?.theorems, ['algebra_example']);
@@ -199,7 +206,7 @@ test('maxTokens is cut to the context the prompt leaves; a prompt that does not 
   );
 });
 
-test('a verifier that throws gives a server_error verdict and a # System Error fix message', async () => {
+test('a verifier that throws gives a server_error verdict and stops the proof without a fix turn', async () => {
   const engine = new ScriptedEngine((c) => (turnOf(c) === 1 ? BAD : WELL_FORMED));
   let first = true;
   const verifier = new StandInVerifier((code) => {
@@ -215,7 +222,63 @@ test('a verifier that throws gives a server_error verdict and a # System Error f
     result.attempts[0].feedback,
     '# System Error:\nError message: \nthe Lean verifier failed: pool is down\n\n',
   );
-  assert.equal(result.status, 'proved');
+  // The verifier could not judge anything: no fix turn is spent on it, the proof stops and says why.
+  assert.equal(result.attempts.length, 1);
+  assert.equal(result.attempts[0].fixSkipped, 'verifier_failed');
+  assert.equal(engine.calls.length, 1);
+  assert.equal(result.status, 'not_proved');
+  assert.deepEqual(result.verifierFailure, {
+    reason: 'the Lean verifier failed: pool is down',
+    leanMissing: false,
+  });
+});
+
+test('Lean that cannot start stops every sample at once, named as missing, with no fix turn', async () => {
+  // two samples: the first answer is checked early and Lean cannot start; the second, still thinking, stops
+  const slow = WELL_FORMED.replace('<think>', `<think>\n${'more thinking '.repeat(300)}`);
+  const engine = new ScriptedEngine((_c, i) => (i === 0 ? WELL_FORMED : slow), undefined, 7, 1);
+  const verifier = new StandInVerifier(() => ({
+    verdict: {
+      status: 'server_error',
+      reason: 'could not start the Lean REPL (lake env repl): spawn lake ENOENT',
+      messages: [],
+      sorries: [],
+      time: 0,
+      leanMissing: true,
+    },
+  }));
+  const result = await prove({ code: FILE, samples: 2, fixTurns: 1 }, { engine, verifier });
+  assert.equal(result.status, 'not_proved');
+  assert.equal(result.verifierFailure?.leanMissing, true);
+  assert.equal(engine.calls.length, 1, 'no fix turn was generated');
+  assert.equal(verifier.calls.length, 1, 'the stopped sample was not sent to a verifier that cannot run');
+  assert.ok(result.attempts.every((a) => a.turn === 1));
+  assert.equal(result.attempts[1].finishReason, 'cancelled');
+});
+
+test('an answer cut off by cancellation is not format-checked', async () => {
+  const engine = new ScriptedEngine(() => WELL_FORMED, undefined, 3, 2);
+  const controller = new AbortController();
+  let seen = 0;
+  const result = await prove(
+    { code: FILE, samples: 1 },
+    { engine, verifier: new StandInVerifier(judgeByProof) },
+    (e) => {
+      if (e.type === 'think' && ++seen === 5) controller.abort();
+    },
+    controller.signal,
+  );
+  assert.equal(result.status, 'cancelled');
+  const [a] = result.attempts;
+  assert.equal(a.finishReason, 'cancelled');
+  assert.deepEqual(
+    { ok: a.format.ok, error: a.format.error, stopped: a.format.stopped },
+    {
+      ok: false,
+      error: 'NONE',
+      stopped: true,
+    },
+  );
 });
 
 test('bad targets are request errors', async () => {

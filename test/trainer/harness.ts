@@ -11,6 +11,8 @@ import { trainingRouterOf } from '../../backend/api/trainingMount';
 import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
 import { readSettings } from '../../backend/settings/settings';
 import { openDb, type Db } from '../../backend/store/db';
+import { TrainingStore } from '../../backend/store/training';
+import { AttemptStore } from '../../backend/store/attempts';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import type { RewardScorer } from '../../backend/training/rewardService';
 import type { TrainingJobsOptions } from '../../backend/training/jobs';
@@ -46,7 +48,8 @@ export async function startBackend(
   let url = '';
   const service = await openTrainingService({
     settings: readSettings(),
-    db,
+    store: new TrainingStore(db),
+    attempts: new AttemptStore(db),
     verifier: built.verifier,
     backendUrl: () => url,
     token: () => options.token,

@@ -6,7 +6,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TrainingRunsResponse } from '../../backend/protocol';
-import { createApp, listen } from '../../backend/api/server';
+import { createApp, listen, type ApiContext } from '../../backend/api/server';
+import { AttemptStore } from '../../backend/store/attempts';
+import { EvalStore } from '../../backend/store/eval';
+import { RunningProofs } from '../../backend/prover/running';
 import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
 import { openDb } from '../../backend/store/db';
 import { TrainingStore } from '../../backend/store/training';
@@ -59,7 +62,20 @@ test(
       maxRepls: 1,
     });
     const db = openDb(process.env.KIMINA_DB);
-    const app = await createApp({ verifier: built.verifier, db, settings: readSettings() }, [trainingRouterFactory]);
+    // the routers' context as backend/app/serve.ts apiContextOf builds it, over this test's database and verifier
+    const ctx: ApiContext = {
+      verifier: built.verifier,
+      engine: () => Promise.reject(new Error('no engine in this test')),
+      settings: readSettings(),
+      attempts: new AttemptStore(db),
+      evals: new EvalStore(db),
+      trainingRuns: new TrainingStore(db),
+      proofs: new RunningProofs(),
+      backendUrl: () => undefined,
+      token: undefined,
+      onClose: () => {},
+    };
+    const app = await createApp(ctx, [() => trainingRouterFactory(ctx)]);
     const http = await listen(app, '127.0.0.1', 0, undefined);
     try {
       const res = await fetch(`${http.url}/v1/training/runs`);

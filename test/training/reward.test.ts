@@ -11,6 +11,8 @@ import { trainingRouterOf } from '../../backend/api/trainingMount';
 import { buildVerifier, verifierSettingsOf, type BuiltVerifier } from '../../backend/lean/buildVerifier';
 import { readSettings } from '../../backend/settings/settings';
 import { openDb } from '../../backend/store/db';
+import { TrainingStore } from '../../backend/store/training';
+import { AttemptStore } from '../../backend/store/attempts';
 import { openTrainingService, type TrainingService } from '../../backend/training/service';
 import { leanRewardScorer, rewardMetrics } from '../../backend/training/rewardService';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl';
@@ -135,7 +137,8 @@ test('HTTP: the trainer route stores chunked batch metrics and rollouts; the sta
   let url = '';
   const service: TrainingService = await openTrainingService({
     settings: readSettings(),
-    db,
+    store: new TrainingStore(db),
+    attempts: new AttemptStore(db),
     verifier: built.verifier,
     backendUrl: () => url,
     runsRoot: join(dir, 'runs'),

@@ -1,0 +1,37 @@
+// The one registry of running proofs, shared by the HTTP face (POST/DELETE /v1/prove) and the language-server face
+// (kimina/prove, kimina/cancel): ids, refusing a second proof with a running id, cancelling one, cancelling all.
+// The composition root owns one (App.runningProofs) and hands it to whichever face it builds.
+export class RunningProofs {
+  private readonly running = new Map<string, AbortController>();
+
+  /** Registers a proof; null when one with this id is already running. End it with `end(id)`. */
+  begin(id: string): AbortController | null {
+    if (this.running.has(id)) return null;
+    const controller = new AbortController();
+    this.running.set(id, controller);
+    return controller;
+  }
+
+  end(id: string, controller?: AbortController): void {
+    if (!controller || this.running.get(id) === controller) this.running.delete(id);
+  }
+
+  has(id: string): boolean {
+    return this.running.has(id);
+  }
+
+  /** Stops a running proof; false when none has this id. */
+  cancel(id: string): boolean {
+    const controller = this.running.get(id);
+    controller?.abort();
+    return controller !== undefined;
+  }
+
+  cancelAll(): void {
+    for (const controller of this.running.values()) controller.abort();
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+}
