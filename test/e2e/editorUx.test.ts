@@ -106,15 +106,17 @@ describe('the Proof view while a long answer streams (stand-in serve)', () => {
     const errorLine = await view.locator('.turn-1 .verdict.bad').first().innerText();
     const line = Number(/at line (\d+)/.exec(errorLine)?.[1]);
     assert.ok(line >= 9 && line <= 16, errorLine);
-    await screenshot(page, 'proof-view-dark');
-    await step(wb, 'light-theme', async () => {
-      // the user settings file, as a person would edit it: VS Code applies the theme when the file changes
+    // the user settings file, as a person would edit it: VS Code applies the theme when the file changes
+    const theme = async (name: string, cls: string) => {
       const file = join(root, '.e2e', wb.name, 'data', 'user', 'User', 'settings.json');
       const settings = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': 'Default Light Modern' }, null, 2));
-      await page.locator('.monaco-workbench.vs').waitFor();
-    });
-    await page.waitForTimeout(500);
+      writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': name }, null, 2));
+      await page.locator(`.monaco-workbench.${cls}`).waitFor();
+      await page.waitForTimeout(800); // the webview takes the theme's colours on its next frame
+    };
+    await step(wb, 'dark-theme', () => theme('Default Dark Modern', 'vs-dark'));
+    await screenshot(page, 'proof-view-dark');
+    await step(wb, 'light-theme', () => theme('Default Light Modern', 'vs'));
     await screenshot(page, 'proof-view-light');
     // the budget presets: Quick for the next proof, shown in words
     await step(wb, 'budget-quick', () => view.locator('#budget-quick').click());
