@@ -191,7 +191,7 @@ export function measureGenai(
 /**
  * The same graph through onnxruntime-node (1.30): its inputs are input_ids, attention_mask and
  * past_key_values.N.key/value [batch, kv, past, head_dim]; it returns logits and present.N.* (past + new,
- * every one copied by the binding: see ../shared/reference notes in docs/onnx-engine.md). One row,
+ * every one copied by the binding: see the reference notes in docs/onnx-engine.md). One row,
  * decode tokens/s at each number of cached tokens (the cache holds zeros: decode cost does not depend
  * on its values). Returns the error when the graph does not load.
  */

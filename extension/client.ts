@@ -9,6 +9,7 @@ import {
 } from 'vscode-languageclient/node';
 import { createInterface } from 'node:readline';
 import { backendEnv, type KiminaSettings } from './config';
+import { backendRuntime } from './runtime';
 import { logLevelOf } from './words';
 
 export interface ClientHooks {
@@ -23,10 +24,13 @@ export function createClient(
   hooks: ClientHooks,
 ): LanguageClient {
   const cli = context.asAbsolutePath('dist/cli.js');
+  // kimina.nodePath unset: VS Code's own runtime (ELECTRON_RUN_AS_NODE=1); the packaged native modules are N-API
+  const runtime = backendRuntime(settings.nodePath);
+  log.info(`[extension] ${runtime.describe}`);
   const run = {
-    command: settings.nodePath,
+    command: runtime.command,
     args: [cli, 'lsp', '--stdio'],
-    options: { env: { ...process.env, ...backendEnv(settings) } },
+    options: { env: { ...process.env, ...runtime.env, ...backendEnv(settings) } },
   };
   const serverOptions: ServerOptions = { run, debug: run };
   // The backend logs everything on stderr (stdout carries LSP): each line at its own level, not all as errors.

@@ -1,37 +1,44 @@
 // The kimina.* settings of VS Code: the only file of the extension that reads or writes them (what they become
 // for the backend: settingsEnv.ts).
 import * as vscode from 'vscode';
-import { type KiminaSettings, settingsToEnv } from './settingsEnv';
+import { type KiminaSettings, type SettingKey, settingDefaults, settingsToEnv } from './settingsEnv';
 
 export { type KiminaSettings, restartingSettings } from './settingsEnv';
 
 export function readSettings(): KiminaSettings {
   const c = vscode.workspace.getConfiguration('kimina');
+  const get = <T>(key: SettingKey): T => c.get<T>(key, settingDefaults[key] as T);
   return {
-    engine: c.get('engine', 'onnx'),
-    model: c.get('model', ''),
-    openaiBaseUrl: c.get('openaiBaseUrl', ''),
-    serverUrl: c.get('serverUrl', ''),
-    serverToken: c.get('serverToken', ''),
-    budget: c.get('budget', 'custom'),
-    maxTokens: c.get('maxTokens', 24576),
-    samples: c.get('samples', 4),
-    fixTurns: c.get('fixTurns', 1),
-    checkTimeout: c.get('timeouts.check', 60),
-    proveTimeout: c.get('timeouts.prove', 900),
-    leanProject: c.get('leanProject', ''),
-    replCommand: c.get('replCommand', ''),
-    device: c.get('device', 'auto'),
-    kvCache: c.get('kvCache', 'auto'),
-    speculation: c.get('speculation', false),
-    nodePath: c.get('nodePath', 'node'),
-    showDiffOnProof: c.get('showDiffOnProof', true),
+    engine: get('engine'),
+    model: get('model'),
+    openaiBaseUrl: get('openaiBaseUrl'),
+    serverUrl: get('serverUrl'),
+    serverToken: get('serverToken'),
+    budget: get('budget'),
+    maxTokens: get('maxTokens'),
+    samples: get('samples'),
+    fixTurns: get('fixTurns'),
+    checkTimeout: get('timeouts.check'),
+    proveTimeout: get('timeouts.prove'),
+    leanProject: get('leanProject'),
+    replCommand: get('replCommand'),
+    device: get('device'),
+    kvCache: get('kvCache'),
+    speculation: get('speculation'),
+    nodePath: get('nodePath'),
+    showDiffOnProof: get('showDiffOnProof'),
   };
 }
 
 /** kimina.trainingModel: the model the Training Monitor's form starts with ('' for its default). */
 export function trainingModelSetting(): string {
-  return vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', '');
+  return vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', settingDefaults.trainingModel);
+}
+
+/** Switches proving to an OpenAI-compatible server (kimina.engine = openai) and opens its URL setting. */
+export async function useOpenAIEngine(): Promise<void> {
+  await vscode.workspace.getConfiguration('kimina').update('engine', 'openai', vscode.ConfigurationTarget.Global);
+  await vscode.commands.executeCommand('workbench.action.openSettings', 'kimina.openaiBaseUrl');
 }
 
 /** Makes the in-process engine prove with the model in `dir` (user settings: kimina.engine, kimina.model). */

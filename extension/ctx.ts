@@ -12,7 +12,8 @@ import {
   lspMethods,
 } from '../backend/protocol';
 import { createClient } from './client';
-import { readSettings } from './config';
+import { readSettings, useOpenAIEngine } from './config';
+import { hasOnnxEngine, missingEngineNotice } from './runtime';
 import { forEditor } from './words';
 
 type Method = keyof LspRequestTypes;
@@ -89,7 +90,9 @@ export class Ctx implements vscode.Disposable {
       return;
     }
     this.setStatus({ state: 'starting', detail: 'starting the backend' });
-    const client = createClient(this.context, readSettings(), this.log, { onCrash: () => this.onCrash() });
+    const settings = readSettings();
+    this.engineNotice(settings.engine);
+    const client = createClient(this.context, settings, this.log, { onCrash: () => this.onCrash() });
     this.client = client;
     let started = false;
     client.onDidChangeState(({ newState }) => {
@@ -119,6 +122,20 @@ export class Ctx implements vscode.Disposable {
     );
     started = true;
     this.startedEmitter.fire();
+  }
+
+  private engineNoticeShown = false;
+
+  /** Once per window: a package without the in-process engine (darwin-x64) says so and offers the OpenAI engine. */
+  private engineNotice(engine: string): void {
+    const notice = missingEngineNotice(engine, hasOnnxEngine(this.context.extensionPath));
+    if (!notice || this.engineNoticeShown) return;
+    this.engineNoticeShown = true;
+    this.log.warn(`[extension] ${notice}`);
+    const choice = 'Use an OpenAI-compatible server';
+    void vscode.window.showWarningMessage(notice, choice).then((b) => {
+      if (b === choice) void useOpenAIEngine();
+    });
   }
 
   private onCrash(): boolean {

@@ -22,6 +22,34 @@ export interface KiminaSettings {
   showDiffOnProof: boolean;
 }
 
+/**
+ * Every kimina.* setting the extension reads, by its key under `kimina.`, with the default it falls back to: the one
+ * table of the extension's settings. package.json's contributes.configuration declares exactly these keys with these
+ * defaults (test/extension/manifest.test.ts), and config.ts reads each through it.
+ */
+export const settingDefaults = {
+  engine: 'onnx',
+  model: '',
+  openaiBaseUrl: '',
+  serverUrl: '',
+  serverToken: '',
+  budget: 'custom',
+  maxTokens: 24576,
+  samples: 4,
+  fixTurns: 1,
+  'timeouts.check': 60,
+  'timeouts.prove': 900,
+  leanProject: '',
+  replCommand: '',
+  device: 'auto',
+  kvCache: 'auto',
+  speculation: false,
+  nodePath: '', // empty: VS Code's own runtime (extension/runtime.ts)
+  showDiffOnProof: true,
+  trainingModel: '',
+} as const;
+export type SettingKey = keyof typeof settingDefaults;
+
 /** Environment for `kimina lsp`: only settings that are set, so the backend's own defaults apply otherwise. */
 export function settingsToEnv(s: KiminaSettings, leanProject: string | undefined): Record<string, string> {
   // Samples and fix turns travel with each request instead.

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { type BackendStatus, type SetupResult, lspMethods } from '../backend/protocol';
 import type { Ctx } from './ctx';
 import { backendEnv, leanProjectFolder, readSettings } from './config';
+import { backendRuntime } from './runtime';
 import { forEditor, setupGuidance, type Shown } from './words';
 
 const defaultModel = 'AI-MO/Kimina-Prover-RL-0.6B';
@@ -43,11 +44,12 @@ export async function pullModel(ctx: Ctx): Promise<void> {
  */
 export function setupTrainer(context: vscode.ExtensionContext): void {
   const settings = readSettings();
+  const runtime = backendRuntime(settings.nodePath);
   const terminal = vscode.window.createTerminal({
     name: 'Kimina: Set Up Trainer',
-    shellPath: settings.nodePath,
+    shellPath: runtime.command,
     shellArgs: [context.asAbsolutePath('dist/cli.js'), 'trainer', 'setup'],
-    env: backendEnv(settings),
+    env: { ...runtime.env, ...backendEnv(settings) },
   });
   terminal.show();
 }

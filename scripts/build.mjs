@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'node20' };
 // Native modules stay outside the bundle and load from node_modules at run time.
-const nativeExternals = ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js', 'tsx/cjs'];
+const nativeExternals = ['onnxruntime-node', 'libsql', 'better-sqlite3', '@resvg/resvg-js', 'tsx/cjs'];
 
 mkdirSync('dist/media', { recursive: true });
 const jobs = [

@@ -7,7 +7,7 @@ import { openApp } from '../app/app';
 import { readSettings } from '../settings/settings';
 import type { VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
-import { parseVerdictMode, verdictInMode, type VerdictMode } from '../lean/verdictModes';
+import { parseVerdictMode, verdictInMode, verdictModeRules, type VerdictMode } from '../lean/verdictModes';
 
 const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide] [--verdict strict|recipe]
 
@@ -115,7 +115,7 @@ export async function run(args: string[]): Promise<number> {
     }
     const counted = reports.flatMap((r) => r.declarations);
     console.log(
-      `${counted.filter((d) => d.status === 'valid').length}/${counted.length} declarations valid${mode === 'recipe' ? " (recipe verdict: kimina-client's rule)" : ''}`,
+      `${counted.filter((d) => d.status === 'valid').length}/${counted.length} declarations valid${verdictModeRules[mode].countNote}`,
     );
   }
   return allValid ? 0 : 1;

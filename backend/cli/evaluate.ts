@@ -1,7 +1,7 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { isSet, kiminaHome, readSettings, setting, type Settings } from '../settings/settings';
+import { engineKinds, isSet, kiminaHome, readSettings, setting, type Settings } from '../settings/settings';
 import { openApp, type App } from '../app/app';
 import type { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
@@ -125,8 +125,8 @@ async function runCommand(p: Parsed): Promise<number> {
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
   const engineName = flagString(p, 'engine') ?? (isSet('engine') ? setting('engine') : 'openai');
-  if (engineName !== 'openai' && engineName !== 'onnx')
-    throw new Error(`--engine must be openai or onnx, got '${engineName}'`);
+  if (!(engineKinds as readonly string[]).includes(engineName))
+    throw new Error(`--engine must be ${[...engineKinds].reverse().join(' or ')}, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
   const samples = intFlag(p, 'samples', 32, 1, 1024);
   const fixTurns = intFlag(p, 'fix-turns', 1, 0, 1);
@@ -159,7 +159,11 @@ async function runCommand(p: Parsed): Promise<number> {
   const seed = flagNumber(p, 'seed');
   const parallelFlag = flagNumber(p, 'parallel') !== undefined ? intFlag(p, 'parallel', 1, 1, 4096) : undefined;
   const baseUrl = flagString(p, 'base-url');
-  const app = evalApp(p, { engine: engineName, model, ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) });
+  const app = evalApp(p, {
+    engine: engineName as (typeof engineKinds)[number],
+    model,
+    ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}),
+  });
   try {
     return await runWith(app, p, { config, runName, seed, parallelFlag, selectedProblems: loaded.problems });
   } finally {

@@ -68,12 +68,15 @@ function isIdentChar(ch: string | undefined): boolean {
   return ch !== undefined && /[\p{L}\p{N}_'!?₀-₉ₐ-ₜᵢ-ᵪ.]/u.test(ch);
 }
 
-/** Line starts: lineStarts[n] is the offset of line n. */
+/** Line starts: lineStarts[n] is the offset of line n (the last text's are kept: positions are asked one by one). */
 export function lineStarts(text: string): number[] {
+  if (lastStarts?.text === text) return lastStarts.starts;
   const starts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
+  lastStarts = { text, starts };
   return starts;
 }
+let lastStarts: { text: string; starts: number[] } | undefined;
 
 export function offsetAt(text: string, line: number, character: number): number {
   const starts = lineStarts(text);
@@ -122,15 +125,28 @@ function classifySorry(code: string, offset: number): SorryPosition {
   return onSameLine ? 'term' : 'tactic';
 }
 
-function findSorries(text: string, code: string, from: number, to: number): SorrySite[] {
+/** Offsets of every whole-word `sorry` in the code text, in order (one pass over the file). */
+function sorryOffsets(code: string): number[] {
+  const out: number[] = [];
+  for (let k = code.indexOf('sorry'); k >= 0; k = code.indexOf('sorry', k + 5)) {
+    if (!isIdentChar(code[k - 1]) && !isIdentChar(code[k + 5])) out.push(k);
+  }
+  return out;
+}
+
+function findSorries(text: string, code: string, all: number[], from: number, to: number): SorrySite[] {
   const sites: SorrySite[] = [];
-  let k = code.indexOf('sorry', from);
-  while (k >= 0 && k + 5 <= to) {
-    if (!isIdentChar(code[k - 1]) && !isIdentChar(code[k + 5])) {
-      const pos = positionAt(text, k);
-      sites.push({ offset: k, line: pos.line, character: pos.character, position: classifySorry(code, k) });
-    }
-    k = code.indexOf('sorry', k + 5);
+  let lo = 0,
+    hi = all.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (all[mid] < from) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < all.length && all[i] + 5 <= to; i++) {
+    const k = all[i];
+    const pos = positionAt(text, k);
+    sites.push({ offset: k, line: pos.line, character: pos.character, position: classifySorry(code, k) });
   }
   return sites;
 }
@@ -141,6 +157,7 @@ const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbr
 export function findDeclarations(text: string): Declaration[] {
   const code = codeOnly(text);
   const starts = lineStarts(text);
+  const sorries = sorryOffsets(code);
   return findLeanDeclarations(text)
     .filter((d) => editorKinds.has(d.kind))
     .map((d): Declaration => {
@@ -156,7 +173,7 @@ export function findDeclarations(text: string): Declaration[] {
         endLine: d.end.line - 1,
         statementEnd: d.signatureEnd?.offset ?? null,
         indent: start - starts[d.head.line - 1],
-        sorries: findSorries(text, code, start, end),
+        sorries: findSorries(text, code, sorries, start, end),
       };
     });
 }

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Comparability, EvalConfig } from '../protocol';
+import { verdictModeRules } from '../lean/verdictModes';
 import { MINIF2F_TEST_REPO, MINIF2F_TEST_ROWS, PUBLISHED_LEAN } from './recipeBenchmark';
 import { BUILTIN_MINIF2F_NAME, BUILTIN_MINIF2F_NOT_PUBLISHED, isBuiltinMinif2f } from './builtin';
 
@@ -41,7 +42,7 @@ export function comparability(config: EvalConfig, problems: number): Comparabili
   else if (problems !== MINIF2F_TEST_ROWS) why.push(`${problems} of the ${MINIF2F_TEST_ROWS} problems were measured`);
   if (config.samples < PUBLISHED_SAMPLES)
     why.push(`${config.samples} samples per problem; the table is pass@${PUBLISHED_SAMPLES}`);
-  if ((config.verdictMode ?? 'strict') !== 'recipe')
+  if (!verdictModeRules[config.verdictMode ?? 'strict'].publishedRule)
     why.push(
       "the headline uses the strict verdict; the table counted with kimina-client's rule (--verdict recipe; both figures are in this report)",
     );

@@ -2,6 +2,7 @@
 // (model | pass@N | pass@N + 1 error-fix turn), then the curves, sources, errors and speed.
 import type { EvalComparison, EvalReport, KValue } from '../protocol';
 import { benchmarkName } from './comparable';
+import { verdictModeRules } from '../lean/verdictModes';
 
 export const pct = (x: number | null | undefined): string =>
   x === null || x === undefined ? '—' : `${(100 * x).toFixed(2)} %`;
@@ -49,7 +50,7 @@ export function reportMarkdown(report: EvalReport): string {
     `- Benchmark: **${c.benchmarkName ?? benchmarkName(c.benchmark)}** (\`${c.benchmark}\`)${c.split ? `, split ${c.split}` : ''}: ${m.problems} problems measured, ${run.complete} of ${run.problems} complete`,
   );
   out.push(
-    `- Lean: ${c.lean ?? 'unknown (set KIMINA_LEAN_PROJECT to a project with a lean-toolchain file)'}; verdict mode: **${mode}**${mode === 'recipe' ? " (kimina-client's rule)" : ' (ours: no sorry, audited axioms)'}; goal states in fix feedback: ${c.goals ? 'yes' : 'no'}`,
+    `- Lean: ${c.lean ?? 'unknown (set KIMINA_LEAN_PROJECT to a project with a lean-toolchain file)'}; verdict mode: **${mode}**${verdictModeRules[mode].reportNote}; goal states in fix feedback: ${c.goals ? 'yes' : 'no'}`,
   );
   if (report.comparability)
     out.push(

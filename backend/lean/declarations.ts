@@ -297,14 +297,27 @@ function isMatchArm(masked: string, bar: number): boolean {
   return masked.slice(bar, lineEnd < 0 ? masked.length : lineEnd).includes('=>');
 }
 
-function sorriesIn(masked: string, from: number, to: number, pos: Positions): SourcePos[] {
-  const found: SourcePos[] = [];
+/** Offsets of every whole-word `sorry` in the masked text, in order (one pass). */
+function sorryOffsets(masked: string): number[] {
+  const found: number[] = [];
   const re = /sorry/g;
-  re.lastIndex = from;
-  for (let m = re.exec(masked); m && m.index < to; m = re.exec(masked)) {
-    if (!isIdentChar(charBefore(masked, m.index)) && !isIdentChar(charAt(masked, m.index + 5)))
-      found.push(pos.at(m.index));
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    if (!isIdentChar(charBefore(masked, m.index)) && !isIdentChar(charAt(masked, m.index + 5))) found.push(m.index);
   }
+  return found;
+}
+
+/** The sorries in [from, to): `all` sorted, found by binary search (so every declaration costs its own sorries only). */
+function sorriesIn(all: number[], from: number, to: number, pos: Positions): SourcePos[] {
+  let lo = 0,
+    hi = all.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (all[mid] < from) lo = mid + 1;
+    else hi = mid;
+  }
+  const found: SourcePos[] = [];
+  for (let k = lo; k < all.length && all[k] < to; k++) found.push(pos.at(all[k]));
   return found;
 }
 
@@ -319,6 +332,7 @@ function findDeclarationsUncached(source: string): Declaration[] {
   const { text: masked, withLiterals, docs } = maskLean(source);
   const pos = new Positions(source);
   const cmds = commands(masked, withLiterals);
+  const sorryAt = sorryOffsets(masked);
   const result: Declaration[] = [];
   const namespaces: { kind: 'namespace' | 'section' | 'mutual'; name: string }[] = [];
   let prefixStart = -1,
@@ -383,7 +397,7 @@ function findDeclarationsUncached(source: string): Declaration[] {
       signatureEnd: assign >= 0 ? pos.at(assign + 2) : null,
       tactic,
       docComment: doc ? doc.body : null,
-      sorries: sorriesIn(masked, start, cmd.end, pos),
+      sorries: sorriesIn(sorryAt, start, cmd.end, pos),
     });
   }
   return result;

@@ -3,11 +3,12 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { exeName, osOf, type Os } from './processes';
 
 /** Lean cannot be run (no REPL command, no lake): setup is needed, as data (the language server's hints). */
 export class LeanNotAvailable extends Error {}
 
-export function lakeFound(searchPath: readonly string[]): boolean {
+export function lakeFound(searchPath: readonly string[], os: Os = osOf()): boolean {
   const dirs = [...searchPath, join(homedir(), '.elan', 'bin')];
-  return dirs.some((d) => d && existsSync(join(d, 'lake')));
+  return dirs.some((d) => d && existsSync(join(d, exeName('lake', os)))); // lake.exe on Windows
 }

@@ -5,7 +5,7 @@ import { splitHeader } from './header';
 import { type AuditedKind, findDeclarationHeads } from './declarations';
 import type { CheckOutcome } from './types';
 import { axiomAllowed, type AxiomPolicy, isSorryWarning } from './verdict';
-import type { VerdictMode } from './verdictModes';
+import { verdictModeRules, type VerdictMode } from './verdictModes';
 
 export interface DeclarationVerdict {
   kind: AuditedKind;
@@ -46,7 +46,7 @@ export function verdictsPerDeclaration(
     const error = v.messages.find((m) => m.severity === 'error' && inside(m.pos.line));
     if (error) return { ...base, status: 'lean_error', reason: `line ${error.pos.line}: ${error.data.split('\n')[0]}` };
     const listedSorry = v.sorries.some((s) => s.pos && inside(s.pos.line));
-    if (mode === 'recipe') {
+    if (!verdictModeRules[mode].auditsDeclarations) {
       return listedSorry
         ? { ...base, status: 'sorry', reason: "the REPL lists a sorry (kimina-client's rule)" }
         : { ...base, status: 'valid', reason: "no error, no sorry listed (kimina-client's rule; axioms not audited)" };

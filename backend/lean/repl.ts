@@ -48,17 +48,24 @@ export class ReplProcess {
     this.child.on('exit', (code, signal) => {
       this.guard.stop();
       this.exitInfo = signal ? `signal ${signal}` : `code ${code}`;
-      // let stdout/stderr drain first, so the error carries the process's last words
       // A shell's 127 (command not found) or 126 (not executable): the REPL never started, as with ENOENT.
       const neverStarted = !signal && (code === 127 || code === 126);
-      setImmediate(() =>
+      // let stdout/stderr drain first ('close' comes once both pipes are done), so the error carries the
+      // process's last words; a grandchild holding a pipe open must not hold the report back
+      let reported = false;
+      const report = (): void => {
+        if (reported) return;
+        reported = true;
+        clearTimeout(drained);
         this.fail(
           new ReplFailure(
             neverStarted ? 'spawn' : 'exited',
             `Lean REPL process exited (${this.exitInfo})${this.stderrSuffix()}`,
           ),
-        ),
-      );
+        );
+      };
+      const drained = setTimeout(report, 1000);
+      this.child.once('close', report);
     });
   }
 

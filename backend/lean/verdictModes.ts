@@ -4,10 +4,13 @@
 // `admit`/`sorryAx` warning, no refusal of code that can change the rules.
 // Every check is judged both ways from the one Lean answer the strict check already holds, so a report can give
 // both figures and list what only the recipe rule accepts (a direct measure of what the strict verdict refuses).
-import type { Verdict, VerdictMode, VerdictStatus } from '../protocol';
+// Each mode is one entry of `verdictModeRules`, keyed by the protocol's enum (so the compiler refuses a missing
+// mode); every user (the reward, per-declaration checks, `kimina check`, reports, comparability, request checks)
+// asks the rule instead of comparing names. test/registries.test.ts checks the Python trainer's list too.
+import { verdictModes, type Verdict, type VerdictMode, type VerdictStatus } from '../protocol';
 
 export type { VerdictMode } from '../protocol';
-export const VERDICT_MODES: VerdictMode[] = ['strict', 'recipe'];
+export const VERDICT_MODES: readonly VerdictMode[] = verdictModes;
 
 export interface RecipeVerdict {
   /** null: unknown, because Lean never ran the code (our filter refused it before Lean). */
@@ -31,18 +34,60 @@ export function recipeVerdictOf(verdict: Verdict | null): RecipeVerdict {
   };
 }
 
+export type VerdictInMode = Verdict & { mode: VerdictMode; strictStatus?: VerdictStatus };
+
+/** What one verdict mode means, for every part that judges, counts or reports by mode. */
+export interface VerdictModeRule {
+  /** Whether an answer with this (strict) verdict counts as proved: the training reward, pass@k. */
+  accepts(verdict: Verdict | null): boolean;
+  /** The verdict as this mode gives it (the HTTP check's `mode`). */
+  inMode(verdict: Verdict): VerdictInMode;
+  /** Per-declaration checks audit each declaration's axioms and `sorry` warnings (lean/perDeclaration.ts). */
+  auditsDeclarations: boolean;
+  /** Counted the way the published Kimina-Prover-RL table was (eval/comparable.ts). */
+  publishedRule: boolean;
+  /** After `kimina check`'s count, e.g. " (recipe verdict: kimina-client's rule)". */
+  countNote: string;
+  /** Beside the mode's name in a report. */
+  reportNote: string;
+}
+
+export const verdictModeRules: Record<VerdictMode, VerdictModeRule> = {
+  strict: {
+    accepts: (verdict) => verdict?.status === 'valid',
+    inMode: (verdict) => ({ ...verdict, mode: 'strict' }),
+    auditsDeclarations: true,
+    publishedRule: false,
+    countNote: '',
+    reportNote: ' (ours: no sorry, audited axioms)',
+  },
+  recipe: {
+    accepts: (verdict) => recipeVerdictOf(verdict).valid === true,
+    inMode: (verdict) => recipeInMode(verdict),
+    auditsDeclarations: false,
+    publishedRule: true,
+    countNote: " (recipe verdict: kimina-client's rule)",
+    reportNote: " (kimina-client's rule)",
+  },
+};
+
+export function isVerdictMode(raw: unknown): raw is VerdictMode {
+  return typeof raw === 'string' && Object.hasOwn(verdictModeRules, raw);
+}
+
 export function parseVerdictMode(raw: string | undefined, fallback: VerdictMode = 'strict'): VerdictMode {
   if (raw === undefined) return fallback;
-  if (raw !== 'strict' && raw !== 'recipe') throw new Error(`verdict mode must be strict or recipe, got '${raw}'`);
+  if (!isVerdictMode(raw)) throw new Error(`verdict mode must be ${VERDICT_MODES.join(' or ')}, got '${raw}'`);
   return raw;
 }
 
 /** A verdict as the chosen mode gives it: in `recipe` mode the recipe rule's status, with the strict one beside it when they differ. */
-export function verdictInMode(
-  verdict: Verdict,
-  mode: VerdictMode,
-): Verdict & { mode: VerdictMode; strictStatus?: VerdictStatus } {
-  if (mode === 'strict') return { ...verdict, mode };
+export function verdictInMode(verdict: Verdict, mode: VerdictMode): VerdictInMode {
+  return verdictModeRules[mode].inMode(verdict);
+}
+
+function recipeInMode(verdict: Verdict): VerdictInMode {
+  const mode = 'recipe';
   const recipe = recipeVerdictOf(verdict);
   if (recipe.valid !== true || verdict.status === 'valid') return { ...verdict, mode };
   return {

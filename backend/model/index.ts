@@ -1,12 +1,13 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
-import { DEFAULT_OPENAI_BASE_URL, type Settings } from '../settings/settings';
+import { DEFAULT_OPENAI_BASE_URL, engineKinds, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import type { KvCacheSetting } from './onnx/kvPrecision';
 import { OpenAIEngine } from './openai/engine';
 import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './store';
 
-export type EngineKind = 'onnx' | 'openai';
+/** The engine kinds (settings.ts engineKinds, which KIMINA_ENGINE is checked against). */
+export type EngineKind = (typeof engineKinds)[number];
 
 export interface EngineConfig {
   engine: EngineKind;
@@ -77,7 +78,14 @@ export interface CreateEngineOptions {
  * openai: connects to the server (checking it is up and serves the model).
  */
 export async function createEngine(config: EngineConfig, options: CreateEngineOptions): Promise<Engine> {
-  if (config.engine === 'openai') {
+  return engineFactories[config.engine](config, options);
+}
+
+export type EngineFactory = (config: EngineConfig, options: CreateEngineOptions) => Promise<Engine>;
+
+/** One factory per engine kind, each reading its own fields of EngineConfig (a new kind: an entry here and in engineKinds). */
+export const engineFactories: Record<EngineKind, EngineFactory> = {
+  openai: async (config, options) => {
     const spec = config.model;
     const folder = spec !== undefined && isFolderSpec(spec);
     return OpenAIEngine.connect({
@@ -88,15 +96,17 @@ export async function createEngine(config: EngineConfig, options: CreateEngineOp
       tokenizerDir: findTokenizerDir(options.home, spec ?? DEFAULT_MODEL),
       log: options.log,
     });
-  }
-  const modelDir = resolveModelDir(options.home, config.model ?? DEFAULT_MODEL);
-  const { OnnxEngine, SPECULATION_WHEN_ON } = await import('./onnx/engine');
-  return OnnxEngine.load(modelDir, {
-    device: config.device,
-    threads: config.threads,
-    kvCache: config.kvCache,
-    spinning: config.spinning,
-    speculation: config.speculation ? SPECULATION_WHEN_ON : false,
-    log: options.log,
-  });
-}
+  },
+  onnx: async (config, options) => {
+    const modelDir = resolveModelDir(options.home, config.model ?? DEFAULT_MODEL);
+    const { OnnxEngine, SPECULATION_WHEN_ON } = await import('./onnx/engine');
+    return OnnxEngine.load(modelDir, {
+      device: config.device,
+      threads: config.threads,
+      kvCache: config.kvCache,
+      spinning: config.spinning,
+      speculation: config.speculation ? SPECULATION_WHEN_ON : false,
+      log: options.log,
+    });
+  },
+};

@@ -1,7 +1,7 @@
 // Evaluation messages: benchmark problems, per-attempt records, metrics (pass@k, best@k), reports and comparisons.
 // Shared by `kimina eval`, the HTTP face and the Training Monitor.
 import type { FormatErrorName } from './prove';
-import type { VerdictStatus } from './verify';
+import type { VerdictMode, VerdictStatus } from './verify';
 
 /** One benchmark problem: a Lean statement (header included) ending in `:= by sorry` or `:= by`. */
 export interface BenchmarkProblem {
@@ -37,7 +37,7 @@ export interface EvalConfig {
   /** Lean timeout per check, seconds. */
   leanTimeout: number;
   /** The verdict the headline figures use: `strict` (ours, the default) or `recipe` (kimina-client's rule). Both are always measured. */
-  verdictMode?: 'strict' | 'recipe';
+  verdictMode?: VerdictMode;
   /** The benchmark's name (e.g. AI-MO/minif2f_test), when known. */
   benchmarkName?: string;
   /** The Lean toolchain the proofs were checked on, when known. */

@@ -1,6 +1,6 @@
 // Training messages: runs, their controls, per-step metrics, sampled rollouts, the reward service, SSE events.
 import type { ChatMessage, FormatErrorName } from './prove';
-import type { VerdictStatus } from './verify';
+import { verdictModes, type VerdictStatus } from './verify';
 import { s, type Infer, type Schema } from './schema';
 
 /**
@@ -244,7 +244,7 @@ export const rewardRequestSchema = s.object({
   purpose: s.optional(s.enum(['train', 'eval'])),
   items: s.array(rewardItemSchema, { max: trainingLimits.rewardItemsPerRequest }),
   /** `strict` (default): our verdict; `recipe`: kimina-client's rule (no Lean error, no sorries entry), as the published runs. */
-  mode: s.optional(s.enum(['strict', 'recipe'])),
+  mode: s.optional(s.enum(verdictModes)),
 });
 export type RewardRequest = Infer<typeof rewardRequestSchema>;
 export interface RewardResult {

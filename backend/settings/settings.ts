@@ -12,6 +12,9 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8000/v1';
 
+/** The engine kinds KIMINA_ENGINE accepts; backend/model/index.ts has one factory for each (engineFactories). */
+export const engineKinds = ['onnx', 'openai'] as const;
+
 function given(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
@@ -160,7 +163,7 @@ const declarations = {
     type: '`onnx` or `openai`',
     default: '`onnx`',
     doc: 'in-process ONNX, or an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
-    read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, ['onnx', 'openai'] as const, 'onnx'),
+    read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'onnx'),
   },
   model: {
     name: 'KIMINA_MODEL',
@@ -294,6 +297,8 @@ const declarations = {
   },
   hfHubOffline: {
     name: 'HF_HUB_OFFLINE',
+    // huggingface_hub 2.4.0 constants.py: `HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE`, true for 1/ON/YES/TRUE.
+    also: ['TRANSFORMERS_OFFLINE'],
     type: 'flag',
     default: 'off',
     doc: 'never reach the hub (pulls use the Hugging Face cache, else fail with a clear error)',

@@ -24,6 +24,7 @@ import { trainerSourceDir } from './paths';
 import { presetHyper } from './presets';
 import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './promptSet';
 import type { Engine } from '../model/engine';
+import { isVerdictMode, VERDICT_MODES } from '../lean/verdictModes';
 import { MAX_REWARD_ITEMS, rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
 import {
   isOurTrainer,
@@ -626,8 +627,8 @@ export class TrainingJobs extends EventEmitter {
 function validateReward(req: RewardRequest): void {
   if (!req || !Array.isArray(req.items) || !Number.isInteger(req.step))
     throw new TrainingError('reward needs step and items');
-  if (req.mode !== undefined && req.mode !== 'strict' && req.mode !== 'recipe')
-    throw new TrainingError(`mode must be strict or recipe, got ${JSON.stringify(req.mode)}`);
+  if (req.mode !== undefined && !isVerdictMode(req.mode))
+    throw new TrainingError(`mode must be ${VERDICT_MODES.join(' or ')}, got ${JSON.stringify(req.mode)}`);
   if (req.items.length > MAX_REWARD_ITEMS) {
     throw new TrainingError(
       `at most ${MAX_REWARD_ITEMS} answers per reward request, got ${req.items.length}: send them in several requests`,

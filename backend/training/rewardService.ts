@@ -8,7 +8,7 @@ import { splitThink } from '../prover/thinkStream';
 import { trustedTheoremName } from '../prover/trustedName';
 import type { CheckOutcome, LeanVerifier } from '../lean/types';
 import type { BatchVerifier } from '../lean/verifier';
-import { recipeVerdictOf, type VerdictMode } from '../lean/verdictModes';
+import { verdictModeRules, type VerdictMode } from '../lean/verdictModes';
 
 /** A scored answer: the trainer's result plus the thinking the monitor shows. */
 export interface ScoredItem extends RewardResult {
@@ -63,9 +63,7 @@ function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = '
   if (p.code === null || outcome === null)
     return { ...base, score: 0, acc: 0, verdict: null, feedback: null, code: null };
   // recipe mode: kimina-client's rule on the same Lean answer (code our filter refused before Lean scores 0).
-  const acc = (mode === 'recipe' ? recipeVerdictOf(outcome.verdict).valid === true : outcome.verdict.status === 'valid')
-    ? 1
-    : 0;
+  const acc = verdictModeRules[mode].accepts(outcome.verdict) ? 1 : 0;
   return {
     ...base,
     score: acc === 1 && p.format.ok ? 1 : 0,

@@ -11,6 +11,7 @@ import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethod
 import { startLspFace, type LspFace } from '../../backend/api/lsp';
 import { readSettings } from '../../backend/settings/settings';
 import type { ProveService } from '../../backend/editor/service';
+import type { RepairStore } from '../../backend/store/repairs';
 
 export interface FaceClient {
   client: MessageConnection;
@@ -22,7 +23,7 @@ export interface FaceClient {
 
 export async function connectFace(
   createService: () => Promise<ProveService>,
-  options: { proveTimeoutS?: number; refreshMs?: number } = {},
+  options: { proveTimeoutS?: number; refreshMs?: number; repairStore?: () => RepairStore } = {},
 ): Promise<FaceClient> {
   const up = new PassThrough();
   const down = new PassThrough();

@@ -5,6 +5,8 @@
 // (a TEST DOUBLE answering from a script: standInServe.ts), so no model weights or Lean toolchain are needed.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from './expect';
 import {
   editorText,
@@ -120,9 +122,15 @@ describe('attached to a running kimina serve (stand-in)', () => {
     );
     await screenshot(page, 'attached-6-goal-proved');
     await step(wb, 'goal-accept', () => view.locator('#accept').click());
+    // the saved file, not the editor's rendered lines (their DOM order need not follow the text after an edit)
     await step(wb, 'goal-in-file', () =>
       expect(async () => {
-        assert.match(await editorText(page), /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/);
+        await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'algebra_goal' }).first().click();
+        await page.keyboard.press('Control+S');
+        assert.match(
+          readFileSync(join(wb.workspace, 'Algebra.lean'), 'utf8'),
+          /· have h₁ : 2 \* x = 8 := by linarith\n\s+linarith\n\s+· trivial/,
+        );
       }),
     );
     await screenshot(page, 'attached-7-goal-accepted');
@@ -137,21 +145,34 @@ describe('attached to a running kimina serve (stand-in)', () => {
     await screenshot(page, 'attached-8-training-monitor');
   });
 
-  test('Prove All Sorries in File works through the queue and inserts each verified proof', async () => {
+  test('Prove All Sorries ends with proposals at their declarations (both kept), Accept All Verified writes them', async () => {
     const { page } = wb;
     await step(wb, 'open-queue', async () => {
       await quickOpen(page, 'Queue.lean');
       await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().waitFor();
     });
     await step(wb, 'prove-all', () => runCommand(page, 'Kimina: Prove All Sorries in File'));
-    await step(wb, 'queue-done', () =>
-      page.locator('.notifications-toasts', { hasText: 'Kimina proved 2 of 2' }).first().waitFor(),
+    const done = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Kimina proved 2 of 2' });
+    await step(wb, 'queue-done', () => done.first().waitFor());
+    const queueText = async () =>
+      (
+        await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().innerText()
+      ).replace(/\u00a0/g, ' ');
+    // nothing entered the file unseen: the second proof did not replace the first, both wait at their declarations
+    assert.equal((await queueText()).match(/sorry/g)?.length, 2);
+    const accepts = page.locator('.contentWidgets .codelens-decoration a', { hasText: 'Accept Kimina proof' });
+    await step(wb, 'two-proposals', () => expect(async () => assert.equal(await accepts.count(), 2)));
+    await screenshot(page, 'attached-9-queue-proposals');
+    await step(wb, 'accept-all', () =>
+      done.first().locator('.monaco-button', { hasText: 'Accept All Verified' }).click(),
     );
-    const text = (
-      await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'queue_one' }).first().innerText()
-    ).replace(/\u00a0/g, ' ');
-    assert.ok(!text.includes('sorry'), text);
-    assert.equal(text.match(/have h₁ : 2 \* x = 8 := by linarith/g)?.length, 2);
+    await step(wb, 'both-written', () =>
+      expect(async () => {
+        const text = await queueText();
+        assert.ok(!text.includes('sorry'), text);
+        assert.equal(text.match(/have h₁ : 2 \* x = 8 := by linarith/g)?.length, 2);
+      }),
+    );
     await screenshot(page, 'attached-9-queue');
   });
   test('the backend is restarted after it crashes, and proving works again', async () => {

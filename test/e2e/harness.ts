@@ -48,23 +48,16 @@ let packaged: string | undefined;
 function prepareExtension(): string {
   if (packaged) return packaged;
   run('bash', ['scripts/e2e-setup.sh']);
-  run('node', ['scripts/build.mjs']);
   const vsix = join(root, '.e2e', 'kimina.vsix');
-  run(join(root, 'node_modules', '.bin', 'vsce'), [
-    'package',
-    '--no-rewrite-relative-links',
-    '--target',
-    'linux-x64',
-    '--out',
-    vsix,
-  ]);
+  // the linux-x64 package exactly as `npm run package` writes it (scripts/package.mjs builds first)
+  run('node', ['scripts/package.mjs', '--targets', 'linux-x64', '--out', vsix]);
   assertTrainerPackaged(vsix);
   packaged = vsix;
   return vsix;
 }
 
 /** `kimina trainer setup` from the installed extension needs each requirements file and every file it names
- * (-r, -c): .vscodeignore keeps the trainer by an allow-list, so a new file is easily left out. */
+ * (-r, -c): scripts/package.mjs keeps the trainer by an allow-list, so a new file is easily left out. */
 function assertTrainerPackaged(vsix: string): void {
   const listing = spawnSync(
     'python3',
@@ -82,7 +75,7 @@ function assertTrainerPackaged(vsix: string): void {
   const missing = [...needed].filter((f) => !entries.has(`extension/backend/trainer/${f}`));
   if (missing.length)
     throw new Error(
-      `the packaged extension lacks backend/trainer/${missing.join(', ')} (add it to .vscodeignore's allow-list)`,
+      `the packaged extension lacks backend/trainer/${missing.join(', ')} (add it to scripts/package.mjs's allow-list)`,
     );
 }
 

@@ -4,3 +4,4 @@ import './inProcess.suite';
 import './attached.suite';
 import './firstRun.suite';
 import './workspaceTrust.suite';
+import './repair.suite';

@@ -182,3 +182,20 @@ test('nothing is sent when the proof checks, or when the fix turn is over the pr
   assert.match(long.problem ?? '', /does not fit.*tokens/);
   assert.equal(engine.calls.length, 0);
 });
+
+test('a verified repair is a personal training prompt; the broken proof with its feedback is a fix seed', async () => {
+  const { openDb } = await import('../../backend/store/db');
+  const { AttemptStore } = await import('../../backend/store/attempts');
+  const { harvestAttempts } = await import('../../backend/training/harvest');
+  const store = new AttemptStore(openDb(':memory:'));
+  const engine = new ScriptedEngine((c) => repairAnswer(c));
+  const code = BROKEN_FILE.split('\n\ntheorem ratio_two')[0] + '\n';
+  const result = await prove({ code, repair: true, samples: 1 }, { engine, verifier: lean.verifier, store });
+  assert.equal(result.status, 'proved');
+  const harvest = harvestAttempts(store);
+  assert.equal(harvest.prompts.length, 1);
+  assert.equal(harvest.prompts[0].status, 'proven');
+  assert.match(harvest.prompts[0].formalStatement, /theorem ratio_one .*:= by$/);
+  assert.equal(harvest.fixSeeds.length, 1);
+  assert.deepEqual(harvest.fixSeeds[0].prompt, engine.calls[0].conversations[0]);
+});

@@ -12,26 +12,10 @@ import { applyEdit, cutToBody, spliceProblem, spliceVerifiedProof } from '../../
 import type { ProveService } from '../../backend/editor/service';
 import { lexLean } from '../../backend/lean/lexer';
 import { COMMAND_KEYWORDS } from '../../backend/editor/splice';
+import { spliceAttacks } from '../lean/data/cheatCorpus';
 
-/** Answers with commands after (trailing) or before (leading, inside the proof text) the proof. */
-const corpus: { name: string; proof: string }[] = [
-  { name: 'variable+include', proof: '\n  norm_num\n\nvariable (h : False)\ninclude h\n' },
-  { name: 'variable+include indented', proof: '\n  norm_num\n  variable (h : False)\n  include h\n' },
-  { name: 'include mid-line', proof: ' norm_num\nvariable (h : False) include h' },
-  { name: 'instance', proof: '\n  norm_num\n\ninstance : Inhabited Empty := ⟨sorry⟩\n' },
-  { name: 'set_option warn.sorry false', proof: '\n  norm_num\nset_option warn.sorry false\n' },
-  { name: 'open', proof: '\n  norm_num\n\nopen Real\n' },
-  { name: 'namespace', proof: '\n  norm_num\nnamespace Evil\nend Evil\nnamespace Other\n' },
-  { name: 'notation', proof: '\n  norm_num\nnotation "ff" => False\n' },
-  { name: 'attribute', proof: '\n  norm_num\nattribute [simp] Nat.add_comm\n' },
-  { name: 'another theorem with doc', proof: '\n  norm_num\n\n/-- doc -/\ntheorem extra : True := trivial\n' },
-  { name: '@[simp] theorem', proof: '\n  norm_num\n@[simp] theorem extra : True := trivial\n' },
-  { name: '#eval', proof: '\n  norm_num\n#eval 1\n' },
-  { name: 'universe + export', proof: '\n  norm_num\nuniverse u\nexport Nat (succ)\n' },
-  { name: 'macro', proof: '\n  norm_num\nmacro "cheat" : tactic => `(tactic| sorry)\n' },
-  { name: 'open … in with nothing after', proof: '\n  norm_num\nopen Real in\n' },
-  { name: 'section + end', proof: '\n  norm_num\nsection\nvariable (h : False)\nend\n' },
-];
+/** Answers with commands after (trailing) or before (leading, inside the proof text) the proof: the cheat corpus's. */
+const corpus = spliceAttacks.map((a) => ({ name: a.id, proof: a.proof }));
 
 const file = `import Mathlib
 
@@ -269,4 +253,15 @@ test('goal mode with other sorries left in a file that defines syntax is refused
   });
   assert.equal(out.ok, false);
   assert.match(out.ok ? '' : out.problem, /defines its own syntax/);
+});
+
+test('what belongs to the declaration stays: `termination_by`, `decreasing_by`, `where` clauses', () => {
+  const proof =
+    '\n  exact aux n\ntermination_by n\ndecreasing_by\n  simp_wf\n  omega\nwhere\n  aux (k : ℕ) : k = k := rfl';
+  assert.deepEqual(cutToBody(proof), { body: proof, cut: null });
+  const src = 'theorem t (n : ℕ) : n = n := by\n  sorry\n\ntheorem u : True := trivial\n';
+  const [decl] = findDeclarations(src);
+  const from = decl.statementEnd!;
+  const next = src.slice(0, from) + ' by\n  exact aux n\nwhere\n  aux (k : ℕ) : k = k := rfl' + src.slice(decl.end);
+  assert.equal(spliceProblem(src, from, decl.end, next), null);
 });

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDbReadonly } from '../../backend/store/db';
 import { startStandInOpenAIServer } from '../model/standInOpenAIServer';
 import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { loadBenchmark } from '../../backend/eval/benchmark';
@@ -108,7 +108,7 @@ function runCli(
 
 function finishedSamples(dbFile: string): { problem: string; sample: number }[] {
   if (!existsSync(dbFile)) return [];
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+  const db = openDbReadonly(dbFile);
   try {
     return db.prepare("SELECT problem, sample FROM eval_samples WHERE run = 'e2e'").all() as {
       problem: string;
@@ -254,7 +254,7 @@ test(
     assert.match(stderr, /rerun the same command to continue run 'e2e'/);
     const stored = new Set(finishedSamples(dbFile).map((s) => s.problem)).size;
     assert.ok(stored >= 1 && stored < PROBLEMS, `stored ${stored}`);
-    const db = new Database(dbFile, { readonly: true });
+    const db = openDbReadonly(dbFile);
     const wall = (db.prepare("SELECT wall_ms FROM eval_runs WHERE name = 'e2e'").get() as { wall_ms: number }).wall_ms;
     db.close();
     assert.ok(wall > 0, 'the stopped session kept its wall time');

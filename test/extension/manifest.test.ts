@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { settingsToEnv, type KiminaSettings } from '../../extension/settingsEnv';
+import { settingDefaults, settingsToEnv, type KiminaSettings } from '../../extension/settingsEnv';
 
 const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
   main: string;
@@ -94,24 +94,30 @@ const defaults: KiminaSettings = {
   device: 'auto',
   kvCache: 'auto',
   speculation: false,
-  nodePath: 'node',
+  nodePath: '', // empty: VS Code's own runtime (extension/runtime.ts)
   showDiffOnProof: true,
 };
 
 test('every setting in the manifest has a default matching the one the extension reads', () => {
   const keys = Object.keys(c.configuration.properties).map((k) => k.replace(/^kimina\./, ''));
-  const byKey: Record<string, unknown> = {
-    ...defaults,
-    'timeouts.check': defaults.checkTimeout,
-    'timeouts.prove': defaults.proveTimeout,
-  };
-  assert.deepEqual(
-    keys.sort(),
-    Object.keys(byKey)
-      .filter((k) => k !== 'checkTimeout' && k !== 'proveTimeout')
-      .sort(),
-  );
+  // the extension's one table (extension/settingsEnv.ts settingDefaults) is what config.ts reads through
+  const byKey: Record<string, unknown> = settingDefaults;
+  assert.deepEqual(keys.sort(), Object.keys(byKey).sort());
   for (const k of keys) assert.deepEqual(c.configuration.properties[`kimina.${k}`].default, byKey[k], k);
+  // the settings object the tests below use holds the same defaults
+  for (const [k, v] of Object.entries(defaults)) {
+    const key = k === 'checkTimeout' ? 'timeouts.check' : k === 'proveTimeout' ? 'timeouts.prove' : k;
+    assert.deepEqual(byKey[key], v, k);
+  }
+});
+
+test('the extension reads no kimina.* setting that the table (and so package.json) does not declare', () => {
+  const config = readFileSync('extension/config.ts', 'utf8');
+  const read = [...config.matchAll(/\bget(?:<[^>]*>)?\('([\w.]+)'/g)].map((m) => m[1]);
+  const updated = [...config.matchAll(/\.update\('([\w.]+)'/g)].map((m) => m[1]);
+  assert.ok(read.length >= 18, `reads found: ${read.length}`);
+  for (const key of [...read, ...updated]) assert.ok(key in settingDefaults, `kimina.${key} is not declared`);
+  assert.ok(read.includes('trainingModel'));
 });
 
 test('defaults become a minimal environment; set values travel as KIMINA_* variables', () => {
@@ -163,6 +169,7 @@ test('Workspace Trust: no setting that starts a program, names a server, holds a
     'kimina.openaiBaseUrl',
     'kimina.leanProject',
     'kimina.model',
+    'kimina.trainingModel',
   ];
   for (const key of dangerous) {
     assert.ok(props[key], `${key} is declared`);

@@ -7,10 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildLaunch, findReplBinary } from '../../backend/lean/launch';
+import { lakeFound } from '../../backend/lean/lake';
 import { buildVerifier, memoryLine } from '../../backend/lean/buildVerifier';
 import { LeanFileRunner } from '../../backend/lean/leanFileRunner';
 import { detectSandbox } from '../../backend/lean/sandbox';
@@ -81,7 +82,7 @@ test('launch per OS: argv spawn, KIMINA_REPL_COMMAND through the platform shell,
   assert.throws(() => detectSandbox('bwrap', 'win32'), /'bwrap' is Linux's; this is win32/);
 });
 
-test('the REPL binary is repl.exe on Windows, repl elsewhere', (t) => {
+test('the REPL binary is repl.exe and lake lake.exe on Windows, repl and lake elsewhere', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-exe-'));
   t.after(() => spawnSync('rm', ['-rf', dir]));
   const bin = join(dir, '.lake', 'packages', 'repl', '.lake', 'build', 'bin');
@@ -91,6 +92,12 @@ test('the REPL binary is repl.exe on Windows, repl elsewhere', (t) => {
   assert.equal(findReplBinary(dir, dir, undefined, 'linux'), undefined);
   writeFileSync(join(bin, 'repl'), '');
   assert.equal(findReplBinary(dir, dir, undefined, 'darwin'), join(bin, 'repl'));
+  // lake on the search path: lake.exe on Windows
+  const path = mkdtempSync(join(tmpdir(), 'kimina-path-'));
+  t.after(() => spawnSync('rm', ['-rf', path]));
+  writeFileSync(join(path, 'lake.exe'), '');
+  assert.equal(lakeFound([path], 'win32'), true);
+  assert.equal(lakeFound([path], 'linux'), existsSync(join(homedir(), '.elan', 'bin', 'lake')));
 });
 
 test('the address-space cap: Linux when the hard limit allows it (a notice otherwise), never on macOS or Windows', () => {
@@ -142,7 +149,7 @@ test('a host whose hard address-space limit is below the cap: the check runs unc
     platform: 'node',
     format: 'cjs',
     outfile: bundle,
-    external: ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js'],
+    external: ['onnxruntime-node', 'libsql', 'better-sqlite3', '@resvg/resvg-js'],
     logLevel: 'error',
   });
   const r = spawnSync(

@@ -122,6 +122,16 @@ test('Ollama: an answer that overflows num_ctx (Ollama shifts and says "stop") i
     const chat = chats(server)[0].body;
     assert.deepEqual(chat.stream_options, { include_usage: true }, 'usage asked for');
   });
+  // An untagged name is Ollama's :latest (it lists tagged names in /v1/models and /api/ps).
+  await withServer(
+    { server: 'ollama', numCtx: 128, models: [{ id: 'kimina:latest' }], answer: () => long },
+    async (engine) => {
+      assert.equal(engine.model, 'kimina');
+      const [gen] = await engine.generate([PROMPT], SAMPLING);
+      assert.match(gen.cut ?? '', /context of 128 tokens/);
+    },
+    { model: 'kimina' },
+  );
   // Within its context the same server's answers pass as whole ones.
   await withServer({ server: 'ollama', numCtx: 4096 }, async (engine) => {
     const gens = await engine.generate([PROMPT, PROMPT], SAMPLING);

@@ -122,6 +122,9 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
       ? [{ id: 'AI-MO/Kimina-Prover-RL-0.6B' }] // neither lists a context length in /v1/models
       : [{ id: 'AI-MO/Kimina-Prover-RL-0.6B', max_model_len: 32768 }];
   const models = o.models ?? defaultModels;
+  // Ollama fills a missing tag with "latest" (types/model/name.go defaultTag), so `kimina` is `kimina:latest`.
+  const serves = (model: string): boolean =>
+    models.some((m) => m.id === model || (kind === 'ollama' && m.id === `${model}:latest`));
   const state = { requests: [] as StandInRequest[], abortedStreams: 0 };
 
   const json = (res: ServerResponse, status: number, body: unknown): void => {
@@ -138,7 +141,7 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
     route: 'chat' | 'completions',
   ): Promise<void> => {
     const model = body.model as string;
-    if (!models.some((m) => m.id === model)) {
+    if (!serves(model)) {
       json(res, 404, {
         error: { message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', code: 404 },
       });
@@ -296,7 +299,7 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
    */
   const handleOllamaGenerate = async (res: ServerResponse, body: Record<string, unknown>): Promise<void> => {
     const model = body.model as string;
-    if (!models.some((m) => m.id === model)) {
+    if (!serves(model)) {
       json(res, 404, { error: `model '${model}' not found` });
       return;
     }

@@ -169,3 +169,72 @@ test('GET /v1/load needs the token and reports admitted checks against capacity'
     s.child.kill('SIGTERM');
   }
 });
+
+test(
+  'a server taken out comes back once /health answers: the next reward call uses it again',
+  { timeout: 60_000 },
+  async () => {
+    // TEST DOUBLES of the backend's reward route (score 1 for every answer): `flaky` answers 500 to its first
+    // reward request, then works; the reward module runs in one python process across two calls
+    const express = (await import('express')).default;
+    const served = { flaky: 0, steady: 0 };
+    const start = (name: 'flaky' | 'steady') =>
+      new Promise<{ url: string; close: () => void }>((resolve) => {
+        const app = express();
+        let first = name === 'flaky';
+        app.get('/health', (_req, res) => res.json({ status: 'ok' }));
+        app.get('/v1/load', (_req, res) =>
+          res.json({ inFlight: 0, capacity: 8, waiting: 0, repls: { total: 1, busy: 0 } }),
+        );
+        app.post('/v1/training/reward', express.json({ limit: '8mb' }), (req, res) => {
+          if (first) {
+            first = false;
+            res.status(500).json({ detail: 'stand-in failure' });
+            return;
+          }
+          served[name] += 1;
+          const items = (req.body as { items: unknown[] }).items;
+          res.json({
+            results: items.map(() => ({ score: 1, acc: 1, code: null, feedback: null, formatErrorText: 'No error.' })),
+          });
+        });
+        const server = app.listen(0, '127.0.0.1', () =>
+          resolve({
+            url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+            close: () => server.close(),
+          }),
+        );
+      });
+    const flaky = await start('flaky');
+    const steady = await start('steady');
+    try {
+      const code = `
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import kimina_reward
+infos = [{"formal_statement": "theorem t : True := by", "index": str(i)} for i in range(8)]
+first = kimina_reward.reward(["s"] * 8, ["a"] * 8, [None] * 8, infos)
+out = kimina_reward._servers[sys.argv[2]]
+taken_out = out.out
+time.sleep(1.2)  # past the first back-off
+second = kimina_reward.reward(["s"] * 8, ["a"] * 8, [None] * 8, infos)
+print(json.dumps({"first": first, "second": second, "takenOut": taken_out, "outNow": out.out}))
+`;
+      const child = spawn('python3', ['-c', code, dir, flaky.url], {
+        env: { ...process.env, KIMINA_REWARD_URL: `${flaky.url},${steady.url}`, KIMINA_REWARD_BATCH_ITEMS: '1' },
+      });
+      let stdout = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      assert.equal(await new Promise((r) => child.once('exit', r)), 0);
+      const r = JSON.parse(stdout) as { first: number[]; second: number[]; takenOut: boolean; outNow: boolean };
+      assert.deepEqual(r.first, Array(8).fill(1));
+      assert.deepEqual(r.second, Array(8).fill(1));
+      assert.equal(r.takenOut, true, 'the failing server was taken out in the first call');
+      assert.equal(r.outNow, false, 'and is back in after /health answered');
+      assert.ok(served.flaky > 0, `the recovered server scored batches again (${served.flaky})`);
+    } finally {
+      flaky.close();
+      steady.close();
+    }
+  },
+);

@@ -11,9 +11,8 @@
 import axios, { type AxiosInstance, isAxiosError, isCancel } from 'axios';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { ChatMessage } from '../../protocol';
+import { SseFrames, type ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
-import { SseParser } from './sse';
 import { ThinkFolder, reasoningOf } from './reasoning';
 import { bodyText, describeRequestError, serverMessage } from './errors';
 import { PromptTokenCounter, loadLocalTemplate, type LocalTemplate, type TokenCountSource } from './tokenCount';
@@ -154,12 +153,13 @@ export class OpenAIEngine implements Engine {
         );
       }
       model = models[0].id;
-    } else if (models.length > 0 && !models.some((m) => m.id === model)) {
+    } else if (models.length > 0 && !models.some((m) => m.id === model || m.id === `${model}:latest`)) {
+      // Ollama lists tagged names (qwen3:latest) and takes the untagged one as the same model.
       throw new Error(
         `the model server at ${baseUrl} has no model '${model}'; it serves: ${models.map((m) => m.id).join(', ')} (set KIMINA_MODEL to one of them)`,
       );
     }
-    const listed = models.find((m) => m.id === model);
+    const listed = models.find((m) => m.id === model) ?? models.find((m) => m.id === `${model}:latest`);
     return new OpenAIEngine(
       http,
       o,
@@ -559,7 +559,7 @@ export class OpenAIEngine implements Engine {
         }
         readUsage(data.usage);
       } else {
-        const parser = new SseParser();
+        const parser = new SseFrames();
         let done = false;
         const handle = (data: string): void => {
           if (data.trim() === '[DONE]') {
@@ -585,9 +585,9 @@ export class OpenAIEngine implements Engine {
         };
         for await (const chunk of stream) {
           touch();
-          for (const data of parser.push(chunk)) handle(data);
+          for (const { data } of parser.push(chunk)) handle(data);
         }
-        for (const data of parser.end()) handle(data);
+        for (const { data } of parser.end()) handle(data);
         const unfinished = job.targets.filter((t) => outputs[t].finish === undefined && outputs[t].text.length > 0);
         if (!done && unfinished.length > 0)
           throw new Error(`the model server at ${url} closed the stream before the answer was finished`);

@@ -118,6 +118,12 @@ export const cheats: Cheat[] = [
   { id: 'guard-msgs-hides-duplicate', class: 'red-team', source: "red-team: '#guard_msgs' hides \"'target' has already been declared\"; the false twin is never added and the audit answers for the clean one", code: "theorem target : (1 : ℕ) = 1 := rfl\n/-- error: 'target' has already been declared -/\n#guard_msgs in\ntheorem target : (1 : ℕ) = 2 := by\n  decide", expected: ['rejected'], caughtBy: 'filter' },
   { id: 'guard-msgs-hides-library-duplicate', class: 'red-team', source: 'red-team: the same against a library name, so the source declares the name once', code: "/-- error: 'Nat.add_comm' has already been declared -/\n#guard_msgs in\ntheorem Nat.add_comm : (1 : ℕ) = 2 := by\n  decide", expected: ['rejected'], caughtBy: 'filter' },
   { id: 'duplicate-name', class: 'red-team', source: 'red-team: a name declared twice (Lean refuses the second; the plan refuses before Lean)', code: 'theorem target : (1 : ℕ) = 1 := rfl\nnamespace Foo\nend Foo\nprivate theorem target : (1 : ℕ) = 2 := by\n  decide', expected: ['rejected'], caughtBy: 'plan' },
+  // --- issue 20 (independent review): what the checker must still see through
+  { id: 'mutual-end-closes-namespace', class: 'red-team', source: 'issue 20 point 2: `mutual … end` inside a namespace, then a root twin and a namespaced sorryAx', code: `theorem c : True := trivial\nnamespace Foo\nmutual\n  theorem a : True := trivial\n  theorem b : True := trivial\nend\n${off}theorem c : False := sorryAx False\nend Foo`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'namespace-parts-end-one', class: 'red-team', source: 'issue 20 point 2: `namespace A.B` … `end B` closes only B', code: `theorem t : True := trivial\nnamespace A.B\nend B\n${off}theorem t : (1 : ℕ) = 2 := sorryAx _\nend A`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'first-admit-fallback', class: 'sorry', source: 'issue 20 point 3: a name that does not exist makes `first` fall through to admit', code: 'theorem target (a : ℕ) (h : a = 1) : a = 1 := by\n  first | exact a_0 | admit', expected: ['sorry'], caughtBy: 'warning' },
+  { id: 'first-admit-fallback-silenced', class: 'silenced-sorry', source: 'issue 20 point 3, the warning off', code: `${off}theorem target (a : ℕ) (h : a = 1) : a = 2 := by\n  first | exact a_0 | admit`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'guillemet-root-name-silenced', class: 'red-team', source: 'issue 20 point 7: `«two plus two»` audited as `_root_.«two plus two»`', code: `${off}theorem «two plus two» : 2 + 2 = 5 := sorryAx _`, expected: ['sorry'], caughtBy: 'audit' },
   { id: 'exit-hides-rest', class: 'red-team', source: 'red-team: `#exit` stops checking', code: `theorem target : (1 : ℕ) = 1 := rfl\n#exit\ntheorem bad : (1 : ℕ) = 2 := sorryAx _`, expected: ['rejected'], caughtBy: 'filter' },
 ];
 
@@ -127,3 +133,29 @@ export const cheats: Cheat[] = [
  * rewrite (lexer that follows Lean, allow-lists, namespaces).
  */
 export const knownOpen: readonly string[] = [];
+
+/**
+ * Issue 20 point 1: answers verified for their own theorem that carry commands before or after the proof. The
+ * editor must write only the target's body (backend/editor/splice.ts `spliceVerifiedProof`): none of these
+ * commands may reach the user's file (test/editor/spliceRule.test.ts, for Accept, goal mode and Prove All
+ * Sorries). The stand-in REPL does not model `include` or `instance`, so the structural rule is what refuses them.
+ */
+export const spliceAttacks: { id: string; proof: string }[] = [
+  { id: 'variable+include', proof: '\n  norm_num\n\nvariable (h : False)\ninclude h\n' },
+  { id: 'variable+include indented', proof: '\n  norm_num\n  variable (h : False)\n  include h\n' },
+  { id: 'include mid-line', proof: ' norm_num\nvariable (h : False) include h' },
+  { id: 'instance', proof: '\n  norm_num\n\ninstance : Inhabited Empty := ⟨sorry⟩\n' },
+  { id: 'set_option warn.sorry false', proof: '\n  norm_num\nset_option warn.sorry false\n' },
+  { id: 'open', proof: '\n  norm_num\n\nopen Real\n' },
+  { id: 'namespace', proof: '\n  norm_num\nnamespace Evil\nend Evil\nnamespace Other\n' },
+  { id: 'notation', proof: '\n  norm_num\nnotation "ff" => False\n' },
+  { id: 'attribute', proof: '\n  norm_num\nattribute [simp] Nat.add_comm\n' },
+  { id: 'another theorem with doc', proof: '\n  norm_num\n\n/-- doc -/\ntheorem extra : True := trivial\n' },
+  { id: '@[simp] theorem', proof: '\n  norm_num\n@[simp] theorem extra : True := trivial\n' },
+  { id: '#eval', proof: '\n  norm_num\n#eval 1\n' },
+  { id: 'universe + export', proof: '\n  norm_num\nuniverse u\nexport Nat (succ)\n' },
+  { id: 'macro', proof: '\n  norm_num\nmacro "cheat" : tactic => `(tactic| sorry)\n' },
+  { id: 'open … in with nothing after', proof: '\n  norm_num\nopen Real in\n' },
+  { id: 'section + end', proof: '\n  norm_num\nsection\nvariable (h : False)\nend\n' },
+  { id: 'omit + mutual', proof: '\n  norm_num\nomit h\nmutual\nend\n' },
+];
