@@ -20,8 +20,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { downloadFile, hubOptionsOf, listRepoFiles } from '../../backend/model/hub';
 import { cachedListing, findCachedSnapshot } from '../../backend/model/hubCache';
-import * as store from '../../backend/model/store';
-import { CHECKPOINT_SUBDIR, ONNX_LAYOUT_MARKER, readManifest, type ConvertCheckpoint } from '../../backend/model/store';
+import * as store from '../../backend/model/modelStore';
+import {
+  CHECKPOINT_SUBDIR,
+  ONNX_LAYOUT_MARKER,
+  readManifest,
+  type ConvertCheckpoint,
+} from '../../backend/model/modelStore';
 import { kiminaHome, readSettings } from '../../backend/settings/settings';
 import { startStandInHub, type StandInHub } from './standInHub';
 

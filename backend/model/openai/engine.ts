@@ -11,9 +11,8 @@
 import axios, { type AxiosInstance, isAxiosError, isCancel } from 'axios';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { ChatMessage } from '../../protocol';
+import { SseFrames, type ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
-import { SseParser } from './sse';
 import { ThinkFolder, reasoningOf } from './reasoning';
 import { bodyText, describeRequestError, serverMessage } from './errors';
 import { PromptTokenCounter, loadLocalTemplate, type LocalTemplate, type TokenCountSource } from './tokenCount';
@@ -592,7 +591,7 @@ export class OpenAIEngine implements Engine {
         }
         readUsage(data.usage);
       } else {
-        const parser = new SseParser();
+        const parser = new SseFrames();
         let done = false;
         const handle = (data: string): void => {
           if (data.trim() === '[DONE]') {
@@ -618,9 +617,9 @@ export class OpenAIEngine implements Engine {
         };
         for await (const chunk of stream) {
           touch();
-          for (const data of parser.push(chunk)) handle(data);
+          for (const { data } of parser.push(chunk)) handle(data);
         }
-        for (const data of parser.end()) handle(data);
+        for (const { data } of parser.end()) handle(data);
         const unfinished = job.targets.filter((t) => outputs[t].finish === undefined && outputs[t].text.length > 0);
         if (!done && unfinished.length > 0)
           throw new Error(`the model server at ${url} closed the stream before the answer was finished`);
