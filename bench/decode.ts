@@ -18,7 +18,7 @@
 // spec_speedup and its acceptance rate; and last, issue 24's targets, each met or missed.
 // Env: KIMINA_BENCH_ROUNDS (default 2), KIMINA_BENCH_STEPS (default 12), KIMINA_BENCH_THREADS (default 2),
 // KIMINA_BENCH_ONLY=ours,llama,tfjs,genai, KIMINA_BENCH_PARTS=decode,batch,prefill,spec,memory,
-// KIMINA_BENCH_ACCURACY (4).
+// KIMINA_BENCH_ACCURACY (4), KIMINA_BENCH_MEMORY=own,shared (the memory part's layouts).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
@@ -29,7 +29,7 @@ import { kiminaAnswers, replay, teacherForced, verifyCost } from './specDecode';
 import type { SpeculationOptions } from '../backend/model/onnx/decoder';
 import { ensureOptimumModel, loadTransformersModule, measureTransformers } from './transformersDecode';
 import { maxEventLoopStall } from './responsiveness';
-import { measureHalfCost, measureMemory, memoryTable, type MemoryRow } from './memoryDecode';
+import { measureHalfCost, measureMemory, memoryTable, type Layout, type MemoryRow } from './memoryDecode';
 import { ensureGenaiModel, measureGenai, measureGenaiGraphInNode } from './genaiDecode';
 import { readBandwidth } from './bandwidth';
 import { KvCache } from '../backend/model/onnx/kvCache';
@@ -58,6 +58,8 @@ const only = new Set((process.env.KIMINA_BENCH_ONLY ?? 'ours,llama,tfjs,genai').
 const parts = new Set((process.env.KIMINA_BENCH_PARTS ?? 'decode,batch,prefill,spec,memory').split(','));
 const accuracyLevel = Number(process.env.KIMINA_BENCH_ACCURACY ?? 4);
 const ROWS = [1, 4, 8, 16];
+/** Memory rows: 'own' (every row its own cache) and 'shared' (a shared prompt); KIMINA_BENCH_MEMORY. */
+const memoryLayouts = (process.env.KIMINA_BENCH_MEMORY ?? 'own,shared').split(',') as Layout[];
 const PREFILL = [300, 8000];
 const SPEC: SpeculationOptions = { maxDraft: 8 };
 const log = (s: string) => console.error(s);
@@ -252,7 +254,7 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k} ${v.fp16.toFixed(1)} vs ${v.fp32.toFixed(1)} tok/s`)
         .join(', ')}`,
     );
-    memory = measureMemory(threads, accuracyLevel, log);
+    memory = measureMemory(threads, accuracyLevel, log, memoryLayouts);
   }
   const stall = {
     inThread: await maxEventLoopStall(oursDir, true, 12, threads),

@@ -59,7 +59,7 @@ async function child(
   return result;
 }
 
-type Layout = 'own' | 'shared';
+export type Layout = 'own' | 'shared';
 
 export interface MemoryRow {
   size: string;
@@ -70,12 +70,19 @@ export interface MemoryRow {
 }
 
 /** Each (size, precision) in its own process; sizes' models are written first (in this process). */
-export function measureMemory(threads: number, accuracyLevel: number, log: (s: string) => void): MemoryRow[] {
+export function measureMemory(
+  threads: number,
+  accuracyLevel: number,
+  log: (s: string) => void,
+  layouts: readonly Layout[] = ['own', 'shared'],
+): MemoryRow[] {
   const rows: MemoryRow[] = [];
   for (const size of Object.keys(shapes)) {
     ensureOnnxModel(accuracyLevel, log, shapes[size]);
     const runs = (['fp32', 'fp16'] as const).flatMap((kvCache) =>
-      (size === '0.6B' ? (['own', 'shared'] as const) : (['own'] as const)).map((layout) => ({ kvCache, layout })),
+      (size === '0.6B' ? (['own', 'shared'] as const) : (['own'] as const))
+        .filter((layout) => layouts.includes(layout))
+        .map((layout) => ({ kvCache, layout })),
     );
     for (const { kvCache, layout } of runs) {
       const need = KvCache.bytesPerToken({ ...shapes[size], half: kvCache === 'fp16' }) * MEMORY_ROWS * MEMORY_TOKENS;

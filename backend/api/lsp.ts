@@ -17,7 +17,7 @@ import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
 import { RunningProofs } from '../prover/running';
 import { LeanNotAvailable } from '../lean/lake';
-import { ModelNotAvailable } from '../model/store';
+import { ModelNotAvailable } from '../model/modelStore';
 import { notifier, serveLspRequests } from './lspContract';
 import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';

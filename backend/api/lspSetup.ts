@@ -7,7 +7,7 @@ import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
 import { serveLspRequests } from './lspContract';
 import { convertLazily } from '../model/lazyConvert';
 import { hubOptionsOf, type HubSettings } from '../model/hub';
-import { pullModel, type PullEvent } from '../model/store';
+import { pullModel, type PullEvent } from '../model/modelStore';
 import type { Settings } from '../settings/settings';
 
 /** What the setup requests read: KIMINA_HOME (the model store and the REPL builds), the REPL's git URL, the hub's settings. */

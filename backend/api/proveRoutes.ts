@@ -8,7 +8,7 @@ import { prove, proveStatement, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
-import { openSse, type SseStream } from './sse';
+import { openSse, type SseStream } from './sseWriter';
 import type { AttemptStore } from '../store/attempts';
 import { RunningProofs } from '../prover/running';
 import type { ApiContext } from './server';

@@ -7,7 +7,7 @@ import { TrainingError, type TrainingJobs } from '../training/jobs';
 import { nvidiaSmiProbe, type GpuProbe } from '../training/gpu';
 import { PRESETS } from '../training/presets';
 import { serveRoutes } from './contract';
-import { openSse } from './sse';
+import { openSse } from './sseWriter';
 import { clientKey } from '../lean/admission';
 
 export interface TrainingRouterDeps {

@@ -11,7 +11,7 @@ import {
   resolveModelDir,
   type PullEvent,
   type Quantize,
-} from '../model/store';
+} from '../model/modelStore';
 import { hubEndpoint, hubOptionsOf } from '../model/hub';
 import { convertLazily } from '../model/lazyConvert';
 

@@ -5,11 +5,15 @@
 //   <HF_HUB_CACHE>/models--<org>--<name>/snapshots/<commit>/…  the files, symlinks into ../../blobs
 //   <HF_HUB_CACHE>/models--<org>--<name>/blobs/<etag>          content; named by the file's sha256 (LFS)
 //                                                              or its git blob id (other files)
+//   <HF_HUB_CACHE>/blobs/<xx>/<xet hash>                       the cache-wide shared store (2.x, Xet files:
+//                                                              utils/_shared_blobs.py): the repo's blobs/<etag>
+//                                                              is then a relative link to it, so the checksum is
+//                                                              the repo blob's name, not the store file's
 // The cache folder is the HF_HUB_CACHE setting (backend/settings/settings.ts: $HF_HOME/hub, HF_HOME
 // $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface), handed down as `cacheDir`.
 // Nothing here writes to the cache.
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { basename, join, relative, sep } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { checkRepoId, type HubFile, type RepoListing } from './hub';
 
 export interface CachedSnapshot {
@@ -58,23 +62,32 @@ function walk(dir: string, root: string, out: string[]): void {
 }
 
 /**
- * One snapshot file as a listing entry: its size and, from the blob it links to, its checksum (a 64-hex
- * blob name is the content's sha256, a 40-hex one its git blob id). A link that leads out of the repo's
- * blobs folder, or to nothing, is left out.
+ * One snapshot file as a listing entry: its size and, from the repo blob it links to, its checksum (a 64-hex
+ * blob name is the content's sha256, a 40-hex one its git blob id). The repo blob may itself link into the
+ * cache-wide shared store (`<cache>/blobs/<xx>/<xet hash>`, huggingface_hub 2.4.0 publish_blob_to_shared_store);
+ * its name, not the store file's, is the checksum. A link that leads out of the repo's blobs folder (or, for
+ * the content, out of the shared store), or to nothing, is left out.
  */
 function cachedFile(snapshot: CachedSnapshot, path: string): (HubFile & { blob: string }) | undefined {
   const p = join(snapshot.dir, ...path.split('/'));
   let real: string;
+  let repoBlob: string;
+  let blobs: string;
   try {
     real = realpathSync(p);
+    if (!lstatSync(p).isSymbolicLink()) return { path, size: statSync(real).size, blob: real }; // copies: no checksum
+    blobs = realpathSync(join(snapshot.dir, '..', '..', 'blobs')).concat(sep);
+    // One step of the snapshot's link: ../../blobs/<etag> (the snapshot folder itself may be reached by links).
+    repoBlob = resolve(realpathSync(dirname(p)), readlinkSync(p));
+    repoBlob = join(realpathSync(dirname(repoBlob)), basename(repoBlob));
   } catch {
     return undefined; // a dangling link (blob deleted)
   }
-  const blobs = realpathSync(join(snapshot.dir, '..', '..', 'blobs')).concat(sep);
+  if (!repoBlob.startsWith(blobs) || repoBlob.slice(blobs.length).includes(sep)) return undefined;
+  const shared = join(realpathSync(join(snapshot.dir, '..', '..', '..')), 'blobs').concat(sep);
+  if (!real.startsWith(blobs) && !real.startsWith(shared)) return undefined;
   const size = statSync(real).size;
-  if (!lstatSync(p).isSymbolicLink()) return { path, size, blob: real }; // copies (no symlinks): no checksum
-  if (!real.startsWith(blobs)) return undefined;
-  const name = basename(real);
+  const name = basename(repoBlob);
   if (/^[0-9a-f]{64}$/.test(name)) return { path, size, sha256: name, blob: real };
   if (/^[0-9a-f]{40}$/.test(name)) return { path, size, gitOid: name, blob: real };
   return { path, size, blob: real };

@@ -4,7 +4,7 @@ import { DEFAULT_OPENAI_BASE_URL, engineKinds, type Settings } from '../settings
 import type { Engine } from './engine';
 import type { KvCacheSetting } from './onnx/kvPrecision';
 import { OpenAIEngine } from './openai/engine';
-import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './store';
+import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './modelStore';
 
 /** The engine kinds (settings.ts engineKinds, which KIMINA_ENGINE is checked against). */
 export type EngineKind = (typeof engineKinds)[number];

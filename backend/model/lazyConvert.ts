@@ -1,5 +1,5 @@
 // The checkpoint converter `pullModel` needs, loaded on first use (it brings in the ONNX graph builder).
-import type { ConvertCheckpoint } from './store';
+import type { ConvertCheckpoint } from './modelStore';
 
 export const convertLazily: ConvertCheckpoint = async (src, out, { quantize, onProgress }) => {
   const { convertCheckpoint } = await import('./onnx/convert');

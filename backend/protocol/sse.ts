@@ -1,5 +1,5 @@
 // The one server-sent events reader: our routes send `event: <type>` and one JSON `data:` per event
-// (backend/api/sse.ts writes them). Used by the HTTP client (./client.ts), so by the CLI, the editor,
+// (backend/api/sseWriter.ts writes them). Used by the HTTP client (./client.ts), so by the CLI, the editor,
 // eval, bench and tests alike.
 
 export interface SseMessage {
@@ -8,20 +8,29 @@ export interface SseMessage {
   id?: string;
 }
 
+/** One event as it came: its `event:` name ('message' when none), its `data:` lines joined, its `id:`. */
+export interface SseFrame {
+  event: string;
+  data: string;
+  id?: string;
+}
+
 /**
- * Incremental parser: feed text chunks as they arrive, get the events they complete (`event:` name, JSON `data:`,
- * `id:`). Lines may end in \n, \r\n or \r, split anywhere across chunks; comments and frames whose data is not
- * JSON are skipped.
+ * The one incremental reader of the text/event-stream format: feed chunks (text, or bytes decoded as UTF-8 across
+ * chunk boundaries) as they arrive, get the events they complete. Lines may end in \n, \r\n or \r, split anywhere
+ * across chunks; comments and events without data are skipped. The OpenAI-compatible engine reads its streams with
+ * it too (backend/model/openai/engine.ts: `data: [DONE]` is not JSON, so it takes the raw frames).
  */
-export class SseParser {
+export class SseFrames {
   private buffer = '';
   private event = 'message';
   private id: string | undefined;
   private data: string[] = [];
+  private readonly decoder = new TextDecoder('utf-8');
 
-  push(chunk: string): SseMessage[] {
-    this.buffer += chunk;
-    const out: SseMessage[] = [];
+  push(chunk: string | Uint8Array): SseFrame[] {
+    this.buffer += typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    const out: SseFrame[] = [];
     let newline: number;
     while ((newline = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
       const width = this.buffer.startsWith('\r\n', newline) ? 2 : 1;
@@ -35,8 +44,8 @@ export class SseParser {
   }
 
   /** Ends the stream: an event without its final blank line still counts. */
-  end(): SseMessage[] {
-    const out: SseMessage[] = [];
+  end(): SseFrame[] {
+    const out: SseFrame[] = [];
     if (this.buffer) {
       this.line(this.buffer, out);
       this.buffer = '';
@@ -45,19 +54,10 @@ export class SseParser {
     return out;
   }
 
-  private line(line: string, out: SseMessage[]): void {
+  private line(line: string, out: SseFrame[]): void {
     if (line === '') {
-      if (this.data.length) {
-        try {
-          out.push({
-            event: this.event,
-            data: JSON.parse(this.data.join('\n')) as unknown,
-            ...(this.id !== undefined ? { id: this.id } : {}),
-          });
-        } catch {
-          /* not JSON: skipped */
-        }
-      }
+      if (this.data.length)
+        out.push({ event: this.event, data: this.data.join('\n'), ...(this.id !== undefined ? { id: this.id } : {}) });
       this.event = 'message';
       this.id = undefined;
       this.data = [];
@@ -70,6 +70,31 @@ export class SseParser {
     if (field === 'event') this.event = value;
     else if (field === 'data') this.data.push(value);
     else if (field === 'id') this.id = value;
+  }
+}
+
+/** Our routes' events (one JSON `data:` each) over SseFrames; frames whose data is not JSON are skipped. */
+export class SseParser {
+  private readonly frames = new SseFrames();
+
+  push(chunk: string): SseMessage[] {
+    return SseParser.json(this.frames.push(chunk));
+  }
+
+  end(): SseMessage[] {
+    return SseParser.json(this.frames.end());
+  }
+
+  private static json(frames: SseFrame[]): SseMessage[] {
+    const out: SseMessage[] = [];
+    for (const f of frames) {
+      try {
+        out.push({ event: f.event, data: JSON.parse(f.data) as unknown, ...(f.id !== undefined ? { id: f.id } : {}) });
+      } catch {
+        /* not JSON: skipped */
+      }
+    }
+    return out;
   }
 }
 

@@ -297,6 +297,8 @@ const declarations = {
   },
   hfHubOffline: {
     name: 'HF_HUB_OFFLINE',
+    // huggingface_hub 2.4.0 constants.py: `HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE`, true for 1/ON/YES/TRUE.
+    also: ['TRANSFORMERS_OFFLINE'],
     type: 'flag',
     default: 'off',
     doc: 'never reach the hub (pulls use the Hugging Face cache, else fail with a clear error)',

@@ -296,7 +296,7 @@ export function harvestAttempts(store: AttemptStore, limit = 500): Harvest {
 }
 
 /** Keeps the first prompt per statement (whitespace-insensitive). */
-/** As dedupe, yielding to the event loop every 256 K characters of statements (a harvest holds megabytes). */
+/** As dedupe, yielding to the event loop every 64 K characters of statements (a harvest holds megabytes). */
 async function dedupeAsync<T extends TrainingPrompt>(prompts: T[]): Promise<T[]> {
   const seen = new Set<string>();
   const out: T[] = [];
@@ -308,7 +308,7 @@ async function dedupeAsync<T extends TrainingPrompt>(prompts: T[]): Promise<T[]>
       out.push(p);
     }
     chars += key.length;
-    if (chars >= 256 * 1024) {
+    if (chars >= 64 * 1024) {
       chars = 0;
       await yieldToEventLoop();
     }

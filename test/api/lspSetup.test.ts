@@ -16,7 +16,7 @@ import {
 } from 'vscode-languageserver/node';
 import { type SetupResult, lspMethods } from '../../backend/protocol';
 import type { ProveService } from '../../backend/editor/service';
-import * as store from '../../backend/model/store';
+import * as store from '../../backend/model/modelStore';
 import { kiminaHome } from '../../backend/settings/settings';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
 import { filesOf, startStandInHub, type StandInHub } from '../model/standInHub';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { lspMethods } from '../../backend/protocol';
 import { setupHints } from '../../backend/api/lsp';
 import { LeanNotAvailable } from '../../backend/lean/lake';
-import { ModelNotAvailable } from '../../backend/model/store';
+import { ModelNotAvailable } from '../../backend/model/modelStore';
 import type { ProveService } from '../../backend/editor/service';
 import { connectFace, settledStatus } from './faceClient';
 

@@ -254,3 +254,14 @@ test('goal mode with other sorries left in a file that defines syntax is refused
   assert.equal(out.ok, false);
   assert.match(out.ok ? '' : out.problem, /defines its own syntax/);
 });
+
+test('what belongs to the declaration stays: `termination_by`, `decreasing_by`, `where` clauses', () => {
+  const proof =
+    '\n  exact aux n\ntermination_by n\ndecreasing_by\n  simp_wf\n  omega\nwhere\n  aux (k : ℕ) : k = k := rfl';
+  assert.deepEqual(cutToBody(proof), { body: proof, cut: null });
+  const src = 'theorem t (n : ℕ) : n = n := by\n  sorry\n\ntheorem u : True := trivial\n';
+  const [decl] = findDeclarations(src);
+  const from = decl.statementEnd!;
+  const next = src.slice(0, from) + ' by\n  exact aux n\nwhere\n  aux (k : ℕ) : k = k := rfl' + src.slice(decl.end);
+  assert.equal(spliceProblem(src, from, decl.end, next), null);
+});

@@ -169,6 +169,7 @@ test('Workspace Trust: no setting that starts a program, names a server, holds a
     'kimina.openaiBaseUrl',
     'kimina.leanProject',
     'kimina.model',
+    'kimina.trainingModel',
   ];
   for (const key of dangerous) {
     assert.ok(props[key], `${key} is declared`);

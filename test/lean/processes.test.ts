@@ -149,7 +149,7 @@ test('a host whose hard address-space limit is below the cap: the check runs unc
     platform: 'node',
     format: 'cjs',
     outfile: bundle,
-    external: ['onnxruntime-node', 'better-sqlite3', '@resvg/resvg-js'],
+    external: ['onnxruntime-node', 'libsql', 'better-sqlite3', '@resvg/resvg-js'],
     logLevel: 'error',
   });
   const r = spawnSync(

@@ -4,7 +4,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ONNX_LAYOUT_MARKER } from '../../backend/model/store';
+import { ONNX_LAYOUT_MARKER } from '../../backend/model/modelStore';
 import { startStandInHub } from './standInHub';
 import { tinyCheckpointFiles } from './tinyCheckpoint';
 

@@ -11,7 +11,7 @@ import {
   type EngineConfig,
 } from '../../backend/model/index';
 import { kiminaHome, readSettings, type Env } from '../../backend/settings/settings';
-import { DEFAULT_MODEL } from '../../backend/model/store';
+import { DEFAULT_MODEL } from '../../backend/model/modelStore';
 import { startStandInOpenAIServer } from './standInOpenAIServer';
 import { QWEN3_DIR } from './qwen3Fixture';
 

@@ -6,13 +6,27 @@
 import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { downloadFile, hubOptionsOf, listRepoFiles } from '../../backend/model/hub';
 import { cachedListing, findCachedSnapshot } from '../../backend/model/hubCache';
-import * as store from '../../backend/model/store';
-import { CHECKPOINT_SUBDIR, ONNX_LAYOUT_MARKER, readManifest, type ConvertCheckpoint } from '../../backend/model/store';
+import * as store from '../../backend/model/modelStore';
+import {
+  CHECKPOINT_SUBDIR,
+  ONNX_LAYOUT_MARKER,
+  readManifest,
+  type ConvertCheckpoint,
+} from '../../backend/model/modelStore';
 import { kiminaHome, readSettings } from '../../backend/settings/settings';
 import { startStandInHub, type StandInHub } from './standInHub';
 
@@ -73,6 +87,7 @@ afterEach(async () => {
     'HF_HUB_CACHE',
     'HF_HOME',
     'HF_HUB_OFFLINE',
+    'TRANSFORMERS_OFFLINE',
     'XDG_CACHE_HOME',
     'HUGGINGFACE_HUB_CACHE',
   ])
@@ -161,6 +176,54 @@ test(
   },
 );
 
+/** huggingface_hub 2.4.0's own move of a repo blob into the cache-wide shared store (utils/_shared_blobs.py
+ * publish_blob_to_shared_store, what a Xet download does): `<cache>/blobs/<xx>/<xet hash>`, the repo's
+ * blobs/<etag> becoming a relative link to it. The stand-in hub serves no Xet, so the library is asked directly. */
+function publishToSharedStore(cache: string, blob: string, xetHash: string, size: number): Promise<void> {
+  const code =
+    'import sys; from huggingface_hub.utils._shared_blobs import publish_blob_to_shared_store as p; ' +
+    'assert p(blob_path=sys.argv[1], xet_hash=sys.argv[2], cache_dir=sys.argv[3], expected_size=int(sys.argv[4]))';
+  return new Promise((resolve, reject) => {
+    const child = spawn(python, ['-c', code, blob, xetHash, cache, String(size)], {
+      env: { PATH: process.env.PATH, HOME: home, HF_HUB_CACHE: cache, HF_HUB_DISABLE_TELEMETRY: '1' },
+    });
+    let err = '';
+    child.stderr.on('data', (c) => (err += c));
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`publish_blob_to_shared_store: ${err}`))));
+  });
+}
+
+test(
+  "a cached blob in huggingface_hub's shared store (Xet files) is still found by its checksum, offline",
+  { skip: noVenv },
+  async () => {
+    hub = await startStandInHub({
+      repos: { [REPO]: repoAt(COMMIT_A, { ...baseFiles, 'model.safetensors': weights }) },
+    });
+    const cache = process.env.HF_HUB_CACHE!;
+    await snapshotDownload(hub.endpoint, cache, REPO);
+    const listed = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+    const sha = listed.files.find((f) => f.path === 'model.safetensors')!.sha256!;
+    const repoBlob = join(cache, 'models--AI-MO--Kimina-Prover-RL-1.7B', 'blobs', sha);
+    const xetHash = 'e7'.repeat(32); // the store names content by its Xet hash, not its sha256
+    await publishToSharedStore(cache, repoBlob, xetHash, weights.length);
+    assert.ok(lstatSync(repoBlob).isSymbolicLink());
+    assert.equal(realpathSync(repoBlob), realpathSync(join(cache, 'blobs', xetHash.slice(0, 2), xetHash)));
+
+    const fromCache = cachedListing(findCachedSnapshot(REPO, 'main', hubCacheDir())!);
+    assert.deepEqual(
+      fromCache.files.map((f) => [f.path, f.size, f.sha256 ?? f.gitOid]),
+      listed.files.map((f) => [f.path, f.size, f.sha256 ?? f.gitOid]),
+    );
+    hub.log.length = 0;
+    process.env.HF_HUB_OFFLINE = '1';
+    const r = await pullModel(REPO, { endpoint: hub.endpoint, convert: recordingConvert([]) });
+    assert.equal(hub.log.length, 0);
+    assert.equal(r.downloadedBytes, 0);
+    assert.deepEqual(readFileSync(join(storeDirOf(REPO), CHECKPOINT_SUBDIR, 'model.safetensors')), weights);
+  },
+);
+
 test('the cache folder as huggingface_hub finds it: HF_HUB_CACHE, HF_HOME/hub, XDG_CACHE_HOME, ~/.cache', () => {
   delete process.env.HF_HUB_CACHE;
   process.env.HF_HOME = join(home, 'hfhome');
@@ -172,6 +235,11 @@ test('the cache folder as huggingface_hub finds it: HF_HUB_CACHE, HF_HOME/hub, X
   assert.equal(hubCacheDir(), join(home, 'legacy'));
   process.env.HF_HUB_CACHE = join(home, 'new');
   assert.equal(hubCacheDir(), join(home, 'new'));
+  // Offline as huggingface_hub reads it (constants.py: HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE).
+  delete process.env.HF_HUB_OFFLINE;
+  assert.equal(readSettings().hfHubOffline, false);
+  process.env.TRANSFORMERS_OFFLINE = '1';
+  assert.equal(readSettings().hfHubOffline, true);
 });
 
 test('offline with no cached model: a clear error naming the cache, and the hub is not contacted', async () => {

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SseParser } from '../../backend/model/openai/sse';
+import { SseFrames, type SseFrame } from '../../backend/protocol';
+
+/** The data of each event: what the OpenAI-compatible engine reads from SseFrames. */
+class SseParser {
+  private readonly frames = new SseFrames();
+  push = (chunk: string | Uint8Array): string[] => this.frames.push(chunk).map((f: SseFrame) => f.data);
+  end = (): string[] => this.frames.end().map((f: SseFrame) => f.data);
+}
 import { ThinkFolder, reasoningOf } from '../../backend/model/openai/reasoning';
 import { rootOf } from '../../backend/model/openai/engine';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { OpenAIEngine } from '../../backend/model/openai/engine';
 import { hubOptionsOf, listRepoFiles } from '../../backend/model/hub';
 import { readSettings } from '../../backend/settings/settings';
-import { DEFAULT_MODEL } from '../../backend/model/store';
+import { DEFAULT_MODEL } from '../../backend/model/modelStore';
 
 const base = process.env.KIMINA_TEST_OPENAI_BASE_URL;
 test(

@@ -12,8 +12,8 @@ import * as factory from '../../backend/model/index';
 import { engineConfigOf, type CreateEngineOptions, type EngineConfig } from '../../backend/model/index';
 import { kiminaHome, readSettings, type Env } from '../../backend/settings/settings';
 import { hubOptionsOf } from '../../backend/model/hub';
-import * as store from '../../backend/model/store';
-import { CHECKPOINT_SUBDIR, readManifest } from '../../backend/model/store';
+import * as store from '../../backend/model/modelStore';
+import { CHECKPOINT_SUBDIR, readManifest } from '../../backend/model/modelStore';
 import { startStandInHub } from './standInHub';
 import { tinyCheckpointFiles } from './tinyCheckpoint';
 

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { downloadFile, hubOptionsOf, listRepoFiles } from '../../backend/model/hub';
-import * as store from '../../backend/model/store';
+import * as store from '../../backend/model/modelStore';
 import {
   CHECKPOINT_SUBDIR,
   DEFAULT_MODEL,
@@ -14,7 +14,7 @@ import {
   readManifest,
   type ConvertCheckpoint,
   type PullEvent,
-} from '../../backend/model/store';
+} from '../../backend/model/modelStore';
 import { kiminaHome, readSettings } from '../../backend/settings/settings';
 import { startStandInHub, type StandInHub } from './standInHub';
 

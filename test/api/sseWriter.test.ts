@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import express from 'express';
-import { openSse } from '../../backend/api/sse';
+import { openSse } from '../../backend/api/sseWriter';
 import { listen } from '../../backend/api/server';
 
 test('openSse streams named JSON events and notices the client leaving', async () => {
