@@ -4,7 +4,7 @@ import type { ProveMode } from '../backend/protocol';
 import type { Ctx } from './ctx';
 import type { ProofRunner } from './proofRunner';
 import type { ProofView } from './proofView';
-import { pullModel, setupLean } from './setup';
+import { pullModel, setupLean, setupTrainer } from './setup';
 import { Proposals } from './proposal';
 import type { Repairs } from './repair';
 import { attemptSummary } from './words';
@@ -171,6 +171,7 @@ export function registerCommands(
     reg('kimina.openTrainingMonitor', () => vscode.commands.executeCommand('kimina.trainingMonitor.focus')),
     reg('kimina.setupLean', () => setupLean(ctx)),
     reg('kimina.pullModel', () => pullModel(ctx)),
+    reg('kimina.setupTrainer', () => setupTrainer(context)),
     reg('kimina.showLog', () => ctx.log.show()),
     reg('kimina.restartBackend', () => ctx.restart()),
   ];
