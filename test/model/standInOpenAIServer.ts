@@ -269,7 +269,12 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
       send({
         id: 'c',
         object,
-        choices: plans.map((_, index) => ({ index, delta: { role: 'assistant', content: '' } })),
+        // llama.cpp opens with `{"role":"assistant","content":null}` (server-task.cpp 17f5f8a
+        // to_json_oaicompat_chat, `first`); vLLM and SGLang with content "" (serving_chat.py build_sse_content).
+        choices: plans.map((_, index) => ({
+          index,
+          delta: { role: 'assistant', content: kind === 'llama.cpp' ? null : '' },
+        })),
       });
     let sent = 0;
     const longest = Math.max(...plans.map((p) => p.deltas.length));
