@@ -119,10 +119,15 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
 
   provideCodeActions(
     doc: vscode.TextDocument,
-    _range: vscode.Range,
+    range: vscode.Range,
     context: vscode.CodeActionContext,
   ): vscode.CodeAction[] {
-    const error = context.diagnostics.find((d) => d.severity === vscode.DiagnosticSeverity.Error);
+    // the diagnostics at the cursor, else Lean's errors on the cursor's line (a Lean error often sits at `by`)
+    const error =
+      context.diagnostics.find((d) => d.severity === vscode.DiagnosticSeverity.Error) ??
+      vscode.languages
+        .getDiagnostics(doc.uri)
+        .find((d) => d.severity === vscode.DiagnosticSeverity.Error && d.range.start.line === range.start.line);
     if (!error) return [];
     const action = new vscode.CodeAction('Repair with Kimina', vscode.CodeActionKind.QuickFix);
     action.diagnostics = [error];

@@ -199,4 +199,37 @@ describe('Repair All (stand-in OpenAI server as the model, stand-in REPL as Lean
     assert.equal(names.at(-1), 'renamed_two');
     await screenshot(page, 'repair-6-resumed');
   });
+
+  test("Check for Broken Proofs: Lean's messages as diagnostics, a Repair lens and a Repair quick fix on the broken proof", async () => {
+    const { page } = wb;
+    const visibleLine = (text: string) =>
+      page.locator('.editor-instance .monaco-editor .view-line', { hasText: text }).filter({ visible: true }).first();
+    await step(wb, 'back-to-ratios', async () => {
+      await quickOpen(page, 'Ratios.lean');
+      await page.waitForTimeout(500);
+      await page.keyboard.press('Control+Home'); // the first test left the editor scrolled to the end
+      await visibleLine('ratio_two').waitFor();
+    });
+    await step(wb, 'check-file', () => runCommand(page, 'Kimina: Check for Broken Proofs'));
+    // ratio_two's repair was rejected in the first test: it is the one proof Lean still rejects
+    await step(wb, 'checked', () =>
+      page
+        .locator('.notifications-toasts .notification-list-item', {
+          hasText: 'Lean rejects 1 proof in this file (ratio_two)',
+        })
+        .first()
+        .waitFor({ timeout: 60_000 }),
+    );
+    await step(wb, 'repair-lens', () =>
+      expect(async () => assert.equal(await lenses('Repair with Kimina').count(), 1)),
+    );
+    await visibleLine('ratio_two').click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Control+.');
+    await step(wb, 'quick-fix', () =>
+      page.locator('.action-widget', { hasText: 'Repair with Kimina' }).first().waitFor(),
+    );
+    await screenshot(page, 'repair-7-quick-fix');
+    await page.keyboard.press('Escape');
+  });
 });
