@@ -293,7 +293,8 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
       ? await this.ctx.request(lspMethods.repairJob, { jobId: job.id })
       : await this.ctx.request(lspMethods.repairJob, { jobId: job.id, state: 'done' });
     this.remember(latest);
-    await this.summarize(latest, cancelled);
+    // not awaited: the summary waits for a click, and the next Repair All must not wait for it
+    void this.summarize(latest, cancelled);
   }
 
   private async repairItem(
