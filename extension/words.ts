@@ -27,7 +27,7 @@ const settingKeys: Record<keyof KiminaSettings, string> = {
   showDiffOnProof: 'kimina.showDiffOnProof',
 };
 
-/** KIMINA_X → kimina.x, found by asking settingsToEnv which variable each setting becomes. */
+/** An environment variable → its kimina.* setting, found by asking settingsToEnv which variable each setting becomes. */
 export const settingOfVariable: Record<string, string> = (() => {
   const probe: KiminaSettings = {
     engine: 'openai',
