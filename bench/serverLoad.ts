@@ -1,7 +1,7 @@
 // The load bench:verify puts on a verification server: `clients` concurrent clients, each posting one
 // snippet per POST /api/check (through the one typed client), the snippets spread over `headers` distinct
 // import headers.
-import { ApiClient } from '../backend/protocol/client';
+import { ApiClient } from '../backend/client/apiClient';
 import type { CheckResponse } from '../backend/protocol';
 export interface LoadOptions {
   clients: number;

@@ -4,7 +4,7 @@ import type { ProveMode } from '../backend/protocol';
 import type { Ctx } from './ctx';
 import type { ProofRunner } from './proofRunner';
 import type { ProofView } from './proofView';
-import { pullModel, setupLean } from './setup';
+import { pullModel, setupLean, setupTrainer } from './setup';
 import { Proposals } from './proposal';
 import type { Repairs } from './repair';
 import { attemptSummary } from './words';
@@ -53,25 +53,21 @@ function realPosition(proposals: Proposals, editor: vscode.TextEditor): vscode.P
 }
 
 /** Proves every declaration with a sorry in the file, one after another (the code lenses list them). */
-let queueRunning = false;
-
 async function proveAllSorries(runner: ProofRunner, proposals: Proposals): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     void vscode.window.showWarningMessage('Kimina: open a Lean file first.');
     return;
   }
-  if (queueRunning || runner.busy) {
+  if (runner.sorryQueue.running || runner.busy) {
     void vscode.window.showWarningMessage('Kimina is already proving; cancel it first ("Kimina: Cancel").');
     return;
   }
-  queueRunning = true;
   const uri = Proposals.realUri(editor.document.uri) ?? editor.document.uri;
   const tried = new Set<string>();
   let proved = 0;
   const source = new vscode.CancellationTokenSource();
-  const stop = vscode.commands.registerCommand('kimina.internal.stopQueue', () => source.cancel());
-  try {
+  const work = async (): Promise<void> => {
     await vscode.commands.executeCommand('setContext', 'kimina.queueRunning', true);
     while (!source.token.isCancellationRequested) {
       const lenses =
@@ -89,9 +85,10 @@ async function proveAllSorries(runner: ProofRunner, proposals: Proposals): Promi
       if (!result || result.status === 'cancelled') break;
       if (result.status === 'proved') proved++;
     }
+  };
+  try {
+    await runner.sorryQueue.run(() => source.cancel(), work);
   } finally {
-    queueRunning = false;
-    stop.dispose();
     source.dispose();
     await vscode.commands.executeCommand('setContext', 'kimina.queueRunning', false);
   }
@@ -163,7 +160,7 @@ export function registerCommands(
     reg('kimina.acceptAllProofs', (u?: vscode.Uri | string) => runner.acceptAll(uriArg(u))),
     reg('kimina.showProposalDiff', (id?: string) => runner.showDiff(id)),
     reg('kimina.cancel', async () => {
-      await vscode.commands.executeCommand('kimina.internal.stopQueue').then(undefined, () => {});
+      runner.sorryQueue.stop();
       if (!(await runner.cancel())) void vscode.window.showInformationMessage('Kimina: nothing is running.');
     }),
     reg('kimina.acceptProof', (id?: string) => runner.accept(typeof id === 'string' ? id : undefined)),
@@ -174,6 +171,7 @@ export function registerCommands(
     reg('kimina.openTrainingMonitor', () => vscode.commands.executeCommand('kimina.trainingMonitor.focus')),
     reg('kimina.setupLean', () => setupLean(ctx)),
     reg('kimina.pullModel', () => pullModel(ctx)),
+    reg('kimina.setupTrainer', () => setupTrainer(context)),
     reg('kimina.showLog', () => ctx.log.show()),
     reg('kimina.restartBackend', () => ctx.restart()),
   ];

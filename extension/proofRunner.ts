@@ -14,6 +14,7 @@ import { type Proposal, Proposals } from './proposal';
 import type { ProvedMarks } from './decorations';
 import { showGuidance } from './setup';
 import { attemptSummary, outcomeMessage, requestFailedMessage, setupGuidance } from './words';
+import { SorryQueue } from './sorryQueue';
 
 export interface ProveTarget {
   uri: vscode.Uri;
@@ -39,6 +40,8 @@ export class ProofRunner implements vscode.Disposable {
   private viewProposal: string | undefined;
   /** The proposal the last proof made, if any. */
   lastProposal: Proposal | undefined;
+  /** "Prove All Sorries": its queue, which Cancel stops. */
+  readonly sorryQueue = new SorryQueue();
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(

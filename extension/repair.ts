@@ -119,10 +119,15 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
 
   provideCodeActions(
     doc: vscode.TextDocument,
-    _range: vscode.Range,
+    range: vscode.Range,
     context: vscode.CodeActionContext,
   ): vscode.CodeAction[] {
-    const error = context.diagnostics.find((d) => d.severity === vscode.DiagnosticSeverity.Error);
+    // the diagnostics at the cursor, else Lean's errors on the cursor's line (a Lean error often sits at `by`)
+    const error =
+      context.diagnostics.find((d) => d.severity === vscode.DiagnosticSeverity.Error) ??
+      vscode.languages
+        .getDiagnostics(doc.uri)
+        .find((d) => d.severity === vscode.DiagnosticSeverity.Error && d.range.start.line === range.start.line);
     if (!error) return [];
     const action = new vscode.CodeAction('Repair with Kimina', vscode.CodeActionKind.QuickFix);
     action.diagnostics = [error];
@@ -293,7 +298,8 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
       ? await this.ctx.request(lspMethods.repairJob, { jobId: job.id })
       : await this.ctx.request(lspMethods.repairJob, { jobId: job.id, state: 'done' });
     this.remember(latest);
-    await this.summarize(latest, cancelled);
+    // not awaited: the summary waits for a click, and the next Repair All must not wait for it
+    void this.summarize(latest, cancelled);
   }
 
   private async repairItem(

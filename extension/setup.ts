@@ -3,7 +3,8 @@
 import * as vscode from 'vscode';
 import { type BackendStatus, type SetupResult, lspMethods } from '../backend/protocol';
 import type { Ctx } from './ctx';
-import { leanProjectFolder, readSettings } from './config';
+import { backendEnv, leanProjectFolder, readSettings } from './config';
+import { backendRuntime } from './runtime';
 import { forEditor, setupGuidance, type Shown } from './words';
 
 const defaultModel = 'AI-MO/Kimina-Prover-RL-0.6B';
@@ -35,6 +36,22 @@ export async function pullModel(ctx: Ctx): Promise<void> {
   if (!model) return;
   const title = `Kimina: pulling ${model}`;
   await finish(ctx, title, ctx.requestWithProgress(lspMethods.pullModel, { model }, title));
+}
+
+/**
+ * Creates the trainer's Python environment (what fine-tuning needs) in a terminal, where pip's long output
+ * belongs: the bundled CLI's `trainer setup`, under the same Node and settings as the backend.
+ */
+export function setupTrainer(context: vscode.ExtensionContext): void {
+  const settings = readSettings();
+  const runtime = backendRuntime(settings.nodePath);
+  const terminal = vscode.window.createTerminal({
+    name: 'Kimina: Set Up Trainer',
+    shellPath: runtime.command,
+    shellArgs: [context.asAbsolutePath('dist/cli.js'), 'trainer', 'setup'],
+    env: { ...runtime.env, ...backendEnv(settings) },
+  });
+  terminal.show();
 }
 
 export async function setupLean(ctx: Ctx): Promise<void> {

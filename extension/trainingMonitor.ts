@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import {
   type StartTrainingRequest,
+  type TrainingRun,
   type TrainingConnection,
   type TrainingPresetName,
   type TrainingStreamEvent,
@@ -14,6 +15,7 @@ import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
 import { proveWithModel, trainingModelSetting } from './config';
 import type { Ctx } from './ctx';
 import { TrainingCharts } from './trainingCharts';
+import { commandTitles, forEditor } from './words';
 import { webviewHtml } from './webviewHtml';
 
 const GPU_POLL_MS = 10_000;
@@ -73,7 +75,11 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   private post(m: ToMonitor): void {
-    void this.view?.webview.postMessage(m);
+    // a run's error comes from the server's trainer, in the command line's words: the editor's instead
+    const words = (r: TrainingRun): TrainingRun => (r.error ? { ...r, error: forEditor(r.error) } : r);
+    const shown: ToMonitor =
+      m.type === 'runs' ? { ...m, runs: m.runs.map(words) } : m.type === 'run' ? { ...m, run: words(m.run) } : m;
+    void this.view?.webview.postMessage(shown);
   }
 
   private async onMessage(m: FromMonitor): Promise<void> {
@@ -102,9 +108,15 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
           break;
       }
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = forEditor(err instanceof Error ? err.message : String(err));
       this.post({ type: 'error', message });
-      void vscode.window.showErrorMessage(`Kimina training: ${message}`);
+      // the trainer's environment is the missing part: offer the button that makes it
+      const trainerMissing = message.includes(commandTitles.setupTrainer);
+      void vscode.window
+        .showErrorMessage(`Kimina training: ${message}`, ...(trainerMissing ? ['Set Up Trainer'] : []))
+        .then((b) => {
+          if (b) void vscode.commands.executeCommand('kimina.setupTrainer');
+        });
     }
   }
 

@@ -27,7 +27,7 @@ const settingKeys: Record<keyof KiminaSettings, string> = {
   showDiffOnProof: 'kimina.showDiffOnProof',
 };
 
-/** KIMINA_X → kimina.x, found by asking settingsToEnv which variable each setting becomes. */
+/** An environment variable → its kimina.* setting, found by asking settingsToEnv which variable each setting becomes. */
 export const settingOfVariable: Record<string, string> = (() => {
   const probe: KiminaSettings = {
     engine: 'openai',
@@ -75,6 +75,7 @@ export const commandTitles = {
   pullModel: 'Kimina: Pull Model',
   setupLean: 'Kimina: Set Up Lean Verifier',
   restartBackend: 'Kimina: Restart Backend',
+  setupTrainer: 'Kimina: Set Up Trainer',
   cancel: 'Kimina: Cancel',
 } as const;
 
@@ -93,6 +94,8 @@ export function forEditor(message: string): string {
     .replace(/`kimina model pull[^`]*`|\bkimina model pull\b/g, `"${commandTitles.pullModel}"`)
     .replace(/run `kimina lean setup[^`]*`/g, `use "${commandTitles.setupLean}"`)
     .replace(/`kimina lean setup[^`]*`|\bkimina lean setup\b/g, `"${commandTitles.setupLean}"`)
+    .replace(/run `kimina trainer setup[^`]*`/g, `use "${commandTitles.setupTrainer}"`)
+    .replace(/`kimina trainer setup[^`]*`|\bkimina trainer setup\b/g, `"${commandTitles.setupTrainer}"`)
     .replace(/pass --project with your Lean project's folder/g, "set kimina.leanProject to your Lean project's folder")
     .replace(/--project\b/g, 'the kimina.leanProject setting')
     .replace(/HF_HUB_OFFLINE is set/g, 'Hugging Face offline mode is on')

@@ -88,7 +88,13 @@ function draw(): void {
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: false } },
         axes: [
-          { stroke: '#888', grid: { stroke: '#8883' }, label: 'step' },
+          // steps are whole numbers: no 1.2, 1.4 … ticks between them
+          {
+            stroke: '#888',
+            grid: { stroke: '#8883' },
+            label: 'step',
+            incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+          },
           { stroke: '#888', grid: { stroke: '#8883' }, size: 56 },
         ],
         series: [

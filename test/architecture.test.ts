@@ -268,3 +268,19 @@ test("ApiContext has no optional service, and no one name two interfaces (the Ap
   );
   assert.ok(!/interface AppOptions\b/.test(server), 'api/server.ts names its options HttpOptions');
 });
+
+test('one HTTP client library in the backend: axios (no fetch), and the protocol room imports no package', () => {
+  const found: string[] = [];
+  for (const file of sources(join(root, 'backend'))) {
+    const path = relative(root, file);
+    const text = readFileSync(file, 'utf8');
+    text.split('\n').forEach((line, i) => {
+      const code = line.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''").replace(/\/\/.*$/, '');
+      if (/(^|[^.\w])fetch\(/.test(code)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+    });
+    if (path.startsWith('backend/protocol/'))
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g))
+        if (!m[1].startsWith('.')) found.push(`${path}: imports the package ${m[1]}`);
+  }
+  assert.deepEqual(found, []);
+});

@@ -15,7 +15,7 @@ import { type BackendStatus, type EditorProveResult, editorCommands } from '../p
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
-import { RunningProofs } from '../prover/running';
+import { LazyStart, RunningProofs } from '../prover/running';
 import { LeanNotAvailable } from '../lean/lake';
 import { ModelNotAvailable } from '../model/modelStore';
 import { notifier, serveLspRequests } from './lspContract';
@@ -61,7 +61,6 @@ export function startLspFace({
   const documents = new TextDocuments(TextDocument);
   const running = proofs ?? new RunningProofs();
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
-  let service: Promise<ProveService> | null = null;
 
   const notify = notifier(connection);
   const setStatus = (next: BackendStatus) => {
@@ -88,8 +87,9 @@ export function startLspFace({
       : {}),
   });
 
-  const getService = (): Promise<ProveService> => {
-    service ??= createService().then(
+  // started on first use; a failed start is forgotten, so the next request tries again
+  const services = new LazyStart<ProveService>(() =>
+    createService().then(
       async (s) => {
         const described = await s.describe();
         setStatus({ state: 'ready', backend: s.kind, ...described, running: running.size });
@@ -99,12 +99,11 @@ export function startLspFace({
       (err: Error) => {
         log(`backend services failed to start: ${err.message}`);
         setStatus({ state: 'error', detail: err.message, setup: setupHints(err) });
-        service = null;
         throw err;
       },
-    );
-    return service;
-  };
+    ),
+  );
+  const getService = (): Promise<ProveService> => services.get();
 
   let resolved: ProveService | null = null;
   const refresh = async () => {
@@ -242,8 +241,7 @@ export function startLspFace({
 
   /** After a setup request: the services start again with the model or REPL that is now there. */
   const rebuild = async (): Promise<void> => {
-    const old = service;
-    service = null;
+    const old = services.reset();
     resolved = null;
     leanCannotStart = false;
     if (old) await (await old.catch(() => null))?.close();
@@ -255,7 +253,10 @@ export function startLspFace({
   const training = registerTrainingRequests({
     connection,
     log,
-    server: async () => (service ? ((await service.catch(() => null))?.server ?? null) : null),
+    server: async () => {
+      const current = services.current;
+      return current ? ((await current.catch(() => null))?.server ?? null) : null;
+    },
   });
 
   registerRepairRequests({ connection, service: getService, store: repairStore, log });
@@ -267,7 +268,8 @@ export function startLspFace({
       clearInterval(refresher);
       training.close();
       running.cancelAll();
-      if (service) await (await service.catch(() => null))?.close();
+      const current = services.current;
+      if (current) await (await current.catch(() => null))?.close();
     },
   };
 }

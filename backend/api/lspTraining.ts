@@ -4,8 +4,6 @@
 // the server so that a run outlives the editor window; with none attached, each request says how to get one.
 import { type Connection, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
 import {
-  ApiClient,
-  ApiError,
   lspRequests,
   routes,
   type LspRequestName,
@@ -15,6 +13,7 @@ import {
   type SchemaNode,
   type TrainingConnection,
 } from '../protocol';
+import { ApiClient, ApiError } from '../client/apiClient';
 import { notifier, serveLspRequests, type LspHandler, type LspHandlers } from './lspContract';
 
 /** Where the attached server is: url and API token. */

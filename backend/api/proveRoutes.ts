@@ -10,7 +10,7 @@ import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
 import { openSse, type SseStream } from './sseWriter';
 import type { AttemptStore } from '../store/attempts';
-import { RunningProofs } from '../prover/running';
+import { LazyStart, RunningProofs } from '../prover/running';
 import type { ApiContext } from './server';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
@@ -41,17 +41,8 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
   const running = options.proofs ?? new RunningProofs();
   const handlers = new Set<Promise<void>>();
   let closing = false;
-  let resolved: Promise<ProveDeps> | null = null;
-  const getDeps = (): Promise<ProveDeps> => {
-    if (typeof deps !== 'function') return Promise.resolve(deps);
-    resolved ??= Promise.resolve()
-      .then(deps)
-      .catch((err: unknown) => {
-        resolved = null;
-        throw err;
-      });
-    return resolved;
-  };
+  const made = typeof deps === 'function' ? new LazyStart(async () => deps()) : null;
+  const getDeps = (): Promise<ProveDeps> => (made ? made.get() : Promise.resolve(deps as ProveDeps));
 
   const handleProve = async (raw: ProveRequestBody, req: Request, res: Response): Promise<void> => {
     let body;
@@ -136,9 +127,9 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     await Promise.race([Promise.allSettled([...handlers]), grace]);
     clearTimeout(timer);
     // An engine made here on first use belongs to the router; one passed in belongs to the caller.
-    if (typeof deps === 'function' && resolved && options.closeEngine !== false) {
-      const made = await resolved.catch(() => null);
-      await made?.engine.close();
+    if (made?.current && options.closeEngine !== false) {
+      const started = await made.current.catch(() => null);
+      await started?.engine.close();
     }
   });
   return router;

@@ -4,11 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
-  ApiClient,
-  ApiError,
-  BackendUnreachable,
   routes,
-  type CallArgs,
   type RouteName,
   type RouteResponse,
   type StartTrainingRequest,
@@ -17,6 +13,7 @@ import {
   type TrainingPrompt,
   type TrainingRun,
 } from '../protocol';
+import { ApiClient, ApiError, BackendUnreachable, type CallArgs } from '../client/apiClient';
 import { readSome, setting } from '../settings/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';

@@ -1,9 +1,6 @@
 // ProveService over a running `kimina serve`: POST /v1/prove as a server-sent event stream, POST /v1/check.
 // Cancelling closes the stream, which cancels the proof on the server.
 import {
-  ApiClient,
-  ApiError,
-  BackendUnreachable,
   routes,
   type BackendStatus,
   type ProveEvent,
@@ -11,6 +8,7 @@ import {
   type ProveResult,
   type RouteName,
 } from '../protocol';
+import { ApiClient, ApiError, BackendUnreachable } from '../client/apiClient';
 import type { CheckAnswer, ProveService } from './service';
 import type { ServerAddress } from './discovery';
 

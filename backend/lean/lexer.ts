@@ -121,136 +121,155 @@ const interpolationPrefixes = new Set(['s!', 'm!', 'f!']);
 
 const hex = (ch: string): string => 'U+' + code(ch).toString(16).toUpperCase().padStart(4, '0');
 
-/** Lexes `source`, reporting what Lean would reject or might read otherwise. */
-export function lexLeanFull(source: string): Lexed {
-  const chars = Array.from(source);
-  const tokens: Token[] = [];
-  const trivia: Trivia[] = [];
-  const problems: LexProblem[] = [];
-  let i = 0,
-    line = 1,
-    column = 0,
-    offset = 0;
-  /** Inside the `{…}` of a plain string: tokens are `quoted`. */
-  let quoted = 0;
-  /** The last thing read is an `s!`-like prefix (no literal since), so a string here is interpolated. */
-  let afterInterpolationPrefix = false;
-  /** A module beyond Lean's own was imported: Mathlib's notations are taken to be in Lean's token table. */
-  let mathlibImported = false;
-  /** Strings inside `{…}` of strings: bounded, so no input can exhaust the stack. */
-  let interpolationDepth = 0;
-  /** Characters the interpolated readings of plain strings may cover in all: linear time on any input. */
-  let secondReadingBudget = 4 * chars.length + 10_000;
-  const lastClosingGuillemet = chars.lastIndexOf('»');
-  /** Characters that may be read again after unterminated literals and comments, in all. */
-  let rescanBudget = 4 * chars.length + 10_000;
+/** Where the lexer is: index, line, column and offset, and how much it has recorded (for going back). */
+type Mark = {
+  i: number;
+  line: number;
+  column: number;
+  offset: number;
+  tokens: number;
+  trivia: number;
+  problems: number;
+};
 
-  const at = (k = 0): string | undefined => chars[i + k];
-  const step = (): void => {
-    if (chars[i] === '\n') {
-      line++;
-      column = 0;
-    } else column++;
-    offset += chars[i].length;
-    i++;
+/**
+ * The lexer's state and readers, one per kind of thing Lean reads (comments, strings, char literals, identifiers,
+ * numbers, other characters), each a member over the shared position; `lexLeanFull` runs one over a source.
+ */
+class LeanLexer {
+  readonly tokens: Token[] = [];
+  readonly trivia: Trivia[] = [];
+  readonly problems: LexProblem[] = [];
+  private readonly chars: string[];
+  private i = 0;
+  private line = 1;
+  private column = 0;
+  private offset = 0;
+  /** Inside the `{…}` of a plain string: tokens are `quoted`. */
+  private quoted = 0;
+  /** The last thing read is an `s!`-like prefix (no literal since), so a string here is interpolated. */
+  private afterInterpolationPrefix = false;
+  /** A module beyond Lean's own was imported: Mathlib's notations are taken to be in Lean's token table. */
+  private mathlibImported = false;
+  /** Strings inside `{…}` of strings: bounded, so no input can exhaust the stack. */
+  private interpolationDepth = 0;
+  /** Characters the interpolated readings of plain strings may cover in all: linear time on any input. */
+  private secondReadingBudget: number;
+  private readonly lastClosingGuillemet: number;
+  /** Characters that may be read again after unterminated literals and comments, in all. */
+  private rescanBudget: number;
+
+  constructor(private readonly source: string) {
+    this.chars = Array.from(source);
+    this.secondReadingBudget = 4 * this.chars.length + 10_000;
+    this.lastClosingGuillemet = this.chars.lastIndexOf('»');
+    this.rescanBudget = 4 * this.chars.length + 10_000;
+  }
+
+  /** Lexes the whole source. */
+  run(): Lexed {
+    this.lexCode(false);
+    return { tokens: this.tokens, trivia: this.trivia, problems: this.problems };
+  }
+
+  private readonly at = (k = 0): string | undefined => this.chars[this.i + k];
+  private readonly step = (): void => {
+    if (this.chars[this.i] === '\n') {
+      this.line++;
+      this.column = 0;
+    } else this.column++;
+    this.offset += this.chars[this.i].length;
+    this.i++;
   };
-  const stepN = (n: number): void => {
-    for (let k = 0; k < n && i < chars.length; k++) step();
+  private readonly stepN = (n: number): void => {
+    for (let k = 0; k < n && this.i < this.chars.length; k++) this.step();
   };
-  type Mark = {
-    i: number;
-    line: number;
-    column: number;
-    offset: number;
-    tokens: number;
-    trivia: number;
-    problems: number;
-  };
-  const mark = (): Mark => ({
-    i,
-    line,
-    column,
-    offset,
-    tokens: tokens.length,
-    trivia: trivia.length,
-    problems: problems.length,
+  private readonly mark = (): Mark => ({
+    i: this.i,
+    line: this.line,
+    column: this.column,
+    offset: this.offset,
+    tokens: this.tokens.length,
+    trivia: this.trivia.length,
+    problems: this.problems.length,
   });
   /** Back to `m`, dropping what was recorded since. */
-  const restore = (m: Mark): void => {
-    i = m.i;
-    line = m.line;
-    column = m.column;
-    offset = m.offset;
-    tokens.length = m.tokens;
-    trivia.length = m.trivia;
-    problems.length = m.problems;
+  private readonly restore = (m: Mark): void => {
+    this.i = m.i;
+    this.line = m.line;
+    this.column = m.column;
+    this.offset = m.offset;
+    this.tokens.length = m.tokens;
+    this.trivia.length = m.trivia;
+    this.problems.length = m.problems;
   };
-  const push = (kind: TokenKind, text: string, from: Mark): void => {
-    afterInterpolationPrefix = kind === 'ident' && interpolationPrefixes.has(text);
-    if (kind === 'ident' && tokens[tokens.length - 1]?.text === 'import' && !coreModules.test(text))
-      mathlibImported = true;
-    tokens.push({
+  private readonly push = (kind: TokenKind, text: string, from: Mark): void => {
+    this.afterInterpolationPrefix = kind === 'ident' && interpolationPrefixes.has(text);
+    if (kind === 'ident' && this.tokens[this.tokens.length - 1]?.text === 'import' && !coreModules.test(text))
+      this.mathlibImported = true;
+    this.tokens.push({
       kind,
       text,
       line: from.line,
       column: from.column,
-      endLine: line,
-      endColumn: column,
-      ...(quoted > 0 ? { quoted: true as const } : {}),
+      endLine: this.line,
+      endColumn: this.column,
+      ...(this.quoted > 0 ? { quoted: true as const } : {}),
     });
   };
-  const problem = (message: string, from: Mark): void => {
-    const end = i > from.i ? { line, column } : { line: from.line, column: from.column + 1 };
-    problems.push({ message, line: from.line, column: from.column, endLine: end.line, endColumn: end.column });
+  private readonly problem = (message: string, from: Mark): void => {
+    const end =
+      this.i > from.i ? { line: this.line, column: this.column } : { line: from.line, column: from.column + 1 };
+    this.problems.push({ message, line: from.line, column: from.column, endLine: end.line, endColumn: end.column });
   };
   /**
    * After a literal or comment that never ends (read from `from` up to index `reached`), whether the
    * text after its start may be read again as code. Once the budget is spent (only on contrived input)
    * the rest is left unread, with a problem: the filter refuses it either way, and time stays linear.
    */
-  const mayRescan = (from: Mark, reached: number): boolean => {
-    rescanBudget -= reached - from.i;
-    if (rescanBudget >= 0) return true;
-    if (rescanBudget + (reached - from.i) >= 0)
-      problem('too many unterminated literals or comments: the rest is not read', from);
-    stepN(chars.length - i);
+  private readonly mayRescan = (from: Mark, reached: number): boolean => {
+    this.rescanBudget -= reached - from.i;
+    if (this.rescanBudget >= 0) return true;
+    if (this.rescanBudget + (reached - from.i) >= 0)
+      this.problem('too many unterminated literals or comments: the rest is not read', from);
+    this.stepN(this.chars.length - this.i);
     return false;
   };
 
   // ---- comments ----
-  const lineComment = (): void => {
-    const from = offset;
-    while (i < chars.length && at() !== '\n') step();
-    trivia.push({ kind: 'comment', start: from, end: offset });
+  private readonly lineComment = (): void => {
+    const from = this.offset;
+    while (this.i < this.chars.length && this.at() !== '\n') this.step();
+    this.trivia.push({ kind: 'comment', start: from, end: this.offset });
   };
   /** `finishCommentBlock`: from just inside the comment, to just after the `-/` that closes nesting 1. */
-  const finishCommentBlock = (): boolean => {
+  private readonly finishCommentBlock = (): boolean => {
     let depth = 1;
-    while (i < chars.length) {
-      const c = at();
-      step();
-      if (c === '-' && at() === '/') {
-        step();
+    while (this.i < this.chars.length) {
+      const c = this.at();
+      this.step();
+      if (c === '-' && this.at() === '/') {
+        this.step();
         if (--depth === 0) return true;
-      } else if (c === '/' && at() === '-') {
-        step();
+      } else if (c === '/' && this.at() === '-') {
+        this.step();
         depth++;
       }
     }
     return false;
   };
-  const blockComment = (): void => {
-    const start = mark();
-    const doc = at(2) === '-';
-    stepN(3); // a doc comment's body starts after `/--` (`/-!`); a plain one skips the char after `/-` unread
-    if (!finishCommentBlock()) {
-      if (!mayRescan(start, i)) return;
-      restore(start);
-      problem('unterminated comment', start);
-      stepN(2); // read the rest as code, as Lean's error recovery could
+  private readonly blockComment = (): void => {
+    const start = this.mark();
+    const doc = this.at(2) === '-';
+    this.stepN(3); // a doc comment's body starts after `/--` (`/-!`); a plain one skips the char after `/-` unread
+    if (!this.finishCommentBlock()) {
+      if (!this.mayRescan(start, this.i)) return;
+      this.restore(start);
+      this.problem('unterminated comment', start);
+      this.stepN(2); // read the rest as code, as Lean's error recovery could
       return;
     }
-    trivia.push({ kind: doc ? 'doc' : 'comment', start: start.offset, end: offset });
+    this.trivia.push({ kind: doc ? 'doc' : 'comment', start: start.offset, end: this.offset });
   };
 
   // ---- strings ----
@@ -258,22 +277,22 @@ export function lexLeanFull(source: string): Lexed {
    * One escape after the `\` at `chars[j]` (Lean's `quotedCharCoreFn`): the index after it, or an error.
    * `braces`: `\{` is an escape (interpolated strings); `gaps`: `\`+newline+spaces (strings, not chars).
    */
-  const escapeEnd = (j: number, braces: boolean, gaps: boolean): number | string => {
-    const c = chars[j + 1];
+  private readonly escapeEnd = (j: number, braces: boolean, gaps: boolean): number | string => {
+    const c = this.chars[j + 1];
     if (c === undefined) return 'unterminated escape';
     if ('\\"\'rnt'.includes(c) || (braces && c === '{')) return j + 2;
     if (c === 'x')
-      return isHexDigit(chars[j + 2]) && isHexDigit(chars[j + 3])
+      return isHexDigit(this.chars[j + 2]) && isHexDigit(this.chars[j + 3])
         ? j + 4
         : 'invalid \\x escape (two hex digits expected)';
     if (c === 'u')
-      return [2, 3, 4, 5].every((k) => isHexDigit(chars[j + k]))
+      return [2, 3, 4, 5].every((k) => isHexDigit(this.chars[j + k]))
         ? j + 6
         : 'invalid \\u escape (four hex digits expected)';
     if (gaps && c === '\n') {
       let k = j + 2;
-      while (chars[k] !== undefined && isLeanWhitespace(chars[k])) {
-        if (chars[k] === '\n') return 'unexpected additional newline in string gap';
+      while (this.chars[k] !== undefined && isLeanWhitespace(this.chars[k])) {
+        if (this.chars[k] === '\n') return 'unexpected additional newline in string gap';
         k++;
       }
       return k;
@@ -281,12 +300,12 @@ export function lexLeanFull(source: string): Lexed {
     return `invalid escape sequence '\\${c}'`;
   };
   /** Lean's plain string literal from the `"` at `chars[j]`: the index after its closing quote, or an error. */
-  const plainStringEnd = (j: number): { end: number } | { error: string; at: number } => {
+  private readonly plainStringEnd = (j: number): { end: number } | { error: string; at: number } => {
     let k = j + 1;
-    while (k < chars.length) {
-      if (chars[k] === '"') return { end: k + 1 };
-      if (chars[k] === '\\') {
-        const e = escapeEnd(k, false, true);
+    while (k < this.chars.length) {
+      if (this.chars[k] === '"') return { end: k + 1 };
+      if (this.chars[k] === '\\') {
+        const e = this.escapeEnd(k, false, true);
         if (typeof e === 'string') return { error: e, at: k };
         k = e;
       } else k++;
@@ -294,74 +313,74 @@ export function lexLeanFull(source: string): Lexed {
     return { error: 'unterminated string literal', at: j };
   };
   /** Reads an interpolated string from its `"`, lexing the `{…}` parts as code; an error message or null. */
-  const interpolatedString = (): string | null => {
-    if (interpolationDepth >= maxInterpolationDepth) return 'string interpolation nested too deeply';
-    interpolationDepth++;
+  private readonly interpolatedString = (): string | null => {
+    if (this.interpolationDepth >= maxInterpolationDepth) return 'string interpolation nested too deeply';
+    this.interpolationDepth++;
     try {
-      return interpolatedStringBody();
+      return this.interpolatedStringBody();
     } finally {
-      interpolationDepth--;
+      this.interpolationDepth--;
     }
   };
-  const interpolatedStringBody = (): string | null => {
-    let pieceStart = offset;
-    step(); // opening quote
-    while (i < chars.length) {
-      const c = at();
+  private readonly interpolatedStringBody = (): string | null => {
+    let pieceStart = this.offset;
+    this.step(); // opening quote
+    while (this.i < this.chars.length) {
+      const c = this.at();
       if (c === '"') {
-        step();
-        trivia.push({ kind: 'string', start: pieceStart, end: offset });
+        this.step();
+        this.trivia.push({ kind: 'string', start: pieceStart, end: this.offset });
         return null;
       }
       if (c === '\\') {
-        const e = escapeEnd(i, true, true);
+        const e = this.escapeEnd(this.i, true, true);
         if (typeof e === 'string') return e;
-        stepN(e - i);
+        this.stepN(e - this.i);
         continue;
       }
-      step();
+      this.step();
       if (c === '{') {
-        trivia.push({ kind: 'string', start: pieceStart, end: offset });
-        if (!lexCode(true)) return 'unterminated `{` in an interpolated string';
-        pieceStart = offset - 1; // the closing `}`
+        this.trivia.push({ kind: 'string', start: pieceStart, end: this.offset });
+        if (!this.lexCode(true)) return 'unterminated `{` in an interpolated string';
+        pieceStart = this.offset - 1; // the closing `}`
       }
     }
     return 'unterminated string literal';
   };
-  const string = (): void => {
-    const start = mark();
-    const known = afterInterpolationPrefix;
-    afterInterpolationPrefix = false;
+  private readonly string = (): void => {
+    const start = this.mark();
+    const known = this.afterInterpolationPrefix;
+    this.afterInterpolationPrefix = false;
     if (known) {
-      const error = interpolatedString();
+      const error = this.interpolatedString();
       if (error === null) return;
-      if (!mayRescan(start, i)) return;
-      restore(start);
-      problem(`interpolated string: ${error}`, start);
-      step(); // read the rest as code, as Lean's error recovery could
-      afterInterpolationPrefix = false;
+      if (!this.mayRescan(start, this.i)) return;
+      this.restore(start);
+      this.problem(`interpolated string: ${error}`, start);
+      this.step(); // read the rest as code, as Lean's error recovery could
+      this.afterInterpolationPrefix = false;
       return;
     }
-    const plain = plainStringEnd(i);
+    const plain = this.plainStringEnd(this.i);
     if ('error' in plain) {
-      if (!mayRescan(start, plain.at === start.i ? chars.length : plain.at)) return;
-      const here = mark();
-      stepN(plain.at - i);
-      const where = mark();
-      restore(here);
-      problem(
+      if (!this.mayRescan(start, plain.at === start.i ? this.chars.length : plain.at)) return;
+      const here = this.mark();
+      this.stepN(plain.at - this.i);
+      const where = this.mark();
+      this.restore(here);
+      this.problem(
         plain.error === 'unterminated string literal' ? plain.error : `${plain.error} in a string literal`,
         plain.at === start.i ? start : where,
       );
-      step();
+      this.step();
       return;
     }
-    const text = chars.slice(i + 1, plain.end - 1);
-    if (text.includes('{') && (quoted > 0 || secondReadingBudget <= 0)) {
+    const text = this.chars.slice(this.i + 1, plain.end - 1);
+    if (text.includes('{') && (this.quoted > 0 || this.secondReadingBudget <= 0)) {
       // within a string that may be interpolated, or after too many: refused rather than read twice
       // again (which would take exponential time)
-      problem(
-        quoted > 0
+      this.problem(
+        this.quoted > 0
           ? 'a string literal with `{` inside a string that may be interpolated'
           : 'too many string literals with `{` to read both ways',
         start,
@@ -369,60 +388,64 @@ export function lexLeanFull(source: string): Lexed {
     } else if (text.includes('{')) {
       // Lean reads this as plain text here, but as code inside `{…}` after `throwError`, `m!`-like syntax:
       // check that code too, and refuse the string when the two readings end in different places.
-      quoted++;
-      const error = interpolatedString();
-      quoted--;
-      secondReadingBudget -= i - start.i;
-      const agree = error === null && i === plain.end;
-      const codeTokens = tokens.slice(start.tokens);
-      const codeProblems = problems.slice(start.problems);
-      restore(start);
-      for (const t of codeTokens) tokens.push({ ...t, quoted: true });
-      for (const p of codeProblems) problems.push(p);
+      this.quoted++;
+      const error = this.interpolatedString();
+      this.quoted--;
+      this.secondReadingBudget -= this.i - start.i;
+      const agree = error === null && this.i === plain.end;
+      const codeTokens = this.tokens.slice(start.tokens);
+      const codeProblems = this.problems.slice(start.problems);
+      this.restore(start);
+      for (const t of codeTokens) this.tokens.push({ ...t, quoted: true });
+      for (const p of codeProblems) this.problems.push(p);
       if (!agree)
-        problem(
+        this.problem(
           'a string literal with `{` that reads differently as plain and as interpolated string (Lean interpolates after `s!`, `throwError` and similar syntax)',
           start,
         );
     }
-    const from = offset;
-    stepN(plain.end - i);
-    trivia.push({ kind: 'string', start: from, end: offset });
-    afterInterpolationPrefix = false;
+    const from = this.offset;
+    this.stepN(plain.end - this.i);
+    this.trivia.push({ kind: 'string', start: from, end: this.offset });
+    this.afterInterpolationPrefix = false;
   };
   /** `r##"…"##` from the `r`. */
-  const rawString = (): void => {
-    const start = mark();
-    afterInterpolationPrefix = false;
-    const before = i > 0 ? chars[i - 1] : undefined;
+  private readonly rawString = (): void => {
+    const start = this.mark();
+    this.afterInterpolationPrefix = false;
+    const before = this.i > 0 ? this.chars[this.i - 1] : undefined;
     if (before !== undefined && mayEndLongerToken(before)) {
       // a token ending in `r` would leave a plain string here, escapes and all
-      problem(`a raw string glued to '${before}': Lean may read a longer token there`, start);
+      this.problem(`a raw string glued to '${before}': Lean may read a longer token there`, start);
     }
-    step();
+    this.step();
     let hashes = 0;
-    while (at() === '#') {
+    while (this.at() === '#') {
       hashes++;
-      step();
+      this.step();
     }
-    step(); // opening quote
-    while (i < chars.length) {
-      if (at() === '"' && chars.slice(i + 1, i + 1 + hashes).every((c) => c === '#') && i + hashes < chars.length) {
-        stepN(1 + hashes);
-        trivia.push({ kind: 'string', start: start.offset, end: offset });
+    this.step(); // opening quote
+    while (this.i < this.chars.length) {
+      if (
+        this.at() === '"' &&
+        this.chars.slice(this.i + 1, this.i + 1 + hashes).every((c) => c === '#') &&
+        this.i + hashes < this.chars.length
+      ) {
+        this.stepN(1 + hashes);
+        this.trivia.push({ kind: 'string', start: start.offset, end: this.offset });
         return;
       }
-      step();
+      this.step();
     }
-    if (!mayRescan(start, i)) return;
-    restore(start);
-    problem('unterminated raw string literal', start);
-    step(); // read the rest as code
+    if (!this.mayRescan(start, this.i)) return;
+    this.restore(start);
+    this.problem('unterminated raw string literal', start);
+    this.step(); // read the rest as code
   };
-  const isRawStringStart = (): boolean => {
-    let k = i + 1;
-    while (chars[k] === '#') k++;
-    return chars[k] === '"';
+  private readonly isRawStringStart = (): boolean => {
+    let k = this.i + 1;
+    while (this.chars[k] === '#') k++;
+    return this.chars[k] === '"';
   };
 
   // ---- char literals ----
@@ -431,8 +454,8 @@ export function lexLeanFull(source: string): Lexed {
    * three characters later, as its error recovery does) sees the same code as our reading of that `'`
    * as the end of a token: no string, comment, name or identifier that only one reading has.
    */
-  const charReadingAgrees = (j: number): boolean => {
-    const [c, d, e] = [chars[j + 1], chars[j + 2], chars[j + 3]];
+  private readonly charReadingAgrees = (j: number): boolean => {
+    const [c, d, e] = [this.chars[j + 1], this.chars[j + 2], this.chars[j + 3]];
     const special = (ch: string | undefined): boolean => ch !== undefined && '"\'\\-/«`'.includes(ch);
     if (c === undefined) return true;
     if (special(c) || c === 'r') return false;
@@ -440,77 +463,77 @@ export function lexLeanFull(source: string): Lexed {
     return !special(d) && !(isIdRest(d) && isIdRest(e));
   };
   /** Whether `X'` (X the character before the quote) is surely a token: Lean core's, or Mathlib's once imported. */
-  const quoteToken = (before: string): boolean =>
-    coreQuoteTokens.has(before) || (mathlibImported && mathlibQuoteTokens.has(before));
+  private readonly quoteToken = (before: string): boolean =>
+    coreQuoteTokens.has(before) || (this.mathlibImported && mathlibQuoteTokens.has(before));
   /**
    * A `'` at a token start. Lean reads a char literal, except `''` (Mathlib's image) and where a token
    * goes on with `'` (`xs[i]'h`, `Σ'`, `×'`, `⊕'`; Mathlib's `∑'`, `∏'`, `⁻¹'`). A quote glued to a
    * symbol is read as the end of that symbol's token; where that token may not exist and the char
    * reading would see other code, the text is refused as ambiguous.
    */
-  const charLiteral = (): void => {
-    const start = mark();
-    afterInterpolationPrefix = false;
-    const before = i > 0 ? chars[i - 1] : undefined;
+  private readonly charLiteral = (): void => {
+    const start = this.mark();
+    this.afterInterpolationPrefix = false;
+    const before = this.i > 0 ? this.chars[this.i - 1] : undefined;
     const glued = before !== undefined && (before === ']' || mayEndLongerToken(before));
     const ambiguous = (): void =>
-      problem(`a quote after '${before ?? ''}': Lean may read a token or a character literal here`, start);
-    if (at(1) === "'") {
-      stepN(2);
-      push('symbol', "''", start);
-      if (glued || !(mathlibImported || charReadingAgrees(start.i + 1))) ambiguous();
+      this.problem(`a quote after '${before ?? ''}': Lean may read a token or a character literal here`, start);
+    if (this.at(1) === "'") {
+      this.stepN(2);
+      this.push('symbol', "''", start);
+      if (glued || !(this.mathlibImported || this.charReadingAgrees(start.i + 1))) ambiguous();
       return;
     }
     if (glued) {
-      step();
-      push('symbol', "'", start);
-      if (!quoteToken(before) && !charReadingAgrees(start.i)) ambiguous();
+      this.step();
+      this.push('symbol', "'", start);
+      if (!this.quoteToken(before) && !this.charReadingAgrees(start.i)) ambiguous();
       return;
     }
-    let k = i + 1;
-    if (chars[k] === '\\') {
-      const e = escapeEnd(k, false, false);
+    let k = this.i + 1;
+    if (this.chars[k] === '\\') {
+      const e = this.escapeEnd(k, false, false);
       if (typeof e === 'string') {
-        step();
-        problem(`${e} in a character literal`, start);
+        this.step();
+        this.problem(`${e} in a character literal`, start);
         return;
       }
       k = e;
-    } else if (k < chars.length) k++;
-    if (chars[k] !== "'") {
-      step();
-      problem('missing end of character literal', start);
+    } else if (k < this.chars.length) k++;
+    if (this.chars[k] !== "'") {
+      this.step();
+      this.problem('missing end of character literal', start);
       return;
     }
-    stepN(k + 1 - i);
-    trivia.push({ kind: 'char', start: start.offset, end: offset });
+    this.stepN(k + 1 - this.i);
+    this.trivia.push({ kind: 'char', start: start.offset, end: this.offset });
   };
 
   // ---- names and numbers ----
   /** Lean's `identFnAux`: parts joined by `.`; each part an identifier or `«…»`. False when a `«` is unterminated. */
-  const identifier = (): string | null => {
+  private readonly identifier = (): string | null => {
     let text = '';
     for (;;) {
-      if (at() === '«') {
-        const part = mark();
-        step();
-        while (i < chars.length && at() !== '»') step();
-        if (i >= chars.length) {
-          if (!mayRescan(part, i)) return text === '' ? null : text;
-          restore(part);
-          problem('unterminated identifier escape `«`', part);
-          step();
+      if (this.at() === '«') {
+        const part = this.mark();
+        this.step();
+        while (this.i < this.chars.length && this.at() !== '»') this.step();
+        if (this.i >= this.chars.length) {
+          if (!this.mayRescan(part, this.i)) return text === '' ? null : text;
+          this.restore(part);
+          this.problem('unterminated identifier escape `«`', part);
+          this.step();
           return text === '' ? null : text;
         }
-        step();
-        text += source.slice(part.offset, offset);
+        this.step();
+        text += this.source.slice(part.offset, this.offset);
       } else {
-        const from = offset;
-        while (isIdRest(at())) step();
-        text += source.slice(from, offset);
+        const from = this.offset;
+        while (isIdRest(this.at())) this.step();
+        text += this.source.slice(from, this.offset);
       }
-      if (at() === '.' && (isIdFirst(at(1)) || at(1) === '«')) {
-        step();
+      if (this.at() === '.' && (isIdFirst(this.at(1)) || this.at(1) === '«')) {
+        this.step();
         text += '.';
         continue;
       }
@@ -518,27 +541,27 @@ export function lexLeanFull(source: string): Lexed {
     }
   };
   /** Lean's `numberFnAux` (with `_` separators); problems for what Lean rejects. */
-  const number = (start: Mark): void => {
+  private readonly number = (start: Mark): void => {
     const digits = (ok: (ch: string | undefined) => boolean, needDigit: boolean): boolean => {
       let need = needDigit;
       for (;;) {
-        if (at() === '_') {
-          step();
+        if (this.at() === '_') {
+          this.step();
           need = true;
           continue;
         }
-        if (ok(at())) {
-          step();
+        if (ok(this.at())) {
+          this.step();
           need = false;
           continue;
         }
         return !need;
       }
     };
-    const radix = at() === '0' ? at(1)?.toLowerCase() : undefined;
+    const radix = this.at() === '0' ? this.at(1)?.toLowerCase() : undefined;
     let ok = true;
     if (radix === 'x' || radix === 'b' || radix === 'o') {
-      stepN(2);
+      this.stepN(2);
       ok = digits(
         radix === 'x'
           ? isHexDigit
@@ -549,130 +572,137 @@ export function lexLeanFull(source: string): Lexed {
       );
     } else {
       ok = digits(isDigit, false);
-      if (ok && at() === '.') {
-        step();
-        if (isDigit(at())) ok = digits(isDigit, false);
+      if (ok && this.at() === '.') {
+        this.step();
+        if (isDigit(this.at())) ok = digits(isDigit, false);
       }
-      if (ok && (at() === 'e' || at() === 'E')) {
-        const sign = at(1) === '+' || at(1) === '-' ? 1 : 0;
-        if (isDigit(at(1 + sign))) {
-          stepN(1 + sign);
+      if (ok && (this.at() === 'e' || this.at() === 'E')) {
+        const sign = this.at(1) === '+' || this.at(1) === '-' ? 1 : 0;
+        if (isDigit(this.at(1 + sign))) {
+          this.stepN(1 + sign);
           ok = digits(isDigit, false);
         } else ok = false;
       }
     }
-    push('number', source.slice(start.offset, offset), start);
-    if (!ok) problem('malformed number literal', start);
+    this.push('number', this.source.slice(start.offset, this.offset), start);
+    if (!ok) this.problem('malformed number literal', start);
   };
 
   // ---- other characters ----
   // Tabs, no-break spaces, control characters: Lean reports its own error, and they cannot hide code
   // (both readings split there), so they are left to Lean.
-  const otherCharacter = (start: Mark): void => {
-    const c = at() as string;
-    step();
-    push('symbol', c, start);
-    if (hasGuillemetByte(c) && lastClosingGuillemet >= i) {
-      problem(
+  private readonly otherCharacter = (start: Mark): void => {
+    const c = this.at() as string;
+    this.step();
+    this.push('symbol', c, start);
+    if (hasGuillemetByte(c) && this.lastClosingGuillemet >= this.i) {
+      this.problem(
         `'${c}' (${hex(c)}): if it is no token, Lean's error recovery reads one of its bytes as '«' and takes the text up to the next '»' as a name`,
         start,
       );
-    } else if (/[\p{L}\p{M}\p{N}]/u.test(c) && !letterTokens.has(c) && (isIdFirst(at()) || at() === '«')) {
+    } else if (/[\p{L}\p{M}\p{N}]/u.test(c) && !letterTokens.has(c) && (isIdFirst(this.at()) || this.at() === '«')) {
       const why = isLatinLetterOfRecentLean(code(c))
         ? 'is an identifier character only in recent Lean; older Lean reports an error here'
         : 'is not an identifier character in Lean: Lean reports an error here';
-      problem(`'${c}' (${hex(c)}) ${why} and reads what follows as new code`, start);
+      this.problem(`'${c}' (${hex(c)}) ${why} and reads what follows as new code`, start);
     }
   };
 
-  function lexToken(): void {
-    const start = mark();
-    const c = at() as string;
+  private lexToken(): void {
+    const start = this.mark();
+    const c = this.at() as string;
     if (c === '"') {
-      string();
+      this.string();
       return;
     }
     if (c === "'") {
-      charLiteral();
+      this.charLiteral();
       return;
     }
-    if (isDigit(c) && chars[i - 1] === '.' && i >= 2 && !isLeanWhitespace(chars[i - 2])) {
+    if (isDigit(c) && this.chars[this.i - 1] === '.' && this.i >= 2 && !isLeanWhitespace(this.chars[this.i - 2])) {
       // `h.2.elim`: a projection's field index (Lean's `fieldIdxFn`), digits only, not a number literal
-      while (isDigit(at())) step();
-      push('number', source.slice(start.offset, offset), start);
+      while (isDigit(this.at())) this.step();
+      this.push('number', this.source.slice(start.offset, this.offset), start);
       return;
     }
     if (isDigit(c)) {
-      number(start);
+      this.number(start);
       return;
     }
-    if (c === 'r' && isRawStringStart()) {
-      rawString();
+    if (c === 'r' && this.isRawStringStart()) {
+      this.rawString();
       return;
     }
-    if (c === '`' && (isIdFirst(at(1)) || at(1) === '«' || (at(1) === '`' && (isIdFirst(at(2)) || at(2) === '«')))) {
-      stepN(at(1) === '`' ? 2 : 1);
-      const name = identifier();
-      if (name) push('name', name, start);
+    if (
+      c === '`' &&
+      (isIdFirst(this.at(1)) ||
+        this.at(1) === '«' ||
+        (this.at(1) === '`' && (isIdFirst(this.at(2)) || this.at(2) === '«')))
+    ) {
+      this.stepN(this.at(1) === '`' ? 2 : 1);
+      const name = this.identifier();
+      if (name) this.push('name', name, start);
       return;
     }
-    if (c === '#' && isIdFirst(at(1))) {
-      step();
-      const name = identifier();
-      push('command', '#' + (name ?? ''), start);
+    if (c === '#' && isIdFirst(this.at(1))) {
+      this.step();
+      const name = this.identifier();
+      this.push('command', '#' + (name ?? ''), start);
       return;
     }
     if (isIdFirst(c) || c === '«') {
-      const name = identifier();
-      if (name) push('ident', name, start);
+      const name = this.identifier();
+      if (name) this.push('ident', name, start);
       return;
     }
-    if (c === '@' && at(1) === '[') {
-      stepN(2);
-      push('symbol', '@[', start);
+    if (c === '@' && this.at(1) === '[') {
+      this.stepN(2);
+      this.push('symbol', '@[', start);
       return;
     }
-    if (c === ':' && at(1) === '=') {
-      stepN(2);
-      push('symbol', ':=', start);
+    if (c === ':' && this.at(1) === '=') {
+      this.stepN(2);
+      this.push('symbol', ':=', start);
       return;
     }
-    otherCharacter(start);
+    this.otherCharacter(start);
   }
 
   /** Lexes code to the end, or (`untilBrace`) to the `}` closing an interpolation: false when it never comes. */
-  function lexCode(untilBrace: boolean): boolean {
+  private lexCode(untilBrace: boolean): boolean {
     let depth = 0;
-    while (i < chars.length) {
-      const c = at() as string;
+    while (this.i < this.chars.length) {
+      const c = this.at() as string;
       if (isLeanWhitespace(c)) {
-        step();
+        this.step();
         continue;
       }
-      if ((c === '-' && at(1) === '-') || (c === '/' && at(1) === '-')) {
-        const before = i > 0 ? chars[i - 1] : undefined;
+      if ((c === '-' && this.at(1) === '-') || (c === '/' && this.at(1) === '-')) {
+        const before = this.i > 0 ? this.chars[this.i - 1] : undefined;
         if (before !== undefined && mayEndLongerToken(before)) {
           // `<--`, `//-`: Lean's longest-match token (`<-`, `//`) may take the first character, and
           // then there is no comment
-          problem(`a comment start glued to '${before}': Lean may read a longer token there`, mark());
+          this.problem(`a comment start glued to '${before}': Lean may read a longer token there`, this.mark());
         }
-        if (c === '-') lineComment();
-        else blockComment();
+        if (c === '-') this.lineComment();
+        else this.blockComment();
         continue;
       }
       if (untilBrace && c === '}' && depth === 0) {
-        step();
+        this.step();
         return true;
       }
       if (untilBrace && c === '{') depth++;
       if (untilBrace && c === '}') depth--;
-      lexToken();
+      this.lexToken();
     }
     return !untilBrace;
   }
+}
 
-  lexCode(false);
-  return { tokens, trivia, problems };
+/** Lexes `source`, reporting what Lean would reject or might read otherwise. */
+export function lexLeanFull(source: string): Lexed {
+  return new LeanLexer(source).run();
 }
 
 /**

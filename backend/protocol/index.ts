@@ -8,4 +8,3 @@ export * from './evaluation';
 export * from './schema';
 export * from './routes';
 export * from './sse';
-export * from './client';

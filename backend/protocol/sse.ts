@@ -1,5 +1,5 @@
 // The one server-sent events reader: our routes send `event: <type>` and one JSON `data:` per event
-// (backend/api/sseWriter.ts writes them). Used by the HTTP client (./client.ts), so by the CLI, the editor,
+// (backend/api/sseWriter.ts writes them). Used by the HTTP client (backend/client/apiClient.ts), so by the CLI, the editor,
 // eval, bench and tests alike.
 
 export interface SseMessage {
@@ -99,10 +99,10 @@ export class SseParser {
 }
 
 /** Reads a response body as server-sent events until it ends. */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseMessage> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of body) {
     yield* parser.push(decoder.decode(chunk, { stream: true }));
   }
   yield* parser.push(decoder.decode());

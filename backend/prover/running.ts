@@ -35,3 +35,37 @@ export class RunningProofs {
     return this.running.size;
   }
 }
+
+/**
+ * A service started on first use, by both faces (the HTTP prove routes' engine and verifier, the language
+ * server's ProveService): started once, a failed start forgotten so that the next use tries again, and
+ * `reset` to start afresh (after a setup request) handing back what was started.
+ */
+export class LazyStart<T> {
+  private started: Promise<T> | null = null;
+
+  constructor(private readonly start: () => Promise<T>) {}
+
+  get(): Promise<T> {
+    if (!this.started) {
+      const started = this.start().catch((err: unknown) => {
+        if (this.started === started) this.started = null;
+        throw err;
+      });
+      this.started = started;
+    }
+    return this.started;
+  }
+
+  /** What was started or is starting, if anything (never starts it). */
+  get current(): Promise<T> | null {
+    return this.started;
+  }
+
+  /** Forgets what was started (the next `get` starts afresh) and hands it back. */
+  reset(): Promise<T> | null {
+    const old = this.started;
+    this.started = null;
+    return old;
+  }
+}

@@ -136,3 +136,11 @@ test('parameters that do not match the schema are refused before the handler run
   await refused(lspMethods.trainingStart, { preset: 'nope', model: 'm' }, /unknown preset/);
   assert.equal(proves, 0);
 });
+
+test('nothing registers a custom request or sends a notification but api/lspContract.ts', () => {
+  const dir = join(root, 'backend', 'api');
+  const elsewhere = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && f !== 'lspContract.ts')
+    .filter((f) => /\.(onRequest|sendNotification)\(/.test(readFileSync(join(dir, f), 'utf8')));
+  assert.deepEqual(elsewhere, []);
+});

@@ -2,13 +2,15 @@
 //  1. attached to the stand-in `kimina serve` (a TEST DOUBLE answering from a script: standInServe.ts), the
 //     think block of a long answer can be scrolled up while it streams and stays where the user put it, and a
 //     person's press on Cancel (mouse down, 120 ms, mouse up) cancels; the cancelled sample says it was stopped
-//     and is not reported as a format failure. Screenshots of the Proof view in the dark and the light theme.
+//     and is not reported as a format failure; Lean's error with the file's line numbers (light theme); the
+//     Budget presets. Then its Training Monitor: charts open in an editor panel at full width, legends filled,
+//     live, and a comparison of two runs (the stand-in serves the runs and their metrics).
 //  2. in-process with the scripted ONNX model (a TEST DOUBLE: fixed answers) and no Lean at all (no REPL build,
 //     no lake on PATH, an isolated HOME without elan): the status bar and the guidance name Lean, and proving
-//     stops after one attempt with "Lean is missing" and a Set Up Lean button, with no fix turn.
+//     stops after one attempt with "Lean is missing" and a Set Up Lean button, with no fix turn (dark theme).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { expect } from './expect';
@@ -17,14 +19,16 @@ import {
   openFile,
   openWorkbench,
   proofView,
-  root,
   runCommand,
   screenshot,
   step,
+  webviewWith,
   type Workbench,
 } from './harness';
 import { startStandInServe, type StandInServe } from './standInServe';
 import { writeScriptedModel } from '../../backend/demo/models/scriptedModel';
+import type { StepMetrics, TrainingRun } from '../../backend/protocol';
+import { presetHyper } from '../../backend/training/presets';
 
 describe('the Proof view while a long answer streams (stand-in serve)', () => {
   let serve: StandInServe;
@@ -96,7 +100,7 @@ describe('the Proof view while a long answer streams (stand-in serve)', () => {
     await screenshot(page, 'editor-ux-2-cancelled');
   });
 
-  test("screenshots of the Proof view with Lean's error under the line and the fix turn, dark and light", async () => {
+  test("a screenshot of the Proof view with Lean's error under the file's line and the fix turn; budgets", async () => {
     const { page } = wb;
     await goToLine(page, 10); // algebra_fails
     await step(wb, 'prove-fails', () => runCommand(page, 'Kimina: Prove This Theorem'));
@@ -106,15 +110,8 @@ describe('the Proof view while a long answer streams (stand-in serve)', () => {
     const errorLine = await view.locator('.turn-1 .verdict.bad').first().innerText();
     const line = Number(/at line (\d+)/.exec(errorLine)?.[1]);
     assert.ok(line >= 9 && line <= 16, errorLine);
-    await screenshot(page, 'proof-view-dark');
-    await step(wb, 'light-theme', async () => {
-      // the user settings file, as a person would edit it: VS Code applies the theme when the file changes
-      const file = join(root, '.e2e', wb.name, 'data', 'user', 'User', 'settings.json');
-      const settings = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': 'Default Light Modern' }, null, 2));
-      await page.locator('.monaco-workbench.vs').waitFor();
-    });
-    await page.waitForTimeout(500);
+    // this workbench runs the web build's default light theme; the no-Lean one below runs the dark theme
+    await page.locator('.monaco-workbench.vs').waitFor();
     await screenshot(page, 'proof-view-light');
     // the budget presets: Quick for the next proof, shown in words
     await step(wb, 'budget-quick', () => view.locator('#budget-quick').click());
@@ -122,6 +119,104 @@ describe('the Proof view while a long answer streams (stand-in serve)', () => {
     await step(wb, 'budget-words', () =>
       view.locator('.budget-text', { hasText: 'answers up to 4,096 tokens · 1 sample · no fix turn' }).waitFor(),
     );
+  });
+});
+
+/** A run as the stand-in serve lists it (the fields of backend/protocol TrainingRun). */
+function standInRun(id: string, name: string, step: number): TrainingRun {
+  return {
+    id,
+    name,
+    state: 'running',
+    preset: 'tiny-cpu',
+    model: 'stand-in/model',
+    gpus: 'cpu',
+    schedule: 'now',
+    hyper: presetHyper('tiny-cpu'),
+    createdAt: '2026-12-04T00:00:00Z',
+    updatedAt: '2026-12-04T00:00:00Z',
+    step,
+    checkpointStep: 0,
+    restarts: 0,
+    trainPrompts: 4,
+    heldOutPrompts: 0,
+    outputDir: '/tmp/stand-in',
+    finalDir: null,
+    baseEval: null,
+    latestEval: null,
+    improved: null,
+    onnxDir: null,
+    error: null,
+  };
+}
+
+const trainStep = (step: number, reward: number): StepMetrics => ({
+  step,
+  kind: 'train',
+  metrics: { reward, 'acc/turn_1': reward / 2, 'completions/mean_length': 100 * step },
+});
+
+describe('Training charts in the editor area (stand-in serve)', () => {
+  let serve: StandInServe;
+  let wb: Workbench;
+
+  before(async () => {
+    serve = await startStandInServe({ token: 'e2e-token' });
+    serve.trainingRuns.push(standInRun('run-a', 'tiny run A', 2), standInRun('run-b', 'tiny run B', 1));
+    serve.trainingMetrics.set('run-a', [trainStep(1, 0.1), trainStep(2, 0.3)]);
+    serve.trainingMetrics.set('run-b', [trainStep(1, 0.2)]);
+    wb = await openWorkbench({
+      name: 'training-charts',
+      settings: { 'kimina.serverUrl': serve.url, 'kimina.serverToken': 'e2e-token' },
+    });
+  });
+
+  after(async () => {
+    await wb?.close();
+    await serve?.close();
+  });
+
+  test('charts open in an editor panel at full width with filled legends, stay live, and compare runs', async () => {
+    const { page } = wb;
+    await step(wb, 'open-monitor', () => runCommand(page, 'Kimina: Open Training Monitor'));
+    const monitor = await step(wb, 'monitor', () => webviewWith(page, '.runs'));
+    await step(wb, 'runs-listed', () => monitor.locator('.run', { hasText: 'tiny run A' }).waitFor());
+    await step(wb, 'live-status', () => monitor.locator('.live .latest td', { hasText: 'reward' }).first().waitFor());
+    assert.equal(await monitor.locator('canvas').count(), 0, 'no chart squeezed into the side bar');
+    await step(wb, 'open-charts', () => monitor.locator('.open-charts').click());
+    await step(wb, 'charts-tab', () => page.locator('.tab', { hasText: 'Training: tiny run A' }).first().waitFor());
+    const charts = await step(wb, 'charts', () => webviewWith(page, '.grid #chart-reward canvas'));
+    const width = await charts
+      .locator('#chart-reward canvas')
+      .first()
+      .evaluate((c) => c.clientWidth);
+    assert.ok(width > 600, `the chart is ${width} px wide`);
+    const legend = charts.locator('#chart-reward .u-legend .u-series');
+    const values = await legend.locator('.u-value').allInnerTexts();
+    assert.ok(values.length >= 3, `legend values: ${values}`);
+    for (const v of values) assert.match(v, /^-?\d/, `legend value ${JSON.stringify(v)} (not "--")`);
+    assert.equal(values[0], '2', 'the newest step');
+    // live: a step the server adds reaches the open chart by itself
+    serve.trainingMetrics.get('run-a')!.push(trainStep(3, 0.5));
+    serve.trainingRuns[0].step = 3;
+    await step(wb, 'live', () =>
+      expect(async () => assert.equal(await legend.first().locator('.u-value').innerText(), '3')),
+    );
+    await screenshot(page, 'training-charts');
+    // compare: pick run B beside run A
+    await step(wb, 'compare', () => monitor.locator('.compare-runs').click());
+    await step(wb, 'pick-b', async () => {
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'tiny run B' }).first().click();
+      await page.keyboard.press('Enter');
+    });
+    await step(wb, 'compare-tab', () =>
+      page.locator('.tab', { hasText: 'Training: tiny run A vs tiny run B' }).first().waitFor(),
+    );
+    const compared = await step(wb, 'compared', () => webviewWith(page, '.grid .u-legend >> text=tiny run B: reward'));
+    await step(wb, 'both-runs', () =>
+      compared.locator('#chart-reward .u-legend', { hasText: 'tiny run A: reward' }).waitFor(),
+    );
+    await screenshot(page, 'training-compare');
   });
 });
 
@@ -139,7 +234,13 @@ describe('no Lean at all (scripted model in-process)', () => {
       .join(delimiter);
     wb = await openWorkbench({
       name: 'no-lean',
-      settings: { 'kimina.engine': 'onnx', 'kimina.model': modelDir, 'kimina.device': 'cpu', 'kimina.samples': 1 },
+      settings: {
+        'kimina.engine': 'onnx',
+        'kimina.model': modelDir,
+        'kimina.device': 'cpu',
+        'kimina.samples': 1,
+        'workbench.colorTheme': 'Default Dark Modern',
+      },
       env: { PATH: path, KIMINA_THREADS: '1' },
     });
   });
@@ -170,6 +271,7 @@ describe('no Lean at all (scripted model in-process)', () => {
     );
     assert.equal(await view.locator('section.turn').count(), 1, 'one attempt');
     assert.equal(await view.locator('.turn-2').count(), 0, 'no fix turn');
-    await screenshot(page, 'no-lean-1-lean-missing');
+    await page.locator('.monaco-workbench.vs-dark').waitFor();
+    await screenshot(page, 'proof-view-dark');
   });
 });

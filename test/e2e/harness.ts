@@ -290,6 +290,23 @@ export async function goToLine(page: Page, line: number): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
+/** The content (two nested frames) of the webview that shows `selector`: the side bar's monitor (`.runs`) or the
+ *  charts panel (`.grid`). Webview frames live in an overlay outside the side bar's and editors' DOM, so they
+ *  cannot be scoped to either; each is found by what it shows. */
+export async function webviewWith(page: Page, selector: string): Promise<FrameLocator> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const frames = page.frameLocator('iframe.webview.ready');
+    const count = await page.locator('iframe.webview.ready').count();
+    for (let i = 0; i < count; i++) {
+      const inner = frames.nth(i).frameLocator('iframe#active-frame');
+      if (await inner.locator(selector).count()) return inner;
+    }
+    if (Date.now() > deadline) throw new Error(`no webview shows ${selector}`);
+    await page.waitForTimeout(250);
+  }
+}
+
 /** The Proof view's content (two nested frames). */
 export function proofView(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready').first().frameLocator('iframe#active-frame');

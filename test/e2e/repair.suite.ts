@@ -1,7 +1,8 @@
 // End to end in a real VS Code: a file with three proofs broken by a renamed lemma → "Kimina: Repair All in
 // File" → progress to 3 of 3 → three proposals at their declarations → one accepted from its code lens, one
 // rejected, one accepted from its diff editor (where proving also acts on the real file, and a second proposal
-// for the same declaration is kept beside the first) → the file holds exactly the two accepted repairs.
+// for the same declaration is kept beside the first) → the file holds exactly the two accepted repairs. Then a
+// Repair All cancelled part-way is offered again after a backend restart (the queue is in SQLite) and resumed.
 // TEST DOUBLES: the model is the stand-in OpenAI server (its scripted "repairer" applies the renames Lean's
 // deprecation warnings name: test/editor/repairDoubles.ts) reached by the real OpenAI engine; Lean is the
 // stand-in REPL through the real verifier (its deprecated names give Lean's deprecation warning and an error).
@@ -159,5 +160,76 @@ describe('Repair All (stand-in OpenAI server as the model, stand-in REPL as Lean
       expect(async () => assert.equal(readFileSync(join(wb.workspace, 'Ratios.lean'), 'utf8'), expected)),
     );
     await screenshot(page, 'repair-4-done');
+  });
+
+  test('Repair All cancelled part-way is offered again after a backend restart, and Resume finishes it', async () => {
+    const { page } = wb;
+    await step(wb, 'open-renamed', async () => {
+      await quickOpen(page, 'Renamed.lean');
+      await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'renamed_one' }).first().waitFor();
+    });
+    const before = chats().length;
+    await step(wb, 'repair-all-2', () => runCommand(page, 'Kimina: Repair All in File'));
+    const toasts = page.locator('.notifications-toasts .notification-list-item');
+    const running = toasts.filter({ hasText: /1 of 2: renamed_one/ }).first();
+    await step(wb, 'first-of-two', () => running.waitFor());
+    await step(wb, 'cancel-job', () => running.locator('.monaco-button', { hasText: 'Cancel' }).click());
+    await step(wb, 'paused', () => toasts.filter({ hasText: 'paused at' }).first().waitFor({ timeout: 60_000 }));
+    await step(wb, 'restart', () => runCommand(page, 'Kimina: Restart Backend'));
+    const offer = toasts
+      .filter({ hasText: /Repair All of Renamed\.lean stopped with [12] of 2 declarations left/ })
+      .first();
+    await step(wb, 'offered', () => offer.waitFor({ timeout: 60_000 }));
+    await screenshot(page, 'repair-5-resume-offered');
+    await step(wb, 'resume', () => offer.locator('.monaco-button', { hasText: 'Resume' }).click());
+    await step(wb, 'resumed-summary', () =>
+      toasts
+        .filter({ hasText: 'Kimina Repair All of Renamed.lean: 2 of 2 repaired' })
+        .first()
+        .waitFor({ timeout: 90_000 }),
+    );
+    await step(wb, 'two-proposals-renamed', () =>
+      expect(async () => assert.equal(await lenses('Accept Kimina repair').count(), 2)),
+    );
+    // each declaration's fix turn reached the model, the second one after the restart
+    const names = chats()
+      .slice(before)
+      .map((r) => /theorem (renamed_\w+)/.exec((r.body.messages as { content: string }[])[2].content)?.[1]);
+    assert.ok(names.includes('renamed_two'), names.join(', '));
+    assert.equal(names.at(-1), 'renamed_two');
+    await screenshot(page, 'repair-6-resumed');
+  });
+
+  test("Check for Broken Proofs: Lean's messages as diagnostics, a Repair lens and a Repair quick fix on the broken proof", async () => {
+    const { page } = wb;
+    const visibleLine = (text: string) =>
+      page.locator('.editor-instance .monaco-editor .view-line', { hasText: text }).filter({ visible: true }).first();
+    await step(wb, 'back-to-ratios', async () => {
+      await quickOpen(page, 'Ratios.lean');
+      await page.waitForTimeout(500);
+      await page.keyboard.press('Control+Home'); // the first test left the editor scrolled to the end
+      await visibleLine('ratio_two').waitFor();
+    });
+    await step(wb, 'check-file', () => runCommand(page, 'Kimina: Check for Broken Proofs'));
+    // ratio_two's repair was rejected in the first test: it is the one proof Lean still rejects
+    await step(wb, 'checked', () =>
+      page
+        .locator('.notifications-toasts .notification-list-item', {
+          hasText: 'Lean rejects 1 proof in this file (ratio_two)',
+        })
+        .first()
+        .waitFor({ timeout: 60_000 }),
+    );
+    await step(wb, 'repair-lens', () =>
+      expect(async () => assert.equal(await lenses('Repair with Kimina').count(), 1)),
+    );
+    await visibleLine('ratio_two').click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Control+.');
+    await step(wb, 'quick-fix', () =>
+      page.locator('.action-widget', { hasText: 'Repair with Kimina' }).first().waitFor(),
+    );
+    await screenshot(page, 'repair-7-quick-fix');
+    await page.keyboard.press('Escape');
   });
 });

@@ -6,11 +6,15 @@
 //   name contains "slow":  thinks for a long time (until cancelled).
 //   otherwise:             thinks in a few chunks, then one verified attempt with the algebra_example proof.
 // /v1/check reports a goal for each `sorry` (positions in codepoints) and "valid" for sorry-free code;
-// GET /v1/training/runs answers the runs a test puts in `trainingRuns`; DELETE /v1/prove/:id cancels.
+// GET /v1/training/runs answers the runs a test puts in `trainingRuns`, GET /v1/training/runs/:id and …/metrics
+// (with ?since) what it puts in `trainingRuns` and `trainingMetrics` (shapes: backend/protocol/routes.ts), the
+// presets, rollouts, log and GPUs empty; DELETE /v1/prove/:id cancels.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type {
   Attempt,
+  StepMetrics,
+  TrainingRun,
   ProveEvent,
   ProveRequest,
   ProveResult,
@@ -32,8 +36,10 @@ export interface StandInServe {
   url: string;
   token: string | undefined;
   requests: string[];
-  /** What GET /v1/training/runs answers (only the fields the editor reads are filled in). */
-  trainingRuns: { id: string; name: string; state: string; step: number }[];
+  /** What GET /v1/training/runs answers (a test may fill in only the fields it needs). */
+  trainingRuns: Partial<TrainingRun>[];
+  /** Each run's step metrics, for GET /v1/training/runs/:id/metrics; a test appends steps to make a run go on. */
+  trainingMetrics: Map<string, StepMetrics[]>;
   close(): Promise<void>;
 }
 
@@ -156,6 +162,9 @@ async function runScript(
 export async function startStandInServe(options: { port?: number; token?: string } = {}): Promise<StandInServe> {
   const requests: string[] = [];
   const trainingRuns: StandInServe['trainingRuns'] = [];
+  const trainingMetrics: StandInServe['trainingMetrics'] = new Map();
+  const json = (res: import('node:http').ServerResponse, body: unknown, status = 200) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const running = new Map<string, AbortController>();
   let next = 0;
   const server: Server = createServer((req, res) => {
@@ -167,6 +176,27 @@ export async function startStandInServe(options: { port?: number; token?: string
     if (req.method === 'GET' && req.url === '/v1/training/runs') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ runs: trainingRuns }));
       return;
+    }
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    if (req.method === 'GET' && url.pathname === '/v1/training/events') {
+      // the event stream stays open (runs and metrics here change only through the test's own arrays)
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(': stand-in\n\n');
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/training/presets') return void json(res, { presets: {} });
+    if (req.method === 'GET' && url.pathname === '/v1/training/gpus')
+      return void json(res, { available: false, gpus: [], note: 'stand-in: no GPUs' });
+    const runPath = /^\/v1\/training\/runs\/([^/]+)(?:\/(metrics|rollouts|log))?$/.exec(url.pathname);
+    if (req.method === 'GET' && runPath) {
+      const id = decodeURIComponent(runPath[1]);
+      const run = trainingRuns.find((r) => r.id === id);
+      if (!run) return void json(res, { detail: `no training run ${id}` }, 404);
+      if (!runPath[2]) return void json(res, run);
+      if (runPath[2] === 'rollouts') return void json(res, { rollouts: [] });
+      if (runPath[2] === 'log') return void json(res, { lines: [] });
+      const since = Number(url.searchParams.get('since') ?? -1);
+      return void json(res, { steps: (trainingMetrics.get(id) ?? []).filter((s) => s.step > since) });
     }
     const cancel = /^\/v1\/prove\/([^/]+)$/.exec(req.url ?? '');
     if (req.method === 'DELETE' && cancel) {
@@ -225,6 +255,7 @@ export async function startStandInServe(options: { port?: number; token?: string
     token: options.token,
     requests,
     trainingRuns,
+    trainingMetrics,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -10,9 +10,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FrameLocator, Page } from 'playwright-core';
 import { expect } from './expect';
-import { openWorkbench, root, runCommand, screenshot, step, type Workbench } from './harness';
+import { openWorkbench, root, runCommand, screenshot, step, webviewWith, type Workbench } from './harness';
 import { startRealServe, type RealServe } from './realServe';
 
 const venvPython = join(root, 'test', 'trainer', '.venv', 'bin', 'python');
@@ -31,23 +30,6 @@ function missingTrainerEnv(): string | null {
     { encoding: 'utf8' },
   );
   return r.status === 0 ? null : `${venvPython} lacks torch/trl/transformers (run \`npm run test:trainer\` first)`;
-}
-
-/** The content (two nested frames) of the webview that shows `selector`: the side bar's monitor (`.runs`) or the
- *  charts panel (`.grid`). Webview frames live in an overlay outside the side bar's and editors' DOM, so they
- *  cannot be scoped to either; each is found by what it shows. */
-async function webviewWith(page: Page, selector: string): Promise<FrameLocator> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const frames = page.frameLocator('iframe.webview.ready');
-    const count = await page.locator('iframe.webview.ready').count();
-    for (let i = 0; i < count; i++) {
-      const inner = frames.nth(i).frameLocator('iframe#active-frame');
-      if (await inner.locator(selector).count()) return inner;
-    }
-    if (Date.now() > deadline) throw new Error(`no webview shows ${selector}`);
-    await page.waitForTimeout(250);
-  }
 }
 
 const skipReason = missingTrainerEnv();

@@ -16,6 +16,7 @@ import {
   type PullEvent,
 } from '../../backend/model/modelStore';
 import { kiminaHome, readSettings } from '../../backend/settings/settings';
+import { io } from '../../backend/model/onnx/qwen3Graph';
 import { startStandInHub, type StandInHub } from './standInHub';
 
 // The commands read the settings and hand them down; these tests read them from the environment they set.
@@ -54,7 +55,8 @@ const standInConvert =
     for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'])
       writeFileSync(join(out, f), readFileSync(join(src, f)));
     onProgress?.({ done: 1, total: 2, stage: 'layers' });
-    writeFileSync(join(out, 'onnx', 'model.onnx'), `graph ${ONNX_LAYOUT_MARKER}`);
+    // the current graph's markers: our layout, and the shared-prefix input (modelFolder graphHasSharedPrefix)
+    writeFileSync(join(out, 'onnx', 'model.onnx'), `graph ${ONNX_LAYOUT_MARKER} ${io.sharedBias}`);
     writeFileSync(join(out, 'onnx', 'model.kv16.onnx'), 'float16-cache graph'); // the real converter writes both
     onProgress?.({ done: 2, total: 2, stage: 'written' });
   };

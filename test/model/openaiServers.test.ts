@@ -146,7 +146,7 @@ test('Ollama: an answer that overflows num_ctx (Ollama shifts and says "stop") i
   });
 });
 
-test('vLLM: reasoning and reasoning_content carry the same text once; n honoured; max_model_len cuts', async () => {
+test('vLLM: reasoning and reasoning_content carry the same text once; n honoured; max_tokens fitted to max_model_len', async () => {
   await withServer({ server: 'vllm' }, async (engine, server) => {
     assert.equal(engine.maxContext, 32768);
     const gens = await engine.generate([PROMPT, PROMPT], SAMPLING);
@@ -156,10 +156,21 @@ test('vLLM: reasoning and reasoning_content carry the same text once; n honoured
     );
     assert.equal(chats(server).length, 1);
   });
-  await withServer({ server: 'vllm', models: [{ id: MODEL, max_model_len: 60 }] }, async (engine) => {
+  await withServer({ server: 'vllm', models: [{ id: MODEL, max_model_len: 60 }] }, async (engine, server) => {
+    // vLLM refuses a prompt plus max_tokens beyond max_model_len before generating (HTTP 400, _validate_input).
+    const refused = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: MODEL, messages: PROMPT, max_tokens: SAMPLING.maxTokens }),
+    });
+    assert.equal(refused.status, 400);
+    const prompt = Number(/your request has (\d+) input tokens/.exec(JSON.stringify(await refused.json()))?.[1]);
+    assert.ok(prompt > 0 && prompt < 60);
+    // The engine sends what the context leaves after the prompt (counted by /tokenize), and says the answer is cut.
     const [gen] = await engine.generate([PROMPT], SAMPLING);
+    assert.equal(chats(server).at(-1)!.body.max_tokens, 60 - prompt);
     assert.equal(gen.finishReason, 'length');
-    assert.match(gen.cut ?? '', /context 60/);
+    assert.equal(gen.tokens, 60 - prompt);
+    assert.match(gen.cut ?? '', new RegExp(`max_tokens ${60 - prompt}, lowered from 1000 .*context 60`));
   });
 });
 
@@ -174,6 +185,15 @@ test('SGLang: reasoning_content folded back, n honoured, usage counts the tokens
     const [one] = await engine.generate([PROMPT], { ...SAMPLING, maxTokens: 5 });
     assert.equal(one.tokens, 5);
     assert.equal(one.finishReason, 'length');
+  });
+  // SGLang refuses prompt + max_tokens beyond max_model_len too (tokenizer_manager.py _validate_one_request):
+  // max_tokens is lowered to what the context leaves (the prompt estimated here: no tokenize route, no folder).
+  await withServer({ server: 'sglang', models: [{ id: MODEL, max_model_len: 75 }] }, async (engine, server) => {
+    const [gen] = await engine.generate([PROMPT], SAMPLING);
+    const sent = chats(server).at(-1)!.body.max_tokens as number;
+    assert.ok(sent > 0 && sent < 75, `max_tokens ${sent}`);
+    assert.ok(gen.tokens <= sent);
+    assert.equal(gen.finishReason, 'length');
   });
 });
 

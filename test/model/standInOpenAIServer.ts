@@ -11,10 +11,11 @@
 //   Ollama     ollama/ollama fb30760: openai/openai.go, middleware/openai.go ChatWriter, server/routes.go
 //              (ChatHandler, PsHandler, /api/version), api/types.go, template/chatml.gotmpl, llm/llama_server.go
 //   vLLM       vllm-project/vllm d7e5252 vllm/entrypoints/openai/engine/protocol.py (DeltaMessage, ModelCard,
-//              UsageInfo, StreamOptions); chat_completion/serving.py chat_completion_stream_generator (usage chunk)
+//              UsageInfo, StreamOptions); chat_completion/serving.py chat_completion_stream_generator (usage chunk);
+//              00bd149 engine/serving.py OpenAIServing._validate_input, create_error_response (the context refusal)
 //   SGLang     sgl-project/sglang 9b116df python/sglang/srt/entrypoints/openai/protocol.py (ModelCard
-//              max_model_len, DeltaMessage reasoning_content, UsageInfo, n, top_k); its usage chunk is played in
-//              vLLM's shape (choices [], then usage): its serving code was not read
+//              max_model_len, DeltaMessage reasoning_content, UsageInfo, n, top_k); 002897c serving_chat.py
+//              _generate_chat_stream (finish chunks, then the usage chunk with choices [] when include_usage)
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -174,12 +175,32 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
       });
       return;
     }
+    const listedModel = models.find((m) => m.id === model);
+    if (kind === 'vllm' && listedModel?.max_model_len !== undefined) {
+      // vLLM refuses, before generating, a prompt that fills max_model_len or leaves less than max_tokens
+      // (vllm-project/vllm 00bd149 vllm/entrypoints/openai/engine/serving.py OpenAIServing._validate_input:
+      // VLLMValidationError, answered by create_error_response as HTTP 400 BadRequestError with its parameter).
+      const len = listedModel.max_model_len;
+      const maxTokensAsked = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
+      const refuse = (message: string, param: string): void =>
+        json(res, 400, { error: { message, type: 'BadRequestError', param, code: 400 } });
+      if (promptTokens >= len)
+        return refuse(
+          `This model's maximum context length is ${len} tokens. However, your request has ${promptTokens} input tokens. Please reduce the length of the input messages.`,
+          'input_tokens',
+        );
+      if (maxTokensAsked !== undefined && promptTokens + maxTokensAsked > len)
+        return refuse(
+          `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokensAsked}. This model's maximum context length is ${len} tokens and your request has ${promptTokens} input tokens (${maxTokensAsked} > ${len} - ${promptTokens}).`,
+          'max_tokens',
+        );
+    }
     const n = o.honorsN === false ? 1 : Number(body.n ?? 1);
     const seed = typeof body.seed === 'number' ? body.seed : undefined;
     const size = o.chunkChars ?? 4;
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : Infinity;
     // Where the context stops an answer: llama.cpp at its -c (context shift is off by default: the slot stops
-    // with STOP_TYPE_LIMIT, finish_reason "length"); vLLM at max_model_len (finish_reason "length"). Ollama
+    // with STOP_TYPE_LIMIT, finish_reason "length"); vLLM never (refused above). Ollama
     // launches its runner with --context-shift unless the request says shift: false (routes.go `Shift:
     // req.Shift == nil || *req.Shift`, llama_server.go appendContextShiftArgs): it goes on past num_ctx.
     const listed = models.find((m) => m.id === model);
@@ -248,7 +269,12 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
       send({
         id: 'c',
         object,
-        choices: plans.map((_, index) => ({ index, delta: { role: 'assistant', content: '' } })),
+        // llama.cpp opens with `{"role":"assistant","content":null}` (server-task.cpp 17f5f8a
+        // to_json_oaicompat_chat, `first`); vLLM and SGLang with content "" (serving_chat.py build_sse_content).
+        choices: plans.map((_, index) => ({
+          index,
+          delta: { role: 'assistant', content: kind === 'llama.cpp' ? null : '' },
+        })),
       });
     let sent = 0;
     const longest = Math.max(...plans.map((p) => p.deltas.length));
@@ -449,8 +475,12 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
           return;
         }
         const messages = body.messages as Array<{ content: string }>;
-        // Stand-in tokenization: one token per word plus 4 per message and 3 for the generation prompt.
-        const count = messages.reduce((s, m) => s + m.content.split(/\s+/).filter(Boolean).length + 4, 3);
+        // Stand-in tokenization: as a named vLLM, the same "tokens" its chat route counts (and refuses by);
+        // otherwise one token per word plus 4 per message and 3 for the generation prompt.
+        const count =
+          kind === 'vllm'
+            ? tokensOf(render(body.messages as Messages))
+            : messages.reduce((s, m) => s + m.content.split(/\s+/).filter(Boolean).length + 4, 3);
         json(res, 200, { count, max_model_len: 32768, tokens: Array.from({ length: count }, (_, i) => i) });
         return;
       }

@@ -51,6 +51,8 @@ interface Output {
   cut?: string;
   /** The server's usage for this answer alone (requests of one choice). */
   usage?: { prompt: number; completion: number };
+  /** max_tokens as sent, where it was lowered to fit the server's context (vLLM, SGLang refuse more). */
+  limit?: { maxTokens: number; prompt: number };
 }
 
 /** llama.cpp's server refuses n != 1 with this message (chat and completions routes alike). */
@@ -91,6 +93,8 @@ export class OpenAIEngine implements Engine {
   /** The server has no /api/ps (not Ollama): do not ask again. */
   private noPs = false;
   private smallContextSaid = false;
+  /** Prompt token counts of the conversations being generated (one count per conversation object). */
+  private readonly promptCounts = new WeakMap<ChatMessage[], Promise<number | undefined>>();
 
   private constructor(
     private readonly http: AxiosInstance,
@@ -248,9 +252,12 @@ export class OpenAIEngine implements Engine {
     for (const out of outputs) {
       const u = out.usage;
       if (out.finish === 'length') {
+        const limit = out.limit
+          ? `max_tokens ${out.limit.maxTokens}, lowered from ${options.maxTokens} to fit the prompt (${out.limit.prompt} tokens) in the server's context`
+          : `max_tokens ${options.maxTokens}`;
         out.cut ??=
           `the server ended the answer with finish_reason "length" after ${out.tokens} tokens` +
-          ` (max_tokens ${options.maxTokens}${context !== undefined ? `, context ${context}` : ''})`;
+          ` (${limit}${context !== undefined ? `, context ${context}` : ''})`;
       } else if (out.finish === 'stop' && u && context !== undefined && u.prompt + u.completion >= context) {
         out.finish = 'length';
         out.cut =
@@ -362,6 +369,30 @@ export class OpenAIEngine implements Engine {
     }
   }
 
+  /**
+   * max_tokens for a request: the sampling's, lowered to what the server's known context leaves after the
+   * prompt. vLLM refuses a request whose prompt plus max_tokens exceeds max_model_len (HTTP 400 "'max_tokens' or
+   * 'max_completion_tokens' is too large: …": vllm-project/vllm 00bd149 vllm/entrypoints/openai/engine/serving.py
+   * OpenAIServing._validate_input) and SGLang likewise ("Requested token count exceeds the model's maximum
+   * context length …": sgl-project/sglang 001067f python/sglang/srt/managers/tokenizer_manager.py
+   * _validate_one_request), so without this every long prompt fails instead of being answered and marked cut.
+   */
+  private async maxTokensFor(job: Job, outputs: Output[], options: SamplingOptions): Promise<number> {
+    if (this.maxContext === undefined || this.route === 'ollama-generate') return options.maxTokens;
+    let counted = this.promptCounts.get(job.conversation);
+    if (!counted) {
+      counted = this.countPromptTokens(job.conversation).catch(() => undefined);
+      this.promptCounts.set(job.conversation, counted);
+    }
+    const prompt = await counted;
+    if (prompt === undefined) return options.maxTokens;
+    const room = this.maxContext - prompt;
+    // No room at all: sent unchanged, and the server's own refusal says so.
+    if (room < 1 || room >= options.maxTokens) return options.maxTokens;
+    for (const t of job.targets) outputs[t].limit = { maxTokens: room, prompt };
+    return room;
+  }
+
   async close(): Promise<void> {
     /* HTTP only: nothing held open between requests */
   }
@@ -397,6 +428,7 @@ export class OpenAIEngine implements Engine {
       ? `${rootOf(this.o.baseUrl)}/api/generate`
       : `${this.o.baseUrl}/${raw ? 'completions' : 'chat/completions'}`;
     const prompt = raw || ollama ? (await this.localTemplate()).template.render(job.conversation) : undefined;
+    const maxTokens = await this.maxTokensFor(job, outputs, options);
     let body: Record<string, unknown>;
     if (ollama) {
       // Ollama's native generate (api/types.go GenerateRequest, Options): the prompt as it is, sampling in options.
@@ -422,7 +454,7 @@ export class OpenAIEngine implements Engine {
         top_p: options.topP,
         // No top-k cut, as the recipe's verl sampling (top_k -1): llama.cpp's server would otherwise keep 40 tokens.
         top_k: -1,
-        max_tokens: options.maxTokens,
+        max_tokens: maxTokens,
       };
       if (options.stop && options.stop.length > 0) body.stop = options.stop;
       if (job.seed !== undefined) body.seed = job.seed;

@@ -1,10 +1,11 @@
-// The one HTTP client (backend/protocol/client.ts) against the real app (stand-in REPL as TEST DOUBLE):
+// The one HTTP client (backend/client/apiClient.ts, over axios) against the real app (stand-in REPL as TEST DOUBLE):
 // typed calls by route name, errors as ApiError with the server's detail, no server as BackendUnreachable,
 // path parameters encoded, the token sent.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiClient, ApiError, BackendUnreachable, routePath, SseParser } from '../../backend/protocol';
-import { startTestServer, type TestServer } from './apiServer';
+import { routePath, SseParser } from '../../backend/protocol';
+import { ApiClient, ApiError, BackendUnreachable } from '../../backend/client/apiClient';
+import { startTestServer, type TestServer } from '../api/apiServer';
 
 let srv: TestServer;
 before(async () => {

@@ -1,9 +1,15 @@
-// The one typed HTTP client of `kimina serve`, driven by the route table (./routes.ts): the CLI, the editor's
-// Training Monitor, eval, bench and tests call routes by name and get the declared types back.
+// The one typed HTTP client of `kimina serve`, driven by the route table (backend/protocol/routes.ts): the CLI,
+// the editor's attach-to-serve service, the language server's training relay, bench and tests call routes by name
+// and get the declared types back. Over axios, the backend's one HTTP library (as the hub, the OpenAI-compatible
+// engine and the dataset fetchers use); a room of its own so that the protocol room stays free of imports (the
+// extension and the webviews import it).
 //   const api = new ApiClient({ url, token });
 //   const run = await api.call('trainingPause', { params: { id } });
 //   for await (const e of api.stream('prove', { body: { code } })) …
+import axios, { type AxiosResponse } from 'axios';
+import type { Readable } from 'node:stream';
 import {
+  readSse,
   routePath,
   routes,
   type RouteBody,
@@ -13,8 +19,7 @@ import {
   type RouteQuery,
   type RouteResponse,
   type StreamingRoute,
-} from './routes';
-import { readSse } from './sse';
+} from '../protocol';
 
 type Lazy<T> = T | (() => T);
 const resolve = <T>(v: Lazy<T>): T => (typeof v === 'function' ? (v as () => T)() : v);
@@ -24,7 +29,6 @@ export interface ApiClientOptions {
   url: Lazy<string | undefined>;
   /** The API token (`Authorization: Bearer`), when the server wants one: `kimina serve` writes it to <KIMINA_HOME>/serve.json. */
   token?: Lazy<string | undefined>;
-  fetch?: typeof fetch;
 }
 
 type NoParams<N extends RouteName> = keyof RouteParams<N> extends never ? true : false;
@@ -72,6 +76,23 @@ export interface RawAnswer {
   body: unknown;
 }
 
+/** The answer's headers as the Fetch API's Headers (what RawAnswer has always carried). */
+function headersOf(res: AxiosResponse): Headers {
+  const out = new Headers();
+  for (const [k, v] of Object.entries(res.headers ?? {})) {
+    if (v === undefined || v === null) continue;
+    if (Array.isArray(v)) for (const item of v) out.append(k, String(item));
+    else out.set(k, String(v));
+  }
+  return out;
+}
+
+async function textOf(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function errorDetail(body: unknown): unknown {
   if (body && typeof body === 'object') {
     const b = body as { detail?: unknown; error?: unknown };
@@ -93,7 +114,7 @@ export class ApiClient {
     name: RouteName,
     input: Partial<CallInput<RouteName>> = {},
     accept = 'application/json',
-  ): Promise<Response> {
+  ): Promise<AxiosResponse> {
     const route = routes[name];
     const base = this.url();
     if (!base) throw new BackendUnreachable(undefined);
@@ -112,11 +133,20 @@ export class ApiClient {
     };
     if (route.method === 'POST') headers['content-type'] = 'application/json';
     try {
-      return await (this.options.fetch ?? fetch)(target, {
+      return await axios.request({
+        url: target,
         method: route.method,
         headers,
         signal: input.signal,
-        body: route.method === 'POST' && input.body !== undefined ? JSON.stringify(input.body) : undefined,
+        data: route.method === 'POST' && input.body !== undefined ? JSON.stringify(input.body) : undefined,
+        // the answer as it came: text (parsed here), or the byte stream of server-sent events
+        responseType: accept === 'text/event-stream' ? 'stream' : 'text',
+        transformResponse: [(data: unknown) => data],
+        validateStatus: () => true,
+        // the backend is local or named: no proxy from the environment, no size limits of axios's own
+        proxy: false,
+        maxBodyLength: Infinity,
+        maxContentLength: Infinity,
       });
     } catch (err) {
       if (input.signal?.aborted) throw err;
@@ -127,14 +157,14 @@ export class ApiClient {
   /** Calls a route and gives back status, headers and the parsed body, whatever the status (tests use this). */
   async request<N extends RouteName>(name: N, ...[input]: CallArgs<N>): Promise<RawAnswer> {
     const res = await this.send(name, input as Partial<CallInput<RouteName>>);
-    const text = await res.text();
+    const text = typeof res.data === 'string' ? res.data : String(res.data ?? '');
     let body: unknown = text;
     try {
       body = JSON.parse(text);
     } catch {
       /* not JSON: the text */
     }
-    return { status: res.status, headers: res.headers, body };
+    return { status: res.status, headers: headersOf(res), body };
   }
 
   /** Calls a route; throws ApiError unless it answers 2xx. */
@@ -147,8 +177,9 @@ export class ApiClient {
   /** Opens a streaming route: resolves once the server has answered (throws ApiError if it refused), with its events. */
   async openStream<N extends StreamingRoute>(name: N, ...[input]: CallArgs<N>): Promise<AsyncGenerator<RouteEvent<N>>> {
     const res = await this.send(name, input as Partial<CallInput<RouteName>>, 'text/event-stream');
-    if (!res.ok || !res.body) {
-      const text = await res.text().catch(() => '');
+    const stream = res.data as Readable;
+    if (res.status < 200 || res.status >= 300) {
+      const text = await textOf(stream).catch(() => '');
       let body: unknown = text;
       try {
         body = JSON.parse(text);
@@ -157,9 +188,8 @@ export class ApiClient {
       }
       throw new ApiError(res.status, errorDetail(body), name);
     }
-    const body = res.body;
     return (async function* events() {
-      for await (const message of readSse(body)) yield message.data as RouteEvent<N>;
+      for await (const message of readSse(stream)) yield message.data as RouteEvent<N>;
     })();
   }
 
