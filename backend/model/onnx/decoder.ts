@@ -312,8 +312,10 @@ export class Decoder {
       for (const r of results) r.finishReason = 'cancelled';
       return results;
     }
-    if (unique.length === 1) {
+    if (unique.length === 1 && req.prompts.length > 1) {
       // One prompt (n samples of one proof, or of its fix turn): its cache is the rows' shared prefix.
+      // A single row keeps its own cache: the shared path's extra operators cost it ~10% at 512 cached
+      // (step-interleaved A/B, docs/onnx-engine.md), and there is nothing to share.
       this.shareRows(state, req.prompts.length);
     } else {
       state.cache.selectRows(rowToUnique);
