@@ -1,7 +1,7 @@
 // Builds the edits that put a verified proof into the user's file: the whole proof of a declaration,
 // or one `sorry` replaced by the proof of its goal, indented so that Lean parses it in place.
 import { type ProofEdit, type Verdict, replPosToLsp } from '../protocol';
-import { type Token, type Trivia, lexLean, lexLeanFull } from '../lean/lexer';
+import { type Token, type Trivia, lexLean, lexLeanFull, tokenSpans } from '../lean/lexer';
 import { type Declaration, type SorrySite, findDeclarations, positionAt, standaloneSnippet } from './leanSource';
 import type { CheckAnswer } from './service';
 
@@ -150,19 +150,6 @@ export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
 /** Tokens that leave a hole a verdict must not hide: spliced text never holds them. */
 export const HOLE_TOKENS: ReadonlySet<string> = new Set(['sorry', 'admit', 'sorryAx', 'stop']);
 
-/** UTF-16 offsets of the tokens' starts and ends (tokens come in source order). */
-function tokenOffsets(text: string, tokens: Token[]): { start: number; end: number }[] {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
-  // column (codepoints) -> offset, walking forward from the line start; cached per line
-  const at = (line: number, column: number): number => {
-    let o = starts[line - 1] ?? text.length;
-    for (let c = 0; c < column && o < text.length; c++) o += (text.codePointAt(o) ?? 0) > 0xffff ? 2 : 1;
-    return o;
-  };
-  return tokens.map((t) => ({ start: at(t.line, t.column), end: at(t.endLine, t.endColumn) }));
-}
-
 /** Whether the token at `k` opens a command: a command keyword, a `#command`, or an attribute `@[`, but not an `open … in` / `set_option … in` prefix followed by more proof. */
 function opensCommand(tokens: Token[], k: number, limit = tokens.length): boolean {
   const t = tokens[k];
@@ -188,7 +175,7 @@ function opensCommand(tokens: Token[], k: number, limit = tokens.length): boolea
 export function cutToBody(proof: string): { body: string; cut: string | null } {
   const trivia: Trivia[] = [];
   const tokens = lexLean(proof, trivia);
-  const offsets = tokenOffsets(proof, tokens);
+  const offsets = tokenSpans(proof, tokens);
   let end = proof.length;
   for (let k = 0; k < tokens.length; k++) {
     if (opensCommand(tokens, k)) {
@@ -220,8 +207,8 @@ export function spliceProblem(oldText: string, from: number, to: number, newText
   if (alone.problems.length > 0) return `the proof does not lex cleanly: ${alone.problems[0].message}`;
   const oldTokens = lexLean(oldText);
   const newTokens = lexLean(newText);
-  const oldAt = tokenOffsets(oldText, oldTokens);
-  const newAt = tokenOffsets(newText, newTokens);
+  const oldAt = tokenSpans(oldText, oldTokens);
+  const newAt = tokenSpans(newText, newTokens);
   const outsideOld = oldTokens.filter((_, k) => oldAt[k].end <= from || oldAt[k].start >= to);
   const insideNew: number[] = [];
   const outsideNew: Token[] = [];

@@ -6,7 +6,7 @@
 // `set_option … in` prefixes are folded into the declaration that follows them.
 
 import { components, plain } from './auditPlan';
-import { lexLean, type Token, type Trivia } from './lexer';
+import { lexLean, tokenSpans, type Token, type Trivia } from './lexer';
 
 export type DeclarationKind =
   | 'theorem'
@@ -537,7 +537,7 @@ function statementIndex(source: string): StatementIndex {
     if (SCOPE_COMMANDS.has(head.kind)) scope.push({ offset: start, text: source.slice(start, cmd.end).trim() });
   }
   const tokens = lexLean(source);
-  lastIndex = { source, header, decls, scope, tokens, tokenStarts: tokenOffsetsOf(source, tokens) };
+  lastIndex = { source, header, decls, scope, tokens, tokenStarts: tokenSpans(source, tokens).map((t) => t.start) };
   return lastIndex;
 }
 
@@ -587,30 +587,6 @@ interface Kept {
   leftOutBefore: number[];
 }
 let lastKept: { index: StatementIndex; kept: Kept } | undefined;
-
-/** UTF-16 offsets of the tokens' starts (tokens in source order): one walk over the source. */
-function tokenOffsetsOf(source: string, tokens: Token[]): number[] {
-  const out: number[] = [];
-  let offset = 0,
-    line = 1,
-    column = 0;
-  for (const t of tokens) {
-    while (line < t.line && offset < source.length) {
-      if (source[offset] === '\n') {
-        line++;
-        column = 0;
-      }
-      offset++;
-    }
-    if (column > t.column) column = 0; // never: tokens come in order
-    while (column < t.column && offset < source.length) {
-      offset += (source.codePointAt(offset) ?? 0) > 0xffff ? 2 : 1;
-      column++;
-    }
-    out.push(offset);
-  }
-  return out;
-}
 
 /**
  * Builds the standalone formal statement for `decl` of `source`: the header, then the scope commands in

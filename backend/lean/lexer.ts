@@ -715,3 +715,29 @@ export function lexLean(source: string, trivia?: Trivia[]): Token[] {
   if (trivia) for (const t of lexed.trivia) trivia.push(t);
   return lexed.tokens.filter((t) => !t.quoted);
 }
+
+/**
+ * UTF-16 offsets of each token's start and end in `source` (`lexLean`'s tokens: in source order, none inside another):
+ * one forward walk over the source, since a token never starts before the previous one ends.
+ */
+export function tokenSpans(source: string, tokens: Token[]): { start: number; end: number }[] {
+  let offset = 0;
+  let line = 1;
+  let column = 0;
+  // moves the cursor forward to (toLine, toColumn): lines by their newlines, columns in codepoints
+  const seek = (toLine: number, toColumn: number): number => {
+    while (line < toLine && offset < source.length) {
+      if (source[offset] === '\n') {
+        line++;
+        column = 0;
+      }
+      offset++;
+    }
+    while (column < toColumn && offset < source.length) {
+      offset += (source.codePointAt(offset) ?? 0) > 0xffff ? 2 : 1;
+      column++;
+    }
+    return offset;
+  };
+  return tokens.map((t) => ({ start: seek(t.line, t.column), end: seek(t.endLine, t.endColumn) }));
+}
