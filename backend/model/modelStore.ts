@@ -425,6 +425,20 @@ async function pullInto(
 ): Promise<PullResult> {
   const commit = listing.commit ?? revision;
   const paths = new Set(listing.files.map((f) => f.path));
+  // Both ways end alike: the manifest written last (a pull stopped before it claims nothing), then the result.
+  const finish = (manifest: Manifest, got: { downloaded: number; cached: number }, converted: boolean): PullResult => {
+    writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+    o.onEvent?.({ stage: 'done', message: dir });
+    return {
+      id,
+      dir,
+      manifest,
+      downloadedBytes: got.downloaded,
+      cachedBytes: got.cached,
+      cacheSnapshot: snapshot?.dir,
+      converted,
+    };
+  };
 
   // 1. A ready ONNX export in our layout? Fetch model.onnx (small: weights are external) and look.
   // Our graphs keep weights in external data, so model.onnx is small; a big one is another layout.
@@ -446,17 +460,7 @@ async function pullInto(
         files,
         pulledAt: new Date().toISOString(),
       };
-      writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
-      o.onEvent?.({ stage: 'done', message: dir });
-      return {
-        id,
-        dir,
-        manifest,
-        downloadedBytes: got.downloaded,
-        cachedBytes: got.cached,
-        cacheSnapshot: snapshot?.dir,
-        converted: false,
-      };
+      return finish(manifest, got, false);
     }
     rmSync(join(dir, 'onnx'), { recursive: true, force: true }); // another layout (Optimum, …): convert instead
   }
@@ -509,15 +513,5 @@ async function pullInto(
     files,
     pulledAt: new Date().toISOString(),
   };
-  writeFileSync(join(dir, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
-  o.onEvent?.({ stage: 'done', message: dir });
-  return {
-    id,
-    dir,
-    manifest,
-    downloadedBytes: got.downloaded,
-    cachedBytes: got.cached,
-    cacheSnapshot: snapshot?.dir,
-    converted: !upToDate,
-  };
+  return finish(manifest, got, !upToDate);
 }
