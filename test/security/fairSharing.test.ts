@@ -9,23 +9,8 @@ import assert from 'node:assert/strict';
 import { Admission } from '../../backend/lean/admission';
 import { clampTimeoutS, MAX_CHECK_TIMEOUT_S } from '../../backend/lean/checkTimeout';
 import { standInVerifier } from '../lean/standInVerifier';
-import { startServe, type LiveServe } from './liveServe';
+import { slowAnswer, startServe, STATEMENT, type LiveServe } from './liveServe';
 
-const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
-const slowAnswer = (ms: number) =>
-  [
-    '<think>',
-    'Subtract 3, halve, done.',
-    '</think>',
-    'Linear arithmetic.',
-    '',
-    '```lean4',
-    'import Mathlib',
-    '',
-    'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by',
-    `  linarith -- stand_in_slow_${ms}`,
-    '```',
-  ].join('\n');
 const rewardItem = (ms: number) => ({
   promptId: 'p',
   turn: 1,

@@ -10,6 +10,25 @@ import { spawnServe } from '../api/spawnServe';
 
 export const TOKEN = 'security-test-token';
 
+/** The trusted statement of the reward items these tests send. */
+export const STATEMENT =
+  'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
+/** A well-formed Kimina answer whose check the stand-in REPL holds for `ms` (its stand_in_slow_ rule). */
+export const slowAnswer = (ms: number): string =>
+  [
+    '<think>',
+    'Subtract 3, halve, done.',
+    '</think>',
+    'Linear arithmetic.',
+    '',
+    '```lean4',
+    'import Mathlib',
+    '',
+    'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by',
+    `  linarith -- stand_in_slow_${ms}`,
+    '```',
+  ].join('\n');
+
 export interface LiveServe {
   url: string;
   home: string;

@@ -5,24 +5,9 @@
 // editor-like client sends 15 small /api/check batches: all 15 are served, and the flood's throughput is printed.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServe, type LiveServe } from './liveServe';
+import { slowAnswer, startServe, STATEMENT, type LiveServe } from './liveServe';
 
-const STATEMENT = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry';
-const answer = (ms: number) =>
-  [
-    '<think>',
-    'Subtract 3, halve, done.',
-    '</think>',
-    'Linear arithmetic.',
-    '',
-    '```lean4',
-    'import Mathlib',
-    '',
-    'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by',
-    `  linarith -- stand_in_slow_${ms}`,
-    '```',
-  ].join('\n');
-const item = { promptId: 'p', turn: 1, formalStatement: STATEMENT, previous: [], response: answer(50) };
+const item = { promptId: 'p', turn: 1, formalStatement: STATEMENT, previous: [], response: slowAnswer(50) };
 
 let s: LiveServe;
 before(async () => {
