@@ -8,34 +8,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { shortAnswer } from '../backend/demo/kiminaExamples';
 import { startKiminaServe, type RunningServer } from './servers';
 import { leanCostEnv, type LeanCost } from './verifyServers';
 
 const run = promisify(execFile);
 const module = resolve(__dirname, '..', 'backend', 'trainer', 'verl');
 const statement = 'theorem t3 (n : ℕ) : n + 0 = n := by';
+// every fourth rollout's final proof names an unknown lemma (a Lean error); the others are valid
 const answer = (i: number): string =>
-  [
-    '<think>',
-    'Simplify.',
-    '```tactics',
-    'import Mathlib',
-    statement,
-    '  simp',
-    '```',
-    '```tactics',
-    '  simp',
-    '```',
-    '</think>',
-    `Done (${i}).`,
-    '',
-    '```lean4',
-    'import Mathlib',
-    '',
-    statement,
-    i % 4 === 0 ? `  exact bogus_${i}` : '  simp',
-    '```',
-  ].join('\n');
+  shortAnswer(statement, i % 4 === 0 ? `exact bogus_${i}` : `simp -- rollout ${i}`, 'simp');
 
 const script = `
 import json, sys, time

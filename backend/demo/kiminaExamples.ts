@@ -78,3 +78,32 @@ Lean 4 code snippet with error:
 export const FIX_MESSAGE_RELEASED = FIX_MESSAGE.replace('```lean4\n002', '```lean4\n001  | \n002')
   .replace('003  |   have', '003 >|   have')
   .replace('004 >|   exact', '004  |   exact');
+
+/**
+ * A short well-formed Kimina answer for `statement` (a theorem line ending `:= by`): a think block with the two
+ * tactics blocks the format reward asks for (each `thinkTactic`), then the final lean4 block proving it by
+ * `finalTactic`. Reward and verifier tests and benches build rollouts from it.
+ */
+export function shortAnswer(statement: string, finalTactic: string, thinkTactic = finalTactic): string {
+  return [
+    '<think>',
+    'Simplify.',
+    '```tactics',
+    'import Mathlib',
+    statement,
+    `  ${thinkTactic}`,
+    '```',
+    '```tactics',
+    `  ${thinkTactic}`,
+    '```',
+    '</think>',
+    'Done.',
+    '',
+    '```lean4',
+    'import Mathlib',
+    '',
+    statement,
+    `  ${finalTactic}`,
+    '```',
+  ].join('\n');
+}

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { shortAnswer } from '../../backend/demo/kiminaExamples';
 import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { cleanUpServes, serve, type Served } from '../api/spawnServe';
 import { trainerSource } from './pythonSetup';
@@ -23,29 +24,8 @@ after(() => {
 writeFileSync(join(dir, 'kimina_reward.py'), readFileSync(join(trainerSource, 'verl', 'kimina_reward.py'), 'utf8'));
 
 const statement = 'theorem t3 (n : ℕ) : n + 0 = n := by';
-/** A well-formed Kimina answer; `tactic` decides the stand-in's verdict (`bogus_*` is an unknown identifier). */
-const answer = (tactic: string): string =>
-  [
-    '<think>',
-    'Simplify.',
-    '```tactics',
-    'import Mathlib',
-    statement,
-    `  ${tactic}`,
-    '```',
-    '```tactics',
-    `  ${tactic}`,
-    '```',
-    '</think>',
-    'Done.',
-    '',
-    '```lean4',
-    'import Mathlib',
-    '',
-    statement,
-    `  ${tactic}`,
-    '```',
-  ].join('\n');
+/** `tactic` decides the stand-in's verdict (`bogus_*` is an unknown identifier). */
+const answer = (tactic: string): string => shortAnswer(statement, tactic);
 
 const N = 96;
 // valid for i % 3 === 0, a Lean error otherwise: the pattern tells a reordered or lost reward at once
