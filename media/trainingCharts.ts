@@ -38,9 +38,23 @@ function width(): number {
   return Math.max(320, grid.clientWidth - 16);
 }
 
+const hovering = (u: uPlot): boolean => u.cursor.idx !== null && u.cursor.idx !== undefined;
+
 /** Fills the legend with the newest values whenever the pointer is not on the chart. */
 function showLatest(u: uPlot): void {
-  if (u.cursor.idx === null || u.cursor.idx === undefined) u.setLegend({ idx: latestIndex(u.data as never) }, false);
+  if (!hovering(u)) u.setLegend({ idx: latestIndex(u.data as never) }, false);
+}
+
+/**
+ * A series' newest value at or before `idx`: the series of one chart come from different reports (the trainer's
+ * step metrics, the reward service's), so at the newest step one of them may not have arrived yet.
+ */
+function newestAtOrBefore(series: (number | null)[] | undefined, idx: number | null): number | null {
+  for (let i = Math.min(idx ?? Infinity, (series?.length ?? 0) - 1); i >= 0; i--) {
+    const v = series![i];
+    if (v !== null && v !== undefined) return v;
+  }
+  return null;
 }
 
 function draw(): void {
@@ -104,7 +118,10 @@ function draw(): void {
             stroke: COLORS[i % COLORS.length],
             width: 2,
             points: { show: d.data[0].length < 40 },
-            value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : formatValue(v)),
+            value: (u: uPlot, v: number | null, sidx: number, idx: number | null) => {
+              const shown = v ?? (hovering(u) ? null : newestAtOrBefore(u.data[sidx] as (number | null)[], idx));
+              return shown === null || shown === undefined ? '–' : formatValue(shown);
+            },
           })),
         ],
         hooks: { setCursor: [showLatest], ready: [showLatest] },
