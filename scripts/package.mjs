@@ -189,6 +189,7 @@ export async function packageTargets(targets, outDir, outFile) {
           child.on('error', fail);
           child.on('close', (code) => {
             if (code !== 0) return fail(new Error(`vsce package --target ${target} failed (${code}): ${text}`));
+            rmSync(dir, { recursive: true, force: true }); // the staged copy (60 MB a target) is in the vsix now
             const mb = (statSync(out).size / 1e6).toFixed(1);
             console.log(
               `package: ${relative(process.cwd(), out)} (${mb} MB, ${((Date.now() - t0) / 1000).toFixed(1)} s)`,

@@ -1,5 +1,16 @@
 // The README's test command: typecheck, build, then every suite in turn. Exits non-zero if any step fails.
 import { spawnSync } from 'node:child_process';
+import { statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+/** Free disk where the checkout and the temporary folder are, in GB: a run needs about 9 GB (the trainer's torch). */
+function freeDisk() {
+  const gb = (path) => {
+    const s = statfsSync(path);
+    return ((s.bavail * s.bsize) / 1e9).toFixed(1);
+  };
+  return `disk free: ${gb('.')} GB here, ${gb(tmpdir())} GB in ${tmpdir()}`;
+}
 
 const steps = [
   ['typecheck', ['npm', 'run', '-s', 'typecheck']],
@@ -15,10 +26,11 @@ const results = [];
 for (const [name, cmd] of steps) {
   if (only && !only.includes(name)) continue;
   const t0 = Date.now();
-  console.log(`\n=== ${name}: ${cmd.join(' ')}`);
+  console.log(`\n=== ${name}: ${cmd.join(' ')} (${freeDisk()})`);
   const r = spawnSync(cmd[0], cmd.slice(1), { stdio: 'inherit' });
   results.push({ name, ok: r.status === 0, s: ((Date.now() - t0) / 1000).toFixed(0) });
 }
 console.log('\n=== summary');
 for (const r of results) console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name} (${r.s} s)`);
+console.log(freeDisk());
 process.exit(results.every((r) => r.ok) ? 0 : 1);

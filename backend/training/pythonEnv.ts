@@ -22,6 +22,12 @@ export interface PythonEnvOptions {
   pipAttempts?: number;
   /** Wait before the next pip run, times the attempt number; default 10 s. */
   pipRetryDelayMs?: number;
+  /**
+   * An environment made by this function that this one is built on: its packages are seen beneath this one's own
+   * (a .pth file), so what both need (torch and its CUDA wheels, several GB) is on disk once. This one's own pins
+   * win where both have a package; rebuilding the base rebuilds this one.
+   */
+  layeredOn?: string;
 }
 
 export interface PythonEnvResult {
@@ -102,7 +108,12 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
   const onProgress = options.onProgress ?? (() => {});
   if (!existsSync(options.requirements))
     throw new PythonEnvError(`requirements file not found: ${options.requirements}`);
-  const hash = requirementsHash(options.requirements);
+  const hash = options.layeredOn
+    ? createHash('sha256')
+        .update(requirementsHash(options.requirements))
+        .update(baseHash(options.layeredOn))
+        .digest('hex')
+    : requirementsHash(options.requirements);
   const python = venvPython(options.dir);
   const marker = join(options.dir, MARKER);
   const modules = options.verifyModules ?? DEFAULT_MODULES;
@@ -126,7 +137,12 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
     const v = await run(base, ['-m', 'venv', options.dir], onProgress);
     if (v.code !== 0) throw new PythonEnvError(`could not create the environment with ${base} -m venv:\n${v.tail}`);
   }
-  onProgress(`installing ${options.requirements} (torch and friends: a few GB on first install)`);
+  if (options.layeredOn) await layer(python, venvPython(options.layeredOn));
+  onProgress(
+    options.layeredOn
+      ? `installing ${options.requirements} on top of ${options.layeredOn}`
+      : `installing ${options.requirements} (torch and friends: a few GB on first install)`,
+  );
   await pipInstall(
     python,
     options.requirements,
@@ -177,6 +193,28 @@ async function pipInstall(
     onProgress(`pip failed (attempt ${attempt} of ${attempts}: ${lastError.trim()}); trying again`);
     await new Promise((r) => setTimeout(r, delayMs * attempt));
   }
+}
+
+/** The base's marker hash: it must be complete before a layer is built on it. */
+function baseHash(base: string): string {
+  const marker = readMarker(join(base, MARKER));
+  if (!marker || !existsSync(venvPython(base)))
+    throw new PythonEnvError(`the environment ${base} this one is built on is not complete: create it first`);
+  return marker.hash;
+}
+
+/** Makes the base's site-packages visible after the layer's own, through a .pth file in the layer. */
+async function layer(python: string, basePython: string): Promise<void> {
+  const paths = async (py: string): Promise<string[]> => {
+    const { stdout } = await execFileAsync(py, [
+      '-c',
+      'import json, sysconfig; p = sysconfig.get_paths(); print(json.dumps([p["purelib"], p["platlib"]]))',
+    ]);
+    return JSON.parse(stdout) as string[];
+  };
+  const [own] = await paths(python);
+  const beneath = [...new Set(await paths(basePython))];
+  writeFileSync(join(own, 'kimina-layered-on.pth'), beneath.join('\n') + '\n');
 }
 
 function readMarker(path: string): { hash: string; versions: Record<string, string> } | null {

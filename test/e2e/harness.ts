@@ -232,6 +232,7 @@ export async function openWorkbench({
       killServer();
       process.removeListener('exit', killServer);
       rmSync(profile, { recursive: true, force: true });
+      rmSync(join(data, 'ext'), { recursive: true, force: true }); // the installed copy of the extension, 65 MB
       for (const f of readdirSync(tmpdir()))
         if (/^vscode-(ipc|git)-.*\.sock$/.test(f)) {
           try {

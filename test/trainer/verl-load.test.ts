@@ -1,6 +1,6 @@
 // The exported verl job loads in verl itself: the verl release the recipe's fork is built on (verl 0.5.0, pinned in
 // backend/trainer/requirements-verl.txt) is installed into its own environment, test/trainer/.venv-verl (git-ignored,
-// created on first run), and test/trainer/verl_load_check.py composes verl's PPO config from its own
+// created on first run, layered on the trainer suite's environment for torch), and test/trainer/verl_load_check.py composes verl's PPO config from its own
 // ppo_trainer.yaml with our overrides, loads our dataset class the way main_ppo does, and reads turn-1 and turn-2
 // samples. The fix-prompt rules of the Python class and of the TypeScript fix turn run on the same cases.
 // Skipped, with the reason, only when the environment cannot be installed (e.g. no package index).

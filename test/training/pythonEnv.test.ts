@@ -9,14 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensurePythonEnv, requirementsHash } from '../../backend/training/pythonEnv';
 
-/** A minimal pure-Python wheel of `kimina_retry_probe` 1.0 in `dir`. */
-function writeProbeWheel(dir: string): void {
+/** A minimal pure-Python wheel of the module `module` 1.0 (default `kimina_retry_probe`) in `dir`. */
+function writeProbeWheel(dir: string, module = 'kimina_retry_probe'): void {
   const script = [
     'import sys, zipfile',
-    'name = "kimina_retry_probe-1.0"',
+    `name = "${module}-1.0"`,
     'files = {',
-    '  "kimina_retry_probe.py": "VALUE = 42\\n",',
-    '  f"{name}.dist-info/METADATA": "Metadata-Version: 2.1\\nName: kimina-retry-probe\\nVersion: 1.0\\n",',
+    `  "${module}.py": "VALUE = 42\\n",`,
+    `  f"{name}.dist-info/METADATA": "Metadata-Version: 2.1\\nName: ${module.replace(/_/g, '-')}\\nVersion: 1.0\\n",`,
     '  f"{name}.dist-info/WHEEL": "Wheel-Version: 1.0\\nGenerator: hand\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",',
     '}',
     'record = "".join(f"{p},,\\n" for p in files) + f"{name}.dist-info/RECORD,,\\n"',
@@ -90,6 +90,62 @@ test(
       );
       assert.equal(lines.filter((l) => l.startsWith('pip failed')).length, 1);
       assert.ok(!existsSync(join(dir, 'venv', '.kimina-env.json')));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'a layered environment sees its base beneath its own packages, installs only what the base lacks, and follows a rebuilt base',
+  { timeout: 180_000 },
+  async () => {
+    const { dir, wheels, requirements } = setup();
+    try {
+      writeProbeWheel(wheels);
+      writeProbeWheel(wheels, 'kimina_layer_probe');
+      const base = join(dir, 'base');
+      await ensurePythonEnv({ dir: base, requirements, verifyModules: ['kimina_retry_probe'] });
+      const layerRequirements = join(dir, 'layer.txt');
+      writeFileSync(
+        layerRequirements,
+        `--no-index\n--find-links ${wheels}\nkimina-retry-probe==1.0\nkimina-layer-probe==1.0\n`,
+      );
+      const layer = join(dir, 'layer');
+      const lines: string[] = [];
+      const options = {
+        dir: layer,
+        requirements: layerRequirements,
+        layeredOn: base,
+        verifyModules: ['kimina_retry_probe', 'kimina_layer_probe'],
+        onProgress: (l: string) => lines.push(l),
+      };
+      const r = await ensurePythonEnv(options);
+      assert.ok(r.created);
+      // the base's package is not installed a second time: the layer imports it from the base
+      assert.ok(
+        lines.some((l) => /Requirement already satisfied: kimina-retry-probe/.test(l)),
+        lines.join('\n'),
+      );
+      const where = spawnSync(
+        r.python,
+        ['-c', 'import kimina_retry_probe as a, kimina_layer_probe as b; print(a.__file__); print(b.__file__)'],
+        { encoding: 'utf8' },
+      );
+      const [fromBase, fromLayer] = where.stdout.trim().split('\n');
+      assert.ok(fromBase.startsWith(base), fromBase);
+      assert.ok(fromLayer.startsWith(layer), fromLayer);
+      assert.equal((await ensurePythonEnv(options)).created, false);
+      // a rebuilt base (new requirements hash) rebuilds the layer
+      writeFileSync(requirements, readFileSync(requirements, 'utf8') + '# edited\n');
+      await ensurePythonEnv({ dir: base, requirements, verifyModules: ['kimina_retry_probe'] });
+      assert.equal((await ensurePythonEnv(options)).created, true);
+      // a base that is not complete is refused before anything is made
+      await assert.rejects(
+        ensurePythonEnv({ ...options, dir: join(dir, 'layer2'), layeredOn: join(dir, 'missing') }),
+        /is not complete: create it first/,
+      );
+      assert.ok(!existsSync(join(dir, 'layer2')));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
