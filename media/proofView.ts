@@ -365,7 +365,9 @@ function drawBody(td: TurnDom, t: TurnView, s: ViewState): void {
 function drawTurn(d: Dom, t: TurnView, s: ViewState): void {
   const td = turnDom(d, t);
   setText(td.heading, turnLabel(t));
-  setText(td.summary, thinkLabel(t));
+  const label = thinkLabel(t);
+  show(td.details, label !== undefined);
+  setText(td.summary, label ?? '');
   // Open while thinking, closed once the answer begins, unless the user chose.
   const open = t.thinkEnd === undefined;
   if (!td.userToggled && td.details.open !== open) td.details.open = open;

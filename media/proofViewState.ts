@@ -150,8 +150,9 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
   }
 }
 
-/** "Thinking…" while the block streams, then "Thought for N s". */
-export function thinkLabel(t: TurnView): string {
+/** "Thinking…" while the block streams, then "Thought for N s"; none for the user's own proof (a repair's start). */
+export function thinkLabel(t: TurnView): string | undefined {
+  if (t.attempt?.user) return undefined;
   if (t.thinkEnd === undefined) return 'Thinking…';
   return `Thought for ${Math.max(1, Math.round((t.thinkEnd - t.thinkStart) / 1000))} s`;
 }
@@ -392,7 +393,7 @@ export function viewTexts(s: ViewState, now = Date.now()): string[] {
   const out: string[] = [s.title, ...s.stages];
   if (s.goal) out.push(goalHeading(s.goal));
   for (const t of s.turns) {
-    out.push(turnLabel(t), thinkLabel(t));
+    out.push(turnLabel(t), thinkLabel(t) ?? '');
     if (t.attempt) {
       const f = formatLabel(t.attempt);
       if (f) out.push(f);

@@ -119,6 +119,18 @@ test('the result closes open think blocks, fills attempts the stream missed, and
   assert.equal(s.turns.length, 1);
   assert.equal(thinkLabel(s.turns[0]), 'Thought for 1 s');
   assert.equal(s.canAccept, true);
+  // a repair starts from the user's own proof: it is labelled as theirs and has no think block to show
+  const repair = run([
+    { type: 'start', id, title: 'Repair', mode: 'repair', file: 'A.lean', startedAt: 0 },
+    {
+      type: 'result',
+      result: { ...result, mode: 'repair', attempts: [{ ...attempt(1, good), user: true, think: '' }] },
+      canAccept: false,
+      at: 2000,
+    },
+  ]);
+  assert.equal(turnLabel(repair.turns[0]), 'Your proof, as in the file');
+  assert.equal(thinkLabel(repair.turns[0]), undefined);
   assert.equal(
     reduce(s, {
       type: 'result',
