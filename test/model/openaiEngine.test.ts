@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { OpenAIEngine } from '../../backend/model/openai/engine';
 import type { ChatMessage } from '../../backend/protocol';
 import type { SamplingOptions } from '../../backend/model/engine';
@@ -231,6 +232,31 @@ test('unknown models, wrong keys and wrong paths get clear errors', async () => 
     assert.equal(server.requests.at(-1)!.headers.authorization, 'Bearer sekret');
   } finally {
     await server.close();
+  }
+});
+
+test("a 404 during generation is told apart by the server's model list, not by its wording", async () => {
+  // A bare server (a double of no named system): GET /v1/models lists what `listed` holds at the time; the chat
+  // route answers 404 with Starlette's default body ({"detail":"Not Found"}, what FastAPI servers such as vLLM
+  // send for a route they lack), which names no model either way.
+  let listed = [MODEL];
+  const http = createHttpServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (req.url === '/v1/models') res.end(JSON.stringify({ object: 'list', data: listed.map((id) => ({ id })) }));
+    else {
+      res.statusCode = 404;
+      res.end(JSON.stringify({ detail: 'Not Found' }));
+    }
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const port = (http.address() as { port: number }).port;
+  try {
+    const engine = await OpenAIEngine.connect({ baseUrl: `http://127.0.0.1:${port}/v1`, model: MODEL });
+    await assert.rejects(engine.generate([PROMPT], SAMPLING), /lists 'AI-MO\/Kimina-Prover-RL-0.6B' but has no route/);
+    listed = ['another/model']; // the model was unloaded after connect
+    await assert.rejects(engine.generate([PROMPT], SAMPLING), /has no model 'AI-MO\/Kimina-Prover-RL-0.6B' \(HTTP 404/);
+  } finally {
+    await new Promise((r) => http.close(r));
   }
 });
 

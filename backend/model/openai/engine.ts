@@ -14,7 +14,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { SseFrames, type ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
 import { ThinkFolder, reasoningOf } from './reasoning';
-import { bodyText, describeRequestError, serverMessage } from './errors';
+import { AnswerError, bodyText, describeRequestError, serverMessage } from './errors';
 import { PromptTokenCounter, loadLocalTemplate, type LocalTemplate, type TokenCountSource } from './tokenCount';
 import { renderOnServer, showDifference, type Renderer } from './serverTemplate';
 
@@ -278,6 +278,17 @@ export class OpenAIEngine implements Engine {
     }
   }
 
+  /** After a 404: whether GET /models names this model (undefined: no 404, or the server lists none). */
+  private async listsModel(err: unknown): Promise<boolean | undefined> {
+    if (!isAxiosError(err) || err.response?.status !== 404) return undefined;
+    const r = await this.http
+      .get(`${this.o.baseUrl}/models`, { validateStatus: () => true, timeout: 5000 })
+      .catch(() => undefined);
+    const listed = r?.status === 200 && Array.isArray(r.data?.data) ? (r.data.data as ServerModel[]) : [];
+    if (listed.length === 0) return undefined;
+    return listed.some((m) => m.id === this.model || m.id === `${this.model}:latest`);
+  }
+
   /** The context the server loaded the model with, where it says (Ollama: GET /api/ps). */
   private async loadedContext(): Promise<number | undefined> {
     if (this.noPs) return undefined;
@@ -497,7 +508,7 @@ export class OpenAIEngine implements Engine {
         this.nIgnored = true;
         return; // the samples stay unanswered: generate() asks for each in its own request
       }
-      throw await describeRequestError(err, { url, model: this.model }, text);
+      throw await describeRequestError(err, { url, model: this.model, modelListed: await this.listsModel(err) }, text);
     }
     const counts: number[] = job.targets.map(() => 0);
     let usageTokens: number | undefined;
@@ -543,10 +554,10 @@ export class OpenAIEngine implements Engine {
           try {
             event = JSON.parse(line);
           } catch {
-            throw new Error(`the model server at ${url} sent an unreadable line: ${line.slice(0, 200)}`);
+            throw new AnswerError(`the model server at ${url} sent an unreadable line: ${line.slice(0, 200)}`);
           }
           if (event.error !== undefined)
-            throw new Error(`the model server at ${url} failed during generation: ${String(event.error)}`);
+            throw new AnswerError(`the model server at ${url} failed during generation: ${String(event.error)}`);
           const text = out.folder.push({
             reasoning: typeof event.thinking === 'string' && event.thinking ? event.thinking : undefined,
             content: typeof event.response === 'string' && event.response ? event.response : undefined,
@@ -570,7 +581,7 @@ export class OpenAIEngine implements Engine {
         }
         handle(pending + decoder.end());
         if (out.finish === undefined && out.text.length > 0)
-          throw new Error(`the model server at ${url} closed the stream before the answer was finished`);
+          throw new AnswerError(`the model server at ${url} closed the stream before the answer was finished`);
       } else if (contentType.includes('application/json')) {
         // A server that ignores `stream` answers one JSON body.
         let raw = '';
@@ -582,7 +593,7 @@ export class OpenAIEngine implements Engine {
         try {
           data = JSON.parse(raw);
         } catch {
-          throw new Error(`the model server at ${url} sent an unreadable answer: ${raw.slice(0, 200)}`);
+          throw new AnswerError(`the model server at ${url} sent an unreadable answer: ${raw.slice(0, 200)}`);
         }
         for (const choice of data.choices ?? []) {
           apply(choice, choice.message as Record<string, unknown> | undefined);
@@ -602,11 +613,11 @@ export class OpenAIEngine implements Engine {
           try {
             event = JSON.parse(data);
           } catch {
-            throw new Error(`the model server at ${url} sent an unreadable event: ${data.slice(0, 200)}`);
+            throw new AnswerError(`the model server at ${url} sent an unreadable event: ${data.slice(0, 200)}`);
           }
           if (event.error) {
             const e = event.error as Record<string, unknown> | string;
-            throw new Error(
+            throw new AnswerError(
               `the model server at ${url} failed during generation: ${typeof e === 'string' ? e : String(e.message ?? JSON.stringify(e))}`,
             );
           }
@@ -622,7 +633,7 @@ export class OpenAIEngine implements Engine {
         for (const { data } of parser.end()) handle(data);
         const unfinished = job.targets.filter((t) => outputs[t].finish === undefined && outputs[t].text.length > 0);
         if (!done && unfinished.length > 0)
-          throw new Error(`the model server at ${url} closed the stream before the answer was finished`);
+          throw new AnswerError(`the model server at ${url} closed the stream before the answer was finished`);
       }
     } catch (err) {
       if (options.signal?.aborted) {
@@ -630,10 +641,10 @@ export class OpenAIEngine implements Engine {
         return;
       }
       if (watchdog.signal.aborted) throw timedOut();
-      if (err instanceof Error && err.message.startsWith('the model server')) throw err;
+      if (err instanceof AnswerError) throw err; // already says what the server did
       if (err instanceof Error && !isAxiosError(err))
-        throw new Error(`the model server at ${url} broke off the answer (${err.message})`);
-      throw await describeRequestError(err, { url, model: this.model });
+        throw new AnswerError(`the model server at ${url} broke off the answer (${err.message})`);
+      throw await describeRequestError(err, { url, model: this.model, modelListed: await this.listsModel(err) });
     } finally {
       clearTimeout(idle);
     }

@@ -39,9 +39,17 @@ export function serverMessage(body: string): string {
   return body.trim().slice(0, 500);
 }
 
+/** What the server itself did wrong mid-answer (an error event, an unreadable or cut-off stream): said as it is. */
+export class AnswerError extends Error {}
+
 export interface ErrorContext {
   url: string;
   model: string;
+  /**
+   * For a 404 from a generation route: whether the server's own model list (GET /models) names the model; undefined
+   * when it lists none. This, not the error's wording, tells a missing model from a missing route.
+   */
+  modelListed?: boolean;
 }
 
 /** Builds a readable Error for a failed request; HTTP statuses get server text and a hint (`body`: already read). */
@@ -65,13 +73,21 @@ export async function describeRequestError(err: unknown, ctx: ErrorContext, body
       `the model server at ${ctx.url} refused the request (HTTP ${status}: ${text}); set KIMINA_OPENAI_API_KEY`,
     );
   if (status === 404) {
-    const aboutModel = !ctx.url.endsWith('/models') && (text.includes(ctx.model) || /model/i.test(text));
-    if (aboutModel)
+    if (ctx.url.endsWith('/models'))
       return new Error(
-        `the model server at ${ctx.url} has no model '${ctx.model}' (${text}); set KIMINA_MODEL to a model it serves`,
+        `${ctx.url} answered 404 Not Found: is KIMINA_OPENAI_BASE_URL the server's OpenAI API root (usually ending in /v1)?`,
+      );
+    if (ctx.modelListed === false)
+      return new Error(
+        `the model server at ${ctx.url} has no model '${ctx.model}' (HTTP 404: ${text}); set KIMINA_MODEL to a model it serves`,
+      );
+    if (ctx.modelListed === true)
+      return new Error(
+        `the model server lists '${ctx.model}' but has no route ${ctx.url} (HTTP 404: ${text}); is KIMINA_OPENAI_BASE_URL its OpenAI API root?`,
       );
     return new Error(
-      `${ctx.url} answered 404 Not Found: is KIMINA_OPENAI_BASE_URL the server's OpenAI API root (usually ending in /v1)?`,
+      `the model server at ${ctx.url} has no model '${ctx.model}' or no such route (HTTP 404: ${text}; it lists no models to tell which); ` +
+        'set KIMINA_MODEL to a model it serves and KIMINA_OPENAI_BASE_URL to its OpenAI API root',
     );
   }
   return new Error(`the model server at ${ctx.url} answered HTTP ${status}: ${text || err.message}`);
