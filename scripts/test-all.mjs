@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
-/** Free disk where the checkout and the temporary folder are, in GB: a run needs about 9 GB (the trainer's torch). */
+/** Free disk where the checkout and the temporary folder are, in GB: a run peaks at about 12 GB (the trainer's torch). */
 function freeDisk() {
   const gb = (path) => {
     const s = statfsSync(path);
