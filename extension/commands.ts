@@ -1,7 +1,7 @@
 // The "Kimina" palette commands and the ones code lenses / code actions call with (uri, position) arguments.
 import * as vscode from 'vscode';
 import type { ProveMode } from '../backend/protocol';
-import type { Ctx } from './ctx';
+import type { CtxApi } from './ctx';
 import type { ProofRunner } from './proofRunner';
 import type { ProofView } from './proofView';
 import { pullModel, setupLean, setupTrainer } from './setup';
@@ -130,7 +130,7 @@ async function showAttempts(runner: ProofRunner, view: ProofView): Promise<void>
 
 export function registerCommands(
   context: vscode.ExtensionContext,
-  ctx: Ctx,
+  ctx: CtxApi,
   runner: ProofRunner,
   view: ProofView,
   proposals: Proposals,

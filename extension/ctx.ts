@@ -18,6 +18,23 @@ import { forEditor } from './words';
 
 type Method = keyof LspRequestTypes;
 
+/**
+ * What the proof runner, the commands, setup and repairs ask of the backend connection: `Ctx` is the one the
+ * extension runs with; test/extension/fakeCtx.ts is a fake that answers as the backend's LSP face does.
+ */
+export type CtxApi = Pick<
+  Ctx,
+  | 'onStatus'
+  | 'onProveEvent'
+  | 'onStarted'
+  | 'currentStatus'
+  | 'memory'
+  | 'log'
+  | 'request'
+  | 'requestWithProgress'
+  | 'restart'
+>;
+
 /** What Kimina will not do in an untrusted folder, and why (status bar, log, and every request's error). */
 export const restrictedModeMessage =
   "Kimina does not run in Restricted Mode: proving starts Lean and lake in this folder's project (its lakefile " +

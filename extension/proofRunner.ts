@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { EditorProveResult, LspProveEvent, ProveMode } from '../backend/protocol';
 import { lspMethods } from '../backend/protocol';
-import type { Ctx } from './ctx';
+import type { CtxApi } from './ctx';
 import { readSettings, setBudgetPreset } from './config';
 import { type Budget, budgetOf, budgetText } from './budget';
 import { type Lean4Exports, plainGoalAt } from './leanGoal';
@@ -45,7 +45,7 @@ export class ProofRunner implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
-    private readonly ctx: Ctx,
+    private readonly ctx: CtxApi,
     private readonly view: ProofView,
     private readonly proposals: Proposals,
     private readonly marks: ProvedMarks,

@@ -12,7 +12,7 @@ import {
   editorCommands,
   lspMethods,
 } from '../backend/protocol';
-import type { Ctx } from './ctx';
+import type { CtxApi } from './ctx';
 import type { ProofRunner } from './proofRunner';
 import { leanDocuments, type Proposals } from './proposal';
 
@@ -53,7 +53,7 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
   private jobRunning = false;
 
   constructor(
-    private readonly ctx: Ctx,
+    private readonly ctx: CtxApi,
     private readonly runner: ProofRunner,
     private readonly proposals: Proposals,
   ) {

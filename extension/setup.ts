@@ -2,7 +2,7 @@
 // language-server face (kimina/setup/*), with its `$/progress` shown as a notification.
 import * as vscode from 'vscode';
 import { type BackendStatus, type SetupResult, lspMethods } from '../backend/protocol';
-import type { Ctx } from './ctx';
+import type { CtxApi } from './ctx';
 import { backendEnv, leanProjectFolder, readSettings } from './config';
 import { backendRuntime } from './runtime';
 import { forEditor, setupGuidance, type Shown } from './words';
@@ -10,7 +10,7 @@ import { forEditor, setupGuidance, type Shown } from './words';
 const defaultModel = 'AI-MO/Kimina-Prover-RL-0.6B';
 
 /** Tells the user how a setup request ended; true on success (the backend then restarts its services itself). */
-async function finish(ctx: Ctx, title: string, pending: Promise<SetupResult>): Promise<boolean> {
+async function finish(ctx: CtxApi, title: string, pending: Promise<SetupResult>): Promise<boolean> {
   const result = await pending.catch((err: Error): SetupResult => ({ ok: false, message: err.message }));
   if (result.ok) {
     ctx.log.info(`[setup] ${result.message}`);
@@ -26,7 +26,7 @@ async function finish(ctx: Ctx, title: string, pending: Promise<SetupResult>): P
   return false;
 }
 
-export async function pullModel(ctx: Ctx): Promise<void> {
+export async function pullModel(ctx: CtxApi): Promise<void> {
   const model = await vscode.window.showInputBox({
     title: 'Kimina: Pull Model',
     prompt: 'Hugging Face model id',
@@ -54,7 +54,7 @@ export function setupTrainer(context: vscode.ExtensionContext): void {
   terminal.show();
 }
 
-export async function setupLean(ctx: Ctx): Promise<void> {
+export async function setupLean(ctx: CtxApi): Promise<void> {
   const project = leanProjectFolder(readSettings());
   if (!project) {
     void vscode.window
@@ -88,7 +88,7 @@ export async function setupLean(ctx: Ctx): Promise<void> {
 }
 
 /** Shows a guidance message with its buttons and runs the one pressed. */
-export function showGuidance(ctx: Ctx, g: Shown): void {
+export function showGuidance(ctx: CtxApi, g: Shown): void {
   const show =
     g.level === 'error'
       ? vscode.window.showErrorMessage
@@ -108,7 +108,7 @@ export function showGuidance(ctx: Ctx, g: Shown): void {
  * fixed one part but not the other, after a settings change that lost one. While a proof runs the proof's own
  * message says it (with the same buttons), so the change is only noted.
  */
-export function watchSetup(ctx: Ctx, proving: () => boolean): vscode.Disposable {
+export function watchSetup(ctx: CtxApi, proving: () => boolean): vscode.Disposable {
   let shown = '';
   return ctx.onStatus((s: BackendStatus) => {
     if (s.state === 'starting') return;
