@@ -163,6 +163,9 @@ export class ProofRunner implements vscode.Disposable {
     });
     void vscode.commands.executeCommand('setContext', 'kimina.proving', true);
     void this.showLeanGoal(id, target);
+    // A queue's token outlives this proof: its cancel listener goes when the proof ends, or a later Cancel
+    // would also send kimina/cancel for this finished proof.
+    const listening: (vscode.Disposable | undefined)[] = [];
     try {
       return await vscode.window.withProgress(
         {
@@ -173,8 +176,7 @@ export class ProofRunner implements vscode.Disposable {
         },
         async (progress, token) => {
           const cancel = () => void this.ctx.request(lspMethods.cancel, { id }).catch(() => {});
-          token.onCancellationRequested(cancel);
-          options.token?.onCancellationRequested(cancel);
+          listening.push(token.onCancellationRequested(cancel), options.token?.onCancellationRequested(cancel));
           progress.report({
             message:
               target.mode === 'goal'
@@ -224,6 +226,7 @@ export class ProofRunner implements vscode.Disposable {
         },
       );
     } finally {
+      for (const l of listening) l?.dispose();
       this.running = undefined;
       void vscode.commands.executeCommand('setContext', 'kimina.proving', false);
     }
