@@ -50,6 +50,7 @@ const PROMPTS = [
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-bench-train-'));
   const env = await ensurePythonEnv({
+    env: process.env,
     dir: join(root, 'test', 'trainer', '.venv'),
     requirements: join(trainerSource, 'requirements-cpu.txt'),
     onProgress: () => {},

@@ -64,6 +64,7 @@ async function run(mode: Mode, clients: number, total: number): Promise<Result> 
   const launchOptions = {
     command: `STAND_IN_LOG=${log} ${standInReplCommand()}`,
     projectDir: dir,
+    env: process.env,
     memoryLimitMb: 0,
     sandbox: detectSandbox('none'),
   };

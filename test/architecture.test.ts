@@ -183,7 +183,7 @@ test('the floors: every room imports only rooms listed above it in the table, so
 const domainRooms = new Set(['lean', 'model', 'prover', 'editor', 'training', 'eval', 'store', 'demo', 'api']);
 
 test('settings are handed down: no domain room imports a settings reader as a value, the app, or defaults to process.env', () => {
-  const readers = ['setting', 'readSome', 'isSet', 'kiminaHome', 'readSettings'];
+  const readers = ['setting', 'readSome', 'isSet', 'kiminaHome', 'readSettings', 'baseChildEnv'];
   const bad: string[] = [];
   for (const file of sources(join(root, 'backend'))) {
     const path = relative(root, file);
@@ -210,6 +210,27 @@ test('settings are handed down: no domain room imports a settings reader as a va
     });
   }
   assert.deepEqual(bad, []);
+});
+
+test('children get their environment from the base the root hands down: no domain room names process.env', () => {
+  // the composition root (app/) and the entry points (cli/) read settings, childEnv among them, and hand them down;
+  // every part below builds its children's environment from the base it was given, never from process.env
+  const rooms = new Set([...domainRooms, 'client', 'protocol']);
+  const found: string[] = [];
+  for (const file of sources(join(root, 'backend'))) {
+    const path = relative(root, file);
+    const room = roomOf(path);
+    // the stand-in REPL is a program of its own (a child process, like the Python trainer): it reads its own knobs
+    if (!room || !rooms.has(room) || path === 'backend/demo/stand-in-repl/repl.mjs') continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        // text inside strings (a script a child runs) and comments is not code
+        const code = line.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''").replace(/\/\/.*$/, '');
+        if (/\bprocess\.env\b/.test(code)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  assert.deepEqual(found, []);
 });
 
 test('only backend/settings/settings.ts reads environment variables; elsewhere process.env is only passed on to child processes', () => {

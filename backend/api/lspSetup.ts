@@ -11,7 +11,7 @@ import { pullModel, type PullEvent } from '../model/modelStore';
 import type { Settings } from '../settings/settings';
 
 /** What the setup requests read: KIMINA_HOME (the model store and the REPL builds), the REPL's git URL, the hub's settings. */
-export type SetupSettings = Pick<Settings, 'home' | 'replGitUrl' | 'replFlushFix'> & HubSettings;
+export type SetupSettings = Pick<Settings, 'home' | 'replGitUrl' | 'replFlushFix' | 'childEnv'> & HubSettings;
 
 export interface SetupRequestOptions {
   connection: Connection;

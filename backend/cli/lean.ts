@@ -38,7 +38,7 @@ export async function run(args: string[]): Promise<number> {
       result = await setupRepl(
         project,
         (line) => console.error(line),
-        readSome(['home', 'replGitUrl', 'replFlushFix']),
+        { ...readSome(['home', 'replGitUrl', 'replFlushFix']), childEnv: settings.childEnv },
         {
           build: p.flags.has('build'),
           imports,

@@ -14,7 +14,7 @@ import {
   type TrainingRun,
 } from '../protocol';
 import { ApiClient, ApiError, BackendUnreachable, type CallArgs } from '../client/apiClient';
-import { readSome, setting } from '../settings/settings';
+import { baseChildEnv, readSome, setting } from '../settings/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { harvestWorkspace } from '../training/harvest';
@@ -59,6 +59,7 @@ async function gpuCheck(p: Parsed): Promise<number> {
     python: flagString(p, 'python') ?? 'python3',
     wheels: !p.flags.has('no-wheels'),
     steps: flagNumber(p, 'steps'),
+    env: baseChildEnv(),
   });
   console.log(
     `gpu check ready in ${folder.dir}: configs.json, run.sh, ${folder.wheels.length} wheels (${(folder.wheelBytes / 2 ** 20).toFixed(1)} MiB of 64)`,
@@ -308,6 +309,7 @@ async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
     gpusPerNode: flagNumber(p, 'gpus-per-node'),
     python: trainerPython(readSome(['trainerPython', 'trainerVenv'])),
     sourceDir: trainerSourceDir(),
+    env: baseChildEnv(),
   });
   const dropped = before - prompts.length;
   console.log(
@@ -395,6 +397,7 @@ export async function runTrainer(args: string[]): Promise<number> {
     dir,
     requirements,
     basePython: flagString(p, 'python'),
+    env: baseChildEnv(),
     onProgress: (line) => {
       if (/^(creating|installing|Collecting|Downloading|Installing|Successfully|ERROR|pip failed)/.test(line.trim()))
         console.error(`  ${line.trim()}`);

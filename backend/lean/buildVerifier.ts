@@ -37,6 +37,8 @@ export interface VerifierSettings {
   maxBatch?: number;
   /** Checks one client may have admitted at once (default half the queue, at least one batch). */
   maxPerClient?: number;
+  /** The base environment of lake and the REPLs, handed down by the root (Settings.childEnv). */
+  childEnv: NodeJS.ProcessEnv;
 }
 
 const leanKeys = [
@@ -60,7 +62,7 @@ const leanKeys = [
   'userHome',
   'elanHome',
 ] as const;
-export type LeanSettings = Pick<Settings, (typeof leanKeys)[number]>;
+export type LeanSettings = Pick<Settings, (typeof leanKeys)[number] | 'childEnv'>;
 
 /** The verifier's part of the backend settings (backend/settings/settings.ts; documented in docs/settings.md). */
 export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
@@ -83,6 +85,7 @@ export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
     initRepls: s.initRepls,
     maxBatch: s.maxBatch,
     maxPerClient: s.maxPerClient,
+    childEnv: s.childEnv,
   };
 }
 
@@ -113,11 +116,12 @@ export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): Buil
   let runner: SnippetRunner;
   let describe: string;
   if (settings.replCommand || replPath) {
-    const lakeEnv = settings.replCommand ? undefined : lakeEnvironment(settings.projectDir);
+    const lakeEnv = settings.replCommand ? undefined : lakeEnvironment(settings.projectDir, settings.childEnv);
     const launchOptions = {
       command: settings.replCommand,
       replPath,
       lakeEnv,
+      env: settings.childEnv,
       projectDir: settings.projectDir,
       memoryLimitMb: settings.memoryLimitMb,
       sandbox,
@@ -136,11 +140,11 @@ export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): Buil
     describe = `REPL pool (${settings.replCommand ?? (lakeEnv ? `${replPath} with lake's environment` : `lake env ${replPath}`)}), up to ${settings.maxRepls} REPLs`;
   } else {
     // lake runs once here, outside the sandbox; Lean then starts directly with lake's environment
-    const lakeEnv = lakeEnvironment(settings.projectDir, exeName('lake', os));
+    const lakeEnv = lakeEnvironment(settings.projectDir, settings.childEnv, exeName('lake', os));
     runner = new LeanFileRunner({
       projectDir: settings.projectDir,
       maxParallel: settings.maxRepls,
-      ...(lakeEnv ? { leanCommand: [exeName('lean', os)], env: lakeEnv } : {}),
+      ...(lakeEnv ? { leanCommand: [exeName('lean', os)], env: lakeEnv } : { env: settings.childEnv }),
       wrap: (argv, scratch) => withMemoryCap(sandbox.wrap(argv, scratch), cap, 'kimina-lean'),
       os,
       guardBytes: Math.max(0, settings.memoryLimitMb) * 1024 * 1024,

@@ -32,6 +32,8 @@ export interface LaunchOptions {
   replPath?: string;
   /** The Lean project (cwd of every REPL). */
   projectDir: string;
+  /** The base environment the root handed down (Settings.childEnv); a KIMINA_REPL_COMMAND REPL starts from it. */
+  env: NodeJS.ProcessEnv;
   /**
    * The environment `lake env` gives programs of the project (see lakeEnvironment): when set, the REPL
    * binary starts directly with it, so lake itself never runs inside the sandbox (it may want to write).
@@ -96,7 +98,7 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
     );
   const cap = options.cap ?? memoryCap(options.memoryLimitMb, os);
   const argv = withMemoryCap(options.sandbox.wrap(base, scratch), cap, 'kimina-repl');
-  const env = options.lakeEnv && !options.command ? options.lakeEnv : process.env;
+  const env = options.lakeEnv && !options.command ? options.lakeEnv : options.env;
   return {
     argv,
     cwd: options.projectDir,
@@ -115,16 +117,21 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
 }
 
 /**
- * Runs `lake env` once, outside any sandbox, and returns the environment it sets up for programs of
- * the project (LEAN_PATH, LEAN_SYSROOT, PATH, …); undefined when lake is missing or fails.
+ * Runs `lake env` once, outside any sandbox, from the base environment the root handed down, and returns the
+ * environment it sets up for programs of the project (the base plus LEAN_PATH, LEAN_SYSROOT, PATH, …); undefined
+ * when lake is missing or fails.
  */
-export function lakeEnvironment(projectDir: string, lake = exeName('lake')): NodeJS.ProcessEnv | undefined {
+export function lakeEnvironment(
+  projectDir: string,
+  base: NodeJS.ProcessEnv,
+  lake = exeName('lake'),
+): NodeJS.ProcessEnv | undefined {
   const r = spawnSync(lake, ['env', process.execPath, '-e', 'process.stdout.write(JSON.stringify(process.env))'], {
     cwd: projectDir,
     encoding: 'utf8',
     timeout: 300_000,
     windowsHide: true,
-    env: { ...process.env, NODE_OPTIONS: '' },
+    env: { ...base, NODE_OPTIONS: '' },
   });
   if (r.status !== 0) return undefined;
   try {

@@ -20,8 +20,8 @@ export interface LeanFileRunnerOptions {
   projectDir: string;
   /** argv prefix that runs Lean with the project's path (default `lake env lean`). */
   leanCommand?: string[];
-  /** Environment for Lean (e.g. what `lake env` sets); default: this process's. */
-  env?: NodeJS.ProcessEnv;
+  /** Environment for Lean: what `lake env` sets, or the base environment the root handed down (Settings.childEnv). */
+  env: NodeJS.ProcessEnv;
   /** Wraps the argv (sandbox, memory cap); `scratch` is the only writable folder. */
   wrap?(argv: string[], scratch: string): string[];
   maxParallel: number;
@@ -142,7 +142,7 @@ export class LeanFileRunner implements SnippetRunner {
     const argv = this.options.wrap ? this.options.wrap(base, scratch) : base;
     return new Promise((resolve) => {
       const t0 = performance.now();
-      const env = { ...(this.options.env ?? process.env), HOME: scratch, TMPDIR: scratch };
+      const env = { ...this.options.env, HOME: scratch, TMPDIR: scratch };
       const child = startProcess({ argv, cwd: this.options.projectDir, env, os }, ['ignore', 'pipe', 'pipe']);
       const guardBytes = this.options.guardBytes ?? 0;
       const guard = new MemoryGuard({ limitBytes: guardBytes, intervalMs: this.options.guardIntervalMs, os });

@@ -42,6 +42,8 @@ export interface ReplSetupSettings {
   home: string;
   replGitUrl: string;
   replFlushFix?: string;
+  /** The base environment lake and git run with, handed down by the root (Settings.childEnv). */
+  childEnv: NodeJS.ProcessEnv;
 }
 
 export interface SetupOptions {
@@ -75,11 +77,12 @@ function run(
   cmd: string,
   args: string[],
   cwd: string,
+  env: NodeJS.ProcessEnv,
   onLine: (line: string) => void,
 ): Promise<{ code: number; tail: string }> {
   return new Promise((resolve) => {
     let tail = '';
-    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const feed = (chunk: Buffer): void => {
       const text = chunk.toString('utf8');
       tail = (tail + text).slice(-2000);
@@ -93,8 +96,8 @@ function run(
 }
 
 /** Runs `cmd --version` in `cwd` (lake inside the project, where elan picks the project's toolchain). */
-async function have(cmd: string, cwd: string): Promise<boolean> {
-  return (await run(cmd, ['--version'], cwd, () => {})).code === 0;
+async function have(cmd: string, cwd: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  return (await run(cmd, ['--version'], cwd, env, () => {})).code === 0;
 }
 
 const CORE_ROOTS = new Set(['Init', 'Std', 'Lean', 'Lake']);
@@ -152,12 +155,13 @@ function notBuiltMessage(projectDir: string, state: ProjectBuildState): string {
 async function buildProject(
   projectDir: string,
   state: ProjectBuildState,
+  env: NodeJS.ProcessEnv,
   onProgress: (line: string) => void,
 ): Promise<void> {
   const steps = state.buildCommand.split(' && ').map((c) => c.split(' '));
   for (const [cmd, ...args] of steps) {
     onProgress(`      $ ${[cmd, ...args].join(' ')}`);
-    const r = await run(cmd, args, projectDir, (l) => onProgress(`      ${l}`));
+    const r = await run(cmd, args, projectDir, env, (l) => onProgress(`      ${l}`));
     if (r.code !== 0)
       throw new Error(
         `\`${[cmd, ...args].join(' ')}\` failed in ${projectDir}: ${r.tail.trim().split('\n').slice(-3).join(' ')}`,
@@ -192,7 +196,7 @@ export async function setupRepl(
   settings: ReplSetupSettings,
   options: SetupOptions = {},
 ): Promise<SetupResult> {
-  const { home } = settings;
+  const { home, childEnv: env } = settings;
   const repoUrl = options.repoUrl ?? settings.replGitUrl;
   const fix = options.flushFix ?? settings.replFlushFix ?? FLUSH_FIX_COMMIT;
   if (!existsSync(join(projectDir, 'lean-toolchain')))
@@ -210,7 +214,7 @@ export async function setupRepl(
   const binary = replBinaryIn(dir); // repl.exe on Windows
   // lake runs inside the project: there elan picks the project's toolchain (outside it, elan without a
   // default toolchain reports lake as missing).
-  if (!(await have('lake', projectDir)))
+  if (!(await have('lake', projectDir, env)))
     throw new Error(`'lake' was not found on PATH (ran in ${projectDir}). ${elanHint}`);
   const marker = readMarker(dir);
   let result: SetupResult;
@@ -228,13 +232,13 @@ export async function setupRepl(
       project: projectBuildState(projectDir, options.imports),
     };
   } else {
-    if (!(await have('git', projectDir)))
+    if (!(await have('git', projectDir, env)))
       throw new Error("'git' was not found on PATH; install git, or build the REPL yourself and set KIMINA_REPL_PATH");
     onProgress(`[1/4] cloning ${repoUrl} into ${dir}`);
     removeInside(replRoot, dir);
     // A full clone (the repository is small): resolving a branch or master commit and deciding the flush
     // fix by ancestry both need the history.
-    const clone = await run('git', ['clone', '--no-checkout', '--quiet', repoUrl, dir], dirname(dir), (l) =>
+    const clone = await run('git', ['clone', '--no-checkout', '--quiet', repoUrl, dir], dirname(dir), env, (l) =>
       onProgress(`      ${l}`),
     );
     if (clone.code !== 0) {
@@ -243,19 +247,20 @@ export async function setupRepl(
           'Alternatively build the REPL yourself and set KIMINA_REPL_PATH; without it `kimina serve` falls back to `lake env lean --json`.',
       );
     }
-    const revision = await resolveReplRevision(dir, tag);
+    const cloned = { dir, env };
+    const revision = await resolveReplRevision(cloned, tag);
     if (revision.how === 'none') {
       removeInside(replRoot, dir);
       throw new Error(noRevisionMessage(tag, repoUrl, revision.nearest));
     }
-    await git(dir, ['checkout', '--quiet', '--detach', revision.commit]);
-    const missingFix = await lacksFlushFix(dir, revision.commit, fix);
-    if (missingFix) await applyFlushFix(dir, fix);
+    await git(cloned, ['checkout', '--quiet', '--detach', revision.commit]);
+    const missingFix = await lacksFlushFix(cloned, revision.commit, fix);
+    if (missingFix) await applyFlushFix(cloned, fix);
     onProgress(
       `[2/4] repl for ${tag}: ${revision.how} ${revision.ref} (${revision.commit.slice(0, 12)})${missingFix ? `; flush fix ${fix.slice(0, 7)} applied (missing by ancestry)` : `; has the flush fix ${fix.slice(0, 7)}`}`,
     );
     onProgress(`[3/4] lake build (first build takes a few minutes)`);
-    const build = await run('lake', ['build'], dir, (l) => onProgress(`      ${l}`));
+    const build = await run('lake', ['build'], dir, env, (l) => onProgress(`      ${l}`));
     if (build.code !== 0 || !existsSync(binary))
       throw new Error(`lake build failed in ${dir}: ${build.tail.trim().split('\n').slice(-3).join(' ')}`);
     const written: SetupMarker = {
@@ -280,7 +285,7 @@ export async function setupRepl(
     onProgress(
       `[4/4] building the project for ${state.missing.map((m) => `import ${m}`).join(', ')}: ${state.buildCommand}`,
     );
-    await buildProject(projectDir, state, onProgress);
+    await buildProject(projectDir, state, env, onProgress);
     state = projectBuildState(projectDir, options.imports);
     result.project = state;
     if (state.missing.length)

@@ -1,6 +1,6 @@
 // The backend's settings: every environment variable it reads, declared once with its type, default and
-// one line of doc, and the only module that reads `process.env` (besides spawns that pass an environment on
-// to child processes). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
+// one line of doc, and the only module that reads `process.env` (it also copies it once as `childEnv`, the base
+// environment of every child process). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
 // hand each part its typed slice; the domain rooms never call the readers (test/architecture.test.ts). docs/settings.md is generated from this
 // table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
 // Ground floor: imports nothing from the backend, so every room may import it.
@@ -486,8 +486,16 @@ const declarations = {
 type Declarations = typeof declarations;
 export type SettingKey = keyof Declarations;
 
-/** Every backend setting, typed; read once by the composition root (backend/app/app.ts). */
-export type Settings = { -readonly [K in SettingKey]: ReturnType<Declarations[K]['read']> };
+/** Every declared setting, typed. */
+export type DeclaredSettings = { -readonly [K in SettingKey]: ReturnType<Declarations[K]['read']> };
+
+/**
+ * Every backend setting, typed; read once by the composition root (backend/app/app.ts) and the entry points
+ * (backend/cli/*), plus `childEnv`: the base environment every child process (REPL, lake, git, pip, the trainer)
+ * starts from, a copy of this process's environment taken when the settings are read. The parts that start
+ * children receive it with their slice and add their own variables on top; none reads process.env itself.
+ */
+export type Settings = DeclaredSettings & { childEnv: NodeJS.ProcessEnv };
 
 function rawValue(d: Declaration<unknown>, env: Env): string | undefined {
   for (const name of [d.name, ...(d.also ?? [])]) if (given(env[name]) !== undefined) return env[name];
@@ -510,9 +518,21 @@ export function kiminaHome(): string {
   return setting('home');
 }
 
-/** Every setting, validated, with `overrides` (command-line flags) on top. */
+/**
+ * The base environment of child processes (Settings.childEnv): a copy of this process's environment, taken now. An
+ * entry point that reads single settings instead of readSettings calls it once and hands the copy down.
+ */
+export function baseChildEnv(): NodeJS.ProcessEnv {
+  return { ...process.env };
+}
+
+/**
+ * Every setting, validated, with `overrides` (command-line flags) on top. `env` is what the settings are read
+ * from; `childEnv` is always a copy of the process environment, taken now (a test that reads settings from a plain
+ * object still starts its children with PATH and the rest), unless `overrides` names one.
+ */
 export function readSettings(env: Env = process.env, overrides: Partial<Settings> = {}): Settings {
-  return { ...readSome(Object.keys(declarations) as SettingKey[], env), ...overrides };
+  return { ...readSome(Object.keys(declarations) as SettingKey[], env), childEnv: baseChildEnv(), ...overrides };
 }
 
 /** The settings one room needs (e.g. the verifier's), read now. */

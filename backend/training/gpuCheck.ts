@@ -79,7 +79,14 @@ export interface GpuCheckFolder {
 /** Writes configs.json, run.sh and (unless `wheels` is false) wheels/ with pip download for CPython 3.12 x86-64. */
 export function prepareGpuCheck(
   dir: string,
-  options: { python: string; wheels?: boolean; steps?: number; completionTokens?: number },
+  options: {
+    python: string;
+    wheels?: boolean;
+    steps?: number;
+    completionTokens?: number;
+    /** The base environment pip runs with, handed down by the root (Settings.childEnv). */
+    env: NodeJS.ProcessEnv;
+  },
 ): GpuCheckFolder {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
@@ -94,7 +101,7 @@ export function prepareGpuCheck(
     const args = ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', '--dest', wheelDir];
     args.push('--python-version', '3.12', '--implementation', 'cp', '--abi', 'cp312', '--abi', 'none');
     args.push('--platform', 'manylinux_2_17_x86_64', '--platform', 'manylinux2014_x86_64', '--platform', 'any');
-    const r = spawnSync(options.python, [...args, ...pinnedWheels()], { encoding: 'utf8' });
+    const r = spawnSync(options.python, [...args, ...pinnedWheels()], { encoding: 'utf8', env: options.env });
     if (r.status !== 0) throw new Error(`pip download failed (exit ${r.status}): ${(r.stderr || r.stdout).trim()}`);
   }
   let wheels: string[] = [];

@@ -52,6 +52,8 @@ export interface TrainingJobsOptions {
   sourceDir?: () => string;
   /** PYTHONPATH to keep for the trainer after its own sources (the PYTHONPATH setting). */
   pythonPath?: string;
+  /** The base environment the trainer starts from, handed down by the root (Settings.childEnv). */
+  childEnv: NodeJS.ProcessEnv;
   launcher?: TrainerLauncher;
   gpuProbe?: GpuProbe;
   /** Harvests personal proofs from a workspace folder. */
@@ -334,6 +336,7 @@ export class TrainingJobs extends EventEmitter {
         logPath: files.log,
         gpus: run.gpus,
         ...(this.o.pythonPath ? { pythonPath: this.o.pythonPath } : {}),
+        env: this.o.childEnv,
       });
     } catch (err) {
       this.publish(

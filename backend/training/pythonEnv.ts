@@ -28,6 +28,8 @@ export interface PythonEnvOptions {
    * win where both have a package; rebuilding the base rebuilds this one.
    */
   layeredOn?: string;
+  /** The base environment python, venv and pip run with, handed down by the root (Settings.childEnv). */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface PythonEnvResult {
@@ -57,12 +59,13 @@ export function requirementsHash(requirements: string): string {
 }
 
 /** A Python 3.10+ interpreter with the venv module, or a clear error naming what to install. */
-export function findBasePython(explicit?: string): string {
+export function findBasePython(explicit: string | undefined, env: NodeJS.ProcessEnv): string {
   const candidates = explicit ? [explicit] : ['python3', 'python'];
   const problems: string[] = [];
   for (const c of candidates) {
     const r = spawnSync(c, ['-c', 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])'], {
       encoding: 'utf8',
+      env,
     });
     if (r.error) {
       problems.push(`${c}: not found`);
@@ -86,10 +89,10 @@ function run(
   cmd: string,
   args: string[],
   onLine: (l: string) => void,
-  env?: NodeJS.ProcessEnv,
+  env: NodeJS.ProcessEnv,
 ): Promise<{ code: number; tail: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', ...env } });
+    const child = spawn(cmd, args, { env: { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' } });
     let tail = '';
     const feed = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
@@ -121,7 +124,7 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
   if (existsSync(python) && previous?.hash === hash) {
     return { python, created: false, seconds: (Date.now() - t0) / 1000, versions: previous.versions };
   }
-  const base = findBasePython(options.basePython);
+  const base = findBasePython(options.basePython, options.env);
   if (existsSync(options.dir) && !existsSync(python)) {
     // a broken environment is replaced; any other folder (KIMINA_TRAINER_VENV pointing at the wrong place) is not deleted
     const isVenv = existsSync(join(options.dir, 'pyvenv.cfg')) || readdirSync(options.dir).length === 0;
@@ -134,10 +137,10 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
   if (!existsSync(python)) {
     mkdirSync(dirname(options.dir), { recursive: true });
     onProgress(`creating ${options.dir}`);
-    const v = await run(base, ['-m', 'venv', options.dir], onProgress);
+    const v = await run(base, ['-m', 'venv', options.dir], onProgress, options.env);
     if (v.code !== 0) throw new PythonEnvError(`could not create the environment with ${base} -m venv:\n${v.tail}`);
   }
-  if (options.layeredOn) await layer(python, venvPython(options.layeredOn));
+  if (options.layeredOn) await layer(python, venvPython(options.layeredOn), options.env);
   onProgress(
     options.layeredOn
       ? `installing ${options.requirements} on top of ${options.layeredOn}`
@@ -146,11 +149,12 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
   await pipInstall(
     python,
     options.requirements,
+    options.env,
     onProgress,
     options.pipAttempts ?? 3,
     options.pipRetryDelayMs ?? 10_000,
   );
-  const versions = await moduleVersions(python, modules);
+  const versions = await moduleVersions(python, modules, options.env);
   writeFileSync(marker, JSON.stringify({ hash, versions }) + '\n');
   return { python, created: true, seconds: (Date.now() - t0) / 1000, versions };
 }
@@ -159,6 +163,7 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
 async function pipInstall(
   python: string,
   requirements: string,
+  env: NodeJS.ProcessEnv,
   onProgress: (l: string) => void,
   attempts: number,
   delayMs: number,
@@ -178,7 +183,7 @@ async function pipInstall(
     requirements,
   ];
   for (let attempt = 1; ; attempt++) {
-    const pip = await run(python, args, onProgress);
+    const pip = await run(python, args, onProgress, env);
     if (pip.code === 0) return;
     if (attempt >= attempts) {
       throw new PythonEnvError(
@@ -204,12 +209,13 @@ function baseHash(base: string): string {
 }
 
 /** Makes the base's site-packages visible after the layer's own, through a .pth file in the layer. */
-async function layer(python: string, basePython: string): Promise<void> {
+async function layer(python: string, basePython: string, env: NodeJS.ProcessEnv): Promise<void> {
   const paths = async (py: string): Promise<string[]> => {
-    const { stdout } = await execFileAsync(py, [
-      '-c',
-      'import json, sysconfig; p = sysconfig.get_paths(); print(json.dumps([p["purelib"], p["platlib"]]))',
-    ]);
+    const { stdout } = await execFileAsync(
+      py,
+      ['-c', 'import json, sysconfig; p = sysconfig.get_paths(); print(json.dumps([p["purelib"], p["platlib"]]))'],
+      { env },
+    );
     return JSON.parse(stdout) as string[];
   };
   const [own] = await paths(python);
@@ -229,7 +235,11 @@ function readMarker(path: string): { hash: string; versions: Record<string, stri
 }
 
 /** Imports each module and returns its version; throws naming the modules that fail to import. */
-export async function moduleVersions(python: string, modules: string[]): Promise<Record<string, string>> {
+export async function moduleVersions(
+  python: string,
+  modules: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<Record<string, string>> {
   const script = [
     'import importlib, json',
     'out, bad = {}, {}',
@@ -240,7 +250,7 @@ export async function moduleVersions(python: string, modules: string[]): Promise
   ].join('\n');
   let parsed: { ok: Record<string, string>; bad: Record<string, string> };
   try {
-    const { stdout } = await execFileAsync(python, ['-c', script], { maxBuffer: 1 << 20 });
+    const { stdout } = await execFileAsync(python, ['-c', script], { maxBuffer: 1 << 20, env });
     parsed = JSON.parse(stdout.trim().split('\n').pop() ?? '');
   } catch (err) {
     throw new PythonEnvError(`could not run ${python}: ${err instanceof Error ? err.message : String(err)}`);

@@ -20,7 +20,7 @@ export interface TrainingServiceOptions {
   backendUrl: () => string;
   token?: () => string | undefined;
   /** The settings the service reads, handed down by the composition root. */
-  settings: Pick<Settings, 'trainingDir' | 'trainerPython' | 'trainerVenv' | 'pythonPath'>;
+  settings: Pick<Settings, 'trainingDir' | 'trainerPython' | 'trainerVenv' | 'pythonPath' | 'childEnv'>;
   /** Default: settings.trainingDir. */
   runsRoot?: string;
   /** Replaces the Lean-backed scorer (test doubles only). */
@@ -81,6 +81,7 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
     runsRoot: o.runsRoot ?? o.settings.trainingDir,
     python: () => trainerPython(o.settings),
     ...(o.settings.pythonPath ? { pythonPath: o.settings.pythonPath } : {}),
+    childEnv: o.settings.childEnv,
     backendUrl: o.backendUrl,
     token: o.token,
     scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }),

@@ -15,6 +15,8 @@ export interface TrainerLaunch {
   gpus: string;
   /** Kept on PYTHONPATH after the trainer's own sources (the PYTHONPATH setting). */
   pythonPath?: string;
+  /** The base environment the trainer starts from, handed down by the root (Settings.childEnv). */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface TrainerExit {
@@ -105,7 +107,7 @@ export function writeTrainerConfig(path: string, config: Record<string, unknown>
 export const spawnTrainer: TrainerLauncher = (launch) => {
   const log = openSync(launch.logPath, 'a', 0o600);
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...launch.env,
     PYTHONPATH: [launch.sourceDir, launch.pythonPath].filter(Boolean).join(':'),
     PYTHONUNBUFFERED: '1',
     TOKENIZERS_PARALLELISM: 'false',

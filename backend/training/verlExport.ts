@@ -35,6 +35,8 @@ export interface VerlExportOptions {
   python: string;
   sourceDir: string;
   experiment?: string;
+  /** The base environment that python runs with, handed down by the root (Settings.childEnv). */
+  env: NodeJS.ProcessEnv;
 }
 
 /** The experiment name the recipe uses for a start checkpoint (kimina-prover-1.7B / kimina-prover-0.6B). */
@@ -175,7 +177,7 @@ export async function exportVerl(o: VerlExportOptions): Promise<VerlExportResult
   mkdirSync(data, { recursive: true });
   writeFileSync(join(data, 'train.jsonl'), trainerRows(o.train));
   writeFileSync(join(data, 'test.jsonl'), trainerRows(o.test));
-  const env = { ...process.env, PYTHONPATH: o.sourceDir };
+  const env = { ...o.env, PYTHONPATH: o.sourceDir };
   const sources: Record<string, string> = { train: 'kimina/personal', test: o.testSource ?? 'kimina/held-out' };
   for (const split of ['train', 'test']) {
     try {

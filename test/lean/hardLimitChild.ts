@@ -18,6 +18,7 @@ const built = buildVerifier({
   maxRssMb: 0,
   memoryLimitMb: 16384,
   sandbox: 'none',
+  childEnv: process.env,
   allowedAxioms: defaultAllowedAxioms,
   allowNativeDecide: false,
   defaultTimeoutS: 20,

@@ -14,6 +14,7 @@ function fileVerifier(): Verifier {
   const runner = new LeanFileRunner({
     projectDir: mkdtempSync(join(tmpdir(), 'kimina-lf-')),
     leanCommand: [process.execPath, standInReplScript],
+    env: process.env,
     maxParallel: 2,
   });
   return new Verifier({
@@ -70,6 +71,7 @@ test('the fallback reports a missing Lean toolchain clearly', async () => {
   const runner = new LeanFileRunner({
     projectDir: tmpdir(),
     leanCommand: ['/nonexistent/lake', 'env', 'lean'],
+    env: process.env,
     maxParallel: 1,
   });
   const v = new Verifier({

@@ -39,7 +39,7 @@ const MiB = 1024 * 1024;
 const unlimited = () => Infinity;
 
 test('launch per OS: argv spawn, KIMINA_REPL_COMMAND through the platform shell, the cap only on Linux', () => {
-  const base = { command: 'repl --x', projectDir: '/p', memoryLimitMb: 2048, sandbox: none };
+  const base = { command: 'repl --x', projectDir: '/p', env: process.env, memoryLimitMb: 2048, sandbox: none };
   const linux = buildLaunch({ ...base, os: 'linux', cap: memoryCap(2048, 'linux', unlimited) }, '/s');
   assert.deepEqual(linux.argv, ['sh', '-c', 'ulimit -v 2097152 && exec "$@"', 'kimina-repl', 'sh', '-c', 'repl --x']);
   const mac = buildLaunch({ ...base, os: 'darwin' }, '/s');
@@ -64,7 +64,7 @@ test('launch per OS: argv spawn, KIMINA_REPL_COMMAND through the platform shell,
   assert.equal(w.windowsHide, true);
   assert.equal((w as { windowsVerbatimArguments?: boolean }).windowsVerbatimArguments, true);
 
-  const repl = { projectDir: '/p', memoryLimitMb: 0, sandbox: none };
+  const repl = { projectDir: '/p', env: process.env, memoryLimitMb: 0, sandbox: none };
   assert.deepEqual(buildLaunch({ ...repl, replPath: '/r/repl', os: 'linux' }, '/s').argv, ['lake', 'env', '/r/repl']);
   assert.deepEqual(buildLaunch({ ...repl, replPath: '/r/repl', os: 'darwin' }, '/s').argv, ['lake', 'env', '/r/repl']);
   assert.deepEqual(buildLaunch({ ...repl, replPath: 'C:\\r\\repl.exe', os: 'win32' }, '/s').argv, [
@@ -333,6 +333,7 @@ test('the lean-file fallback: the guard stops a runaway `lean --json` too', asyn
   const runner = new LeanFileRunner({
     projectDir: mkdtempSync(join(tmpdir(), 'kimina-lf-')),
     leanCommand: [process.execPath, standInReplScript],
+    env: process.env,
     maxParallel: 1,
     guardBytes: 300 * MiB,
     guardIntervalMs: 100,
@@ -367,6 +368,7 @@ test('buildVerifier says once how memory is bounded on the OS it runs for', asyn
     allowNativeDecide: false,
     defaultTimeoutS: 10,
     initRepls: {},
+    childEnv: process.env,
   };
   const mac = buildVerifier(settings, 'darwin');
   assert.match(mac.describe, /no address-space cap \(macOS refuses/);

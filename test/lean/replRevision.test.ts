@@ -44,7 +44,7 @@ test('every release resolves as the real repository says, and the flush fix is m
   const dir = clone(fixture.dir);
   const seen = { tag: 0, branch: 0, master: 0, history: 0, none: 0, apply: 0 };
   for (const e of expectedReleases()) {
-    const got = await resolveReplRevision(dir, e.release);
+    const got = await resolveReplRevision({ dir, env: process.env }, e.release);
     assert.equal(got.how, e.how, `${e.release}: resolved by ${got.how}, the real repository by ${e.how}`);
     seen[e.how as keyof typeof seen]++;
     if (got.how === 'none') {
@@ -55,7 +55,7 @@ test('every release resolves as the real repository says, and the flush fix is m
     }
     if (got.how !== 'history') assert.equal(got.ref, e.ref, e.release);
     assert.equal(fixture.real.get(got.commit), e.commit, `${e.release}: commit`);
-    const lacks = await lacksFlushFix(dir, got.commit, fixture.flushFix);
+    const lacks = await lacksFlushFix({ dir, env: process.env }, got.commit, fixture.flushFix);
     assert.equal(lacks, e.flush === 'apply', `${e.release}: flush fix ${lacks ? 'missing' : 'present'} by ancestry`);
     if (lacks) seen.apply++;
   }
@@ -75,7 +75,10 @@ test('a clone without the fix commit cannot decide ancestry: a clear error, not 
   const fixture = makeReplFixture();
   const dir = clone(fixture.dir);
   const head = spawnSync('git', ['rev-parse', 'origin/master'], { cwd: dir, encoding: 'utf8' }).stdout.trim();
-  await assert.rejects(lacksFlushFix(dir, head, 'deadbeef'.repeat(5)), /flush fix.*cannot be decided/);
+  await assert.rejects(
+    lacksFlushFix({ dir, env: process.env }, head, 'deadbeef'.repeat(5)),
+    /flush fix.*cannot be decided/,
+  );
 });
 
 test('a shallow clone (as `git clone --depth 1` makes) is deepened before ancestry is read', async () => {
@@ -91,7 +94,11 @@ test('a shallow clone (as `git clone --depth 1` makes) is deepened before ancest
   assert.equal(r.status, 0, r.stderr);
   const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).stdout.trim();
   assert.equal(fixture.real.get(head), '7201630ac21ba38f541bd90df03d2883f8c2c968');
-  assert.equal(await lacksFlushFix(dir, head, fixture.flushFix), false, 'v4.10.0 has the fix by ancestry');
+  assert.equal(
+    await lacksFlushFix({ dir, env: process.env }, head, fixture.flushFix),
+    false,
+    'v4.10.0 has the fix by ancestry',
+  );
 });
 
 test(
@@ -104,7 +111,7 @@ test(
   async () => {
     const dir = clone(process.env.KIMINA_TEST_REPL_CLONE!);
     for (const e of expectedReleases()) {
-      const got = await resolveReplRevision(dir, e.release);
+      const got = await resolveReplRevision({ dir, env: process.env }, e.release);
       if (got.how === 'none') {
         // A newer repl may have added a revision since the listing; a missing one is what the table says.
         if (e.how !== 'none') assert.fail(`${e.release}: the real clone has no revision, the table says ${e.how}`);
@@ -113,7 +120,11 @@ test(
       if (e.how === 'none') continue;
       // Same commit unless repl has since tagged a release the listing found elsewhere.
       if (got.how === e.how) assert.equal(got.commit, e.commit, `${e.release}: commit`);
-      assert.equal(await lacksFlushFix(dir, got.commit, FLUSH_FIX_COMMIT), e.flush === 'apply', e.release);
+      assert.equal(
+        await lacksFlushFix({ dir, env: process.env }, got.commit, FLUSH_FIX_COMMIT),
+        e.flush === 'apply',
+        e.release,
+      );
     }
   },
 );

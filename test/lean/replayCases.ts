@@ -116,6 +116,7 @@ export function replayVerifier(lean: string, options: { maxRepls?: number; logFi
   const launchOptions = {
     command: replayReplCommand(lean, { logFile: options.logFile }),
     projectDir: dir,
+    env: process.env,
     memoryLimitMb: 0,
     sandbox: detectSandbox('none'),
   };

@@ -15,7 +15,7 @@ test('buildLaunch wraps the REPL in the sandbox and the address-space cap, with 
     wrap: (argv: string[]) => ['unshare', '--net', '--', ...argv],
   };
   const spec = buildLaunch(
-    { command: 'repl --flag', projectDir: '/proj', memoryLimitMb: 2048, sandbox: fake },
+    { command: 'repl --flag', projectDir: '/proj', env: process.env, memoryLimitMb: 2048, sandbox: fake },
     '/tmp/scratch',
   );
   assert.deepEqual(spec.argv, [
@@ -34,12 +34,12 @@ test('buildLaunch wraps the REPL in the sandbox and the address-space cap, with 
   assert.equal(spec.env.HOME, '/tmp/scratch');
   assert.equal(spec.env.TMPDIR, '/tmp/scratch');
   const lake = buildLaunch(
-    { replPath: '/r/repl', projectDir: '/proj', memoryLimitMb: 0, sandbox: detectSandbox('none') },
+    { replPath: '/r/repl', projectDir: '/proj', env: process.env, memoryLimitMb: 0, sandbox: detectSandbox('none') },
     '/s',
   );
   assert.deepEqual(lake.argv, ['lake', 'env', '/r/repl']);
   assert.throws(
-    () => buildLaunch({ projectDir: '/p', memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s'),
+    () => buildLaunch({ projectDir: '/p', env: process.env, memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s'),
     /kimina lean setup/,
   );
 });
@@ -50,15 +50,22 @@ test('lakeEnvironment captures what `lake env` sets, and the REPL then starts wi
   const fakeLake = join(dir, 'lake');
   writeFileSync(fakeLake, '#!/bin/sh\nshift\nLEAN_PATH=/proj/.lake/build/lib/lean exec "$@"\n');
   chmodSync(fakeLake, 0o755);
-  const env = lakeEnvironment(dir, fakeLake);
+  const env = lakeEnvironment(dir, process.env, fakeLake);
   assert.equal(env?.LEAN_PATH, '/proj/.lake/build/lib/lean');
   const spec = buildLaunch(
-    { replPath: '/r/repl', lakeEnv: env, projectDir: dir, memoryLimitMb: 0, sandbox: detectSandbox('none') },
+    {
+      replPath: '/r/repl',
+      lakeEnv: env,
+      projectDir: dir,
+      env: process.env,
+      memoryLimitMb: 0,
+      sandbox: detectSandbox('none'),
+    },
     '/s',
   );
   assert.deepEqual(spec.argv, ['/r/repl']);
   assert.equal(spec.env.LEAN_PATH, '/proj/.lake/build/lib/lean');
-  assert.equal(lakeEnvironment(dir, join(dir, 'missing-lake')), undefined);
+  assert.equal(lakeEnvironment(dir, process.env, join(dir, 'missing-lake')), undefined);
 });
 
 test('bwrap confines writes and network when present', () => {

@@ -37,6 +37,7 @@ export function standInPool(
   const launchOptions = {
     command: `${options.sandbox ? '' : `STAND_IN_LOG=${logFile} `}${options.lean ? `STAND_IN_LEAN=${options.lean} ` : ''}STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
     projectDir: dir,
+    env: process.env,
     memoryLimitMb: options.memoryLimitMb ?? 0,
     sandbox: options.sandbox ? detectSandbox('auto') : detectSandbox('none'),
     os: options.os,

@@ -182,7 +182,7 @@ test('a trainer environment folder that is not a Python environment is never del
     const requirements = join(dir, 'requirements.txt');
     writeFileSync(requirements, '');
     await assert.rejects(
-      ensurePythonEnv({ dir: v, requirements, onProgress: () => {} }),
+      ensurePythonEnv({ env: process.env, dir: v, requirements, onProgress: () => {} }),
       /refusing to replace .*victim: it is not a Python environment/,
     );
     assert.equal(readFileSync(join(v, 'precious.txt'), 'utf8'), 'keep me');

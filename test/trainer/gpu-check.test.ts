@@ -39,7 +39,7 @@ test(
   async () => {
     const python = await testPython();
     const dir = mkdtempSync(join(tmpdir(), 'kimina-gpu-check-'));
-    const folder = prepareGpuCheck(dir, { python, steps: 2, completionTokens: 24 });
+    const folder = prepareGpuCheck(dir, { python, steps: 2, completionTokens: 24, env: process.env });
     const names = folder.wheels.map((w) => w.split('-')[0].toLowerCase());
     assert.deepEqual([...names].sort(), [...GPU_CHECK_PACKAGES].sort(), `wheels: ${folder.wheels.join(', ')}`);
     assert.ok(folder.wheelBytes > 100_000 && folder.wheelBytes < 64 * 2 ** 20, `${folder.wheelBytes} bytes`);

@@ -36,6 +36,7 @@ let cached: Promise<string> | null = null;
 export function testPython(): Promise<string> {
   cached ??= withLock(testVenv, async () => {
     const r = await ensurePythonEnv({
+      env: process.env,
       dir: testVenv,
       requirements: join(trainerSource, 'requirements-cpu.txt'),
       onProgress: (line) => {

@@ -61,6 +61,7 @@ test(
   async () => {
     const python = await testPython();
     const result = await exportVerl({
+      env: process.env,
       outDir: out,
       model: 'AI-MO/Kimina-Prover-Distill-1.7B',
       train: PROMPTS.slice(0, 3),

@@ -52,6 +52,7 @@ test(
     // Deliberate duplicates (the recipe repeats hard prompts) go through as they are.
     const train = [...PROMPTS, PROMPTS[0], PROMPTS[0]];
     await exportVerl({
+      env: process.env,
       outDir: job,
       model: RECIPE_START_MODEL,
       train,

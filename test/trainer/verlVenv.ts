@@ -14,6 +14,7 @@ export function verlPython(): Promise<string> {
   cached ??= testPython()
     .then(() =>
       ensurePythonEnv({
+        env: process.env,
         dir: verlVenv,
         requirements: join(trainerSource, 'requirements-verl.txt'),
         layeredOn: testVenv,

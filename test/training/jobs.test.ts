@@ -54,6 +54,7 @@ function setup(gpu: GpuReport = { available: false, gpus: [] }, extra: Partial<T
     launcher: scripted.launcher,
     python: () => 'python3',
     sourceDir: () => dir,
+    childEnv: process.env,
     gpuProbe: async () => report,
     restartDelayMs: 10,
     pollMs: 60_000,

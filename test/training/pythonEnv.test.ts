@@ -42,6 +42,7 @@ test('a failed pip run is retried, and the environment is complete after the ret
   try {
     const lines: string[] = [];
     const r = await ensurePythonEnv({
+      env: process.env,
       dir: join(dir, 'venv'),
       requirements,
       verifyModules: ['kimina_retry_probe'],
@@ -60,6 +61,7 @@ test('a failed pip run is retried, and the environment is complete after the ret
     );
     // the marker makes the next call return at once
     const again = await ensurePythonEnv({
+      env: process.env,
       dir: join(dir, 'venv'),
       requirements,
       verifyModules: ['kimina_retry_probe'],
@@ -79,6 +81,7 @@ test(
       const lines: string[] = [];
       await assert.rejects(
         ensurePythonEnv({
+          env: process.env,
           dir: join(dir, 'venv'),
           requirements,
           verifyModules: [],
@@ -105,7 +108,7 @@ test(
       writeProbeWheel(wheels);
       writeProbeWheel(wheels, 'kimina_layer_probe');
       const base = join(dir, 'base');
-      await ensurePythonEnv({ dir: base, requirements, verifyModules: ['kimina_retry_probe'] });
+      await ensurePythonEnv({ env: process.env, dir: base, requirements, verifyModules: ['kimina_retry_probe'] });
       const layerRequirements = join(dir, 'layer.txt');
       writeFileSync(
         layerRequirements,
@@ -114,6 +117,7 @@ test(
       const layer = join(dir, 'layer');
       const lines: string[] = [];
       const options = {
+        env: process.env,
         dir: layer,
         requirements: layerRequirements,
         layeredOn: base,
@@ -138,7 +142,7 @@ test(
       assert.equal((await ensurePythonEnv(options)).created, false);
       // a rebuilt base (new requirements hash) rebuilds the layer
       writeFileSync(requirements, readFileSync(requirements, 'utf8') + '# edited\n');
-      await ensurePythonEnv({ dir: base, requirements, verifyModules: ['kimina_retry_probe'] });
+      await ensurePythonEnv({ env: process.env, dir: base, requirements, verifyModules: ['kimina_retry_probe'] });
       assert.equal((await ensurePythonEnv(options)).created, true);
       // a base that is not complete is refused before anything is made
       await assert.rejects(
