@@ -66,7 +66,7 @@ async function run(mode: Mode, clients: number, total: number): Promise<Result> 
     projectDir: dir,
     env: process.env,
     memoryLimitMb: 0,
-    sandbox: detectSandbox('none'),
+    sandbox: detectSandbox('none', process.env),
   };
   const pool = new ReplPool({
     launch: (s) => buildLaunch(launchOptions, s),

@@ -233,6 +233,41 @@ test('children get their environment from the base the root hands down: no domai
   assert.deepEqual(found, []);
 });
 
+test('every child process a domain room starts is given its environment (none inherits it unseen)', () => {
+  // a spawn without `env` inherits process.env: each call of a node:child_process function passes an env, or
+  // spawnOptions(spec), whose ProcessSpec requires one (backend/lean/processes.ts)
+  const calls: string[] = [];
+  const unseen: string[] = [];
+  for (const file of sources(join(root, 'backend'))) {
+    const path = relative(root, file);
+    const room = roomOf(path);
+    if (!room || !domainRooms.has(room)) continue;
+    const text = readFileSync(file, 'utf8');
+    const names = [...text.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"]node:child_process['"]/g)]
+      .flatMap((m) => m[1].split(','))
+      .map((n) => n.trim())
+      .filter((n) => n && !n.startsWith('type '));
+    const promised = [...text.matchAll(/const\s+(\w+)\s*=\s*promisify\((\w+)\)/g)].filter((m) => names.includes(m[2]));
+    const starters = [...names, ...promised.map((m) => m[1])];
+    if (starters.length === 0) continue;
+    for (const m of text.matchAll(new RegExp(`(?<![.\\w])(${starters.join('|')})\\(`, 'g'))) {
+      let depth = 0;
+      let end = m.index + m[0].length - 1;
+      for (; end < text.length; end++) {
+        if (text[end] === '(') depth++;
+        else if (text[end] === ')' && --depth === 0) break;
+      }
+      const call = text.slice(m.index, end + 1).replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''");
+      if (/^promisify\(/.test(call)) continue;
+      const line = text.slice(0, m.index).split('\n').length;
+      calls.push(`${path}:${line}`);
+      if (!/\benv\b/.test(call) && !/\bspawnOptions\(/.test(call)) unseen.push(`${path}:${line}: ${m[1]}(…)`);
+    }
+  }
+  assert.ok(calls.length >= 15, `child-process calls found: ${calls.length}`);
+  assert.deepEqual(unseen, []);
+});
+
 test('only backend/settings/settings.ts reads environment variables; elsewhere process.env is only passed on to child processes', () => {
   const reads: string[] = [];
   for (const top of ['backend', 'extension']) {

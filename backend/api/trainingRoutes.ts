@@ -4,7 +4,7 @@ import type { Request, Router } from 'express';
 import type { TrainingStreamEvent } from '../protocol';
 import type { TrainingStore } from '../store/training';
 import { TrainingError, type TrainingJobs } from '../training/jobs';
-import { nvidiaSmiProbe, type GpuProbe } from '../training/gpu';
+import type { GpuProbe } from '../training/gpu';
 import { PRESETS } from '../training/presets';
 import { serveRoutes } from './contract';
 import { openSse } from './sseWriter';
@@ -13,7 +13,8 @@ import { clientKey } from '../lean/admission';
 export interface TrainingRouterDeps {
   jobs: TrainingJobs;
   store: TrainingStore;
-  gpuProbe?: GpuProbe;
+  /** The training service's (nvidia-smi with the base environment, or a test's double). */
+  gpuProbe: GpuProbe;
 }
 
 function launchOf(req: Request): string | undefined {
@@ -26,7 +27,7 @@ export function createTrainingRouter(deps: TrainingRouterDeps): Router {
   return serveRoutes(
     {
       trainingPresets: () => ({ presets: PRESETS }),
-      trainingGpus: () => (deps.gpuProbe ?? nvidiaSmiProbe)(),
+      trainingGpus: () => deps.gpuProbe(),
       trainingRuns: () => ({ runs: jobs.list() }),
       trainingStart: async ({ body }, _req, res) => {
         res.status(201).json(await jobs.start(body));

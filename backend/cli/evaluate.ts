@@ -1,7 +1,15 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { engineKinds, isSet, kiminaHome, readSettings, setting, type Settings } from '../settings/settings';
+import {
+  baseChildEnv,
+  engineKinds,
+  isSet,
+  kiminaHome,
+  readSettings,
+  setting,
+  type Settings,
+} from '../settings/settings';
 import { openApp, type App } from '../app/app';
 import type { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
@@ -312,6 +320,7 @@ async function fetchCommand(p: Parsed): Promise<number> {
     ref: flagString(p, 'ref'),
     force: p.flags.has('force'),
     log: (l) => console.error(l),
+    env: baseChildEnv(),
   });
   for (const l of describeCheck(check)) console.log(l);
   console.log(`evaluate with: kimina eval run ${join(dest, 'MiniF2F')} --split test --model NAME`);

@@ -67,7 +67,7 @@ export async function run(args: string[]): Promise<number> {
     console.log(
       `checks by: ${settings.replCommand ? `KIMINA_REPL_COMMAND (${settings.replCommand})` : binary ? `REPL pool, lake env ${binary}` : 'lake env lean --json per snippet (no REPL build: run `kimina lean setup`)'}`,
     );
-    const sandbox = detectSandbox(settings.sandbox);
+    const sandbox = detectSandbox(settings.sandbox, settings.childEnv);
     console.log(`sandbox:   ${sandbox.kind}: ${sandbox.enforces}`);
     console.log(
       `limits:    ${settings.maxRepls} REPLs, queue ${settings.maxQueue}, ${settings.memoryLimitMb} MiB address space, recycle after ${settings.maxUses} uses or ${settings.maxRssMb} MiB RSS`,

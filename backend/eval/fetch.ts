@@ -36,6 +36,8 @@ export interface FetchOptions {
   /** Replace an existing folder. */
   force?: boolean;
   log?: (line: string) => void;
+  /** The base environment git and tar run with, handed down by the root (Settings.childEnv). */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface BenchmarkVersions {
@@ -53,12 +55,12 @@ export interface BenchmarkCheck {
   versions: BenchmarkVersions;
 }
 
-function hasGit(): boolean {
-  return spawnSync('git', ['--version'], { stdio: 'ignore' }).status === 0;
+function hasGit(env: NodeJS.ProcessEnv): boolean {
+  return spawnSync('git', ['--version'], { stdio: 'ignore', env }).status === 0;
 }
 
-function run(cmd: string, args: string[], cwd?: string): void {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8' });
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): void {
+  const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8' });
   if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
   if (r.status !== 0)
     throw new Error(
@@ -66,16 +68,16 @@ function run(cmd: string, args: string[], cwd?: string): void {
     );
 }
 
-async function fetchGit(url: string, ref: string | undefined, into: string): Promise<void> {
+async function fetchGit(url: string, ref: string | undefined, into: string, env: NodeJS.ProcessEnv): Promise<void> {
   if (ref && /^[0-9a-f]{7,40}$/i.test(ref)) {
-    run('git', ['clone', '--quiet', url, into]);
-    run('git', ['checkout', '--quiet', ref], into);
+    run('git', ['clone', '--quiet', url, into], env);
+    run('git', ['checkout', '--quiet', ref], env, into);
   } else {
-    run('git', ['clone', '--quiet', '--depth', '1', ...(ref ? ['--branch', ref] : []), url, into]);
+    run('git', ['clone', '--quiet', '--depth', '1', ...(ref ? ['--branch', ref] : []), url, into], env);
   }
 }
 
-async function fetchArchive(url: string, into: string): Promise<void> {
+async function fetchArchive(url: string, into: string, env: NodeJS.ProcessEnv): Promise<void> {
   const work = mkdtempSync(join(dirname(into), '.fetch-'));
   try {
     const file = join(work, 'archive.tar.gz');
@@ -88,7 +90,7 @@ async function fetchArchive(url: string, into: string): Promise<void> {
     await pipeline(response.data, createWriteStream(file));
     const out = join(work, 'x');
     mkdirSync(out);
-    run('tar', ['-xzf', file, '-C', out]);
+    run('tar', ['-xzf', file, '-C', out], env);
     // GitHub archives hold one top folder (repo-ref/); use it when that is all there is.
     const top = readdirSync(out);
     const root = top.length === 1 && statSync(join(out, top[0])).isDirectory() ? join(out, top[0]) : out;
@@ -111,15 +113,15 @@ export async function fetchMiniF2F(options: FetchOptions): Promise<BenchmarkChec
   }
   mkdirSync(dirname(dest), { recursive: true });
   if (existsSync(dest)) rmSync(dest, { recursive: true, force: true });
-  const method = options.method === 'auto' ? (hasGit() ? 'git' : 'archive') : options.method;
+  const method = options.method === 'auto' ? (hasGit(options.env) ? 'git' : 'archive') : options.method;
   if (method === 'git') {
     const url = options.url ?? MINIF2F.git;
     log(`git clone ${url}${options.ref ? ` (${options.ref})` : ''} → ${dest}`);
-    await fetchGit(url, options.ref, dest);
+    await fetchGit(url, options.ref, dest, options.env);
   } else {
     const url = options.url ?? MINIF2F.archive(options.ref ?? 'refs/heads/main');
     log(`downloading ${url} → ${dest}`);
-    await fetchArchive(url, dest);
+    await fetchArchive(url, dest, options.env);
   }
   return checkMiniF2F(dest);
 }

@@ -108,7 +108,7 @@ export function memoryLine(memoryLimitMb: number, os: Os, cap = memoryCap(memory
 }
 
 export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): BuiltVerifier {
-  const sandbox = detectSandbox(settings.sandbox, os);
+  const sandbox = detectSandbox(settings.sandbox, settings.childEnv, os);
   const cap = memoryCap(settings.memoryLimitMb, os);
   const replPath = settings.replCommand
     ? undefined

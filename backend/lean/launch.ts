@@ -23,6 +23,8 @@ export interface LaunchSpec extends ProcessSpec {
   guardBytes?: number;
   /** Sampling period of the guard (default per OS: processes.ts GUARD_INTERVAL_MS). */
   guardIntervalMs?: number;
+  /** The environment of the tools that watch and stop it (ps, PowerShell, taskkill): env without the scratch folder. */
+  toolEnv: NodeJS.ProcessEnv;
 }
 
 export interface LaunchOptions {
@@ -109,6 +111,7 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
       ...(os === 'win32' ? { TEMP: scratch, TMP: scratch } : {}),
       ...(options.elanHome ? { ELAN_HOME: options.elanHome } : {}),
     },
+    toolEnv: env,
     os,
     verbatim,
     guardBytes: Math.max(0, options.memoryLimitMb) * 1024 * 1024,

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplMessage } from '../protocol';
-import { MemoryGuard, exeName, osOf, startProcess, stopTree, type Os } from './processes';
+import { MemoryGuard, exeName, osOf, startProcess, stopTree, systemStop, type Os } from './processes';
 import {
   auditAnswers,
   auditCommand,
@@ -145,7 +145,15 @@ export class LeanFileRunner implements SnippetRunner {
       const env = { ...this.options.env, HOME: scratch, TMPDIR: scratch };
       const child = startProcess({ argv, cwd: this.options.projectDir, env, os }, ['ignore', 'pipe', 'pipe']);
       const guardBytes = this.options.guardBytes ?? 0;
-      const guard = new MemoryGuard({ limitBytes: guardBytes, intervalMs: this.options.guardIntervalMs, os });
+      // ps, PowerShell and taskkill run with the base environment, not the check's scratch HOME/TMPDIR
+      const toolEnv = this.options.env;
+      const guard = new MemoryGuard({
+        limitBytes: guardBytes,
+        intervalMs: this.options.guardIntervalMs,
+        os,
+        env: toolEnv,
+      });
+      const stop = systemStop(toolEnv);
       let stdout = '',
         stderr = '';
       let settled = false;
@@ -158,11 +166,11 @@ export class LeanFileRunner implements SnippetRunner {
         resolve(r);
       };
       const timer = setTimeout(() => {
-        stopTree(child, os);
+        stopTree(child, os, stop);
         done({ kind: 'timeout', message: `Lean command timed out in ${req.timeoutMs / 1000} seconds` });
       }, req.timeoutMs);
       guard.start(child.pid, (bytes) => {
-        stopTree(child, os);
+        stopTree(child, os, stop);
         const mib = (b: number): number => Math.round(b / (1024 * 1024));
         done({
           kind: 'server_error',

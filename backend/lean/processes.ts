@@ -142,19 +142,22 @@ export interface StopDeps {
   run(argv: string[], failed: () => void): void;
 }
 
-const realStop: StopDeps = {
-  kill: (pid, signal) => process.kill(pid, signal),
-  run: (argv, failed) => {
-    const c = spawn(argv[0], argv.slice(1), { stdio: 'ignore', windowsHide: true });
-    c.on('error', failed);
-    c.on('exit', (code) => {
-      if (code !== 0) failed();
-    });
-  },
-};
+/** The real stop: signals, and the stop command (taskkill) run with `env` (the base the process was started from). */
+export function systemStop(env: NodeJS.ProcessEnv): StopDeps {
+  return {
+    kill: (pid, signal) => process.kill(pid, signal),
+    run: (argv, failed) => {
+      const c = spawn(argv[0], argv.slice(1), { stdio: 'ignore', windowsHide: true, env });
+      c.on('error', failed);
+      c.on('exit', (code) => {
+        if (code !== 0) failed();
+      });
+    },
+  };
+}
 
 /** Stops a child's whole process tree; the child itself is killed directly too when the tree stop cannot run. */
-export function stopTree(child: Pick<ChildProcess, 'pid' | 'kill'>, os: Os = osOf(), deps: StopDeps = realStop): void {
+export function stopTree(child: Pick<ChildProcess, 'pid' | 'kill'>, os: Os, deps: StopDeps): void {
   const pid = child.pid;
   if (pid === undefined) return;
   const plan = stopPlan(pid, os);
@@ -249,8 +252,8 @@ export const PROCESS_TABLE_COMMAND: Record<'darwin' | 'win32', { argv: string[];
   },
 };
 
-/** The sampler of an OS. `exec` is replaceable for tests (it runs the probe command and returns its stdout). */
-export function rssSampler(os: Os = osOf(), exec: (argv: string[]) => Promise<string> = execText): RssSampler {
+/** The sampler of an OS. `exec` runs the probe command and returns its stdout (processTable, or a test's double). */
+export function rssSampler(os: Os, exec: (argv: string[]) => Promise<string>): RssSampler {
   if (os === 'linux') return async (pid) => procTreeRss(pid) || undefined;
   const probe = PROCESS_TABLE_COMMAND[os];
   return async (pid) => {
@@ -262,12 +265,17 @@ export function rssSampler(os: Os = osOf(), exec: (argv: string[]) => Promise<st
   };
 }
 
-function execText(argv: string[]): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(argv[0], argv.slice(1), { windowsHide: true, maxBuffer: 16 << 20, timeout: 20_000 }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
-    ),
-  );
+/** Runs a process-table probe (ps, PowerShell) with `env` (the base the guarded process was started from). */
+export function processTable(env: NodeJS.ProcessEnv): (argv: string[]) => Promise<string> {
+  return (argv) =>
+    new Promise((resolve, reject) =>
+      execFile(
+        argv[0],
+        argv.slice(1),
+        { windowsHide: true, maxBuffer: 16 << 20, timeout: 20_000, env },
+        (err, stdout) => (err ? reject(err) : resolve(stdout)),
+      ),
+    );
 }
 
 export interface GuardOptions {
@@ -276,6 +284,8 @@ export interface GuardOptions {
   intervalMs?: number;
   sampler?: RssSampler;
   os?: Os;
+  /** The environment ps or PowerShell runs with (the base the guarded process was started from). */
+  env: NodeJS.ProcessEnv;
 }
 
 /** Samples a process tree while a check runs; calls `onExceed` once when it holds more than the limit. */
@@ -289,7 +299,7 @@ export class MemoryGuard {
 
   constructor(private readonly options: GuardOptions) {
     const os = options.os ?? osOf();
-    this.sampler = options.sampler ?? rssSampler(os);
+    this.sampler = options.sampler ?? rssSampler(os, processTable(options.env));
     this.intervalMs = options.intervalMs ?? GUARD_INTERVAL_MS[os];
   }
 

@@ -6,7 +6,16 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { ReplFailure } from './errors';
 import type { LaunchSpec } from './launch';
-import { MemoryGuard, osOf, procTreeRss, startProcess, stopTree, type Os } from './processes';
+import {
+  MemoryGuard,
+  osOf,
+  procTreeRss,
+  startProcess,
+  stopTree,
+  systemStop,
+  type Os,
+  type StopDeps,
+} from './processes';
 
 const stderrKeep = 4000;
 
@@ -27,11 +36,18 @@ export class ReplProcess {
   private readonly os: Os;
   private readonly guard: MemoryGuard;
   private readonly guardBytes: number;
+  private readonly stopDeps: StopDeps;
 
   constructor(spec: LaunchSpec) {
     this.os = spec.os ?? osOf();
     this.guardBytes = spec.guardBytes ?? 0;
-    this.guard = new MemoryGuard({ limitBytes: this.guardBytes, intervalMs: spec.guardIntervalMs, os: this.os });
+    this.guard = new MemoryGuard({
+      limitBytes: this.guardBytes,
+      intervalMs: spec.guardIntervalMs,
+      os: this.os,
+      env: spec.toolEnv,
+    });
+    this.stopDeps = systemStop(spec.toolEnv);
     this.child = startProcess(spec, ['pipe', 'pipe', 'pipe']);
     this.child.stdout?.setEncoding('utf8');
     this.child.stderr?.setEncoding('utf8');
@@ -167,7 +183,7 @@ export class ReplProcess {
   kill(): void {
     this.guard.stop();
     if (this.child.pid === undefined) return;
-    stopTree(this.child, this.os);
+    stopTree(this.child, this.os, this.stopDeps);
     this.fail(new ReplFailure('closed', 'Lean REPL was stopped'));
   }
 

@@ -18,8 +18,8 @@ export interface Sandbox {
   wrap(argv: string[], scratch: string): string[];
 }
 
-function works(argv: string[]): boolean {
-  const r = spawnSync(argv[0], argv.slice(1), { stdio: 'ignore', timeout: 5000 });
+function works(argv: string[], env: NodeJS.ProcessEnv): boolean {
+  const r = spawnSync(argv[0], argv.slice(1), { stdio: 'ignore', timeout: 5000, env });
   return r.status === 0;
 }
 
@@ -68,8 +68,11 @@ const none: Sandbox = {
 
 let detected: Sandbox | undefined;
 
-/** Picks the strongest sandbox that works here (probed once), or the one asked for. bwrap and unshare are Linux's. */
-export function detectSandbox(preference: SandboxPreference = 'auto', os: Os = osOf()): Sandbox {
+/**
+ * Picks the strongest sandbox that works here (probed once, with `env`: the base environment the root handed down),
+ * or the one asked for. bwrap and unshare are Linux's.
+ */
+export function detectSandbox(preference: SandboxPreference, env: NodeJS.ProcessEnv, os: Os = osOf()): Sandbox {
   if (preference === 'none') return none;
   if (os !== 'linux') {
     if (preference !== 'auto')
@@ -80,26 +83,30 @@ export function detectSandbox(preference: SandboxPreference = 'auto', os: Os = o
   const candidates: Sandbox[] = [];
   if (preference === 'auto' || preference === 'bwrap') {
     if (
-      works([
-        'bwrap',
-        '--die-with-parent',
-        '--unshare-net',
-        '--ro-bind',
-        '/',
-        '/',
-        '--dev',
-        '/dev',
-        '--proc',
-        '/proc',
-        '--',
-        'true',
-      ])
+      works(
+        [
+          'bwrap',
+          '--die-with-parent',
+          '--unshare-net',
+          '--ro-bind',
+          '/',
+          '/',
+          '--dev',
+          '/dev',
+          '--proc',
+          '/proc',
+          '--',
+          'true',
+        ],
+        env,
+      )
     )
       candidates.push(bwrap);
   }
   if (preference === 'auto' || preference === 'unshare') {
-    if (works(['unshare', '--net', '--', 'true'])) candidates.push(unshare(false));
-    else if (works(['unshare', '--user', '--map-root-user', '--net', '--', 'true'])) candidates.push(unshare(true));
+    if (works(['unshare', '--net', '--', 'true'], env)) candidates.push(unshare(false));
+    else if (works(['unshare', '--user', '--map-root-user', '--net', '--', 'true'], env))
+      candidates.push(unshare(true));
   }
   const chosen = candidates[0];
   if (!chosen) {

@@ -25,26 +25,29 @@ export function parseNvidiaSmi(csv: string): GpuStatus[] {
     .filter((g) => Number.isFinite(g.index));
 }
 
-export const nvidiaSmiProbe: GpuProbe = async () => {
-  try {
-    const { stdout } = await execFileAsync(
-      'nvidia-smi',
-      ['--query-gpu=index,name,memory.used,memory.total,utilization.gpu', '--format=csv,noheader,nounits'],
-      { timeout: 10_000 },
-    );
-    return { available: true, gpus: parseNvidiaSmi(stdout) };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return {
-      available: false,
-      gpus: [],
-      note:
-        code === 'ENOENT'
-          ? 'nvidia-smi not found: no NVIDIA GPU, training runs on the CPU'
-          : `nvidia-smi failed: ${(err as Error).message}`,
-    };
-  }
-};
+/** Asks nvidia-smi, run with the base environment the root handed down (Settings.childEnv). */
+export const nvidiaSmiProbe =
+  (env: NodeJS.ProcessEnv): GpuProbe =>
+  async () => {
+    try {
+      const { stdout } = await execFileAsync(
+        'nvidia-smi',
+        ['--query-gpu=index,name,memory.used,memory.total,utilization.gpu', '--format=csv,noheader,nounits'],
+        { timeout: 10_000, env },
+      );
+      return { available: true, gpus: parseNvidiaSmi(stdout) };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return {
+        available: false,
+        gpus: [],
+        note:
+          code === 'ENOENT'
+            ? 'nvidia-smi not found: no NVIDIA GPU, training runs on the CPU'
+            : `nvidia-smi failed: ${(err as Error).message}`,
+      };
+    }
+  };
 
 /** GPU ids of a run's GPU set ("0,1"); empty for "cpu". */
 export function gpuIds(gpus: string): string[] {

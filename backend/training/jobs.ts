@@ -273,7 +273,7 @@ export class TrainingJobs extends EventEmitter {
   }
 
   private async defaultGpus(): Promise<string> {
-    const report = await (this.o.gpuProbe ?? nvidiaSmiProbe)();
+    const report = await (this.o.gpuProbe ?? nvidiaSmiProbe(this.o.childEnv))();
     return report.available && report.gpus.length ? report.gpus.map((g) => g.index).join(',') : 'cpu';
   }
 
@@ -297,7 +297,7 @@ export class TrainingJobs extends EventEmitter {
         .some((r) => r && gpuSetsOverlap(r.gpus, run.gpus));
       if (busy) continue;
       if (run.schedule === 'when-idle') {
-        report ??= await (this.o.gpuProbe ?? nvidiaSmiProbe)();
+        report ??= await (this.o.gpuProbe ?? nvidiaSmiProbe(this.o.childEnv))();
         if (!gpusIdle(report, run.gpus)) continue;
       }
       this.launch(run);

@@ -1,7 +1,7 @@
 // The training service: store, reward scorer over the server's verifier, job manager. The HTTP face
 // (backend/api/trainingMount.ts) mounts it in `kimina serve`; nothing here knows about HTTP.
 import type { Settings } from '../settings/settings';
-import type { GpuProbe } from './gpu';
+import { nvidiaSmiProbe, type GpuProbe } from './gpu';
 import type { LeanVerifier } from '../lean/types';
 import type { AttemptStore } from '../store/attempts';
 import type { TrainingStore } from '../store/training';
@@ -34,7 +34,7 @@ export interface TrainingService {
   jobs: TrainingJobs;
   store: TrainingStore;
   /** How GPUs are found (the HTTP face's GPU route asks it too). */
-  gpuProbe?: GpuProbe;
+  gpuProbe: GpuProbe;
   /** Stops the trainers (SIGTERM, they checkpoint); their runs stay 'running' for the next recover(). */
   close(): Promise<void>;
   /**
@@ -65,6 +65,7 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
   const store = o.store;
   let detached = false;
   const launch = o.jobs?.launcher ?? spawnTrainer;
+  const gpuProbe = o.jobs?.gpuProbe ?? nvidiaSmiProbe(o.settings.childEnv);
   // Once detached, the job manager's signals no longer reach the trainers it launched.
   const launcher: TrainerLauncher = (spec) => {
     const handle = launch(spec);
@@ -87,13 +88,14 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
     scorer: o.scorer ?? leanRewardScorer({ verifier: o.verifier }),
     harvest: harvester(o.attempts),
     ...o.jobs,
+    gpuProbe,
     launcher,
   });
   if (!o.deferRecover) await jobs.recover();
   return {
     jobs,
     store,
-    gpuProbe: o.jobs?.gpuProbe,
+    gpuProbe,
     close: () => jobs.close(5000),
     detach: () => {
       detached = true;

@@ -52,6 +52,7 @@ test('fetch by git clone, then check counts, statements and versions', async (t)
   const repo = upstream(dir);
   const lines: string[] = [];
   const check = await fetchMiniF2F({
+    env: process.env,
     dest: join(dir, 'dest'),
     method: 'git',
     url: `file://${repo}`,
@@ -73,7 +74,13 @@ test('fetch by git clone, then check counts, statements and versions', async (t)
 
   // A second fetch into the same folder only checks it.
   const again: string[] = [];
-  await fetchMiniF2F({ dest: join(dir, 'dest'), method: 'git', url: 'file:///nonexistent', log: (l) => again.push(l) });
+  await fetchMiniF2F({
+    env: process.env,
+    dest: join(dir, 'dest'),
+    method: 'git',
+    url: 'file:///nonexistent',
+    log: (l) => again.push(l),
+  });
   assert.match(again[0], /exists; checking it/);
 });
 
@@ -94,6 +101,7 @@ test('fetch an archive over HTTP and unpack its single top folder', async (t) =>
   t.after(() => server.close());
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const check = await fetchMiniF2F({
+    env: process.env,
     dest: join(dir, 'unpacked'),
     method: 'archive',
     url: `${base}/archive/main.tar.gz`,
@@ -102,7 +110,7 @@ test('fetch an archive over HTTP and unpack its single top folder', async (t) =>
   assert.deepEqual(check.problems, []);
   assert.equal(check.versions.mathlib?.inputRev, 'v4.24.0');
   await assert.rejects(
-    fetchMiniF2F({ dest: join(dir, 'missing'), method: 'archive', url: `${base}/nope.tar.gz` }),
+    fetchMiniF2F({ env: process.env, dest: join(dir, 'missing'), method: 'archive', url: `${base}/nope.tar.gz` }),
     /download of .* failed/,
   );
 });

@@ -6,7 +6,9 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
+import { buildLaunch } from '../../backend/lean/launch';
 import { LeanFileRunner } from '../../backend/lean/leanFileRunner';
+import { detectSandbox } from '../../backend/lean/sandbox';
 import { readSettings } from '../../backend/settings/settings';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 
@@ -53,4 +55,21 @@ test('the lean-file fallback starts Lean from its env, with its own HOME and TMP
     messages.map((m) => m.data),
     ['from-the-base scratch'],
   );
+});
+
+test("a REPL's launch: the base plus its scratch HOME/TMPDIR; the tools that watch and stop it get the base alone", () => {
+  const base = { PATH: '/usr/bin', HOME: '/home/u', BASE_ONLY: '1' };
+  const spec = buildLaunch(
+    {
+      command: 'repl',
+      projectDir: '/p',
+      env: base,
+      memoryLimitMb: 0,
+      sandbox: detectSandbox('none', base),
+      os: 'linux',
+    },
+    '/scratch',
+  );
+  assert.deepEqual(spec.env, { ...base, HOME: '/scratch', TMPDIR: '/scratch' });
+  assert.deepEqual(spec.toolEnv, base);
 });

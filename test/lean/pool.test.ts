@@ -193,6 +193,7 @@ test('chatter printed before the REPL starts (e.g. lake building) does not spoil
     argv: ['sh', '-c', `echo "⚠ [2/5] Building Foo"; exec ${standInReplCommand()}`],
     cwd: process.cwd(),
     env: process.env,
+    toolEnv: process.env,
   });
   const v = new Verifier({
     runner: new PoolRunner(new ReplPool({ launch, maxRepls: 1, maxUses: 0, maxRssMb: 0 })),
@@ -245,7 +246,7 @@ test('a REPL that cannot start gives a server error naming the command', async (
   const { ReplPool } = await import('../../backend/lean/pool');
   const { PoolRunner } = await import('../../backend/lean/poolRunner');
   const pool = new ReplPool({
-    launch: () => ({ argv: ['/nonexistent/repl-binary'], cwd: process.cwd(), env: process.env }),
+    launch: () => ({ argv: ['/nonexistent/repl-binary'], cwd: process.cwd(), env: process.env, toolEnv: process.env }),
     maxRepls: 1,
     maxUses: 0,
     maxRssMb: 0,

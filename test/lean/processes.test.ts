@@ -21,12 +21,14 @@ import {
   memoryCap,
   osOf,
   parseProcessTable,
+  processTable,
   procTreeRss,
   rssSampler,
   spawnOptions,
   startProcess,
   stopPlan,
   stopTree,
+  systemStop,
   treeBytes,
 } from '../../backend/lean/processes';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
@@ -34,7 +36,7 @@ import { standInReplCommand, standInReplScript } from '../../backend/demo/stand-
 import { standInVerifier } from './standInVerifier';
 import { buildSync } from 'esbuild';
 
-const none = detectSandbox('none');
+const none = detectSandbox('none', process.env);
 const MiB = 1024 * 1024;
 const unlimited = () => Infinity;
 
@@ -78,8 +80,8 @@ test('launch per OS: argv spawn, KIMINA_REPL_COMMAND through the platform shell,
   assert.equal(exeName('lean', 'darwin'), 'lean');
   assert.equal(osOf('freebsd'), 'linux');
   // bwrap and unshare are Linux's: elsewhere auto means none, and asking for one is refused clearly
-  assert.equal(detectSandbox('auto', 'darwin').kind, 'none');
-  assert.throws(() => detectSandbox('bwrap', 'win32'), /'bwrap' is Linux's; this is win32/);
+  assert.equal(detectSandbox('auto', process.env, 'darwin').kind, 'none');
+  assert.throws(() => detectSandbox('bwrap', process.env, 'win32'), /'bwrap' is Linux's; this is win32/);
 });
 
 test('the REPL binary is repl.exe and lake lake.exe on Windows, repl and lake elsewhere', (t) => {
@@ -205,7 +207,7 @@ test('stop per OS: the process group on POSIX, taskkill /T /F on Windows', async
   await new Promise((r) => setTimeout(r, 300));
   const kids = readFileSync(`/proc/${tree.pid}/task/${tree.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
   assert.equal(kids.length, 2);
-  stopTree(tree, 'linux');
+  stopTree(tree, 'linux', systemStop(process.env));
   await new Promise((r) => setTimeout(r, 300));
   for (const pid of [tree.pid!, ...kids]) {
     const st = (() => {
@@ -222,9 +224,9 @@ test('stop per OS: the process group on POSIX, taskkill /T /F on Windows', async
 test('memory samplers: /proc on Linux, ps on macOS (run here on procps ps), PowerShell rows on Windows', async () => {
   const proc = procTreeRss(process.pid);
   assert.ok(proc > 10 * MiB, String(proc));
-  assert.ok(((await rssSampler('linux')(process.pid)) ?? 0) > 10 * MiB);
+  assert.ok(((await rssSampler('linux', processTable(process.env))(process.pid)) ?? 0) > 10 * MiB);
   // `ps -A -o pid=,ppid=,rss=`: the same options on macOS's ps(1) and procps; rss in KiB
-  const viaPs = (await rssSampler('darwin')(process.pid)) ?? 0;
+  const viaPs = (await rssSampler('darwin', processTable(process.env))(process.pid)) ?? 0;
   assert.ok(viaPs > proc * 0.5 && viaPs < proc * 2, `${viaPs} vs ${proc}`);
   const seen: string[][] = [];
   const win = rssSampler('win32', async (argv) => {

@@ -118,7 +118,7 @@ export function replayVerifier(lean: string, options: { maxRepls?: number; logFi
     projectDir: dir,
     env: process.env,
     memoryLimitMb: 0,
-    sandbox: detectSandbox('none'),
+    sandbox: detectSandbox('none', process.env),
   };
   const pool = new ReplPool({
     launch: (scratch) => buildLaunch(launchOptions, scratch),

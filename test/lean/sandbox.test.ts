@@ -34,12 +34,22 @@ test('buildLaunch wraps the REPL in the sandbox and the address-space cap, with 
   assert.equal(spec.env.HOME, '/tmp/scratch');
   assert.equal(spec.env.TMPDIR, '/tmp/scratch');
   const lake = buildLaunch(
-    { replPath: '/r/repl', projectDir: '/proj', env: process.env, memoryLimitMb: 0, sandbox: detectSandbox('none') },
+    {
+      replPath: '/r/repl',
+      projectDir: '/proj',
+      env: process.env,
+      memoryLimitMb: 0,
+      sandbox: detectSandbox('none', process.env),
+    },
     '/s',
   );
   assert.deepEqual(lake.argv, ['lake', 'env', '/r/repl']);
   assert.throws(
-    () => buildLaunch({ projectDir: '/p', env: process.env, memoryLimitMb: 0, sandbox: detectSandbox('none') }, '/s'),
+    () =>
+      buildLaunch(
+        { projectDir: '/p', env: process.env, memoryLimitMb: 0, sandbox: detectSandbox('none', process.env) },
+        '/s',
+      ),
     /kimina lean setup/,
   );
 });
@@ -59,7 +69,7 @@ test('lakeEnvironment captures what `lake env` sets, and the REPL then starts wi
       projectDir: dir,
       env: process.env,
       memoryLimitMb: 0,
-      sandbox: detectSandbox('none'),
+      sandbox: detectSandbox('none', process.env),
     },
     '/s',
   );
@@ -69,7 +79,7 @@ test('lakeEnvironment captures what `lake env` sets, and the REPL then starts wi
 });
 
 test('bwrap confines writes and network when present', () => {
-  const box = detectSandbox('auto');
+  const box = detectSandbox('auto', process.env);
   if (box.kind === 'bwrap') {
     const argv = box.wrap(['repl'], '/tmp/s');
     assert.ok(argv.includes('--unshare-net') && argv.includes('--ro-bind'));
@@ -79,7 +89,7 @@ test('bwrap confines writes and network when present', () => {
 });
 
 test('a sandboxed REPL sees no network interfaces and gets a private HOME', async (t) => {
-  const box = detectSandbox('auto');
+  const box = detectSandbox('auto', process.env);
   if (box.kind === 'none') {
     t.skip('no bwrap or unshare on this machine');
     return;

@@ -39,7 +39,7 @@ export function standInPool(
     projectDir: dir,
     env: process.env,
     memoryLimitMb: options.memoryLimitMb ?? 0,
-    sandbox: options.sandbox ? detectSandbox('auto') : detectSandbox('none'),
+    sandbox: options.sandbox ? detectSandbox('auto', process.env) : detectSandbox('none', process.env),
     os: options.os,
     cap: options.cap,
     guardIntervalMs: options.guardIntervalMs,
