@@ -8,6 +8,7 @@ import { double } from './vscodeDouble';
 import { cancelledAnswer, provedAnswer } from './fakeCtx';
 import { extensionParts, leanFile, until, viewMessages } from './parts';
 import { settingDefaults } from '../../extension/settingsEnv';
+import type { FromView } from '../../media/proofViewMessages';
 
 test('a prove run sends kimina/prove with the text and cursor, streams its events into the view, proposes the proof', async () => {
   const { ctx, runner, proposals, doc } = extensionParts();
@@ -133,4 +134,29 @@ test('a failed request is shown in the view and as a message, and proposes nothi
   assert.ok(double.messages.some((m) => /the Lean verifier stopped/.test(m.text)));
   assert.deepEqual(proposals.pending(), []);
   assert.equal(runner.busy, false);
+});
+
+test("the Proof view's Accept applies the proposal and marks the declaration; its Reject leaves the file", async () => {
+  const { ctx, runner, proposals, doc } = extensionParts();
+  double.focus(doc, new vscode.Position(5, 0));
+  ctx.serve('kimina/prove', (params) => provedAnswer(ctx, params, 'decide'));
+  await runner.prove({ uri: doc.uri, position: new vscode.Position(5, 0), mode: 'theorem' });
+  double.fromView['kimina.proofView']({ type: 'accept' } satisfies FromView);
+  await until(() => viewMessages().some((m) => m.type === 'resolved'), 'the view to show the outcome');
+  assert.deepEqual(viewMessages().at(-1), { type: 'resolved', outcome: 'accepted' });
+  assert.equal(double.applied.length, 1);
+  assert.equal(doc.getText(), leanFile.replace('2 + 2 = 4 := by\n  sorry', '2 + 2 = 4 := by\n  decide'));
+  const marks = double.decorations[doc.uri.toString()] as { range: vscode.Range; hoverMessage: string }[];
+  assert.deepEqual(
+    marks.map((m) => [m.range.start.line, m.hoverMessage]),
+    [[5, 'two_add_two: proved with Kimina, verified by Lean']],
+  );
+
+  await runner.prove({ uri: doc.uri, position: new vscode.Position(8, 0), mode: 'theorem' });
+  const before = doc.getText();
+  double.fromView['kimina.proofView']({ type: 'reject' } satisfies FromView);
+  await until(() => viewMessages().at(-1)?.type === 'resolved', 'the view to show the rejection');
+  assert.deepEqual(viewMessages().at(-1), { type: 'resolved', outcome: 'rejected' });
+  assert.equal(doc.getText(), before);
+  assert.deepEqual(proposals.pending(), []);
 });

@@ -7,7 +7,7 @@
 // extension showed, applied and ran. test/extension/useVscodeDouble.ts makes `import 'vscode'` load this file.
 import type * as vscode from 'vscode';
 
-/** index.d.ts 1620: Disposable.from disposes all it was given. */
+/** index.d.ts 1718, 1729: Disposable.from disposes all it was given. */
 export class Disposable {
   constructor(private readonly callOnDispose: () => unknown) {}
   static from(...items: { dispose(): unknown }[]): Disposable {
@@ -120,14 +120,6 @@ export class CodeLens {
   ) {}
 }
 
-export class CodeAction {
-  diagnostics?: unknown[];
-  command?: unknown;
-  constructor(
-    readonly title: string,
-    readonly kind?: unknown,
-  ) {}
-}
 export const CodeActionKind = { QuickFix: { value: 'quickfix' } };
 
 /** index.d.ts 3942: text replacements per resource, applied by workspace.applyEdit in the order added. */
@@ -177,7 +169,7 @@ export enum OverviewRulerLane {
   Full = 7,
 }
 
-/** A text document in memory (index.d.ts 90–260: getText, offsetAt, positionAt, lineAt, lineCount, version). */
+/** A text document in memory (index.d.ts 94: getText, offsetAt, positionAt, lineAt, lineCount, version). */
 export class TextDocument {
   version = 1;
   constructor(
@@ -256,7 +248,11 @@ export const double = {
   }[],
   /** Messages each webview panel was posted, by the panel's view type. */
   posted: {} as Record<string, unknown[]>,
+  /** Sends a message from a panel's webview to the extension (a button pressed in the view). */
+  fromView: {} as Record<string, (message: unknown) => void>,
   log: [] as string[],
+  /** The decorations last set on each visible editor, by document URI (gutter marks). */
+  decorations: {} as Record<string, unknown[]>,
   commands: new Map<string, (...args: never[]) => unknown>(),
   lensProviders: [] as { selector: Selector | Selector[]; provider: LensProvider }[],
   changed: new EventEmitter<{ document: TextDocument; contentChanges: ReturnType<TextDocument['replace']>[] }>(),
@@ -273,7 +269,7 @@ export const double = {
     const editor: Editor = {
       document: doc as unknown as TextDocument,
       selection: { active: position },
-      setDecorations: () => {},
+      setDecorations: (_type, ranges) => void (double.decorations[doc.uri.toString()] = ranges),
     };
     this.activeTextEditor = editor;
     this.visibleTextEditors = [editor];
@@ -294,7 +290,9 @@ export const double = {
     this.applied = [];
     this.progress = [];
     this.posted = {};
+    this.fromView = {};
     this.log = [];
+    this.decorations = {};
     this.commands.clear();
     this.lensProviders = [];
     this.changed.dispose();
@@ -366,6 +364,7 @@ export const window = {
     const received = new EventEmitter<unknown>();
     const disposed = new EventEmitter<void>();
     double.posted[viewType] = [];
+    double.fromView[viewType] = (m) => received.fire(m);
     return {
       viewType,
       iconPath: undefined as unknown,
@@ -423,11 +422,14 @@ export const workspace = {
     update: async (key: string, value: unknown) => void (double.settings[`${section}.${key}`] = value),
   }),
   /**
-   * index.d.ts 13993: applies the text edits in the order added, each one firing onDidChangeTextDocument (as
-   * VS Code does); false (nothing applied) when a resource is not open.
+   * index.d.ts 13993: applies the text edits, firing onDidChangeTextDocument; all or nothing: false (nothing
+   * applied) when a resource is not open. The double takes one edit per document (all extension/ sends), since
+   * VS Code reads every range of one edit against the document as it was before it.
    */
   applyEdit: async (edit: WorkspaceEdit): Promise<boolean> => {
     if (edit.edits.some((e) => !find(e.uri))) return false;
+    const uris = edit.edits.map((e) => e.uri.toString());
+    if (new Set(uris).size !== uris.length) throw new Error('the vscode double applies one text edit per document');
     for (const e of edit.edits) {
       const doc = find(e.uri)!;
       double.applied.push({ uri: e.uri.toString(), range: e.range, newText: e.newText });
