@@ -340,3 +340,17 @@ test('one HTTP client library in the backend: axios (no fetch), and the protocol
   }
   assert.deepEqual(found, []);
 });
+
+test('tests live by room: every room under backend/ has its test/<room>/ folder (or a written reason why not)', () => {
+  // the rooms without a folder of their own, each with the reason; keep this short
+  const without: Record<string, string> = {
+    protocol:
+      'declarations only: checked both ways by test/api/contract.test.ts, test/api/lspContract.test.ts and test/registries.test.ts',
+  };
+  const folders = readdirSync(join(root, 'backend')).filter((n) => statSync(join(root, 'backend', n)).isDirectory());
+  assert.ok(folders.length >= 14, `rooms found: ${folders.join(', ')}`);
+  const missing = folders.filter((n) => !(n in without) && !existsSync(join(root, 'test', n)));
+  assert.deepEqual(missing, [], 'add test/<room>/ for these rooms, or a written reason above');
+  const stale = Object.keys(without).filter((n) => existsSync(join(root, 'test', n)) || !folders.includes(n));
+  assert.deepEqual(stale, [], 'these reasons are no longer needed');
+});

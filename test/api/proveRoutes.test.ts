@@ -7,7 +7,7 @@ import { readSse, type ProveEvent, type ProveResult } from '../../backend/protoc
 import { createProveRouter, type ProveRouterDeps } from '../../backend/api/proveRoutes';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
-import { ScriptedEngine, StandInVerifier, leanError, valid } from './doubles';
+import { ScriptedEngine, StandInVerifier, leanError, valid } from '../prover/doubles';
 import { WELL_FORMED } from '../../backend/demo/kiminaExamples';
 
 const FILE = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';

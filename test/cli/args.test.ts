@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseArgs, flagNumber } from '../backend/cli/args';
+import { parseArgs, flagNumber } from '../../backend/cli/args';
 
 test('parseArgs splits flags and positionals', () => {
   const p = parseArgs(['a.lean', '--samples', '4', '--json', '--timeout=30', 'b.lean'], ['json']);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startStandInOpenAIServer } from '../model/standInOpenAIServer';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
-import { BROKEN_FILE, repairAnswer } from './repairDoubles';
+import { BROKEN_FILE, repairAnswer } from '../editor/repairDoubles';
 
 const root = join(__dirname, '..', '..');
 // the test runs the CLI in the file's folder: tsx by its own path (a bare `--import tsx` resolves from the cwd)
