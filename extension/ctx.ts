@@ -5,6 +5,8 @@ import * as vscode from 'vscode';
 import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
 import {
   type BackendStatus,
+  type ErrorKind,
+  errorKindOf,
   type LspProveEvent,
   type LspRequestTypes,
   type TrainingConnection,
@@ -36,6 +38,17 @@ export type CtxApi = Pick<
 >;
 
 /** What Kimina will not do in an untrusted folder, and why (status bar, log, and every request's error). */
+/** A request the backend answered with an error: its words for the editor, and its kind (what is missing) when it has one. */
+export class RequestFailed extends Error {
+  override readonly name = 'RequestFailed';
+  constructor(
+    message: string,
+    readonly kind?: ErrorKind,
+  ) {
+    super(message);
+  }
+}
+
 export const restrictedModeMessage =
   "Kimina does not run in Restricted Mode: proving starts Lean and lake in this folder's project (its lakefile " +
   'is code that runs), a model and the Kimina backend, so nothing is started until you trust the folder ' +
@@ -189,7 +202,7 @@ export class Ctx implements vscode.Disposable {
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
     // The JSON-RPC layer wraps a handler's error ("Request kimina/prove failed with message: …"): say only the message.
     return (pending as Promise<LspRequestTypes[M]['result']>).catch((err: Error) => {
-      throw new Error(forEditor(err?.message ?? String(err)));
+      throw new RequestFailed(forEditor(err?.message ?? String(err)), errorKindOf(err));
     });
   }
 
@@ -224,7 +237,7 @@ export class Ctx implements vscode.Disposable {
         });
         try {
           return (await client.sendRequest(method, { ...params, workDoneToken }, cancel).catch((err: Error) => {
-            throw new Error(forEditor(err?.message ?? String(err)));
+            throw new RequestFailed(forEditor(err?.message ?? String(err)), errorKindOf(err));
           })) as LspRequestTypes[M]['result'];
         } finally {
           listening.dispose();

@@ -9,13 +9,14 @@ import {
   type TrainingConnection,
   type TrainingPresetName,
   type TrainingStreamEvent,
+  errorKindOf,
   lspMethods,
 } from '../backend/protocol';
 import type { FromMonitor, ToMonitor } from '../media/trainingMonitorMessages';
 import { proveWithModel, trainingModelSetting } from './config';
 import type { Ctx } from './ctx';
 import { TrainingCharts } from './trainingCharts';
-import { commandTitles, forEditor } from './words';
+import { forEditor } from './words';
 import { webviewHtml } from './webviewHtml';
 
 const GPU_POLL_MS = 10_000;
@@ -111,7 +112,7 @@ class TrainingMonitorProvider implements vscode.WebviewViewProvider, vscode.Disp
       const message = forEditor(err instanceof Error ? err.message : String(err));
       this.post({ type: 'error', message });
       // the trainer's environment is the missing part: offer the button that makes it
-      const trainerMissing = message.includes(commandTitles.setupTrainer);
+      const trainerMissing = errorKindOf(err) === 'trainer-missing';
       void vscode.window
         .showErrorMessage(`Kimina training: ${message}`, ...(trainerMissing ? ['Set Up Trainer'] : []))
         .then((b) => {

@@ -2,7 +2,13 @@
 // the backend's messages are shared with the command line, so its advice names commands, flags and
 // environment variables; here they become the settings and buttons a VS Code user has. Also the texts of
 // the proof outcome, the first-run guidance and the status bar item.
-import { type Attempt, type BackendStatus, type EditorProveResult, formatWords } from '../backend/protocol';
+import {
+  type Attempt,
+  type BackendStatus,
+  type EditorProveResult,
+  type ErrorKind,
+  formatWords,
+} from '../backend/protocol';
 import { type KiminaSettings, settingsToEnv } from './settingsEnv';
 
 /** The kimina.* setting each KIMINA_* variable comes from (settingsEnv.ts is the one table). */
@@ -160,10 +166,10 @@ export function outcomeMessage(result: EditorProveResult, apply: boolean): Shown
   return undefined;
 }
 
-/** A prove request that failed as a whole (the backend answered with an error). */
-export function requestFailedMessage(message: string): Shown {
+/** A prove request that failed as a whole (the backend answered with an error); its kind picks the button. */
+export function requestFailedMessage(message: string, kind?: ErrorKind): Shown {
   const text = forEditor(message);
-  if (/no model available|not converted yet|model folder .* does not exist|no model/i.test(text))
+  if (kind === 'model-missing')
     return { level: 'error', text: `Kimina has no model to prove with: ${text}`, actions: ['Pull Model', 'Show Log'] };
   return { level: 'error', text: `Kimina: ${text}`, actions: ['Show Log'] };
 }

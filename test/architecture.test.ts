@@ -343,14 +343,67 @@ test('one HTTP client library in the backend: axios (no fetch), and the protocol
 
 test('tests live by room: every room under backend/ has its test/<room>/ folder (or a written reason why not)', () => {
   // the rooms without a folder of their own, each with the reason; keep this short
-  const without: Record<string, string> = {
-    protocol:
-      'declarations only: checked both ways by test/api/contract.test.ts, test/api/lspContract.test.ts and test/registries.test.ts',
-  };
+  const without: Record<string, string> = {};
+
   const folders = readdirSync(join(root, 'backend')).filter((n) => statSync(join(root, 'backend', n)).isDirectory());
   assert.ok(folders.length >= 14, `rooms found: ${folders.join(', ')}`);
   const missing = folders.filter((n) => !(n in without) && !existsSync(join(root, 'test', n)));
   assert.deepEqual(missing, [], 'add test/<room>/ for these rooms, or a written reason above');
   const stale = Object.keys(without).filter((n) => existsSync(join(root, 'test', n)) || !folders.includes(n));
   assert.deepEqual(stale, [], 'these reasons are no longer needed');
+});
+
+test("no code decides anything from the text of an error message (only another program's words, where nothing else exists)", () => {
+  // What a failure lacks travels as a kind (backend/protocol/errors.ts, an error class's `kind`, an HTTP answer's
+  // `kind`, a ResponseError's `data.kind`). Reading the words instead is allowed only for another program's output,
+  // each with its source:
+  const allowed: { file: string; has: string; why: string }[] = [
+    {
+      file: 'backend/model/openai/engine.ts',
+      has: 'N_REFUSED.test(serverMessage(',
+      why: 'llama.cpp answers n > 1 with HTTP 500 "Only one completion choice is allowed" (tools/server/server.cpp) and nothing else',
+    },
+    {
+      file: 'backend/lean/leanFileRunner.ts',
+      has: '/execvp .*(?:No such file|Permission denied)',
+      why: 'bwrap reports a command it cannot start only on stderr ("bwrap: execvp …: No such file or directory", bubblewrap\'s bubblewrap.c)',
+    },
+    {
+      file: 'extension/words.ts',
+      has: 'failed unexpectedly without providing any details',
+      why: "vscode-jsonrpc's own words for a handler that threw no message (lib/common/connection.js): reworded for the editor",
+    },
+  ];
+  const searches = '(?:includes|match|matchAll|startsWith|endsWith|search|indexOf)';
+  const found: string[] = [];
+  for (const top of ['backend', 'extension']) {
+    for (const file of sources(join(root, top))) {
+      const path = relative(root, file);
+      const lines = readFileSync(file, 'utf8').split('\n');
+      // names that hold an error's words: message, msg, stderr, and what is computed from them (`.message`, forEditor)
+      const words = new Set(['message', 'msg', 'stderr']);
+      for (const line of lines) {
+        const m = /(?:const|let)\s+(\w+)\s*(?::[^=]+)?=\s*(.*)$/.exec(line);
+        if (m && /\.message\b|\bmessage\b|\bstderr\b|forEditor\(/.test(m[2])) words.add(m[1]);
+      }
+      const names = [...words].join('|');
+      const reads = [
+        /\.test\([^;]*(?:\.message\b|[a-z]Message\()/, // /re/.test(err.message), /re/.test(serverMessage(text))
+        new RegExp(`\\.message\\)?\\s*\\.${searches}\\(`), // err.message.includes(…), (err as Error).message).match(…)
+        new RegExp(`(?<![.\\w])(?:${names})\\)?\\s*\\.${searches}\\(`), // message.includes(…)
+        new RegExp(`\\.test\\(\\s*(?:${names})\\s*\\)`), // /re/.test(text) where text = forEditor(message)
+      ];
+      lines.forEach((line, i) => {
+        const code = line.replace(/\/\/.*$/, '');
+        if (!reads.some((r) => r.test(code))) return;
+        if (allowed.some((a) => a.file === path && line.includes(a.has))) return;
+        found.push(`${path}:${i + 1}: ${line.trim()}`);
+      });
+    }
+  }
+  assert.deepEqual(found, []);
+  for (const a of allowed) {
+    const text = readFileSync(join(root, a.file), 'utf8');
+    assert.ok(text.includes(a.has), `${a.file} no longer reads "${a.has}": drop it from the allowed list (${a.why})`);
+  }
 });

@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import {
   checkValue,
   coerceQuery,
+  errorKindOf,
   routes,
   type ErrorStyle,
   type RouteBody,
@@ -98,7 +99,7 @@ function register<N extends RouteName>(
       if (out !== undefined && !res.headersSent) res.json(out);
     } catch (err) {
       const mapped = mapError?.(err);
-      if (mapped && !res.headersSent) sendStyled(res, spec.errors, mapped.status, mapped.message);
+      if (mapped && !res.headersSent) sendStyled(res, spec.errors, mapped.status, mapped.message, {}, errorKindOf(err));
       else next(err);
     }
   };

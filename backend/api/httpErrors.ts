@@ -2,7 +2,7 @@
 // problem (backend/protocol/routes.ts ErrorStyle), and the one Express error handler. No answer repeats
 // the request body or carries a stack trace.
 import type { ErrorRequestHandler, Response } from 'express';
-import type { ErrorStyle, Problem } from '../protocol';
+import { errorKindOf, type ErrorKind, type ErrorStyle, type Problem } from '../protocol';
 import { BatchTooLarge, QueueFull } from '../lean/errors';
 
 /** FastAPI's entry in a 422 `detail` list. */
@@ -35,12 +35,22 @@ export class HttpError extends Error {
   }
 }
 
-export function sendDetail(res: Response, status: number, detail: unknown, headers: Record<string, string> = {}): void {
+/** Sends `{ detail }`, with the error's kind (protocol/errors.ts) beside it when it has one. */
+export function sendDetail(
+  res: Response,
+  status: number,
+  detail: unknown,
+  headers: Record<string, string> = {},
+  kind?: ErrorKind,
+): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.status(status).set(headers).json({ detail });
+  res
+    .status(status)
+    .set(headers)
+    .json(kind ? { detail, kind } : { detail });
 }
 
 /** A plain message (or typed problems) in the route's style. */
@@ -50,6 +60,7 @@ export function sendStyled(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  kind?: ErrorKind,
 ): void {
   if (res.headersSent) {
     res.end();
@@ -58,7 +69,7 @@ export function sendStyled(
   res
     .status(status)
     .set(headers)
-    .json(style === 'error' ? { error: message } : { detail: message });
+    .json({ ...(style === 'error' ? { error: message } : { detail: message }), ...(kind ? { kind } : {}) });
 }
 
 export function sendProblems(res: Response, style: ErrorStyle, err: ValidationError): void {
@@ -82,10 +93,11 @@ export const jsonErrorHandler =
       if (err instanceof QueueFull)
         return sendDetail(res, 429, err.message, { 'Retry-After': String(err.retryAfterS) });
       if (err instanceof BatchTooLarge) return sendDetail(res, 413, err.message);
-      if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers);
+      const kind = errorKindOf(err); // what is missing (a model, Lean, the trainer), for the caller's remedy
+      if (err instanceof HttpError) return sendDetail(res, err.status, err.message, err.headers, kind);
       if (debug) console.error(err);
       const message = err instanceof Error ? err.message : String(err);
-      return sendDetail(res, 500, `Internal server error: ${message.split('\n')[0].slice(0, 300)}`);
+      return sendDetail(res, 500, `Internal server error: ${message.split('\n')[0].slice(0, 300)}`, {}, kind);
     } catch {
       // whatever went wrong while answering, the answer stays JSON
       if (!res.headersSent) res.status(500).type('application/json').end('{"detail":"Internal server error"}');

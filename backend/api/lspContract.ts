@@ -1,11 +1,13 @@
 // Serving the custom LSP requests (backend/protocol/lsp.ts): each part of the face hands its handlers, keyed by
 // the request's name in the table, to `serveLspRequests`, which registers the declared method and checks the
 // parameters against the declared schema before the handler runs (a problem answers InvalidParams with its
-// sentence). A handler only ever sees parameters that match its schema. Nothing registers a custom request any
+// sentence). A handler's error of a kind (protocol/errors.ts) answers with that kind in the ResponseError's `data`. A handler only ever sees parameters that match its schema. Nothing registers a custom request any
 // other way (test/api/lspContract.test.ts); notifications go out through `notifier`, typed by the table.
 import { type CancellationToken, type Connection, ErrorCodes, ResponseError } from 'vscode-languageserver/node';
 import {
   checkValue,
+  errorKindOf,
+  type LspErrorData,
   lspNotifications,
   lspRequests,
   type LspNotificationName,
@@ -39,7 +41,18 @@ export function serveLspRequests(connection: Connection, handlers: LspHandlers):
       const params = raw ?? {};
       const problem = paramsProblem(name, params);
       if (problem) throw new ResponseError(ErrorCodes.InvalidParams, problem);
-      return handler(params as LspParams<LspRequestName>, token);
+      try {
+        return await handler(params as LspParams<LspRequestName>, token);
+      } catch (err) {
+        // an error of a kind (a model, Lean, the trainer missing) keeps it in `data`; the words are the library's
+        const kind = errorKindOf(err);
+        if (!kind || err instanceof ResponseError) throw err;
+        throw new ResponseError<LspErrorData>(
+          ErrorCodes.InternalError,
+          `Request ${method} failed with message: ${(err as Error).message}`,
+          { kind },
+        );
+      }
     });
   }
 }

@@ -4,6 +4,7 @@
 // the server so that a run outlives the editor window; with none attached, each request says how to get one.
 import { type Connection, LSPErrorCodes, ResponseError } from 'vscode-languageserver/node';
 import {
+  type LspErrorData,
   lspRequests,
   routes,
   type LspRequestName,
@@ -76,10 +77,10 @@ export function registerTrainingRequests({ connection, server, log }: TrainingRe
         if (err instanceof ResponseError) throw err;
         const message = err instanceof Error ? err.message : String(err);
         log(`${spec.method}: ${message}`);
-        throw new ResponseError(
+        throw new ResponseError<LspErrorData | undefined>(
           LSPErrorCodes.RequestFailed,
           message,
-          err instanceof ApiError ? { status: err.status } : undefined,
+          err instanceof ApiError ? { status: err.status, ...(err.kind ? { kind: err.kind } : {}) } : undefined,
         );
       }
     };

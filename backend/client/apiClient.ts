@@ -9,9 +9,11 @@
 import axios, { type AxiosResponse } from 'axios';
 import type { Readable } from 'node:stream';
 import {
+  errorKindOf,
   readSse,
   routePath,
   routes,
+  type ErrorKind,
   type RouteBody,
   type RouteEvent,
   type RouteName,
@@ -50,6 +52,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly detail: unknown,
     readonly route: RouteName,
+    /** What the server said is missing (its answer's `kind`, protocol/errors.ts), for the caller's remedy. */
+    readonly kind?: ErrorKind,
   ) {
     super(typeof detail === 'string' ? detail : JSON.stringify(detail));
   }
@@ -170,7 +174,8 @@ export class ApiClient {
   /** Calls a route; throws ApiError unless it answers 2xx. */
   async call<N extends RouteName>(name: N, ...[input]: CallArgs<N>): Promise<RouteResponse<N>> {
     const answer = await this.request(name, ...([input] as CallArgs<N>));
-    if (answer.status < 200 || answer.status >= 300) throw new ApiError(answer.status, errorDetail(answer.body), name);
+    if (answer.status < 200 || answer.status >= 300)
+      throw new ApiError(answer.status, errorDetail(answer.body), name, errorKindOf(answer.body));
     return answer.body as RouteResponse<N>;
   }
 
@@ -186,7 +191,7 @@ export class ApiClient {
       } catch {
         /* text */
       }
-      throw new ApiError(res.status, errorDetail(body), name);
+      throw new ApiError(res.status, errorDetail(body), name, errorKindOf(body));
     }
     return (async function* events() {
       for await (const message of readSse(stream)) yield message.data as RouteEvent<N>;

@@ -3,6 +3,7 @@
 import {
   routes,
   type BackendStatus,
+  type ErrorKind,
   type ProveEvent,
   type ProveRequest,
   type ProveResult,
@@ -11,6 +12,17 @@ import {
 import { ApiClient, ApiError, BackendUnreachable } from '../client/apiClient';
 import type { CheckAnswer, ProveService } from './service';
 import type { ServerAddress } from './discovery';
+
+/** The server refused a request: its words with where it is, and its kind (what is missing) kept for the caller. */
+export class ServerRefused extends Error {
+  override readonly name = 'ServerRefused';
+  constructor(
+    message: string,
+    readonly kind?: ErrorKind,
+  ) {
+    super(message);
+  }
+}
 
 export class HttpProveService implements ProveService {
   readonly kind = 'server' as const;
@@ -26,8 +38,9 @@ export class HttpProveService implements ProveService {
         `cannot reach the Kimina server at ${this.server.url}: ${err.message.replace(/^cannot reach the Kimina backend at \S+: /, '')}`,
       );
     if (err instanceof ApiError) {
-      return new Error(
+      return new ServerRefused(
         `${this.server.url}${routes[name].path} answered ${err.status}${err.status === 401 ? ' (check kimina.serverToken / KIMINA_API_TOKEN)' : ''}: ${err.message.slice(0, 300)}`,
+        err.kind,
       );
     }
     return err as Error;

@@ -91,6 +91,11 @@ function headers(options: HubOptions): Record<string, string> {
   return { 'user-agent': 'kimina-prover', ...(token ? { authorization: `Bearer ${token}` } : {}) };
 }
 
+/** The hub did not answer at all (no network, DNS, refused): a pull falls back to the Hugging Face cache. */
+export class HubUnreachable extends Error {
+  override readonly name = 'HubUnreachable';
+}
+
 /** Turns a failed hub request into an error that says what to do. */
 export async function hubError(err: unknown, what: string, repo: string, options: HubOptions): Promise<Error> {
   if (!isAxiosError(err)) return err instanceof Error ? err : new Error(String(err));
@@ -98,7 +103,7 @@ export async function hubError(err: unknown, what: string, repo: string, options
   const host = new URL(endpoint).host;
   if (!err.response) {
     const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message;
-    return new Error(
+    return new HubUnreachable(
       `cannot reach ${host}: ${code} (${what}); ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`,
     );
   }

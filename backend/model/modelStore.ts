@@ -15,10 +15,12 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { ErrorKind } from '../protocol';
 import { mkdirInside } from '../store/safePaths';
 import { graphHasSharedPrefix, LAYOUT_VALUE, ONNX_KV16_FILE } from './onnx/modelFolder';
 import {
   checkRepoId,
+  HubUnreachable,
   downloadFile,
   listRepoFiles,
   type DownloadProgress,
@@ -132,7 +134,9 @@ export function locateModel(home: string, spec: string = DEFAULT_MODEL): Resolve
 }
 
 /** No model the engine can load is there (none pulled, not converted, no such folder): setup is needed, as data. */
-export class ModelNotAvailable extends Error {}
+export class ModelNotAvailable extends Error {
+  readonly kind: ErrorKind = 'model-missing';
+}
 
 /** The folder of a model ready for the ONNX engine, or an error saying how to get one. */
 export function resolveModelDir(home: string, spec: string = DEFAULT_MODEL, cacheDir?: string): string {
@@ -351,7 +355,7 @@ async function listForPull(
     const snapshot = listing.commit && o.cacheDir ? findCachedSnapshot(id, listing.commit, o.cacheDir) : undefined;
     return { listing, snapshot, offline: false };
   } catch (err) {
-    if (cached && /^cannot reach /.test((err as Error).message))
+    if (cached && err instanceof HubUnreachable)
       return { listing: cachedListing(cached), snapshot: cached, offline: true };
     throw err;
   }

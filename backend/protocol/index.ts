@@ -8,3 +8,4 @@ export * from './evaluation';
 export * from './schema';
 export * from './routes';
 export * from './sse';
+export * from './errors';

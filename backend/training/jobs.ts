@@ -20,7 +20,7 @@ import type { TrainingStore } from '../store/training';
 import { mkdirInside } from '../store/safePaths';
 import { nvidiaSmiProbe, gpuSetsOverlap, gpusIdle, type GpuProbe } from './gpu';
 import { dedupe, type FixSeed, type Harvest } from './harvest';
-import { trainerSourceDir } from './paths';
+import { trainerSourceDir, TrainerMissing } from './paths';
 import { presetHyper } from './presets';
 import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './promptSet';
 import type { Engine } from '../model/engine';
@@ -328,7 +328,9 @@ export class TrainingJobs extends EventEmitter {
       writeTrainerConfig(files.config, config);
       const python = this.o.python();
       if (python.includes('/') && !existsSync(python))
-        throw new Error(`${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`);
+        throw new TrainerMissing(
+          `${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`,
+        );
       handle = (this.o.launcher ?? spawnTrainer)({
         python,
         sourceDir: (this.o.sourceDir ?? trainerSourceDir)(),

@@ -1,7 +1,13 @@
 // Where the Python trainer sources and environments live.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { ErrorKind } from '../protocol';
 import type { Settings } from '../settings/settings';
+
+/** The trainer's Python environment is not there (`kimina trainer setup` makes it): setup is needed, as data. */
+export class TrainerMissing extends Error {
+  readonly kind: ErrorKind = 'trainer-missing';
+}
 
 /** backend/trainer (from source: next to this folder; from the bundle dist/cli.js: ../backend/trainer). */
 export function trainerSourceDir(): string {

@@ -2,7 +2,7 @@
 // status naming what is missing, answers prove requests with that reason, and tries again later.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lspMethods } from '../../backend/protocol';
+import { errorKindOf, lspMethods } from '../../backend/protocol';
 import { setupHints } from '../../backend/api/lsp';
 import { LeanNotAvailable } from '../../backend/lean/lake';
 import { ModelNotAvailable } from '../../backend/model/modelStore';
@@ -28,7 +28,13 @@ test('a missing model becomes an error status with setup hints, and the next req
     assert.match(status.setup!.hints[0], /Pull Model/);
     await assert.rejects(
       client.sendRequest(lspMethods.prove, { id: 'a', code: 'theorem t : True := by\n  sorry\n' }),
-      /no model available/,
+      (err: unknown) => {
+        assert.match((err as Error).message, /no model available/);
+        // the kind crosses the boundary as data: the editor's Pull Model button is picked by it, not by the words
+        assert.deepEqual((err as { data?: unknown }).data, { kind: 'model-missing' });
+        assert.equal(errorKindOf(err), 'model-missing');
+        return true;
+      },
     );
     assert.ok(calls >= 2, 'each request after a failure tries to start the services again');
   } finally {
