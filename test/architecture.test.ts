@@ -294,7 +294,7 @@ test('the extension reads and writes VS Code settings only in extension/config.t
   assert.deepEqual(elsewhere, []);
 });
 
-test('the composition root is the only wiring place: no store is built outside backend/app/', () => {
+test('the composition root is the only wiring place: no store, registry of running proofs or training service is built outside backend/app/', () => {
   const built: string[] = [];
   for (const top of ['backend', 'bench']) {
     for (const file of sources(join(root, top))) {
@@ -303,7 +303,8 @@ test('the composition root is the only wiring place: no store is built outside b
       readFileSync(file, 'utf8')
         .split('\n')
         .forEach((line, i) => {
-          if (/\bnew\s+\w*Store\s*\(/.test(line)) built.push(`${path}:${i + 1}: ${line.trim()}`);
+          if (/\bnew\s+(?:\w*Store|RunningProofs)\s*\(|(?<!function\s)\bopenTrainingService\(/.test(line))
+            built.push(`${path}:${i + 1}: ${line.trim()}`);
         });
     }
   }

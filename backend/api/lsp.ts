@@ -15,7 +15,7 @@ import { type BackendStatus, type EditorProveResult, editorCommands } from '../p
 import { declarationAt, findDeclarations } from '../editor/leanSource';
 import { proveInEditor } from '../editor/editorProve';
 import type { ProveService } from '../editor/service';
-import { LazyStart, RunningProofs } from '../prover/running';
+import { LazyStart, type RunningProofs } from '../prover/running';
 import { LeanNotAvailable } from '../lean/lake';
 import { ModelNotAvailable } from '../model/modelStore';
 import { notifier, serveLspRequests } from './lspContract';
@@ -33,8 +33,8 @@ export interface LspFaceOptions {
   log?: (line: string) => void;
   /** Seconds one proof may take in all before it is stopped (kimina.timeouts.prove); 0 for no limit. */
   proveTimeoutS?: number;
-  /** The registry of running proofs (the app's; default a new one). */
-  proofs?: RunningProofs;
+  /** The registry of running proofs: the app's one (App.runningProofs), shared with the HTTP prove routes. */
+  proofs: RunningProofs;
   /** How often to ask the services for news (an attached server starting or ending training); 0 for never. */
   refreshMs?: number;
   /** The Repair All queue's store (opened on first use; `kimina lsp` opens KIMINA_DB). */
@@ -59,7 +59,7 @@ export function startLspFace({
   repairStore,
 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
-  const running = proofs ?? new RunningProofs();
+  const running = proofs;
   let status: BackendStatus = { state: 'starting', detail: 'starting the backend services' };
 
   const notify = notifier(connection);

@@ -10,7 +10,7 @@ import { serveRoutes } from './contract';
 import { randomUUID } from 'node:crypto';
 import { openSse, type SseStream } from './sseWriter';
 import type { AttemptStore } from '../store/attempts';
-import { LazyStart, RunningProofs } from '../prover/running';
+import { LazyStart, type RunningProofs } from '../prover/running';
 import type { ApiContext } from './server';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
@@ -21,8 +21,8 @@ function wantsStream(req: Request): boolean {
 }
 
 export interface ProveRouterOptions {
-  /** The registry of running proofs (the app's, ApiContext.proofs; default a new one). */
-  proofs?: RunningProofs;
+  /** The registry of running proofs: the app's one (ApiContext.proofs), shared with the language server. */
+  proofs: RunningProofs;
   /** Where `GET /v1/prove/:id` reads stored runs (default: the store in `deps`, when they are an object). */
   store?: AttemptStore;
   /**
@@ -36,9 +36,9 @@ export interface ProveRouterOptions {
   closeGraceMs?: number;
 }
 
-export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOptions = {}): Router {
+export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOptions): Router {
   const readStore = options.store ?? (typeof deps === 'function' ? undefined : deps.store);
-  const running = options.proofs ?? new RunningProofs();
+  const running = options.proofs;
   const handlers = new Set<Promise<void>>();
   let closing = false;
   const made = typeof deps === 'function' ? new LazyStart(async () => deps()) : null;

@@ -11,6 +11,7 @@ import type { RunningProofs } from '../prover/running';
 import type { AttemptStore } from '../store/attempts';
 import type { EvalStore } from '../store/eval';
 import type { TrainingStore } from '../store/training';
+import type { TrainingService } from '../training/service';
 import { requireToken } from './auth';
 import { defaultBodyLimitBytes } from './body';
 import { isLoopbackName, refuseBrowsers } from './browserGuard';
@@ -33,6 +34,8 @@ export interface ApiContext {
   trainingRuns: TrainingStore;
   /** The one registry of running proofs. */
   proofs: RunningProofs;
+  /** The app's training service, opened once on first use (runs resume when the training routes are mounted). */
+  training: () => Promise<TrainingService>;
   /** The server's own URL once it listens, for processes it starts. */
   backendUrl: () => string | undefined;
   /** The API token this server requires (none: open), for processes it starts that call back (the trainer). */

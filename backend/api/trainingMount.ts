@@ -1,9 +1,9 @@
-// Mounting the training service in `kimina serve`: the service over the server's store, verifier and engine,
-// and its router. The trainer reaches the server at ctx.backendUrl() when the server provides it, else at the
-// address the first request came in on, else KIMINA_TRAINER_BACKEND_URL, else http://127.0.0.1:<KIMINA_PORT>.
+// Mounting the training service in `kimina serve`: the app's service (backend/app/app.ts builds it over the
+// app's stores, verifier and engine; the trainer reaches the server at its URL once it listens, else
+// KIMINA_TRAINER_BACKEND_URL, else http://127.0.0.1:<KIMINA_PORT>) and its router.
 // Runs that were running resume a moment after the server starts.
-import express, { type Router } from 'express';
-import { openTrainingService, type TrainingService } from '../training/service';
+import type { Router } from 'express';
+import type { TrainingService } from '../training/service';
 import type { ApiContext } from './server';
 import { createTrainingRouter } from './trainingRoutes';
 
@@ -13,25 +13,8 @@ export function trainingRouterOf(service: TrainingService): Router {
 }
 
 export async function trainingRouterFactory(ctx: ApiContext): Promise<Router> {
-  const settings = ctx.settings;
-  let learned: string | undefined;
-  const service = await openTrainingService({
-    store: ctx.trainingRuns,
-    attempts: ctx.attempts,
-    verifier: ctx.verifier,
-    token: () => ctx.token,
-    deferRecover: true,
-    settings,
-    // the configured prover model, shared with the prove routes, used by win-rate estimation
-    jobs: { engine: ctx.engine },
-    backendUrl: () => ctx.backendUrl() ?? learned ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
-  });
-  const router = express.Router();
-  router.use((req, _res, next) => {
-    learned ??= req.socket.localPort ? `http://127.0.0.1:${req.socket.localPort}` : undefined;
-    next();
-  });
-  router.use(trainingRouterOf(service));
+  const service = await ctx.training();
+  const router = trainingRouterOf(service);
   const resume = setTimeout(() => {
     service.jobs.recover().catch((err: unknown) => console.error(`training: could not resume runs: ${String(err)}`));
   }, 1500);

@@ -13,12 +13,19 @@ import { EvalStore } from '../store/eval';
 import { RepairStore } from '../store/repairs';
 import { TrainingStore } from '../store/training';
 import { RunningProofs } from '../prover/running';
+import { openTrainingService, type TrainingService } from '../training/service';
 import { prepareDemo, type DemoParts } from '../demo/demo';
 import { readSettings, type Settings } from '../settings/settings';
 
 /** The app's state as data: what a first run may still need to set up. */
 export interface AppState {
   lean: { replBuilt: boolean; lakeFound: boolean };
+}
+
+/** How a trainer reaches this backend: the server's URL once it listens, and the API token it requires. */
+export interface TrainingLink {
+  backendUrl: () => string | undefined;
+  token: () => string | undefined;
 }
 
 export interface AppOptions {
@@ -52,6 +59,7 @@ export class App {
   private trainingStore?: TrainingStore;
   private repairStore?: RepairStore;
   private proofs?: RunningProofs;
+  private trainingOpen?: Promise<TrainingService>;
   private built?: BuiltVerifier;
   private engineLoad?: Promise<Engine>;
   private verifierSettingsValue?: VerifierSettings;
@@ -117,6 +125,36 @@ export class App {
   runningProofs(): RunningProofs {
     this.proofs ??= new RunningProofs();
     return this.proofs;
+  }
+
+  /**
+   * The training service over the app's stores, verifier and engine, opened once (the link of the first call
+   * counts). Runs that were running are resumed by the caller (`kimina serve` once it listens); closing the app
+   * detaches it: trainers keep their checkpoints and the next backend resumes them.
+   */
+  training(link: TrainingLink): Promise<TrainingService> {
+    if (!this.trainingOpen) {
+      const settings = this.settings;
+      this.trainingOpen = openTrainingService({
+        store: this.trainingRuns(),
+        attempts: this.attempts(),
+        verifier: this.verifier().admission,
+        token: link.token,
+        deferRecover: true,
+        settings,
+        // the configured prover model, shared with the prove routes, used by win-rate estimation
+        jobs: { engine: () => this.engine() },
+        backendUrl: () => link.backendUrl() ?? settings.trainerBackendUrl ?? `http://127.0.0.1:${settings.port}`,
+      });
+      this.trainingOpen.then(
+        (service) => {
+          if (this.closing) service.detach();
+          else this.own('training service', () => service.detach());
+        },
+        () => (this.trainingOpen = undefined),
+      );
+    }
+    return this.trainingOpen;
   }
 
   /** The verifier's settings: the app's settings, the demo's REPL, and the command's flags. */

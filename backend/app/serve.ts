@@ -26,6 +26,8 @@ export function apiContextOf(
     evals: app.evals(),
     trainingRuns: app.trainingRuns(),
     proofs: app.runningProofs(),
+    // the trainer calls back at the server's URL once it listens, with the server's token
+    training: () => app.training({ backendUrl: o.backendUrl, token: () => o.token }),
     ...o,
   };
 }

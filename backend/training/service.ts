@@ -98,6 +98,7 @@ export async function openTrainingService(o: TrainingServiceOptions): Promise<Tr
     gpuProbe,
     close: () => jobs.close(5000),
     detach: () => {
+      if (detached) return;
       detached = true;
       // close() stops the scheduler at once; its signals are dropped and the exits it waits for are not awaited.
       void jobs.close(0);

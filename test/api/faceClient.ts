@@ -9,6 +9,7 @@ import {
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../../backend/protocol';
 import { startLspFace, type LspFace } from '../../backend/api/lsp';
+import { RunningProofs } from '../../backend/prover/running';
 import { readSettings } from '../../backend/settings/settings';
 import type { ProveService } from '../../backend/editor/service';
 import type { RepairStore } from '../../backend/store/repairs';
@@ -23,12 +24,18 @@ export interface FaceClient {
 
 export async function connectFace(
   createService: () => Promise<ProveService>,
-  options: { proveTimeoutS?: number; refreshMs?: number; repairStore?: () => RepairStore } = {},
+  options: { proveTimeoutS?: number; refreshMs?: number; repairStore?: () => RepairStore; proofs?: RunningProofs } = {},
 ): Promise<FaceClient> {
   const up = new PassThrough();
   const down = new PassThrough();
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
-  const face = startLspFace({ connection, settings: readSettings(), createService, ...options });
+  const face = startLspFace({
+    connection,
+    settings: readSettings(),
+    createService,
+    proofs: new RunningProofs(),
+    ...options,
+  });
   connection.listen();
   const client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
   const events: LspProveEvent[] = [];

@@ -23,6 +23,7 @@ import {
   type SchemaNode,
 } from '../../backend/protocol';
 import { startLspFace } from '../../backend/api/lsp';
+import { RunningProofs } from '../../backend/prover/running';
 import { relayCall } from '../../backend/api/lspTraining';
 import type { ProveService } from '../../backend/editor/service';
 import { readSettings } from '../../backend/settings/settings';
@@ -46,6 +47,7 @@ test('the face serves exactly the declared requests', async () => {
     connection,
     settings: readSettings(),
     createService: () => new Promise<ProveService>(() => {}),
+    proofs: new RunningProofs(),
     refreshMs: 0,
   });
   try {

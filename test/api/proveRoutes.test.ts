@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { readSse, type ProveEvent, type ProveResult } from '../../backend/protocol';
 import { createProveRouter, type ProveRouterDeps } from '../../backend/api/proveRoutes';
+import { RunningProofs } from '../../backend/prover/running';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from '../prover/doubles';
@@ -15,7 +16,7 @@ const judge = (code: string) => (code.endsWith('  linarith') ? { verdict: valid(
 
 async function serve(deps: ProveRouterDeps): Promise<{ url: string; close: () => Promise<void> }> {
   const app = express();
-  app.use(createProveRouter(deps));
+  app.use(createProveRouter(deps, { proofs: new RunningProofs() }));
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -169,7 +170,7 @@ test('an engine that fails to load is a 500 (JSON) or an error event (stream); s
         loads++;
         throw new Error('no model at ~/.kimina/models');
       },
-      { store },
+      { store, proofs: new RunningProofs() },
     ),
   );
   const server: Server = await new Promise((resolve) => {

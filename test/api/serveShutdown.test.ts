@@ -12,6 +12,7 @@ import type { LeanVerifier } from '../../backend/lean/types';
 import express from 'express';
 import { CloseHooks, listen } from '../../backend/api/server';
 import { createProveRouter } from '../../backend/api/proveRoutes';
+import { RunningProofs } from '../../backend/prover/running';
 import { openDb } from '../../backend/store/db';
 import { readSettings } from '../../backend/settings/settings';
 import { TrainingStore } from '../../backend/store/training';
@@ -57,7 +58,7 @@ test('prove router: shutdown cancels the running proof (answered as cancelled), 
   const engine = new StallingEngine();
   const hooks = new CloseHooks();
   const app = express();
-  app.use(createProveRouter(async () => ({ engine, verifier }), { onClose: hooks.add }));
+  app.use(createProveRouter(async () => ({ engine, verifier }), { onClose: hooks.add, proofs: new RunningProofs() }));
   const http = await listen(app, '127.0.0.1', 0, undefined);
   try {
     const body = JSON.stringify({ code: 'theorem t : True := by\n  sorry\n', samples: 2 });
@@ -86,7 +87,7 @@ test('prove router: shutdown cancels the running proof (answered as cancelled), 
 test('prove router: an engine passed in belongs to the caller and is not closed', async () => {
   const engine = new StallingEngine();
   const hooks = new CloseHooks();
-  createProveRouter({ engine, verifier }, { onClose: hooks.add });
+  createProveRouter({ engine, verifier }, { onClose: hooks.add, proofs: new RunningProofs() });
   await hooks.run();
   assert.equal(engine.closed, 0);
 });

@@ -96,6 +96,22 @@ test('app: the store and the engine are made once however often they are asked f
   assert.equal(engines[0].closed, 1);
 });
 
+test("app: the training service is built once over the app's stores, and detached when the app closes", async () => {
+  const { app } = countingApp(tempDir());
+  const link = { backendUrl: () => 'http://127.0.0.1:1', token: () => undefined };
+  const [a, b] = await Promise.all([app.training(link), app.training(link)]);
+  assert.equal(a, b);
+  assert.equal(a.store, app.trainingRuns());
+  let detached = 0;
+  const detach = a.detach;
+  a.detach = () => {
+    detached++;
+    detach();
+  };
+  await app.close();
+  assert.equal(detached, 1);
+});
+
 test('app: an engine that fails to load is tried again on the next request', async () => {
   let tries = 0;
   const app = openApp({

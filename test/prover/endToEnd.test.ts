@@ -16,6 +16,7 @@ import { OnnxEngine } from '../../backend/model/onnx/engine';
 import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
 import { readSettings } from '../../backend/settings/settings';
 import { createProveRouter } from '../../backend/api/proveRoutes';
+import { RunningProofs } from '../../backend/prover/running';
 import { createApp, listen } from '../../backend/api/server';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
@@ -89,12 +90,15 @@ let store: AttemptStore;
 before(async () => {
   store = new AttemptStore(openDb(':memory:'));
   url = await serve(
-    createProveRouter({
-      engine: await scriptedEngine('fix'),
-      verifier: standInVerifier(),
-      store,
-      options: { defaults: { samples: 2, fixTurns: 1, temperature: 0, topP: 1, maxTokens: 400 } },
-    }),
+    createProveRouter(
+      {
+        engine: await scriptedEngine('fix'),
+        verifier: standInVerifier(),
+        store,
+        options: { defaults: { samples: 2, fixTurns: 1, temperature: 0, topP: 1, maxTokens: 400 } },
+      },
+      { proofs: new RunningProofs() },
+    ),
   );
 });
 
@@ -154,7 +158,10 @@ test(
   { timeout: 60_000 },
   async () => {
     const direct = await serve(
-      createProveRouter({ engine: await scriptedEngine('direct'), verifier: standInVerifier() }),
+      createProveRouter(
+        { engine: await scriptedEngine('direct'), verifier: standInVerifier() },
+        { proofs: new RunningProofs() },
+      ),
     );
     const res = await fetch(`${direct}/v1/prove`, {
       method: 'POST',
@@ -176,7 +183,9 @@ test(
   async () => {
     const verifier = standInBuilt().verifier;
     const engine = await scriptedEngine('fix');
-    const app = await createApp({ verifier }, [(ctx) => createProveRouter({ engine, verifier: ctx.verifier })]);
+    const app = await createApp({ verifier }, [
+      (ctx) => createProveRouter({ engine, verifier: ctx.verifier }, { proofs: new RunningProofs() }),
+    ]);
     const listening = await listen(app, '127.0.0.1', 0, undefined);
     closers.push(() => listening.close());
     const res = await fetch(`${listening.url}/v1/prove`, {

@@ -1,5 +1,5 @@
 // The router factory `kimina serve` mounts: the app's database (KIMINA_DB), the training folder
-// (KIMINA_TRAINING_DIR), the trainer's address learned from the server, and resuming runs after a restart.
+// (KIMINA_TRAINING_DIR), the App's training service, and resuming runs after a restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,14 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TrainingRunsResponse } from '../../backend/protocol';
 import { createApp, listen, type ApiContext } from '../../backend/api/server';
-import { AttemptStore } from '../../backend/store/attempts';
-import { EvalStore } from '../../backend/store/eval';
-import { RunningProofs } from '../../backend/prover/running';
-import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
 import { openDb } from '../../backend/store/db';
 import { TrainingStore } from '../../backend/store/training';
 import { presetHyper } from '../../backend/training/presets';
 import { trainingRouterFactory } from '../../backend/api/trainingMount';
+import { openApp } from '../../backend/app/app';
+import { apiContextOf } from '../../backend/app/serve';
 import { readSettings } from '../../backend/settings/settings';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl';
 
@@ -53,28 +51,12 @@ test(
       '{"prompt_id":"p","prompt":[],"formal_statement":"theorem t : True := by"}\n',
     );
 
-    const built = buildVerifier({
-      ...verifierSettingsOf(readSettings()),
-      replCommand: standInReplCommand(),
-      sandbox: 'none',
-      memoryLimitMb: 0,
-      initRepls: {},
-      maxRepls: 1,
-    });
-    const db = openDb(process.env.KIMINA_DB);
-    // the routers' context as backend/app/serve.ts apiContextOf builds it, over this test's database and verifier
-    const ctx: ApiContext = {
-      verifier: built.verifier,
-      engine: () => Promise.reject(new Error('no engine in this test')),
+    // the routers' context as `kimina serve` builds it: an App over this test's database, with the stand-in REPL
+    const owner = openApp({
       settings: readSettings(),
-      attempts: new AttemptStore(db),
-      evals: new EvalStore(db),
-      trainingRuns: new TrainingStore(db),
-      proofs: new RunningProofs(),
-      backendUrl: () => undefined,
-      token: undefined,
-      onClose: () => {},
-    };
+      verifier: { replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, initRepls: {}, maxRepls: 1 },
+    });
+    const ctx: ApiContext = apiContextOf(owner, { token: undefined, backendUrl: () => undefined, onClose: () => {} });
     const app = await createApp(ctx, [() => trainingRouterFactory(ctx)]);
     const http = await listen(app, '127.0.0.1', 0, undefined);
     try {
@@ -105,8 +87,7 @@ test(
       assert.equal(typeof gpus.available, 'boolean');
     } finally {
       await http.close();
-      await built.verifier.close();
-      db.close();
+      await owner.close();
       for (const [k, v] of [
         ['KIMINA_DB', saved.db],
         ['KIMINA_TRAINING_DIR', saved.training],
