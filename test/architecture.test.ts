@@ -377,7 +377,7 @@ test("no code decides anything from the text of an error message (only another p
   ];
   const searches = '(?:includes|match|matchAll|startsWith|endsWith|search|indexOf)';
   const found: string[] = [];
-  for (const top of ['backend', 'extension']) {
+  for (const top of ['backend', 'extension', 'media', 'bench']) {
     for (const file of sources(join(root, top))) {
       const path = relative(root, file);
       const lines = readFileSync(file, 'utf8').split('\n');
