@@ -408,3 +408,38 @@ test("no code decides anything from the text of an error message (only another p
     assert.ok(text.includes(a.has), `${a.file} no longer reads "${a.has}": drop it from the allowed list (${a.why})`);
   }
 });
+
+test("each room's test files reach their room: they import it, through a helper beside them, or run the `kimina` CLI", () => {
+  const exempt: Record<string, string> = {
+    'test/extension/vsix.test.ts': 'unpacks the packaged extension (scripts/package.mjs) and reads its native files',
+  };
+  const own = (room: string): RegExp =>
+    room === 'cli'
+      ? /['"`][./]*backend\/cli(?:\.ts|\/)/
+      : room === 'extension' || room === 'media'
+        ? new RegExp(`['"][./]*${room}/`)
+        : new RegExp(`['"][./]*backend/${room}['/]`);
+  const runsCli = /backend\/cli\.ts|dist\/cli\.js|['"]cli\.ts['"]/;
+  const stray: string[] = [];
+  let checked = 0;
+  for (const room of readdirSync(join(root, 'test'))) {
+    const dir = join(root, 'test', room);
+    if (!statSync(dir).isDirectory() || ['e2e', 'trainer', 'security', 'fixtures'].includes(room)) continue;
+    for (const file of sources(dir)) {
+      if (!file.endsWith('.test.ts')) continue;
+      const path = relative(root, file);
+      checked++;
+      const text = readFileSync(file, 'utf8');
+      // the helpers it imports from its own folder (or one level below) count as its own imports
+      const helpers = [...text.matchAll(/from\s*['"](\.\/[^'"]+)['"]/g)].map((m) => resolveSpecifier(file, m[1]));
+      const texts = [
+        text,
+        ...helpers.filter((h) => existsSync(join(root, h))).map((h) => readFileSync(join(root, h), 'utf8')),
+      ];
+      if (texts.some((t) => own(room).test(t) || runsCli.test(t)) || path in exempt) continue;
+      stray.push(path);
+    }
+  }
+  assert.ok(checked >= 120, `test files checked: ${checked}`);
+  assert.deepEqual(stray, [], 'move these to the room they test (or say why above)');
+});
