@@ -62,15 +62,16 @@ export class ApiError extends Error {
 /** No answer at all: nothing listens at the URL, or there is no URL. */
 export class BackendUnreachable extends Error {
   override readonly name = 'BackendUnreachable';
+  /** Why the connection failed (the network error's own words), without where. */
+  readonly reason: string;
   constructor(
     readonly url: string | undefined,
     cause?: unknown,
   ) {
-    super(
-      url
-        ? `cannot reach the Kimina backend at ${url}: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`
-        : 'the Kimina backend is not running',
-    );
+    const reason =
+      cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
+    super(url ? `cannot reach the Kimina backend at ${url}: ${reason}` : 'the Kimina backend is not running');
+    this.reason = url ? reason : 'not running';
   }
 }
 

@@ -34,9 +34,7 @@ export class HttpProveService implements ProveService {
   /** Says what went wrong in the editor's terms: where the server is, and which setting holds the token. */
   private explain(err: unknown, name: RouteName): Error {
     if (err instanceof BackendUnreachable)
-      return new Error(
-        `cannot reach the Kimina server at ${this.server.url}: ${err.message.replace(/^cannot reach the Kimina backend at \S+: /, '')}`,
-      );
+      return new Error(`cannot reach the Kimina server at ${this.server.url}: ${err.url ? err.reason : err.message}`);
     if (err instanceof ApiError) {
       return new ServerRefused(
         `${this.server.url}${routes[name].path} answered ${err.status}${err.status === 401 ? ' (check kimina.serverToken / KIMINA_API_TOKEN)' : ''}: ${err.message.slice(0, 300)}`,
