@@ -1,8 +1,8 @@
 // The variant registries against every list kept elsewhere: the verdict modes (lean/verdictModes.ts
 // verdictModeRules, keyed by the protocol's enum) and the engine kinds (settings.ts engineKinds, model/index.ts
 // engineFactories). A new mode or engine that is missing from one of these lists fails here, and so does a verdict
-// mode named by hand (compared, listed, or spelled in a help text) anywhere in backend/ or extension/ outside the
-// registry and the protocol enum.
+// mode named by hand (compared, listed, or spelled in a help text) anywhere in backend/, extension/ or media/
+// outside the registry and the protocol enum.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -152,7 +152,11 @@ test('no file outside the registry hard-wires a verdict mode; the Python trainer
 
   // the registry and the protocol's enum are the two places that name the modes
   const owners = new Set(['backend/lean/verdictModes.ts', 'backend/protocol/verify.ts']);
-  const found = [...filesUnder('backend', ['.ts']), ...filesUnder('extension', ['.ts', '.tsx'])]
+  const found = [
+    ...filesUnder('backend', ['.ts']),
+    ...filesUnder('extension', ['.ts', '.tsx']),
+    ...filesUnder('media', ['.ts', '.tsx']),
+  ]
     .filter((f) => !owners.has(f))
     .flatMap((f) => hardWiredModes(read(f)).map((hit) => `${f}:${hit}`));
   assert.deepEqual(found, [], 'ask verdictModeRules (backend/lean/verdictModes.ts) instead of naming a mode');

@@ -52,7 +52,7 @@ const USAGE = `usage:
   kimina eval fetch minif2f [--dest DIR]             the Lean 4 miniF2F files instead (newer Lean, no informal statements)
 
 run options:
-  --engine openai|onnx   engine (default $KIMINA_ENGINE, else openai)   --base-url URL  OpenAI server root
+  --engine ${engineKinds.join('|')}   engine (default $KIMINA_ENGINE, else openai)   --base-url URL  OpenAI server root
                          (default $KIMINA_OPENAI_BASE_URL or http://127.0.0.1:8000/v1)
   --samples N            samples per problem (default 32)     --fix-turns 0|1 error-fix turns (default 1)
   --split test|valid     keep one split                       --limit N       first N problems
