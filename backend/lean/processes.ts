@@ -10,6 +10,11 @@
 //   win32    argv spawn, windowsHide               none (no ulimit)             PowerShell Get-CimInstance              taskkill /PID <pid> /T /F
 //                                                                               Win32_Process (WorkingSetSize)
 //
+// The trainer (python -m kimina_trainer.worker) starts and stops the same way (spawnOptions, stopTree); its search path
+// is pathList (`;` on Windows); its graceful stop is SIGTERM on POSIX and a `stop` line on its stdin on Windows (no
+// signal a process can catch reaches it there); which program a pid is comes from /proc/<pid>/cmdline on Linux,
+// `ps -o command= -p` on macOS, PowerShell's Win32_Process CommandLine on Windows (processCommandLine).
+//
 // KIMINA_REPL_COMMAND is a command line for the platform's own shell: `sh -c` on POSIX, `cmd.exe /d /s /c`
 // on Windows (quoted as Node's own `shell: true` does: lib/child_process.js normalizeSpawnArguments).
 import { execFile, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
