@@ -638,6 +638,18 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
         json(res, 404, { error: { message: 'File Not Found', type: 'not_found_error', code: 404 } });
         return;
       }
+      if (kind === 'ollama') {
+        // gin's default for a route it does not have (gin-gonic/gin gin.go default404Body), text/plain.
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('404 page not found');
+        return;
+      }
+      if (kind === 'vllm' || kind === 'sglang') {
+        // FastAPI's default answer to Starlette's 404 for an unknown route (fastapi/exception_handlers.py
+        // http_exception_handler: {"detail": exc.detail}).
+        json(res, 404, { detail: 'Not Found' });
+        return;
+      }
       json(res, 404, { error: { message: `no route ${req.method} ${path}` } });
     });
   });
