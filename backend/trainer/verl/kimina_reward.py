@@ -89,7 +89,8 @@ def body_limit(base: str, token: str | None) -> int:
 
 def body_limits(servers: list[Server], token: str | None) -> int:
     """The smallest body limit of the servers, their /health read in parallel (PROBE_TIMEOUT_S each at most)."""
-    threads = [threading.Thread(target=body_limit, args=(s.url, token), daemon=True) for s in servers if s.url not in _limits]
+    threads = [threading.Thread(target=body_limit, args=(s.url, token), daemon=True)
+               for s in servers if s.url not in _limits]
     for t in threads:
         t.start()
     end = time.monotonic() + PROBE_TIMEOUT_S + 0.5
@@ -320,64 +321,70 @@ def score_bodies(servers: list[Server], bodies: list[bytes], token: str | None) 
             with _lock:
                 server.take_out(outcome[1])
 
-    # A health probe due now gets a short grace, so a server that is healthy again takes batches from the start.
-    first = due(time.monotonic())
-    for s in first:
-        probe_health(s, token, events)
-    grace_end = time.monotonic() + PROBE_GRACE_S
-    while any(s.probing for s in first) and time.monotonic() < grace_end:
-        try:
-            handle(events.get(timeout=max(0.001, grace_end - time.monotonic())))
-        except queue.Empty:
-            break
-
-    while todo or running:
-        now = time.monotonic()
-        for s in due(now):
+    try:
+        # A health probe due now gets a short grace, so a server that is healthy again takes batches from the start.
+        first = due(time.monotonic())
+        for s in first:
             probe_health(s, token, events)
-        for rid, (index, server, sent) in list(running.items()):
-            limit = batch_deadline(items[index], timeout, late[index])
-            if now - sent > limit and any(o is not server and not o.out and o.answered_at >= sent - limit for o in servers):
-                del running[rid]  # its thread finishes on its own; a late answer is still taken if it comes first
-                server.in_flight -= 1
-                late[index] += 1
-                todo.appendleft(index)
-                with _lock:
-                    server.take_out(f"no answer to a batch of {items[index]} in {now - sent:.1f} s while other servers answered")
-        if all(s.failures >= ATTEMPTS for s in servers) and not running:
-            names = ", ".join(f"{s.url} ({s.last_error})" for s in servers)
-            raise RewardServiceError(f"reward service unreachable after {ATTEMPTS} attempts: {names}")
-        while todo:
-            usable = [s for s in servers if s.usable(now, per_server)]
-            if not usable:
+        grace_end = time.monotonic() + PROBE_GRACE_S
+        while any(s.probing for s in first) and time.monotonic() < grace_end:
+            try:
+                handle(events.get(timeout=max(0.001, grace_end - time.monotonic())))
+            except queue.Empty:
                 break
-            index = todo.popleft()
-            if results[index] is not None:
-                continue
-            for s in usable:
-                refresh_load(s, token, now)  # in the background: the last figure serves meanwhile
-            server = min(usable, key=lambda s: (s.in_flight + s.load, s.url))
-            server.in_flight += 1
-            running[next_id] = (index, server, time.monotonic())
-            _spawn(lambda rid=next_id, index=index, url=server.url + "/v1/training/reward": post(rid, index, url))
-            next_id += 1
-        if not todo and not running:
-            break
-        if not running:
-            wake = min(s.out_until if s.out else s.busy_until for s in servers)
-            pause = max(0.05, min(10.0, wake - time.monotonic()))
-        else:
-            pause = 0.1  # the deadlines are checked this often
-        try:
-            handle(events.get(timeout=pause))
-            while True:
-                handle(events.get_nowait())
-        except queue.Empty:
-            pass
-        if not running and all(s.busy_until > now for s in servers):
-            waited_busy += pause
-            if waited_busy > MAX_WAIT_S:
-                raise RewardServiceError(f"reward service stayed busy (429) for {waited_busy:.0f} s")
+
+        while todo or running:
+            now = time.monotonic()
+            for s in due(now):
+                probe_health(s, token, events)
+            for rid, (index, server, sent) in list(running.items()):
+                limit = batch_deadline(items[index], timeout, late[index])
+                others_answer = any(o is not server and not o.out and o.answered_at >= sent - limit for o in servers)
+                if now - sent > limit and others_answer:
+                    del running[rid]  # its thread finishes on its own; a late answer is still taken if it comes first
+                    server.in_flight -= 1
+                    late[index] += 1
+                    todo.appendleft(index)
+                    with _lock:
+                        server.take_out(f"no answer to a batch of {items[index]} in {now - sent:.1f} s"
+                                        " while other servers answered")
+            if all(s.failures >= ATTEMPTS for s in servers) and not running:
+                names = ", ".join(f"{s.url} ({s.last_error})" for s in servers)
+                raise RewardServiceError(f"reward service unreachable after {ATTEMPTS} attempts: {names}")
+            while todo:
+                usable = [s for s in servers if s.usable(now, per_server)]
+                if not usable:
+                    break
+                index = todo.popleft()
+                if results[index] is not None:
+                    continue
+                for s in usable:
+                    refresh_load(s, token, now)  # in the background: the last figure serves meanwhile
+                server = min(usable, key=lambda s: (s.in_flight + s.load, s.url))
+                server.in_flight += 1
+                running[next_id] = (index, server, time.monotonic())
+                _spawn(lambda rid=next_id, index=index, url=server.url + "/v1/training/reward": post(rid, index, url))
+                next_id += 1
+            if not todo and not running:
+                break
+            if not running:
+                wake = min(s.out_until if s.out else s.busy_until for s in servers)
+                pause = max(0.05, min(10.0, wake - time.monotonic()))
+            else:
+                pause = 0.1  # the deadlines are checked this often
+            try:
+                handle(events.get(timeout=pause))
+                while True:
+                    handle(events.get_nowait())
+            except queue.Empty:
+                pass
+            if not running and all(s.busy_until > now for s in servers):
+                waited_busy += pause
+                if waited_busy > MAX_WAIT_S:
+                    raise RewardServiceError(f"reward service stayed busy (429) for {waited_busy:.0f} s")
+    finally:
+        for _, server, _ in running.values():  # left running when the call stops: no longer counted
+            server.in_flight -= 1
     return [r for r in results if r is not None]
 
 
