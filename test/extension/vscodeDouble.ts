@@ -162,6 +162,11 @@ export enum ConfigurationTarget {
   Workspace = 2,
   WorkspaceFolder = 3,
 }
+/** index.d.ts 7494 */
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
 export enum OverviewRulerLane {
   Left = 1,
   Center = 2,
@@ -251,6 +256,8 @@ export const double = {
   /** Sends a message from a panel's webview to the extension (a button pressed in the view). */
   fromView: {} as Record<string, (message: unknown) => void>,
   log: [] as string[],
+  /** Every status bar item the extension created (its text and tooltip as last set), by id. */
+  statusBar: {} as Record<string, { text: string; tooltip: unknown; shown: boolean; history: string[] }>,
   /** The decorations last set on each visible editor, by document URI (gutter marks). */
   decorations: {} as Record<string, unknown[]>,
   commands: new Map<string, (...args: never[]) => unknown>(),
@@ -292,6 +299,7 @@ export const double = {
     this.posted = {};
     this.fromView = {};
     this.log = [];
+    this.statusBar = {};
     this.decorations = {};
     this.commands.clear();
     this.lensProviders = [];
@@ -334,6 +342,38 @@ export const window = {
     if (at < 0) return undefined;
     const label = double.answers.splice(at, 1)[0].item;
     return items.find((i) => (i as { label?: string }).label === label);
+  },
+  /** Dismissed (undefined) unless a test scripts an answer in `double.answers` keyed by the title. */
+  showInputBox: async (options?: { title?: string }): Promise<string | undefined> => {
+    const at = double.answers.findIndex((a) => a.match.test(options?.title ?? ''));
+    return at < 0 ? undefined : double.answers.splice(at, 1)[0].item;
+  },
+  /** index.d.ts 11578: an item whose text and tooltip, as set, the test reads in `double.statusBar` (history: every text). */
+  createStatusBarItem: (id: string) => {
+    const entry = { text: '', tooltip: undefined as unknown, shown: false, history: [] as string[] };
+    double.statusBar[id] = entry;
+    return {
+      id,
+      name: '',
+      command: undefined as unknown,
+      backgroundColor: undefined as unknown,
+      get text() {
+        return entry.text;
+      },
+      set text(t: string) {
+        entry.text = t;
+        entry.history.push(t);
+      },
+      get tooltip() {
+        return entry.tooltip;
+      },
+      set tooltip(t: unknown) {
+        entry.tooltip = t;
+      },
+      show: () => void (entry.shown = true),
+      hide: () => void (entry.shown = false),
+      dispose: () => void delete double.statusBar[id],
+    };
   },
   /** index.d.ts 11559: runs the task with a progress reporter and a token that the notification's Cancel cancels. */
   withProgress: async <R>(
