@@ -247,7 +247,7 @@ export const double = {
   applied: [] as { uri: string; range: Range; newText: string }[],
   /** Every withProgress call: its options, the messages reported, and the token source behind its Cancel button. */
   progress: [] as {
-    options: { location: ProgressLocation; cancellable?: boolean };
+    options: { location: ProgressLocation; title?: string; cancellable?: boolean };
     reports: string[];
     source: CancellationTokenSource;
   }[],
@@ -257,7 +257,10 @@ export const double = {
   fromView: {} as Record<string, (message: unknown) => void>,
   log: [] as string[],
   /** Every status bar item the extension created (its text and tooltip as last set), by id. */
-  statusBar: {} as Record<string, { text: string; tooltip: unknown; shown: boolean; history: string[] }>,
+  statusBar: {} as Record<
+    string,
+    { text: string; tooltip: unknown; shown: boolean; history: string[]; tooltips: string[] }
+  >,
   /** The decorations last set on each visible editor, by document URI (gutter marks). */
   decorations: {} as Record<string, unknown[]>,
   commands: new Map<string, (...args: never[]) => unknown>(),
@@ -348,9 +351,15 @@ export const window = {
     const at = double.answers.findIndex((a) => a.match.test(options?.title ?? ''));
     return at < 0 ? undefined : double.answers.splice(at, 1)[0].item;
   },
-  /** index.d.ts 11578: an item whose text and tooltip, as set, the test reads in `double.statusBar` (history: every text). */
+  /** index.d.ts 11578: an item whose text and tooltip, as set, the test reads in `double.statusBar` (history, tooltips: every text and tooltip set). */
   createStatusBarItem: (id: string) => {
-    const entry = { text: '', tooltip: undefined as unknown, shown: false, history: [] as string[] };
+    const entry = {
+      text: '',
+      tooltip: undefined as unknown,
+      shown: false,
+      history: [] as string[],
+      tooltips: [] as string[],
+    };
     double.statusBar[id] = entry;
     return {
       id,
@@ -369,6 +378,8 @@ export const window = {
       },
       set tooltip(t: unknown) {
         entry.tooltip = t;
+        const text = typeof t === 'string' ? t : (t as { value?: string } | undefined)?.value;
+        if (text) entry.tooltips.push(text);
       },
       show: () => void (entry.shown = true),
       hide: () => void (entry.shown = false),
@@ -377,7 +388,7 @@ export const window = {
   },
   /** index.d.ts 11559: runs the task with a progress reporter and a token that the notification's Cancel cancels. */
   withProgress: async <R>(
-    options: { location: ProgressLocation; cancellable?: boolean },
+    options: { location: ProgressLocation; title?: string; cancellable?: boolean },
     task: (progress: { report(v: { message?: string }): void }, token: CancellationTokenSource['token']) => Promise<R>,
   ): Promise<R> => {
     const entry = { options, reports: [] as string[], source: new CancellationTokenSource() };
