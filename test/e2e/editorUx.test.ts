@@ -199,6 +199,8 @@ describe('Training charts in the editor area (stand-in serve)', () => {
     // the shot while the side bar and the chart agree on the step (the stand-in sends no run events, so the side
     // bar's "step n/10" does not follow the step the test adds below)
     await step(wb, 'side-bar-step', () => monitor.locator('.run', { hasText: 'step 2/' }).first().waitFor());
+    // the side bar as a user keeps it while watching: the New run form folded
+    await monitor.locator('details.start').evaluate((d) => ((d as HTMLDetailsElement).open = false));
     await screenshot(page, 'training-charts');
     // live: a step the server adds reaches the open chart by itself
     serve.trainingMetrics.get('run-a')!.push(trainStep(3, 0.5));
