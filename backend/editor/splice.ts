@@ -263,6 +263,13 @@ const SYNTAX_COMMANDS = new Set([
   'infixr',
   'prefix',
   'postfix',
+  'binder_predicate',
+  'declare_syntax_cat',
+  'declare_simp_like_tactic',
+  'run_cmd',
+  'run_elab',
+  'run_meta',
+  'initialize',
 ]);
 
 /**
@@ -305,7 +312,7 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
     return refuse('Refused: the declaration is not found in the file with the proof spliced in.');
   const others = target.kind === 'sorry' ? target.listedBefore - 1 : 0;
   if (others > 0) {
-    const defined = lexLean(text).find((t) => t.kind === 'ident' && SYNTAX_COMMANDS.has(t.text));
+    const defined = lexLean(text).find((t) => t.kind === 'ident' && SYNTAX_COMMANDS.has(commandStem(t.text)));
     if (defined)
       return refuse(
         `Refused: the file defines its own syntax ('${defined.text}' at line ${defined.line}), so a word of the proof could stand for 'sorry' beside the other sorries of ${target.decl.name}; prove those first or prove the whole declaration.`,
