@@ -105,6 +105,8 @@ function opensCommand(tokens: Token[], k: number, limit = tokens.length): boolea
   if (t.kind === 'command') return true;
   if (t.kind === 'symbol') return t.text === '@[';
   if (t.kind !== 'ident' || !isCommandWord(t.text)) return false;
+  const prev = tokens[k - 1];
+  if (t.text === 'scoped' && prev?.kind === 'ident' && prev.text === 'open') return false; // judged at its `open`
   if (t.text !== 'open' && t.text !== 'set_option' && t.text !== 'count_heartbeats') return true;
   for (let j = k + 1; j < limit; j++) {
     const u = tokens[j];

@@ -107,7 +107,7 @@ const INDENTABLE_MODIFIERS = new Set([
  * keywords only in a lakefile and are ordinary names in a proof. `#…` commands are recognised by their `#`.
  * The list cannot be complete for every library, so its users also fail closed on shape: `isCommandWord`
  * takes any `foo?`/`foo!` variant of a listed word, and `declare_…`/`register_…`/`builtin_…`/
- * `initialize_…`/`…_wanted` words; the splice rule adds a column rule (splice.ts `cutToBody`).
+ * `initialize_…` words; the splice rule adds a column rule (splice.ts `cutToBody`).
  */
 export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
   // Lean core: scopes, options, variables, declarations and their modifiers
@@ -303,12 +303,12 @@ export function commandStem(word: string): string {
 
 /**
  * Whether a word starts a command: a listed word or a `?`/`!` variant of one, or a word shaped like the
- * commands libraries keep adding (`declare_…`, `register_…`, `builtin_…`, `initialize_…`, `…_wanted`).
+ * commands libraries keep adding (`declare_…`, `register_…`, `builtin_…`, `initialize_…`).
  * `#…` words are not judged here (their callers treat every `#` word as a command).
  */
 export function isCommandWord(word: string): boolean {
   if (COMMAND_KEYWORDS.has(word) || COMMAND_KEYWORDS.has(commandStem(word))) return true;
-  return /^(declare|register|builtin|initialize)_\p{L}/u.test(word) || /^[\p{L}_]+_wanted[?!]*$/u.test(word);
+  return /^(declare|register|builtin|initialize)_\p{L}/u.test(word);
 }
 
 /**

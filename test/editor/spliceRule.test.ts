@@ -276,6 +276,20 @@ test('the hole rule reads names as Lean resolves them, and leaves ordinary names
     assert.equal(spliceProblem(src, at, at + 5, put(fine)), null, fine);
 });
 
+test('ordinary proofs are not cut: tactic prefixes, alternatives, calc steps, brackets across lines, names near command words', () => {
+  for (const proof of [
+    '\n  open scoped Real in\n  simp',
+    '\n  open Real in\n  norm_num\n  set_option maxRecDepth 1000 in\n  simp',
+    '\n  count_heartbeats in\n  simp',
+    '\n  calc a = b := by simp\n  _ = c := by simp',
+    ' nlinarith [sq_nonneg (a - b),\n    sq_nonneg c]',
+    '\n  induction n with\n  | zero => rfl\n  | succ n ih =>\n    simp [ih]',
+    '\n  refine ⟨?_, ?a⟩ <;> simp [xs.head?, h_wanted, instance_le, h.variable]',
+    '\n  haveI := inferInstance\n  exact h',
+  ])
+    assert.deepEqual(cutToBody(proof), { body: proof, cut: null }, proof);
+});
+
 test("the column rule: what stands at or left of the declaration's column ends the body unless it belongs to it", () => {
   assert.equal(cutToBody('\n  norm_num\nsome_new_command x\n').body, '\n  norm_num');
   // inside brackets a line may start anywhere; `|` alternatives, `termination_by`, `where` continue it
