@@ -326,25 +326,72 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
   if (others === 0) {
     if (recheck.status !== 'valid')
       return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
-    return { ok: true, ...spliced, recheck, cut };
+  } else {
+    if (recheck.status !== 'sorry' || recheck.messages.some((m) => m.severity === 'error'))
+      return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
+    // the sorries Lean lists must be exactly the declaration's other sorries, where they stand now
+    const want = newDecl.sorries.map((s) => positionAt(code, declOffset + s.offset - newDecl.start));
+    const listed = recheck.sorries;
+    const matches =
+      listed.length === others &&
+      want.length === others &&
+      listed.every((s) => {
+        if (!s.pos) return false;
+        const p = replPosToLsp(code, s.pos);
+        return want.some((w) => w.line === p.line && w.character === p.character);
+      });
+    if (!matches)
+      return refuse(
+        `Lean's sorries after the splice (${listed.length}) are not exactly the other ${others} sorries of ${target.decl.name}: the proof may hide one.`,
+        recheck,
+      );
   }
-  if (recheck.status !== 'sorry' || recheck.messages.some((m) => m.severity === 'error'))
-    return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
-  // the sorries Lean lists must be exactly the declaration's other sorries, where they stand now
-  const want = newDecl.sorries.map((s) => positionAt(code, declOffset + s.offset - newDecl.start));
-  const listed = recheck.sorries;
-  const matches =
-    listed.length === others &&
-    want.length === others &&
-    listed.every((s) => {
-      if (!s.pos) return false;
-      const p = replPosToLsp(code, s.pos);
-      return want.some((w) => w.line === p.line && w.character === p.character);
-    });
-  if (!matches)
-    return refuse(
-      `Lean's sorries after the splice (${listed.length}) are not exactly the other ${others} sorries of ${target.decl.name}: the proof may hide one.`,
-      recheck,
-    );
+  const probed = await oneBlockProbe(input, body, spliced.newText, from, recheck);
+  if (probed) return refuse(probed, recheck);
   return { ok: true, ...spliced, recheck, cut };
+}
+
+/** Words that end a proof's tactic block but belong to the declaration: the probe cannot wrap past them. */
+const AFTER_BLOCK =
+  /^(termination_by\??|decreasing_by|partial_fixpoint|inductive_fixpoint|coinductive_fixpoint|where)(?![\p{L}\p{N}_'!?])/u;
+
+/**
+ * Lean's own word that the spliced proof is one tactic block, for commands no list knows: the same snippet
+ * with the proof in tactic parentheses `(…)` (same tactics, same goals; every line after the first moved one
+ * column right, as the `(` moves the first). A command anywhere in the proof ends the tactic block there, and
+ * inside parentheses Lean then wants `)`: a parse error. Not needed for a term-position sorry (its `(by …)`
+ * is already parenthesised) and not possible past `termination_by`/`decreasing_by`/`where` (outside the block).
+ * Null when the probe passes or does not apply, else why the splice is refused.
+ */
+async function oneBlockProbe(
+  input: SpliceInput,
+  body: string,
+  newText: string,
+  from: number,
+  exact: Verdict,
+): Promise<string | null> {
+  const { target } = input;
+  const lines = dedent(body);
+  if (target.kind === 'sorry' && target.site.position !== 'tactic') return null;
+  if (lines.slice(1).some((l) => AFTER_BLOCK.test(l))) return null;
+  const shifted = (pad: string) =>
+    [lines[0], ...lines.slice(1).map((l) => (l === '' ? '' : pad + ' ' + l))].join('\n') + '\n' + pad + ')';
+  let wrapped: string, insertedLength: number;
+  if (target.kind === 'body') {
+    const pad = ' '.repeat(target.decl.indent + 2);
+    wrapped = ' by\n' + pad + '(' + shifted(pad);
+    insertedLength = (' by\n' + indentLines(lines, pad, true)).length;
+  } else {
+    const lineStart = target.site.offset - target.site.character;
+    const pad = ' '.repeat(Array.from(input.text.slice(lineStart, target.site.offset)).length);
+    wrapped = '(' + shifted(pad);
+    insertedLength = indentLines(lines, pad, false).length;
+  }
+  const probeText = newText.slice(0, from) + wrapped + newText.slice(from + insertedLength);
+  const probeDecl = findDeclarations(probeText).find((d) => d.start === target.decl.start);
+  if (!probeDecl) return 'Refused: the declaration is not found with its proof in parentheses.';
+  const { code } = standaloneSnippet(probeText, probeDecl, undefined, input.exclude);
+  const probe = (await input.check(code, input.signal)).verdict;
+  if (probe.status === exact.status && !probe.messages.some((m) => m.severity === 'error')) return null;
+  return `Refused: with the proof in parentheses Lean answers ${probe.status} (${probe.reason}), so part of it may be read as a command of its own rather than as proof.`;
 }

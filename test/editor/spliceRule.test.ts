@@ -63,8 +63,24 @@ function listedSorries(code: string): ReplSorry[] {
   return out;
 }
 
+/**
+ * Lean's parser on the one point the probe relies on (a stand-in: the real rule is Lean's `sepByIndent` and
+ * tactic parentheses): in a snippet whose proof stands in tactic parentheses (a line starting with `(`), a
+ * line starting with a command, here `some_new_command`, which no list of ours knows, ends the tactic block
+ * and Lean wants `)`. Outside parentheses Lean reads it as the next command and has nothing to say.
+ */
+function leanParse(code: string): Verdict | undefined {
+  if (!/^\s*\(/m.test(code) || !/^\s*some_new_command/m.test(code)) return undefined;
+  const line = code.split('\n').findIndex((l) => /^\s*some_new_command/.test(l)) + 1;
+  return {
+    ...verdict('lean_error'),
+    reason: "Lean reported an error: unexpected token 'some_new_command'; expected ')'",
+    messages: [{ severity: 'error', pos: { line, column: 2 }, endPos: null, data: "unexpected token; expected ')'" }],
+  };
+}
+
 /** TEST DOUBLE of the prove service: scripted tactics; `check` records its snippet, `valid` unless it names sorry. */
-function scripted(tactics: string, recheck?: (code: string) => Verdict) {
+function scripted(tactics: string, recheck?: (code: string) => Verdict | undefined) {
   const checked: string[] = [];
   const service: ProveService = {
     kind: 'in-process',
@@ -97,9 +113,10 @@ for (const { name, proof, at } of corpus) {
 
   for (const mode of ['theorem', 'goal'] as const) {
     const writer = mode === 'theorem' ? 'Accept' : 'goal mode';
-    if (at === 'leading') {
-      test(`${writer}: a command before the proof is refused, nothing is written (${name})`, async () => {
-        const { service } = scripted(proof);
+    if (at !== 'trailing') {
+      const what = at === 'leading' ? 'a command before the proof' : 'a command no list knows, at the tactic column';
+      test(`${writer}: ${what} is refused, nothing is written (${name})`, async () => {
+        const { service } = scripted(proof, leanParse);
         const result = await proveInEditor(
           { id: 'r', code: file, mode, position: { line: 5, character: 2 } },
           file,
@@ -127,10 +144,15 @@ for (const { name, proof, at } of corpus) {
       assert.deepEqual(commandTokens(after), commandTokens(file), after);
       assert.ok(!after.includes(carried(proof)), after);
       assert.equal(findDeclarations(after).length, 2);
-      // the last check was the declaration exactly as it will be written, in its place in the file
+      // the declaration exactly as it will be written was checked in its place in the file, and last the same
+      // snippet with the proof in tactic parentheses (Lean's word that it is one tactic block)
       const decl = findDeclarations(after)[0];
-      assert.equal(checked[checked.length - 1], standaloneSnippet(after, decl).code);
-      assert.ok(checked[checked.length - 1].includes(after.slice(decl.start, decl.end)));
+      const exact = standaloneSnippet(after, decl).code;
+      assert.equal(checked[checked.length - 2], exact);
+      assert.ok(exact.includes(after.slice(decl.start, decl.end)));
+      const probe = checked[checked.length - 1];
+      assert.match(probe, /\n {2}\(norm_num\n {2}\)/, probe);
+      assert.equal(probe.replace('(norm_num\n  )', 'norm_num'), exact);
     });
   }
 }
@@ -141,7 +163,7 @@ test('Prove All Sorries: every proof applied one after another, the file keeps i
   for (const { name, proof, at } of corpus) {
     if (!findDeclarations(text).some((d) => d.sorries.length > 0)) text = file; // all proved: a fresh file
     const decl = findDeclarations(text).find((d) => d.sorries.length > 0)!;
-    const { service } = scripted(proof);
+    const { service } = scripted(proof, leanParse);
     const result = await proveInEditor(
       { id: 'q', code: text, mode: 'theorem', position: { line: decl.startLine, character: 0 } },
       text,
@@ -149,7 +171,7 @@ test('Prove All Sorries: every proof applied one after another, the file keeps i
       noop,
       signal,
     );
-    if (at === 'leading') {
+    if (at !== 'trailing') {
       assert.equal(result.status, 'not_proved', name);
       assert.equal(result.edit, null, name);
       continue;
@@ -378,4 +400,70 @@ test('the declaration finder ends a declaration at every listed command, so a la
       assert.equal(statement.includes(command), command.startsWith('variable?'), statement);
     }
   }
+});
+
+test('the probe: the same snippet with the proof in tactic parentheses, later lines one column right; not for a term sorry or past termination_by', async () => {
+  const src = 'theorem t (a : ℕ) (h : a = 1) : a = 1 ∧ True := by\n  sorry\n';
+  const [decl] = findDeclarations(src);
+  const seen: string[] = [];
+  const check = async (code: string) => {
+    seen.push(code);
+    return { verdict: verdict('valid') };
+  };
+  const proof = '\n  constructor\n  · exact h\n  · trivial\n';
+  const out = await spliceVerifiedProof({ text: src, target: { kind: 'body', decl }, proof, check });
+  assert.equal(out.ok, true);
+  assert.equal(seen.length, 2);
+  assert.ok(seen[0].trimEnd().endsWith('by\n  constructor\n  · exact h\n  · trivial'), seen[0]);
+  assert.ok(seen[1].trimEnd().endsWith('by\n  (constructor\n   · exact h\n   · trivial\n  )'), seen[1]);
+
+  // a tactic-position sorry: the same, at the sorry's column
+  seen.length = 0;
+  const site = decl.sorries[0];
+  const goal = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'sorry', decl, site, listedBefore: 1 },
+    proof,
+    check,
+  });
+  assert.equal(goal.ok, true);
+  assert.ok(seen[1].trimEnd().endsWith('by\n  (constructor\n   · exact h\n   · trivial\n  )'), seen[1]);
+
+  // a term-position sorry is spliced as `(by …)` already: one check
+  seen.length = 0;
+  const termSrc = 'theorem u (a : ℕ) (h : a = 1) : a = 1 := sorry\n';
+  const [termDecl] = findDeclarations(termSrc);
+  const term = await spliceVerifiedProof({
+    text: termSrc,
+    target: { kind: 'sorry', decl: termDecl, site: termDecl.sorries[0], listedBefore: 1 },
+    proof: 'exact h',
+    check,
+  });
+  assert.equal(term.ok, true);
+  assert.equal(seen.length, 1);
+
+  // termination_by / decreasing_by / where stand outside the tactic block: no probe past them
+  seen.length = 0;
+  const rec = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'body', decl },
+    proof: '\n  exact aux h\nwhere\n  aux (k : a = 1) : a = 1 ∧ True := ⟨k, trivial⟩',
+    check,
+  });
+  assert.equal(rec.ok, true);
+  assert.equal(seen.length, 1);
+});
+
+test('the probe refuses when Lean answers otherwise with the proof in parentheses, and says why', async () => {
+  const src = 'theorem t : True := by\n  sorry\n';
+  const [decl] = findDeclarations(src);
+  let calls = 0;
+  const out = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'body', decl },
+    proof: '\n  trivial\n  some_new_command x',
+    check: async () => ({ verdict: calls++ === 0 ? verdict('valid') : verdict('lean_error') }),
+  });
+  assert.equal(out.ok, false);
+  assert.match(out.ok ? '' : out.problem, /in parentheses Lean answers lean_error.*command of its own/);
 });

@@ -139,12 +139,13 @@ export const knownOpen: readonly string[] = [];
  * before it (`leading`, inside the proof text). The editor must write only the target's body
  * (backend/editor/splice.ts `spliceVerifiedProof`): none of these commands may reach the user's file
  * (test/editor/spliceRule.test.ts, for Accept, goal mode and Prove All Sorries). A trailing command is cut
- * off and the proof before it is written; a leading one leaves no proof before it, so the answer is refused.
+ * off and the proof before it is written; a leading one leaves no proof before it, so the answer is refused;
+ * one no list knows at the tactic column is refused by Lean's parse of the proof in tactic parentheses.
  * The stand-in REPL does not model `include` or `instance`, so the structural rule is what refuses them.
  * The second group came from the independent audit: commands the first deny-list did not know (`variable?`
  * and the Mathlib/Batteries/core commands after it) and a command no list knows (the column rule).
  */
-export const spliceAttacks: { id: string; proof: string; at: 'trailing' | 'leading' }[] = [
+export const spliceAttacks: { id: string; proof: string; at: 'trailing' | 'leading' | 'tactic-column' }[] = [
   { id: 'variable+include', proof: '\n  norm_num\n\nvariable (h : False)\ninclude h\n', at: 'trailing' },
   { id: 'variable+include indented', proof: '\n  norm_num\n  variable (h : False)\n  include h\n', at: 'trailing' },
   { id: 'include mid-line', proof: ' norm_num\nvariable (h : False) include h', at: 'trailing' },
@@ -176,6 +177,11 @@ export const spliceAttacks: { id: string; proof: string; at: 'trailing' | 'leadi
   { id: 'scoped instance', proof: '\n  norm_num\nscoped instance : Fact False := ⟨sorry⟩\n', at: 'trailing' },
   { id: 'public section', proof: '\n  norm_num\npublic section\nvariable (h : False)\n', at: 'trailing' },
   { id: 'unknown command at column 0 (column rule)', proof: '\n  norm_num\nsome_new_command [h : Fact False]\n', at: 'trailing' },
+  // --- a command no list knows, standing where a tactic could (the tactic column or right of it): only Lean
+  // can tell, so the splice asks it with the proof in tactic parentheses, where such a command is a parse error
+  { id: 'unknown command at the tactic column (probe)', proof: '\n  norm_num\n  some_new_command [h : Fact False]\n', at: 'tactic-column' },
+  { id: 'unknown command right of the tactic column (probe)', proof: '\n  norm_num\n    some_new_command [h : Fact False]\n', at: 'tactic-column' },
+  { id: 'unknown command after a nested block (probe)', proof: '\n  have : True := by\n    trivial\n  some_new_command [h : Fact False]\n  norm_num\n', at: 'tactic-column' },
   // --- leading: a command before the proof
   { id: 'leading open', proof: '\nopen Real\n  norm_num\n', at: 'leading' },
   { id: 'leading set_option warn.sorry false in', proof: '\n  set_option warn.sorry false in\n  norm_num\n', at: 'leading' },
