@@ -91,6 +91,8 @@ const INDENTABLE_MODIFIERS = new Set([
   'partial',
   'unsafe',
   'nonrec',
+  'scoped',
+  'local',
 ]);
 /**
  * Every token that starts a command in Lean 4 with Mathlib: the one list the declaration finder and the
