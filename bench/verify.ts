@@ -20,8 +20,10 @@ import { scalingTable } from './verifyScale';
 
 /**
  * What Lean costs, from published figures (bench:verify's realistic and scaling parts):
- * - a check: 3.28 s, kimina-lean-server's README benchmark (1,000 proofs, reuse=true, M2 with 10 CPUs: the sum of
- *   per-snippet times 3282.29 s / 1,000; kimina-lean-server at fb2393d, README and its benchmark images);
+ * - a check: 3.28 s, kimina-lean-server's README benchmark (fb2393d, images/benchmark_results_reuse_true.png:
+ *   1,000 Goedel-LM/Lean-workbook-proofs, reuse=true, M2 with 10 CPUs, 60 s timeout): its "Total CPU Time"
+ *   3282.29 s, the sum of per-snippet wall times, / 1,000, 17 timeouts included. Lean Workbook, not miniF2F (no
+ *   kimina-lean-server figure is on miniF2F), so this is not a miniF2F check's time;
  * - `import Mathlib`: 15 s, kimina-lean-server's own test bound for a first `import Mathlib` plus a small def
  *   (< 15 s, tests/test_api.py) and mathlib4 issue #24020 (`lake env lean --run` with Mathlib: real 15.9 s).
  */
@@ -32,7 +34,7 @@ const LEAN_COST: LeanCost = {
   checkMs: Math.round(3_280 * leanScale),
   sources:
     leanScale === 1
-      ? 'kimina-lean-server README benchmark: 3.28 s per check; its test bound and mathlib4 #24020: 15 s per import'
+      ? 'kimina-lean-server README benchmark (fb2393d): 3.28 s per check, the mean over 1,000 Lean-workbook proofs (not miniF2F) with its 17 timeouts; its test bound and mathlib4 #24020: 15 s per import'
       : `Lean's figures scaled by ${leanScale}: NOT realistic`,
 };
 const parts = new Set((process.env.BENCH_PARTS ?? 'overhead,servers,realistic,scale').split(','));

@@ -12,37 +12,39 @@ import { attemptSummary } from './words';
 type LspPos = { line: number; character: number };
 
 function target(proposals: Proposals, mode: ProveMode, uri?: string, position?: LspPos) {
-  if (uri && position) {
-    const given = vscode.Uri.parse(uri);
-    return {
-      uri: Proposals.realUri(given) ?? given,
-      position: new vscode.Position(position.line, position.character),
-      mode,
-    };
-  }
+  const given =
+    uri && position
+      ? { uri: vscode.Uri.parse(uri), at: new vscode.Position(position.line, position.character) }
+      : undefined;
   const editor = vscode.window.activeTextEditor;
-  if (!editor) {
+  if (!given && !editor) {
     void vscode.window.showWarningMessage('Kimina: open a Lean file and put the cursor in a theorem first.');
     return undefined;
   }
-  const real = Proposals.realUri(editor.document.uri);
-  if (real) return { uri: real, position: realPosition(proposals, editor), mode };
-  if (editor.document.uri.scheme !== 'file' && editor.document.uri.scheme !== 'untitled') {
-    void vscode.window.showWarningMessage(
-      `Kimina: this editor shows ${editor.document.uri.scheme}: content, not a Lean file; prove from the file itself.`,
-    );
+  const { uri: shown, at } = given ?? { uri: editor!.document.uri, at: editor!.selection.active };
+  // A proposal's diff editor (the file with the proof applied): the real file, the cursor mapped back to it.
+  const real = Proposals.realUri(shown);
+  if (real) return { uri: real, position: realPosition(proposals, shown, at), mode };
+  if (shown.scheme !== 'file') {
+    void vscode.window.showWarningMessage(notAFile(shown.scheme));
     return undefined;
   }
-  return { uri: editor.document.uri, position: editor.selection.active, mode };
+  return { uri: shown, position: at, mode };
+}
+
+/** Why a proof cannot start from an editor that shows no file on disk (nothing is sent to the backend). */
+function notAFile(scheme: string): string {
+  return scheme === 'untitled'
+    ? 'Kimina: this editor is not saved to a file. Save it as a .lean file in your Lean project, then prove from it.'
+    : `Kimina: this editor shows ${scheme}: content, not a Lean file on disk; open the file itself and prove from there.`;
 }
 
 /**
- * The cursor of a proposal's diff editor (the file with one edit applied) as a position in the real file: lines
+ * A cursor in a proposal's diff editor (the file with one edit applied) as a position in the real file: lines
  * before the edit are the same, lines after it move by the edit's change in length, lines inside it map to its start.
  */
-function realPosition(proposals: Proposals, editor: vscode.TextEditor): vscode.Position {
-  const at = editor.selection.active;
-  const p = proposals.get(Proposals.idOf(editor.document.uri) ?? '');
+function realPosition(proposals: Proposals, shown: vscode.Uri, at: vscode.Position): vscode.Position {
+  const p = proposals.get(Proposals.idOf(shown) ?? '');
   if (!p) return at;
   const start = p.edit.range.start.line;
   const newEnd = start + p.edit.newText.split('\n').length - 1;
@@ -64,6 +66,10 @@ async function proveAllSorries(runner: ProofRunner, proposals: Proposals): Promi
     return;
   }
   const uri = Proposals.realUri(editor.document.uri) ?? editor.document.uri;
+  if (uri.scheme !== 'file') {
+    void vscode.window.showWarningMessage(notAFile(uri.scheme));
+    return;
+  }
   const tried = new Set<string>();
   let proved = 0;
   const source = new vscode.CancellationTokenSource();

@@ -7,7 +7,7 @@ import './proofView.css';
 import type { BudgetPreset, FromView, ToView } from './proofViewMessages';
 import {
   emptyState,
-  fileLineMapper,
+  candidateLines,
   formatLabel,
   messagesByLine,
   errorGoalHeading,
@@ -254,7 +254,7 @@ function syncParts(td: TurnDom, parts: TextPart[]): void {
 function candidate(t: TurnView, s: ViewState): HTMLElement | null {
   const a = t.attempt;
   if (!a?.code) return null;
-  const lineOf = fileLineMapper(a.code, s.mode !== 'goal' ? s.target : undefined);
+  const { lineOf, context: inContext } = candidateLines(a.code, s.mode, s.target);
   const byLine = messagesByLine(a);
   const pre = el('pre', { class: 'candidate' });
   let context = 0;
@@ -263,7 +263,7 @@ function candidate(t: TurnView, s: ViewState): HTMLElement | null {
     const here = byLine.get(i + 1) ?? [];
     // The file's header and earlier declarations the candidate carries: folded into one line, unless Lean
     // complained about one of them.
-    if (fileLine === undefined && here.length === 0) {
+    if (inContext(i + 1) && here.length === 0) {
       context++;
       return;
     }
@@ -317,8 +317,8 @@ function drawBody(td: TurnDom, t: TurnView, s: ViewState): void {
     if (same) return;
     td.drawn = drawnFrom;
     td.answer = null;
-    const lineOf = fileLineMapper(a.code ?? '', s.mode !== 'goal' ? s.target : undefined);
-    const v = verdictLabel(a, t, lineOf);
+    const { lineOf, context } = candidateLines(a.code ?? '', s.mode, s.target);
+    const v = verdictLabel(a, t, lineOf, context);
     const parts: HTMLElement[] = [];
     const format = formatLabel(a);
     if (format) parts.push(el('div', { class: `format ${a.verdict ? 'note' : 'bad'}` }, format));

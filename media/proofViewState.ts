@@ -219,6 +219,30 @@ export function fileLineMapper(
 }
 
 /**
+ * How the candidate's lines are numbered in the view. Theorem and repair mode: the file's numbers
+ * (fileLineMapper); the lines before the declaration are the file's context. Goal mode: the candidate is the
+ * file's header followed by a lemma stating the goal (`<name>_goal`, backend/editor/editorProve.ts), which
+ * stands nowhere in the file: the header is context and the lemma's lines have no number.
+ */
+export function candidateLines(
+  code: string,
+  mode: ViewState['mode'],
+  target: ViewState['target'] | undefined,
+): { lineOf: (candidateLine: number) => number | undefined; context: (candidateLine: number) => boolean } {
+  if (mode !== 'goal') {
+    const lineOf = fileLineMapper(code, target);
+    return { lineOf, context: (l) => lineOf(l) === undefined };
+  }
+  const lines = code.split('\n');
+  const lemma = /^\s*(?:theorem|lemma)\s+\S+_goal(?=[\s(:[{]|$)/u;
+  let at = -1;
+  lines.forEach((l, i) => {
+    if (lemma.test(l)) at = i;
+  });
+  return { lineOf: () => undefined, context: (l) => l - 1 < at };
+}
+
+/**
  * The verdict in Lean users' words (double check mark for a clean proof). `stopped` is true for a turn
  * stopped before Lean judged it (shown neutral, not as a failure). `lineOf` maps the candidate's lines to the
  * file's (fileLineMapper).
@@ -227,6 +251,7 @@ export function verdictLabel(
   a: Attempt,
   turn: { stopped?: TurnView['stopped'] } = {},
   lineOf: (candidateLine: number) => number | undefined = (l) => l,
+  context: (candidateLine: number) => boolean = (l) => lineOf(l) === undefined,
 ): { text: string; ok: boolean; stopped?: boolean } {
   if (!a.verdict) {
     const stopped = stoppedLabel({ stopped: turn.stopped, attempt: a });
@@ -244,7 +269,12 @@ export function verdictLabel(
     const first = v.messages.find((m) => m.severity === 'error');
     if (first) {
       const line = lineOf(first.pos.line);
-      const where = line === undefined ? "in the file's context" : `at line ${line}`;
+      const where =
+        line !== undefined
+          ? `at line ${line}`
+          : context(first.pos.line)
+            ? "in the file's context"
+            : "in the goal's lemma";
       return { text: `✘ Lean error ${where}: ${first.data.split('\n')[0]}`, ok: false };
     }
   }
@@ -397,8 +427,8 @@ export function viewTexts(s: ViewState, now = Date.now()): string[] {
     if (t.attempt) {
       const f = formatLabel(t.attempt);
       if (f) out.push(f);
-      const lineOf = fileLineMapper(t.attempt.code ?? '', s.mode !== 'goal' ? s.target : undefined);
-      out.push(verdictLabel(t.attempt, t, lineOf).text);
+      const { lineOf, context } = candidateLines(t.attempt.code ?? '', s.mode, s.target);
+      out.push(verdictLabel(t.attempt, t, lineOf, context).text);
       if (t.attempt.errorGoal) out.push(errorGoalHeading(lineOf(t.attempt.errorGoal.line)));
     } else {
       const stopped = stoppedLabel(t);

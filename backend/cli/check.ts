@@ -7,15 +7,20 @@ import { openApp } from '../app/app';
 import { readSettings } from '../settings/settings';
 import type { VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
-import { parseVerdictMode, verdictInMode, verdictModeRules, type VerdictMode } from '../lean/verdictModes';
+import {
+  parseVerdictMode,
+  verdictInMode,
+  verdictModeChoice,
+  verdictModeHelp,
+  verdictModeRules,
+  type VerdictMode,
+} from '../lean/verdictModes';
 
-const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide] [--verdict strict|recipe]
+const help = `usage: kimina check FILE... [--json] [--timeout SECONDS] [--project DIR] [--allow-native-decide] [--verdict ${verdictModeChoice()}]
 
 Checks each Lean file with the verifier and prints one verdict per declaration
 (valid | sorry | lean_error | rejected | timeout_error | repl_error | server_error).
---verdict strict (default): no sorry in any form, audited axioms, no native_decide.
---verdict recipe: kimina-client's rule, with which the published Kimina-Prover-RL figures were counted
-  (no error message, no sorry the REPL lists; nothing audited).
+${verdictModeHelp()}
 Exits 1 if a file's verdict or any declaration's is not valid, 2 on usage errors.`;
 
 interface FileReport {

@@ -26,8 +26,18 @@ import { describeCheck, fetchMiniF2F } from '../eval/fetch';
 import { benchmarkName, leanVersionOf } from '../eval/comparable';
 import { MINIF2F_TEST_REPO, defaultMinif2fTestPath, fetchMinif2fTest } from '../eval/recipeBenchmark';
 import { BUILTIN_MINIF2F, resolveBenchmarkArg } from '../eval/builtin';
-import { parseVerdictMode } from '../lean/verdictModes';
+import {
+  DEFAULT_VERDICT_MODE,
+  parseVerdictMode,
+  VERDICT_MODES,
+  verdictModeChoice,
+  verdictModeRules,
+} from '../lean/verdictModes';
+import { otherModes } from '../eval/modes';
 import { proveAttempter } from '../eval/proveAttempt';
+
+/** The modes the published Kimina-Prover-RL table's rule is (one today). */
+const publishedModes = () => VERDICT_MODES.filter((m) => verdictModeRules[m].publishedRule).join('|');
 
 const USAGE = `usage:
   kimina eval run BENCHMARK --model NAME [options]   evaluate (BENCHMARK: a folder of .lean files or a .jsonl,
@@ -42,15 +52,15 @@ const USAGE = `usage:
   kimina eval fetch minif2f [--dest DIR]             the Lean 4 miniF2F files instead (newer Lean, no informal statements)
 
 run options:
-  --engine openai|onnx   engine (default $KIMINA_ENGINE, else openai)   --base-url URL  OpenAI server root
+  --engine ${engineKinds.join('|')}   engine (default $KIMINA_ENGINE, else openai)   --base-url URL  OpenAI server root
                          (default $KIMINA_OPENAI_BASE_URL or http://127.0.0.1:8000/v1)
   --samples N            samples per problem (default 32)     --fix-turns 0|1 error-fix turns (default 1)
   --split test|valid     keep one split                       --limit N       first N problems
   --problems a,b,c       only these problem ids               --run NAME      run name (default from model/benchmark)
   --parallel N           samples proved at once (default: the verifier's capacity, at most 64)
   --temperature T (1.0)  --top-p P (0.95)  --max-tokens N (24576)  --lean-timeout S (60)  --seed N
-  --verdict strict|recipe  which verdict the headline uses (default strict; recipe = kimina-client's rule, as the
-                         published table); both are measured and reported
+  --verdict ${verdictModeChoice()}  which verdict the headline uses (default ${DEFAULT_VERDICT_MODE}; ${publishedModes()} = the published
+                         table's rule); every mode is measured and reported
   --goals                goal states (infotree) in the fix-turn feedback (the recipe had none; off by default)
   --out DIR              report folder (default kimina-eval/RUN)   --db PATH  store (default ~/.kimina/kimina.db)
   --keep-responses       store whole answers (large)
@@ -104,18 +114,23 @@ function defaultRunName(
     .join('-');
 }
 
-function headline(report: EvalReport): string[] {
+/** The summary `kimina eval run` and `report` print: the default mode's figures, then one line per other mode. */
+export function headline(report: EvalReport): string[] {
   const m = report.metrics;
   const n = m.samples;
   const at = (c: { k: number; value: number }[] | null) => c?.find((x) => x.k === n)?.value ?? null;
   const lines = [`${report.run.name}: ${m.problems} problems, pass@${n} ${pct(at(m.passAtK))}`];
   if (m.passAtKWithFix) lines[0] += `, with one error-fix turn ${pct(at(m.passAtKWithFix))}`;
   if (m.passAtK.length) lines[0] += ` (pass@1 ${pct(m.passAtK[0].value)})`;
-  lines[0] += ' under the strict verdict';
-  if (m.recipe)
+  lines[0] += ` under the ${verdictModeRules[DEFAULT_VERDICT_MODE].name}`;
+  for (const mode of otherModes()) {
+    const f = m.modes?.[mode];
+    if (!f) continue;
+    const rule = verdictModeRules[mode];
     lines.push(
-      `recipe rule (kimina-client): pass@${n} ${pct(at(m.recipe.passAtK))}${m.recipe.passAtKWithFix ? `, with the fix turn ${pct(at(m.recipe.passAtKWithFix))}` : ''}; ${report.recipeOnly?.length ?? 0} answers only it accepts`,
+      `${rule.name} (${rule.by}): pass@${n} ${pct(at(f.passAtK))}${f.passAtKWithFix ? `, with the fix turn ${pct(at(f.passAtKWithFix))}` : ''}; ${report.onlyAcceptedBy?.[mode]?.length ?? 0} answers only it accepts`,
     );
+  }
   if (report.comparability)
     lines.push(
       `comparable to the published table: ${report.comparability.comparable ? 'yes' : 'no'} (${report.comparability.why})`,
@@ -304,7 +319,7 @@ async function fetchCommand(p: Parsed): Promise<number> {
     console.log(
       `Published figures were checked on kimina-lean-server 2.0.0's Lean (v4.15.0); check with that Lean for a comparable figure.`,
     );
-    console.log(`evaluate with: kimina eval run ${r.path} --model NAME --verdict recipe`);
+    console.log(`evaluate with: kimina eval run ${r.path} --model NAME --verdict ${publishedModes()}`);
     return 0;
   }
   if (what !== 'minif2f')

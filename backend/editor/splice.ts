@@ -2,6 +2,8 @@
 // or one `sorry` replaced by the proof of its goal, indented so that Lean parses it in place.
 import { type ProofEdit, type Verdict, replPosToLsp } from '../protocol';
 import { type Token, type Trivia, lexLean, lexLeanFull, tokenSpans } from '../lean/lexer';
+import { COMMAND_KEYWORDS, commandStem, isCommandWord } from '../lean/declarations';
+import { components, plain } from '../lean/auditPlan';
 import { type Declaration, type SorrySite, findDeclarations, positionAt, standaloneSnippet } from './leanSource';
 import type { CheckAnswer } from './service';
 
@@ -76,112 +78,88 @@ export function applyEdit(
 // ---- The splice rule: what enters the user's file is the target declaration's body, and nothing else ----
 
 /**
- * Tokens that start a command of their own in Lean 4 (core and Mathlib), wherever they stand: a tactic block
- * ends before them and Lean reads them as the next command. `termination_by`, `decreasing_by` and `where`
- * belong to the declaration and are not here. `open`/`set_option` are allowed only as `… in` prefixes of a
- * tactic or term that follows inside the proof.
+ * Tokens that start a command of their own in Lean 4 (core, Batteries, Mathlib), wherever they stand: a
+ * tactic block ends before them (indented or not) and Lean reads them as the next command. The one list
+ * lives with the declaration finder (backend/lean/declarations.ts, with its sources); `isCommandWord` also
+ * takes `foo?`/`foo!` variants and the shapes libraries keep adding. `termination_by`, `decreasing_by`
+ * and `where` belong to the declaration and are not commands.
  */
-export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
-  'import',
-  'open',
-  'set_option',
-  'namespace',
-  'section',
-  'end',
-  'variable',
-  'universe',
-  'include',
-  'omit',
-  'attribute',
-  'export',
-  'mutual',
-  'macro',
-  'macro_rules',
-  'syntax',
-  'elab',
-  'elab_rules',
-  'declare_syntax_cat',
-  'notation',
-  'notation3',
-  'infix',
-  'infixl',
-  'infixr',
-  'prefix',
-  'postfix',
-  'initialize',
-  'builtin_initialize',
-  'run_cmd',
-  'run_elab',
-  'run_meta',
-  'theorem',
-  'lemma',
-  'def',
-  'example',
-  'abbrev',
-  'instance',
-  'structure',
-  'inductive',
-  'coinductive',
-  'class',
-  'axiom',
-  'opaque',
-  'private',
-  'protected',
-  'noncomputable',
-  'partial',
-  'unsafe',
-  'nonrec',
-  'scoped',
-  'local',
-  'deriving',
-  'add_decl_doc',
-  'register_simp_attr',
-  'irreducible_def',
-  'alias',
-  'assert_not_exists',
-  'suppress_compilation',
-  'unseal',
-  'seal',
-  'library_note',
-  'compile_inductive',
-  'unif_hint',
-]);
+export { COMMAND_KEYWORDS };
 
-/** Tokens that leave a hole a verdict must not hide: spliced text never holds them. */
+/** Hole names a verdict must not hide, compared after `holeStem`: spliced text never holds them. */
 export const HOLE_TOKENS: ReadonlySet<string> = new Set(['sorry', 'admit', 'sorryAx', 'stop']);
 
-/** Whether the token at `k` opens a command: a command keyword, a `#command`, or an attribute `@[`, but not an `open … in` / `set_option … in` prefix followed by more proof. */
+/**
+ * The name an identifier ends in, as Lean resolves it for a hole: `«»` quoting dropped from every
+ * component, `_root_.` and any namespace path dropped (`_root_.sorryAx`, `«sorryAx»`, `Foo.«sorryAx»` are
+ * all `sorryAx`), trailing `?`/`!` dropped.
+ */
+export function holeStem(text: string): string {
+  const parts = components(text).map(plain);
+  return commandStem(parts[parts.length - 1] ?? text);
+}
+
+/** Whether the token at `k` opens a command: a command word, a `#command`, or an attribute `@[`, but not an `open … in` / `set_option … in` prefix followed by more proof. */
 function opensCommand(tokens: Token[], k: number, limit = tokens.length): boolean {
   const t = tokens[k];
   if (t.kind === 'command') return true;
   if (t.kind === 'symbol') return t.text === '@[';
-  if (t.kind !== 'ident' || !COMMAND_KEYWORDS.has(t.text)) return false;
-  if (t.text !== 'open' && t.text !== 'set_option') return true;
+  if (t.kind !== 'ident' || !isCommandWord(t.text)) return false;
+  const prev = tokens[k - 1];
+  if (t.text === 'scoped' && prev?.kind === 'ident' && prev.text === 'open') return false; // judged at its `open`
+  if (t.text !== 'open' && t.text !== 'set_option' && t.text !== 'count_heartbeats') return true;
   for (let j = k + 1; j < limit; j++) {
     const u = tokens[j];
     if (u.line !== t.line) return true;
     if (u.kind === 'ident' && u.text === 'in') return !(j + 1 < limit && !opensCommand(tokens, j + 1, limit));
-    if (u.kind === 'command' || (u.kind === 'ident' && COMMAND_KEYWORDS.has(u.text))) return true;
+    if (u.kind === 'ident' && u.text === 'scoped' && j === k + 1 && t.text === 'open') continue; // `open scoped X in`
+    if (u.kind === 'command' || (u.kind === 'ident' && isCommandWord(u.text))) return true;
   }
   return true;
 }
 
+/** Words that may stand at or left of the declaration's column and still belong to it. */
+const DECLARATION_CONTINUATIONS: ReadonlySet<string> = new Set([
+  'termination_by',
+  'termination_by?',
+  'decreasing_by',
+  'partial_fixpoint',
+  'inductive_fixpoint',
+  'coinductive_fixpoint',
+  'where',
+  '|',
+]);
+const OPENING = new Set(['(', '[', '{', '⟨', '⦃', '⟦', '‹', '@[']);
+const CLOSING = new Set([')', ']', '}', '⟩', '⦄', '⟧', '›']);
+
 /**
- * The model's proof text (what follows the statement's `:= by`) cut to the target declaration's body: it
+ * The model's proof text (what follows the statement's `:= by`) cut to the target declaration's body. It
  * ends before the first token that opens another command (`variable`, `include`, `instance`, `open`,
- * `namespace`, `set_option`, `notation`, a declaration, `@[…]`, `#eval`, …) and at the end of the last
- * code before it (so no trailing comment or doc comment goes along). `cut` is what was left out.
+ * `namespace`, `set_option`, `notation`, a declaration, `@[…]`, `#eval`, any listed command or variant of
+ * one), and, failing closed for commands no list knows, before the first line after the `by` line that
+ * starts at or left of the declaration's own column (`declColumn`: 0 in the checked snippet, where the
+ * statement starts a line) outside brackets, unless it continues the declaration (`termination_by`,
+ * `decreasing_by`, `where`, a `|` alternative): Lean's tactic block has ended there, so whatever follows
+ * is the next command. The body stops at the end of the last code before the cut (no trailing comment or
+ * doc comment goes along). `cut` is what was left out.
  */
-export function cutToBody(proof: string): { body: string; cut: string | null } {
+export function cutToBody(proof: string, declColumn = 0): { body: string; cut: string | null } {
   const trivia: Trivia[] = [];
   const tokens = lexLean(proof, trivia);
   const offsets = tokenSpans(proof, tokens);
   let end = proof.length;
+  let depth = 0;
   for (let k = 0; k < tokens.length; k++) {
-    if (opensCommand(tokens, k)) {
+    const t = tokens[k];
+    const firstOnLine = t.line > 1 && (k === 0 || tokens[k - 1].endLine < t.line);
+    const leftOfDeclaration =
+      firstOnLine && depth === 0 && t.column <= declColumn && !DECLARATION_CONTINUATIONS.has(t.text);
+    if (opensCommand(tokens, k) || leftOfDeclaration) {
       end = offsets[k].start;
       break;
     }
+    if (t.kind === 'symbol' && OPENING.has(t.text)) depth++;
+    else if (t.kind === 'symbol' && CLOSING.has(t.text)) depth = Math.max(0, depth - 1);
   }
   let codeEnd = 0;
   for (let k = 0; k < tokens.length && offsets[k].start < end; k++) codeEnd = Math.max(codeEnd, offsets[k].end);
@@ -189,6 +167,26 @@ export function cutToBody(proof: string): { body: string; cut: string | null } {
     if ((t.kind === 'string' || t.kind === 'char') && t.end <= end) codeEnd = Math.max(codeEnd, t.end);
   const cut = proof.slice(codeEnd);
   return { body: proof.slice(0, codeEnd), cut: cut.trim() === '' ? null : cut };
+}
+
+/**
+ * Why the token at `k` may not stand in spliced text, or null: a hole (`sorry`, `admit`, `stop`, `sorryAx`
+ * in any spelling), a search tactic ending in `?` (Lean's `apply?`/`exact?` close what they cannot prove
+ * with a hidden sorry, which no listed sorry accounts for), or `set_option warn.sorry` (it only hides sorry
+ * warnings; a proof never needs it).
+ */
+function forbiddenToken(tokens: Token[], k: number): string | null {
+  const t = tokens[k];
+  if (t.kind !== 'ident') return null;
+  if (HOLE_TOKENS.has(holeStem(t.text))) return `the proof holds '${t.text}' (line ${t.line})`;
+  const prev = tokens[k - 1];
+  const fieldAccess = prev?.kind === 'symbol' && prev.text === '.';
+  if (t.text.endsWith('?') && !t.text.includes('.') && !fieldAccess)
+    return `the proof holds '${t.text}' (line ${t.line}): a search tactic ending in '?' can close a goal it cannot prove with a hidden sorry (Lean's apply? admits what it leaves open), which no listed sorry accounts for`;
+  const next = tokens[k + 1];
+  if (t.text === 'set_option' && next?.kind === 'ident' && /^warn\./u.test(next.text))
+    return `the proof sets '${next.text}' (line ${t.line}): it only hides warnings such as 'declaration uses sorry', which a proof never needs`;
+  return null;
 }
 
 /**
@@ -225,7 +223,8 @@ export function spliceProblem(oldText: string, from: number, to: number, newText
     if (newAt[k].start < from || newAt[k].end > insertedEnd) return 'the proof is glued to the text around it';
     if (opensCommand(newTokens, k, insideNew[insideNew.length - 1] + 1))
       return `the proof holds a command of its own ('${t.text}' at line ${t.line})`;
-    if (t.kind === 'ident' && HOLE_TOKENS.has(t.text)) return `the proof holds '${t.text}' (line ${t.line})`;
+    const forbidden = forbiddenToken(newTokens, k);
+    if (forbidden) return forbidden;
   }
   return null;
 }
@@ -266,6 +265,13 @@ const SYNTAX_COMMANDS = new Set([
   'infixr',
   'prefix',
   'postfix',
+  'binder_predicate',
+  'declare_syntax_cat',
+  'declare_simp_like_tactic',
+  'run_cmd',
+  'run_elab',
+  'run_meta',
+  'initialize',
 ]);
 
 /**
@@ -308,7 +314,7 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
     return refuse('Refused: the declaration is not found in the file with the proof spliced in.');
   const others = target.kind === 'sorry' ? target.listedBefore - 1 : 0;
   if (others > 0) {
-    const defined = lexLean(text).find((t) => t.kind === 'ident' && SYNTAX_COMMANDS.has(t.text));
+    const defined = lexLean(text).find((t) => t.kind === 'ident' && SYNTAX_COMMANDS.has(commandStem(t.text)));
     if (defined)
       return refuse(
         `Refused: the file defines its own syntax ('${defined.text}' at line ${defined.line}), so a word of the proof could stand for 'sorry' beside the other sorries of ${target.decl.name}; prove those first or prove the whole declaration.`,
@@ -320,25 +326,72 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
   if (others === 0) {
     if (recheck.status !== 'valid')
       return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
-    return { ok: true, ...spliced, recheck, cut };
+  } else {
+    if (recheck.status !== 'sorry' || recheck.messages.some((m) => m.severity === 'error'))
+      return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
+    // the sorries Lean lists must be exactly the declaration's other sorries, where they stand now
+    const want = newDecl.sorries.map((s) => positionAt(code, declOffset + s.offset - newDecl.start));
+    const listed = recheck.sorries;
+    const matches =
+      listed.length === others &&
+      want.length === others &&
+      listed.every((s) => {
+        if (!s.pos) return false;
+        const p = replPosToLsp(code, s.pos);
+        return want.some((w) => w.line === p.line && w.character === p.character);
+      });
+    if (!matches)
+      return refuse(
+        `Lean's sorries after the splice (${listed.length}) are not exactly the other ${others} sorries of ${target.decl.name}: the proof may hide one.`,
+        recheck,
+      );
   }
-  if (recheck.status !== 'sorry' || recheck.messages.some((m) => m.severity === 'error'))
-    return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
-  // the sorries Lean lists must be exactly the declaration's other sorries, where they stand now
-  const want = newDecl.sorries.map((s) => positionAt(code, declOffset + s.offset - newDecl.start));
-  const listed = recheck.sorries;
-  const matches =
-    listed.length === others &&
-    want.length === others &&
-    listed.every((s) => {
-      if (!s.pos) return false;
-      const p = replPosToLsp(code, s.pos);
-      return want.some((w) => w.line === p.line && w.character === p.character);
-    });
-  if (!matches)
-    return refuse(
-      `Lean's sorries after the splice (${listed.length}) are not exactly the other ${others} sorries of ${target.decl.name}: the proof may hide one.`,
-      recheck,
-    );
+  const probed = await oneBlockProbe(input, body, spliced.newText, from, recheck);
+  if (probed) return refuse(probed, recheck);
   return { ok: true, ...spliced, recheck, cut };
+}
+
+/** Words that end a proof's tactic block but belong to the declaration: the probe cannot wrap past them. */
+const AFTER_BLOCK =
+  /^(termination_by\??|decreasing_by|partial_fixpoint|inductive_fixpoint|coinductive_fixpoint|where)(?![\p{L}\p{N}_'!?])/u;
+
+/**
+ * Lean's own word that the spliced proof is one tactic block, for commands no list knows: the same snippet
+ * with the proof in tactic parentheses `(…)` (same tactics, same goals; every line after the first moved one
+ * column right, as the `(` moves the first). A command anywhere in the proof ends the tactic block there, and
+ * inside parentheses Lean then wants `)`: a parse error. Not needed for a term-position sorry (its `(by …)`
+ * is already parenthesised) and not possible past `termination_by`/`decreasing_by`/`where` (outside the block).
+ * Null when the probe passes or does not apply, else why the splice is refused.
+ */
+async function oneBlockProbe(
+  input: SpliceInput,
+  body: string,
+  newText: string,
+  from: number,
+  exact: Verdict,
+): Promise<string | null> {
+  const { target } = input;
+  const lines = dedent(body);
+  if (target.kind === 'sorry' && target.site.position !== 'tactic') return null;
+  if (lines.slice(1).some((l) => AFTER_BLOCK.test(l))) return null;
+  const shifted = (pad: string) =>
+    [lines[0], ...lines.slice(1).map((l) => (l === '' ? '' : pad + ' ' + l))].join('\n') + '\n' + pad + ')';
+  let wrapped: string, insertedLength: number;
+  if (target.kind === 'body') {
+    const pad = ' '.repeat(target.decl.indent + 2);
+    wrapped = ' by\n' + pad + '(' + shifted(pad);
+    insertedLength = (' by\n' + indentLines(lines, pad, true)).length;
+  } else {
+    const lineStart = target.site.offset - target.site.character;
+    const pad = ' '.repeat(Array.from(input.text.slice(lineStart, target.site.offset)).length);
+    wrapped = '(' + shifted(pad);
+    insertedLength = indentLines(lines, pad, false).length;
+  }
+  const probeText = newText.slice(0, from) + wrapped + newText.slice(from + insertedLength);
+  const probeDecl = findDeclarations(probeText).find((d) => d.start === target.decl.start);
+  if (!probeDecl) return 'Refused: the declaration is not found with its proof in parentheses.';
+  const { code } = standaloneSnippet(probeText, probeDecl, undefined, input.exclude);
+  const probe = (await input.check(code, input.signal)).verdict;
+  if (probe.status === exact.status && !probe.messages.some((m) => m.severity === 'error')) return null;
+  return `Refused: with the proof in parentheses Lean answers ${probe.status} (${probe.reason}), so part of it may be read as a command of its own rather than as proof.`;
 }

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Comparability, EvalConfig } from '../protocol';
-import { verdictModeRules } from '../lean/verdictModes';
+import { DEFAULT_VERDICT_MODE, VERDICT_MODES, verdictModeRules } from '../lean/verdictModes';
 import { MINIF2F_TEST_REPO, MINIF2F_TEST_ROWS, PUBLISHED_LEAN } from './recipeBenchmark';
 import { BUILTIN_MINIF2F_NAME, BUILTIN_MINIF2F_NOT_PUBLISHED, isBuiltinMinif2f } from './builtin';
 
@@ -42,9 +42,10 @@ export function comparability(config: EvalConfig, problems: number): Comparabili
   else if (problems !== MINIF2F_TEST_ROWS) why.push(`${problems} of the ${MINIF2F_TEST_ROWS} problems were measured`);
   if (config.samples < PUBLISHED_SAMPLES)
     why.push(`${config.samples} samples per problem; the table is pass@${PUBLISHED_SAMPLES}`);
-  if (!verdictModeRules[config.verdictMode ?? 'strict'].publishedRule)
+  const mode = config.verdictMode ?? DEFAULT_VERDICT_MODE;
+  if (!verdictModeRules[mode].publishedRule)
     why.push(
-      "the headline uses the strict verdict; the table counted with kimina-client's rule (--verdict recipe; both figures are in this report)",
+      `the headline uses the ${verdictModeRules[mode].name}; the table counted with kimina-client's rule (--verdict ${VERDICT_MODES.filter((m) => verdictModeRules[m].publishedRule).join('|')}; every mode's figures are in this report)`,
     );
   if (!config.lean)
     why.push(`the Lean version is unknown; the table used kimina-lean-server 2.0.0's Lean ${PUBLISHED_LEAN}`);

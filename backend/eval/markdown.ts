@@ -1,8 +1,9 @@
 // The Markdown report: the headline table in the style of the Kimina-Prover-RL release
 // (model | pass@N | pass@N + 1 error-fix turn), then the curves, sources, errors and speed.
-import type { EvalComparison, EvalReport, KValue } from '../protocol';
+import type { EvalComparison, EvalReport, KValue, VerdictMode } from '../protocol';
 import { benchmarkName } from './comparable';
-import { verdictModeRules } from '../lean/verdictModes';
+import { DEFAULT_VERDICT_MODE, verdictModeRules } from '../lean/verdictModes';
+import { modesHeadlineFirst, otherModes } from './modes';
 
 export const pct = (x: number | null | undefined): string =>
   x === null || x === undefined ? '—' : `${(100 * x).toFixed(2)} %`;
@@ -45,7 +46,7 @@ export function reportMarkdown(report: EvalReport): string {
   const fix = c.fixTurns > 0;
   const out: string[] = [];
   out.push(`# Evaluation \`${run.name}\``, '');
-  const mode = c.verdictMode ?? 'strict';
+  const mode = c.verdictMode ?? DEFAULT_VERDICT_MODE;
   out.push(
     `- Benchmark: **${c.benchmarkName ?? benchmarkName(c.benchmark)}** (\`${c.benchmark}\`)${c.split ? `, split ${c.split}` : ''}: ${m.problems} problems measured, ${run.complete} of ${run.problems} complete`,
   );
@@ -70,41 +71,38 @@ export function reportMarkdown(report: EvalReport): string {
 
   out.push('## Results', '');
   const head = ['Model', 'Verdict', `pass@${n}`, ...(fix ? [`pass@${n} + 1 error-fix turn`] : [])];
-  const rowsByMode: Record<string, string[]> = {
-    strict: [
-      `\`${c.model}\``,
-      `strict${mode === 'strict' ? ' (headline)' : ''}`,
-      pct(at(m.passAtK, n)),
-      ...(fix ? [pct(at(m.passAtKWithFix, n))] : []),
-    ],
-  };
-  if (m.recipe)
-    rowsByMode.recipe = [
-      `\`${c.model}\``,
-      `recipe${mode === 'recipe' ? ' (headline)' : ''}`,
-      pct(at(m.recipe.passAtK, n)),
-      ...(fix ? [pct(at(m.recipe.passAtKWithFix, n))] : []),
-    ];
+  // One row per mode the run was judged by, the headline's first; the default mode's figures are the top-level ones.
+  const figures = (k: VerdictMode) =>
+    k === DEFAULT_VERDICT_MODE ? { passAtK: m.passAtK, passAtKWithFix: m.passAtKWithFix } : m.modes?.[k];
   out.push(
     table(
       head,
-      (mode === 'recipe' ? ['recipe', 'strict'] : ['strict', 'recipe'])
-        .filter((k) => rowsByMode[k])
-        .map((k) => rowsByMode[k]),
+      modesHeadlineFirst(mode)
+        .filter((k) => figures(k))
+        .map((k) => [
+          `\`${c.model}\``,
+          `${k}${k === mode ? ' (headline)' : ''}`,
+          pct(at(figures(k)!.passAtK, n)),
+          ...(fix ? [pct(at(figures(k)!.passAtKWithFix, n))] : []),
+        ]),
     ),
   );
   out.push('');
-  if (m.recipe) {
-    const only = report.recipeOnly ?? [];
+  const base = verdictModeRules[DEFAULT_VERDICT_MODE];
+  for (const other of otherModes()) {
+    const figs = m.modes?.[other];
+    if (!figs) continue;
+    const rule = verdictModeRules[other];
+    const only = report.onlyAcceptedBy?.[other] ?? [];
     out.push(
-      `The recipe rule (kimina-client: no Lean error, no entry in \`sorries\`) accepts ${only.length} answer${only.length === 1 ? '' : 's'} the strict verdict refuses${m.recipe.unknown ? `; ${m.recipe.unknown} answers never reached Lean (refused by our filter) and count as not valid under both` : ''}.`,
+      `The ${rule.name} (${rule.by}: ${rule.criteria}) accepts ${only.length} answer${only.length === 1 ? '' : 's'} the ${base.name} refuses${figs.unknown ? `; ${figs.unknown} answers never reached Lean (refused by our filter) and count as not valid under both` : ''}.`,
       '',
     );
     if (only.length) {
-      out.push('<details><summary>Answers only the recipe rule accepts</summary>', '');
+      out.push(`<details><summary>Answers only the ${rule.name} accepts</summary>`, '');
       out.push(
         table(
-          ['Problem', 'Sample', 'Turn', 'Why the strict verdict refused it'],
+          ['Problem', 'Sample', 'Turn', `Why the ${base.name} refused it`],
           only.map((o) => [
             `\`${o.problem}\``,
             String(o.sample),
@@ -222,7 +220,7 @@ export function comparisonMarkdown(cmp: EvalComparison): string {
   out.push(`# Comparison: ${cmp.a.name} vs ${cmp.b.name}`, '');
   out.push(`- A: ${a}, ${cmp.a.config.samples} samples; B: ${b}, ${cmp.b.config.samples} samples`);
   const setup = (c: EvalComparison['a']['config']) =>
-    `${c.benchmarkName ?? benchmarkName(c.benchmark)}, Lean ${c.lean ?? 'unknown'}, verdict ${c.verdictMode ?? 'strict'}`;
+    `${c.benchmarkName ?? benchmarkName(c.benchmark)}, Lean ${c.lean ?? 'unknown'}, verdict ${c.verdictMode ?? DEFAULT_VERDICT_MODE}`;
   out.push(`- A on ${setup(cmp.a.config)}; B on ${setup(cmp.b.config)}`);
   out.push(`- ${cmp.common} problems measured by both; k up to ${cmp.k}`, '');
   out.push(

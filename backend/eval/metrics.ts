@@ -1,6 +1,16 @@
 // Turns a run's stored attempts into its metrics and per-problem outcomes.
-import type { BenchmarkProblem, EvalConfig, EvalMetrics, ProblemOutcome, RecipeOnlyProof } from '../protocol';
+import type {
+  BenchmarkProblem,
+  EvalConfig,
+  EvalMetrics,
+  ModeMetrics,
+  ModeOnlyProof,
+  ProblemOutcome,
+  VerdictMode,
+} from '../protocol';
 import type { StoredAttempt } from '../store/eval';
+import { VERDICT_MODES } from '../lean/verdictModes';
+import { judgementOf, otherModes } from './modes';
 import { bestAtKCurve } from './bestk';
 import { passAtKCurve, passAtKEqualBudget } from './passk';
 import { sourceOrder } from './sources';
@@ -30,9 +40,13 @@ function median(xs: number[]): number {
 
 /** Validity of one answer under a verdict mode. */
 type Judge = (a: StoredAttempt) => boolean;
+/** The default mode's verdict (the verifier's own): the record's `valid` flag. */
 const strict: Judge = (a) => a.valid;
-/** kimina-client's rule; answers Lean never ran count as not valid. */
-const recipe: Judge = (a) => a.recipeValid === true;
+/** Validity under `mode`; answers the mode cannot judge (Lean never ran them) count as not valid. */
+const judgeBy =
+  (mode: VerdictMode): Judge =>
+  (a) =>
+    judgementOf(a, mode)?.valid === true;
 
 /** Per problem: each finished sample's turn-1 validity and validity after the fix turn. */
 function sampleResults(
@@ -53,18 +67,26 @@ function sampleResults(
   return new Map([...perSample].map(([id, m]) => [id, [...m.entries()].sort((x, y) => x[0] - y[0]).map(([, r]) => r)]));
 }
 
-/** Answers kimina-client's rule accepts and the strict verdict does not, with the strict verdict's reason. */
-export function recipeOnlyProofs(attempts: StoredAttempt[]): RecipeOnlyProof[] {
+/** Answers `mode` accepts and the default mode's verdict does not, with the reason that verdict differs. */
+export function modeOnlyProofs(attempts: StoredAttempt[], mode: VerdictMode): ModeOnlyProof[] {
   return attempts
-    .filter((a) => a.recipeValid === true && !a.valid)
+    .filter((a) => judgementOf(a, mode)?.valid === true && !a.valid)
     .map((a) => ({
       problem: a.problem,
       sample: a.sample,
       turn: a.turn,
       status: a.status,
-      reason: a.recipeReason ?? a.status,
+      reason: judgementOf(a, mode)?.reason ?? a.status,
       code: a.code,
     }));
+}
+
+/** Per mode other than the default that any answer was judged by: what only it accepts. */
+export function onlyAcceptedBy(attempts: StoredAttempt[]): Partial<Record<VerdictMode, ModeOnlyProof[]>> {
+  const out: Partial<Record<VerdictMode, ModeOnlyProof[]>> = {};
+  for (const mode of otherModes())
+    if (attempts.some((a) => judgementOf(a, mode) !== null)) out[mode] = modeOnlyProofs(attempts, mode);
+  return out;
 }
 
 export function problemOutcomes(
@@ -115,11 +137,21 @@ export function computeMetrics(
     const r = sourceOrder.indexOf(s);
     return r < 0 ? sourceOrder.length : r;
   };
-  // Runs stored before both verdicts were recorded have no recipe figures.
-  const judged = used.some((a) => a.recipeValid !== undefined && a.recipeValid !== null);
-  const rOutcomes = judged ? problemOutcomes(config, measured, attempts, recipe) : [];
   const share = (os: ProblemOutcome[], f: (o: ProblemOutcome) => boolean) =>
     os.length === 0 ? 0 : os.filter(f).length / os.length;
+  // Every mode some answer was judged by (runs stored before a mode existed have no figures for it).
+  const modes: Partial<Record<VerdictMode, ModeMetrics>> = {};
+  for (const mode of VERDICT_MODES) {
+    if (!used.some((a) => (judgementOf(a, mode)?.valid ?? null) !== null)) continue;
+    const os = problemOutcomes(config, measured, attempts, judgeBy(mode));
+    modes[mode] = {
+      passAtK: passAtKCurve(os.map((o) => ({ n: o.samples, c: o.correct }))),
+      passAtKWithFix: withFix ? passAtKCurve(os.map((o) => ({ n: o.samples, c: o.correctWithFix! }))) : null,
+      solved: share(os, (o) => o.correct > 0),
+      solvedWithFix: withFix ? share(os, (o) => o.correctWithFix! > 0) : null,
+      unknown: used.filter((a) => judgementOf(a, mode)?.valid === null).length,
+    };
+  }
 
   return {
     problems: measured.length,
@@ -161,18 +193,6 @@ export function computeMetrics(
         solved: os.filter((o) => o.correct > 0).length,
         solvedWithFix: withFix ? os.filter((o) => o.correctWithFix! > 0).length : null,
       })),
-    ...(judged
-      ? {
-          recipe: {
-            passAtK: passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correct }))),
-            passAtKWithFix: withFix
-              ? passAtKCurve(rOutcomes.map((o) => ({ n: o.samples, c: o.correctWithFix! })))
-              : null,
-            solved: share(rOutcomes, (o) => o.correct > 0),
-            solvedWithFix: withFix ? share(rOutcomes, (o) => o.correctWithFix! > 0) : null,
-            unknown: used.filter((a) => a.recipeValid === null).length,
-          },
-        }
-      : {}),
+    modes,
   };
 }

@@ -5,7 +5,7 @@
 import type { Attempt, BenchmarkProblem } from '../protocol';
 import { prove, type ProveDeps } from '../prover/prove';
 import { Gate } from './gate';
-import { recipeVerdictOf } from '../lean/verdictModes';
+import { judgeInEveryMode } from './modes';
 import type { AttemptOutcome, AttemptProblem } from './runner';
 
 export interface ProveAttempterOptions {
@@ -31,7 +31,6 @@ function hash(s: string): number {
 
 /** A stored outcome from one of the prove loop's attempts, under the run's sample index. */
 export function outcomeOf(a: Attempt, sample: number): AttemptOutcome {
-  const recipe = recipeVerdictOf(a.verdict ?? null);
   return {
     sample,
     turn: a.turn,
@@ -45,8 +44,7 @@ export function outcomeOf(a: Attempt, sample: number): AttemptOutcome {
     leanSeconds: a.verdict ? a.verdict.time : null,
     code: a.code,
     response: a.response,
-    recipeValid: recipe.valid,
-    recipeReason: recipe.reason,
+    modes: judgeInEveryMode(a.verdict ?? null),
   };
 }
 

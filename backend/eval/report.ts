@@ -2,7 +2,7 @@
 import type { EvalReport } from '../protocol';
 import type { EvalStore } from '../store/eval';
 import { comparability } from './comparable';
-import { computeMetrics, problemOutcomes, recipeOnlyProofs } from './metrics';
+import { computeMetrics, onlyAcceptedBy, problemOutcomes } from './metrics';
 
 export function buildReport(store: EvalStore, run: string): EvalReport {
   const summary = store.summary(run);
@@ -13,7 +13,7 @@ export function buildReport(store: EvalStore, run: string): EvalReport {
     run: summary,
     metrics,
     problems: problemOutcomes(summary.config, problems, attempts),
-    recipeOnly: recipeOnlyProofs(attempts),
+    onlyAcceptedBy: onlyAcceptedBy(attempts),
     comparability: comparability(summary.config, metrics.problems),
   };
 }

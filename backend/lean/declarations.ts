@@ -69,26 +69,110 @@ const DECL_KINDS = new Set<string>([
   'axiom',
   'opaque',
 ]);
-const MODIFIERS = new Set(['private', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec', 'scoped', 'local']);
+const MODIFIERS = new Set([
+  'private',
+  'public',
+  'protected',
+  'meta',
+  'noncomputable',
+  'partial',
+  'unsafe',
+  'nonrec',
+  'scoped',
+  'local',
+]);
 /** Modifiers that may start an indented declaration (inside an indented namespace or section). */
-const INDENTABLE_MODIFIERS = new Set(['private', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec']);
-/** Column-0 words that start a command which is not a declaration. */
-const OTHER_COMMANDS = new Set([
+const INDENTABLE_MODIFIERS = new Set([
+  'private',
+  'public',
+  'protected',
+  'meta',
+  'noncomputable',
+  'partial',
+  'unsafe',
+  'nonrec',
+  'scoped',
+  'local',
+]);
+/**
+ * Every token that starts a command in Lean 4 with Mathlib: the one list the declaration finder and the
+ * editor's splice rule (backend/editor/splice.ts) share. Sources:
+ * - Lean core: `@[builtin_command_parser]` / `: command` syntax in src/Lean/Parser/Command.lean and
+ *   Syntax.lean (leanprover/lean4 00298d03), plus the commands core defines elsewhere (options, simprocs,
+ *   grind, config elaborators, widgets, `run_cmd`, …);
+ * - Batteries: every `syntax|elab|macro … : command` and `@[command_parser]` of
+ *   leanprover-community/batteries 45f65c8b (scanned: `alias`, `lemma`, `library_note`, `open private`,
+ *   `proof_wanted`, `theorem_wanted`, `def_wanted`, `instance_wanted`, `#…`);
+ * - Mathlib, Aesop, Plausible, ProofWidgets: their command syntax, cross-checked against a token list derived
+ *   from Lean v4.33.0 and Mathlib db584cd6 with its dependencies.
+ * Left out on purpose: Lake's DSL (`package`, `require`, `target`, `script`, `lean_lib`, …), whose words are
+ * keywords only in a lakefile and are ordinary names in a proof. `#…` commands are recognised by their `#`.
+ * The list cannot be complete for every library, so its users also fail closed on shape: `isCommandWord`
+ * takes any `foo?`/`foo!` variant of a listed word, and `declare_…`/`register_…`/`builtin_…`/
+ * `initialize_…` words; the splice rule adds a column rule (splice.ts `cutToBody`).
+ */
+export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
+  // Lean core: scopes, options, variables, declarations and their modifiers
   'import',
   'open',
   'set_option',
   'namespace',
   'section',
   'end',
+  'end_local_scope',
+  'with_weak_namespace',
   'variable',
   'universe',
+  'include',
+  'omit',
   'attribute',
   'export',
   'mutual',
+  'deriving',
+  'theorem',
+  'lemma',
+  'def',
+  'example',
+  'abbrev',
+  'instance',
+  'structure',
+  'inductive',
+  'coinductive',
+  'class',
+  'axiom',
+  'opaque',
+  'private',
+  'public',
+  'protected',
+  'meta',
+  'noncomputable',
+  'partial',
+  'unsafe',
+  'nonrec',
+  'scoped',
+  'local',
+  'seal',
+  'unseal',
+  'init_quot',
+  'docs_to_verso',
+  'gen_injective_theorems',
+  'gen_injective_theorems%',
+  'add_decl_doc',
+  'register_tactic_tag',
+  'tactic_extension',
+  'recommended_spelling',
+  'register_error_explanation',
+  'assert_not_exists',
+  'assert_not_imported',
+  // Lean core: syntax, macros, elaborators, code run at elaboration time
   'macro',
   'macro_rules',
   'syntax',
   'elab',
+  'elab_rules',
+  'elab_stx_quot',
+  'declare_syntax_cat',
+  'binder_predicate',
   'notation',
   'infix',
   'infixl',
@@ -96,12 +180,177 @@ const OTHER_COMMANDS = new Set([
   'prefix',
   'postfix',
   'initialize',
-  'omit',
-  'include',
+  'builtin_initialize',
   'run_cmd',
+  'run_elab',
+  'run_meta',
+  'unif_hint',
+  'register_option',
+  'register_builtin_option',
+  'register_simp_attr',
+  'register_label_attr',
+  'register_linter_set',
+  'register_grind_attr',
+  'register_sym_simp',
+  'register_sym_dsimp',
+  'register_sym_simp_attr',
+  'register_try?_tactic',
+  'declare_simp_like_tactic',
+  'declare_config_elab',
+  'declare_config_elab_legacy',
+  'declare_command_config_elab',
+  'declare_command_config_elab_legacy',
+  'declare_core_config_elab',
+  'declare_term_config_elab',
+  'make_elab_simp_config',
+  'make_elab_grind_config',
+  'simproc',
+  'simproc_decl',
+  'simproc_pattern',
+  'dsimproc',
+  'dsimproc_decl',
+  'builtin_simproc',
+  'builtin_simproc_decl',
+  'builtin_simproc_pattern',
+  'builtin_dsimproc',
+  'builtin_dsimproc_decl',
+  'cbv_simproc',
+  'cbv_simproc_decl',
+  'cbv_simproc_pattern',
+  'builtin_cbv_simproc',
+  'builtin_cbv_simproc_decl',
+  'builtin_cbv_simproc_pattern',
+  'grind_pattern',
+  'grind_annotated',
+  'grind_propagator',
+  'builtin_grind_propagator',
+  'init_grind_norm',
+  'reset_grind_attrs',
+  'norm_cast_add_elim',
+  'show_panel_widgets',
+  'set_library_suggestions',
+  'test_extern',
+  'declare_uint_theorems',
+  'declare_int_theorems',
+  'declare_bitwise_uint_theorems',
+  'declare_bitwise_int_theorems',
+  'declare_uint_simprocs',
+  'declare_sint_simprocs',
+  'wait_for_cancel_once_command',
+  // Batteries
+  'alias',
+  'library_note',
+  'proof_wanted',
+  'theorem_wanted',
+  'def_wanted',
+  'instance_wanted',
+  // Mathlib (and Aesop, Plausible)
+  'notation3',
+  'variable?',
+  'variables',
+  'irreducible_def',
+  'aux_def',
+  'suppress_compilation',
+  'unsuppress_compilation',
+  'initialize_simps_projections',
+  'compile_inductive',
+  'compile_def',
+  'mk_iff_of_inductive_prop',
+  'extend_docs',
+  'recall',
+  'whatsnew',
+  'count_heartbeats',
+  'guard_min_heartbeats',
+  'unset_option',
+  'sudo',
+  'deprecate',
+  'deprecated_module',
+  'deprecated_syntax',
+  'assert_exists',
+  'assert_no_sorry',
+  'name_poly_vars',
+  'name_power_vars',
+  'register_hint',
+  'insert_to_additive_translation',
+  'to_additive_name_hint',
+  'to_dual_name_hint',
+  'to_dual_insert_cast',
+  'to_dual_insert_cast_fun',
+  'lrat_proof',
+  'reprove',
+  'guard_decl',
+  'flex?',
+  'stop_at_first_error',
+  'unlock_limits',
+  'postprocess_traces',
+  'add_aesop_rules',
+  'erase_aesop_rules',
+  'declare_aesop_rule_sets',
+  'declare_aesop_exception',
+  'register_aesop_check_option',
+  'derive_eval_expr_instance_using_meta_eval',
+  'ensure_eval_expr_instance',
+  'ensure_eval_term_instance',
+  'ensure_eval_term_expr_instances',
+  'def_eval_config_item',
+  'declare_eval_bin',
+  'declare_eval_bin_bitwise',
+  'declare_eval_bin_bool_pred',
 ]);
-// Not here on purpose: `termination_by`, `decreasing_by`, `deriving` and `where` at column 0 continue the
-// declaration above them.
+
+/** `foo?!` → `foo`: the variants Lean libraries define beside a command (`variable?`, `recall?`, `#eval!`). */
+export function commandStem(word: string): string {
+  return word.replace(/[?!]+$/u, '');
+}
+
+/**
+ * Whether a word starts a command: a listed word or a `?`/`!` variant of one, or a word shaped like the
+ * commands libraries keep adding (`declare_…`, `register_…`, `builtin_…`, `initialize_…`).
+ * `#…` words are not judged here (their callers treat every `#` word as a command).
+ */
+export function isCommandWord(word: string): boolean {
+  if (COMMAND_KEYWORDS.has(word) || COMMAND_KEYWORDS.has(commandStem(word))) return true;
+  return /^(declare|register|builtin|initialize)_\p{L}/u.test(word);
+}
+
+/**
+ * Command words that, followed by `… in` on their line, prefix the next tactic or term instead (Lean's
+ * `open … in`, `set_option … in`, Mathlib's `sudo set_option … in`, `count_heartbeats in`).
+ */
+export const SCOPED_PREFIXES: ReadonlySet<string> = new Set(['open', 'set_option', 'sudo', 'count_heartbeats']);
+
+/** Words in the list that begin a declaration of their own (with its modifiers): not "other commands". */
+const DECL_OR_MODIFIER = new Set([
+  'theorem',
+  'lemma',
+  'example',
+  'def',
+  'abbrev',
+  'instance',
+  'structure',
+  'inductive',
+  'class',
+  'axiom',
+  'opaque',
+  'private',
+  'public',
+  'protected',
+  'meta',
+  'noncomputable',
+  'partial',
+  'unsafe',
+  'nonrec',
+  'scoped',
+  'local',
+]);
+
+/** Whether a line-starting word opens a command which is not a declaration (`deriving` only as `deriving instance`). */
+function isOtherCommand(word: string, rest: string): boolean {
+  if (word === 'deriving') return /^\s+instance(?![\p{L}\p{N}_'!?])/u.test(rest);
+  return !DECL_OR_MODIFIER.has(word) && isCommandWord(word);
+}
+// Not commands: `termination_by`, `decreasing_by`, `partial_fixpoint`, `deriving <class>` and `where` at
+// column 0 continue the declaration above them.
 
 function isIdentChar(ch: string | undefined): boolean {
   return ch !== undefined && /[\p{L}\p{N}_'!?.₀-₉ₐ-ₜᵢ-ᵪ]/u.test(ch);
@@ -208,18 +457,21 @@ function commands(masked: string, withLiterals: string): Command[] {
     const indented = m[1].length > 0;
     // Indented lines start a command only with words that cannot begin a tactic or a term (Lean reads an
     // indented `variable`, `include`, `instance`… after a proof as the next command, so they end it here too);
-    // `open`/`set_option` do only without `… in` (with it they prefix a tactic or term).
+    // `open`/`set_option`/`sudo set_option` do only without `… in` (with it they prefix a tactic or term).
+    const after = m.index + m[0].length;
+    const rest = masked.slice(after, after + 40);
+    const scopedPrefix = SCOPED_PREFIXES.has(word);
     const starts_ = indented
       ? word === '@[' ||
         DECL_KINDS.has(word) ||
         INDENTABLE_MODIFIERS.has(word) ||
-        (OTHER_COMMANDS.has(word) && word !== 'open' && word !== 'set_option') ||
-        ((word === 'open' || word === 'set_option') && !hasIn(masked, m.index + m[0].length)) ||
-        isIndentedPrefix(masked, m.index + m[0].length, word)
+        (!scopedPrefix && isOtherCommand(word, rest)) ||
+        (scopedPrefix && !hasIn(masked, after)) ||
+        isIndentedPrefix(masked, after, word)
       : word === '@[' ||
         DECL_KINDS.has(word) ||
         MODIFIERS.has(word) ||
-        OTHER_COMMANDS.has(word) ||
+        isOtherCommand(word, rest) ||
         word.startsWith('#');
     if (starts_) starts.push({ start: m.index + m[1].length, word });
   }
@@ -534,7 +786,8 @@ function statementIndex(source: string): StatementIndex {
     }
     const start = prefixStart >= 0 ? prefixStart : cmd.start;
     prefixStart = -1;
-    if (SCOPE_COMMANDS.has(head.kind)) scope.push({ offset: start, text: source.slice(start, cmd.end).trim() });
+    if (SCOPE_COMMANDS.has(commandStem(head.kind)))
+      scope.push({ offset: start, text: source.slice(start, cmd.end).trim() });
   }
   const tokens = lexLean(source);
   lastIndex = { source, header, decls, scope, tokens, tokenStarts: tokenSpans(source, tokens).map((t) => t.start) };

@@ -32,3 +32,19 @@ export class ReplFailure extends Error {
     this.name = 'ReplFailure';
   }
 }
+
+/**
+ * Why Lean (or its REPL) never started, in words a user can act on: the program that was not found or could not
+ * be run, by its name only. The sandbox wrapper (bwrap, unshare), the memory cap and the scratch folder the
+ * command ran with are ours, not the user's, so they are left out ("unshare: failed to execute lake: …" becomes
+ * "Lean could not be started: `lake` was not found").
+ */
+export function leanNotStarted(what: 'Lean' | 'the Lean REPL', program: string, detail: string): string {
+  const name = program.split(/[\\/]/).pop() || program;
+  const denied = /EACCES|Permission denied|code 126\b|not executable/i.test(detail);
+  const start = what === 'Lean' ? 'Lean' : 'The Lean REPL';
+  return (
+    `${start} could not be started: \`${name}\` ${denied ? 'could not be run (permission denied)' : 'was not found'}. ` +
+    'Install Lean with elan: https://github.com/leanprover/elan'
+  );
+}

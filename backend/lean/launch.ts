@@ -25,6 +25,8 @@ export interface LaunchSpec extends ProcessSpec {
   guardIntervalMs?: number;
   /** The environment of the tools that watch and stop it (ps, PowerShell, taskkill): env without the scratch folder. */
   toolEnv: NodeJS.ProcessEnv;
+  /** The program the REPL command starts, before any sandbox or memory cap wraps it (named when it cannot start). */
+  program?: string;
 }
 
 export interface LaunchOptions {
@@ -112,6 +114,7 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
       ...(options.elanHome ? { ELAN_HOME: options.elanHome } : {}),
     },
     toolEnv: env,
+    program: options.command ? (options.command.trim().split(/\s+/)[0] ?? base[0]) : base[0],
     os,
     verbatim,
     guardBytes: Math.max(0, options.memoryLimitMb) * 1024 * 1024,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplMessage } from '../protocol';
 import { MemoryGuard, exeName, osOf, startProcess, stopTree, systemStop, type Os } from './processes';
+import { leanNotStarted } from './errors';
 import {
   auditAnswers,
   auditCommand,
@@ -186,7 +187,7 @@ export class LeanFileRunner implements SnippetRunner {
       child.on('error', (err) =>
         done({
           kind: 'server_error',
-          message: `could not run Lean (${argv.join(' ')}): ${err.message}. Install Lean with elan: https://github.com/leanprover/elan`,
+          message: leanNotStarted('Lean', base[0], err.message),
           cannotStart: true,
         }),
       );
@@ -198,11 +199,19 @@ export class LeanFileRunner implements SnippetRunner {
           // Lean never ran: the shell wrapper's 127/126 (not found / not executable), or the sandbox's execvp error
           const cannotStart =
             code === 127 || code === 126 || /execvp .*(?:No such file|Permission denied)|: not found$/m.test(stderr);
-          done({
-            kind: 'server_error',
-            message: `Lean exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join('\n') || stdout.slice(0, 500)}`,
-            ...(cannotStart ? { cannotStart: true } : {}),
-          });
+          // a Lean that never ran is named by its program, without the sandbox's or the shell's words
+          done(
+            cannotStart
+              ? {
+                  kind: 'server_error',
+                  message: leanNotStarted('Lean', base[0], `code ${code}: ${stderr}`),
+                  cannotStart,
+                }
+              : {
+                  kind: 'server_error',
+                  message: `Lean exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join('\n') || stdout.slice(0, 500)}`,
+                },
+          );
           return;
         }
         const firstAudit = headerLines + bodyLines + 1;

@@ -1,5 +1,5 @@
-// The one place that decides how a Lean process (a REPL, or `lean --json` in the fallback) starts, is
-// watched and is stopped, per operating system. Everything takes the OS as a parameter (tests build the
+// The one place that decides how a Lean process (a REPL, or `lean --json` in the fallback) or the Python
+// trainer (backend/training/trainerProcess.ts) starts, is watched and is stopped, per operating system. Everything takes the OS as a parameter (tests build the
 // plans of all three on one machine); the defaults are this machine's.
 //
 //            start                                address-space cap            memory guard (while a check runs)      stop
@@ -10,10 +10,16 @@
 //   win32    argv spawn, windowsHide               none (no ulimit)             PowerShell Get-CimInstance              taskkill /PID <pid> /T /F
 //                                                                               Win32_Process (WorkingSetSize)
 //
+// The trainer (python -m kimina_trainer.worker) starts and stops the same way (spawnOptions, stopTree); its search path
+// is pathList (`;` on Windows); its graceful stop is SIGTERM on POSIX and a `stop` line on its stdin on Windows (no
+// signal a process can catch reaches it there); which program a pid is comes from /proc/<pid>/cmdline on Linux,
+// `ps -o command= -p` on macOS, PowerShell's Win32_Process CommandLine on Windows (processCommandLine).
+//
 // KIMINA_REPL_COMMAND is a command line for the platform's own shell: `sh -c` on POSIX, `cmd.exe /d /s /c`
 // on Windows (quoted as Node's own `shell: true` does: lib/child_process.js normalizeSpawnArguments).
 import { execFile, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { posix, win32 } from 'node:path';
 
 export type Os = 'linux' | 'darwin' | 'win32';
 
@@ -25,6 +31,11 @@ export function osOf(platform: NodeJS.Platform = process.platform): Os {
 /** A program's file name on this OS: `repl.exe`, `lake.exe` on Windows. */
 export function exeName(name: string, os: Os = osOf()): string {
   return os === 'win32' && !/\.exe$/i.test(name) ? `${name}.exe` : name;
+}
+
+/** A search-path list (PYTHONPATH, PATH) in the OS's form: entries joined with `;` on Windows, `:` elsewhere. */
+export function pathList(entries: readonly (string | undefined)[], os: Os = osOf()): string {
+  return entries.filter(Boolean).join(os === 'win32' ? win32.delimiter : posix.delimiter);
 }
 
 /** argv that runs a command line through the platform's shell. */
@@ -177,6 +188,45 @@ export function stopTree(child: Pick<ChildProcess, 'pid' | 'kill'>, os: Os, deps
     deps.kill(plan.pid, plan.signal);
   } catch {
     direct(); // no such group (the child never got one): the child alone
+  }
+}
+
+/** Stops the tree of a process known only by its pid (one started by an earlier backend): as stopTree. */
+export function stopTreeOfPid(pid: number, os: Os, deps: StopDeps): void {
+  stopTree({ pid, kill: () => (deps.kill(pid, 'SIGKILL'), true) }, os, deps);
+}
+
+// ---- which program a pid is
+
+/** The probe of a process's command line per OS: /proc on Linux (no command), `ps` on macOS, PowerShell on Windows. */
+export function commandLineProbe(pid: number, os: Os): string[] | undefined {
+  if (os === 'linux') return undefined;
+  if (os === 'darwin') return ['ps', '-o', 'command=', '-p', String(pid)];
+  return [
+    'powershell.exe',
+    '-NoProfile',
+    '-NonInteractive',
+    '-Command',
+    `(Get-CimInstance Win32_Process -Filter "ProcessId=${Math.trunc(pid)}").CommandLine`,
+  ];
+}
+
+/**
+ * The command line of a live process (arguments joined by spaces), or undefined when it is gone or cannot be read.
+ * `exec` runs the probe (processTable(env), or a test's double); Linux reads /proc/<pid>/cmdline (`readProc`).
+ */
+export async function processCommandLine(
+  pid: number,
+  os: Os,
+  exec: (argv: string[]) => Promise<string>,
+  readProc: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): Promise<string | undefined> {
+  try {
+    const probe = commandLineProbe(pid, os);
+    const text = probe ? await exec(probe) : readProc(`/proc/${pid}/cmdline`).replace(/\0/g, ' ');
+    return text.trim() || undefined;
+  } catch {
+    return undefined; // ps exits 1 for a pid that is gone; /proc/<pid> is missing
   }
 }
 

@@ -4,7 +4,7 @@
 // (lake, the REPL and any children), and the memory guard samples the tree while a command runs.
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { ReplFailure } from './errors';
+import { ReplFailure, leanNotStarted } from './errors';
 import type { LaunchSpec } from './launch';
 import {
   MemoryGuard,
@@ -59,7 +59,14 @@ export class ReplProcess {
       /* reported through 'exit' */
     });
     this.child.on('error', (err) =>
-      this.fail(new ReplFailure('spawn', `could not start the Lean REPL (${spec.argv.join(' ')}): ${err.message}`)),
+      this.fail(
+        new ReplFailure(
+          'spawn',
+          spec.program
+            ? leanNotStarted('the Lean REPL', spec.program, err.message)
+            : `could not start the Lean REPL (${spec.argv.join(' ')}): ${err.message}`,
+        ),
+      ),
     );
     this.child.on('exit', (code, signal) => {
       this.guard.stop();
@@ -76,7 +83,9 @@ export class ReplProcess {
         this.fail(
           new ReplFailure(
             neverStarted ? 'spawn' : 'exited',
-            `Lean REPL process exited (${this.exitInfo})${this.stderrSuffix()}`,
+            neverStarted && spec.program
+              ? leanNotStarted('the Lean REPL', spec.program, `${this.exitInfo}: ${this.stderrTail}`)
+              : `Lean REPL process exited (${this.exitInfo})${this.stderrSuffix()}`,
           ),
         );
       };

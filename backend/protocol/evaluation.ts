@@ -36,7 +36,7 @@ export interface EvalConfig {
   maxTokens: number;
   /** Lean timeout per check, seconds. */
   leanTimeout: number;
-  /** The verdict the headline figures use: `strict` (ours, the default) or `recipe` (kimina-client's rule). Both are always measured. */
+  /** The verdict mode of the headline figures (default: the verifier's own). Every mode is always measured. */
   verdictMode?: VerdictMode;
   /** The benchmark's name (e.g. AI-MO/minif2f_test), when known. */
   benchmarkName?: string;
@@ -67,10 +67,29 @@ export interface EvalAttemptRecord {
   leanSeconds: number | null;
   /** The checked code (statement plus proof), when extraction succeeded. */
   code: string | null;
-  /** kimina-client's rule on the same Lean answer; null when Lean never ran the code. Absent in runs stored before. */
-  recipeValid?: boolean | null;
-  /** Why the strict verdict refused what the recipe rule accepts (or why Lean never ran it). */
-  recipeReason?: string | null;
+  /**
+   * Each verdict mode's judgement of the same Lean answer (backend/lean/verdictModes.ts). A mode may be absent in
+   * runs stored before it existed; `valid` above is the default mode's judgement, always present.
+   */
+  modes?: Partial<Record<VerdictMode, ModeJudgement>>;
+}
+
+/** One verdict mode's judgement of one answer. */
+export interface ModeJudgement {
+  /** null: this mode cannot tell (Lean never ran the code: our filter refused it before Lean). */
+  valid: boolean | null;
+  /** Why the default mode's verdict differs, when it does (or why Lean never ran it). */
+  reason: string | null;
+}
+
+/** The headline figures under one verdict mode. */
+export interface ModeMetrics {
+  passAtK: KValue[];
+  passAtKWithFix: KValue[] | null;
+  solved: number;
+  solvedWithFix: number | null;
+  /** Answers this mode cannot judge (Lean never ran them), counted as not valid. */
+  unknown: number;
 }
 
 export interface KValue {
@@ -111,18 +130,15 @@ export interface EvalMetrics {
   verifySecondsPerCheck: number | null;
   /** Solved problems per source, first answers and with the fix turn. */
   bySource: { source: string; problems: number; solved: number; solvedWithFix: number | null }[];
-  /** The same pass@k under kimina-client's rule; `unknown`: answers Lean never ran (counted as not valid). */
-  recipe?: {
-    passAtK: KValue[];
-    passAtKWithFix: KValue[] | null;
-    solved: number;
-    solvedWithFix: number | null;
-    unknown: number;
-  };
+  /**
+   * The same figures under each verdict mode its answers were judged by (the default mode's equal the ones above).
+   * A mode is absent when no answer of the run has its judgement (runs stored before it existed).
+   */
+  modes?: Partial<Record<VerdictMode, ModeMetrics>>;
 }
 
-/** An answer only kimina-client's rule accepts, and why the strict verdict refused it. */
-export interface RecipeOnlyProof {
+/** An answer only one verdict mode accepts (not the default mode), and why the default mode's verdict refused it. */
+export interface ModeOnlyProof {
   problem: string;
   sample: number;
   turn: number;
@@ -164,7 +180,8 @@ export interface EvalReport {
   run: EvalRunSummary;
   metrics: EvalMetrics;
   problems: ProblemOutcome[];
-  recipeOnly?: RecipeOnlyProof[];
+  /** Per mode other than the default: the answers it accepts and the default mode refuses. */
+  onlyAcceptedBy?: Partial<Record<VerdictMode, ModeOnlyProof[]>>;
   comparability?: Comparability;
 }
 

@@ -3,7 +3,7 @@
 import type { BenchmarkProblem, EvalAttemptRecord, EvalConfig, EvalRunSummary } from '../protocol';
 import { migrate, type Db } from './db';
 
-const steps = [
+export const evalMigrations = [
   `CREATE TABLE eval_runs (
      name TEXT PRIMARY KEY,
      config TEXT NOT NULL,
@@ -51,10 +51,17 @@ const steps = [
   // kimina-client's rule on the same Lean answer (NULL: unknown, or stored before this column existed).
   `ALTER TABLE eval_attempts ADD COLUMN recipe_valid INTEGER;
    ALTER TABLE eval_attempts ADD COLUMN recipe_reason TEXT;`,
+  // Every verdict mode's judgement (EvalAttemptRecord.modes, JSON keyed by mode; NULL: none recorded), so a new
+  // mode needs no column. The two recipe columns above are read into it once and no longer written.
+  `ALTER TABLE eval_attempts ADD COLUMN modes TEXT;
+   UPDATE eval_attempts SET modes = json_object('recipe', json_object(
+       'valid', CASE recipe_valid WHEN 1 THEN json('true') WHEN 0 THEN json('false') END,
+       'reason', recipe_reason))
+     WHERE recipe_valid IS NOT NULL OR recipe_reason IS NOT NULL;`,
 ];
 
 export function migrateEval(db: Db): void {
-  migrate(db, 'eval', steps);
+  migrate(db, 'eval', evalMigrations);
 }
 
 /** Settings that change what is measured; a run can only be resumed with the same ones. */
@@ -194,7 +201,7 @@ export class EvalStore {
     );
     const insert = this.db
       .prepare(`INSERT INTO eval_attempts (run, problem, sample, turn, format_error, status, valid, tokens, chars,
-      generate_ms, verify_ms, lean_seconds, code, response, recipe_valid, recipe_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      generate_ms, verify_ms, lean_seconds, code, response, modes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.db.transaction(() => {
       const now = new Date().toISOString();
       for (const s of samples) markSample.run(run, problem, s, now);
@@ -214,8 +221,7 @@ export class EvalStore {
           a.leanSeconds,
           a.code,
           a.response,
-          a.recipeValid === undefined || a.recipeValid === null ? null : a.recipeValid ? 1 : 0,
-          a.recipeReason ?? null,
+          a.modes ? JSON.stringify(a.modes) : null,
         );
       }
     })();
@@ -224,7 +230,7 @@ export class EvalStore {
   /** Every attempt of a run, in problem order; whole responses only when asked (they can be large). */
   attempts(run: string, withResponses = false): StoredAttempt[] {
     const columns = `a.problem, a.sample, a.turn, a.format_error, a.status, a.valid, a.tokens, a.chars, a.generate_ms, a.verify_ms,
-      a.lean_seconds, a.code, a.recipe_valid, a.recipe_reason${withResponses ? ', a.response' : ''}`;
+      a.lean_seconds, a.code, a.modes${withResponses ? ', a.response' : ''}`;
     const rows = this.db
       .prepare(
         `SELECT ${columns} FROM eval_attempts a JOIN eval_problems p ON p.run = a.run AND p.problem = a.problem
@@ -245,8 +251,7 @@ export class EvalStore {
       leanSeconds: r.lean_seconds as number | null,
       code: r.code as string | null,
       response: (r.response as string | undefined) ?? null,
-      recipeValid: r.recipe_valid === null ? null : r.recipe_valid === 1,
-      recipeReason: r.recipe_reason as string | null,
+      ...(typeof r.modes === 'string' ? { modes: JSON.parse(r.modes) as StoredAttempt['modes'] } : {}),
     }));
   }
 

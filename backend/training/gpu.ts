@@ -33,7 +33,7 @@ export const nvidiaSmiProbe =
       const { stdout } = await execFileAsync(
         'nvidia-smi',
         ['--query-gpu=index,name,memory.used,memory.total,utilization.gpu', '--format=csv,noheader,nounits'],
-        { timeout: 10_000, env },
+        { timeout: 10_000, env, windowsHide: true },
       );
       return { available: true, gpus: parseNvidiaSmi(stdout) };
     } catch (err) {

@@ -30,7 +30,7 @@ import {
   isOurTrainer,
   logTail,
   runFiles,
-  signalTrainer,
+  killTrainerTree,
   spawnTrainer,
   trainerConfig,
   writeTrainerConfig,
@@ -327,7 +327,7 @@ export class TrainingJobs extends EventEmitter {
       mkdirInside(this.o.runsRoot, files.output, 0o700);
       writeTrainerConfig(files.config, config);
       const python = this.o.python();
-      if (python.includes('/') && !existsSync(python))
+      if (/[\\/]/.test(python) && !existsSync(python))
         throw new TrainerMissing(
           `${python} does not exist: run \`kimina trainer setup\` (or set KIMINA_TRAINER_PYTHON)`,
         );
@@ -447,9 +447,11 @@ export class TrainingJobs extends EventEmitter {
       if (this.active.has(run.id)) continue;
       const pid = this.o.store.pidOf(run.id);
       const config = runFiles(join(this.o.runsRoot, run.id)).config;
-      if (pid && isOurTrainer(pid, config)) {
-        signalTrainer(pid, 'SIGKILL'); // normally gone already: a trainer dies with its backend
-        for (let i = 0; i < 50 && isOurTrainer(pid, config); i++) await new Promise((r) => setTimeout(r, 100));
+      const env = this.o.childEnv;
+      if (pid && (await isOurTrainer(pid, config, env))) {
+        killTrainerTree(pid, env); // normally gone already: a trainer dies with its backend
+        for (let i = 0; i < 50 && (await isOurTrainer(pid, config, env)); i++)
+          await new Promise((r) => setTimeout(r, 100));
       }
       const state = run.state === 'pausing' ? 'paused' : 'queued';
       this.log(

@@ -1,7 +1,8 @@
 // Where the Python trainer sources and environments live.
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, posix, resolve, win32 } from 'node:path';
 import type { ErrorKind } from '../protocol';
+import { osOf, type Os } from '../lean/processes';
 import type { Settings } from '../settings/settings';
 
 /** The trainer's Python environment is not there (`kimina trainer setup` makes it): setup is needed, as data. */
@@ -17,8 +18,9 @@ export function trainerSourceDir(): string {
   return found;
 }
 
-export function venvPython(venv: string): string {
-  return process.platform === 'win32' ? join(venv, 'Scripts', 'python.exe') : join(venv, 'bin', 'python');
+/** A virtual environment's interpreter: `Scripts\\python.exe` on Windows, `bin/python` elsewhere. */
+export function venvPython(venv: string, os: Os = osOf()): string {
+  return os === 'win32' ? win32.join(venv, 'Scripts', 'python.exe') : posix.join(venv, 'bin', 'python');
 }
 
 /** The interpreter that runs the trainer: KIMINA_TRAINER_PYTHON, else the trainer environment's. */

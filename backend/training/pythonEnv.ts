@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { osOf, type Os } from '../lean/processes';
 import { venvPython } from './paths';
 
 export interface PythonEnvOptions {
@@ -58,41 +59,78 @@ export function requirementsHash(requirements: string): string {
   return h.digest('hex');
 }
 
-/** A Python 3.10+ interpreter with the venv module, or a clear error naming what to install. */
-export function findBasePython(explicit: string | undefined, env: NodeJS.ProcessEnv): string {
-  const candidates = explicit ? [explicit] : ['python3', 'python'];
+/**
+ * The interpreters tried, as argv, when none is named: on Windows the `py` launcher's newest Python 3 first (python.org
+ * installs it; `python3` there is often the Microsoft Store stub), then `python`, then `python3`; elsewhere `python3`,
+ * then `python`. A named one (`kimina trainer setup --python`, a path that may hold spaces) is tried alone, as one word.
+ */
+export function basePythonCandidates(explicit: string | undefined, os: Os = osOf()): string[][] {
+  if (explicit) return [[explicit]];
+  return os === 'win32' ? [['py', '-3'], ['python'], ['python3']] : [['python3'], ['python']];
+}
+
+export type PythonProbe = (argv: string[]) => { error?: Error; status: number | null; stdout: string };
+
+/** Runs `argv -c …` and returns its outcome (spawnSync with `env`, no console window on Windows). */
+export function systemPythonProbe(env: NodeJS.ProcessEnv): PythonProbe {
+  return (argv) => {
+    const r = spawnSync(argv[0], [...argv.slice(1), '-c', PROBE], { encoding: 'utf8', env, windowsHide: true });
+    return { error: r.error, status: r.status, stdout: r.stdout ?? '' };
+  };
+}
+
+const PROBE = 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])';
+
+/** A Python 3.10+ interpreter with the venv module (its argv: `py -3` on Windows), or a clear error naming what to install. */
+export function findBasePython(
+  explicit: string | undefined,
+  env: NodeJS.ProcessEnv,
+  os: Os = osOf(),
+  probe: PythonProbe = systemPythonProbe(env),
+): string[] {
   const problems: string[] = [];
-  for (const c of candidates) {
-    const r = spawnSync(c, ['-c', 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])'], {
-      encoding: 'utf8',
-      env,
-    });
+  for (const c of basePythonCandidates(explicit, os)) {
+    const name = c.join(' ');
+    const r = probe(c);
     if (r.error) {
-      problems.push(`${c}: not found`);
+      problems.push(`${name}: not found`);
       continue;
     }
     if (r.status !== 0) {
-      problems.push(`${c}: the venv/ensurepip modules are missing (Debian/Ubuntu: apt install python3-venv)`);
+      problems.push(
+        os === 'linux'
+          ? `${name}: the venv/ensurepip modules are missing (Debian/Ubuntu: apt install python3-venv)`
+          : `${name}: does not run Python with the venv/ensurepip modules`,
+      );
       continue;
     }
     const [major, minor] = r.stdout.trim().split('.').map(Number);
     if (major !== 3 || minor < 10) {
-      problems.push(`${c}: Python ${r.stdout.trim()} is too old (3.10+ needed)`);
+      problems.push(`${name}: Python ${r.stdout.trim()} is too old (3.10+ needed)`);
       continue;
     }
     return c;
   }
-  throw new PythonEnvError(`no usable Python for the trainer: ${problems.join('; ')}`);
+  const hint =
+    os === 'win32'
+      ? ' (install Python 3.10+ from python.org, which adds the `py` launcher, or pass `kimina trainer setup --python PYTHON`)'
+      : os === 'darwin'
+        ? ' (install Python 3.10+, e.g. from python.org or Homebrew, or pass `kimina trainer setup --python PYTHON`)'
+        : '';
+  throw new PythonEnvError(`no usable Python for the trainer: ${problems.join('; ')}${hint}`);
 }
 
 function run(
-  cmd: string,
+  argv: string[],
   args: string[],
   onLine: (l: string) => void,
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number; tail: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { env: { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' } });
+    const child = spawn(argv[0], [...argv.slice(1), ...args], {
+      env: { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+      windowsHide: true,
+    });
     let tail = '';
     const feed = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
@@ -138,7 +176,8 @@ export async function ensurePythonEnv(options: PythonEnvOptions): Promise<Python
     mkdirSync(dirname(options.dir), { recursive: true });
     onProgress(`creating ${options.dir}`);
     const v = await run(base, ['-m', 'venv', options.dir], onProgress, options.env);
-    if (v.code !== 0) throw new PythonEnvError(`could not create the environment with ${base} -m venv:\n${v.tail}`);
+    if (v.code !== 0)
+      throw new PythonEnvError(`could not create the environment with ${base.join(' ')} -m venv:\n${v.tail}`);
   }
   if (options.layeredOn) await layer(python, venvPython(options.layeredOn), options.env);
   onProgress(
@@ -183,7 +222,7 @@ async function pipInstall(
     requirements,
   ];
   for (let attempt = 1; ; attempt++) {
-    const pip = await run(python, args, onProgress, env);
+    const pip = await run([python], args, onProgress, env);
     if (pip.code === 0) return;
     if (attempt >= attempts) {
       throw new PythonEnvError(
@@ -214,7 +253,7 @@ async function layer(python: string, basePython: string, env: NodeJS.ProcessEnv)
     const { stdout } = await execFileAsync(
       py,
       ['-c', 'import json, sysconfig; p = sysconfig.get_paths(); print(json.dumps([p["purelib"], p["platlib"]]))'],
-      { env },
+      { env, windowsHide: true },
     );
     return JSON.parse(stdout) as string[];
   };
@@ -250,7 +289,7 @@ export async function moduleVersions(
   ].join('\n');
   let parsed: { ok: Record<string, string>; bad: Record<string, string> };
   try {
-    const { stdout } = await execFileAsync(python, ['-c', script], { maxBuffer: 1 << 20, env });
+    const { stdout } = await execFileAsync(python, ['-c', script], { maxBuffer: 1 << 20, env, windowsHide: true });
     parsed = JSON.parse(stdout.trim().split('\n').pop() ?? '');
   } catch (err) {
     throw new PythonEnvError(`could not run ${python}: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,7 +1,21 @@
 // Launching one Python trainer process for a run: its JSON config, environment and log file.
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  osOf,
+  pathList,
+  processCommandLine,
+  processTable,
+  startProcess,
+  stopPlan,
+  stopTree,
+  stopTreeOfPid,
+  systemStop,
+  type Os,
+  type ProcessSpec,
+  type StopDeps,
+  type StopPlan,
+} from '../lean/processes';
 import type { TrainingHyperparameters } from '../protocol';
 import { MAX_FEEDBACK_CHARS } from '../prover/fixTurn';
 import { FIX_CACHE_SIZE } from './presets';
@@ -26,7 +40,7 @@ export interface TrainerExit {
 
 export interface TrainerHandle {
   pid: number;
-  /** SIGTERM reaches the trainer (it checkpoints and stops); SIGKILL its whole process group. */
+  /** SIGTERM asks the trainer to checkpoint and stop (the stop line on Windows); SIGKILL stops its whole tree. */
   kill(signal: NodeJS.Signals): void;
   exited: Promise<TrainerExit>;
 }
@@ -98,54 +112,96 @@ export function writeTrainerConfig(path: string, config: Record<string, unknown>
 }
 
 /**
- * Spawns `python -m kimina_trainer.worker`, output appended to the run's log file. The backend owns the trainer's
- * life (kimina_trainer/lifeline.py): the trainer gets SIGKILL from the kernel when this process dies (Linux parent-death
- * signal, armed against the config's backend_pid) and also ends when its stdin, whose write end only this process holds,
- * reaches end-of-file. It runs in its own process group, so a Ctrl-C in the terminal reaches the backend alone, which
- * then decides what happens to its trainers.
+ * How `python -m kimina_trainer.worker` starts on an OS (backend/lean/processes.ts decides the process rules): argv,
+ * the trainer's environment (PYTHONPATH in the OS's form: `;` on Windows), and the spawn options: its own process group
+ * on POSIX (so a Ctrl-C in the terminal reaches the backend alone, and a stop takes the trainer's helpers too), no
+ * console window on Windows, where it is not detached (a detached child gets its own console; taskkill /T stops the
+ * tree instead).
  */
-export const spawnTrainer: TrainerLauncher = (launch) => {
-  const log = openSync(launch.logPath, 'a', 0o600);
+export function trainerSpec(launch: TrainerLaunch, os: Os = osOf()): ProcessSpec {
   const env: NodeJS.ProcessEnv = {
     ...launch.env,
-    PYTHONPATH: [launch.sourceDir, launch.pythonPath].filter(Boolean).join(':'),
+    PYTHONPATH: pathList([launch.sourceDir, launch.pythonPath], os),
     PYTHONUNBUFFERED: '1',
     TOKENIZERS_PARALLELISM: 'false',
     HF_HUB_DISABLE_TELEMETRY: '1',
   };
   env.CUDA_VISIBLE_DEVICES = launch.gpus === 'cpu' ? '' : launch.gpus;
-  const child = spawn(launch.python, ['-m', 'kimina_trainer.worker', '--config', launch.configPath], {
-    cwd: launch.sourceDir,
-    env,
-    stdio: ['pipe', log, log],
-    detached: true,
-  });
-  closeSync(log);
-  // The lifeline: never written, never ended; it closes when this process exits. It must not keep us alive.
-  child.stdin?.on('error', () => {
-    /* the trainer exited */
-  });
-  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-  const exited = new Promise<TrainerExit>((resolve) => {
-    child.on('error', () => resolve({ code: 127, signal: null }));
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
-  if (child.pid === undefined) return { pid: -1, kill: () => {}, exited };
-  const pid = child.pid;
-  return { pid, kill: (s) => signalTrainer(pid, s), exited };
-};
+  const argv = [launch.python, '-m', 'kimina_trainer.worker', '--config', launch.configPath];
+  return { argv, cwd: launch.sourceDir, env, os }; // started with spawnOptions(spec, stdio) (startProcess)
+}
 
-/** SIGKILL goes to the trainer's process group (its helpers too), other signals to the trainer alone. */
-export function signalTrainer(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(signal === 'SIGKILL' ? -pid : pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      /* already gone */
-    }
-  }
+/** The line on the trainer's stdin that asks it to checkpoint and stop (kimina_trainer/lifeline.py), as SIGTERM does. */
+export const STOP_LINE = 'stop\n';
+
+/**
+ * What a signal to the trainer does on an OS. SIGKILL: the whole tree (process group on POSIX, taskkill /T /F on
+ * Windows). SIGTERM, the graceful stop (the step in flight finishes, a checkpoint is written): the signal on POSIX;
+ * on Windows Node's kill is TerminateProcess, which no handler sees, so the stop line goes to its stdin instead.
+ */
+export function trainerSignalPlan(
+  pid: number,
+  signal: NodeJS.Signals,
+  os: Os = osOf(),
+):
+  | { kind: 'tree'; plan: StopPlan }
+  | { kind: 'signal'; pid: number; signal: NodeJS.Signals }
+  | { kind: 'stdin'; line: string } {
+  if (signal === 'SIGKILL') return { kind: 'tree', plan: stopPlan(pid, os) };
+  if (os === 'win32') return { kind: 'stdin', line: STOP_LINE };
+  return { kind: 'signal', pid, signal };
+}
+
+/**
+ * A launcher for an OS (default this machine's), its stops run through `stop` (systemStop of the launch's env, or a
+ * test's double). The backend owns the trainer's life (kimina_trainer/lifeline.py): the trainer gets SIGKILL from the
+ * kernel when this process dies (Linux parent-death signal, armed against the config's backend_pid) and also ends when
+ * its stdin, whose write end only this process holds, reaches end-of-file (every OS).
+ */
+export function trainerLauncher(os: Os = osOf(), stop?: (env: NodeJS.ProcessEnv) => StopDeps): TrainerLauncher {
+  return (launch) => {
+    const log = openSync(launch.logPath, 'a', 0o600);
+    const child = startProcess(trainerSpec(launch, os), ['pipe', log, log]);
+    closeSync(log);
+    // The lifeline: never ended; it closes when this process exits (the stop line is its only write). It must not keep us alive.
+    child.stdin?.on('error', () => {
+      /* the trainer exited */
+    });
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    const exited = new Promise<TrainerExit>((resolve) => {
+      child.on('error', () => resolve({ code: 127, signal: null }));
+      child.on('exit', (code, signal) => resolve({ code, signal }));
+    });
+    if (child.pid === undefined) return { pid: -1, kill: () => {}, exited };
+    const pid = child.pid;
+    const deps = (stop ?? systemStop)(launch.env);
+    const kill = (signal: NodeJS.Signals): void => {
+      const plan = trainerSignalPlan(pid, signal, os);
+      if (plan.kind === 'tree') stopTree(child, os, deps);
+      else if (plan.kind === 'stdin') child.stdin?.write(plan.line);
+      else {
+        try {
+          deps.kill(plan.pid, plan.signal);
+        } catch {
+          /* already gone */
+        }
+      }
+    };
+    return { pid, kill, exited };
+  };
+}
+
+/** Spawns the trainer on this machine's OS, output appended to the run's log file. */
+export const spawnTrainer: TrainerLauncher = trainerLauncher();
+
+/** Stops the whole tree of a trainer known only by its pid (started by an earlier backend; see isOurTrainer). */
+export function killTrainerTree(
+  pid: number,
+  env: NodeJS.ProcessEnv,
+  os: Os = osOf(),
+  deps: StopDeps = systemStop(env),
+): void {
+  stopTreeOfPid(pid, os, deps);
 }
 
 /** The last lines of a run's trainer log, for error messages. */
@@ -158,14 +214,19 @@ export function logTail(logPath: string, lines = 15): string {
     .join('\n');
 }
 
-/** True when `pid` is alive and is a Kimina trainer for this config (so it is safe to stop after a backend restart). */
-export function isOurTrainer(pid: number, configPath: string): boolean {
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return cmdline.includes('kimina_trainer.worker') && cmdline.includes(configPath);
-  } catch {
-    return false;
-  }
+/**
+ * True when `pid` is alive and is a Kimina trainer for this config (so it is safe to stop after a backend restart):
+ * its command line from /proc on Linux, `ps` on macOS, PowerShell on Windows (processCommandLine), probes run with `env`.
+ */
+export async function isOurTrainer(
+  pid: number,
+  configPath: string,
+  env: NodeJS.ProcessEnv,
+  os: Os = osOf(),
+  exec: (argv: string[]) => Promise<string> = processTable(env),
+): Promise<boolean> {
+  const cmdline = await processCommandLine(pid, os, exec);
+  return !!cmdline && cmdline.includes('kimina_trainer.worker') && cmdline.includes(configPath);
 }
 
 export function runFiles(dir: string) {

@@ -190,7 +190,7 @@ export async function exportVerl(o: VerlExportOptions): Promise<VerlExportResult
           join(data, `${split}.parquet`),
           sources[split],
         ],
-        { env, cwd: o.sourceDir },
+        { env, cwd: o.sourceDir, windowsHide: true },
       );
     } catch (err) {
       throw new Error(

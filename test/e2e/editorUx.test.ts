@@ -196,13 +196,18 @@ describe('Training charts in the editor area (stand-in serve)', () => {
     assert.ok(values.length >= 3, `legend values: ${values}`);
     for (const v of values) assert.match(v, /^-?\d/, `legend value ${JSON.stringify(v)} (not "--")`);
     assert.equal(values[0], '2', 'the newest step');
+    // the shot while the side bar and the chart agree on the step (the stand-in sends no run events, so the side
+    // bar's "step n/10" does not follow the step the test adds below)
+    await step(wb, 'side-bar-step', () => monitor.locator('.run', { hasText: 'step 2/' }).first().waitFor());
+    // the side bar as a user keeps it while watching: the New run form folded
+    await monitor.locator('details.start').evaluate((d) => ((d as HTMLDetailsElement).open = false));
+    await screenshot(page, 'training-charts');
     // live: a step the server adds reaches the open chart by itself
     serve.trainingMetrics.get('run-a')!.push(trainStep(3, 0.5));
     serve.trainingRuns[0].step = 3;
     await step(wb, 'live', () =>
       expect(async () => assert.equal(await legend.first().locator('.u-value').innerText(), '3')),
     );
-    await screenshot(page, 'training-charts');
     // compare: pick run B beside run A
     await step(wb, 'compare', () => monitor.locator('.compare-runs').click());
     await step(wb, 'pick-b', async () => {
@@ -272,6 +277,12 @@ describe('no Lean at all (scripted model in-process)', () => {
     assert.equal(await view.locator('section.turn').count(), 1, 'one attempt');
     assert.equal(await view.locator('.turn-2').count(), 0, 'no fix turn');
     await page.locator('.monaco-workbench.vs-dark').waitFor();
+    // the shot shows the Proof view's own Set Up Lean button: the toasts (checked above) would cover it
+    await step(wb, 'clear-toasts', () => runCommand(page, 'Notifications: Clear All Notifications'));
+    await step(wb, 'toasts-gone', () =>
+      expect(async () => assert.equal(await page.locator('.notifications-toasts .notification-toast').count(), 0)),
+    );
+    await view.locator('#setup-lean').waitFor();
     await screenshot(page, 'proof-view-dark');
   });
 });

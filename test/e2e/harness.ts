@@ -262,13 +262,15 @@ export async function quickOpen(page: Page, name: string): Promise<void> {
 }
 
 export async function runCommand(page: Page, title: string): Promise<void> {
-  // The palette's command list can still be loading right after start-up: reopen it until the title shows.
+  // The palette's command list can still be loading right after start-up, and a focus change (an editor revealed
+  // after an edit, a webview taking focus) can close the palette between opening it and typing: each attempt opens
+  // it afresh, with short waits, until the title shows.
   for (let attempt = 1; ; attempt++) {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor();
-    await input.fill(`>${title}`);
     try {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: 5_000 });
+      await input.fill(`>${title}`, { timeout: 5_000 });
       await page
         .locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: title })
         .waitFor({ timeout: 10_000 });
@@ -276,7 +278,7 @@ export async function runCommand(page: Page, title: string): Promise<void> {
       return;
     } catch (err) {
       await page.keyboard.press('Escape');
-      if (attempt === 3) throw err;
+      if (attempt === 4) throw err;
     }
   }
 }

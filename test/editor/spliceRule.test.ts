@@ -11,11 +11,15 @@ import { findDeclarations, offsetAt, standaloneSnippet } from '../../backend/edi
 import { applyEdit, cutToBody, spliceProblem, spliceVerifiedProof } from '../../backend/editor/splice';
 import type { ProveService } from '../../backend/editor/service';
 import { lexLean } from '../../backend/lean/lexer';
-import { COMMAND_KEYWORDS } from '../../backend/editor/splice';
-import { spliceAttacks } from '../lean/data/cheatCorpus';
+import {
+  findDeclarations as findLeanDeclarations,
+  formalStatementOf,
+  isCommandWord,
+} from '../../backend/lean/declarations';
+import { holeAttacks, spliceAttacks } from '../lean/data/cheatCorpus';
 
 /** Answers with commands after (trailing) or before (leading, inside the proof text) the proof: the cheat corpus's. */
-const corpus = spliceAttacks.map((a) => ({ name: a.id, proof: a.proof }));
+const corpus = spliceAttacks.map((a) => ({ name: a.id, proof: a.proof, at: a.at }));
 
 const file = `import Mathlib
 
@@ -32,8 +36,13 @@ end Demo
 
 function commandTokens(text: string): string[] {
   return lexLean(text)
-    .filter((t) => t.kind === 'command' || (t.kind === 'ident' && COMMAND_KEYWORDS.has(t.text)) || t.text === '@[')
+    .filter((t) => t.kind === 'command' || (t.kind === 'ident' && isCommandWord(t.text)) || t.text === '@[')
     .map((t) => t.text);
+}
+
+/** What a trailing attack carries after its proof (`norm_num`): none of it may reach the file. */
+function carried(proof: string): string {
+  return proof.slice(proof.indexOf('norm_num') + 'norm_num'.length).trim();
 }
 
 function verdict(status: Verdict['status'], sorries: ReplSorry[] = []): Verdict {
@@ -54,8 +63,24 @@ function listedSorries(code: string): ReplSorry[] {
   return out;
 }
 
+/**
+ * Lean's parser on the one point the probe relies on (a stand-in: the real rule is Lean's `sepByIndent` and
+ * tactic parentheses): in a snippet whose proof stands in tactic parentheses (a line starting with `(`), a
+ * line starting with a command, here `some_new_command`, which no list of ours knows, ends the tactic block
+ * and Lean wants `)`. Outside parentheses Lean reads it as the next command and has nothing to say.
+ */
+function leanParse(code: string): Verdict | undefined {
+  if (!/^\s*\(/m.test(code) || !/^\s*some_new_command/m.test(code)) return undefined;
+  const line = code.split('\n').findIndex((l) => /^\s*some_new_command/.test(l)) + 1;
+  return {
+    ...verdict('lean_error'),
+    reason: "Lean reported an error: unexpected token 'some_new_command'; expected ')'",
+    messages: [{ severity: 'error', pos: { line, column: 2 }, endPos: null, data: "unexpected token; expected ')'" }],
+  };
+}
+
 /** TEST DOUBLE of the prove service: scripted tactics; `check` records its snippet, `valid` unless it names sorry. */
-function scripted(tactics: string, recheck?: (code: string) => Verdict) {
+function scripted(tactics: string, recheck?: (code: string) => Verdict | undefined) {
   const checked: string[] = [];
   const service: ProveService = {
     kind: 'in-process',
@@ -77,16 +102,35 @@ function scripted(tactics: string, recheck?: (code: string) => Verdict) {
 const noop = () => {};
 const signal = new AbortController().signal;
 
-for (const { name, proof } of corpus) {
-  test(`cut: no command token outside the body (${name})`, () => {
-    const { body, cut } = cutToBody(proof);
-    assert.deepEqual(commandTokens(body), [], body);
-    assert.ok(cut !== null, 'something was cut');
-    assert.match(body, /norm_num/);
-  });
+for (const { name, proof, at } of corpus) {
+  if (at === 'trailing')
+    test(`cut: no command token outside the body (${name})`, () => {
+      const { body, cut } = cutToBody(proof);
+      assert.deepEqual(commandTokens(body), [], body);
+      assert.ok(cut !== null, 'something was cut');
+      assert.match(body, /norm_num/);
+    });
 
   for (const mode of ['theorem', 'goal'] as const) {
-    test(`${mode === 'theorem' ? 'Accept' : 'goal mode'}: the edit holds the body only and is re-checked in place (${name})`, async () => {
+    const writer = mode === 'theorem' ? 'Accept' : 'goal mode';
+    if (at !== 'trailing') {
+      const what = at === 'leading' ? 'a command before the proof' : 'a command no list knows, at the tactic column';
+      test(`${writer}: ${what} is refused, nothing is written (${name})`, async () => {
+        const { service } = scripted(proof, leanParse);
+        const result = await proveInEditor(
+          { id: 'r', code: file, mode, position: { line: 5, character: 2 } },
+          file,
+          service,
+          noop,
+          signal,
+        );
+        assert.equal(result.status, 'not_proved');
+        assert.equal(result.edit, null);
+        assert.ok(result.problem, 'the refusal says why');
+      });
+      continue;
+    }
+    test(`${writer}: the edit holds the body only and is re-checked in place (${name})`, async () => {
       const { service, checked } = scripted(proof);
       const result = await proveInEditor(
         { id: 'r', code: file, mode, position: { line: 5, character: 2 } },
@@ -98,24 +142,28 @@ for (const { name, proof } of corpus) {
       assert.equal(result.status, 'proved', result.problem);
       const after = applyEdit(file, result.edit!, (l, c) => offsetAt(file, l, c));
       assert.deepEqual(commandTokens(after), commandTokens(file), after);
+      assert.ok(!after.includes(carried(proof)), after);
       assert.equal(findDeclarations(after).length, 2);
-      // the last check was the declaration exactly as it will be written, in its place in the file
+      // the declaration exactly as it will be written was checked in its place in the file, and last the same
+      // snippet with the proof in tactic parentheses (Lean's word that it is one tactic block)
       const decl = findDeclarations(after)[0];
-      assert.equal(checked[checked.length - 1], standaloneSnippet(after, decl).code);
-      assert.ok(checked[checked.length - 1].includes(after.slice(decl.start, decl.end)));
+      const exact = standaloneSnippet(after, decl).code;
+      assert.equal(checked[checked.length - 2], exact);
+      assert.ok(exact.includes(after.slice(decl.start, decl.end)));
+      const probe = checked[checked.length - 1];
+      assert.match(probe, /\n {2}\(norm_num\n {2}\)/, probe);
+      assert.equal(probe.replace('(norm_num\n  )', 'norm_num'), exact);
     });
   }
 }
 
 test('Prove All Sorries: every proof applied one after another, the file keeps its own commands only', async () => {
   let text = file;
-  for (const { proof } of corpus) {
-    const decl = findDeclarations(text).find((d) => d.sorries.length > 0);
-    if (!decl) {
-      text = file;
-      continue;
-    }
-    const { service } = scripted(proof);
+  let written = 0;
+  for (const { name, proof, at } of corpus) {
+    if (!findDeclarations(text).some((d) => d.sorries.length > 0)) text = file; // all proved: a fresh file
+    const decl = findDeclarations(text).find((d) => d.sorries.length > 0)!;
+    const { service } = scripted(proof, leanParse);
     const result = await proveInEditor(
       { id: 'q', code: text, mode: 'theorem', position: { line: decl.startLine, character: 0 } },
       text,
@@ -123,11 +171,19 @@ test('Prove All Sorries: every proof applied one after another, the file keeps i
       noop,
       signal,
     );
-    assert.equal(result.status, 'proved', result.problem);
+    if (at !== 'trailing') {
+      assert.equal(result.status, 'not_proved', name);
+      assert.equal(result.edit, null, name);
+      continue;
+    }
+    assert.equal(result.status, 'proved', `${name}: ${result.problem}`);
     const current = text;
     text = applyEdit(current, result.edit!, (l, c) => offsetAt(current, l, c));
-    assert.deepEqual(commandTokens(text), commandTokens(file));
+    assert.deepEqual(commandTokens(text), commandTokens(file), name);
+    assert.ok(!text.includes(carried(proof)), name);
+    written++;
   }
+  assert.equal(written, corpus.filter((c) => c.at === 'trailing').length);
 });
 
 test('a proof that is nothing but a command is refused', async () => {
@@ -183,13 +239,8 @@ theorem two_goals (a : ℕ) (h : a = 1) : a = 1 ∧ a + 0 = 1 := by
   · sorry
 `;
 
-for (const [what, tactics] of [
-  ['admit', 'admit'],
-  ['first | … | admit', 'first | exact a_0 | admit'],
-  ['sorry behind a name mismatch', 'first | exact a_0 | sorry'],
-  ['stop', 'stop\n  exact h'],
-] as const) {
-  test(`goal mode refuses ${what} in the spliced proof`, async () => {
+for (const { id, tactics } of holeAttacks) {
+  test(`goal mode refuses ${id} in the spliced proof (other sorries left)`, async () => {
     const { service } = scripted(tactics);
     const result = await proveInEditor(
       { id: 'g', code: goalFile, mode: 'goal', position: { line: 4, character: 4 } },
@@ -201,7 +252,77 @@ for (const [what, tactics] of [
     assert.equal(result.status, 'not_proved');
     assert.equal(result.edit, null);
   });
+
+  test(`goal mode refuses ${id} in the spliced proof (no other sorry left)`, async () => {
+    const src = 'theorem one_goal (a : ℕ) (h : a = 1) : a = 1 := by\n  sorry\n';
+    const { service } = scripted(tactics);
+    const result = await proveInEditor(
+      { id: 'g', code: src, mode: 'goal', position: { line: 1, character: 2 } },
+      src,
+      service,
+      noop,
+      signal,
+    );
+    assert.equal(result.status, 'not_proved');
+    assert.equal(result.edit, null);
+  });
+
+  test(`Accept and Prove All Sorries refuse ${id} in the written proof`, async () => {
+    const { service } = scripted(`\n  ${tactics.replace(/\n/g, '\n  ')}\n`);
+    const result = await proveInEditor(
+      { id: 'a', code: file, mode: 'theorem', position: { line: 4, character: 0 } },
+      file,
+      service,
+      noop,
+      signal,
+    );
+    assert.equal(result.status, 'not_proved');
+    assert.equal(result.edit, null);
+  });
 }
+
+test('the hole rule reads names as Lean resolves them, and leaves ordinary names alone', () => {
+  const src = 'theorem a : True := by\n  sorry\n\ntheorem b : True := trivial\n';
+  const at = src.indexOf('sorry');
+  const put = (s: string) => src.slice(0, at) + s + src.slice(at + 5);
+  for (const hole of ['_root_.sorryAx _ false', '«sorryAx» _ false', 'Foo.«sorryAx» _', '@_root_.sorryAx _ false'])
+    assert.match(spliceProblem(src, at, at + 5, put(`exact ${hole}`)) ?? '', /sorryAx/, hole);
+  assert.match(spliceProblem(src, at, at + 5, put('apply?')) ?? '', /search tactic ending in '\?'.*hidden sorry/);
+  assert.match(spliceProblem(src, at, at + 5, put('set_option warn.sorry false in\n  trivial')) ?? '', /warn\.sorry/);
+  for (const fine of [
+    'exact (List.head? [1]).isSome.elim trivial',
+    'simp [xs.head?]',
+    'exact sorry_free_lemma',
+    'trivial',
+  ])
+    assert.equal(spliceProblem(src, at, at + 5, put(fine)), null, fine);
+});
+
+test('ordinary proofs are not cut: tactic prefixes, alternatives, calc steps, brackets across lines, names near command words', () => {
+  for (const proof of [
+    '\n  open scoped Real in\n  simp',
+    '\n  open Real in\n  norm_num\n  set_option maxRecDepth 1000 in\n  simp',
+    '\n  count_heartbeats in\n  simp',
+    '\n  calc a = b := by simp\n  _ = c := by simp',
+    ' nlinarith [sq_nonneg (a - b),\n    sq_nonneg c]',
+    '\n  induction n with\n  | zero => rfl\n  | succ n ih =>\n    simp [ih]',
+    '\n  refine ⟨?_, ?a⟩ <;> simp [xs.head?, h_wanted, instance_le, h.variable]',
+    '\n  haveI := inferInstance\n  exact h',
+  ])
+    assert.deepEqual(cutToBody(proof), { body: proof, cut: null }, proof);
+});
+
+test("the column rule: what stands at or left of the declaration's column ends the body unless it belongs to it", () => {
+  assert.equal(cutToBody('\n  norm_num\nsome_new_command x\n').body, '\n  norm_num');
+  // inside brackets a line may start anywhere; `|` alternatives, `termination_by`, `where` continue it
+  const bracketed = '\n  exact ⟨1,\n2⟩';
+  assert.deepEqual(cutToBody(bracketed), { body: bracketed, cut: null });
+  const alternatives = '\n  induction n with\n| zero => rfl\n| succ k ih => simp';
+  assert.deepEqual(cutToBody(alternatives), { body: alternatives, cut: null });
+  // a declaration written indented (inside a namespace) has its own column
+  assert.equal(cutToBody('\n    norm_num\n  some_new_command x', 2).body, '\n    norm_num');
+  assert.deepEqual(cutToBody('\n    norm_num\n   simp', 2), { body: '\n    norm_num\n   simp', cut: null });
+});
 
 test('goal re-check: no listed sorry left means the verdict must be valid (a sorry Lean does not list is refused)', async () => {
   const src = 'theorem t (a : ℕ) (h : a = 1) : a = 1 := by\n  sorry\n';
@@ -264,4 +385,85 @@ test('what belongs to the declaration stays: `termination_by`, `decreasing_by`, 
   const from = decl.statementEnd!;
   const next = src.slice(0, from) + ' by\n  exact aux n\nwhere\n  aux (k : ℕ) : k = k := rfl' + src.slice(decl.end);
   assert.equal(spliceProblem(src, from, decl.end, next), null);
+});
+
+test('the declaration finder ends a declaration at every listed command, so a later statement never holds it inside an earlier theorem', () => {
+  for (const command of ['variable? [h : Fact False]', 'proof_wanted bad : False', 'add_aesop_rules safe (by simp)']) {
+    for (const indent of ['', '  ']) {
+      const src = `theorem a : True := by\n  trivial\n${indent}${command}\n\ntheorem b : False := by\n  sorry\n`;
+      const [a, b] = findLeanDeclarations(src);
+      assert.equal(a.name, 'a');
+      assert.ok(!src.slice(a.start.offset, a.end.offset).includes(command), `${indent}${command}`);
+      const statement = formalStatementOf(src, b).text;
+      // the earlier theorem goes along without the command; only a scope command (`variable?`) stays, on its own
+      assert.ok(statement.includes('theorem a : True := by\n  trivial'), statement);
+      assert.equal(statement.includes(command), command.startsWith('variable?'), statement);
+    }
+  }
+});
+
+test('the probe: the same snippet with the proof in tactic parentheses, later lines one column right; not for a term sorry or past termination_by', async () => {
+  const src = 'theorem t (a : ℕ) (h : a = 1) : a = 1 ∧ True := by\n  sorry\n';
+  const [decl] = findDeclarations(src);
+  const seen: string[] = [];
+  const check = async (code: string) => {
+    seen.push(code);
+    return { verdict: verdict('valid') };
+  };
+  const proof = '\n  constructor\n  · exact h\n  · trivial\n';
+  const out = await spliceVerifiedProof({ text: src, target: { kind: 'body', decl }, proof, check });
+  assert.equal(out.ok, true);
+  assert.equal(seen.length, 2);
+  assert.ok(seen[0].trimEnd().endsWith('by\n  constructor\n  · exact h\n  · trivial'), seen[0]);
+  assert.ok(seen[1].trimEnd().endsWith('by\n  (constructor\n   · exact h\n   · trivial\n  )'), seen[1]);
+
+  // a tactic-position sorry: the same, at the sorry's column
+  seen.length = 0;
+  const site = decl.sorries[0];
+  const goal = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'sorry', decl, site, listedBefore: 1 },
+    proof,
+    check,
+  });
+  assert.equal(goal.ok, true);
+  assert.ok(seen[1].trimEnd().endsWith('by\n  (constructor\n   · exact h\n   · trivial\n  )'), seen[1]);
+
+  // a term-position sorry is spliced as `(by …)` already: one check
+  seen.length = 0;
+  const termSrc = 'theorem u (a : ℕ) (h : a = 1) : a = 1 := sorry\n';
+  const [termDecl] = findDeclarations(termSrc);
+  const term = await spliceVerifiedProof({
+    text: termSrc,
+    target: { kind: 'sorry', decl: termDecl, site: termDecl.sorries[0], listedBefore: 1 },
+    proof: 'exact h',
+    check,
+  });
+  assert.equal(term.ok, true);
+  assert.equal(seen.length, 1);
+
+  // termination_by / decreasing_by / where stand outside the tactic block: no probe past them
+  seen.length = 0;
+  const rec = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'body', decl },
+    proof: '\n  exact aux h\nwhere\n  aux (k : a = 1) : a = 1 ∧ True := ⟨k, trivial⟩',
+    check,
+  });
+  assert.equal(rec.ok, true);
+  assert.equal(seen.length, 1);
+});
+
+test('the probe refuses when Lean answers otherwise with the proof in parentheses, and says why', async () => {
+  const src = 'theorem t : True := by\n  sorry\n';
+  const [decl] = findDeclarations(src);
+  let calls = 0;
+  const out = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'body', decl },
+    proof: '\n  trivial\n  some_new_command x',
+    check: async () => ({ verdict: calls++ === 0 ? verdict('valid') : verdict('lean_error') }),
+  });
+  assert.equal(out.ok, false);
+  assert.match(out.ok ? '' : out.problem, /in parentheses Lean answers lean_error.*command of its own/);
 });

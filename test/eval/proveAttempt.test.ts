@@ -249,7 +249,7 @@ test("goal states are asked of Lean only with --goals (the recipe's feedback had
   const off = await run(null); // what `kimina eval` passes without --goals
   assert.deepEqual(asked, [null, null]);
   assert.deepEqual(
-    off.map((o) => [o.turn, o.valid, o.recipeValid]),
+    off.map((o) => [o.turn, o.valid, o.modes?.recipe?.valid]),
     [
       [1, false, false],
       [2, true, true],

@@ -220,8 +220,7 @@ test('reports give both pass@k figures and list what only the recipe rule accept
     leanSeconds: 0.1,
     code: `proof ${problem} ${sample} ${turn}`,
     response: null,
-    recipeValid,
-    recipeReason,
+    modes: { strict: { valid, reason: null }, recipe: { valid: recipeValid, reason: recipeReason } },
   });
   store.recordSamples(
     'r',
@@ -252,13 +251,13 @@ test('reports give both pass@k figures and list what only the recipe rule accept
   const report = buildReport(store, 'r');
   const at = (c: { k: number; value: number }[] | null | undefined, k: number) => c?.find((x) => x.k === k)?.value;
   assert.equal(at(report.metrics.passAtK, 2), 0.5, 'strict: p1 only');
-  assert.equal(at(report.metrics.recipe?.passAtK, 2), 0.5);
-  assert.equal(at(report.metrics.recipe?.passAtK, 1), 0.5, 'recipe: p1 both samples, p2 none on turn 1');
+  assert.equal(at(report.metrics.modes?.recipe?.passAtK, 2), 0.5);
+  assert.equal(at(report.metrics.modes?.recipe?.passAtK, 1), 0.5, 'recipe: p1 both samples, p2 none on turn 1');
   assert.equal(at(report.metrics.passAtK, 1), 0.25);
-  assert.equal(at(report.metrics.recipe?.passAtKWithFix, 2), 1, 'recipe: p2 fixed by an admit-style answer');
-  assert.equal(report.metrics.recipe?.unknown, 1);
+  assert.equal(at(report.metrics.modes?.recipe?.passAtKWithFix, 2), 1, 'recipe: p2 fixed by an admit-style answer');
+  assert.equal(report.metrics.modes?.recipe?.unknown, 1);
   assert.deepEqual(
-    report.recipeOnly?.map((o) => [o.problem, o.sample, o.turn]),
+    report.onlyAcceptedBy?.recipe?.map((o) => [o.problem, o.sample, o.turn]),
     [
       ['p1', 1, 1],
       ['p2', 0, 2],

@@ -1,13 +1,14 @@
 // The palette commands (extension/commands.ts) against the fake Ctx and the vscode TEST DOUBLE: "Prove All
 // Sorries" runs through the SorryQueue the proof runner owns, proves each declaration the backend's code lenses
-// name, and stops on "Kimina: Cancel".
+// name, and stops on "Kimina: Cancel". Proving from a proposal's diff editor acts on the real file; other
+// virtual documents are refused with a message and nothing is sent.
 import './useVscodeDouble';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { double } from './vscodeDouble';
+import { TextDocument, double } from './vscodeDouble';
 import { cancelledAnswer, provedAnswer } from './fakeCtx';
-import { extensionParts, leanFile, until } from './parts';
+import { extensionParts, leanFile, until, viewMessages } from './parts';
 import { registerCommands } from '../../extension/commands';
 import { Repairs } from '../../extension/repair';
 
@@ -136,4 +137,82 @@ test("stopping the runner's SorryQueue cancels the proof it is running", async (
   await queue;
   assert.deepEqual(ctx.sentTo('kimina/cancel'), [{ id: ctx.sentTo('kimina/prove')[0].id }]);
   assert.equal(runner.sorryQueue.running, false);
+});
+
+test("Prove This Theorem from a proposal's diff editor proves the real file, the cursor mapped back to it", async () => {
+  const { ctx, proposals, runner, doc } = withCommands();
+  const longer = 'have h : 1 + 1 = 2 := by\n  norm_num\nexact h'; // two lines more than the sorry it replaces
+  ctx.serve('kimina/prove', (params) => provedAnswer(ctx, params, params.position!.line <= 3 ? longer : 'decide'));
+  double.focus(doc, new vscode.Position(3, 2));
+  await vscode.commands.executeCommand('kimina.proveTheorem');
+  const first = runner.lastProposal!;
+  assert.ok(first, 'the first proof waits as a proposal');
+  // the diff editor's modified side: the virtual kimina-proposal: document, the file with the proof applied
+  const diffUri = proposals.proposalUri(first);
+  const diff = new TextDocument(diffUri as never, 'lean4', proposals.provideTextDocumentContent(diffUri));
+  double.documents.push(diff);
+  assert.match(diff.lineAt(7).text, /^theorem two_add_two/, 'two_add_two is two lines lower in the diff');
+  assert.equal(diff.lineAt(8).text, '  sorry');
+  double.focus(diff as never, new vscode.Position(8, 2));
+  await vscode.commands.executeCommand('kimina.proveTheorem');
+  const sent = ctx.sentTo('kimina/prove');
+  assert.equal(sent.length, 2);
+  assert.equal(sent[1].uri, doc.uri.toString(), 'the real file, not the kimina-proposal: document');
+  assert.deepEqual(sent[1].position, { line: 6, character: 2 }, "two_add_two's sorry in the file");
+  assert.equal(sent[1].code, doc.getText(), 'the file as it is, without the unaccepted proof');
+  assert.doesNotMatch(sent[1].code!, /exact h/);
+  const starts = viewMessages().filter((m) => m.type === 'start');
+  assert.equal(starts.at(-1)!.file, doc.uri.fsPath, "the Proof view's header names the file");
+  assert.deepEqual(
+    proposals.pending(doc.uri).map((p) => p.declaration),
+    ['one_add_one', 'two_add_two'],
+    'both proposals are at their declarations in the real file',
+  );
+  // a cursor inside the unaccepted proof maps to the start of the edit (the declaration it replaced)
+  double.focus(diff as never, new vscode.Position(4, 4));
+  await vscode.commands.executeCommand('kimina.proveGoal');
+  assert.equal(ctx.sentTo('kimina/prove')[2].uri, doc.uri.toString());
+  assert.deepEqual(ctx.sentTo('kimina/prove')[2].position, { line: first.edit.range.start.line, character: 0 });
+  assert.equal(ctx.sentTo('kimina/prove')[2].mode, 'goal');
+  // lines up to the edit's first are the file's own
+  double.focus(diff as never, new vscode.Position(2, 5));
+  await vscode.commands.executeCommand('kimina.proveTheorem');
+  assert.deepEqual(ctx.sentTo('kimina/prove')[3].position, { line: 2, character: 5 });
+  // a code lens or code action that names the diff document with a position is mapped the same way
+  await vscode.commands.executeCommand('kimina.proveTheorem', diffUri.toString(), { line: 8, character: 2 });
+  assert.equal(ctx.sentTo('kimina/prove')[4].uri, doc.uri.toString());
+  assert.deepEqual(ctx.sentTo('kimina/prove')[4].position, { line: 6, character: 2 });
+  assert.deepEqual(
+    double.messages.filter((m) => m.level !== 'info'),
+    [],
+    'no warning or error on the way',
+  );
+});
+
+test('an untitled or other virtual document is refused with a message that says why; nothing is sent', async () => {
+  const { ctx } = withCommands();
+  ctx.serve('kimina/prove', (params) => provedAnswer(ctx, params, 'norm_num'));
+  const untitled = await vscode.workspace.openTextDocument({ language: 'lean4', content: leanFile });
+  assert.equal(untitled.uri.scheme, 'untitled');
+  double.focus(untitled, new vscode.Position(3, 2));
+  await vscode.commands.executeCommand('kimina.proveTheorem');
+  assert.equal(
+    double.messages.at(-1)!.text,
+    'Kimina: this editor is not saved to a file. Save it as a .lean file in your Lean project, then prove from it.',
+  );
+  assert.equal(double.messages.at(-1)!.level, 'warning');
+  await vscode.commands.executeCommand('kimina.proveGoal');
+  await vscode.commands.executeCommand('kimina.proveAllSorries');
+  assert.equal(double.messages.length, 3, 'each command says why');
+  // another extension's virtual document (a git revision)
+  const git = new TextDocument(vscode.Uri.parse('git:/project/Basic.lean?ref=HEAD') as never, 'lean4', leanFile);
+  double.documents.push(git);
+  double.focus(git as never, new vscode.Position(3, 2));
+  await vscode.commands.executeCommand('kimina.repairProof');
+  assert.match(double.messages.at(-1)!.text, /^Kimina: this editor shows git: content, not a Lean file on disk/);
+  // a command called with a virtual document's uri and a position
+  await vscode.commands.executeCommand('kimina.proveTheorem', untitled.uri.toString(), { line: 2, character: 0 });
+  assert.match(double.messages.at(-1)!.text, /not saved to a file/);
+  assert.deepEqual(ctx.sentTo('kimina/prove'), [], 'nothing was sent to the backend');
+  assert.equal(viewMessages().filter((m) => m.type === 'start').length, 0, 'the Proof view did not start a run');
 });

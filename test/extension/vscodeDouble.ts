@@ -162,6 +162,11 @@ export enum ConfigurationTarget {
   Workspace = 2,
   WorkspaceFolder = 3,
 }
+/** index.d.ts 7494 */
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
 export enum OverviewRulerLane {
   Left = 1,
   Center = 2,
@@ -242,7 +247,7 @@ export const double = {
   applied: [] as { uri: string; range: Range; newText: string }[],
   /** Every withProgress call: its options, the messages reported, and the token source behind its Cancel button. */
   progress: [] as {
-    options: { location: ProgressLocation; cancellable?: boolean };
+    options: { location: ProgressLocation; title?: string; cancellable?: boolean };
     reports: string[];
     source: CancellationTokenSource;
   }[],
@@ -251,6 +256,11 @@ export const double = {
   /** Sends a message from a panel's webview to the extension (a button pressed in the view). */
   fromView: {} as Record<string, (message: unknown) => void>,
   log: [] as string[],
+  /** Every status bar item the extension created (its text and tooltip as last set), by id. */
+  statusBar: {} as Record<
+    string,
+    { text: string; tooltip: unknown; shown: boolean; history: string[]; tooltips: string[] }
+  >,
   /** The decorations last set on each visible editor, by document URI (gutter marks). */
   decorations: {} as Record<string, unknown[]>,
   commands: new Map<string, (...args: never[]) => unknown>(),
@@ -292,6 +302,7 @@ export const double = {
     this.posted = {};
     this.fromView = {};
     this.log = [];
+    this.statusBar = {};
     this.decorations = {};
     this.commands.clear();
     this.lensProviders = [];
@@ -335,9 +346,49 @@ export const window = {
     const label = double.answers.splice(at, 1)[0].item;
     return items.find((i) => (i as { label?: string }).label === label);
   },
+  /** Dismissed (undefined) unless a test scripts an answer in `double.answers` keyed by the title. */
+  showInputBox: async (options?: { title?: string }): Promise<string | undefined> => {
+    const at = double.answers.findIndex((a) => a.match.test(options?.title ?? ''));
+    return at < 0 ? undefined : double.answers.splice(at, 1)[0].item;
+  },
+  /** index.d.ts 11578: an item whose text and tooltip, as set, the test reads in `double.statusBar` (history, tooltips: every text and tooltip set). */
+  createStatusBarItem: (id: string) => {
+    const entry = {
+      text: '',
+      tooltip: undefined as unknown,
+      shown: false,
+      history: [] as string[],
+      tooltips: [] as string[],
+    };
+    double.statusBar[id] = entry;
+    return {
+      id,
+      name: '',
+      command: undefined as unknown,
+      backgroundColor: undefined as unknown,
+      get text() {
+        return entry.text;
+      },
+      set text(t: string) {
+        entry.text = t;
+        entry.history.push(t);
+      },
+      get tooltip() {
+        return entry.tooltip;
+      },
+      set tooltip(t: unknown) {
+        entry.tooltip = t;
+        const text = typeof t === 'string' ? t : (t as { value?: string } | undefined)?.value;
+        if (text) entry.tooltips.push(text);
+      },
+      show: () => void (entry.shown = true),
+      hide: () => void (entry.shown = false),
+      dispose: () => void delete double.statusBar[id],
+    };
+  },
   /** index.d.ts 11559: runs the task with a progress reporter and a token that the notification's Cancel cancels. */
   withProgress: async <R>(
-    options: { location: ProgressLocation; cancellable?: boolean },
+    options: { location: ProgressLocation; title?: string; cancellable?: boolean },
     task: (progress: { report(v: { message?: string }): void }, token: CancellationTokenSource['token']) => Promise<R>,
   ): Promise<R> => {
     const entry = { options, reports: [] as string[], source: new CancellationTokenSource() };

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
@@ -239,8 +239,37 @@ test('kimina lean setup: resolves the repl revision, builds with progress, and t
   assert.match(status.stdout, new RegExp(`REPL pool, lake env ${binary.replace(/[.]/g, '\\.')}`));
   const again = kimina(['lean', 'setup', '--project', project], env);
   assert.match(again.stderr, /already built \(tag v4\.24\.0/);
-  // lake ran inside the project (where elan picks its toolchain), never in the caller's folder only.
-  assert.match(readFileSync(join(dir, 'lake.log'), 'utf8'), /lake --version/);
+  // `lake --version` ran inside the project, where the elan-like lake double picks the project's toolchain
+  // (elsewhere elan without a default toolchain reports lake missing), the build inside the repl folder.
+  const runs = lakeRuns(dir);
+  const versions = runs.filter((r) => r.args === '--version');
+  assert.ok(versions.length > 0, 'lake --version ran');
+  for (const v of versions) {
+    assert.equal(realpathSync(v.cwd), realpathSync(project), `lake --version ran in ${v.cwd}`);
+    assert.equal(v.toolchain, 'leanprover/lean4:v4.24.0');
+  }
+  const build = runs.find((r) => r.args === 'build');
+  assert.equal(realpathSync(build!.cwd), realpathSync(join(dir, 'home', 'repl', 'v4.24.0')));
+});
+
+/** The lake double's runs: arguments, working folder, the toolchain elan would pick there ('none': refused). */
+function lakeRuns(dir: string): Array<{ args: string; cwd: string; toolchain: string }> {
+  return readFileSync(join(dir, 'lake-runs.log'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [args, cwd, toolchain] = l.split('\t');
+      return { args, cwd, toolchain };
+    });
+}
+
+test('the lake double answers as elan does outside a project with no default toolchain', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-lake-'));
+  const lake = join(fakeLake(dir), 'lake');
+  const outside = spawnSync(lake, ['--version'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH } });
+  assert.equal(outside.status, 1);
+  assert.match(outside.stderr, /^error: no default toolchain configured/);
+  assert.deepEqual(lakeRuns(dir), [{ args: '--version', cwd: dir, toolchain: 'none' }]);
 });
 
 test('kimina lean setup: the flush fix where ancestry says it is missing, branches, master commits, and the documented answer for v4.12.0', () => {

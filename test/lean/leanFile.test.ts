@@ -82,7 +82,42 @@ test('the fallback reports a missing Lean toolchain clearly', async () => {
   });
   const out = await v.check('theorem t : True := trivial');
   assert.equal(out.verdict.status, 'server_error');
-  assert.match(out.verdict.reason, /could not run Lean.*elan/);
+  assert.equal(out.verdict.leanMissing, true);
+  assert.match(out.verdict.reason, /^Lean could not be started: `lake` was not found\. Install Lean with elan/);
+  assert.doesNotMatch(out.verdict.reason, /nonexistent|lake env lean/, "the command line is not the user's words");
+});
+
+test("a sandbox that cannot find lake is Lean missing, named without the sandbox's words", async () => {
+  // what `unshare --net -- lake env lean …` prints and exits with when lake is not on the PATH (Linux util-linux)
+  const unshare = [
+    process.execPath,
+    '-e',
+    "process.stderr.write('unshare: failed to execute lake: No such file or directory\\n'); process.exit(127)",
+  ];
+  const runner = new LeanFileRunner({
+    projectDir: tmpdir(),
+    leanCommand: ['lake', 'env', 'lean'],
+    wrap: () => unshare,
+    env: process.env,
+    maxParallel: 1,
+  });
+  const v = new Verifier({
+    runner,
+    policy: { allowed: [], allowNativeDecide: false },
+    maxInFlight: 4,
+    defaultTimeoutS: 5,
+  });
+  try {
+    const out = await v.check('theorem t : True := trivial');
+    assert.equal(out.verdict.status, 'server_error');
+    assert.equal(out.verdict.leanMissing, true, 'the same typed kind as a Lean that is not installed');
+    assert.equal(
+      out.verdict.reason,
+      'Lean could not be started: `lake` was not found. Install Lean with elan: https://github.com/leanprover/elan',
+    );
+  } finally {
+    await v.close();
+  }
 });
 
 test('the fallback times out a hung Lean and kills it', async () => {

@@ -266,6 +266,41 @@ test('a REPL that cannot start gives a server error naming the command', async (
   }
 });
 
+test("a sandboxed REPL whose program is not found is Lean missing, without the sandbox's words", async () => {
+  const { Verifier } = await import('../../backend/lean/verifier');
+  const { ReplPool } = await import('../../backend/lean/pool');
+  const { PoolRunner } = await import('../../backend/lean/poolRunner');
+  // `bwrap … lake env repl` when lake is not there: the sandbox's execvp error and the shell's 127
+  const argv = [
+    process.execPath,
+    '-e',
+    "process.stderr.write('bwrap: execvp lake: No such file or directory\\n'); process.exit(127)",
+  ];
+  const pool = new ReplPool({
+    launch: () => ({ argv, program: 'lake', cwd: process.cwd(), env: process.env, toolEnv: process.env }),
+    maxRepls: 1,
+    maxUses: 0,
+    maxRssMb: 0,
+  });
+  const v = new Verifier({
+    runner: new PoolRunner(pool),
+    policy: { allowed: [], allowNativeDecide: false },
+    maxInFlight: 4,
+    defaultTimeoutS: 5,
+  });
+  try {
+    const out = await v.check('theorem t : True := trivial');
+    assert.equal(out.verdict.status, 'server_error');
+    assert.equal(out.verdict.leanMissing, true);
+    assert.equal(
+      out.verdict.reason,
+      'The Lean REPL could not be started: `lake` was not found. Install Lean with elan: https://github.com/leanprover/elan',
+    );
+  } finally {
+    await v.close();
+  }
+});
+
 test('admission is bounded: a batch beyond running + queued capacity gets QueueFull with a retry hint', async () => {
   const s = standInVerifier({ maxRepls: 1, maxInFlight: 3 });
   try {

@@ -30,6 +30,10 @@ import {
   stopTree,
   systemStop,
   treeBytes,
+  pathList,
+  commandLineProbe,
+  processCommandLine,
+  stopTreeOfPid,
 } from '../../backend/lean/processes';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
 import { standInReplCommand, standInReplScript } from '../../backend/demo/stand-in-repl/index';
@@ -82,6 +86,24 @@ test('launch per OS: argv spawn, KIMINA_REPL_COMMAND through the platform shell,
   // bwrap and unshare are Linux's: elsewhere auto means none, and asking for one is refused clearly
   assert.equal(detectSandbox('auto', process.env, 'darwin').kind, 'none');
   assert.throws(() => detectSandbox('bwrap', process.env, 'win32'), /'bwrap' is Linux's; this is win32/);
+});
+
+test('search paths and command lines per OS: `;` on Windows, `:` elsewhere; /proc, ps, PowerShell', async () => {
+  assert.equal(pathList(['C:\\t', undefined, 'D:\\x'], 'win32'), 'C:\\t;D:\\x');
+  assert.equal(pathList(['/t', '', '/x'], 'darwin'), '/t:/x');
+  assert.equal(pathList(['/t'], 'linux'), '/t');
+  assert.equal(commandLineProbe(7, 'linux'), undefined);
+  assert.deepEqual(commandLineProbe(7, 'darwin'), ['ps', '-o', 'command=', '-p', '7']);
+  assert.match(
+    commandLineProbe(7, 'win32')!.at(-1)!,
+    /^\(Get-CimInstance Win32_Process -Filter "ProcessId=7"\)\.CommandLine$/,
+  );
+  // for real: this process's own command line from /proc, and from procps ps (the darwin probe's argv)
+  const mine = await processCommandLine(process.pid, 'linux', () => Promise.reject(new Error('not run')));
+  assert.ok(mine?.includes(process.argv[1] ?? '\0'), mine);
+  const viaPs = await processCommandLine(process.pid, 'darwin', processTable(process.env));
+  assert.ok(viaPs?.includes(process.argv[1] ?? '\0'), viaPs);
+  assert.equal(await processCommandLine(2 ** 22 + 1, 'darwin', processTable(process.env)), undefined);
 });
 
 test('the REPL binary is repl.exe and lake lake.exe on Windows, repl and lake elsewhere', (t) => {
@@ -198,6 +220,13 @@ test('stop per OS: the process group on POSIX, taskkill /T /F on Windows', async
   assert.deepEqual(calls.splice(0), ['run taskkill /PID 4242 /T /F']);
   stopTree(child, 'win32', deps(true));
   assert.deepEqual(calls.splice(0), ['run taskkill /PID 4242 /T /F', 'child.kill SIGKILL']);
+
+  // a process known only by its pid (a trainer an earlier backend started): the direct kill is of the pid
+  const byPid = deps(false, true);
+  stopTreeOfPid(4242, 'linux', byPid);
+  assert.deepEqual(calls.splice(0), ['kill -4242 SIGKILL', 'kill 4242 SIGKILL']);
+  stopTreeOfPid(4242, 'win32', deps(true));
+  assert.deepEqual(calls.splice(0), ['run taskkill /PID 4242 /T /F', 'kill 4242 SIGKILL']);
 
   // for real on this machine: a tree (sh and two sleeps) is gone after one stop
   const tree = startProcess(

@@ -144,11 +144,29 @@ export function makeReplFixture(listing = listingPath): ReplFixture {
 // of the real repl: replFixture.ts). It makes what real lake would, where Lake puts it: the repl binary in
 // `.lake/build/bin`, a package's .olean files in `.lake/packages/<pkg>/.lake/build/lib/lean` (Lake's
 // PackageConfig `buildDir` .lake/build and `leanLibDir`, leanprover/lean4 src/lake/Lake/Config/PackageConfig.lean).
+// `lake` on a user's PATH is elan's proxy, and this double first picks a toolchain as elan does with no default
+// toolchain set (leanprover/elan 5905ed8 src/elan/config.rs toolchain_for_dir: ELAN_TOOLCHAIN, else
+// find_override_from_dir_walk, the first line of the nearest `lean-toolchain` from the working folder up; else
+// the default, and with none ErrorKind::NoDefaultToolchain, 601ce61 src/elan/errors.rs, printed as `error: …`,
+// exit 1). Each run is written to `lake.log` (`lake <args>`) and to `lake-runs.log` as
+// `<args><TAB><working folder><TAB><toolchain>` (`none` when elan refused).
 export function fakeLake(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
   const lake = `#!/bin/sh
 echo "lake $*" >> "${join(dir, 'lake.log')}"
+tc="$ELAN_TOOLCHAIN"
+d="$PWD"
+while [ -z "$tc" ]; do
+  if [ -f "$d/lean-toolchain" ]; then tc=$(head -n 1 "$d/lean-toolchain" | tr -d '[:space:]'); break; fi
+  [ "$d" = / ] && break
+  d=$(dirname "$d")
+done
+printf '%s\\t%s\\t%s\\n' "$*" "$PWD" "\${tc:-none}" >> "${join(dir, 'lake-runs.log')}"
+if [ -z "$tc" ]; then
+  echo 'error: no default toolchain configured. run \`elan default stable\` to install & configure the latest Lean 4 stable release.' >&2
+  exit 1
+fi
 case "$1" in
   --version) echo "Lake version 5.0.0-test (TEST DOUBLE)"; exit 0 ;;
   build)

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Attempt, EditorProveResult, LspProveEvent, Verdict } from '../../backend/protocol';
 import {
+  candidateLines,
   emptyState,
   fileLineMapper,
   formatLabel,
@@ -13,6 +14,7 @@ import {
   thinkLabel,
   turnLabel,
   verdictLabel,
+  viewTexts,
   type ViewState,
 } from '../../media/proofViewState';
 
@@ -298,4 +300,49 @@ test('samples stopped by the first verified proof say so and why, not "checking 
     verdictLabel({ ...cancelled, finishReason: 'stop', format: { ok: false, error: 'NO_VALID_THINK_BLOCK' } }, s0).text,
     /^✘ Not checked: the answer has no complete thinking block/,
   );
+});
+
+test("goal mode: the candidate's lemma has no line numbers (it stands nowhere in the file), the header is context", () => {
+  // what editorProve.ts proves in goal mode: the file's header, then the sorry's goal stated as `<name>_goal`
+  const code = [
+    'import Mathlib',
+    '',
+    'open Real',
+    '',
+    'theorem algebra_goal_goal (x : ℝ) (h₀ : 2 * x + 3 = 11) : 2 * x = 8 := by',
+    '  have h₁ : 2 * x = 8 := by linarith',
+    '  exact bogus_lemma h₁',
+  ].join('\n');
+  const lines = candidateLines(code, 'goal', { name: 'algebra_goal', kind: 'theorem', line: 14 });
+  for (let l = 1; l <= 7; l++) assert.equal(lines.lineOf(l), undefined, `candidate line ${l} has no file number`);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 7].map(lines.context),
+    [true, true, true, true, false, false, false],
+    'the header is folded as context; the lemma is shown',
+  );
+  const v: Verdict = { ...bad, messages: [{ ...bad.messages[0], pos: { line: 7, column: 8 } }] };
+  const a = { ...attempt(1, v), code };
+  assert.equal(
+    verdictLabel(a, {}, lines.lineOf, lines.context).text,
+    "✘ Lean error in the goal's lemma: unknown identifier 'bogus_lemma'",
+  );
+  // the view's texts for a goal-mode run say no snippet line number
+  const s = run([
+    { type: 'start', id, title: 'Goal at line 16', mode: 'goal', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'target', id, name: 'algebra_goal', kind: 'theorem', line: 14 }, 0),
+    ev({ type: 'attempt', id, attempt: a }, 1000),
+  ]);
+  const texts = viewTexts(s, 2000);
+  assert.ok(texts.includes("✘ Lean error in the goal's lemma: unknown identifier 'bogus_lemma'"), texts.join('\n'));
+  assert.ok(!texts.some((t) => /at line 7\b/.test(t)), texts.join('\n'));
+  // theorem mode keeps the file's numbers
+  const theorem = candidateLines(code.replace('algebra_goal_goal', 'algebra_goal'), 'theorem', {
+    name: 'algebra_goal',
+    kind: 'theorem',
+    line: 14,
+  });
+  assert.equal(theorem.lineOf(5), 15);
+  assert.equal(theorem.lineOf(7), 17);
+  assert.equal(theorem.context(3), true);
+  assert.equal(theorem.context(5), false);
 });

@@ -355,3 +355,123 @@ test('a model folder that cannot lend its template never stops a generation', as
     { tokenizerDir: empty },
   );
 });
+
+// Unauthorized and unknown-model answers, each as the server's source writes it (standInOpenAIServer.ts notes
+// where): the user is told which key or which model is the problem.
+const KEY = 'sk-right';
+const connect = (server: { baseUrl: string }, o: Partial<Parameters<typeof OpenAIEngine.connect>[0]> = {}) =>
+  OpenAIEngine.connect({ baseUrl: server.baseUrl, model: MODEL, log: () => {}, ...o });
+
+test('vLLM and SGLang: a missing or wrong API key is refused at the model list (HTTP 401 "Unauthorized")', async () => {
+  for (const kind of ['vllm', 'sglang'] as const) {
+    const server = await startStandInOpenAIServer({ server: kind, apiKey: KEY, answer: (_m, k) => answerOf(k) });
+    try {
+      await assert.rejects(
+        connect(server, { apiKey: 'sk-wrong' }),
+        /refused the request \(HTTP 401: Unauthorized\): it refused the API key in KIMINA_OPENAI_API_KEY; set it to the key the server was started with/,
+        kind,
+      );
+      await assert.rejects(
+        connect(server),
+        /\(HTTP 401: Unauthorized\): it wants an API key and none was sent; set KIMINA_OPENAI_API_KEY/,
+        kind,
+      );
+      const engine = await connect(server, { apiKey: KEY });
+      const [gen] = await engine.generate([PROMPT], SAMPLING);
+      assert.equal(gen.text, answerOf(0), kind);
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test("llama.cpp: /v1/models is public, so a wrong key is refused at generation (HTTP 401 'Invalid API Key')", async () => {
+  const server = await startStandInOpenAIServer({ server: 'llama.cpp', apiKey: KEY, answer: (_m, k) => answerOf(k) });
+  try {
+    const engine = await connect(server, { apiKey: 'sk-wrong' });
+    await assert.rejects(
+      engine.generate([PROMPT], SAMPLING),
+      /refused the request \(HTTP 401: Invalid API Key\): it refused the API key in KIMINA_OPENAI_API_KEY/,
+    );
+    const keyless = await connect(server);
+    await assert.rejects(keyless.generate([PROMPT], SAMPLING), /\(HTTP 401: Invalid API Key\): it wants an API key/);
+    const [gen] = await (await connect(server, { apiKey: KEY })).generate([PROMPT], SAMPLING);
+    assert.equal(gen.text, answerOf(0));
+  } finally {
+    await server.close();
+  }
+});
+
+test('Ollama checks no API key: any key generates', async () => {
+  const server = await startStandInOpenAIServer({ server: 'ollama', apiKey: KEY, answer: (_m, k) => answerOf(k) });
+  try {
+    const [gen] = await (await connect(server, { apiKey: 'sk-wrong' })).generate([PROMPT], SAMPLING);
+    assert.equal(gen.text, answerOf(0));
+  } finally {
+    await server.close();
+  }
+});
+
+test('every server: a model the list does not name is refused at connect, naming it and the served ones', async () => {
+  for (const o of [
+    { server: 'vllm' },
+    { server: 'sglang' },
+    { server: 'llama.cpp' },
+    { server: 'llama.cpp', router: true },
+    { server: 'ollama' },
+  ] as const) {
+    const server = await startStandInOpenAIServer({ ...o, answer: (_m, k) => answerOf(k) });
+    try {
+      await assert.rejects(
+        connect(server, { model: 'nope/model' }),
+        /has no model 'nope\/model'; it serves: AI-MO\/Kimina-Prover-RL-0\.6B(:latest)? \(set KIMINA_MODEL to one of them\)/,
+        JSON.stringify(o),
+      );
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test("a model gone after connect: each server's own refusal is told as a missing model", async () => {
+  const two = (kind: string) => [
+    { id: kind === 'ollama' ? `${MODEL}:latest` : MODEL },
+    { id: kind === 'ollama' ? 'other:latest' : 'other' },
+  ];
+  const cases = [
+    // vLLM _check_model: 404 "The model `…` does not exist."
+    { o: { server: 'vllm' as const }, said: /HTTP 404: The model `AI-MO\/Kimina-Prover-RL-0\.6B` does not exist\./ },
+    // Ollama ChatHandler through the /v1 writer: 404 "model '…' not found"
+    { o: { server: 'ollama' as const }, said: /HTTP 404: model 'AI-MO\/Kimina-Prover-RL-0\.6B' not found/ },
+    // a llama.cpp router: 400 "model not found"
+    { o: { server: 'llama.cpp' as const, router: true }, said: /HTTP 400: model not found/ },
+  ];
+  for (const { o, said } of cases) {
+    const server = await startStandInOpenAIServer({ ...o, models: two(o.server), answer: (_m, k) => answerOf(k) });
+    try {
+      const engine = await connect(server);
+      server.removeModel(MODEL);
+      const err = await engine.generate([PROMPT], SAMPLING).then(
+        () => assert.fail(`${o.server}: generated for a removed model`),
+        (e: Error) => e,
+      );
+      assert.match(err.message, /has no model 'AI-MO\/Kimina-Prover-RL-0\.6B'/, o.server);
+      assert.match(err.message, said, o.server);
+      assert.match(err.message, /set KIMINA_MODEL to a model it serves/, o.server);
+    } finally {
+      await server.close();
+    }
+  }
+  // SGLang and a single-model llama-server answer whatever the name: the served model generates.
+  for (const kind of ['sglang', 'llama.cpp'] as const) {
+    const server = await startStandInOpenAIServer({ server: kind, models: two(kind), answer: (_m, k) => answerOf(k) });
+    try {
+      const engine = await connect(server);
+      server.removeModel(MODEL);
+      const [gen] = await engine.generate([PROMPT], SAMPLING);
+      assert.equal(gen.text, answerOf(0), kind);
+    } finally {
+      await server.close();
+    }
+  }
+});

@@ -7,15 +7,24 @@
 // With `server` set, it answers as that server's source says (each answer below notes where it was read):
 //   llama.cpp  ggml-org/llama.cpp tools/server: server-common.cpp aa6192d (oaicompat_chat_params_parse,
 //              format_error_response), server-task.cpp 17f5f8a (to_json_oaicompat_chat_stream, to_json_oaicompat),
-//              src/llama-chat.cpp llm_chat_apply_template (the built-in chatml template)
-//   Ollama     ollama/ollama fb30760: openai/openai.go, middleware/openai.go ChatWriter, server/routes.go
-//              (ChatHandler, PsHandler, /api/version), api/types.go, template/chatml.gotmpl, llm/llama_server.go
+//              src/llama-chat.cpp llm_chat_apply_template (the built-in chatml template); aa6192d server-http.cpp
+//              (middleware_validate_api_key, the 404 error handler), server.cpp (get_models, post_tokenize,
+//              post_apply_template, post_chat_completions); 4010338 server-models.cpp (router_validate_model)
+//   Ollama     ollama/ollama fb30760: openai/openai.go (NewError, ToListCompletion), middleware/openai.go ChatWriter
+//              (writeError), server/routes.go (GenerateRoutes, ChatHandler, GenerateHandler, PsHandler,
+//              /api/version), api/types.go, types/model/name.go DisplayShortest, template/chatml.gotmpl,
+//              llm/llama_server.go
 //   vLLM       vllm-project/vllm d7e5252 vllm/entrypoints/openai/engine/protocol.py (DeltaMessage, ModelCard,
 //              UsageInfo, StreamOptions); chat_completion/serving.py chat_completion_stream_generator (usage chunk);
-//              00bd149 engine/serving.py OpenAIServing._validate_input, create_error_response (the context refusal)
+//              00bd149 engine/serving.py OpenAIServing._validate_input, create_error_response (the context
+//              refusal), _check_model (the unknown model); c0bc596 chat_completion/api_router.py; 029329a
+//              server_utils.py AuthenticationMiddleware
 //   SGLang     sgl-project/sglang 9b116df python/sglang/srt/entrypoints/openai/protocol.py (ModelCard
-//              max_model_len, DeltaMessage reasoning_content, UsageInfo, n, top_k); 002897c serving_chat.py
-//              _generate_chat_stream (finish chunks, then the usage chunk with choices [] when include_usage)
+//              max_model_len, DeltaMessage reasoning_content, UsageInfo, n, top_k, ErrorResponse); 002897c
+//              serving_chat.py _generate_chat_stream (finish chunks, then the usage chunk with choices [] when
+//              include_usage); c5695a4 serving_base.py handle_request and 0c078e6 serving_chat.py (no model check);
+//              a343daa python/sglang/srt/utils/auth.py add_api_key_middleware
+// Without `server` it is a generic stand-in that answers errors as vLLM does.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -75,6 +84,12 @@ export interface StandInOptions {
   dropAfterChunks?: number;
   /** Answer /v1/models with an empty list (some servers list nothing useful). */
   hideModelList?: boolean;
+  /**
+   * llama.cpp only: llama-server in router mode (started with --models-dir or --models-preset, no -m), which
+   * routes each request by its `model` and refuses a model it does not know; a single-model llama-server takes
+   * any name.
+   */
+  router?: boolean;
   /** Send usage in the last chunk. */
   usage?: boolean;
 }
@@ -85,6 +100,12 @@ export interface StandInServer {
   requests: StandInRequest[];
   /** Streams the client closed before they were finished. */
   abortedStreams: number;
+  /**
+   * The model goes away after a client connected (`ollama rm`, vLLM's /v1/unload_lora_adapter, a llama.cpp
+   * router's models folder changing): the listing drops it and the generation routes answer as for a model the
+   * server does not know.
+   */
+  removeModel(id: string): void;
   close(): Promise<void>;
 }
 
@@ -118,14 +139,131 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
     ...options,
   };
   const render = o.serverTemplate ?? chatmlRender;
+  // The served names. vLLM and SGLang list --served-model-name (default: the model path) with its max_model_len;
+  // llama.cpp lists its alias (-a) or model path and no context length (server.cpp get_models: its `meta` has
+  // n_ctx_train, not the context it runs with); Ollama lists name:tag, tag always written (types/model/name.go
+  // DisplayShortest), and no context length (openai.go ToListCompletion).
   const defaultModels: Array<{ id: string; max_model_len?: number }> =
-    kind === 'ollama' || kind === 'llama.cpp'
-      ? [{ id: 'AI-MO/Kimina-Prover-RL-0.6B' }] // neither lists a context length in /v1/models
-      : [{ id: 'AI-MO/Kimina-Prover-RL-0.6B', max_model_len: 32768 }];
-  const models = o.models ?? defaultModels;
-  // Ollama fills a missing tag with "latest" (types/model/name.go defaultTag), so `kimina` is `kimina:latest`.
+    kind === 'ollama'
+      ? [{ id: 'AI-MO/Kimina-Prover-RL-0.6B:latest' }]
+      : kind === 'llama.cpp'
+        ? [{ id: 'AI-MO/Kimina-Prover-RL-0.6B' }]
+        : [{ id: 'AI-MO/Kimina-Prover-RL-0.6B', max_model_len: 32768 }];
+  const models = [...(o.models ?? defaultModels)];
+  // Which request `model` each server generates for. vLLM: a listed name (engine/serving.py _check_model). Ollama:
+  // a model it has, a missing tag read as "latest" (types/model/name.go defaultTag). SGLang: any name, the served
+  // model answers (serving_base.py handle_request has no model check; serving_chat.py reads `model` only for a
+  // `base:adapter` LoRA). llama.cpp: any name from a single-model server (post_chat_completions never reads
+  // `model` but to echo it); a router only its own (server-models.cpp router_validate_model).
   const serves = (model: string): boolean =>
-    models.some((m) => m.id === model || (kind === 'ollama' && m.id === `${model}:latest`));
+    kind === 'sglang' || (kind === 'llama.cpp' && !o.router)
+      ? true
+      : models.some((m) => m.id === model || (kind === 'ollama' && m.id === `${model}:latest`));
+  /** What each server answers for a `model` it does not serve. */
+  const unknownModel = (res: ServerResponse, model: string): void => {
+    if (kind === 'ollama') {
+      // routes.go ChatHandler: s.getModel fails with os.IsNotExist -> 404 gin.H{"error": "model '<name>' not found"};
+      // the /v1 ChatWriter rewrites a non-200 body (middleware/openai.go writeError) as openai.NewError(404, …):
+      // type "not_found_error", param and code null.
+      json(res, 404, {
+        error: { message: `model '${model}' not found`, type: 'not_found_error', param: null, code: null },
+      });
+      return;
+    }
+    if (kind === 'llama.cpp') {
+      // server-models.cpp router_validate_model: format_error_response("model not found", ERROR_TYPE_INVALID_REQUEST)
+      // -> code 400, type "invalid_request_error", wrapped by res_err in {"error": …}.
+      json(res, 400, { error: { code: 400, message: 'model not found', type: 'invalid_request_error' } });
+      return;
+    }
+    // vLLM engine/serving.py _check_model: create_error_response(f"The model `{request.model}` does not exist.",
+    // err_type="NotFoundError", status_code=404, param="model"); api_router.py answers ErrorResponse.model_dump()
+    // with error.code as the status.
+    json(res, 404, {
+      error: { message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', param: 'model', code: 404 },
+    });
+  };
+  /**
+   * Whether a request passes the server's API key check, and its refusal when not. vLLM: every path under /v1
+   * needs `Authorization: Bearer <key>` (server_utils.py AuthenticationMiddleware: 401 {"error": "Unauthorized"}).
+   * SGLang: every path but /health* and /metrics* (utils/auth.py decide_request_auth; add_api_key_middleware
+   * answers 401 {"error": "Unauthorized"}). llama.cpp: every path but /health, /v1/health, /models, /v1/models,
+   * /api/tags and /, with the key as Bearer or X-Api-Key (server-http.cpp middleware_validate_api_key: 401
+   * {"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}}). Ollama checks no key
+   * at all for local models (routes.go GenerateRoutes has no such middleware): `apiKey` is ignored.
+   */
+  const refusesKey = (req: IncomingMessage, path: string, res: ServerResponse): boolean => {
+    if (!o.apiKey || kind === 'ollama') return false;
+    const bearer = req.headers.authorization === `Bearer ${o.apiKey}`;
+    if (kind === 'llama.cpp') {
+      const open = ['/health', '/v1/health', '/models', '/v1/models', '/api/tags', '/'];
+      if (open.includes(path) || bearer || req.headers['x-api-key'] === o.apiKey) return false;
+      json(res, 401, { error: { message: 'Invalid API Key', type: 'authentication_error', code: 401 } });
+      return true;
+    }
+    if (kind === 'sglang' ? path.startsWith('/health') || path.startsWith('/metrics') : !path.startsWith('/v1'))
+      return false;
+    if (bearer) return false;
+    json(res, 401, { error: 'Unauthorized' });
+    return true;
+  };
+  /** GET /v1/models as each server writes its entries. */
+  const modelList = (): unknown => {
+    const created = Math.floor(Date.now() / 1000);
+    const listed = o.hideModelList ? [] : models;
+    if (kind === 'llama.cpp') {
+      // server.cpp get_models: an Ollama-style `models` list and the OpenAI `data`; `meta` is the GGUF's
+      // (model_meta: vocab_type, n_vocab, n_ctx_train, n_embd, n_params, size; stand-in numbers here).
+      // A router lists its models with their status instead (server-models.cpp get_router_models).
+      const meta = { vocab_type: 2, n_vocab: 151936, n_ctx_train: 40960, n_embd: 1024, n_params: 0, size: 0 };
+      if (o.router)
+        return {
+          data: listed.map((m) => ({
+            id: m.id,
+            object: 'model',
+            owned_by: 'llamacpp',
+            created,
+            status: { value: 'loaded', args: [] },
+          })),
+          object: 'list',
+        };
+      return {
+        models: listed.map((m) => ({ name: m.id, model: m.id, modified_at: '', size: '', digest: '', type: 'model' })),
+        object: 'list',
+        data: listed.map((m) => ({ id: m.id, object: 'model', created, owned_by: 'llamacpp', meta })),
+      };
+    }
+    if (kind === 'ollama')
+      // openai.go ToListCompletion: id, object "model", created (modified_at), owned_by (the name's namespace).
+      return {
+        object: 'list',
+        data: listed.map((m) => ({
+          id: m.id,
+          object: 'model',
+          created,
+          owned_by: m.id.includes('/') ? m.id.split('/')[0] : 'library',
+        })),
+      };
+    if (kind === 'sglang')
+      // protocol.py ModelCard: id, object, created, owned_by "sglang", root, max_model_len.
+      return {
+        object: 'list',
+        data: listed.map((m) => ({ ...m, object: 'model', created, owned_by: 'sglang', root: m.id })),
+      };
+    // vLLM engine/protocol.py ModelCard (owned_by "vllm", root, parent, max_model_len, permission).
+    return {
+      object: 'list',
+      data: listed.map((m) => ({
+        ...m,
+        object: 'model',
+        created,
+        owned_by: 'vllm',
+        root: m.id,
+        parent: null,
+        permission: [],
+      })),
+    };
+  };
   const state = { requests: [] as StandInRequest[], abortedStreams: 0 };
 
   const json = (res: ServerResponse, status: number, body: unknown): void => {
@@ -142,12 +280,7 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
     route: 'chat' | 'completions',
   ): Promise<void> => {
     const model = body.model as string;
-    if (!serves(model)) {
-      json(res, 404, {
-        error: { message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', code: 404 },
-      });
-      return;
-    }
+    if (!serves(model)) return unknownModel(res, model);
     if (kind === 'llama.cpp' && Number(body.n ?? 1) !== 1) {
       // llama.cpp server-common.cpp aa6192d oaicompat_chat_params_parse (and oaicompat_completion_params_parse):
       // `if (n_choices != 1) throw std::runtime_error("Only one completion choice is allowed")`; the handler
@@ -326,6 +459,7 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
   const handleOllamaGenerate = async (res: ServerResponse, body: Record<string, unknown>): Promise<void> => {
     const model = body.model as string;
     if (!serves(model)) {
+      // routes.go GenerateHandler: 404 gin.H{"error": "model '<name>' not found"} (no /v1 rewrite on /api).
       json(res, 404, { error: `model '${model}' not found` });
       return;
     }
@@ -427,12 +561,9 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
         return;
       }
       state.requests.push({ path, body, headers: req.headers });
-      if (o.apiKey && req.headers.authorization !== `Bearer ${o.apiKey}`) {
-        json(res, 401, { error: { message: 'Invalid API key' } });
-        return;
-      }
+      if (refusesKey(req, path, res)) return;
       if (req.method === 'GET' && path === '/v1/models') {
-        json(res, 200, { object: 'list', data: o.hideModelList ? [] : models.map((m) => ({ object: 'model', ...m })) });
+        json(res, 200, modelList());
         return;
       }
       if (req.method === 'POST' && path === '/v1/chat/completions') {
@@ -485,7 +616,8 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
         return;
       }
       if (req.method === 'POST' && path === '/apply-template' && o.tokenize === 'llamacpp') {
-        // llama.cpp: the apply-template handler answers {"prompt": …} of oaicompat_chat_params_parse.
+        // llama.cpp server.cpp aa6192d post_apply_template: {"prompt": …}, the `prompt` oaicompat_chat_params_parse
+        // renders with the server's template (chat route, no generation).
         const messages = body.messages as Messages;
         json(res, 200, {
           prompt: kind ? render(messages) : messages.map((m) => `<${m.role}>${m.content}`).join('') + '<assistant>',
@@ -493,10 +625,29 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
         return;
       }
       if (req.method === 'POST' && path === '/tokenize' && o.tokenize === 'llamacpp') {
-        // Like llama.cpp: no `content` means no tokens (it does not read `messages`).
+        // llama.cpp server.cpp aa6192d post_tokenize: {"tokens": [...]} of `content` (add_special false,
+        // parse_special true); no `content` means no tokens (it does not read `messages`). The ids here come from
+        // a stand-in vocabulary, one token per character.
         json(res, 200, {
           tokens: typeof body.content === 'string' ? [...body.content].map((c) => c.codePointAt(0)) : [],
         });
+        return;
+      }
+      if (kind === 'llama.cpp') {
+        // server-http.cpp aa6192d set_error_handler: every unknown route.
+        json(res, 404, { error: { message: 'File Not Found', type: 'not_found_error', code: 404 } });
+        return;
+      }
+      if (kind === 'ollama') {
+        // gin's default for a route it does not have (gin-gonic/gin gin.go default404Body), text/plain.
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('404 page not found');
+        return;
+      }
+      if (kind === 'vllm' || kind === 'sglang') {
+        // FastAPI's default answer to Starlette's 404 for an unknown route (fastapi/exception_handlers.py
+        // http_exception_handler: {"detail": exc.detail}).
+        json(res, 404, { detail: 'Not Found' });
         return;
       }
       json(res, 404, { error: { message: `no route ${req.method} ${path}` } });
@@ -511,6 +662,10 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
     },
     get abortedStreams() {
       return state.abortedStreams;
+    },
+    removeModel(id: string) {
+      const at = models.findIndex((m) => m.id === id || m.id === `${id}:latest`);
+      if (at >= 0) models.splice(at, 1);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 // The verl reward module over several verifiers: three real `kimina serve` processes, each with the STAND-IN REPL
 // (a test double of Lean) taking 150 ms per check, score 96 rollouts through one comma-separated KIMINA_REWARD_URL;
-// one server is killed (SIGKILL) while batches are in flight. Every rollout must get exactly one reward, in order,
+// one server is killed (SIGKILL) once the first call has returned and its GET /v1/load shows checks of a batch
+// admitted (so it dies with a batch in flight). Every rollout must get exactly one reward, in order,
 // equal to what one healthy server gives; the dead server's batches go to the others. A second run stops one
 // server (SIGSTOP) so it stops answering: it is taken out after the request timeout and the run still completes.
 // Needs only the system python3 (the module is standard-library only).
@@ -99,11 +100,28 @@ test(
     const alone = await run([servers[0].url], {}, () => {});
     assert.deepEqual(alone.rewards, expected, 'one healthy server: the reference rewards');
 
+    // After step 1, wait until the second server has checks of a batch admitted (its /v1/load), then kill it.
+    let admittedAtKill = 0;
+    const killWithBatchInFlight = async (): Promise<void> => {
+      const until = Date.now() + 20_000;
+      try {
+        while (Date.now() < until && admittedAtKill === 0) {
+          const load = (await (
+            await fetch(`${servers[1].url}/v1/load`, { headers: { authorization: `Bearer ${TOKEN}` } })
+          ).json()) as { inFlight: number };
+          if (load.inFlight > 0) admittedAtKill = load.inFlight;
+          else await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        servers[1].child.kill('SIGKILL');
+      }
+    };
     const spread = await run(
       servers.map((s) => s.url),
       { KIMINA_REWARD_CONCURRENCY: '1', KIMINA_REWARD_BATCH_ITEMS: '8' },
-      () => servers[1].child.kill('SIGKILL'),
+      () => void killWithBatchInFlight(),
     );
+    assert.ok(admittedAtKill > 0, 'the second server had checks of a batch in flight when it was killed');
     assert.equal(spread.rewards.length, N, 'exactly one reward per rollout');
     assert.deepEqual(spread.rewards, expected, 'in order, equal to the single server');
     assert.ok(spread.ms < alone.ms, `spread over servers (${spread.ms} ms) is faster than one (${alone.ms} ms)`);

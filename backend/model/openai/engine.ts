@@ -147,7 +147,7 @@ export class OpenAIEngine implements Engine {
       const r = await http.get(url, { timeout: options.connectTimeoutMs ?? 10_000 });
       models = Array.isArray(r.data?.data) ? r.data.data : [];
     } catch (err) {
-      throw await describeRequestError(err, { url, model: options.model ?? '' });
+      throw await describeRequestError(err, { url, model: options.model ?? '', apiKeySent: !!options.apiKey });
     }
     let model = options.model;
     if (!model) {
@@ -278,9 +278,13 @@ export class OpenAIEngine implements Engine {
     }
   }
 
-  /** After a 404: whether GET /models names this model (undefined: no 404, or the server lists none). */
+  /**
+   * After a 404 or 400: whether GET /models names this model (undefined: another status, or the server lists
+   * none). A missing model is a 404 from vLLM and Ollama but a 400 from a llama.cpp router ("model not found").
+   */
   private async listsModel(err: unknown): Promise<boolean | undefined> {
-    if (!isAxiosError(err) || err.response?.status !== 404) return undefined;
+    const status = isAxiosError(err) ? err.response?.status : undefined;
+    if (status !== 404 && status !== 400) return undefined;
     const r = await this.http
       .get(`${this.o.baseUrl}/models`, { validateStatus: () => true, timeout: 5000 })
       .catch(() => undefined);
@@ -508,7 +512,11 @@ export class OpenAIEngine implements Engine {
         this.nIgnored = true;
         return; // the samples stay unanswered: generate() asks for each in its own request
       }
-      throw await describeRequestError(err, { url, model: this.model, modelListed: await this.listsModel(err) }, text);
+      throw await describeRequestError(
+        err,
+        { url, model: this.model, modelListed: await this.listsModel(err), apiKeySent: !!this.o.apiKey },
+        text,
+      );
     }
     const counts: number[] = job.targets.map(() => 0);
     let usageTokens: number | undefined;
@@ -644,7 +652,12 @@ export class OpenAIEngine implements Engine {
       if (err instanceof AnswerError) throw err; // already says what the server did
       if (err instanceof Error && !isAxiosError(err))
         throw new AnswerError(`the model server at ${url} broke off the answer (${err.message})`);
-      throw await describeRequestError(err, { url, model: this.model, modelListed: await this.listsModel(err) });
+      throw await describeRequestError(err, {
+        url,
+        model: this.model,
+        modelListed: await this.listsModel(err),
+        apiKeySent: !!this.o.apiKey,
+      });
     } finally {
       clearTimeout(idle);
     }

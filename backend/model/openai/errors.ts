@@ -50,6 +50,8 @@ export interface ErrorContext {
    * when it lists none. This, not the error's wording, tells a missing model from a missing route.
    */
   modelListed?: boolean;
+  /** Whether the request carried an API key (KIMINA_OPENAI_API_KEY), for a 401 or 403. */
+  apiKeySent?: boolean;
 }
 
 /** Builds a readable Error for a failed request; HTTP statuses get server text and a hint (`body`: already read). */
@@ -68,9 +70,16 @@ export async function describeRequestError(err: unknown, ctx: ErrorContext, body
   }
   const status = err.response.status;
   const text = serverMessage(body ?? (await bodyText(err.response.data)));
+  // The servers' own refusals: vLLM and SGLang {"error": "Unauthorized"}, llama.cpp {"error": {"message":
+  // "Invalid API Key", …}}; Ollama checks no key.
   if (status === 401 || status === 403)
     return new Error(
-      `the model server at ${ctx.url} refused the request (HTTP ${status}: ${text}); set KIMINA_OPENAI_API_KEY`,
+      `the model server at ${ctx.url} refused the request (HTTP ${status}: ${text}): ` +
+        (ctx.apiKeySent === false
+          ? 'it wants an API key and none was sent; set KIMINA_OPENAI_API_KEY to the key the server was started with (--api-key)'
+          : ctx.apiKeySent
+            ? 'it refused the API key in KIMINA_OPENAI_API_KEY; set it to the key the server was started with (--api-key)'
+            : 'set KIMINA_OPENAI_API_KEY to the key the server was started with (--api-key)'),
     );
   if (status === 404) {
     if (ctx.url.endsWith('/models'))
@@ -90,5 +99,12 @@ export async function describeRequestError(err: unknown, ctx: ErrorContext, body
         'set KIMINA_MODEL to a model it serves and KIMINA_OPENAI_BASE_URL to its OpenAI API root',
     );
   }
-  return new Error(`the model server at ${ctx.url} answered HTTP ${status}: ${text || err.message}`);
+  // A llama.cpp router refuses a model it does not know with HTTP 400 "model not found": the list tells.
+  if (status === 400 && ctx.modelListed === false)
+    return new Error(
+      `the model server at ${ctx.url} has no model '${ctx.model}' (HTTP 400: ${text}); set KIMINA_MODEL to a model it serves`,
+    );
+  return new Error(
+    `the model server at ${ctx.url} answered HTTP ${status}${ctx.model ? ` for model '${ctx.model}'` : ''}: ${text || err.message}`,
+  );
 }

@@ -7,6 +7,8 @@ steps the next backend no longer expects. So, when the backend started us (its p
   noticed by comparing getppid() with the pid we were given.
 - Everywhere: the backend holds the write end of our stdin; when it dies the pipe reaches end-of-file and a
   watcher thread ends the process at once.
+The same pipe carries the backend's graceful stop on Windows, where no signal a process can handle reaches it from
+outside (Node's kill is TerminateProcess): a line `stop` calls `on_stop`, as SIGTERM does on POSIX.
 SIGKILL rather than a graceful stop: nothing more may reach a backend that has moved on; the run resumes from its
 last checkpoint.
 """
@@ -17,13 +19,20 @@ import os
 import signal
 import sys
 import threading
+from typing import Callable
 
 PR_SET_PDEATHSIG = 1
 EXIT_ORPHANED = 75
 
 
+STOP_LINE = b"stop"
+
+
 def _die() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
+    kill = getattr(signal, "SIGKILL", None)  # Windows has none
+    if kill is not None:
+        os.kill(os.getpid(), kill)
+    os._exit(EXIT_ORPHANED)
 
 
 def set_parent_death_signal() -> bool:
@@ -37,14 +46,19 @@ def set_parent_death_signal() -> bool:
         return False
 
 
-def watch_stdin() -> threading.Thread:
-    """Ends the process when stdin reaches end-of-file (the backend holding its write end is gone)."""
+def watch_stdin(on_stop: Callable[[], None] | None = None) -> threading.Thread:
+    """Ends the process when stdin reaches end-of-file (the backend holding its write end is gone); a `stop` line
+    calls `on_stop`."""
     def watch() -> None:
         # os.read on the raw descriptor: a thread blocked in sys.stdin's buffered reader would hold its lock and
         # abort the interpreter's shutdown ("could not acquire lock for <stdin> at interpreter shutdown")
+        pending = b""
         try:
-            while os.read(0, 4096):
-                pass
+            while chunk := os.read(0, 4096):
+                *lines, pending = (pending + chunk).split(b"\n")
+                pending = pending[-64:]
+                if on_stop is not None and any(line.strip() == STOP_LINE for line in lines):
+                    on_stop()
         except OSError:
             pass
         _die()
@@ -54,7 +68,7 @@ def watch_stdin() -> threading.Thread:
     return thread
 
 
-def bind_to_backend(backend_pid: int | None, stdin_lifeline: bool = True) -> str:
+def bind_to_backend(backend_pid: int | None, stdin_lifeline: bool = True, on_stop: Callable[[], None] | None = None) -> str:
     """Ties this process's life to the backend's (`backend_pid`: our parent); returns what was set up (for the log)."""
     if not backend_pid or backend_pid <= 0:
         return "none (started by hand)"
@@ -64,6 +78,6 @@ def bind_to_backend(backend_pid: int | None, stdin_lifeline: bool = True) -> str
     if os.getppid() != backend_pid:  # the backend died before the signal was armed
         os._exit(EXIT_ORPHANED)
     if stdin_lifeline:
-        watch_stdin()
+        watch_stdin(on_stop)
         how.append("stdin watch")
     return " + ".join(how) or "none"

@@ -135,8 +135,9 @@ def main(argv: list[str]) -> int:
         print(f"kimina-trainer: bad run config: {e}", file=sys.stderr)
         return 2
 
-    lifeline = bind_to_backend(cfg.backend_pid)  # first: a trainer never outlives the backend that started it
     stop = StopFlag()
+    # first: a trainer never outlives the backend that started it; a `stop` line on stdin is Windows' SIGTERM
+    lifeline = bind_to_backend(cfg.backend_pid, on_stop=lambda: setattr(stop, "requested", True))
     signal.signal(signal.SIGTERM, lambda *_: setattr(stop, "requested", True))
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)

@@ -57,6 +57,34 @@ class LifelineTest(unittest.TestCase):
     def test_stdin_end_of_file(self):
         self.assertLess(self.orphan_dies({"NO_PDEATHSIG": "1"}), 5)
 
+    def test_stop_line_on_stdin(self):
+        """Windows' graceful stop: a `stop` line on stdin calls on_stop; other lines, and a line cut in two, do not."""
+        child_code = textwrap.dedent('''
+            import os, sys, time
+            from kimina_trainer import lifeline
+            lifeline.bind_to_backend(os.getppid(), on_stop=lambda: (print("on_stop", flush=True), os._exit(0)))
+            print("ready", flush=True)
+            time.sleep(600)
+        ''')
+        env = dict(os.environ, PYTHONPATH=HERE)
+        child = subprocess.Popen([sys.executable, "-c", child_code], env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(child.stdout.readline().strip(), "ready")
+            child.stdin.write("hello\nstopx\nst")
+            child.stdin.flush()
+            time.sleep(0.5)
+            self.assertIsNone(child.poll(), "a line other than `stop` stopped it")
+            child.stdin.write("op\n")
+            child.stdin.flush()
+            self.assertEqual(child.wait(timeout=10), 0)
+            self.assertEqual(child.stdout.read().strip(), "on_stop")
+        finally:
+            child.kill()
+            child.wait()
+            child.stdin.close()
+            child.stdout.close()
+
     def test_started_by_hand_binds_nothing(self):
         from kimina_trainer.lifeline import bind_to_backend
         self.assertEqual(bind_to_backend(None), "none (started by hand)")

@@ -12,7 +12,11 @@ flight per server, 2), KIMINA_REWARD_TIMEOUT_S (900), KIMINA_REWARD_BATCH_ITEMS 
 
 Several servers: batches are spread by load (in-flight batches plus the server's own figure from the
 authenticated GET /v1/load); a server that fails or stops answering is taken out, its batches go to the others,
-and it comes back once /health answers again. Every answer gets exactly one reward, in order.
+and it comes back once /health answers again. Every answer gets exactly one reward, in order. A server stops
+answering when a batch of its runs past a deadline derived from the batch's size and the throughput observed on
+every server's answers (at least MIN_DEADLINE_S, at most KIMINA_REWARD_TIMEOUT_S) while another server answers.
+The /health and /v1/load probes run in their own threads with a PROBE_TIMEOUT_S bound: they never hold up the
+loop that hands out batches (a health probe due at the start of a call gets up to PROBE_GRACE_S first).
 
 Requests are cut by size, not only by count: Kimina answers run to tens of kilobytes, and the backend refuses
 bodies over its limit (413). The limit is read from the backend's /health (`bodyLimitBytes`) when it says,
@@ -24,11 +28,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
 DEFAULT_URL = "__KIMINA_REWARD_URL__"
@@ -40,8 +45,19 @@ MAX_WAIT_S = 15 * 60
 PER_SERVER = 2  # batches in flight per server (KIMINA_REWARD_CONCURRENCY)
 REQUEST_TIMEOUT_S = 900.0  # a server that has not answered a batch by then is taken out (KIMINA_REWARD_TIMEOUT_S)
 LOAD_TTL_S = 1.0
+PROBE_TIMEOUT_S = 2.0  # /health and /v1/load: a server that cannot answer them in this time counts as not answering
+PROBE_GRACE_S = 0.25  # a health probe due when a call starts: how long the first batches wait for its answer
+# A batch overdue while another server answers: its server is taken out and the batch goes to the others. The
+# deadline is DEADLINE_FACTOR x the batch's answers x the slowest seconds per answer among the last batches any
+# server answered, at least MIN_DEADLINE_S (above the backend's default Lean time of 60 s for one snippet,
+# KIMINA_TIMEOUT, so one proof that runs to Lean's limit does not look like a hung server) and at most the request
+# timeout; it doubles each time the same batch was taken from an overdue server.
+MIN_DEADLINE_S = 120.0
+DEADLINE_FACTOR = 4.0
 
 _limits: dict[str, int] = {}
+_item_seconds: deque[float] = deque(maxlen=16)  # seconds per answer of the last batches answered, any server
+_lock = threading.Lock()  # Server fields written by the probe threads
 
 
 class RewardServiceError(RuntimeError):
@@ -60,14 +76,27 @@ def body_limit(base: str, token: str | None) -> int:
     if base not in _limits:
         limit = DEFAULT_BODY_LIMIT
         try:
-            with urllib.request.urlopen(urllib.request.Request(base + "/health", headers=_headers(token)), timeout=30) as r:
+            with urllib.request.urlopen(urllib.request.Request(base + "/health", headers=_headers(token)),
+                                        timeout=PROBE_TIMEOUT_S) as r:
                 said = json.loads(r.read().decode("utf-8")).get("bodyLimitBytes")
                 if isinstance(said, int) and said > BODY_MARGIN:
                     limit = said
-        except (urllib.error.URLError, TimeoutError, ValueError, AttributeError):
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, ValueError, AttributeError):
             pass
-        _limits[base] = limit
+        _limits.setdefault(base, limit)
     return _limits[base]
+
+
+def body_limits(servers: list[Server], token: str | None) -> int:
+    """The smallest body limit of the servers, their /health read in parallel (PROBE_TIMEOUT_S each at most)."""
+    threads = [threading.Thread(target=body_limit, args=(s.url, token), daemon=True)
+               for s in servers if s.url not in _limits]
+    for t in threads:
+        t.start()
+    end = time.monotonic() + PROBE_TIMEOUT_S + 0.5
+    for t in threads:
+        t.join(max(0.0, end - time.monotonic()))
+    return min(_limits.get(s.url, DEFAULT_BODY_LIMIT) for s in servers)
 
 
 def batches(items: list[dict[str, Any]], envelope: Callable[[list[dict[str, Any]]], bytes], max_bytes: int,
@@ -113,6 +142,9 @@ class Server:
         self.load = 0.0  # admitted checks / capacity, from the authenticated GET /v1/load
         self.load_at = -1e9
         self.last_error = ""
+        self.answered_at = -1e9  # when it last answered a batch (time.monotonic)
+        self.probing = False  # a /health probe is in flight
+        self.load_probing = False  # a /v1/load probe is in flight
 
     def usable(self, now: float, per_server: int) -> bool:
         return not self.out and now >= self.busy_until and self.in_flight < per_server
@@ -143,23 +175,73 @@ def _get_json(url: str, token: str | None, timeout: float) -> dict[str, Any]:
         return json.loads(r.read().decode("utf-8"))
 
 
+def _spawn(target: Callable[[], None]) -> None:
+    threading.Thread(target=target, daemon=True).start()
+
+
 def refresh_load(server: Server, token: str | None, now: float) -> None:
-    """Reads the server's admitted checks over its capacity from GET /v1/load, at most once a second."""
-    if now - server.load_at < LOAD_TTL_S:
-        return
-    server.load_at = now
-    try:
-        said = _get_json(server.url + "/v1/load", token, 5)
-        server.load = float(said["inFlight"]) / max(1.0, float(said["capacity"]))
-    except (urllib.error.URLError, TimeoutError, ConnectionError, ValueError, KeyError, TypeError):
-        server.load = 0.0  # an older server without the route: balance on in-flight batches alone
+    """Starts a read of the server's admitted checks over its capacity (GET /v1/load) in its own thread, at most
+    once a second and one at a time; batches are handed out on the last figure meanwhile."""
+    with _lock:
+        if server.load_probing or now - server.load_at < LOAD_TTL_S:
+            return
+        server.load_at = now
+        server.load_probing = True
+
+    def probe() -> None:
+        try:
+            said = _get_json(server.url + "/v1/load", token, PROBE_TIMEOUT_S)
+            load = float(said["inFlight"]) / max(1.0, float(said["capacity"]))
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, ValueError, KeyError, TypeError):
+            load = 0.0  # an older server without the route: balance on in-flight batches alone
+        with _lock:
+            server.load = load
+            server.load_probing = False
+
+    _spawn(probe)
 
 
 def healthy(server: Server, token: str | None) -> bool:
     try:
-        return _get_json(server.url + "/health", token, 5).get("status") == "ok"
-    except (urllib.error.URLError, TimeoutError, ConnectionError, ValueError, AttributeError):
+        return _get_json(server.url + "/health", token, PROBE_TIMEOUT_S).get("status") == "ok"
+    except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, ValueError, AttributeError):
         return False
+
+
+def probe_health(server: Server, token: str | None, wake: queue.Queue[tuple[Any, ...]]) -> None:
+    """Starts a /health probe of a server that is out in its own thread (one at a time): back in when it answers
+    ok, else out again for the next back-off. `wake` hears when it is done."""
+    with _lock:
+        if server.probing:
+            return
+        server.probing = True
+
+    def probe() -> None:
+        ok = healthy(server, token)
+        with _lock:
+            server.probing = False
+            if ok:
+                server.out = False  # back in; its failures count on until it answers a batch
+            else:
+                server.take_out(server.last_error or "not healthy")
+        wake.put(("health",))
+
+    _spawn(probe)
+
+
+def batch_deadline(items: int, timeout: float, late: int) -> float:
+    """Seconds a batch of `items` answers may take before its server counts as not answering (see MIN_DEADLINE_S)."""
+    if not _item_seconds:
+        return timeout
+    base = max(MIN_DEADLINE_S, DEADLINE_FACTOR * items * max(_item_seconds))
+    return min(timeout, base * 2.0 ** late)
+
+
+def _items_in(body: bytes) -> int:
+    try:
+        return max(1, len(json.loads(body.decode("utf-8"))["items"]))
+    except (ValueError, KeyError, TypeError):
+        return 1
 
 
 def post_once(url: str, data: bytes, token: str | None, timeout: float) -> tuple[str, Any]:
@@ -179,72 +261,130 @@ def post_once(url: str, data: bytes, token: str | None, timeout: float) -> tuple
         return ("failed", str(e))
 
 
-def score_bodies(servers: list[Server], bodies: list[bytes], token: str | None,
-                 sleep: Callable[[float], None] = time.sleep) -> list[dict[str, Any]]:
+def score_bodies(servers: list[Server], bodies: list[bytes], token: str | None) -> list[dict[str, Any]]:
     """Scores every body exactly once, spread over the servers by load.
 
-    A body goes to the usable server with the fewest in-flight batches plus its reported load. A server that fails
-    or does not answer within REQUEST_TIMEOUT_S is taken out (back-off 1, 2, 4 … 10 s, then it must pass /health to
-    come back) and its body goes back to the front of the queue, for any server. An answer is kept only the first
-    time a body is answered, so a body checked by a server that died before answering is simply checked again.
-    Stops when every server has failed ATTEMPTS times in a row, on any refusal other than 429, or after MAX_WAIT_S
-    of 429s."""
+    A body goes to the usable server with the fewest in-flight batches plus its reported load. A server that fails,
+    does not answer within REQUEST_TIMEOUT_S, or holds a batch past its deadline (batch_deadline) while another
+    server in service has answered within that deadline is taken out (back-off 1, 2, 4 … 10 s, then it must pass
+    /health to come back) and its body goes back to the front of the queue, for any server. Each request runs in
+    its own thread, so a request left behind by an overdue server does not hold up the call. An answer is kept only
+    the first time a body is answered (a late answer from a server taken out counts if it comes first), so a body
+    checked by a server that died before answering is simply checked again. Stops when every server has failed
+    ATTEMPTS times in a row, on any refusal other than 429, or after MAX_WAIT_S of 429s."""
     results: list[dict[str, Any] | None] = [None] * len(bodies)
-    queue: deque[int] = deque(range(len(bodies)))
+    items = [_items_in(b) for b in bodies]
+    late = [0] * len(bodies)  # times each body was taken from an overdue server
+    todo: deque[int] = deque(range(len(bodies)))
     waited_busy = 0.0
     per_server = max(1, int(os.environ.get("KIMINA_REWARD_CONCURRENCY") or PER_SERVER))
     timeout = float(os.environ.get("KIMINA_REWARD_TIMEOUT_S") or REQUEST_TIMEOUT_S)
-    with ThreadPoolExecutor(max_workers=per_server * len(servers)) as pool:
-        running: dict[Future[tuple[str, Any]], tuple[int, Server]] = {}
-        while queue or running:
+    events: queue.Queue[tuple[Any, ...]] = queue.Queue()
+    running: dict[int, tuple[int, Server, float]] = {}  # request id -> (body index, server, sent at)
+    next_id = 0
+
+    def due(now: float) -> list[Server]:
+        return [s for s in servers if s.out and now >= s.out_until and s.in_flight == 0 and not s.probing]
+
+    def post(rid: int, index: int, url: str) -> None:
+        t0 = time.monotonic()
+        outcome = post_once(url, bodies[index], token, timeout)
+        events.put(("batch", rid, index, outcome, time.monotonic() - t0))
+
+    def handle(event: tuple[Any, ...]) -> None:
+        if event[0] != "batch":
+            return
+        _, rid, index, outcome, seconds = event
+        entry = running.pop(rid, None)
+        if entry is None:  # a request left behind when its server was taken out
+            if outcome[0] == "ok" and results[index] is None:
+                results[index] = outcome[1]
+                if index in todo:
+                    todo.remove(index)
+            return
+        server = entry[1]
+        server.in_flight -= 1
+        if outcome[0] == "ok":
+            server.failures = 0
+            server.answered_at = time.monotonic()
+            _item_seconds.append(seconds / items[index])
+            if results[index] is None:
+                results[index] = outcome[1]
+            return
+        if outcome[0] == "refused":
+            raise RewardServiceError(f"reward service refused the batch: {outcome[1]}")
+        todo.appendleft(index)
+        if outcome[0] == "busy":
+            server.busy_until = time.monotonic() + outcome[1]
+            server.last_error = f"429 {outcome[2]}"
+        else:
+            with _lock:
+                server.take_out(outcome[1])
+
+    try:
+        # A health probe due now gets a short grace, so a server that is healthy again takes batches from the start.
+        first = due(time.monotonic())
+        for s in first:
+            probe_health(s, token, events)
+        grace_end = time.monotonic() + PROBE_GRACE_S
+        while any(s.probing for s in first) and time.monotonic() < grace_end:
+            try:
+                handle(events.get(timeout=max(0.001, grace_end - time.monotonic())))
+            except queue.Empty:
+                break
+
+        while todo or running:
             now = time.monotonic()
-            for server in servers:
-                if server.out and now >= server.out_until and server.in_flight == 0:
-                    if healthy(server, token):
-                        server.out = False  # back in; its failures count on until it answers a batch
-                    else:
-                        server.take_out(server.last_error or "not healthy")
+            for s in due(now):
+                probe_health(s, token, events)
+            for rid, (index, server, sent) in list(running.items()):
+                limit = batch_deadline(items[index], timeout, late[index])
+                others_answer = any(o is not server and not o.out and o.answered_at >= sent - limit for o in servers)
+                if now - sent > limit and others_answer:
+                    del running[rid]  # its thread finishes on its own; a late answer is still taken if it comes first
+                    server.in_flight -= 1
+                    late[index] += 1
+                    todo.appendleft(index)
+                    with _lock:
+                        server.take_out(f"no answer to a batch of {items[index]} in {now - sent:.1f} s"
+                                        " while other servers answered")
             if all(s.failures >= ATTEMPTS for s in servers) and not running:
                 names = ", ".join(f"{s.url} ({s.last_error})" for s in servers)
                 raise RewardServiceError(f"reward service unreachable after {ATTEMPTS} attempts: {names}")
-            while queue:
+            while todo:
                 usable = [s for s in servers if s.usable(now, per_server)]
                 if not usable:
                     break
+                index = todo.popleft()
+                if results[index] is not None:
+                    continue
                 for s in usable:
-                    refresh_load(s, token, now)
+                    refresh_load(s, token, now)  # in the background: the last figure serves meanwhile
                 server = min(usable, key=lambda s: (s.in_flight + s.load, s.url))
-                index = queue.popleft()
                 server.in_flight += 1
-                fut = pool.submit(post_once, server.url + "/v1/training/reward", bodies[index], token, timeout)
-                running[fut] = (index, server)
+                running[next_id] = (index, server, time.monotonic())
+                _spawn(lambda rid=next_id, index=index, url=server.url + "/v1/training/reward": post(rid, index, url))
+                next_id += 1
+            if not todo and not running:
+                break
             if not running:
                 wake = min(s.out_until if s.out else s.busy_until for s in servers)
                 pause = max(0.05, min(10.0, wake - time.monotonic()))
-                sleep(pause)
-                if all(s.busy_until > now for s in servers):
-                    waited_busy += pause
-                    if waited_busy > MAX_WAIT_S:
-                        raise RewardServiceError(f"reward service stayed busy (429) for {waited_busy:.0f} s")
-                continue
-            done, _ = wait(list(running), timeout=1.0, return_when=FIRST_COMPLETED)
-            for fut in done:
-                index, server = running.pop(fut)
-                server.in_flight -= 1
-                outcome = fut.result()
-                if outcome[0] == "ok":
-                    server.failures = 0
-                    if results[index] is None:
-                        results[index] = outcome[1]
-                    continue
-                if outcome[0] == "refused":
-                    raise RewardServiceError(f"reward service refused the batch: {outcome[1]}")
-                queue.appendleft(index)
-                if outcome[0] == "busy":
-                    server.busy_until = time.monotonic() + outcome[1]
-                    server.last_error = f"429 {outcome[2]}"
-                else:
-                    server.take_out(outcome[1])
+            else:
+                pause = 0.1  # the deadlines are checked this often
+            try:
+                handle(events.get(timeout=pause))
+                while True:
+                    handle(events.get_nowait())
+            except queue.Empty:
+                pass
+            if not running and all(s.busy_until > now for s in servers):
+                waited_busy += pause
+                if waited_busy > MAX_WAIT_S:
+                    raise RewardServiceError(f"reward service stayed busy (429) for {waited_busy:.0f} s")
+    finally:
+        for _, server, _ in running.values():  # left running when the call stops: no longer counted
+            server.in_flight -= 1
     return [r for r in results if r is not None]
 
 
@@ -275,7 +415,7 @@ def reward(data_sources: list[str], solution_strs: list[str], ground_truths: lis
             body["mode"] = mode
         return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
-    limit = min(body_limit(s.url, token) for s in servers) - BODY_MARGIN
+    limit = body_limits(servers, token) - BODY_MARGIN
     bodies = batches(items, envelope, limit, max(1, int(os.environ.get("KIMINA_REWARD_BATCH_ITEMS") or MAX_ITEMS)))
     results: list[dict[str, Any]] = []
     for body, answer in zip(bodies, score_bodies(servers, bodies, token)):

@@ -135,27 +135,83 @@ export const cheats: Cheat[] = [
 export const knownOpen: readonly string[] = [];
 
 /**
- * Issue 20 point 1: answers verified for their own theorem that carry commands before or after the proof. The
- * editor must write only the target's body (backend/editor/splice.ts `spliceVerifiedProof`): none of these
- * commands may reach the user's file (test/editor/spliceRule.test.ts, for Accept, goal mode and Prove All
- * Sorries). The stand-in REPL does not model `include` or `instance`, so the structural rule is what refuses them.
+ * Issue 20 point 1: answers verified for their own theorem that carry commands after the proof (`trailing`) or
+ * before it (`leading`, inside the proof text). The editor must write only the target's body
+ * (backend/editor/splice.ts `spliceVerifiedProof`): none of these commands may reach the user's file
+ * (test/editor/spliceRule.test.ts, for Accept, goal mode and Prove All Sorries). A trailing command is cut
+ * off and the proof before it is written; a leading one leaves no proof before it, so the answer is refused;
+ * one no list knows at the tactic column is refused by Lean's parse of the proof in tactic parentheses.
+ * The stand-in REPL does not model `include` or `instance`, so the structural rule is what refuses them.
+ * The second group came from the independent audit: commands the first deny-list did not know (`variable?`
+ * and the Mathlib/Batteries/core commands after it) and a command no list knows (the column rule).
  */
-export const spliceAttacks: { id: string; proof: string }[] = [
-  { id: 'variable+include', proof: '\n  norm_num\n\nvariable (h : False)\ninclude h\n' },
-  { id: 'variable+include indented', proof: '\n  norm_num\n  variable (h : False)\n  include h\n' },
-  { id: 'include mid-line', proof: ' norm_num\nvariable (h : False) include h' },
-  { id: 'instance', proof: '\n  norm_num\n\ninstance : Inhabited Empty := ⟨sorry⟩\n' },
-  { id: 'set_option warn.sorry false', proof: '\n  norm_num\nset_option warn.sorry false\n' },
-  { id: 'open', proof: '\n  norm_num\n\nopen Real\n' },
-  { id: 'namespace', proof: '\n  norm_num\nnamespace Evil\nend Evil\nnamespace Other\n' },
-  { id: 'notation', proof: '\n  norm_num\nnotation "ff" => False\n' },
-  { id: 'attribute', proof: '\n  norm_num\nattribute [simp] Nat.add_comm\n' },
-  { id: 'another theorem with doc', proof: '\n  norm_num\n\n/-- doc -/\ntheorem extra : True := trivial\n' },
-  { id: '@[simp] theorem', proof: '\n  norm_num\n@[simp] theorem extra : True := trivial\n' },
-  { id: '#eval', proof: '\n  norm_num\n#eval 1\n' },
-  { id: 'universe + export', proof: '\n  norm_num\nuniverse u\nexport Nat (succ)\n' },
-  { id: 'macro', proof: '\n  norm_num\nmacro "cheat" : tactic => `(tactic| sorry)\n' },
-  { id: 'open … in with nothing after', proof: '\n  norm_num\nopen Real in\n' },
-  { id: 'section + end', proof: '\n  norm_num\nsection\nvariable (h : False)\nend\n' },
-  { id: 'omit + mutual', proof: '\n  norm_num\nomit h\nmutual\nend\n' },
+export const spliceAttacks: { id: string; proof: string; at: 'trailing' | 'leading' | 'tactic-column' }[] = [
+  { id: 'variable+include', proof: '\n  norm_num\n\nvariable (h : False)\ninclude h\n', at: 'trailing' },
+  { id: 'variable+include indented', proof: '\n  norm_num\n  variable (h : False)\n  include h\n', at: 'trailing' },
+  { id: 'include mid-line', proof: ' norm_num\nvariable (h : False) include h', at: 'trailing' },
+  { id: 'instance', proof: '\n  norm_num\n\ninstance : Inhabited Empty := ⟨sorry⟩\n', at: 'trailing' },
+  { id: 'set_option warn.sorry false', proof: '\n  norm_num\nset_option warn.sorry false\n', at: 'trailing' },
+  { id: 'open', proof: '\n  norm_num\n\nopen Real\n', at: 'trailing' },
+  { id: 'namespace', proof: '\n  norm_num\nnamespace Evil\nend Evil\nnamespace Other\n', at: 'trailing' },
+  { id: 'notation', proof: '\n  norm_num\nnotation "ff" => False\n', at: 'trailing' },
+  { id: 'attribute', proof: '\n  norm_num\nattribute [simp] Nat.add_comm\n', at: 'trailing' },
+  { id: 'another theorem with doc', proof: '\n  norm_num\n\n/-- doc -/\ntheorem extra : True := trivial\n', at: 'trailing' },
+  { id: '@[simp] theorem', proof: '\n  norm_num\n@[simp] theorem extra : True := trivial\n', at: 'trailing' },
+  { id: '#eval', proof: '\n  norm_num\n#eval 1\n', at: 'trailing' },
+  { id: 'universe + export', proof: '\n  norm_num\nuniverse u\nexport Nat (succ)\n', at: 'trailing' },
+  { id: 'macro', proof: '\n  norm_num\nmacro "cheat" : tactic => `(tactic| sorry)\n', at: 'trailing' },
+  { id: 'open … in with nothing after', proof: '\n  norm_num\nopen Real in\n', at: 'trailing' },
+  { id: 'section + end', proof: '\n  norm_num\nsection\nvariable (h : False)\nend\n', at: 'trailing' },
+  { id: 'omit + mutual', proof: '\n  norm_num\nomit h\nmutual\nend\n', at: 'trailing' },
+  // --- the audit: commands the first deny-list missed, and one no list knows
+  { id: 'variable? (audit)', proof: '\n  norm_num\nvariable? [h : Fact False]\n', at: 'trailing' },
+  { id: 'variable? indented', proof: '\n  norm_num\n  variable? [h : Fact False]\n', at: 'trailing' },
+  { id: 'add_aesop_rules', proof: '\n  norm_num\nadd_aesop_rules safe (by exact False.elim h)\n', at: 'trailing' },
+  { id: 'grind_pattern', proof: '\n  norm_num\ngrind_pattern Nat.succ_le => Nat.succ a\n', at: 'trailing' },
+  { id: 'initialize_simps_projections', proof: '\n  norm_num\ninitialize_simps_projections Equiv (toFun → apply)\n', at: 'trailing' },
+  { id: 'initialize_simps_projections? indented', proof: '\n  norm_num\n  initialize_simps_projections? Equiv\n', at: 'trailing' },
+  { id: 'proof_wanted', proof: '\n  norm_num\nproof_wanted extra : False\n', at: 'trailing' },
+  { id: 'theorem_wanted indented', proof: '\n  norm_num\n  theorem_wanted extra : False\n', at: 'trailing' },
+  { id: 'recommended_spelling', proof: '\n  norm_num\nrecommended_spelling "ff" for "False" in [False]\n', at: 'trailing' },
+  { id: 'extend_docs', proof: '\n  norm_num\nextend_docs False after "x"\n', at: 'trailing' },
+  { id: 'scoped instance', proof: '\n  norm_num\nscoped instance : Fact False := ⟨sorry⟩\n', at: 'trailing' },
+  { id: 'public section', proof: '\n  norm_num\npublic section\nvariable (h : False)\n', at: 'trailing' },
+  { id: 'unknown command at column 0 (column rule)', proof: '\n  norm_num\nsome_new_command [h : Fact False]\n', at: 'trailing' },
+  // --- a command no list knows, standing where a tactic could (the tactic column or right of it): only Lean
+  // can tell, so the splice asks it with the proof in tactic parentheses, where such a command is a parse error
+  { id: 'unknown command at the tactic column (probe)', proof: '\n  norm_num\n  some_new_command [h : Fact False]\n', at: 'tactic-column' },
+  { id: 'unknown command right of the tactic column (probe)', proof: '\n  norm_num\n    some_new_command [h : Fact False]\n', at: 'tactic-column' },
+  { id: 'unknown command after a nested block (probe)', proof: '\n  have : True := by\n    trivial\n  some_new_command [h : Fact False]\n  norm_num\n', at: 'tactic-column' },
+  // --- leading: a command before the proof
+  { id: 'leading open', proof: '\nopen Real\n  norm_num\n', at: 'leading' },
+  { id: 'leading set_option warn.sorry false in', proof: '\n  set_option warn.sorry false in\n  norm_num\n', at: 'leading' },
+  { id: 'leading variable+include', proof: '\nvariable (h : False)\ninclude h\n  norm_num\n', at: 'leading' },
+  { id: 'leading variable+include indented', proof: '\n  variable (h : False)\n  include h\n  norm_num\n', at: 'leading' },
+  { id: 'leading instance', proof: '\ninstance : Fact False := ⟨sorry⟩\n  norm_num\n', at: 'leading' },
+  { id: 'leading namespace', proof: '\nnamespace Evil\n  norm_num\n', at: 'leading' },
+  { id: 'leading notation', proof: '\nnotation "ff" => False\n  norm_num\n', at: 'leading' },
+  { id: 'leading variable?', proof: '\nvariable? [h : Fact False]\n  norm_num\n', at: 'leading' },
+  { id: 'leading open … in + variable', proof: '\nopen Real in\nvariable (h : False)\n  norm_num\n', at: 'leading' },
+  { id: 'leading on the by line', proof: ' variable (h : False)\n  norm_num\n', at: 'leading' },
+  { id: 'leading unknown command (column rule)', proof: '\nsome_new_command [h : Fact False]\n  norm_num\n', at: 'leading' },
+];
+
+/**
+ * Issue 20 point 3 and the audit: proofs of a goal that leave a hole Lean's sorry list does not show
+ * (`admit`, `stop`, `sorryAx` in any spelling, a search tactic that admits what it cannot prove). Spliced
+ * into a declaration with other sorries left, the re-check's verdict is `sorry` anyway, so only the hole
+ * rule refuses them (test/editor/spliceRule.test.ts, for goal mode, Accept and Prove All Sorries).
+ */
+export const holeAttacks: { id: string; tactics: string }[] = [
+  { id: 'admit', tactics: 'admit' },
+  { id: 'first | … | admit', tactics: 'first | exact a_0 | admit' },
+  { id: 'sorry behind a name mismatch', tactics: 'first | exact a_0 | sorry' },
+  { id: 'stop', tactics: 'stop\n  exact h' },
+  { id: '_root_.sorryAx behind a name mismatch (audit)', tactics: 'first | exact a_0 | exact _root_.sorryAx _ false' },
+  { id: '«sorryAx»', tactics: 'exact «sorryAx» _ false' },
+  { id: '_root_.«sorryAx»', tactics: 'exact _root_.«sorryAx» _ false' },
+  { id: '@sorryAx with universe', tactics: 'exact @sorryAx.{0} _ false' },
+  { id: 'apply? behind a name mismatch', tactics: 'first | exact a_0 | apply?' },
+  { id: 'exact?', tactics: 'exact?' },
+  { id: 'set_option warn.sorry false in', tactics: 'set_option warn.sorry false in\n  first | exact a_0 | exact h' },
 ];
