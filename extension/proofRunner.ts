@@ -3,7 +3,7 @@
 // (code lenses, diff, Accept / Reject); a new one never replaces those already pending.
 import * as vscode from 'vscode';
 import type { EditorProveResult, LspProveEvent, ProveMode } from '../backend/protocol';
-import { lspMethods } from '../backend/protocol';
+import { errorKindOf, lspMethods } from '../backend/protocol';
 import type { CtxApi } from './ctx';
 import { readSettings, setBudgetPreset } from './config';
 import { type Budget, budgetOf, budgetText } from './budget';
@@ -212,7 +212,7 @@ export class ProofRunner implements vscode.Disposable {
             });
             if (lastSpeed > 0) this.rememberSpeed(lastSpeed);
           } catch (err) {
-            const shown = requestFailedMessage((err as Error).message);
+            const shown = requestFailedMessage((err as Error).message, errorKindOf(err));
             const missing = setupGuidance(this.ctx.currentStatus);
             this.failedForSetup = missing !== undefined || shown.actions.includes('Pull Model');
             this.view.post({ type: 'failed', message: shown.text.replace(/^Kimina: /, '') });

@@ -160,3 +160,16 @@ test("the Proof view's Accept applies the proposal and marks the declaration; it
   assert.equal(doc.getText(), before);
   assert.deepEqual(proposals.pending(), []);
 });
+
+test('a prove request that fails for want of a model offers Pull Model, picked by the error kind, not its words', async () => {
+  const { ctx, runner, doc } = extensionParts();
+  const plainWords = 'the backend could not prove: something went wrong';
+  ctx.serve('kimina/prove', () => {
+    // as the real Ctx throws it (RequestFailed: the message and the kind from the ResponseError's data)
+    throw Object.assign(new Error(plainWords), { kind: 'model-missing' });
+  });
+  await runner.prove({ uri: doc.uri, position: new vscode.Position(3, 2), mode: 'theorem' });
+  const shown = double.messages.find((m) => m.text.includes(plainWords));
+  assert.ok(shown, 'the failure is shown');
+  assert.ok(shown.items.includes('Pull Model'), `Pull Model offered: ${JSON.stringify(shown)}`);
+});
