@@ -80,6 +80,25 @@ describe('Repair All (stand-in OpenAI server as the model, stand-in REPL as Lean
     await step(wb, 'three-proposals', () =>
       expect(async () => assert.equal(await lenses('Accept Kimina repair').count(), 3)),
     );
+    // each proposal at its own declaration: an Accept lens just above each theorem's first line
+    await step(wb, 'at-declarations', () =>
+      expect(async () => {
+        const lensTops = await lenses('Accept Kimina repair').evaluateAll((els) =>
+          els.map((e) => e.getBoundingClientRect().top),
+        );
+        for (const name of ['ratio_one', 'ratio_two', 'ratio_three']) {
+          const line = await page
+            .locator('.view-lines .view-line', { hasText: `theorem ${name} ` })
+            .first()
+            .boundingBox();
+          assert.ok(line, `the line of ${name} is on screen`);
+          assert.ok(
+            lensTops.some((top) => top < line.y && line.y - top < 2 * line.height),
+            `an Accept lens just above ${name} (lens tops ${lensTops.join(', ')}; line at ${line.y})`,
+          );
+        }
+      }),
+    );
     await screenshot(page, 'repair-2-proposals');
 
     // the model got the recipe's fix turn: the user's own proof as the assistant turn, Lean's messages as the user turn
