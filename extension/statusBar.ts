@@ -14,7 +14,7 @@ export function createStatusBar(onStatus: vscode.Event<BackendStatus>, initial: 
     item.command = look.command;
     item.backgroundColor = look.error
       ? new vscode.ThemeColor('statusBarItem.errorBackground')
-      : look.text.includes('missing')
+      : look.missing
         ? new vscode.ThemeColor('statusBarItem.warningBackground')
         : undefined;
     item.show();

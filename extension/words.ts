@@ -209,6 +209,8 @@ export function statusLook(s: BackendStatus): {
   text: string;
   tooltip: string;
   error: boolean;
+  /** The text says what is missing (model, Lean): the item takes the warning colour. */
+  missing: boolean;
   command: 'kimina.pullModel' | 'kimina.setupLean' | 'kimina.showLog';
 } {
   const look = looks[s.state] ?? looks.error;
@@ -216,8 +218,9 @@ export function statusLook(s: BackendStatus): {
   const missing = parts.length
     ? `${parts.map((p) => (p.part === 'a model' ? 'model' : p.part)).join(', ')} missing`
     : '';
-  const label = missing && s.state !== 'proving' && s.state !== 'starting' ? missing : look.label;
-  const icon = missing && s.state !== 'proving' && s.state !== 'starting' ? '$(warning)' : look.icon;
+  const showsMissing = Boolean(missing) && s.state !== 'proving' && s.state !== 'starting';
+  const label = showsMissing ? missing : look.label;
+  const icon = showsMissing ? '$(warning)' : look.icon;
   const text = `${icon} Kimina${s.state === 'ready' && !missing ? '' : `: ${label}`}`;
   const facts = [
     `Kimina: ${label}`,
@@ -245,7 +248,7 @@ export function statusLook(s: BackendStatus): {
     .join('\n');
   const command =
     parts[0]?.action === 'Pull Model' ? 'kimina.pullModel' : parts.length ? 'kimina.setupLean' : 'kimina.showLog';
-  return { text, tooltip, error: s.state === 'error' && !parts.length, command };
+  return { text, tooltip, error: s.state === 'error' && !parts.length, missing: showsMissing, command };
 }
 
 /**

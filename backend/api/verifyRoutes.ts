@@ -7,7 +7,7 @@ import type { BatchVerifier } from '../lean/verifier';
 import { bodyLimit, serveRoutes } from './contract';
 import { clientKey } from '../lean/admission';
 import { toKlsResult } from './klsCompat';
-import { verdictInMode } from '../lean/verdictModes';
+import { DEFAULT_VERDICT_MODE, verdictInMode } from '../lean/verdictModes';
 import { version } from '../../package.json';
 
 /** Aborted when the client goes away before its answer is sent (queued checks are dropped). */
@@ -94,7 +94,7 @@ export function verifyRouter(verifier: BatchVerifier): Router {
           client: checkClient(req),
         },
       );
-      const mode = body.mode ?? 'strict';
+      const mode = body.mode ?? DEFAULT_VERDICT_MODE;
       return {
         results: outcomes.map((o, i) => ({
           id: body.snippets[i].id,

@@ -5,7 +5,7 @@ import { splitHeader } from './header';
 import { type AuditedKind, findDeclarationHeads } from './declarations';
 import type { CheckOutcome } from './types';
 import { axiomAllowed, type AxiomPolicy, isSorryWarning } from './verdict';
-import { verdictModeRules, type VerdictMode } from './verdictModes';
+import { DEFAULT_VERDICT_MODE, verdictModeRules, type VerdictMode } from './verdictModes';
 
 export interface DeclarationVerdict {
   kind: AuditedKind;
@@ -22,7 +22,7 @@ export function verdictsPerDeclaration(
   code: string,
   outcome: CheckOutcome,
   policy: AxiomPolicy,
-  mode: VerdictMode = 'strict',
+  mode: VerdictMode = DEFAULT_VERDICT_MODE,
 ): { declarations: DeclarationVerdict[]; fileProblems: ReplMessage[] } {
   const v: Verdict = outcome.verdict;
   const { headerLines } = splitHeader(code);

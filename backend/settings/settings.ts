@@ -578,7 +578,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       scope: 'trainer',
       type: 's',
       default: '`900`',
-      doc: 'verl reward module: a server that has not answered a batch by then is taken out',
+      doc: "verl reward module (kimina_reward.py): the upper limit of each batch's deadline, and each request's HTTP timeout. A batch's deadline is 4 × its answers × the slowest seconds per answer among the last 16 batches any server answered, at least 120 s, doubled each time the same batch was taken from an overdue server, and never above this value (which is the deadline itself until a first batch is answered); a server holding a batch past its deadline while another server answers is taken out and the batch goes to the others. A request with no answer within this value fails, and its server is taken out",
     },
     {
       name: 'KIMINA_REWARD_BATCH_ITEMS',

@@ -24,7 +24,7 @@ import { trainerSourceDir, TrainerMissing } from './paths';
 import { presetHyper } from './presets';
 import { estimateWinRates, filterByWinRate, splitHeldOut, trainerRows } from './promptSet';
 import type { Engine } from '../model/engine';
-import { isVerdictMode, VERDICT_MODES } from '../lean/verdictModes';
+import { DEFAULT_VERDICT_MODE, isVerdictMode, VERDICT_MODES } from '../lean/verdictModes';
 import { MAX_REWARD_ITEMS, rewardMetrics, type RewardScorer, type ScoredItem } from './rewardService';
 import {
   isOurTrainer,
@@ -503,7 +503,7 @@ export class TrainingJobs extends EventEmitter {
   /** Scoring only, stored nowhere: the reward service for clusters (verl's reward module). */
   async scoreOnly(req: RewardRequest, client?: string): Promise<RewardResponse> {
     validateReward(req);
-    const scored = await this.o.scorer(req.items, { client, mode: req.mode ?? 'strict' });
+    const scored = await this.o.scorer(req.items, { client, mode: req.mode ?? DEFAULT_VERDICT_MODE });
     return { results: scored.map(({ think: _think, ...result }) => result) };
   }
 

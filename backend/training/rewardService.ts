@@ -8,7 +8,7 @@ import { splitThink } from '../prover/thinkStream';
 import { trustedTheoremName } from '../prover/trustedName';
 import type { CheckOutcome, LeanVerifier } from '../lean/types';
 import type { BatchVerifier } from '../lean/verifier';
-import { verdictModeRules, type VerdictMode } from '../lean/verdictModes';
+import { DEFAULT_VERDICT_MODE, verdictModeRules, type VerdictMode } from '../lean/verdictModes';
 
 /** A scored answer: the trainer's result plus the thinking the monitor shows. */
 export interface ScoredItem extends RewardResult {
@@ -57,7 +57,7 @@ function prepare(item: RewardItem): Prepared {
   return { format, think, code: extraction.ok ? extraction.code : null, theorems: trusted ? [trusted] : undefined };
 }
 
-function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = 'strict'): ScoredItem {
+function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = DEFAULT_VERDICT_MODE): ScoredItem {
   const base = { formatError: p.format.error, formatErrorText: FORMAT_ERROR_TEXT[p.format.error], think: p.think };
   // The recipe's 'filtered proof.': nothing reaches Lean, no fix prompt.
   if (p.code === null || outcome === null)

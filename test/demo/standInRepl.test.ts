@@ -102,6 +102,28 @@ test('no sorry warning for a declaration with an error; warn.sorry false silence
   assert.deepEqual(data(r.answers[2]), ["info: 'd' depends on axioms: [sorryAx]"]);
 });
 
+test('every spelling of sorryAx is the axiom: `#print axioms` lists it, `sorries` stays empty (only the word `sorry`)', () => {
+  const spellings = [
+    '_root_.sorryAx _ false',
+    '«sorryAx» _ false',
+    '@sorryAx _ false',
+    'sorryAx.{0} _ false',
+    '@_root_.«sorryAx».{0} _ false',
+  ];
+  const cmd = spellings
+    .map(
+      (w, i) =>
+        `set_option warn.sorry false in\ntheorem t${i} : (1 : Nat) = 2 := by\n  exact ${w}\n#print axioms t${i}`,
+    )
+    .join('\n');
+  const r = talk(JSON.stringify({ cmd }) + '\n\n');
+  assert.deepEqual(
+    data(r.answers[0]),
+    spellings.map((_, i) => `info: 't${i}' depends on axioms: [sorryAx]`),
+  );
+  assert.equal(r.answers[0].sorries, undefined);
+});
+
 test('«»-named theorems and mutual blocks resolve as Lean does: `#print axioms _root_.«two plus two»`, `Foo.c` after `mutual … end`', () => {
   const cmd =
     'theorem «two plus two» : 2 + 2 = 4 := rfl\n#print axioms _root_.«two plus two»\n#print axioms «two plus two»\nnamespace Foo\nmutual\ntheorem a : True := trivial\nend\ntheorem c : False := sorryAx False\nend Foo\n#print axioms Foo.c\n#print axioms _root_.Foo.«a»';

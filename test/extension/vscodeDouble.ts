@@ -259,7 +259,7 @@ export const double = {
   /** Every status bar item the extension created (its text and tooltip as last set), by id. */
   statusBar: {} as Record<
     string,
-    { text: string; tooltip: unknown; shown: boolean; history: string[]; tooltips: string[] }
+    { text: string; tooltip: unknown; shown: boolean; history: string[]; tooltips: string[]; background?: string }
   >,
   /** The decorations last set on each visible editor, by document URI (gutter marks). */
   decorations: {} as Record<string, unknown[]>,
@@ -359,13 +359,19 @@ export const window = {
       shown: false,
       history: [] as string[],
       tooltips: [] as string[],
+      background: undefined as string | undefined,
     };
     double.statusBar[id] = entry;
     return {
       id,
       name: '',
       command: undefined as unknown,
-      backgroundColor: undefined as unknown,
+      get backgroundColor(): ThemeColor | undefined {
+        return entry.background === undefined ? undefined : new ThemeColor(entry.background);
+      },
+      set backgroundColor(c: ThemeColor | undefined) {
+        entry.background = c?.id;
+      },
       get text() {
         return entry.text;
       },

@@ -39,6 +39,8 @@ export const cheats: Cheat[] = [
   { id: 'sorry-behind-notation', class: 'sorry', source: 'issue 10 (behind a notation)', code: `notation "cheat!" => sorry\n${stmt}  exact cheat!`, expected: ['rejected'], caughtBy: 'filter' },
   // --- the warning silenced: only the audit can see sorryAx
   { id: 'warn-sorry-off-in', class: 'silenced-sorry', source: 'issue 10 point 2', code: `${off}${stmt}  exact sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'warn-sorry-off-root-sorryAx', class: 'silenced-sorry', source: 'sorryAx spelled `_root_.sorryAx` (resolves to the axiom; no `sorries` entry)', code: `${off}${stmt}  exact _root_.sorryAx _ false`, expected: ['sorry'], caughtBy: 'audit' },
+  { id: 'warn-sorry-off-quoted-sorryAx', class: 'silenced-sorry', source: 'sorryAx spelled `«sorryAx»` (resolves to the axiom; no `sorries` entry)', code: `${off}${stmt}  exact «sorryAx» _ false`, expected: ['sorry'], caughtBy: 'audit' },
   { id: 'warn-sorry-off-global', class: 'silenced-sorry', source: 'issue 10 point 2', code: `set_option warn.sorry false\n${stmt}  admit`, expected: ['sorry'], caughtBy: 'audit' },
   { id: 'warn-sorry-off-helper', class: 'silenced-sorry', source: 'issue 10 point 2', code: `set_option warn.sorry false\ndef helper : (1 : ℕ) = 2 := sorryAx _\n${stmt}  exact helper`, expected: ['sorry'], caughtBy: 'audit' },
   { id: 'warn-sorry-off-unused-def', class: 'silenced-sorry', source: 'issue 10 point 2 (a def built on sorryAx, used or not)', code: `set_option warn.sorry false\ndef junk : ℕ := sorryAx _\ntheorem target : (1 : ℕ) = 1 := by\n  simp`, expected: ['sorry'], caughtBy: 'audit' },
