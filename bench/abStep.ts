@@ -74,9 +74,9 @@ async function main(): Promise<void> {
       }
       sa = sb = undefined;
       gc();
-      const cell = `${rows}×${cached}: ${median(ratios).toFixed(3)} (A ${((1000 * rows) / median(ta)).toFixed(1)}, B ${((1000 * rows) / median(tb)).toFixed(1)} tok/s, ${n} pairs, load ${loadavg()[0].toFixed(1)})`;
-      cells.push(cell);
-      log(`  ${b} vs ${a}, ${cell}`);
+      const cell = `${median(ratios).toFixed(3)} (A ${((1000 * rows) / median(ta)).toFixed(1)}, B ${((1000 * rows) / median(tb)).toFixed(1)} tok/s, ${n} pairs, load ${loadavg()[0].toFixed(1)})`;
+      cells.push(cell); // the table's column names the point
+      log(`  ${b} vs ${a}, ${rows}×${cached}: ${cell}`);
     }
     await A.release();
     await B.release();
