@@ -201,7 +201,8 @@ export function stopTreeOfPid(pid: number, os: Os, deps: StopDeps): void {
 /** The probe of a process's command line per OS: /proc on Linux (no command), `ps` on macOS, PowerShell on Windows. */
 export function commandLineProbe(pid: number, os: Os): string[] | undefined {
   if (os === 'linux') return undefined;
-  if (os === 'darwin') return ['ps', '-o', 'command=', '-p', String(pid)];
+  // -ww: BSD ps cuts the command column to the terminal's width (79 characters without one); a trainer's command line is longer
+  if (os === 'darwin') return ['ps', '-ww', '-o', 'command=', '-p', String(pid)];
   return [
     'powershell.exe',
     '-NoProfile',

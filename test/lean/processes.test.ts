@@ -93,7 +93,7 @@ test('search paths and command lines per OS: `;` on Windows, `:` elsewhere; /pro
   assert.equal(pathList(['/t', '', '/x'], 'darwin'), '/t:/x');
   assert.equal(pathList(['/t'], 'linux'), '/t');
   assert.equal(commandLineProbe(7, 'linux'), undefined);
-  assert.deepEqual(commandLineProbe(7, 'darwin'), ['ps', '-o', 'command=', '-p', '7']);
+  assert.deepEqual(commandLineProbe(7, 'darwin'), ['ps', '-ww', '-o', 'command=', '-p', '7']);
   assert.match(
     commandLineProbe(7, 'win32')!.at(-1)!,
     /^\(Get-CimInstance Win32_Process -Filter "ProcessId=7"\)\.CommandLine$/,

@@ -118,7 +118,7 @@ test("is it our trainer: its command line from /proc on Linux, ps on macOS, Powe
     return out;
   };
   assert.equal(await isOurTrainer(42, '/k/runs/r1/run.json', {}, 'darwin', exec(cmd + '\n')), true);
-  assert.deepEqual(asked.splice(0), [['ps', '-o', 'command=', '-p', '42']]);
+  assert.deepEqual(asked.splice(0), [['ps', '-ww', '-o', 'command=', '-p', '42']]);
   assert.equal(await isOurTrainer(42, '/k/runs/r2/run.json', {}, 'darwin', exec(cmd)), false);
   assert.equal(await isOurTrainer(42, '/k/runs/r1/run.json', {}, 'darwin', exec(new Error('exit 1'))), false);
   asked.splice(0);
