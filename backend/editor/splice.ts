@@ -180,10 +180,14 @@ function forbiddenToken(tokens: Token[], k: number): string | null {
   if (t.kind !== 'ident') return null;
   if (HOLE_TOKENS.has(holeStem(t.text))) return `the proof holds '${t.text}' (line ${t.line})`;
   const prev = tokens[k - 1];
-  const fieldAccess = prev?.kind === 'symbol' && prev.text === '.';
-  if (t.text.endsWith('?') && !t.text.includes('.') && !fieldAccess)
-    return `the proof holds '${t.text}' (line ${t.line}): a search tactic ending in '?' can close a goal it cannot prove with a hidden sorry (Lean's apply? admits what it leaves open), which no listed sorry accounts for`;
   const next = tokens[k + 1];
+  const fieldAccess = prev?.kind === 'symbol' && prev.text === '.';
+  // a name in a lemma list (`simp [get?]`, `rw [← getElem?_eq]`) is a term, not a tactic
+  const inList = prev?.kind === 'symbol' && ['[', ',', '←', '<-'].includes(prev.text);
+  // `simp? says simp only […]`: Lean runs the tactic after `says` (Mathlib's Says.lean), the `?` only checks it
+  const says = next?.kind === 'ident' && next.text === 'says';
+  if (t.text.endsWith('?') && !t.text.includes('.') && !fieldAccess && !inList && !says)
+    return `the proof holds '${t.text}' (line ${t.line}): a search tactic ending in '?' can close a goal it cannot prove with a hidden sorry (Lean's apply? admits what it leaves open), which no listed sorry accounts for`;
   if (t.text === 'set_option' && next?.kind === 'ident' && /^warn\./u.test(next.text))
     return `the proof sets '${next.text}' (line ${t.line}): it only hides warnings such as 'declaration uses sorry', which a proof never needs`;
   return null;

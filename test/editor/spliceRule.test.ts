@@ -288,10 +288,15 @@ test('the hole rule reads names as Lean resolves them, and leaves ordinary names
   for (const hole of ['_root_.sorryAx _ false', '«sorryAx» _ false', 'Foo.«sorryAx» _', '@_root_.sorryAx _ false'])
     assert.match(spliceProblem(src, at, at + 5, put(`exact ${hole}`)) ?? '', /sorryAx/, hole);
   assert.match(spliceProblem(src, at, at + 5, put('apply?')) ?? '', /search tactic ending in '\?'.*hidden sorry/);
+  for (const search of ['exact?', 'first | exact h | apply?', 'simp?', 'rw?'])
+    assert.match(spliceProblem(src, at, at + 5, put(search)) ?? '', /search tactic/, search);
   assert.match(spliceProblem(src, at, at + 5, put('set_option warn.sorry false in\n  trivial')) ?? '', /warn\.sorry/);
   for (const fine of [
     'exact (List.head? [1]).isSome.elim trivial',
     'simp [xs.head?]',
+    'simp [get?, List.get?]',
+    'rw [← getElem?_eq_getElem]',
+    'simp? says simp only [true_and]',
     'exact sorry_free_lemma',
     'trivial',
   ])
