@@ -28,7 +28,8 @@ class FakeServer:
     """One stand-in reward server. `batch_s`: seconds per reward request; `hang`: routes that never answer while
     the test runs (released at the end)."""
 
-    def __init__(self, batch_s: float = 0.05, hang: tuple[str, ...] = (), fail_first: int = 0):
+    def __init__(self, batch_s: float = 0.05, hang: tuple[str, ...] = (), fail_first: int = 0, busy: bool = False):
+        self.busy = busy  # every reward request answered 429 with Retry-After: 1
         self.batch_s = batch_s
         self.hang = set(hang)
         self.fail_first = fail_first  # reward requests answered 500 before it works
@@ -73,6 +74,12 @@ class FakeServer:
                     fail = fake.reward_requests <= fake.fail_first
                 if fail:
                     self.send_error(500)
+                    return
+                if fake.busy:
+                    self.send_response(429)
+                    self.send_header("Retry-After", "1")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
                     return
                 if self._hold("reward"):
                     return
@@ -208,6 +215,20 @@ class RewardServersTest(unittest.TestCase):
         self.assertEqual(rewards, [float(i) for i in range(N)])
         self.assertFalse(state.out, "back in after /health answered")
         self.assertGreater(flaky.answered_items, before, "and scoring batches again")
+
+    def test_a_busy_server_beside_a_dead_one_ends_the_call_after_the_wait_limit(self):
+        # one server answers 429 forever, the other is gone: the wait is counted and the call ends with a clear error
+        busy = FakeServer(busy=True)
+        dead = FakeServer()
+        dead.close()
+        self.servers.append(busy)
+        os.environ["KIMINA_REWARD_URL"] = f"{busy.url},{dead.url}"
+        self.m.MAX_WAIT_S = 3.0
+        t0 = time.monotonic()
+        with self.assertRaises(self.m.RewardServiceError) as ctx:
+            self.m.reward(["s"] * N, SOLS, [None] * N, INFOS)
+        self.assertLess(time.monotonic() - t0, 30.0)
+        self.assertIn("429", str(ctx.exception))
 
 
 if __name__ == "__main__":

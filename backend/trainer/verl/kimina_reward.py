@@ -339,8 +339,10 @@ def score_bodies(servers: list[Server], bodies: list[bytes], token: str | None) 
                 probe_health(s, token, events)
             for rid, (index, server, sent) in list(running.items()):
                 limit = batch_deadline(items[index], timeout, late[index])
-                others_answer = any(o is not server and not o.out and o.answered_at >= sent - limit for o in servers)
-                if now - sent > limit and others_answer:
+                # overdue: past its deadline, silent itself for that long, while another server answered since it was sent
+                others_answer = any(o is not server and not o.out and o.answered_at >= sent for o in servers)
+                silent = server.answered_at < now - limit
+                if now - sent > limit and silent and others_answer:
                     del running[rid]  # its thread finishes on its own; a late answer is still taken if it comes first
                     server.in_flight -= 1
                     late[index] += 1
@@ -378,7 +380,10 @@ def score_bodies(servers: list[Server], bodies: list[bytes], token: str | None) 
                     handle(events.get_nowait())
             except queue.Empty:
                 pass
-            if not running and all(s.busy_until > now for s in servers):
+            # no request out and no server usable, one of them answering 429: count the wait (a server taken out
+            # beside a busy one must not make the wait endless)
+            if (not running and any(s.busy_until > now for s in servers)
+                    and all(s.out or s.busy_until > now for s in servers)):
                 waited_busy += pause
                 if waited_busy > MAX_WAIT_S:
                     raise RewardServiceError(f"reward service stayed busy (429) for {waited_busy:.0f} s")
