@@ -3,7 +3,7 @@
 // `GET /v1/prove?limit=N` for the most recent runs.
 // Closing the connection cancels the request too.
 import type { Request, Response, Router } from 'express';
-import type { ProveEvent, ProveRequestBody, ProveResult } from '../protocol';
+import { errorKindOf, type ProveEvent, type ProveRequestBody, type ProveResult } from '../protocol';
 import { prove, proveStatement, type ProveDeps } from '../prover/prove';
 import { ProveRequestError, parseProveRequest } from '../prover/request';
 import { serveRoutes } from './contract';
@@ -78,9 +78,10 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
       const message = (err as Error).message;
       if (sse) {
         // prove() streams an `error` event for failures inside the loop; setup failures have not been sent yet.
-        if (!errorStreamed) sse.send('error', { type: 'error', id, message });
+        if (!errorStreamed) sse.send('error', { type: 'error', id, message, kind: errorKindOf(err) });
         sse.close();
-      } else if (!res.headersSent) res.status(err instanceof ProveRequestError ? 422 : 500).json({ error: message });
+      } else if (!res.headersSent)
+        res.status(err instanceof ProveRequestError ? 422 : 500).json({ error: message, kind: errorKindOf(err) });
     } finally {
       running.end(id, controller);
     }

@@ -99,7 +99,7 @@ export class HttpProveService implements ProveService {
       for await (const event of events) {
         onEvent(event);
         if (event.type === 'attempt') attempts.push(event.attempt);
-        if (event.type === 'error') throw new Error(event.message);
+        if (event.type === 'error') throw new ServerRefused(event.message, event.kind);
         if (event.type === 'done') result = event.result;
       }
     } catch (err) {

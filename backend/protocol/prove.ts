@@ -1,6 +1,7 @@
 // Proving messages: `POST /v1/prove`, its server-sent events, and the LSP `kimina/prove` request.
 import { s, type Infer } from './schema';
 import type { Verdict } from './verify';
+import type { ErrorKind } from './errors';
 
 /** The format reward's error names, in the recipe's order; NONE when every check passes. */
 export type FormatErrorName =
@@ -176,5 +177,6 @@ export type ProveEvent =
    */
   | { type: 'stopped'; id: string; sample: number; turn: number; reason: 'proved' | 'cancelled'; bySample?: number }
   | { type: 'progress'; id: string; tokens: number; tokensPerSecond: number }
-  | { type: 'error'; id: string; message: string }
+  /** The proof failed as a whole; `kind` says what is missing (a model, Lean), for the caller's remedy. */
+  | { type: 'error'; id: string; message: string; kind?: ErrorKind }
   | { type: 'done'; id: string; result: ProveResult };

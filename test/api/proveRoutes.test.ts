@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { readSse, type ProveEvent, type ProveResult } from '../../backend/protocol';
+import { errorKindOf, readSse, type ProveEvent, type ProveResult } from '../../backend/protocol';
+import { ModelNotAvailable } from '../../backend/model/modelStore';
+import { HttpProveService } from '../../backend/editor/httpService';
 import { createProveRouter, type ProveRouterDeps } from '../../backend/api/proveRoutes';
 import { RunningProofs } from '../../backend/prover/running';
 import { openDb } from '../../backend/store/db';
@@ -197,5 +199,43 @@ test('an engine that fails to load is a 500 (JSON) or an error event (stream); s
     );
   } finally {
     await s.close();
+  }
+});
+
+test('a model missing on an attached server carries its kind: in the JSON 500, the error event, and the editor service', async () => {
+  const app = express();
+  app.use(
+    createProveRouter(
+      () => {
+        throw new ModelNotAvailable('no model available: AI-MO/Kimina-Prover-RL-0.6B is not in ~/.kimina/models');
+      },
+      { proofs: new RunningProofs() },
+    ),
+  );
+  const server: Server = await new Promise((resolve) => {
+    const x = app.listen(0, '127.0.0.1', () => resolve(x));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const res = await post(url, { code: FILE });
+    assert.equal(res.status, 500);
+    assert.equal(((await res.json()) as { kind?: string }).kind, 'model-missing');
+    const events = await readEvents(await post(url, { code: FILE }, { accept: 'text/event-stream' }));
+    assert.deepEqual(
+      events.map((e) => [e.type, e.type === 'error' ? e.kind : undefined]),
+      [['error', 'model-missing']],
+    );
+    // the editor's service for an attached server rethrows it with the kind, which the language server sends on
+    const service = new HttpProveService({ url, source: 'setting' });
+    const failure = await service
+      .prove({ code: FILE }, () => {}, new AbortController().signal)
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    assert.equal(errorKindOf(failure), 'model-missing');
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
   }
 });
