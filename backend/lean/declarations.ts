@@ -69,20 +69,8 @@ const DECL_KINDS = new Set<string>([
   'axiom',
   'opaque',
 ]);
+/** Declaration modifiers; each may also start an indented declaration (inside an indented namespace or section). */
 const MODIFIERS = new Set([
-  'private',
-  'public',
-  'protected',
-  'meta',
-  'noncomputable',
-  'partial',
-  'unsafe',
-  'nonrec',
-  'scoped',
-  'local',
-]);
-/** Modifiers that may start an indented declaration (inside an indented namespace or section). */
-const INDENTABLE_MODIFIERS = new Set([
   'private',
   'public',
   'protected',
@@ -320,29 +308,7 @@ export function isCommandWord(word: string): boolean {
 export const SCOPED_PREFIXES: ReadonlySet<string> = new Set(['open', 'set_option', 'sudo', 'count_heartbeats']);
 
 /** Words in the list that begin a declaration of their own (with its modifiers): not "other commands". */
-const DECL_OR_MODIFIER = new Set([
-  'theorem',
-  'lemma',
-  'example',
-  'def',
-  'abbrev',
-  'instance',
-  'structure',
-  'inductive',
-  'class',
-  'axiom',
-  'opaque',
-  'private',
-  'public',
-  'protected',
-  'meta',
-  'noncomputable',
-  'partial',
-  'unsafe',
-  'nonrec',
-  'scoped',
-  'local',
-]);
+const DECL_OR_MODIFIER: ReadonlySet<string> = new Set([...DECL_KINDS, ...MODIFIERS]);
 
 /** Whether a line-starting word opens a command which is not a declaration (`deriving` only as `deriving instance`). */
 function isOtherCommand(word: string, rest: string): boolean {
@@ -439,7 +405,7 @@ function isIndentedPrefix(masked: string, from: number, word: string): boolean {
   const lineEnd = masked.indexOf('\n', from);
   if (lineEnd < 0 || !/\sin\s*$/u.test(masked.slice(from, lineEnd))) return false;
   const next = /^\s*(@\[|[\p{L}_][\p{L}\p{N}_!?']*)/u.exec(masked.slice(lineEnd + 1, lineEnd + 200));
-  return next !== null && (next[1] === '@[' || DECL_KINDS.has(next[1]) || INDENTABLE_MODIFIERS.has(next[1]));
+  return next !== null && (next[1] === '@[' || DECL_KINDS.has(next[1]) || MODIFIERS.has(next[1]));
 }
 
 /** The line from `from` holds an `in` word (an `open … in` / `set_option … in` prefix). */
@@ -464,7 +430,7 @@ function commands(masked: string, withLiterals: string): Command[] {
     const starts_ = indented
       ? word === '@[' ||
         DECL_KINDS.has(word) ||
-        INDENTABLE_MODIFIERS.has(word) ||
+        MODIFIERS.has(word) ||
         (!scopedPrefix && isOtherCommand(word, rest)) ||
         (scopedPrefix && !hasIn(masked, after)) ||
         isIndentedPrefix(masked, after, word)
