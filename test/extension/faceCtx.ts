@@ -11,21 +11,7 @@ import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethod
 import type { CtxApi } from '../../extension/ctx';
 import { forEditor } from '../../extension/words';
 import { settledStatus, type FaceClient } from '../api/faceClient';
-
-class Memory implements vscode.Memento {
-  private readonly values = new Map<string, unknown>();
-  keys(): readonly string[] {
-    return [...this.values.keys()];
-  }
-  get<T>(key: string): T | undefined;
-  get<T>(key: string, defaultValue: T): T;
-  get<T>(key: string, defaultValue?: T): T | undefined {
-    return this.values.has(key) ? (this.values.get(key) as T) : defaultValue;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    this.values.set(key, value);
-  }
-}
+import { Memory } from './fakeCtx';
 
 /** What Ctx.request does with a failed request: the message only, in the editor's words. */
 const asEditorError = (err: Error): never => {

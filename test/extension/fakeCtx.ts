@@ -31,7 +31,8 @@ type Handler<M extends Method> = (
   token?: vscode.CancellationToken,
 ) => LspRequestTypes[M]['result'] | Promise<LspRequestTypes[M]['result']>;
 
-class Memory implements vscode.Memento {
+/** An in-memory Memento (the extension's global state), shared by the fake and the face-backed Ctx. */
+export class Memory implements vscode.Memento {
   private readonly values = new Map<string, unknown>();
   keys(): readonly string[] {
     return [...this.values.keys()];
