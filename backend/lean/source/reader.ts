@@ -31,7 +31,7 @@ export {
   readHeader,
 } from './moduleHeader';
 export { type ProofStart, type ProofStartKind, proofStart } from './statementEnd';
-export type { Declaration, SourcePos } from '../declarations';
+export { type Declaration, type SourcePos, findDeclarations } from '../declarations';
 
 export interface SourceRange {
   start: SourcePos;
