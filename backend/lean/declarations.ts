@@ -643,7 +643,7 @@ function findDeclarationsUncached(source: string): Declaration[] {
       continue;
     }
     if (!DECL_KINDS.has(head.kind) && !cmd.custom) continue;
-    const nameMatch = /^\s+([^\s(:{[⦃⟨]+)/u.exec(masked.slice(head.keywordEnd, cmd.end));
+    const nameMatch = /^\s+((?:«[^»]*»|[^\s(:{[⦃⟨«])+)/u.exec(masked.slice(head.keywordEnd, cmd.end));
     const name = head.kind === 'example' || !nameMatch || nameMatch[1] === 'where' ? '' : nameMatch[1];
     const proof = signatureEnd(source, head.keywordEnd, cmd.end);
     const assign = proof?.kind === ':=' ? proof.offset : -1;
