@@ -323,3 +323,17 @@ test('readLean returns the header and the declarations of one read', () => {
     ['t'],
   );
 });
+
+test('the clause after a proof (`where`, `termination_by`, `decreasing_by`) is found where Lean ends the proof', () => {
+  const where = findDeclarations('theorem withAux : True := by\n  exact aux\nwhere\n  aux : True := trivial\n')[0];
+  assert.deepEqual([where.trailer?.word, where.trailer?.start.line, where.trailer?.start.column], ['where', 3, 0]);
+  // the sorry of a where clause is still the declaration's, and its term is the clause's own `by`
+  const term = findDeclarations(
+    'def f : Nat → Nat\n  | 0 => 0\n  | n + 1 => f n\ntermination_by n => n\ndecreasing_by\n  simp\n',
+  )[0];
+  assert.equal(term.trailer?.word, 'termination_by');
+  assert.equal(term.trailer?.start.line, 4);
+  // none after a plain proof, and none for a `where` structure body (it is the body)
+  assert.equal(findDeclarations('theorem t : True := by\n  trivial\n')[0].trailer, null);
+  assert.equal(findDeclarations('instance : Inhabited Nat where\n  default := 0\n')[0].trailer, null);
+});

@@ -37,7 +37,7 @@ export {
   importLine,
   readHeader,
 } from './moduleHeader';
-export { type ProofStart, type ProofStartKind, proofStart } from './statementEnd';
+export { type ProofStart, type ProofStartKind, proofStart, trailingClause } from './statementEnd';
 export { type Declaration, type SourcePos, findDeclarations } from '../declarations';
 
 export interface SourceRange {
