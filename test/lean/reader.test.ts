@@ -88,6 +88,8 @@ test('a doc comment ends the header: an import after it is the error Lean gives'
   assert.equal(h.problems.length, 1);
   assert.match(h.problems[0].message, /invalid 'import' command, it must be used in the beginning of the file/);
   assert.match(h.problems[0].message, /doc comment/);
+  // inside a syntax quotation `import` is no command
+  assert.deepEqual(readHeader('import A\ndef q := `(Parser.Module.import| import $m)\n').problems, []);
   const late = readHeader('import A\ntheorem t : True := trivial\nimport B\n');
   assert.deepEqual(
     late.problems.map((p) => [p.start.line, p.start.column]),
