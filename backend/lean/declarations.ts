@@ -971,3 +971,41 @@ export function selectDeclaration(source: string, target: { name?: string; line?
   if (withSorry) return withSorry;
   throw new Error(`the code holds ${provable.length} theorems; name the one to prove`);
 }
+
+/** One top-level command of a source, as the finder splits it. */
+export interface LeanCommand {
+  /**
+   * Its word: the keyword after attributes, modifiers and `open … in` prefixes (`theorem`, `open`, `namespace`,
+   * `notation`, `#eval`, a project's own `problem`); `section` for `noncomputable section` / `public section`.
+   */
+  word: string;
+  /** `declaration` (one of findDeclarations', custom ones included), `scope` (`open`, `namespace`, `section`, `end`,
+   * `variable`, `universe`, `include`, `omit`, `set_option`), else `other`. */
+  kind: 'declaration' | 'scope' | 'other';
+  /** From its first character (prefixes included) to one past its last non-blank one. */
+  start: SourcePos;
+  end: SourcePos;
+}
+
+/** Every top-level command of `source` after its header, in order: declarations, scope commands and the rest. */
+export function commandsOf(source: string): LeanCommand[] {
+  const { text: masked, withLiterals } = maskLean(source);
+  const pos = new Positions(source);
+  const out: LeanCommand[] = [];
+  let prefixStart = -1;
+  for (const cmd of commands(masked, withLiterals)) {
+    const head = readHead(masked, cmd.start, cmd.end);
+    if (head.prefixOnly) {
+      if (prefixStart < 0) prefixStart = cmd.start;
+      continue;
+    }
+    const start = prefixStart >= 0 ? prefixStart : cmd.start;
+    prefixStart = -1;
+    if (head.kind === 'import' || head.kind === 'module' || head.kind === 'prelude') continue;
+    const word = head.kind !== '' ? head.kind : cmd.word;
+    const kind =
+      DECL_KINDS.has(word) || cmd.custom ? 'declaration' : SCOPE_COMMANDS.has(commandStem(word)) ? 'scope' : 'other';
+    out.push({ word, kind, start: pos.at(start), end: pos.at(cmd.end) });
+  }
+  return out;
+}

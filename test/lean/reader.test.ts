@@ -2,7 +2,14 @@
 // and every sorry with its enclosing declaration and innermost targetable term.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findDeclarations, readHeader, readLean, sorriesOf, headerText } from '../../backend/lean/source/reader';
+import {
+  commandsOf,
+  findDeclarations,
+  readHeader,
+  readLean,
+  sorriesOf,
+  headerText,
+} from '../../backend/lean/source/reader';
 import { splitHeader } from '../../backend/lean/header';
 
 const modules = (src: string): string[] => readHeader(src).imports.map((i) => i.module);
@@ -361,4 +368,21 @@ test('the clause after a proof (`where`, `termination_by`, `decreasing_by`) is f
   // none after a plain proof, and none for a `where` structure body (it is the body)
   assert.equal(findDeclarations('theorem t : True := by\n  trivial\n')[0].trailer, null);
   assert.equal(findDeclarations('instance : Inhabited Nat where\n  default := 0\n')[0].trailer, null);
+});
+
+test('commandsOf lists the commands after the header: declarations, scope commands and the rest', () => {
+  const src =
+    '/- c -/\nmodule\npublic import A\n\n@[expose] public section\n\nopen Foo in\ntheorem t : True := trivial\nnamespace X\nvariable (n : Nat)\nnotation "ℵ" => 1\n#eval 1\nend X\n';
+  assert.deepEqual(
+    commandsOf(src).map((c) => [c.word, c.kind, c.start.line, c.end.line]),
+    [
+      ['section', 'scope', 5, 5],
+      ['theorem', 'declaration', 7, 8],
+      ['namespace', 'scope', 9, 9],
+      ['variable', 'scope', 10, 10],
+      ['notation', 'other', 11, 11],
+      ['#eval', 'other', 12, 12],
+      ['end', 'scope', 13, 13],
+    ],
+  );
 });

@@ -13,7 +13,13 @@
 //   `start`/`head`/`end`, `statement` (text up to the proof's `:=`, plus ` by`), `proof` (where the proof starts,
 //   `:=` / `|` alternatives / `where`, as Lean reads the statement: `let`, `have`, `match`, structure instances and
 //   default arguments inside the type do not end it), `body` (after `:=`/`:= by`), `sorries`.
-// - `proofStart(tokens, from, to)` (statementEnd.ts): the token where a signature's proof starts.
+//   `trailer` is the `where` / `termination_by` / `decreasing_by` clause after the proof (where Lean ends the proof).
+// - `commandsOf(source): LeanCommand[]` (../declarations.ts): every command after the header with its word, its
+//   kind (`declaration`, `scope`: open/namespace/section/end/variable/universe/include/omit/set_option, `other`)
+//   and its range.
+// - `proofStart(tokens, from, to)` / `trailingClause(tokens, from, to)` (statementEnd.ts): the token where a
+//   signature's proof starts / where the clause after a proof starts.
+// - `byBlockEnd(tokens, k, limit)`: the token index past the tactic block opened by the `by` at `k`.
 // - `readLean(source): LeanSource`: the header and the declarations together.
 // - `sorriesOf(source): SorryTarget[]`: every `sorry` of the code (not in comments or strings), each with its
 //   enclosing declaration (kind, name, full name, range, statement range, body range) and the innermost targetable
@@ -38,7 +44,7 @@ export {
   readHeader,
 } from './moduleHeader';
 export { type ProofStart, type ProofStartKind, proofStart, trailingClause } from './statementEnd';
-export { type Declaration, type SourcePos, findDeclarations } from '../declarations';
+export { type Declaration, type LeanCommand, type SourcePos, commandsOf, findDeclarations } from '../declarations';
 
 export interface SourceRange {
   start: SourcePos;
