@@ -1,6 +1,8 @@
 // Runs snippets on the REPL pool: header via the pool, body on the header's env, then the axiom
 // audit on the body's env. Every failure becomes this snippet's own result; a REPL that timed out,
 // crashed or spoke garbage is discarded (the pool starts a new one when needed).
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CommandResponse, ReplErrorResponse, ReplMessage } from '../protocol';
 import { ReplFailure } from './errors';
 import { HeaderFailed, type Lease, type ReplPool } from './pool';
@@ -54,7 +56,7 @@ export class PoolRunner implements SnippetRunner {
       // every name gets an entry: one without an answer fails the verdict (never passes it)
       const audit: Map<string, ReplMessage[]> = auditAnswers([...req.audit, ...(req.auditCopy?.names ?? [])], []);
       if (req.audit.length > 0 && typeof answer.env === 'number') {
-        for (const [name, ms] of await this.audit(lease, req.audit, answer.env, req.timeoutMs)) audit.set(name, ms);
+        for (const [name, ms] of await auditOn(lease, req.audit, answer.env, req)) audit.set(name, ms);
       }
       let copyErrors: ReplMessage[] | undefined;
       if (req.auditCopy && typeof answer.env === 'number') {
@@ -68,8 +70,7 @@ export class PoolRunner implements SnippetRunner {
             ? [{ pos: { line: 1, column: 0 }, endPos: null, severity: 'error', data: copy.message }]
             : (copy.messages ?? []).filter((m) => m.severity === 'error');
         if (typeof copy.env === 'number') {
-          for (const [name, ms] of await this.audit(lease, req.auditCopy.names, copy.env, req.timeoutMs))
-            audit.set(name, ms);
+          for (const [name, ms] of await auditOn(lease, req.auditCopy.names, copy.env, req)) audit.set(name, ms);
         }
       }
       const memoryBytes = lease.repl.rssBytes();
@@ -80,17 +81,37 @@ export class PoolRunner implements SnippetRunner {
       return { ...failure(err), replId };
     }
   }
+}
 
-  private async audit(
-    lease: Lease,
-    names: string[],
-    env: number,
-    timeoutMs: number,
-  ): Promise<Map<string, ReplMessage[]>> {
-    const answer = (await lease.repl.send({ cmd: auditCommand(names), env }, timeoutMs)) as CommandResponse &
-      Partial<ReplErrorResponse>;
-    return auditAnswers(names, answer.messages ?? []);
+let pickles = 0;
+
+/**
+ * `#print axioms` for `names` on env `env`; with `auditOutsideModule`, on that env pickled into the REPL's scratch
+ * folder and unpickled (a non-module env with the same constants: moduleAudit.ts). A step the REPL refuses leaves
+ * the names without answers, which fails the verdict (never passes it).
+ */
+export async function auditOn(
+  lease: Pick<Lease, 'repl' | 'scratch'>,
+  names: string[],
+  env: number,
+  req: Pick<RunRequest, 'timeoutMs' | 'auditOutsideModule'>,
+): Promise<Map<string, ReplMessage[]>> {
+  let on = env;
+  if (req.auditOutsideModule) {
+    const path = join(lease.scratch, `kimina-audit-${process.pid}-${++pickles}.olean`);
+    try {
+      const pickled = (await lease.repl.send({ pickleTo: path, env }, req.timeoutMs)) as Partial<CommandResponse>;
+      if (typeof pickled.env !== 'number') return auditAnswers(names, []);
+      const unpickled = (await lease.repl.send({ unpickleEnvFrom: path }, req.timeoutMs)) as Partial<CommandResponse>;
+      if (typeof unpickled.env !== 'number') return auditAnswers(names, []);
+      on = unpickled.env;
+    } finally {
+      rmSync(path, { force: true });
+    }
   }
+  const answer = (await lease.repl.send({ cmd: auditCommand(names), env: on }, req.timeoutMs)) as CommandResponse &
+    Partial<ReplErrorResponse>;
+  return auditAnswers(names, answer.messages ?? []);
 }
 
 function failure(err: unknown): RunResult {

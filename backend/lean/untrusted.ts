@@ -6,7 +6,7 @@
 // - meta-programming and IO are refused by namespace (`Lean`, `IO`, `System`, `Mathlib.Tactic`, …),
 //   including `open`/`namespace`/`export` of them, so no list of function names has to be complete.
 // Comments and string literals never trigger a rule; code inside `{…}` of any string does.
-import { lexLeanFull, type Token } from './lexer';
+import { lexLeanFull, type Lexed, type Token } from './lexer';
 
 export interface UntrustedPolicy {
   /** Allow `native_decide`, `bv_decide`, `decide +native` (they trust the compiler). */
@@ -42,7 +42,7 @@ export const untrustedRules: Record<string, string> = {
   'meta-api':
     'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
   header:
-    'an import line may hold only `import` and module names: the header is sent to Lean rebuilt from the module names (Mathlib… collapsed), so a comment or string opened there would hide code from the filter that Lean runs',
+    'the header may hold only comments, `module`, `prelude`, `public`/`meta` `import` `all` and module names: it is sent to Lean rebuilt from the module names (Mathlib… collapsed)',
   'import-in-body':
     '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
 };
@@ -254,13 +254,14 @@ export function findUntrustedCode(
 ): Rejection[] {
   // `_tokens` is accepted for older callers and ignored: the filter always lexes `code` itself, so the
   // lexical problems it must refuse are never lost.
-  const { tokens, problems } = lexLeanFull(code);
+  const lexed = lexLeanFull(code);
+  const { tokens, problems } = lexed;
   const found: Rejection[] = problems.map((p) => ({
     rule: 'lexical',
     message: `${p.message}: ${untrustedRules.lexical}`,
     ...pos(p),
   }));
-  found.push(...headerLineProblems(code, headerLines));
+  found.push(...headerLineProblems(code, lexed, headerLines));
   const reject = (t: Token, rule: string, what: string): void => {
     found.push({ rule, message: `${what}: ${untrustedRules[rule]}`, ...pos(t) });
   };
@@ -349,29 +350,53 @@ export function findUntrustedCode(
 /** A module name as an import line may hold it: dotted plain identifiers, nothing that opens a comment or string. */
 const moduleName = /^[\p{L}_][\p{L}\p{N}_'!?]*(?:\.[\p{L}_][\p{L}\p{N}_'!?]*)*$/u;
 
-/** Header lines (splitHeader's: blank or `import …`) holding anything but `import` and plain module names. */
-function headerLineProblems(code: string, headerLines: number): Rejection[] {
-  const found: Rejection[] = [];
-  code
-    .split('\n')
-    .slice(0, headerLines)
-    .forEach((text, i) => {
-      const words = text.trim().split(/\s+/).filter(Boolean);
-      if (words.length === 0) return;
-      const bad =
-        words[0] !== 'import' || words.length === 1 ? words[0] : words.slice(1).find((w) => !moduleName.test(w));
-      if (bad === undefined) return;
-      const column = Array.from(text.slice(0, Math.max(0, text.indexOf(bad)))).length;
-      found.push({
+/** The words a header may hold besides module names (Lean's `Parser.Module.header`). */
+const headerWords = new Set(['module', 'prelude', 'public', 'meta', 'import', 'all']);
+
+/**
+ * Tokens on the header's lines (checkedHeader.ts: comments and `module`, `prelude`, `public`/`meta` `import` `all`
+ * Name) that are neither those words nor plain module names. The header is sent to Lean rebuilt from the names,
+ * so comments there never reach Lean; anything else on those lines would be dropped unseen, and is refused.
+ */
+function headerLineProblems(code: string, lexed: Lexed, headerLines: number): Rejection[] {
+  const { tokens } = lexed;
+  // a block comment glued to an import and running past its line (`import Mathlib.Tactic/-`): Lean reads it as we
+  // do, but a reader that splits by lines would not; refused in text nobody vouches for
+  const glued: Rejection[] = [];
+  let line = 1;
+  let scanned = 0;
+  for (const c of lexed.trivia) {
+    if (c.kind !== 'comment') continue;
+    for (; scanned < c.start; scanned++) if (code[scanned] === '\n') line++;
+    if (line > headerLines) break;
+    const endLine = line + (code.slice(c.start, c.end).match(/\n/g)?.length ?? 0);
+    const before = tokens.find(
+      (t) =>
+        t.line === line && t.column < Array.from(code.slice(code.lastIndexOf('\n', c.start - 1) + 1, c.start)).length,
+    );
+    if (before && endLine > line)
+      glued.push({
         rule: 'header',
-        message: `'${bad}' in an import line: ${untrustedRules.header}`,
-        line: i + 1,
-        column,
-        endLine: i + 1,
-        endColumn: column + Array.from(bad).length,
+        message: `a comment opened on an import line and running past it: ${untrustedRules.header}`,
+        line,
+        column: before.endColumn,
+        endLine: line,
+        endColumn: before.endColumn + 2,
       });
-    });
-  return found;
+  }
+  return glued.concat(
+    tokens
+      .filter((t) => t.line <= headerLines)
+      .filter((t) => !(t.kind === 'ident' && (headerWords.has(t.text) || moduleName.test(t.text))))
+      .map((t) => ({
+        rule: 'header',
+        message: `'${t.text}' in the header: ${untrustedRules.header}`,
+        line: t.line,
+        column: t.column,
+        endLine: t.endLine,
+        endColumn: t.endColumn,
+      })),
+  );
 }
 
 const pos = (p: { line: number; column: number; endLine: number; endColumn: number }) => ({

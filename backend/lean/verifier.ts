@@ -6,7 +6,9 @@ import { clampTimeoutS } from './checkTimeout';
 import { QueueFull } from './errors';
 import { planAudit } from './auditPlan';
 import { findDeclarationHeads } from './declarations';
-import { placeHeaderMessages, rebaseResponse, splitHeader } from './header';
+import type { ModelText, UserSource } from './authorship';
+import { placeCheckedHeaderMessages, snippetHeader, userHeader } from './checkedHeader';
+import { rebaseResponse } from './header';
 import { lexLean } from './lexer';
 import type { RunnerStats, SnippetRunner } from './runner';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
@@ -20,7 +22,15 @@ export interface VerifierOptions {
   maxInFlight: number;
   /** Seconds, when a check names none. */
   defaultTimeoutS: number;
+  /**
+   * `#print axioms` answers inside a `module` (Lean v4.30 and later); otherwise a module file's audit runs on its
+   * env pickled outside module mode (moduleAudit.ts). Default false: sound on every release.
+   */
+  printAxiomsInModules?: boolean;
 }
+
+/** Who wrote the text a check reads: the user's own file, or text nobody vouches for (authorship.ts). */
+export type Author = 'user' | 'model';
 
 export interface BatchCheckOptions extends CheckOptions {
   /** Take a warm REPL with the same header (default true). */
@@ -64,12 +74,25 @@ export class Verifier implements BatchVerifier {
     return { ...this.options.runner.stats(), inFlight: this.inFlight, maxInFlight: this.options.maxInFlight };
   }
 
-  async check(code: string, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
+  /** Checks text nobody vouches for (a plain string counts as such): filtered, then checked and audited. */
+  async check(code: string | ModelText, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
     return (await this.checkBatch([code], options))[0];
   }
 
+  /**
+   * Checks the user's own file as Lean elaborates it: its header exactly, its own commands unfiltered; every
+   * declaration it adds is still audited.
+   */
+  async checkUserFile(source: UserSource, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
+    return (await this.checkBatch([source], options, 'user'))[0];
+  }
+
   /** Rejects with QueueFull, before any work starts, when the batch does not fit. */
-  async checkBatch(codes: string[], options: BatchCheckOptions = {}): Promise<CheckOutcome[]> {
+  async checkBatch(
+    codes: readonly (string | ModelText)[] | readonly UserSource[],
+    options: BatchCheckOptions = {},
+    author: Author = 'model',
+  ): Promise<CheckOutcome[]> {
     if (this.inFlight + codes.length > this.options.maxInFlight) {
       const stats = this.options.runner.stats();
       const lanes = Math.max(1, stats.total ?? 1);
@@ -80,7 +103,7 @@ export class Verifier implements BatchVerifier {
       codes.map(async (code, index) => {
         const t0 = performance.now();
         try {
-          return await this.checkOne(code, optionsForSnippet(options, index));
+          return await this.checkOne(code, optionsForSnippet(options, index), author);
         } catch (err) {
           // an unexpected failure is this snippet's own result, never the batch's
           const reason = `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`;
@@ -93,15 +116,14 @@ export class Verifier implements BatchVerifier {
     );
   }
 
-  private async checkOne(code: string, options: BatchCheckOptions): Promise<CheckOutcome> {
-    const { header, body, headerLines } = splitHeader(code);
-    const tokens = lexLean(code);
-    const rejections = findUntrustedCode(
-      code,
-      { allowNativeDecide: this.policy.allowNativeDecide },
-      headerLines,
-      tokens,
-    );
+  private async checkOne(code: string, options: BatchCheckOptions, author: Author): Promise<CheckOutcome> {
+    const split = author === 'user' ? userHeader(code) : snippetHeader(code);
+    const { command: header, body, headerLines } = split;
+    // the untrusted-code filter reads text nobody vouches for, never the user's own file (docs/security.md)
+    const rejections =
+      author === 'user'
+        ? []
+        : findUntrustedCode(code, { allowNativeDecide: this.policy.allowNativeDecide }, headerLines, lexLean(code));
     if (rejections.length > 0) {
       const messages = rejections.map((r) => ({
         pos: { line: r.line, column: r.column },
@@ -133,7 +155,14 @@ export class Verifier implements BatchVerifier {
       };
     }
     // the caller's names are always audited, whatever the source reading finds
-    const planned = planAudit(body, options.theorems ?? [], headerLines);
+    let planned = planAudit(body, options.theorems ?? [], headerLines);
+    // the user's file goes to Lean even where the source reading cannot name every declaration: Lean judges it,
+    // the caller's names are audited, and the file's verdict can then never be valid (below)
+    let unaudited: string | undefined;
+    if (!planned.ok && author === 'user') {
+      unaudited = planned.problem;
+      planned = { ok: true, plan: { names: (options.theorems ?? []).map((n) => n.replace(/^_root_\./, '')) } };
+    }
     if (!planned.ok) {
       return {
         verdict: {
@@ -153,6 +182,7 @@ export class Verifier implements BatchVerifier {
       audit: plan.names,
       ...(plan.copy ? { auditCopy: { body: plan.copy.body, names: plan.copy.names } } : {}),
       timeoutMs: timeoutS * 1000,
+      ...(split.isModule && !this.options.printAxiomsInModules ? { auditOutsideModule: true } : {}),
       infotree: options.infotree,
       reuse: options.reuse,
       signal: options.signal,
@@ -186,7 +216,7 @@ export class Verifier implements BatchVerifier {
           replMessage: result.message,
         };
       case 'header_error': {
-        const messages = placeHeaderMessages(result.response.messages ?? [], code);
+        const messages = placeCheckedHeaderMessages(result.response.messages ?? [], code, split);
         const first = messages.find((m) => m.severity === 'error');
         return outcome(
           {
@@ -201,11 +231,11 @@ export class Verifier implements BatchVerifier {
       }
       case 'ok': {
         const rebased = rebaseResponse(result.response, headerLines);
-        const headerMessages = placeHeaderMessages(result.headerMessages ?? [], code);
+        const headerMessages = placeCheckedHeaderMessages(result.headerMessages ?? [], code, split);
         const response = headerMessages.length
           ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] }
           : rebased;
-        const verdict = judgeResponse({
+        const judged = judgeResponse({
           response,
           audit: result.audit,
           labels: plan.copy?.labels,
@@ -213,6 +243,14 @@ export class Verifier implements BatchVerifier {
           policy: this.policy,
           time: result.time,
         });
+        const verdict: Verdict =
+          unaudited !== undefined && judged.status === 'valid'
+            ? {
+                ...judged,
+                status: 'rejected',
+                reason: `Lean accepted the file, but not every declaration could be audited: ${unaudited}`,
+              }
+            : judged;
         const sorryAt = sorryPosition(code, verdict);
         return {
           verdict,
