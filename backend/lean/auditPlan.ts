@@ -74,6 +74,8 @@ export function planAudit(
   trusted: readonly string[] = [],
   lineOffset = 0,
   tokens: Token[] = lexLean(body),
+  /** Namespaces already open where the body stands (a file session's prefix: `namespaceAtEnd`). */
+  outer: readonly string[] = [],
 ): AuditPlanResult {
   const refuse = (t: Token, why: string): AuditPlanResult => ({
     ok: false,
@@ -81,7 +83,7 @@ export function planAudit(
   });
   const names: string[] = trusted.map((n) => n.replace(/^_root_\./, ''));
   const declared: string[] = [];
-  const scopes: Scope[] = [];
+  const scopes: Scope[] = outer.map((name) => ({ kind: 'namespace', name }));
   const anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[] = [];
   const prefix = (): string =>
     scopes
@@ -173,6 +175,38 @@ export function planAudit(
   }
   if (anonymous.length === 0) return { ok: true, plan: { names } };
   return { ok: true, plan: { names, copy: buildCopy(body, anonymous, lineOffset) } };
+}
+
+/**
+ * The namespace components open at the end of `text` (`namespace`/`section`/`mutual`/`end` followed as planAudit
+ * follows them), or undefined where an `end` does not close what the text opened.
+ */
+export function namespaceAtEnd(text: string): string[] | undefined {
+  const tokens = lexLean(text);
+  const scopes: Scope[] = [];
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    const next = tokens[k + 1];
+    if (t.kind !== 'ident') continue;
+    const named = next?.kind === 'ident' && next.line === t.line;
+    if (t.text === 'namespace' && next?.kind === 'ident') {
+      for (const part of components(next.text)) scopes.push({ kind: 'namespace', name: part });
+      k++;
+    } else if (t.text === 'section' || t.text === 'mutual') {
+      if (t.text === 'section' && named)
+        for (const part of components(next.text)) scopes.push({ kind: 'section', name: part });
+      else scopes.push({ kind: t.text === 'mutual' ? 'mutual' : 'section', name: '' });
+      if (t.text === 'section' && named) k++;
+    } else if (t.text === 'end') {
+      const parts = named ? components(next.text) : [''];
+      for (const part of [...parts].reverse()) {
+        const top = scopes.pop();
+        if (!top || plain(top.name) !== plain(part)) return undefined;
+      }
+      if (named) k++;
+    }
+  }
+  return scopes.filter((s) => s.kind === 'namespace').map((s) => s.name);
 }
 
 /** One name component without its `«»`: `«A»` and `A` are the same component. */

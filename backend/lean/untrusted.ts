@@ -370,18 +370,16 @@ function headerLineProblems(code: string, lexed: Lexed, headerLines: number): Re
     for (; scanned < c.start; scanned++) if (code[scanned] === '\n') line++;
     if (line > headerLines) break;
     const endLine = line + (code.slice(c.start, c.end).match(/\n/g)?.length ?? 0);
-    const before = tokens.find(
-      (t) =>
-        t.line === line && t.column < Array.from(code.slice(code.lastIndexOf('\n', c.start - 1) + 1, c.start)).length,
-    );
+    const column = Array.from(code.slice(code.lastIndexOf('\n', c.start - 1) + 1, c.start)).length;
+    const before = tokens.filter((t) => t.line === line && t.column < column).pop();
     if (before && endLine > line)
       glued.push({
         rule: 'header',
         message: `a comment opened on an import line and running past it: ${untrustedRules.header}`,
         line,
-        column: before.endColumn,
+        column,
         endLine: line,
-        endColumn: before.endColumn + 2,
+        endColumn: column + 2,
       });
   }
   return glued.concat(

@@ -7,10 +7,10 @@ import { QueueFull } from './errors';
 import { planAudit } from './auditPlan';
 import { findDeclarationHeads } from './declarations';
 import type { ModelText, UserSource } from './authorship';
-import { placeCheckedHeaderMessages, snippetHeader, userHeader } from './checkedHeader';
+import { placeCheckedHeaderMessages, snippetHeader, userHeader, type CheckedHeader } from './checkedHeader';
 import { rebaseResponse } from './header';
 import { lexLean } from './lexer';
-import type { RunnerStats, SnippetRunner } from './runner';
+import type { RunRequest, RunResult, RunnerStats, SnippetRunner } from './runner';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
 import { findUntrustedCode } from './untrusted';
 import { isSorryWarning, judgeResponse, type AxiomPolicy } from './verdict';
@@ -27,6 +27,15 @@ export interface VerifierOptions {
    * env pickled outside module mode (moduleAudit.ts). Default false: sound on every release.
    */
   printAxiomsInModules?: boolean;
+}
+
+/** Where a file session runs a candidate: on its prefix env (PoolRunner's ReplSession, or the fallback's whole file). */
+export interface SessionRun {
+  /** The file's header is a `module`. */
+  isModule: boolean;
+  /** The namespaces open where the candidate stands (its declarations' names start with them). */
+  namespace: string[];
+  run(request: Omit<RunRequest, 'header' | 'reuse'>): Promise<RunResult>;
 }
 
 /** Who wrote the text a check reads: the user's own file, or text nobody vouches for (authorship.ts). */
@@ -116,9 +125,34 @@ export class Verifier implements BatchVerifier {
     );
   }
 
-  private async checkOne(code: string, options: BatchCheckOptions, author: Author): Promise<CheckOutcome> {
+  /**
+   * A candidate (model text) on a file session's env (fileSession.ts): filtered, run on the file's prefix env,
+   * audited, judged. A header the candidate repeats is left out: the check uses the file's real header and prefix.
+   * Positions are the candidate's own.
+   */
+  async checkOnSession(
+    candidate: ModelText,
+    session: SessionRun,
+    options: BatchCheckOptions = {},
+  ): Promise<CheckOutcome> {
+    if (this.inFlight + 1 > this.options.maxInFlight) throw new QueueFull(Math.max(1, Math.ceil(this.recentSeconds)));
+    this.inFlight++;
+    try {
+      return await this.checkOne(candidate, options, 'model', session);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async checkOne(
+    code: string,
+    options: BatchCheckOptions,
+    author: Author,
+    session?: SessionRun,
+  ): Promise<CheckOutcome> {
     const split = author === 'user' ? userHeader(code) : snippetHeader(code);
     const { command: header, body, headerLines } = split;
+    const isModule = session ? session.isModule : split.isModule;
     // the untrusted-code filter reads text nobody vouches for, never the user's own file (docs/security.md)
     const rejections =
       author === 'user'
@@ -155,7 +189,7 @@ export class Verifier implements BatchVerifier {
       };
     }
     // the caller's names are always audited, whatever the source reading finds
-    let planned = planAudit(body, options.theorems ?? [], headerLines);
+    let planned = planAudit(body, options.theorems ?? [], headerLines, undefined, session?.namespace ?? []);
     // the user's file goes to Lean even where the source reading cannot name every declaration: Lean judges it,
     // the caller's names are audited, and the file's verdict can then never be valid (below)
     let unaudited: string | undefined;
@@ -176,17 +210,65 @@ export class Verifier implements BatchVerifier {
     }
     const { plan } = planned;
     const timeoutS = clampTimeoutS(options.timeout, this.options.defaultTimeoutS); // ≤ 3600 s, never overflowing a timer
-    const result = await this.options.runner.run({
-      header,
+    const request = {
       body,
       audit: plan.names,
       ...(plan.copy ? { auditCopy: { body: plan.copy.body, names: plan.copy.names } } : {}),
       timeoutMs: timeoutS * 1000,
-      ...(split.isModule && !this.options.printAxiomsInModules ? { auditOutsideModule: true } : {}),
+      ...(isModule && !this.options.printAxiomsInModules ? { auditOutsideModule: true } : {}),
       infotree: options.infotree,
-      reuse: options.reuse,
       signal: options.signal,
+    };
+    const result = session
+      ? await session.run(request)
+      : await this.options.runner.run({ ...request, header, reuse: options.reuse });
+    const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({
+      verdict,
+      ...(response ? { response } : {}),
+      run: { replId: 'replId' in result ? result.replId : undefined },
     });
+    if (result.kind !== 'ok') return this.outcomeOfFailure(result, code, split, timeoutS);
+    switch (result.kind) {
+      case 'ok': {
+        const rebased = rebaseResponse(result.response, headerLines);
+        const headerMessages = placeCheckedHeaderMessages(result.headerMessages ?? [], code, split);
+        const response = headerMessages.length
+          ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] }
+          : rebased;
+        const judged = judgeResponse({
+          response,
+          audit: result.audit,
+          labels: plan.copy?.labels,
+          copyErrors: result.copyErrors,
+          policy: this.policy,
+          time: result.time,
+        });
+        const verdict: Verdict =
+          unaudited !== undefined && judged.status === 'valid'
+            ? {
+                ...judged,
+                status: 'rejected',
+                reason: `Lean accepted the file, but not every declaration could be audited: ${unaudited}`,
+              }
+            : judged;
+        const sorryAt = sorryPosition(code, verdict);
+        return {
+          verdict,
+          response,
+          ...(sorryAt ? { sorryAt } : {}),
+          run: { replId: result.replId, memoryBytes: result.memoryBytes },
+        };
+      }
+    }
+  }
+
+  /** The outcome of a run that did not reach Lean's answer (timeout, REPL failure, a header Lean refused). */
+  outcomeOfFailure(
+    result: Exclude<RunResult, { kind: 'ok' }>,
+    code: string,
+    split: CheckedHeader,
+    timeoutS = this.options.defaultTimeoutS,
+  ): CheckOutcome {
     const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({
       verdict,
       ...(response ? { response } : {}),
@@ -229,37 +311,12 @@ export class Verifier implements BatchVerifier {
           { ...result.response, ...(result.response.messages ? { messages } : {}) },
         );
       }
-      case 'ok': {
-        const rebased = rebaseResponse(result.response, headerLines);
-        const headerMessages = placeCheckedHeaderMessages(result.headerMessages ?? [], code, split);
-        const response = headerMessages.length
-          ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] }
-          : rebased;
-        const judged = judgeResponse({
-          response,
-          audit: result.audit,
-          labels: plan.copy?.labels,
-          copyErrors: result.copyErrors,
-          policy: this.policy,
-          time: result.time,
-        });
-        const verdict: Verdict =
-          unaudited !== undefined && judged.status === 'valid'
-            ? {
-                ...judged,
-                status: 'rejected',
-                reason: `Lean accepted the file, but not every declaration could be audited: ${unaudited}`,
-              }
-            : judged;
-        const sorryAt = sorryPosition(code, verdict);
-        return {
-          verdict,
-          response,
-          ...(sorryAt ? { sorryAt } : {}),
-          run: { replId: result.replId, memoryBytes: result.memoryBytes },
-        };
-      }
     }
+  }
+
+  /** Seconds, when a check names none. */
+  get defaultTimeoutS(): number {
+    return this.options.defaultTimeoutS;
   }
 
   close(): Promise<void> {

@@ -1,0 +1,137 @@
+// File sessions (backend/lean/fileSession.ts) over the real pool and the stand-in REPL (a TEST DOUBLE): the file up to
+// the target is elaborated once, each candidate runs on its env; what Lean is sent is counted from the stand-in's log
+// and compared with checking the whole file per candidate (today's main: one body command per check).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { modelText, userSource } from '../../backend/lean/authorship';
+import { openFileSession } from '../../backend/lean/fileSession';
+import { standInVerifier } from './standInVerifier';
+
+/** A module file with a copyright header, its own notation/macro/option, `lines` long, the target last (with sorry). */
+export function bigModuleFile(lines: number): { file: string; targetLine: number } {
+  const head = [
+    '/-',
+    'Copyright (c) 2026 Someone. All rights reserved.',
+    'Released under Apache 2.0 license as described in the file LICENSE.',
+    '-/',
+    'module',
+    '',
+    'public import Mathlib',
+    '',
+    '/-! # A long file -/',
+    '',
+    '@[expose] public section',
+    '',
+    'namespace Big',
+    '',
+    'set_option doc.verso.suggestions false',
+    'notation "twice " x => x + x',
+    'macro "my_simp" : tactic => `(tactic| simp)',
+    '',
+  ];
+  const body: string[] = [];
+  for (let i = 1; head.length + body.length + 3 <= lines - 4; i++)
+    body.push(`theorem lemma_${i} : (${i} : ℕ) + 0 = ${i} := by`, '  simp', '');
+  while (head.length + body.length < lines - 4) body.push('');
+  const targetLine = head.length + body.length + 1;
+  const tail = ['theorem target (n : ℕ) : n + 0 = n := by', '  sorry', '', 'end Big'];
+  return { file: [...head, ...body, ...tail].join('\n'), targetLine };
+}
+
+const candidates = [
+  'theorem target (n : ℕ) : n + 0 = n := by\n  simp',
+  'theorem target (n : ℕ) : n + 0 = n := by\n  sorry',
+  'theorem target (n : ℕ) : n + 0 = n := by\n  exact bogus_lemma n',
+  'import Mathlib\n\ntheorem target (n : ℕ) : n + 0 = n := by\n  omega',
+];
+
+/** Commands and elaborated lines the stand-in logged (`<pid> command lines=N`). */
+function sent(log: string[]): { commands: number; lines: number; imports: number } {
+  const commands = log.filter((l) => / command lines=\d+$/.test(l));
+  return {
+    commands: commands.length,
+    lines: commands.reduce((n, l) => n + Number(/lines=(\d+)$/.exec(l)?.[1] ?? 0), 0),
+    imports: log.filter((l) => / import /.test(l)).length,
+  };
+}
+
+test('a file session elaborates the file once; candidates are judged on its env (valid, sorry, lean_error; a repeated header ignored)', async () => {
+  const { file, targetLine } = bigModuleFile(200);
+  const s = standInVerifier({ maxRepls: 1, logLines: true, printAxiomsInModules: true });
+  try {
+    const session = await openFileSession(s.verifier, { file: userSource(file), line: targetLine });
+    assert.equal(session.prefix.status, 'ok');
+    const out = [];
+    for (const c of candidates) out.push(await session.check(modelText(c), { theorems: ['Big.target'] }));
+    await session.close();
+    assert.deepEqual(
+      out.map((o) => o.verdict.status),
+      ['valid', 'sorry', 'lean_error', 'valid'],
+    );
+    // the target is audited under its namespace (Big.target), found by following the prefix's `namespace Big`
+    assert.deepEqual(Object.keys(out[0].verdict.axiomsByDeclaration ?? {}), ['Big.target']);
+    const log = sent(s.log());
+    assert.equal(log.imports, 1, 'one import');
+    // one prefix command, then per candidate its command and its audit
+    assert.equal(log.commands, 1 + 2 * candidates.length);
+  } finally {
+    await s.verifier.close();
+  }
+});
+
+test('model text in a session is still filtered: the cheat is refused before Lean, the prefix is not', async () => {
+  const { file, targetLine } = bigModuleFile(60);
+  const s = standInVerifier({ maxRepls: 1, printAxiomsInModules: true });
+  try {
+    const session = await openFileSession(s.verifier, { file: userSource(file), line: targetLine });
+    const cheat = await session.check(
+      modelText('notation "cheat!" => sorry\ntheorem target (n : ℕ) : n + 0 = n := by\n  exact cheat!'),
+      { theorems: ['Big.target'] },
+    );
+    assert.equal(cheat.verdict.status, 'rejected');
+    assert.match(cheat.verdict.reason, /^Rejected before Lean \(line 1\)/);
+    await session.close();
+  } finally {
+    await s.verifier.close();
+  }
+});
+
+test('measured: Lean commands and elaborated lines per prove request (8 samples + 8 fix turns) on a 2,000-line file', async () => {
+  const { file, targetLine } = bigModuleFile(2000);
+  const lines = file.split('\n');
+  const checks = 16; // n = 8 samples, one fix turn each (the prover's default fixTurns = 1)
+  const candidate = (k: number): string => candidates[k % candidates.length];
+  // today's main: each candidate spliced into the file and the whole file checked
+  const before = standInVerifier({ maxRepls: 1, logLines: true, printAxiomsInModules: true });
+  try {
+    for (let k = 0; k < checks; k++) {
+      const spliced = [
+        ...lines.slice(0, targetLine - 1),
+        candidate(k).replace(/^import Mathlib\n\n/, ''),
+        '',
+        'end Big',
+      ];
+      await before.verifier.checkUserFile(userSource(spliced.join('\n')), { theorems: ['Big.target'] });
+    }
+  } finally {
+    await before.verifier.close();
+  }
+  const after = standInVerifier({ maxRepls: 1, logLines: true, printAxiomsInModules: true });
+  try {
+    const session = await openFileSession(after.verifier, { file: userSource(file), line: targetLine });
+    for (let k = 0; k < checks; k++) await session.check(modelText(candidate(k)), { theorems: ['Big.target'] });
+    await session.close();
+  } finally {
+    await after.verifier.close();
+  }
+  const a = sent(before.log());
+  const b = sent(after.log());
+  console.log(
+    `2,000-line file, ${checks} checks: whole file per check ${a.commands} commands, ${a.lines} lines elaborated, ${a.imports} import; ` +
+      `file session ${b.commands} commands, ${b.lines} lines elaborated, ${b.imports} import`,
+  );
+  assert.equal(lines.length, 2000);
+  assert.equal(b.commands, 1 + 2 * checks);
+  assert.ok(b.lines < a.lines / 10, `${b.lines} vs ${a.lines}`);
+  assert.ok(b.lines < lines.length + checks * 10);
+});
