@@ -7,7 +7,9 @@
 // comment reaches Lean. The body is the rest of the file from the line of its first command, that line's
 // header part (if any) blanked, so line N of the body is line N + headerLines of the file.
 import type { ReplMessage } from '../protocol';
+import { splitHeader } from './header';
 import { lexLeanFull } from './lexer';
+import { PositionIndex } from './source/moduleHeader';
 
 export interface HeaderImportWords {
   module: string;
@@ -26,140 +28,69 @@ export interface CheckedHeader {
   imports: HeaderImportWords[];
 }
 
-/** The header as Lean's `Parser.Module.header` reads it: `module`? `prelude`? (`public`? `meta`? `import` `all`? Name)*. */
-export interface HeaderWords {
-  module: boolean;
-  prelude: boolean;
-  imports: HeaderImportWords[];
-  /** Line (1-based) and codepoint column where the first command (or doc comment) starts; past the end when none. */
-  bodyLine: number;
-  bodyColumn: number;
-  /** The last line the header's words or the comments glued to them reach (0 without a header). */
-  lastLine: number;
+/** What the header region holds that Lean reads as a token but the header reader skips, or hides across lines. */
+export interface HeaderTrap {
+  message: string;
+  line: number;
+  column: number;
 }
 
-/**
- * Reads the header with the one lexer (comments and strings skipped as Lean skips them). A doc comment ends the
- * header, as in Lean (`/--` and `/-!` are tokens, not whitespace). `public section` / `meta def` after the imports
- * are the body's first command (the grammar's `atomic`).
- */
-export function readHeaderWords(code: string): HeaderWords {
-  const { tokens, trivia } = lexLeanFull(code);
-  const lineOf = lineIndex(code);
-  // a doc comment, a string or a char literal is a token to Lean's parser: the header ends there
-  const firstDoc = trivia.find((t) => t.kind !== 'comment');
-  const docAt = firstDoc ? lineOf(firstDoc.start) : undefined;
-  const beforeDoc = (i: number): boolean =>
-    tokens[i] !== undefined &&
-    !tokens[i].quoted &&
-    (docAt === undefined ||
-      tokens[i].line < docAt.line ||
-      (tokens[i].line === docAt.line && tokens[i].column < docAt.column));
-  let k = 0;
-  const words: HeaderWords = { module: false, prelude: false, imports: [], bodyLine: 0, bodyColumn: 0, lastLine: 0 };
-  if (beforeDoc(k) && tokens[k].text === 'module') {
-    words.module = true;
-    k++;
-  }
-  if (beforeDoc(k) && tokens[k].text === 'prelude') {
-    words.prelude = true;
-    k++;
-  }
-  for (;;) {
-    let j = k;
-    const mods = { public: false, meta: false };
-    if (beforeDoc(j) && tokens[j].text === 'public') ((mods.public = true), j++);
-    if (beforeDoc(j) && tokens[j].text === 'meta') ((mods.meta = true), j++);
-    if (!beforeDoc(j) || tokens[j].text !== 'import') break;
-    j++;
-    let all = false;
-    if (beforeDoc(j) && tokens[j].text === 'all' && beforeDoc(j + 1) && tokens[j + 1].kind === 'ident') {
-      all = true;
-      j++;
-    }
-    if (!beforeDoc(j) || tokens[j].kind !== 'ident') break; // `import` without a name: the body's (Lean's error)
-    words.imports.push({ module: tokens[j].text, ...mods, all });
-    k = j + 1;
-  }
-  // the header's last line, stretched over comments that start on it and end lower down
-  let last = k > 0 ? tokens[k - 1].endLine : 0;
-  for (const c of trivia) {
-    if (c.kind !== 'comment') continue;
-    const from = lineOf(c.start).line;
-    if (from > last) break;
-    last = Math.max(last, lineOf(c.end).line);
-  }
-  words.lastLine = last;
-  const next = beforeDoc(k) ? tokens[k] : undefined;
-  const at = next ? { line: next.line, column: next.column } : docAt;
-  words.bodyLine = at?.line ?? code.split('\n').length + 1;
-  words.bodyColumn = at?.column ?? 0;
-  return words;
-}
-
-function rebuild(words: HeaderWords, modules: HeaderImportWords[]): string {
-  const lines: string[] = [];
-  if (words.module) lines.push('module');
-  if (words.prelude) lines.push('prelude');
-  for (const i of modules)
-    lines.push(`${i.public ? 'public ' : ''}${i.meta ? 'meta ' : ''}import ${i.all ? 'all ' : ''}${i.module}`);
-  return lines.join('\n');
-}
-
-function split(code: string, words: HeaderWords, modules: HeaderImportWords[]): CheckedHeader {
+function checked(code: string, collapseMathlib: boolean): CheckedHeader & { traps: HeaderTrap[] } {
+  const split = splitHeader(code, { collapseMathlib });
+  const read = split.read;
+  const { trivia } = lexLeanFull(code);
+  const positions = new PositionIndex(code);
   const lines = code.split('\n');
-  // the header's lines, then the blank lines after them (kimina-lean-server's split keeps those in the header too)
-  let headerLines = Math.min(words.lastLine, lines.length);
-  while (headerLines < lines.length && headerLines + 1 < words.bodyLine && lines[headerLines].trim() === '')
+  // the header's last line, stretched over comments that start on it and end lower down
+  const headerEnd = read.imports.length > 0 || read.module || read.prelude ? read.end : undefined;
+  let last = headerEnd?.line ?? 0;
+  const traps: HeaderTrap[] = [];
+  for (const t of trivia) {
+    if (t.start >= read.bodyStart.offset) break;
+    const from = positions.at(t.start);
+    // a string or char literal is a token to Lean's parser (it ends the header there): never skipped as a comment
+    if (t.kind === 'string' || t.kind === 'char')
+      traps.push({ message: 'a string or character literal in the header', line: from.line, column: from.column });
+    const to = positions.at(t.end);
+    // a block comment glued to the header's last token and running past its line (`import Mathlib.Tactic/-`)
+    if (headerEnd && from.line === headerEnd.line && from.offset >= headerEnd.offset && to.line > from.line)
+      traps.push({
+        message: 'a comment opened on an import line and running past it',
+        line: from.line,
+        column: from.column,
+      });
+    if (from.line <= last) last = Math.max(last, to.line);
+  }
+  // the header's lines, then the blank lines after them (kimina-lean-server's split keeps those in the header too);
+  // comments between the header and the first command stay in the body, as the user wrote them
+  let headerLines = Math.min(last, lines.length);
+  while (headerLines < lines.length && headerLines + 1 < read.bodyStart.line && lines[headerLines].trim() === '')
     headerLines++;
-  const shared = words.bodyLine <= headerLines;
-  if (shared) headerLines = words.bodyLine - 1;
+  const shared = read.bodyStart.line <= headerLines;
+  if (shared) headerLines = read.bodyStart.line - 1;
   const body = lines.slice(headerLines);
-  if (body.length > 0 && shared && words.bodyColumn > 0) {
+  if (body.length > 0 && shared && read.bodyStart.column > 0) {
     // the first command shares its line with the header's end: blank the header's part, keep the columns
-    const chars = Array.from(body[0]);
-    body[0] = ' '.repeat(words.bodyColumn) + chars.slice(words.bodyColumn).join('');
+    body[0] = ' '.repeat(read.bodyStart.column) + Array.from(body[0]).slice(read.bodyStart.column).join('');
   }
   return {
-    command: rebuild(words, modules),
+    command: split.header,
     body: body.join('\n'),
     headerLines,
-    isModule: words.module,
-    imports: modules,
+    isModule: read.module,
+    imports: read.imports.map((i) => ({ module: i.module, public: i.public, meta: i.meta, all: i.all })),
+    traps,
   };
 }
 
 /** The user's file: its header exactly (comments aside). */
-export function userHeader(code: string): CheckedHeader {
-  const words = readHeaderWords(code);
-  return split(code, words, words.imports);
+export function userHeader(code: string): CheckedHeader & { traps: HeaderTrap[] } {
+  return checked(code, false);
 }
 
-/** A snippet nobody vouches for: `Mathlib…` imports collapsed into one `import Mathlib` (same modifiers as the first). */
-export function snippetHeader(code: string): CheckedHeader {
-  const words = readHeaderWords(code);
-  const modules: HeaderImportWords[] = [];
-  for (const i of words.imports) {
-    const m = i.module === 'Mathlib' || i.module.startsWith('Mathlib.') ? { ...i, module: 'Mathlib', all: false } : i;
-    if (!modules.some((o) => o.module === m.module)) modules.push(m);
-  }
-  return split(code, words, modules);
-}
-
-/** UTF-16 offset → 1-based line and codepoint column. */
-function lineIndex(code: string): (offset: number) => { line: number; column: number } {
-  const starts = [0];
-  for (let i = 0; i < code.length; i++) if (code[i] === '\n') starts.push(i + 1);
-  return (offset) => {
-    let lo = 0,
-      hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return { line: lo + 1, column: Array.from(code.slice(starts[lo], offset)).length };
-  };
+/** A snippet nobody vouches for: plain `Mathlib…` imports collapsed into one `import Mathlib` (header.ts). */
+export function snippetHeader(code: string): CheckedHeader & { traps: HeaderTrap[] } {
+  return checked(code, true);
 }
 
 /**

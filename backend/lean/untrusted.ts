@@ -6,7 +6,9 @@
 // - meta-programming and IO are refused by namespace (`Lean`, `IO`, `System`, `Mathlib.Tactic`, …),
 //   including `open`/`namespace`/`export` of them, so no list of function names has to be complete.
 // Comments and string literals never trigger a rule; code inside `{…}` of any string does.
-import { lexLeanFull, type Lexed, type Token } from './lexer';
+import { lexLean, lexLeanFull, type Token } from './lexer';
+import { snippetHeader } from './checkedHeader';
+import { readHeader } from './source/moduleHeader';
 
 export interface UntrustedPolicy {
   /** Allow `native_decide`, `bv_decide`, `decide +native` (they trust the compiler). */
@@ -42,7 +44,7 @@ export const untrustedRules: Record<string, string> = {
   'meta-api':
     'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
   header:
-    'the header may hold only comments, `module`, `prelude`, `public`/`meta` `import` `all` and module names: it is sent to Lean rebuilt from the module names (Mathlib… collapsed)',
+    'the header may hold only `module`, imports (`public`, `meta`, `all`) and comments, one module per `import`: it is sent to Lean rebuilt from the module names (Mathlib… collapsed)',
   'import-in-body':
     '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
 };
@@ -254,14 +256,25 @@ export function findUntrustedCode(
 ): Rejection[] {
   // `_tokens` is accepted for older callers and ignored: the filter always lexes `code` itself, so the
   // lexical problems it must refuse are never lost.
-  const lexed = lexLeanFull(code);
-  const { tokens, problems } = lexed;
+  const { tokens, problems } = lexLeanFull(code);
   const found: Rejection[] = problems.map((p) => ({
     rule: 'lexical',
     message: `${p.message}: ${untrustedRules.lexical}`,
     ...pos(p),
   }));
-  found.push(...headerLineProblems(code, lexed, headerLines));
+  const header = headerProblems(code, headerLines);
+  found.push(...header.found);
+  // what the header reader skips but Lean reads (a string there), or a comment glued to an import: checkedHeader.ts
+  if (headerLines > 0)
+    for (const t of snippetHeader(code).traps)
+      found.push({
+        rule: 'header',
+        message: `${t.message}: ${untrustedRules.header}`,
+        line: t.line,
+        column: t.column,
+        endLine: t.line,
+        endColumn: t.column + 1,
+      });
   const reject = (t: Token, rule: string, what: string): void => {
     found.push({ rule, message: `${what}: ${untrustedRules[rule]}`, ...pos(t) });
   };
@@ -270,8 +283,8 @@ export function findUntrustedCode(
     const t = tokens[k];
     const prev = tokens[k - 1];
     const next = tokens[k + 1];
-    // header lines hold only `import` and plain module names (headerLineProblems): nothing else to read there
-    if (t.line <= headerLines) continue;
+    // the header holds only `module`, `prelude` and imports (headerProblems): nothing else to read there
+    if (t.line < header.bodyAt.line || (t.line === header.bodyAt.line && t.column < header.bodyAt.column)) continue;
     if (attributes.read(t, prev)) continue;
     if (t.kind === 'command') {
       const name = t.text.replace(/[!?]+$/, '');
@@ -347,54 +360,44 @@ export function findUntrustedCode(
   return found.sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
-/** A module name as an import line may hold it: dotted plain identifiers, nothing that opens a comment or string. */
-const moduleName = /^[\p{L}_][\p{L}\p{N}_'!?]*(?:\.[\p{L}_][\p{L}\p{N}_'!?]*)*$/u;
-
-/** The words a header may hold besides module names (Lean's `Parser.Module.header`). */
-const headerWords = new Set(['module', 'prelude', 'public', 'meta', 'import', 'all']);
-
 /**
- * Tokens on the header's lines (checkedHeader.ts: comments and `module`, `prelude`, `public`/`meta` `import` `all`
- * Name) that are neither those words nor plain module names. The header is sent to Lean rebuilt from the names,
- * so comments there never reach Lean; anything else on those lines would be dropped unseen, and is refused.
+ * What the header (`headerLines` leading lines, as splitHeader counts them) may not hold: `prelude`, and what
+ * Lean's header grammar refuses there (`import A B`, an import without a module; readHeader's problems). The
+ * header is sent to Lean rebuilt from the module names readHeader found with the same lexer, so comments there
+ * hide nothing that Lean runs. Also where the body starts: tokens before it are the header's.
  */
-function headerLineProblems(code: string, lexed: Lexed, headerLines: number): Rejection[] {
-  const { tokens } = lexed;
-  // a block comment glued to an import and running past its line (`import Mathlib.Tactic/-`): Lean reads it as we
-  // do, but a reader that splits by lines would not; refused in text nobody vouches for
-  const glued: Rejection[] = [];
-  let line = 1;
-  let scanned = 0;
-  for (const c of lexed.trivia) {
-    if (c.kind !== 'comment') continue;
-    for (; scanned < c.start; scanned++) if (code[scanned] === '\n') line++;
-    if (line > headerLines) break;
-    const endLine = line + (code.slice(c.start, c.end).match(/\n/g)?.length ?? 0);
-    const column = Array.from(code.slice(code.lastIndexOf('\n', c.start - 1) + 1, c.start)).length;
-    const before = tokens.filter((t) => t.line === line && t.column < column).pop();
-    if (before && endLine > line)
-      glued.push({
-        rule: 'header',
-        message: `a comment opened on an import line and running past it: ${untrustedRules.header}`,
-        line,
-        column,
-        endLine: line,
-        endColumn: column + 2,
+function headerProblems(
+  code: string,
+  headerLines: number,
+): { found: Rejection[]; bodyAt: { line: number; column: number } } {
+  if (headerLines <= 0) return { found: [], bodyAt: { line: 1, column: 0 } };
+  const read = readHeader(code);
+  const bodyAt =
+    read.bodyStart.line - 1 === headerLines
+      ? { line: read.bodyStart.line, column: read.bodyStart.column }
+      : { line: headerLines + 1, column: 0 };
+  const before = (p: { line: number; column: number }): boolean =>
+    p.line < bodyAt.line || (p.line === bodyAt.line && p.column < bodyAt.column);
+  const found: Rejection[] = read.problems
+    .filter((p) => before(p.start))
+    .map((p) => ({
+      rule: 'header',
+      message: `${p.message}: ${untrustedRules.header}`,
+      line: p.start.line,
+      column: p.start.column,
+      endLine: p.end.line,
+      endColumn: p.end.column,
+    }));
+  if (read.prelude && read.bodyStart.line - 1 === headerLines) {
+    const t = lexLean(code).find((x) => x.text === 'prelude');
+    if (t)
+      found.push({
+        rule: 'import-in-body',
+        message: `'prelude' is not allowed: ${untrustedRules['import-in-body']}`,
+        ...pos(t),
       });
   }
-  return glued.concat(
-    tokens
-      .filter((t) => t.line <= headerLines)
-      .filter((t) => !(t.kind === 'ident' && (headerWords.has(t.text) || moduleName.test(t.text))))
-      .map((t) => ({
-        rule: 'header',
-        message: `'${t.text}' in the header: ${untrustedRules.header}`,
-        line: t.line,
-        column: t.column,
-        endLine: t.endLine,
-        endColumn: t.endColumn,
-      })),
-  );
+  return { found, bodyAt };
 }
 
 const pos = (p: { line: number; column: number; endLine: number; endColumn: number }) => ({
