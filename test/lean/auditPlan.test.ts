@@ -147,12 +147,10 @@ test('line endings and odd characters: the filter ends a `--` comment where Lean
     true,
   );
   // one module per `import` (Lean's header grammar): `import A B` is refused, never read as two imports
-  assert.deepEqual(
-    findUntrustedCode(
-      'import Mathlib.Tactic Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
-      {},
-      3,
-    ).every((r) => r.rule === 'header'),
-    true,
-  );
+  const twoModules = findUntrustedCode(
+    'import Mathlib.Tactic Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
+    {},
+    3,
+  ).map((r) => r.rule);
+  assert.ok(twoModules.length > 0 && twoModules.every((rule) => rule === 'header'), twoModules.join());
 });
