@@ -22,6 +22,11 @@ export interface AuditPlan {
   /** Full names (no `_root_.`) audited on the body's environment: the caller's, then the source's. */
   names: string[];
   copy?: AuditCopy;
+  /**
+   * With `lenient` (the user's own file): declarations the plan could not name with certainty, each why. Lean still
+   * checks them; a check with any can never be valid (the verifier says so).
+   */
+  uncertain?: string[];
 }
 
 export type AuditPlanResult = { ok: true; plan: AuditPlan } | { ok: false; problem: string };
@@ -76,7 +81,13 @@ export function planAudit(
   tokens: Token[] = lexLean(body),
   /** Namespaces already open where the body stands (a file session's prefix: `namespaceAtEnd`). */
   outer: readonly string[] = [],
+  /** The user's own file: a declaration command the audit does not follow is noted and skipped, not refused. */
+  lenient = false,
 ): AuditPlanResult {
+  const uncertain: string[] = [];
+  const note = (t: Token, why: string): void => {
+    uncertain.push(`line ${t.line + lineOffset}: ${why}`);
+  };
   const refuse = (t: Token, why: string): AuditPlanResult => ({
     ok: false,
     problem: `cannot audit with certainty (line ${t.line + lineOffset}): ${why}`,
@@ -108,8 +119,11 @@ export function planAudit(
       k++;
       continue;
     }
-    if (UNFOLLOWED_DECLARATION_COMMANDS.has(t.text))
-      return refuse(t, `'${t.text}' adds declarations the audit does not follow`);
+    if (UNFOLLOWED_DECLARATION_COMMANDS.has(t.text)) {
+      if (!lenient) return refuse(t, `'${t.text}' adds declarations the audit does not follow`);
+      note(t, `'${t.text}' adds declarations the audit does not follow`);
+      continue;
+    }
     if (t.text === 'namespace') {
       if (next?.kind !== 'ident') return refuse(t, '`namespace` without a name');
       const bad = unsafeName(components(next.text), `the namespace '${next.text}'`, false);
@@ -171,10 +185,12 @@ export function planAudit(
       anonymous.push({ kind: 'instance', token: t, insertAfter: tokens[j - 1], prefix: prefix() });
       continue;
     }
-    return refuse(t, `'${t.text}' without a name Lean would certainly give it`);
+    if (!lenient) return refuse(t, `'${t.text}' without a name Lean would certainly give it`);
+    note(t, `'${t.text}' without a name Lean would certainly give it`);
   }
-  if (anonymous.length === 0) return { ok: true, plan: { names } };
-  return { ok: true, plan: { names, copy: buildCopy(body, anonymous, lineOffset) } };
+  const extra = uncertain.length > 0 ? { uncertain } : {};
+  if (anonymous.length === 0) return { ok: true, plan: { names, ...extra } };
+  return { ok: true, plan: { names, copy: buildCopy(body, anonymous, lineOffset), ...extra } };
 }
 
 /**

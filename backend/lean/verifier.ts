@@ -189,7 +189,14 @@ export class Verifier implements BatchVerifier {
       };
     }
     // the caller's names are always audited, whatever the source reading finds
-    let planned = planAudit(body, options.theorems ?? [], headerLines, undefined, session?.namespace ?? []);
+    let planned = planAudit(
+      body,
+      options.theorems ?? [],
+      headerLines,
+      undefined,
+      session?.namespace ?? [],
+      author === 'user',
+    );
     // the user's file goes to Lean even where the source reading cannot name every declaration: Lean judges it,
     // the caller's names are audited, and the file's verdict can then never be valid (below)
     let unaudited: string | undefined;
@@ -209,6 +216,7 @@ export class Verifier implements BatchVerifier {
       };
     }
     const { plan } = planned;
+    if (plan.uncertain?.length) unaudited ??= `cannot audit with certainty (${plan.uncertain.join('; ')})`;
     const timeoutS = clampTimeoutS(options.timeout, this.options.defaultTimeoutS); // ≤ 3600 s, never overflowing a timer
     const request = {
       body,
