@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { modelText, userSource } from '../../backend/lean/authorship';
 import { openFileSession } from '../../backend/lean/fileSession';
 import { standInVerifier } from './standInVerifier';
+import { cheats, knownOpen } from './data/cheatCorpus';
 
 /** A module file with a copyright header, its own notation/macro/option, `lines` long, the target last (with sorry). */
 export function bigModuleFile(lines: number): { file: string; targetLine: number } {
@@ -134,4 +135,74 @@ test('measured: Lean commands and elaborated lines per prove request (8 samples 
   assert.equal(b.commands, 1 + 2 * checks);
   assert.ok(b.lines < a.lines / 10, `${b.lines} vs ${a.lines}`);
   assert.ok(b.lines < lines.length + checks * 10);
+});
+
+const sessionFiles = [
+  { name: 'a plain file', lean: undefined, file: 'import Mathlib\n\ntheorem helper_ok : True := trivial\n' },
+  {
+    name: 'a module file on Lean 4.29 (audit outside module mode)',
+    lean: '4.29',
+    file: '/- Copyright -/\nmodule\n\npublic import Mathlib\n\n@[expose] public section\n\ntheorem helper_ok : True := trivial\n',
+  },
+];
+for (const setup of sessionFiles) {
+  test(`every cheat of the corpus as model text in ${setup.name}: none valid, the filter's cheats refused before Lean`, async () => {
+    const s = standInVerifier({ maxRepls: 1, ...(setup.lean ? { lean: setup.lean } : {}) });
+    try {
+      const line = setup.file.split('\n').length + 1;
+      const session = await openFileSession(s.verifier, { file: userSource(setup.file), line });
+      assert.equal(session.prefix.status, 'ok');
+      let checked = 0;
+      for (const c of cheats) {
+        if (knownOpen.includes(c.id)) continue;
+        const out = await session.check(modelText(c.code), c.theorems ? { theorems: c.theorems } : {});
+        assert.notEqual(out.verdict.status, 'valid', `${c.id}: ${out.verdict.reason}`);
+        if (c.caughtBy === 'filter') assert.equal(out.verdict.status, 'rejected', `${c.id}: ${out.verdict.reason}`);
+        checked++;
+      }
+      assert.ok(checked >= 40);
+      // an honest candidate is valid in the same session (the corpus is not passing by refusing everything)
+      const honest = await session.check(modelText('theorem target : (1 : ℕ) = 1 := by\n  simp'), {
+        theorems: ['target'],
+      });
+      assert.equal(honest.verdict.status, 'valid', honest.verdict.reason);
+      await session.close();
+    } finally {
+      await s.verifier.close();
+    }
+  });
+}
+
+test('a module file on Lean before v4.30: `#print axioms` in the module env is refused as Lean refuses it; the verifier audits outside module mode', async () => {
+  const file = '/- Copyright -/\nmodule\n\npublic import Mathlib\n\ntheorem t : (1 : ℕ) = 1 := by\n  simp\n';
+  // the direct audit, as a verifier that believed #print axioms answers in modules would run it
+  const direct = standInVerifier({ maxRepls: 1, lean: '4.29', printAxiomsInModules: true, logLines: true });
+  try {
+    const out = await direct.verifier.checkUserFile(userSource(file));
+    assert.equal(out.verdict.status, 'lean_error');
+    assert.match(
+      out.verdict.reason,
+      /Could not audit the axioms of 't': cannot use `#print axioms` in a `module`; consider temporarily removing the `module` header or placing the command in a separate file/,
+    );
+  } finally {
+    await direct.verifier.close();
+  }
+  // the verifier's way on those releases: pickle the checked env, unpickle it (not a module env), audit there
+  const pickled = standInVerifier({ maxRepls: 1, lean: '4.29' });
+  try {
+    const out = await pickled.verifier.checkUserFile(userSource(file));
+    assert.equal(out.verdict.status, 'valid', out.verdict.reason);
+    assert.deepEqual(out.verdict.axiomsByDeclaration, { t: ['Classical.choice', 'Quot.sound', 'propext'] });
+    const log = pickled.log().map((l) => l.replace(/^\d+ /, ''));
+    assert.deepEqual(log, ['import Mathlib', 'command', 'pickle', 'import Mathlib', 'command']);
+    // a sorry behind a silenced warning is still found there
+    const hidden = await pickled.verifier.checkUserFile(
+      userSource(
+        file.replace('by\n  simp', 'sorryAx _').replace('theorem t', 'set_option warn.sorry false in\ntheorem t'),
+      ),
+    );
+    assert.equal(hidden.verdict.status, 'sorry', hidden.verdict.reason);
+  } finally {
+    await pickled.verifier.close();
+  }
 });
