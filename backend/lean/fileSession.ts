@@ -5,14 +5,14 @@
 // (filtered, audited: every declaration it adds, every axiom). Without a REPL (the `lake env lean` fallback) a
 // session sends header, prefix and candidate as one file per check, as before.
 import type { CommandResponse, ReplMessage } from '../protocol';
-import type { ModelText, UserSource } from './authorship';
+import { modelText, type ModelText, type UserSource } from './authorship';
 import { namespaceAtEnd } from './auditPlan';
 import { userHeader } from './checkedHeader';
 import { clampTimeoutS } from './checkTimeout';
 import { PoolRunner, type ReplSession } from './poolRunner';
 import { rebaseResponse } from './header';
 import type { RunRequest, RunResult } from './runner';
-import type { CheckOutcome } from './types';
+import type { CheckOutcome, LeanVerifier } from './types';
 import type { BatchCheckOptions, SessionRun, Verifier } from './verifier';
 
 export interface FileSessionTarget {
@@ -45,6 +45,17 @@ export class FileSession {
     if (this.prefix.failure) return this.prefix.failure;
     if (this.closed) throw new Error('the file session is closed');
     return this.verifier.checkOnSession(candidate, this.run, options);
+  }
+
+  /**
+   * The session as the prover's and editor's `LeanVerifier`: each `code` is a candidate for the target (model text:
+   * the target declaration, any header it repeats ignored), never the whole file again.
+   */
+  asVerifier(): LeanVerifier {
+    return {
+      check: (code, options) => this.check(modelText(code), options),
+      close: () => this.close(),
+    };
   }
 
   /** Gives the REPL back (after the checks already asked for). */

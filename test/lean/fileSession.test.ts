@@ -63,7 +63,9 @@ test('a file session elaborates the file once; candidates are judged on its env 
     const session = await openFileSession(s.verifier, { file: userSource(file), line: targetLine });
     assert.equal(session.prefix.status, 'ok');
     const out = [];
-    for (const c of candidates) out.push(await session.check(modelText(c), { theorems: ['Big.target'] }));
+    // as the prover calls it: a LeanVerifier whose check takes the candidate's text
+    const verifier = session.asVerifier();
+    for (const c of candidates) out.push(await verifier.check(c, { theorems: ['Big.target'] }));
     await session.close();
     assert.deepEqual(
       out.map((o) => o.verdict.status),
