@@ -9,7 +9,7 @@ import { userHeader } from '../lean/checkedHeader';
 import { findUserProject, notBuiltFor } from '../lean/userProject';
 import { defaultAllowedAxioms, type AxiomPolicy } from '../lean/verdict';
 import { readSettings } from '../settings/settings';
-import type { VerifierSettings } from '../lean/buildVerifier';
+import type { BuiltVerifier, VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
 import {
   parseVerdictMode,
@@ -73,38 +73,36 @@ export async function run(args: string[]): Promise<number> {
       return 2;
     }
   }
-  // the user's files run in their own project (its toolchain and build); --project, or text nobody vouches for, in
-  // the verifier's project
-  const groups = new Map<string, number[]>();
-  sources.forEach(([file], i) => {
-    const dir =
-      project || untrusted
-        ? (flags.projectDir ?? settings.leanProject)
-        : (findUserProject(file) ?? settings.leanProject);
-    groups.set(dir, [...(groups.get(dir) ?? []), i]);
+  // the user's files run in their own project (its toolchain and build: app.verifierForFile); --project, or text
+  // nobody vouches for, in the verifier's project
+  const app = openApp({
+    settings,
+    verifier: { ...flags, maxRepls: Math.min(settings.maxRepls, Math.max(1, sources.length)) },
   });
   const outcomes: CheckOutcome[] = new Array(sources.length);
   const reports: FileReport[] = [];
   let policy: AxiomPolicy | undefined;
-  for (const [projectDir, indices] of groups) {
-    // a project Lean would start in (not a REPL command we were given) must be built for the files' imports
-    const unbuilt =
-      settings.replCommand || untrusted
-        ? undefined
-        : notBuiltFor(projectDir, [
-            ...new Set(indices.flatMap((i) => userHeader(sources[i][1]).imports.map((m) => m.module))),
-          ]);
-    if (unbuilt) {
-      for (const i of indices)
+  try {
+    const groups = new Map<BuiltVerifier, number[]>();
+    sources.forEach(([file, code], i) => {
+      const own = !project && !untrusted;
+      const projectDir = (own ? findUserProject(file) : undefined) ?? app.verifierSettings().projectDir;
+      // a project Lean would start in (not a REPL command we were given) must be built for the file's imports
+      const unbuilt =
+        settings.replCommand || untrusted
+          ? undefined
+          : notBuiltFor(
+              projectDir,
+              userHeader(code).imports.map((m) => m.module),
+            );
+      if (unbuilt) {
         outcomes[i] = { verdict: { status: 'server_error', reason: unbuilt, messages: [], sorries: [], time: 0 } };
-      continue;
-    }
-    const app = openApp({
-      settings,
-      verifier: { ...flags, projectDir, maxRepls: Math.min(settings.maxRepls, Math.max(1, indices.length)) },
+        return;
+      }
+      const built = own ? app.verifierForFile(file) : app.verifier();
+      groups.set(built, [...(groups.get(built) ?? []), i]);
     });
-    try {
-      const built = app.verifier();
+    for (const [built, indices] of groups) {
       policy = built.verifier.policy;
       // in chunks that fit the verifier's admission limit, so any number of files can be checked
       const chunk = Math.max(1, built.verifier.stats().maxInFlight);
@@ -122,9 +120,9 @@ export async function run(args: string[]): Promise<number> {
             );
         part.forEach((i, j) => (outcomes[i] = checked[j]));
       }
-    } finally {
-      await app.close();
     }
+  } finally {
+    await app.close();
   }
   const shownPolicy: AxiomPolicy = policy ?? {
     allowed: settings.allowedAxioms ?? defaultAllowedAxioms,
