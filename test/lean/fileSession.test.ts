@@ -208,3 +208,18 @@ test('a module file on Lean before v4.30: `#print axioms` in the module env is r
     await pickled.verifier.close();
   }
 });
+
+test('a file whose imports Lean refuses: the session says so once, every candidate gets the imports’ error', async () => {
+  const s = standInVerifier({ maxRepls: 1 });
+  try {
+    const file = 'import Mathlib\nimport Bogus.Thing\n\ntheorem target : (1 : ℕ) = 1 := by\n  sorry\n';
+    const session = await openFileSession(s.verifier, { file: userSource(file), line: 4 });
+    assert.equal(session.prefix.status, 'failed');
+    const out = await session.check(modelText('theorem target : (1 : ℕ) = 1 := by\n  simp'), { theorems: ['target'] });
+    assert.equal(out.verdict.status, 'lean_error');
+    assert.match(out.verdict.reason, /^The imports failed \(line 2\): unknown module prefix 'Bogus'/);
+    await session.close();
+  } finally {
+    await s.verifier.close();
+  }
+});
