@@ -11,6 +11,7 @@ import { userHeader } from './checkedHeader';
 import { clampTimeoutS } from './checkTimeout';
 import { PoolRunner, type ReplSession } from './poolRunner';
 import { rebaseResponse } from './header';
+import { weakeningOptionsOf } from './weakening';
 import type { RunRequest, RunResult } from './runner';
 import type { CheckOutcome, LeanVerifier } from './types';
 import type { BatchCheckOptions, SessionRun, Verifier } from './verifier';
@@ -29,6 +30,8 @@ export interface PrefixReport {
   messages: ReplMessage[];
   /** Why the session could not be opened (status `failed`): the outcome every check then gets. */
   failure?: CheckOutcome;
+  /** Options the prefix sets for the rest of the file that weaken checking (`debug.*`): no candidate is then valid. */
+  weakeningOptions?: string[];
 }
 
 export class FileSession {
@@ -44,7 +47,18 @@ export class FileSession {
   async check(candidate: ModelText, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
     if (this.prefix.failure) return this.prefix.failure;
     if (this.closed) throw new Error('the file session is closed');
-    return this.verifier.checkOnSession(candidate, this.run, options);
+    const outcome = await this.verifier.checkOnSession(candidate, this.run, options);
+    const weakening = this.prefix.weakeningOptions ?? [];
+    if (outcome.verdict.status !== 'valid' || weakening.length === 0) return outcome;
+    // the user may switch the kernel off in their own file; a candidate checked there was not checked by the kernel
+    return {
+      ...outcome,
+      verdict: {
+        ...outcome.verdict,
+        status: 'rejected',
+        reason: `Lean accepted the candidate, but the file sets ${weakening.map((o) => `'${o}'`).join(', ')} above it, which weakens checking`,
+      },
+    };
   }
 
   /**
@@ -94,7 +108,12 @@ export async function openFileSession(
       namespace,
       run: (request) => opened.session.run(request),
     };
-    return new FileSession(verifier, run, { status: 'ok', messages }, opened.session);
+    return new FileSession(
+      verifier,
+      run,
+      { status: 'ok', messages, weakeningOptions: weakeningOptionsOf(prefix) },
+      opened.session,
+    );
   }
   // the lean-file fallback: the whole file above the target plus the candidate, one file per check
   const prefixLines = above;
@@ -113,7 +132,7 @@ export async function openFileSession(
       return result.kind === 'ok' ? candidateOnly(result, prefixLines) : result;
     },
   };
-  return new FileSession(verifier, run, { status: 'ok', messages: [] });
+  return new FileSession(verifier, run, { status: 'ok', messages: [], weakeningOptions: weakeningOptionsOf(prefix) });
 }
 
 /** The candidate's part of a whole-file answer: messages and sorries below the prefix, moved to candidate lines. */

@@ -13,6 +13,7 @@ import { lexLean } from './lexer';
 import type { RunRequest, RunResult, RunnerStats, SnippetRunner } from './runner';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
 import { findUntrustedCode } from './untrusted';
+import { weakeningOptionsOf } from './weakening';
 import { isSorryWarning, judgeResponse, type AxiomPolicy } from './verdict';
 
 export interface VerifierOptions {
@@ -251,6 +252,7 @@ export class Verifier implements BatchVerifier {
           policy: this.policy,
           time: result.time,
         });
+        const weakening = author === 'user' && judged.status === 'valid' ? weakeningOptionsOf(body) : [];
         const verdict: Verdict =
           unaudited !== undefined && judged.status === 'valid'
             ? {
@@ -258,7 +260,13 @@ export class Verifier implements BatchVerifier {
                 status: 'rejected',
                 reason: `Lean accepted the file, but not every declaration could be audited: ${unaudited}`,
               }
-            : judged;
+            : weakening.length > 0
+              ? {
+                  ...judged,
+                  status: 'rejected',
+                  reason: `Lean accepted the file, but it sets ${weakening.map((o) => `'${o}'`).join(', ')}, which weakens checking`,
+                }
+              : judged;
         const sorryAt = sorryPosition(code, verdict);
         return {
           verdict,

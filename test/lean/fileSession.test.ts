@@ -223,3 +223,39 @@ test('a file whose imports Lean refuses: the session says so once, every candida
     await s.verifier.close();
   }
 });
+
+test('a file that switches the kernel off above the target: no candidate is valid there', async () => {
+  const s = standInVerifier({ maxRepls: 1 });
+  try {
+    const file =
+      'import Mathlib\n\nset_option debug.skipKernelTC true\n\ntheorem target : (1 : ℕ) = 1 := by\n  sorry\n';
+    const session = await openFileSession(s.verifier, { file: userSource(file), line: 5 });
+    assert.deepEqual(session.prefix.weakeningOptions, ['debug.skipKernelTC']);
+    const out = await session.check(modelText('theorem target : (1 : ℕ) = 1 := by\n  simp'), { theorems: ['target'] });
+    assert.equal(out.verdict.status, 'rejected');
+    assert.match(out.verdict.reason, /the file sets 'debug\.skipKernelTC' above it/);
+    await session.close();
+    // `… in` holds for one command only: it does not reach the candidate
+    const scoped = await openFileSession(s.verifier, {
+      file: userSource(file.replace('true\n', 'true in\ntheorem other : True := trivial\n')),
+      line: 6,
+    });
+    assert.deepEqual(scoped.prefix.weakeningOptions, []);
+    await scoped.close();
+  } finally {
+    await s.verifier.close();
+  }
+});
+
+test("the user's own file that switches the kernel off is never valid (checked, not refused before Lean)", async () => {
+  const s = standInVerifier({ maxRepls: 1 });
+  try {
+    const out = await s.verifier.checkUserFile(
+      userSource('import Mathlib\n\nset_option debug.skipKernelTC true\n\ntheorem t : (1 : ℕ) = 1 := by\n  simp\n'),
+    );
+    assert.equal(out.verdict.status, 'rejected');
+    assert.match(out.verdict.reason, /^Lean accepted the file, but it sets 'debug\.skipKernelTC'/);
+  } finally {
+    await s.verifier.close();
+  }
+});
