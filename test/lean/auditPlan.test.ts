@@ -146,11 +146,24 @@ test('line endings and odd characters: the filter ends a `--` comment where Lean
       .some((rule) => rule === 'header' || rule === 'lexical'),
     true,
   );
-  // one module per `import` (Lean's header grammar): `import A B` is refused, never read as two imports
-  const twoModules = findUntrustedCode(
-    'import Mathlib.Tactic Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
-    {},
-    3,
-  ).map((r) => r.rule);
-  assert.ok(twoModules.length > 0 && twoModules.every((rule) => rule === 'header'), twoModules.join());
+  // one module per `import` (Lean's header grammar): `import A B` leaves B out of the header, and Lean then fails
+  assert.deepEqual(
+    findUntrustedCode(
+      'import Mathlib.Tactic Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
+      {},
+      3,
+    ).map((r) => [r.rule, r.line, r.column]),
+    [
+      ['header', 1, 22],
+      ['header', 3, 0],
+    ],
+  );
+  assert.deepEqual(
+    findUntrustedCode(
+      'import Mathlib.Tactic\nimport Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
+      {},
+      4,
+    ),
+    [],
+  );
 });

@@ -88,6 +88,8 @@ test('a doc comment ends the header: an import after it is the error Lean gives'
   assert.equal(h.problems.length, 1);
   assert.match(h.problems[0].message, /invalid 'import' command, it must be used in the beginning of the file/);
   assert.match(h.problems[0].message, /doc comment/);
+  // inside a syntax quotation `import` is no command
+  assert.deepEqual(readHeader('import A\ndef q := `(Parser.Module.import| import $m)\n').problems, []);
   const late = readHeader('import A\ntheorem t : True := trivial\nimport B\n');
   assert.deepEqual(
     late.problems.map((p) => [p.start.line, p.start.column]),
@@ -120,8 +122,13 @@ test('splitHeader: comments and a module header no longer end it early; the body
   const s = splitHeader(src);
   // a module header keeps its flags and is not collapsed
   assert.equal(s.header, 'module\npublic import Mathlib.Tactic\nimport Mathlib.Data.Real.Basic');
+  // the body starts at the first non-blank line after the last import (comments after the header stay in it)
   assert.equal(s.headerLines, 7);
   assert.equal(s.body, '@[expose] public section\ntheorem t : True := trivial');
+  assert.equal(
+    splitHeader('import A\n\n-- note\n\ntheorem t : True := trivial').body,
+    '-- note\n\ntheorem t : True := trivial',
+  );
   // a plain header collapses Mathlib (pool reuse), unless asked not to
   const plain =
     '-- header comment\nimport Mathlib.Tactic\nimport Mathlib.Data.Real.Basic\nimport Aesop\ntheorem t : True := trivial';
@@ -130,10 +137,17 @@ test('splitHeader: comments and a module header no longer end it early; the body
     splitHeader(plain, { collapseMathlib: false }).header,
     'import Mathlib.Tactic\nimport Mathlib.Data.Real.Basic\nimport Aesop',
   );
-  // header and body on one line: the header's part of the line is blanked, columns kept
+  // header and body on one line, or a block comment running on after the last import: from Lean's body start, the
+  // header's part of its line blanked, columns kept
   const one = splitHeader('import A theorem t : True := trivial');
   assert.equal(one.headerLines, 0);
   assert.equal(one.body, '         theorem t : True := trivial');
+  const comment = splitHeader('import A /- a\ncomment -/ theorem t : True := trivial');
+  assert.equal(comment.headerLines, 1);
+  assert.equal(comment.body, '           theorem t : True := trivial');
+  // a string right after an import ends the header (it is a token to Lean), and the body starts there
+  const str = splitHeader('import A "x"\n');
+  assert.deepEqual([str.header, str.headerLines, str.body], ['import A', 0, '         "x"\n']);
 });
 
 // ---- statements end where Lean says
@@ -275,6 +289,29 @@ test("a project's own declaration command (`problem name … := by`) is a declar
   );
 });
 
+test("a project's own commands without a declaration's shape end the declaration above (`snip end`)", () => {
+  const src = [
+    'lemma helper : 1 + 1 = 2 := by',
+    '  norm_num',
+    '',
+    'snip end',
+    '',
+    'determine answer : ℕ := 5',
+    '',
+    'problem p : answer = 5 := by',
+    '  sorry',
+  ].join('\n');
+  const decls = findDeclarations(src);
+  assert.deepEqual(
+    decls.map((d) => [d.kind, d.command, d.name, d.start.line, d.end.line]),
+    [
+      ['lemma', 'lemma', 'helper', 1, 2],
+      ['custom', 'determine', 'answer', 6, 6],
+      ['custom', 'problem', 'p', 8, 9],
+    ],
+  );
+});
+
 test('a column-0 proof is never cut into a custom declaration; tactic words never start one', () => {
   // a proof written at column 0 continues its declaration
   const src = 'theorem t : True := by\nskip\n\nfoo bar : baz := qux\n';
@@ -310,4 +347,18 @@ test('readLean returns the header and the declarations of one read', () => {
     r.declarations.map((d) => d.name),
     ['t'],
   );
+});
+
+test('the clause after a proof (`where`, `termination_by`, `decreasing_by`) is found where Lean ends the proof', () => {
+  const where = findDeclarations('theorem withAux : True := by\n  exact aux\nwhere\n  aux : True := trivial\n')[0];
+  assert.deepEqual([where.trailer?.word, where.trailer?.start.line, where.trailer?.start.column], ['where', 3, 0]);
+  // the sorry of a where clause is still the declaration's, and its term is the clause's own `by`
+  const term = findDeclarations(
+    'def f : Nat → Nat\n  | 0 => 0\n  | n + 1 => f n\ntermination_by n => n\ndecreasing_by\n  simp\n',
+  )[0];
+  assert.equal(term.trailer?.word, 'termination_by');
+  assert.equal(term.trailer?.start.line, 4);
+  // none after a plain proof, and none for a `where` structure body (it is the body)
+  assert.equal(findDeclarations('theorem t : True := by\n  trivial\n')[0].trailer, null);
+  assert.equal(findDeclarations('instance : Inhabited Nat where\n  default := 0\n')[0].trailer, null);
 });

@@ -101,8 +101,10 @@ export function readHeader(source: string): ModuleHeader {
   const pos = new PositionIndex(source);
   const at = (t: Token): SourcePos => pos.at(pos.offsetOf(t.line, t.column));
   const endOf = (t: Token): SourcePos => pos.at(pos.offsetOf(t.endLine, t.endColumn));
-  // doc comments are tokens to Lean's header parser: the header stops at the first one
-  const firstDoc = trivia.find((t) => t.kind === 'doc' || source.startsWith('/-!', t.start));
+  // doc comments, strings and char literals are tokens to Lean's header parser (only blanks and plain comments are
+  // whitespace): the header stops at the first one
+  const isDoc = (t: { kind: string; start: number }): boolean => t.kind === 'doc' || source.startsWith('/-!', t.start);
+  const firstDoc = trivia.find((t) => isDoc(t) || t.kind === 'string' || t.kind === 'char');
   const docOffset = firstDoc ? firstDoc.start : Infinity;
   const startOffset = (t: Token | undefined): number => (t ? pos.offsetOf(t.line, t.column) : Infinity);
   const word = (k: number, text: string): boolean =>
@@ -160,12 +162,18 @@ export function readHeader(source: string): ModuleHeader {
       start: at(next),
       end: endOf(next),
     });
-  // an `import` after the header (after a doc comment, or after any command)
+  // an `import` command after the header (after a doc comment, or after any command): one that begins its line, as
+  // a command does (inside a syntax quotation, `(Parser.Module.import| import $m)`, it is no command)
   for (let m = k; m < code.length; m++) {
     const t = code[m];
     if (t.kind !== 'ident' || t.text !== 'import') continue;
+    let first = m;
+    if (code[first - 1]?.kind === 'ident' && code[first - 1].text === 'meta') first--;
+    if (code[first - 1]?.kind === 'ident' && code[first - 1].text === 'public') first--;
+    const previous = code[first - 1];
+    if (previous && previous.endLine === code[first].line) continue;
     const why =
-      firstDoc && startOffset(t) > docOffset && imports.every((i) => i.end.offset < docOffset)
+      firstDoc && isDoc(firstDoc) && startOffset(t) > docOffset && imports.every((i) => i.end.offset < docOffset)
         ? ' (a doc comment `/-! … -/` or `/-- … -/` ends the header: use a plain `/- … -/` comment before the imports)'
         : '';
     problems.push({ message: importAfterHeader + why, start: at(t), end: endOf(t) });
