@@ -268,7 +268,9 @@ export function findUntrustedCode(
   found.push(...header.found);
   // what the header reader skips but Lean reads (a string there), or a comment glued to an import: checkedHeader.ts
   if (headerLines > 0)
-    for (const t of snippetHeader(code).traps)
+    for (const t of snippetHeader(code).traps.filter(
+      (t) => !header.found.some((f) => f.rule === 'header' && f.line === t.line),
+    ))
       found.push({
         rule: 'header',
         message: `${t.message}: ${untrustedRules.header}`,
