@@ -9,7 +9,6 @@ import { findDeclarationHeads } from './declarations';
 import type { ModelText, UserSource } from './authorship';
 import { placeCheckedHeaderMessages, snippetHeader, userHeader, type CheckedHeader } from './checkedHeader';
 import { rebaseResponse } from './header';
-import { lexLean } from './lexer';
 import type { RunRequest, RunResult, RunnerStats, SnippetRunner } from './runner';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
 import { findUntrustedCode } from './untrusted';
@@ -158,7 +157,7 @@ export class Verifier implements BatchVerifier {
     const rejections =
       author === 'user'
         ? []
-        : findUntrustedCode(code, { allowNativeDecide: this.policy.allowNativeDecide }, headerLines, lexLean(code));
+        : findUntrustedCode(code, { allowNativeDecide: this.policy.allowNativeDecide }, headerLines);
     if (rejections.length > 0) {
       const messages = rejections.map((r) => ({
         pos: { line: r.line, column: r.column },
