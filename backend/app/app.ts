@@ -7,6 +7,7 @@ import type { Engine } from '../model/engine';
 import { createEngine, engineConfigOf, type EngineConfig } from '../model/index';
 import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSettings } from '../lean/buildVerifier';
 import { findUserProject } from '../lean/userProject';
+import { projectToolchainTag } from '../lean/launch';
 import { resolve } from 'node:path';
 import { lakeFound } from '../lean/lake';
 import { openDb, type Db } from '../store/db';
@@ -191,7 +192,10 @@ export class App {
     if (projectDir === undefined || resolve(projectDir) === resolve(settings.projectDir)) return this.verifier();
     let built = this.projectVerifiers.get(projectDir);
     if (!built) {
-      const own = buildVerifier({ ...settings, projectDir });
+      // KIMINA_REPL_PATH was built for the verifier's project: another toolchain finds its own REPL (the project's
+      // `repl` package, or `kimina lean setup`'s for its tag), else runs `lake env lean`
+      const sameToolchain = projectToolchainTag(projectDir) === projectToolchainTag(settings.projectDir);
+      const own = buildVerifier({ ...settings, projectDir, ...(sameToolchain ? {} : { replPath: undefined }) });
       built = own;
       this.projectVerifiers.set(projectDir, own);
       this.own(`verifier of ${projectDir}`, () => own.verifier.close());
