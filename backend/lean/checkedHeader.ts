@@ -4,12 +4,10 @@
 // - a snippet nobody vouches for: the same header with every `Mathlib…` import collapsed into `Mathlib`, as
 //   kimina-lean-server does, so snippets share warm REPLs.
 // The header command is rebuilt from the module names (never the text between them), so nothing in a header
-// comment reaches Lean. The body is the rest of the file from the line of its first command, that line's
-// header part (if any) blanked, so line N of the body is line N + headerLines of the file.
+// comment reaches Lean. Header and body are split by the one reader (header.ts `splitHeader`): line N of the body
+// is line N + headerLines of the file.
 import type { ReplMessage } from '../protocol';
 import { splitHeader } from './header';
-import { lexLeanFull } from './lexer';
-import { PositionIndex } from './source/moduleHeader';
 
 export interface HeaderImportWords {
   module: string;
@@ -28,68 +26,24 @@ export interface CheckedHeader {
   imports: HeaderImportWords[];
 }
 
-/** What the header region holds that Lean reads as a token but the header reader skips, or hides across lines. */
-export interface HeaderTrap {
-  message: string;
-  line: number;
-  column: number;
-}
-
-function checked(code: string, collapseMathlib: boolean): CheckedHeader & { traps: HeaderTrap[] } {
+function checked(code: string, collapseMathlib: boolean): CheckedHeader {
   const split = splitHeader(code, { collapseMathlib });
-  const read = split.read;
-  const { trivia } = lexLeanFull(code);
-  const positions = new PositionIndex(code);
-  const lines = code.split('\n');
-  // the header's last line, stretched over comments that start on it and end lower down
-  const headerEnd = read.imports.length > 0 || read.module || read.prelude ? read.end : undefined;
-  let last = headerEnd?.line ?? 0;
-  const traps: HeaderTrap[] = [];
-  for (const t of trivia) {
-    if (t.start >= read.bodyStart.offset) break;
-    const from = positions.at(t.start);
-    // a string or char literal is a token to Lean's parser (it ends the header there): never skipped as a comment
-    if (t.kind === 'string' || t.kind === 'char')
-      traps.push({ message: 'a string or character literal in the header', line: from.line, column: from.column });
-    const to = positions.at(t.end);
-    // a block comment glued to the header's last token and running past its line (`import Mathlib.Tactic/-`)
-    if (headerEnd && from.line === headerEnd.line && from.offset >= headerEnd.offset && to.line > from.line)
-      traps.push({
-        message: 'a comment opened on an import line and running past it',
-        line: from.line,
-        column: from.column,
-      });
-    if (from.line <= last) last = Math.max(last, to.line);
-  }
-  // the header's lines, then the blank lines after them (kimina-lean-server's split keeps those in the header too);
-  // comments between the header and the first command stay in the body, as the user wrote them
-  let headerLines = Math.min(last, lines.length);
-  while (headerLines < lines.length && headerLines + 1 < read.bodyStart.line && lines[headerLines].trim() === '')
-    headerLines++;
-  const shared = read.bodyStart.line <= headerLines;
-  if (shared) headerLines = read.bodyStart.line - 1;
-  const body = lines.slice(headerLines);
-  if (body.length > 0 && shared && read.bodyStart.column > 0) {
-    // the first command shares its line with the header's end: blank the header's part, keep the columns
-    body[0] = ' '.repeat(read.bodyStart.column) + Array.from(body[0]).slice(read.bodyStart.column).join('');
-  }
   return {
     command: split.header,
-    body: body.join('\n'),
-    headerLines,
-    isModule: read.module,
-    imports: read.imports.map((i) => ({ module: i.module, public: i.public, meta: i.meta, all: i.all })),
-    traps,
+    body: split.body,
+    headerLines: split.headerLines,
+    isModule: split.read.module,
+    imports: split.read.imports.map((i) => ({ module: i.module, public: i.public, meta: i.meta, all: i.all })),
   };
 }
 
 /** The user's file: its header exactly (comments aside). */
-export function userHeader(code: string): CheckedHeader & { traps: HeaderTrap[] } {
+export function userHeader(code: string): CheckedHeader {
   return checked(code, false);
 }
 
 /** A snippet nobody vouches for: plain `Mathlib…` imports collapsed into one `import Mathlib` (header.ts). */
-export function snippetHeader(code: string): CheckedHeader & { traps: HeaderTrap[] } {
+export function snippetHeader(code: string): CheckedHeader {
   return checked(code, true);
 }
 

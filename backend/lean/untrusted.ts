@@ -7,7 +7,6 @@
 //   including `open`/`namespace`/`export` of them, so no list of function names has to be complete.
 // Comments and string literals never trigger a rule; code inside `{…}` of any string does.
 import { lexLean, lexLeanFull, type Token } from './lexer';
-import { snippetHeader } from './checkedHeader';
 import { readHeader } from './source/moduleHeader';
 
 export interface UntrustedPolicy {
@@ -266,19 +265,6 @@ export function findUntrustedCode(
   }));
   const header = headerProblems(code, headerLines);
   found.push(...header.found);
-  // what the header reader skips but Lean reads (a string there), or a comment glued to an import: checkedHeader.ts
-  if (headerLines > 0)
-    for (const t of snippetHeader(code).traps.filter(
-      (t) => !header.found.some((f) => f.rule === 'header' && f.line === t.line),
-    ))
-      found.push({
-        rule: 'header',
-        message: `${t.message}: ${untrustedRules.header}`,
-        line: t.line,
-        column: t.column,
-        endLine: t.line,
-        endColumn: t.column + 1,
-      });
   const reject = (t: Token, rule: string, what: string): void => {
     found.push({ rule, message: `${what}: ${untrustedRules[rule]}`, ...pos(t) });
   };
