@@ -1,6 +1,7 @@
 // Verification routes: kimina-lean-server compatible (`/api/check`, `/verify`, `/one_pass_verify_batch`,
 // `/health`) and our richer `/v1/check`. Bodies arrive checked against the contract (backend/protocol/verify.ts);
 // absent settings take kimina-lean-server's defaults here.
+import { modelText } from '../lean/authorship';
 import type { Request, Response, Router } from 'express';
 import type { CheckResponse, HealthResponse, LoadResponse, V1CheckResponse, VerifyResponse } from '../protocol';
 import type { BatchVerifier } from '../lean/verifier';
@@ -48,7 +49,7 @@ export function verifyRouter(verifier: BatchVerifier): Router {
 
     apiCheck: async ({ body }, req, res): Promise<CheckResponse> => {
       const outcomes = await verifier.checkBatch(
-        body.snippets.map((s) => s.code),
+        body.snippets.map((s) => modelText(s.code)), // snippets are nobody's code: filtered (docs/security.md)
         {
           timeout: body.timeout ?? 30,
           reuse: body.reuse ?? true,
@@ -63,7 +64,7 @@ export function verifyRouter(verifier: BatchVerifier): Router {
     verify: async ({ body }, req, res): Promise<VerifyResponse> => {
       const codes = body.codes.map((c) => ({ customId: c.custom_id, code: (c.proof ?? c.code) as string }));
       const outcomes = await verifier.checkBatch(
-        codes.map((c) => c.code),
+        codes.map((c) => modelText(c.code)),
         {
           timeout: body.timeout ?? 300,
           reuse: !(body.disable_cache ?? false),
@@ -85,7 +86,7 @@ export function verifyRouter(verifier: BatchVerifier): Router {
 
     check: async ({ body }, req, res): Promise<V1CheckResponse> => {
       const outcomes = await verifier.checkBatch(
-        body.snippets.map((s) => s.code),
+        body.snippets.map((s) => modelText(s.code)), // snippets are nobody's code: filtered (docs/security.md)
         {
           timeout: body.timeout ?? 60,
           infotree: body.infotree ?? null,

@@ -6,6 +6,9 @@
 import type { Engine } from '../model/engine';
 import { createEngine, engineConfigOf, type EngineConfig } from '../model/index';
 import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSettings } from '../lean/buildVerifier';
+import { findUserProject } from '../lean/userProject';
+import { projectToolchainTag } from '../lean/launch';
+import { resolve } from 'node:path';
 import { lakeFound } from '../lean/lake';
 import { openDb, type Db } from '../store/db';
 import { AttemptStore } from '../store/attempts';
@@ -63,6 +66,7 @@ export class App {
   private built?: BuiltVerifier;
   private engineLoad?: Promise<Engine>;
   private verifierSettingsValue?: VerifierSettings;
+  private readonly projectVerifiers = new Map<string, BuiltVerifier>();
   private demoParts?: DemoParts;
   private closing?: Promise<void>;
 
@@ -175,6 +179,28 @@ export class App {
       this.own('verifier', () => built.verifier.close());
     }
     return this.built;
+  }
+
+  /**
+   * The verifier for the user's file at `file`: the one of its own Lean project (the nearest folder above it with a
+   * lakefile and a lean-toolchain: its toolchain, `lake env` and build; lean/userProject.ts), built once per project;
+   * the app's verifier when the file has none or it is the app's project.
+   */
+  verifierForFile(file: string): BuiltVerifier {
+    const settings = this.verifierSettings();
+    const projectDir = findUserProject(file);
+    if (projectDir === undefined || resolve(projectDir) === resolve(settings.projectDir)) return this.verifier();
+    let built = this.projectVerifiers.get(projectDir);
+    if (!built) {
+      // KIMINA_REPL_PATH was built for the verifier's project: another toolchain finds its own REPL (the project's
+      // `repl` package, or `kimina lean setup`'s for its tag), else runs `lake env lean`
+      const sameToolchain = projectToolchainTag(projectDir) === projectToolchainTag(settings.projectDir);
+      const own = buildVerifier({ ...settings, projectDir, ...(sameToolchain ? {} : { replPath: undefined }) });
+      built = own;
+      this.projectVerifiers.set(projectDir, own);
+      this.own(`verifier of ${projectDir}`, () => own.verifier.close());
+    }
+    return built;
   }
 
   engineConfig(): EngineConfig {

@@ -22,6 +22,11 @@ export interface AuditPlan {
   /** Full names (no `_root_.`) audited on the body's environment: the caller's, then the source's. */
   names: string[];
   copy?: AuditCopy;
+  /**
+   * With `lenient` (the user's own file): declarations the plan could not name with certainty, each why. Lean still
+   * checks them; a check with any can never be valid (the verifier says so).
+   */
+  uncertain?: string[];
 }
 
 export type AuditPlanResult = { ok: true; plan: AuditPlan } | { ok: false; problem: string };
@@ -74,14 +79,22 @@ export function planAudit(
   trusted: readonly string[] = [],
   lineOffset = 0,
   tokens: Token[] = lexLean(body),
+  /** Namespaces already open where the body stands (a file session's prefix: `namespaceAtEnd`). */
+  outer: readonly string[] = [],
+  /** The user's own file: a declaration command the audit does not follow is noted and skipped, not refused. */
+  lenient = false,
 ): AuditPlanResult {
+  const uncertain: string[] = [];
+  const note = (t: Token, why: string): void => {
+    uncertain.push(`line ${t.line + lineOffset}: ${why}`);
+  };
   const refuse = (t: Token, why: string): AuditPlanResult => ({
     ok: false,
     problem: `cannot audit with certainty (line ${t.line + lineOffset}): ${why}`,
   });
   const names: string[] = trusted.map((n) => n.replace(/^_root_\./, ''));
   const declared: string[] = [];
-  const scopes: Scope[] = [];
+  const scopes: Scope[] = outer.map((name) => ({ kind: 'namespace', name }));
   const anonymous: { kind: 'example' | 'instance'; token: Token; insertAfter: Token; prefix: string }[] = [];
   const prefix = (): string =>
     scopes
@@ -106,8 +119,11 @@ export function planAudit(
       k++;
       continue;
     }
-    if (UNFOLLOWED_DECLARATION_COMMANDS.has(t.text))
-      return refuse(t, `'${t.text}' adds declarations the audit does not follow`);
+    if (UNFOLLOWED_DECLARATION_COMMANDS.has(t.text)) {
+      if (!lenient) return refuse(t, `'${t.text}' adds declarations the audit does not follow`);
+      note(t, `'${t.text}' adds declarations the audit does not follow`);
+      continue;
+    }
     if (t.text === 'namespace') {
       if (next?.kind !== 'ident') return refuse(t, '`namespace` without a name');
       const bad = unsafeName(components(next.text), `the namespace '${next.text}'`, false);
@@ -169,10 +185,44 @@ export function planAudit(
       anonymous.push({ kind: 'instance', token: t, insertAfter: tokens[j - 1], prefix: prefix() });
       continue;
     }
-    return refuse(t, `'${t.text}' without a name Lean would certainly give it`);
+    if (!lenient) return refuse(t, `'${t.text}' without a name Lean would certainly give it`);
+    note(t, `'${t.text}' without a name Lean would certainly give it`);
   }
-  if (anonymous.length === 0) return { ok: true, plan: { names } };
-  return { ok: true, plan: { names, copy: buildCopy(body, anonymous, lineOffset) } };
+  const extra = uncertain.length > 0 ? { uncertain } : {};
+  if (anonymous.length === 0) return { ok: true, plan: { names, ...extra } };
+  return { ok: true, plan: { names, copy: buildCopy(body, anonymous, lineOffset), ...extra } };
+}
+
+/**
+ * The namespace components open at the end of `text` (`namespace`/`section`/`mutual`/`end` followed as planAudit
+ * follows them), or undefined where an `end` does not close what the text opened.
+ */
+export function namespaceAtEnd(text: string): string[] | undefined {
+  const tokens = lexLean(text);
+  const scopes: Scope[] = [];
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    const next = tokens[k + 1];
+    if (t.kind !== 'ident') continue;
+    const named = next?.kind === 'ident' && next.line === t.line;
+    if (t.text === 'namespace' && next?.kind === 'ident') {
+      for (const part of components(next.text)) scopes.push({ kind: 'namespace', name: part });
+      k++;
+    } else if (t.text === 'section' || t.text === 'mutual') {
+      if (t.text === 'section' && named)
+        for (const part of components(next.text)) scopes.push({ kind: 'section', name: part });
+      else scopes.push({ kind: t.text === 'mutual' ? 'mutual' : 'section', name: '' });
+      if (t.text === 'section' && named) k++;
+    } else if (t.text === 'end') {
+      const parts = named ? components(next.text) : [''];
+      for (const part of [...parts].reverse()) {
+        const top = scopes.pop();
+        if (!top || plain(top.name) !== plain(part)) return undefined;
+      }
+      if (named) k++;
+    }
+  }
+  return scopes.filter((s) => s.kind === 'namespace').map((s) => s.name);
 }
 
 /** One name component without its `«»`: `«A»` and `A` are the same component. */

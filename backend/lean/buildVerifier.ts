@@ -1,7 +1,8 @@
 // Building the verifier (REPL pool or `lake env lean`, behind fair-sharing admission) from its part of the backend
 // settings; the variables themselves are declared and read in backend/settings/settings.ts.
 import type { Settings } from '../settings/settings';
-import { buildLaunch, elanHomeToKeep, findReplBinary, lakeEnvironment } from './launch';
+import { buildLaunch, elanHomeToKeep, findReplBinary, lakeEnvironment, projectToolchainTag } from './launch';
+import { printAxiomsWorksInModules } from './moduleAudit';
 import { GUARD_INTERVAL_MS, exeName, memoryCap, osOf, withMemoryCap, type Os } from './processes';
 import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
@@ -157,6 +158,10 @@ export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): Buil
     policy: { allowed: settings.allowedAxioms, allowNativeDecide: settings.allowNativeDecide },
     maxInFlight: settings.maxRepls + settings.maxQueue,
     defaultTimeoutS: settings.defaultTimeoutS,
+    // a REPL command we were given runs a Lean we do not know: module files are then audited outside module mode
+    printAxiomsInModules: printAxiomsWorksInModules(
+      settings.replCommand ? undefined : projectToolchainTag(settings.projectDir),
+    ),
   });
   const admission = new Admission(verifier, admissionOptions(settings));
   describe += `; ${memoryLine(settings.memoryLimitMb, os, cap)}`;

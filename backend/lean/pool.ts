@@ -58,6 +58,8 @@ interface Member {
 export interface Lease {
   readonly repl: ReplProcess;
   readonly headerEnv: number;
+  /** The REPL's private writable folder (its HOME and TMPDIR; the pickled audit writes there). */
+  readonly scratch: string;
   /** True when this check paid for the header import. */
   readonly freshImport: boolean;
   release(): void;
@@ -303,6 +305,7 @@ export class ReplPool {
     return {
       repl: m.repl,
       headerEnv: m.headerEnv,
+      scratch: m.scratch,
       freshImport,
       release: () => finish(true),
       discard: () => finish(false),

@@ -12,6 +12,11 @@ export interface RunRequest {
   /** Examples and anonymous instances: a named copy of the body, run on the header's environment, then audited. */
   auditCopy?: { body: string; names: string[] };
   timeoutMs: number;
+  /**
+   * The header is a `module` on a Lean release whose `#print axioms` refuses modules (before v4.30): audit on the
+   * checked env pickled and unpickled outside module mode (moduleAudit.ts).
+   */
+  auditOutsideModule?: boolean;
   infotree?: InfotreeKind | null;
   reuse?: boolean;
   signal?: AbortSignal;

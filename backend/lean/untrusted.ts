@@ -118,6 +118,8 @@ export const allowedAttributes: ReadonlySet<string> = new Set([
   'coe',
   'pp_nodot',
   'grind',
+  // the module system: a definition's body is visible to importers (changes no check, runs nothing)
+  'expose',
 ]);
 
 /**

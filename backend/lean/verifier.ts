@@ -6,11 +6,13 @@ import { clampTimeoutS } from './checkTimeout';
 import { QueueFull } from './errors';
 import { planAudit } from './auditPlan';
 import { findDeclarationHeads } from './declarations';
-import { placeHeaderMessages, rebaseResponse, splitHeader } from './header';
-import { lexLean } from './lexer';
-import type { RunnerStats, SnippetRunner } from './runner';
+import type { ModelText, UserSource } from './authorship';
+import { placeCheckedHeaderMessages, snippetHeader, userHeader, type CheckedHeader } from './checkedHeader';
+import { rebaseResponse } from './header';
+import type { RunRequest, RunResult, RunnerStats, SnippetRunner } from './runner';
 import type { CheckOptions, CheckOutcome, LeanVerifier } from './types';
 import { findUntrustedCode } from './untrusted';
+import { weakeningOptionsOf } from './weakening';
 import { isSorryWarning, judgeResponse, type AxiomPolicy } from './verdict';
 
 export interface VerifierOptions {
@@ -20,7 +22,24 @@ export interface VerifierOptions {
   maxInFlight: number;
   /** Seconds, when a check names none. */
   defaultTimeoutS: number;
+  /**
+   * `#print axioms` answers inside a `module` (Lean v4.30 and later); otherwise a module file's audit runs on its
+   * env pickled outside module mode (moduleAudit.ts). Default false: sound on every release.
+   */
+  printAxiomsInModules?: boolean;
 }
+
+/** Where a file session runs a candidate: on its prefix env (PoolRunner's ReplSession, or the fallback's whole file). */
+export interface SessionRun {
+  /** The file's header is a `module`. */
+  isModule: boolean;
+  /** The namespaces open where the candidate stands (its declarations' names start with them). */
+  namespace: string[];
+  run(request: Omit<RunRequest, 'header' | 'reuse'>): Promise<RunResult>;
+}
+
+/** Who wrote the text a check reads: the user's own file, or text nobody vouches for (authorship.ts). */
+export type Author = 'user' | 'model';
 
 export interface BatchCheckOptions extends CheckOptions {
   /** Take a warm REPL with the same header (default true). */
@@ -64,12 +83,25 @@ export class Verifier implements BatchVerifier {
     return { ...this.options.runner.stats(), inFlight: this.inFlight, maxInFlight: this.options.maxInFlight };
   }
 
-  async check(code: string, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
+  /** Checks text nobody vouches for (a plain string counts as such): filtered, then checked and audited. */
+  async check(code: string | ModelText, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
     return (await this.checkBatch([code], options))[0];
   }
 
+  /**
+   * Checks the user's own file as Lean elaborates it: its header exactly, its own commands unfiltered; every
+   * declaration it adds is still audited.
+   */
+  async checkUserFile(source: UserSource, options: BatchCheckOptions = {}): Promise<CheckOutcome> {
+    return (await this.checkBatch([source], options, 'user'))[0];
+  }
+
   /** Rejects with QueueFull, before any work starts, when the batch does not fit. */
-  async checkBatch(codes: string[], options: BatchCheckOptions = {}): Promise<CheckOutcome[]> {
+  async checkBatch(
+    codes: readonly (string | ModelText)[] | readonly UserSource[],
+    options: BatchCheckOptions = {},
+    author: Author = 'model',
+  ): Promise<CheckOutcome[]> {
     if (this.inFlight + codes.length > this.options.maxInFlight) {
       const stats = this.options.runner.stats();
       const lanes = Math.max(1, stats.total ?? 1);
@@ -80,7 +112,7 @@ export class Verifier implements BatchVerifier {
       codes.map(async (code, index) => {
         const t0 = performance.now();
         try {
-          return await this.checkOne(code, optionsForSnippet(options, index));
+          return await this.checkOne(code, optionsForSnippet(options, index), author);
         } catch (err) {
           // an unexpected failure is this snippet's own result, never the batch's
           const reason = `Internal error while checking: ${err instanceof Error ? err.message : String(err)}`;
@@ -93,15 +125,39 @@ export class Verifier implements BatchVerifier {
     );
   }
 
-  private async checkOne(code: string, options: BatchCheckOptions): Promise<CheckOutcome> {
-    const { header, body, headerLines } = splitHeader(code);
-    const tokens = lexLean(code);
-    const rejections = findUntrustedCode(
-      code,
-      { allowNativeDecide: this.policy.allowNativeDecide },
-      headerLines,
-      tokens,
-    );
+  /**
+   * A candidate (model text) on a file session's env (fileSession.ts): filtered, run on the file's prefix env,
+   * audited, judged. A header the candidate repeats is left out: the check uses the file's real header and prefix.
+   * Positions are the candidate's own.
+   */
+  async checkOnSession(
+    candidate: ModelText,
+    session: SessionRun,
+    options: BatchCheckOptions = {},
+  ): Promise<CheckOutcome> {
+    if (this.inFlight + 1 > this.options.maxInFlight) throw new QueueFull(Math.max(1, Math.ceil(this.recentSeconds)));
+    this.inFlight++;
+    try {
+      return await this.checkOne(candidate, options, 'model', session);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async checkOne(
+    code: string,
+    options: BatchCheckOptions,
+    author: Author,
+    session?: SessionRun,
+  ): Promise<CheckOutcome> {
+    const split = author === 'user' ? userHeader(code) : snippetHeader(code);
+    const { command: header, body, headerLines } = split;
+    const isModule = session ? session.isModule : split.isModule;
+    // the untrusted-code filter reads text nobody vouches for, never the user's own file (docs/security.md)
+    const rejections =
+      author === 'user'
+        ? []
+        : findUntrustedCode(code, { allowNativeDecide: this.policy.allowNativeDecide }, headerLines);
     if (rejections.length > 0) {
       const messages = rejections.map((r) => ({
         pos: { line: r.line, column: r.column },
@@ -133,7 +189,21 @@ export class Verifier implements BatchVerifier {
       };
     }
     // the caller's names are always audited, whatever the source reading finds
-    const planned = planAudit(body, options.theorems ?? [], headerLines);
+    let planned = planAudit(
+      body,
+      options.theorems ?? [],
+      headerLines,
+      undefined,
+      session?.namespace ?? [],
+      author === 'user',
+    );
+    // the user's file goes to Lean even where the source reading cannot name every declaration: Lean judges it,
+    // the caller's names are audited, and the file's verdict can then never be valid (below)
+    let unaudited: string | undefined;
+    if (!planned.ok && author === 'user') {
+      unaudited = planned.problem;
+      planned = { ok: true, plan: { names: (options.theorems ?? []).map((n) => n.replace(/^_root_\./, '')) } };
+    }
     if (!planned.ok) {
       return {
         verdict: {
@@ -146,17 +216,74 @@ export class Verifier implements BatchVerifier {
       };
     }
     const { plan } = planned;
+    if (plan.uncertain?.length) unaudited ??= `cannot audit with certainty (${plan.uncertain.join('; ')})`;
     const timeoutS = clampTimeoutS(options.timeout, this.options.defaultTimeoutS); // ≤ 3600 s, never overflowing a timer
-    const result = await this.options.runner.run({
-      header,
+    const request = {
       body,
       audit: plan.names,
       ...(plan.copy ? { auditCopy: { body: plan.copy.body, names: plan.copy.names } } : {}),
       timeoutMs: timeoutS * 1000,
+      ...(isModule && !this.options.printAxiomsInModules ? { auditOutsideModule: true } : {}),
       infotree: options.infotree,
-      reuse: options.reuse,
       signal: options.signal,
+    };
+    const result = session
+      ? await session.run(request)
+      : await this.options.runner.run({ ...request, header, reuse: options.reuse });
+    const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({
+      verdict,
+      ...(response ? { response } : {}),
+      run: { replId: 'replId' in result ? result.replId : undefined },
     });
+    if (result.kind !== 'ok') return this.outcomeOfFailure(result, code, split, timeoutS);
+    switch (result.kind) {
+      case 'ok': {
+        const rebased = rebaseResponse(result.response, headerLines);
+        const headerMessages = placeCheckedHeaderMessages(result.headerMessages ?? [], code, split);
+        const response = headerMessages.length
+          ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] }
+          : rebased;
+        const judged = judgeResponse({
+          response,
+          audit: result.audit,
+          labels: plan.copy?.labels,
+          copyErrors: result.copyErrors,
+          policy: this.policy,
+          time: result.time,
+        });
+        const weakening = author === 'user' && judged.status === 'valid' ? weakeningOptionsOf(body) : [];
+        const verdict: Verdict =
+          unaudited !== undefined && judged.status === 'valid'
+            ? {
+                ...judged,
+                status: 'rejected',
+                reason: `Lean accepted the file, but not every declaration could be audited: ${unaudited}`,
+              }
+            : weakening.length > 0
+              ? {
+                  ...judged,
+                  status: 'rejected',
+                  reason: `Lean accepted the file, but it sets ${weakening.map((o) => `'${o}'`).join(', ')}, which weakens checking`,
+                }
+              : judged;
+        const sorryAt = sorryPosition(code, verdict);
+        return {
+          verdict,
+          response,
+          ...(sorryAt ? { sorryAt } : {}),
+          run: { replId: result.replId, memoryBytes: result.memoryBytes },
+        };
+      }
+    }
+  }
+
+  /** The outcome of a run that did not reach Lean's answer (timeout, REPL failure, a header Lean refused). */
+  outcomeOfFailure(
+    result: Exclude<RunResult, { kind: 'ok' }>,
+    code: string,
+    split: CheckedHeader,
+    timeoutS = this.options.defaultTimeoutS,
+  ): CheckOutcome {
     const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({
       verdict,
       ...(response ? { response } : {}),
@@ -186,7 +313,7 @@ export class Verifier implements BatchVerifier {
           replMessage: result.message,
         };
       case 'header_error': {
-        const messages = placeHeaderMessages(result.response.messages ?? [], code);
+        const messages = placeCheckedHeaderMessages(result.response.messages ?? [], code, split);
         const first = messages.find((m) => m.severity === 'error');
         return outcome(
           {
@@ -199,29 +326,12 @@ export class Verifier implements BatchVerifier {
           { ...result.response, ...(result.response.messages ? { messages } : {}) },
         );
       }
-      case 'ok': {
-        const rebased = rebaseResponse(result.response, headerLines);
-        const headerMessages = placeHeaderMessages(result.headerMessages ?? [], code);
-        const response = headerMessages.length
-          ? { ...rebased, messages: [...headerMessages, ...(rebased.messages ?? [])] }
-          : rebased;
-        const verdict = judgeResponse({
-          response,
-          audit: result.audit,
-          labels: plan.copy?.labels,
-          copyErrors: result.copyErrors,
-          policy: this.policy,
-          time: result.time,
-        });
-        const sorryAt = sorryPosition(code, verdict);
-        return {
-          verdict,
-          response,
-          ...(sorryAt ? { sorryAt } : {}),
-          run: { replId: result.replId, memoryBytes: result.memoryBytes },
-        };
-      }
     }
+  }
+
+  /** Seconds, when a check names none. */
+  get defaultTimeoutS(): number {
+    return this.options.defaultTimeoutS;
   }
 
   close(): Promise<void> {

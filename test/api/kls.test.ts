@@ -193,3 +193,50 @@ test('POST /v1/check gives our verdict with status, reason and axioms', async ()
   assert.equal(b.status, 'sorry');
   assert.match(b.reason, /admit/);
 });
+
+test('/api/check and /verify take module headers and header comments; snippets stay untrusted (a notation is refused)', async () => {
+  const moduleSnippet = [
+    '/-',
+    'Copyright (c) 2026 Someone. All rights reserved.',
+    '-/',
+    'module',
+    '',
+    'public import Mathlib.Data.Nat.Basic',
+    'public import Mathlib.Tactic.Ring',
+    '',
+    '/-! # A module docstring -/',
+    '',
+    '@[expose] public section',
+    '',
+    'theorem t (n : ℕ) : n + 0 = n := by',
+    '  simp',
+    '',
+    'end',
+  ].join('\n');
+  const notation = 'import Mathlib\n\nnotation "cheat!" => sorry\ntheorem t : (1 : ℕ) = 2 := by\n  exact cheat!';
+  for (const path of ['/api/check', '/verify']) {
+    const body =
+      path === '/verify'
+        ? {
+            codes: [
+              { custom_id: 'm', proof: moduleSnippet },
+              { custom_id: 'n', proof: notation },
+            ],
+            timeout: 60,
+          }
+        : clientBody([
+            { id: 'm', code: moduleSnippet },
+            { id: 'n', code: notation },
+          ]);
+    const r = await postJson(srv.url + path, body);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    const [m, n] = r.json.results as ReplResponse[];
+    const mMessages = ((m.response as { messages?: { severity: string; data: string }[] })?.messages ?? []).filter(
+      (x) => x.severity === 'error',
+    );
+    assert.deepEqual(mMessages, [], `${path}: ${JSON.stringify(m)}`);
+    assert.equal(m.error ?? null, null, `${path}: ${JSON.stringify(m)}`);
+    const nText = JSON.stringify(n);
+    assert.match(nText, /rejected before Lean: 'notation' is not allowed/, `${path}: ${nText}`);
+  }
+});

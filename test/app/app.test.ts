@@ -4,7 +4,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage, TrainingRun } from '../../backend/protocol';
@@ -14,6 +14,7 @@ import { startServing } from '../../backend/app/serve';
 import { readSettings } from '../../backend/settings/settings';
 import { openDb, type Db } from '../../backend/store/db';
 import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
+import { userSource } from '../../backend/lean/authorship';
 
 const root = join(__dirname, '..', '..');
 const temps: string[] = [];
@@ -247,3 +248,34 @@ test(
     }
   },
 );
+
+test("app.verifierForFile: a user's file is checked in its own Lean project (the REPL starts there), one verifier per project", async () => {
+  const dir = tempDir();
+  const project = join(dir, 'own-project');
+  mkdirSync(join(project, 'Own'), { recursive: true });
+  writeFileSync(join(project, 'lakefile.toml'), 'name = "Own"\n');
+  writeFileSync(join(project, 'lean-toolchain'), 'leanprover/lean4:v4.29.0\n');
+  const settings = readSettings({
+    ...standInReplEnv(),
+    KIMINA_HOME: dir,
+    KIMINA_DB: ':memory:',
+    KIMINA_LEAN_PROJECT: dir,
+    KIMINA_SANDBOX: 'none',
+    KIMINA_REPL_MEMORY_MB: '0',
+    KIMINA_MAX_REPLS: '1',
+  });
+  const app = openApp({ settings, log: () => {} });
+  try {
+    const file = join(project, 'Own', 'Basic.lean');
+    const own = app.verifierForFile(file);
+    assert.notEqual(own, app.verifier());
+    assert.equal(app.verifierForFile(join(project, 'Own', 'Other.lean')), own, 'one verifier per project');
+    assert.equal(app.verifierForFile(join(dir, 'Loose.lean')), app.verifier(), 'no project above: the app’s');
+    const out = await own.verifier.checkUserFile(userSource('theorem t : True := trivial -- stand_in_env_probe'));
+    const probe = out.response?.messages?.find((m) => m.data.startsWith('cwd='));
+    assert.ok(probe, JSON.stringify(out.verdict));
+    assert.match(probe.data, new RegExp(`^cwd=${realpathSync(project).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `));
+  } finally {
+    await app.close();
+  }
+});

@@ -2,6 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { standInReplScript } from '../../backend/demo/stand-in-repl/index';
 
 function talk(input: string, lean?: string) {
@@ -149,4 +152,52 @@ test('namespaces, open and _root_ resolve as Lean does; examples add nothing; th
     'error: Unknown constant `_example`',
     'error: Unknown identifier `n`',
   ]);
+});
+
+const moduleCmd = JSON.stringify({
+  cmd: '/- Copyright (c) 2026 Someone -/\nmodule\n\npublic import Mathlib.Order.Basic\nmeta import Lean\nimport all Own.Basic\n\n@[expose] public section\n\ntheorem t : (1 : ℕ) = 1 := by\n  simp\n\nend',
+});
+
+test('module headers as Lean reads them: comments, module, public/meta/all imports (one module each); the body is the rest', () => {
+  const r = talk(`${moduleCmd}\n\n{"cmd": "#check t", "env": 0}\n\n`);
+  assert.equal(r.code, 0);
+  assert.deepEqual(r.answers[0], { env: 0 });
+  assert.equal(r.answers[1].env, 1);
+});
+
+test('#print axioms in a module env: answered on current Lean; before v4.30 the error of lean4 Print.lean at `#print`, also on envs built on it', () => {
+  const input = `${moduleCmd}\n\n{"cmd": "#print axioms t", "env": 0}\n\n{"cmd": "theorem u : True := trivial", "env": 0}\n\n{"cmd": "#print axioms u", "env": 2}\n\n`;
+  const current = talk(input);
+  assert.equal(current.answers[1].messages[0].data, "'t' depends on axioms: [Classical.choice, Quot.sound, propext]");
+  const older = talk(input, '4.29');
+  const refused = {
+    pos: { line: 1, column: 0 },
+    endPos: { line: 1, column: 6 },
+    severity: 'error',
+    data: 'cannot use `#print axioms` in a `module`; consider temporarily removing the `module` header or placing the command in a separate file',
+  };
+  assert.deepEqual(older.answers[1].messages, [refused]);
+  assert.deepEqual(older.answers[3].messages, [refused]);
+  // a file without `module` answers on those releases too
+  const plain = talk('{"cmd": "theorem t : True := trivial"}\n\n{"cmd": "#print axioms t", "env": 0}\n\n', '4.29');
+  assert.equal(plain.answers[1].messages[0].data, "'t' does not depend on any axioms");
+});
+
+test('pickleTo / unpickleEnvFrom answer as the REPL (same env; a new env, not a module env; unknown env)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'stand-in-pickle-'));
+  const path = join(dir, 'a.olean');
+  const r = talk(
+    [
+      moduleCmd,
+      JSON.stringify({ pickleTo: path, env: 0 }),
+      JSON.stringify({ unpickleEnvFrom: path }),
+      '{"cmd": "#print axioms t", "env": 1}',
+      JSON.stringify({ pickleTo: path, env: 9 }),
+    ].join('\n\n') + '\n\n',
+    '4.29',
+  );
+  // repl test/pickle_environment.expected.out: {"env": 0} for the pickle of env 0, then {"env": 1} for the unpickle
+  assert.deepEqual(r.answers.slice(0, 3), [{ env: 0 }, { env: 0 }, { env: 1 }]);
+  assert.equal(r.answers[3].messages[0].data, "'t' depends on axioms: [Classical.choice, Quot.sound, propext]");
+  assert.deepEqual(r.answers[4], { message: 'Unknown environment.' });
 });

@@ -138,11 +138,92 @@ test("kimina check --verdict strict|recipe: an explicit sorryAx is sorry strictl
   assert.match(bad.stderr, /verdict mode must be strict or recipe/);
 });
 
-test('kimina check: a rejected file names the rule at the offending declaration', () => {
+test("kimina check --untrusted: a rejected file names the rule at the offending declaration; as the user's file the audit refuses it", () => {
   const file = tempFile('Cheat.lean', 'theorem ok : True := trivial\n\ntheorem t : 2 + 2 = 4 := by native_decide');
-  const r = kimina(['check', file]);
+  const r = kimina(['check', '--untrusted', file]);
   assert.equal(r.code, 1);
   assert.match(r.stdout, /Cheat\.lean:3: theorem t rejected: rejected before Lean: 'native_decide' is not allowed/);
+  // the user's own file reaches Lean; the axiom audit still refuses what native_decide adds
+  const own = kimina(['check', file]);
+  assert.equal(own.code, 1);
+  assert.match(own.stdout, /Cheat\.lean:1: theorem ok valid/);
+  assert.match(
+    own.stdout,
+    /Cheat\.lean:3: theorem t rejected: depends on axioms outside the allow-list: Lean\.ofReduceBool/,
+  );
+});
+
+/** A module file as real projects write them: copyright, `module`, `public import`s, its own notation and macros. */
+const userModuleFile = [
+  '/-',
+  'Copyright (c) 2026 Someone. All rights reserved.',
+  'Released under Apache 2.0 license as described in the file LICENSE.',
+  '-/',
+  'module',
+  '',
+  'public import Mathlib.Order.Basic',
+  'public import Mathlib.Tactic.Ring',
+  '',
+  '/-!',
+  '# Own notation and macros',
+  '-/',
+  '',
+  '@[expose] public section',
+  '',
+  'namespace Own',
+  '',
+  'set_option doc.verso.suggestions true',
+  '',
+  'notation "twice " x => x + x',
+  'infixl:65 " +++ " => fun a b => a + b',
+  'macro "my_simp" : tactic => `(tactic| simp)',
+  '',
+  '#eval 1 + 1',
+  '',
+  'attribute [local simp] Nat.add_comm',
+  '',
+  'theorem uses_macro (a : ℕ) : a + 0 = a := by',
+  '  my_simp',
+  '',
+  'def double (n : ℕ) : ℕ := n + n',
+  '',
+  'theorem double_eq (n : ℕ) : double n = n + n := by',
+  '  simp [double]',
+  '',
+  'end Own',
+  '',
+  'end',
+].join('\n');
+
+test("kimina check: the user's module file with its own notation/macro/set_option/#eval/@[expose] reaches Lean, every declaration judged", () => {
+  const file = tempFile('Own.lean', userModuleFile);
+  const r = kimina(['check', file]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.doesNotMatch(r.stdout, /before Lean/);
+  assert.match(r.stdout, /Own\.lean:28: theorem Own\.uses_macro valid: axioms clean/);
+  assert.match(r.stdout, /Own\.lean:31: def Own\.double valid/);
+  assert.match(r.stdout, /Own\.lean:33: theorem Own\.double_eq valid/);
+  assert.match(r.stdout, /3\/3 declarations valid/);
+  // the same text from nobody: the filter refuses the notation, macro, option and #eval
+  const untrusted = kimina(['check', '--untrusted', file]);
+  assert.equal(untrusted.code, 1);
+  assert.match(untrusted.stdout, /rejected before Lean: 'notation' is not allowed/);
+  assert.doesNotMatch(untrusted.stdout, /'import' after the header|meta namespace 'Mathlib'/);
+});
+
+test('kimina check on a module file for a Lean before v4.30: the audit answers outside module mode, a sorry is still found', () => {
+  const file = tempFile(
+    'OldModule.lean',
+    userModuleFile.replace(
+      'theorem double_eq (n : ℕ) : double n = n + n := by\n  simp [double]',
+      'theorem double_eq (n : ℕ) : double n = n + n := by\n  sorry',
+    ),
+  );
+  const r = kimina(['check', file], { KIMINA_REPL_COMMAND: `STAND_IN_LEAN=4.29 ${standInReplCommand()}` });
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, /OldModule\.lean:28: theorem Own\.uses_macro valid: axioms clean/);
+  assert.match(r.stdout, /OldModule\.lean:33: theorem Own\.double_eq sorry/);
+  assert.doesNotMatch(r.stdout, /cannot use `#print axioms`|not audited/);
 });
 
 test('kimina check: missing file -> exit 2 with the reason', () => {

@@ -26,6 +26,8 @@ export function standInPool(
     memoryLimitMb?: number;
     sandbox?: boolean;
     lean?: string;
+    /** Log each command's size (`<pid> command lines=N`, STAND_IN_LOG_LINES). */
+    logLines?: boolean;
     /** The OS the launch is built for (processes.ts), the address-space cap, the memory guard's period. */
     os?: Os;
     cap?: MemoryCap;
@@ -35,7 +37,7 @@ export function standInPool(
   const dir = mkdtempSync(join(tmpdir(), 'kimina-test-'));
   const logFile = join(dir, 'stand-in.log');
   const launchOptions = {
-    command: `${options.sandbox ? '' : `STAND_IN_LOG=${logFile} `}${options.lean ? `STAND_IN_LEAN=${options.lean} ` : ''}STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
+    command: `${options.sandbox ? '' : `STAND_IN_LOG=${logFile} `}${options.logLines ? 'STAND_IN_LOG_LINES=1 ' : ''}${options.lean ? `STAND_IN_LEAN=${options.lean} ` : ''}STAND_IN_IMPORT_MS=${options.importDelayMs ?? 0} ${standInReplCommand()}`,
     projectDir: dir,
     env: process.env,
     memoryLimitMb: options.memoryLimitMb ?? 0,
@@ -57,6 +59,7 @@ export function standInPool(
 export function standInVerifier(
   options: Parameters<typeof standInPool>[0] & {
     allowNativeDecide?: boolean;
+    printAxiomsInModules?: boolean;
     maxInFlight?: number;
     timeoutS?: number;
   } = {},
@@ -67,6 +70,7 @@ export function standInVerifier(
     policy: { allowed: defaultAllowedAxioms, allowNativeDecide: options.allowNativeDecide ?? false },
     maxInFlight: options.maxInFlight ?? 64,
     defaultTimeoutS: options.timeoutS ?? 10,
+    ...(options.printAxiomsInModules ? { printAxiomsInModules: true } : {}),
   });
   return {
     pool,
