@@ -447,7 +447,7 @@ test('the probe: the same snippet with the proof in tactic parentheses, later li
   assert.equal(term.ok, true);
   assert.equal(seen.length, 1);
 
-  // termination_by / decreasing_by / where stand outside the tactic block: no probe past them
+  // termination_by / decreasing_by / where stand outside the tactic block: the parentheses close before them
   seen.length = 0;
   const rec = await spliceVerifiedProof({
     text: src,
@@ -456,7 +456,31 @@ test('the probe: the same snippet with the proof in tactic parentheses, later li
     check,
   });
   assert.equal(rec.ok, true);
-  assert.equal(seen.length, 1);
+  assert.equal(seen.length, 2);
+  assert.ok(
+    seen[1]
+      .trimEnd()
+      .endsWith('by\n  (  exact aux h\n  )\n  where\n    aux (k : a = 1) : a = 1 ∧ True := ⟨k, trivial⟩'),
+    seen[1],
+  );
+});
+
+test('a `where` line later in the answer does not turn the probe off: a command before it is still caught (issue 29)', async () => {
+  const src = 'theorem t : True := by\n  sorry\n';
+  const [decl] = findDeclarations(src);
+  const seen: string[] = [];
+  const out = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'body', decl },
+    proof: '\n  trivial\n  some_new_command x\nwhere\n  aux : True := trivial',
+    check: async (code: string) => {
+      seen.push(code);
+      return { verdict: leanParse(code) ?? verdict('valid') };
+    },
+  });
+  assert.equal(out.ok, false);
+  assert.equal(seen.length, 2, 'the parenthesised re-check ran');
+  assert.match(out.ok ? '' : out.problem, /in parentheses Lean answers lean_error/);
 });
 
 test('the probe refuses when Lean answers otherwise with the proof in parentheses, and says why', async () => {
