@@ -361,7 +361,11 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
   }
   const probed = await oneBlockProbe(input, body, spliced.newText, from, inserted.length, eol, recheck);
   if (probed) return refuse(probed, recheck);
-  const compared = await sameStatementInLean(input, spliced.newText, newDecl);
+  const compared = await sameStatementInLean(
+    { text, decl: target.decl, newText: spliced.newText, newDecl },
+    input.check,
+    input,
+  );
   if (compared) return refuse(compared, recheck);
   return { ok: true, ...spliced, recheck, cut };
 }
@@ -371,28 +375,32 @@ const UNJUDGED = new Set(['timeout_error', 'server_error', 'repl_error', 'reject
 
 /**
  * The independent guard that the statement is the user's (statementGuard.ts): where the statement holds a
- * word that can hide where it ends, Lean compares the declaration's type before and after the splice. Null
- * when it is the same (or the text alone decides), else why the splice is refused.
+ * word that can hide where it ends, Lean compares the declaration's type before (`decl` in `text`) and after
+ * (`newDecl` in `newText`). Null when it is the same (or the text alone decides), else why it is refused.
  */
-async function sameStatementInLean(input: SpliceInput, newText: string, newDecl: Declaration): Promise<string | null> {
-  const { text, target } = input;
-  const statement = statementText(text, target.decl);
+export async function sameStatementInLean(
+  at: { text: string; decl: Declaration; newText: string; newDecl: Declaration },
+  check: SpliceInput['check'],
+  options: { signal?: AbortSignal; onStage?: (message: string) => void; exclude?: ReadonlySet<string> } = {},
+): Promise<string | null> {
+  const { text, decl, newText, newDecl } = at;
+  const statement = statementText(text, decl);
   if (statement === null || !statementNeedsLean(statement)) return null;
-  input.onStage?.('Having Lean compare the statement before and after the splice');
-  const { code, declOffset } = standaloneSnippet(newText, newDecl, undefined, input.exclude);
+  options.onStage?.('Having Lean compare the statement before and after the splice');
+  const { code, declOffset } = standaloneSnippet(newText, newDecl, undefined, options.exclude);
   const snippet = comparisonSnippet(
     code.slice(0, declOffset),
-    text.slice(target.decl.start, target.decl.end),
-    target.decl,
+    text.slice(decl.start, decl.end),
+    decl,
     newText.slice(newDecl.start, newDecl.end),
     newDecl,
   );
   if (!snippet)
-    return `Refused: the statement of ${target.decl.name} holds a word that can hide where it ends, and its name cannot be renamed for Lean to compare the statement before and after.`;
-  const verdict = (await input.check(snippet.code, input.signal)).verdict;
+    return `Refused: the statement of ${decl.name} holds a word that can hide where it ends, and its name cannot be renamed for Lean to compare the statement before and after.`;
+  const verdict = (await check(snippet.code, options.signal)).verdict;
   const error = verdict.messages.find((m) => m.severity === 'error' && m.pos.line >= snippet.afterLine);
   if (UNJUDGED.has(verdict.status) || error)
-    return `Refused: Lean does not find the statement of ${target.decl.name} unchanged by the splice (${error ? error.data.split('\n')[0] : verdict.reason}).`;
+    return `Refused: Lean does not find the statement of ${decl.name} unchanged by the splice (${error ? error.data.split('\n')[0] : verdict.reason}).`;
   return null;
 }
 
