@@ -11,7 +11,7 @@
 import { lexLean, tokenSpans } from '../lean/lexer';
 import type { Declaration } from './leanSource';
 
-/** Words after which a `:=`, `=>` or a whole term may stand inside a statement. */
+/** Words after which a `:=` (or a term that holds one) may stand inside a statement's type. */
 const TERM_WORDS: ReadonlySet<string> = new Set([
   'let',
   'letI',
@@ -26,11 +26,6 @@ const TERM_WORDS: ReadonlySet<string> = new Set([
   'suffices',
   'by',
   'calc',
-  'with',
-  'where',
-  'if',
-  'then',
-  'else',
 ]);
 
 /** The statement's text as the reader cut it: from the declaration's first modifier to its `:=`. */
