@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Verdict } from '../../backend/protocol';
 import { findDeclarations, offsetAt } from '../../backend/editor/leanSource';
-import { applyEdit, spliceVerifiedProof } from '../../backend/editor/splice';
+import { applyEdit, sameStatementInLean, spliceVerifiedProof, theoremEdit } from '../../backend/editor/splice';
 import {
   AFTER_NAME,
   BEFORE_NAME,
@@ -61,6 +61,36 @@ test('an answer that restates a `let` statement (x := 6) is refused, or the stat
     assert.match(compared, /theorem kimina_statement_after : let x := by/);
     assert.match(compared, /example : type_of% @kimina_statement_before = type_of% @kimina_statement_after := by/);
   }
+});
+
+test('independent of the reader: with the statement cut at `let x :=` (the old finder), the restated answer is refused by Lean', async () => {
+  const [found] = findDeclarations(file);
+  // the statement end as the finder before the reader read it: after the first top-level `:=`
+  const decl = { ...found, statementEnd: file.indexOf('let x :=') + 'let x :='.length };
+  const seen: string[] = [];
+  const out = await spliceVerifiedProof({
+    text: file,
+    target: { kind: 'body', decl },
+    proof: '6; x = 6 := by decide',
+    check: leanDouble(seen),
+  });
+  assert.equal(out.ok, false);
+  // the reader reads the new file right, so the text comparison refuses first
+  assert.match(out.ok ? '' : out.problem, /statement of foo would not read as before/);
+  // and were the new file read as wrongly as the old, Lean's comparison refuses it
+  const newText = applyEdit(file, theoremEdit(file, decl, '6; x = 6 := by decide').edit, (l, c) =>
+    offsetAt(file, l, c),
+  );
+  const newDecl = { ...findDeclarations(newText)[0], statementEnd: decl.statementEnd };
+  const problem = await sameStatementInLean({ text: file, decl, newText, newDecl }, leanDouble(seen));
+  assert.match(
+    problem ?? '',
+    /Lean does not find the statement of foo unchanged by the splice \(The rfl tactic failed/,
+  );
+  const compared = seen.at(-1)!;
+  assert.match(compared, /theorem kimina_statement_before : let x := 5; x = 6 := by\n {2}sorry/);
+  assert.match(compared, /theorem kimina_statement_after : let x := by/);
+  assert.match(compared, /example : type_of% @kimina_statement_before = type_of% @kimina_statement_after := by/);
 });
 
 test('a statement with a `let` whose proof alone changes passes the comparison; an error in the old body does not count', async () => {
