@@ -29,6 +29,9 @@ export interface RenderJob {
   maxChars: number;
 }
 
+/** How long the renderer may take to load (its time limit per render starts after). */
+const START_MS = 60_000;
+
 type Reply = { ready: true } | { id: number; ok: boolean; text?: string; message?: string };
 
 function childScript(): string | undefined {
@@ -67,8 +70,11 @@ function busy(child: ChildProcess): void {
 function started(script: string, heapMb: number): Shared {
   const child = startChild(script, heapMb);
   const ready = new Promise<void>((resolve, reject) => {
+    const slow = setTimeout(() => reject(new Error(`it did not start in ${START_MS / 1000} s`)), START_MS);
+    slow.unref();
     const onMessage = (m: Reply) => {
       if (!('ready' in m)) return;
+      clearTimeout(slow);
       child.off('message', onMessage);
       resolve();
     };
