@@ -289,6 +289,29 @@ test("a project's own declaration command (`problem name … := by`) is a declar
   );
 });
 
+test("a project's own commands without a declaration's shape end the declaration above (`snip end`)", () => {
+  const src = [
+    'lemma helper : 1 + 1 = 2 := by',
+    '  norm_num',
+    '',
+    'snip end',
+    '',
+    'determine answer : ℕ := 5',
+    '',
+    'problem p : answer = 5 := by',
+    '  sorry',
+  ].join('\n');
+  const decls = findDeclarations(src);
+  assert.deepEqual(
+    decls.map((d) => [d.kind, d.command, d.name, d.start.line, d.end.line]),
+    [
+      ['lemma', 'lemma', 'helper', 1, 2],
+      ['custom', 'determine', 'answer', 6, 6],
+      ['custom', 'problem', 'p', 8, 9],
+    ],
+  );
+});
+
 test('a column-0 proof is never cut into a custom declaration; tactic words never start one', () => {
   // a proof written at column 0 continues its declaration
   const src = 'theorem t : True := by\nskip\n\nfoo bar : baz := qux\n';
