@@ -27,16 +27,16 @@ export async function kiminaAnswers(): Promise<AnswerCase[]> {
   const tok = await loadTokenizer(qwen3TokenizerDir());
   const template = chatTemplateOf(tok, 'Qwen3');
   const first = buildPrompt(STATEMENT);
-  const ids = (c: ChatMessage[]) => tok.encode(template.render(c));
+  const ids = async (c: ChatMessage[]) => tok.encode(await template.render(c));
   const fix: ChatMessage[] = [
     ...first,
     { role: 'assistant', content: BOGUS_ANSWER },
     { role: 'user', content: FIX_MESSAGE },
   ];
   return [
-    { name: 'well-formed first answer (§8.1)', prompt: ids(first), answer: tok.encode(WELL_FORMED) },
-    { name: 'first answer, wrong proof', prompt: ids(first), answer: tok.encode(BOGUS_ANSWER) },
-    { name: 'fix-turn answer', prompt: ids(fix), answer: tok.encode(CORRECT_ANSWER) },
+    { name: 'well-formed first answer (§8.1)', prompt: await ids(first), answer: tok.encode(WELL_FORMED) },
+    { name: 'first answer, wrong proof', prompt: await ids(first), answer: tok.encode(BOGUS_ANSWER) },
+    { name: 'fix-turn answer', prompt: await ids(fix), answer: tok.encode(CORRECT_ANSWER) },
   ];
 }
 

@@ -7,7 +7,7 @@ import { restartingSettings } from './config';
 import { ProvedMarks } from './decorations';
 import { ProofRunner } from './proofRunner';
 import { ProofView } from './proofView';
-import { Proposals } from './proposal';
+import { Proposals, recheckThrough } from './proposal';
 import { createStatusBar } from './statusBar';
 import { watchSetup } from './setup';
 import { registerTrainingMonitor } from './trainingMonitor';
@@ -18,7 +18,7 @@ let ctx: Ctx | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   ctx = new Ctx(context);
   const view = new ProofView(context);
-  const proposals = new Proposals();
+  const proposals = new Proposals(recheckThrough(ctx.request));
   const marks = new ProvedMarks(context);
   const runner = new ProofRunner(ctx, view, proposals, marks);
   const repairs = new Repairs(ctx, runner, proposals);

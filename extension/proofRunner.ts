@@ -138,6 +138,7 @@ export class ProofRunner implements vscode.Disposable {
     }
     const doc = await vscode.workspace.openTextDocument(target.uri);
     const text = doc.getText();
+    const version = doc.version;
     const settings = readSettings();
     const budget = budgetOf(settings);
     this.failedForSetup = false;
@@ -221,7 +222,7 @@ export class ProofRunner implements vscode.Disposable {
             return undefined;
           }
           this.last = { target, result };
-          await this.present(result, target, text, apply, options.jobItem);
+          await this.present(result, target, { text, version }, apply, options.jobItem);
           return result;
         },
       );
@@ -235,7 +236,7 @@ export class ProofRunner implements vscode.Disposable {
   private async present(
     result: EditorProveResult,
     target: ProveTarget,
-    text: string,
+    checked: { text: string; version: number },
     apply: boolean,
     jobItem?: { jobId: string; itemId: number },
   ): Promise<void> {
@@ -262,17 +263,25 @@ export class ProofRunner implements vscode.Disposable {
       return;
     }
     const edit = result.edit!;
+    const text = checked.text;
     const offsetOf = (p: { line: number; character: number }) => {
       const lines = text.split('\n');
       return lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
     };
+    const declarationLine = result.declaration?.range.start.line ?? target.position.line;
+    const declarationEnd = result.declaration ? offsetOf(result.declaration.range.end) : offsetOf(edit.range.end);
     const proposal: Proposal = {
       id: Proposals.newId(),
       uri: target.uri,
       edit,
       replaced: text.slice(offsetOf(edit.range.start), offsetOf(edit.range.end)),
       declaration: name,
-      declarationLine: result.declaration?.range.start.line ?? target.position.line,
+      declarationLine,
+      checkedVersion: checked.version,
+      declarationText: text.slice(
+        offsetOf({ line: declarationLine, character: 0 }),
+        Math.max(declarationEnd, offsetOf(edit.range.end)),
+      ),
       kind: result.mode === 'repair' ? 'repair' : 'proof',
       ...(jobItem ? { jobItem } : {}),
     };
@@ -325,19 +334,20 @@ export class ProofRunner implements vscode.Disposable {
 
   async accept(id?: string): Promise<void> {
     const chosen = await this.pickProposal(id);
-    const { outcome, proposal } = chosen ? await this.proposals.accept(chosen) : { outcome: 'none' as const };
+    const accepted = chosen ? await this.proposals.accept(chosen) : { outcome: 'none' as const };
+    const { outcome, proposal } = accepted;
     if (outcome === 'none' || !proposal) {
       void vscode.window.showInformationMessage('Kimina: no proof is waiting to be accepted.');
       return;
     }
     if (proposal.id === this.viewProposal)
       this.view.post({ type: 'resolved', outcome: outcome === 'accepted' ? 'accepted' : 'stale' });
-    if (outcome === 'accepted' && proposal)
-      this.marks.add(proposal.uri, proposal.declaration, proposal.declarationLine);
+    if (outcome === 'accepted' && proposal && 'span' in accepted && accepted.span)
+      this.marks.add(proposal.uri, proposal.declaration, accepted.span);
     if (outcome === 'stale')
       void vscode.window
         .showWarningMessage(
-          'Kimina: the file changed since the proof started; nothing was inserted. Retry to prove it again.',
+          `Kimina: the file changed since the proof started${'problem' in accepted && accepted.problem ? ` (${accepted.problem})` : ''}; nothing was inserted. Retry to prove it again.`,
           'Retry',
         )
         .then((b) => {

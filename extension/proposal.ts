@@ -1,10 +1,13 @@
 // Verified proofs and repairs waiting for the user's decision, any number at a time, each shown at its
 // declaration in the real file (code lenses: Accept / Reject / Show Diff), as a diff against the file (a read-only
 // virtual `kimina-proposal:` document with that one edit applied), accepted one by one or all together. A new
-// proof never replaces a pending one. Ranges follow the user's edits; an edit inside a proposal's range makes it
-// stale (accepting it then inserts nothing).
+// proof never replaces a pending one. Ranges follow the user's edits; any edit to the proposal's declaration,
+// its statement included, makes it stale (accepting it then inserts nothing), and when the file changed anywhere
+// since the proof was checked, Accept has Lean check the edit again on the file as it is now (`kimina/recheck`,
+// backend/editor/recheck.ts) before writing it.
 import * as vscode from 'vscode';
-import type { ProofEdit } from '../backend/protocol';
+import { type ProofEdit, type RecheckResult, lspMethods } from '../backend/protocol';
+import type { CtxApi } from './ctx';
 
 export const proposalScheme = 'kimina-proposal';
 /** The documents Kimina works on (as the language client's selector). */
@@ -13,6 +16,17 @@ export const leanDocuments: vscode.DocumentSelector = [
   { language: 'lean' },
   { pattern: '**/*.lean', scheme: 'file' },
 ];
+
+/** Accept's check through the backend (`kimina/recheck`, backend/editor/recheck.ts). */
+export function recheckThrough(request: CtxApi['request']): Recheck {
+  return (p) =>
+    request(lspMethods.recheckProposal, {
+      uri: p.uri.toString(),
+      code: p.code,
+      edit: p.edit,
+      declarationLine: p.declarationLine,
+    });
+}
 
 export interface Proposal {
   id: string;
@@ -25,14 +39,29 @@ export interface Proposal {
   kind: 'proof' | 'repair';
   /** The Repair All job item it came from, when so (its outcome is recorded there). */
   jobItem?: { jobId: string; itemId: number };
+  /** The document's version the proof was checked on; unknown (after a restart): Accept checks again. */
+  checkedVersion?: number;
+  /** The declaration's text as checked, from the start of its first line to its end: found again by it. */
+  declarationText?: string;
 }
 
+/** Checks a proposal's edit again on the document as it is now; `edit` and `declarationLine` are in `code`. */
+export type Recheck = (p: {
+  uri: vscode.Uri;
+  code: string;
+  edit: ProofEdit;
+  declarationLine: number;
+}) => Promise<RecheckResult>;
+
 interface Tracked extends Proposal {
-  /** Offsets in the document as it is now: the edit's range and the declaration's start. */
+  /** Offsets in the document as it is now: the edit's range and the declaration's start and end. */
   from: number;
   to: number;
   declAt: number;
+  declEnd: number;
   stale: boolean;
+  /** The file changed since the proof was checked: Accept checks again first. */
+  changed: boolean;
 }
 
 /** The column of an open editor of `uri` (tabs included), else the first column. */
@@ -45,7 +74,14 @@ function columnOf(uri: vscode.Uri): vscode.ViewColumn {
 }
 
 export type AcceptOutcome = 'accepted' | 'stale' | 'none';
-export type Decision = { outcome: AcceptOutcome | 'rejected'; proposal?: Proposal };
+export type Decision = { outcome: AcceptOutcome | 'rejected'; proposal?: Proposal; problem?: string };
+/** After Accept: where the declaration now stands (offsets), for its gutter mark. */
+export type Accepted = {
+  outcome: AcceptOutcome;
+  proposal?: Proposal;
+  span?: { start: number; end: number };
+  problem?: string;
+};
 
 let counter = 0;
 
@@ -60,7 +96,8 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Cod
   readonly onDecided = this.decided.event;
   private readonly subscriptions: vscode.Disposable[];
 
-  constructor() {
+  /** `recheck`: how Accept has Lean check a proposal again (none: a proposal whose file changed is stale). */
+  constructor(private readonly recheck?: Recheck) {
     this.subscriptions = [
       vscode.workspace.registerTextDocumentContentProvider(proposalScheme, this),
       vscode.languages.registerCodeLensProvider(leanDocuments, this),
@@ -86,12 +123,33 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Cod
   /** Adds a proposal; the others stay. `text` is the document as the proof saw it. */
   async add(p: Proposal): Promise<void> {
     const doc = await vscode.workspace.openTextDocument(p.uri);
+    const text = doc.getText();
     const r = p.edit.range;
-    const from = doc.offsetAt(new vscode.Position(r.start.line, r.start.character));
-    const to = doc.offsetAt(new vscode.Position(r.end.line, r.end.character));
-    const stale = doc.getText().slice(from, to) !== p.replaced;
-    const declAt = doc.offsetAt(new vscode.Position(p.declarationLine, 0));
-    this.all.set(p.id, { ...p, from, to, declAt, stale });
+    let from = doc.offsetAt(new vscode.Position(r.start.line, r.start.character));
+    let to = doc.offsetAt(new vscode.Position(r.end.line, r.end.character));
+    let declAt = doc.offsetAt(new vscode.Position(p.declarationLine, 0));
+    let stale = false;
+    const declText = p.declarationText;
+    if (declText !== undefined && text.slice(declAt, declAt + declText.length) !== declText) {
+      // the file changed between the check and now: the declaration is found again by its text, once
+      const at = text.indexOf(declText);
+      if (at < 0 || text.indexOf(declText, at + 1) >= 0) stale = true;
+      else {
+        // the edit's positions, counted inside the declaration's text as it was checked
+        const within = (pos: { line: number; character: number }) =>
+          declText
+            .split('\n')
+            .slice(0, pos.line - p.declarationLine)
+            .reduce((n, l) => n + l.length + 1, 0) + pos.character;
+        from = at + within(r.start);
+        to = at + within(r.end);
+        declAt = at;
+      }
+    }
+    const declEnd = Math.max(to, declText !== undefined ? declAt + declText.length : to);
+    stale ||= text.slice(from, to) !== p.replaced;
+    const changed = p.checkedVersion === undefined || doc.version !== p.checkedVersion;
+    this.all.set(p.id, { ...p, from, to, declAt, declEnd, stale, changed });
     this.refresh(p.uri);
   }
 
@@ -101,24 +159,28 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Cod
     if (uri) for (const p of this.pending(uri)) this.changed.fire(this.proposalUri(p));
   }
 
-  /** Keeps offsets in step with the user's edits; an edit that touches a proposal's range makes it stale. */
+  /**
+   * Keeps offsets in step with the user's edits. Any edit of the file means Accept checks again; an edit of the
+   * declaration itself (its statement, its proof, text typed at its end) makes the proposal stale. New lines
+   * typed right before the declaration's first line only move it.
+   */
   private follow(e: vscode.TextDocumentChangeEvent): void {
     const uri = e.document.uri.toString();
     let touched = false;
     for (const p of this.all.values()) {
-      if (p.uri.toString() !== uri) continue;
+      if (p.uri.toString() !== uri || e.contentChanges.length === 0) continue;
+      p.changed = true;
       for (const c of e.contentChanges) {
         const start = c.rangeOffset;
         const end = c.rangeOffset + c.rangeLength;
         const delta = c.text.length - c.rangeLength;
-        if (end <= p.declAt) {
+        const linesAbove = end === p.declAt && (c.text === '' || c.text.endsWith('\n'));
+        if (end < p.declAt || linesAbove) {
           p.from += delta;
           p.to += delta;
           p.declAt += delta;
-        } else if (end <= p.from) {
-          p.from += delta;
-          p.to += delta;
-        } else if (start >= p.to) {
+          p.declEnd += delta;
+        } else if (start > p.declEnd) {
           continue;
         } else p.stale = true;
         touched = true;
@@ -203,21 +265,37 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Cod
     );
   }
 
-  async accept(id: string): Promise<{ outcome: AcceptOutcome; proposal?: Proposal }> {
+  async accept(id: string): Promise<Accepted> {
     const p = this.all.get(id);
     if (!p) return { outcome: 'none' };
     const doc = await vscode.workspace.openTextDocument(p.uri);
     const range = new vscode.Range(doc.positionAt(p.from), doc.positionAt(p.to));
     this.all.delete(id);
     await this.closeDiffs(id);
-    if (p.stale || doc.getText(range) !== p.replaced) {
+    const stale = (problem?: string): Accepted => {
       this.refresh(p.uri);
-      this.decided.fire({ outcome: 'stale', proposal: p });
-      return { outcome: 'stale', proposal: p };
+      this.decided.fire({ outcome: 'stale', proposal: p, problem });
+      return { outcome: 'stale', proposal: p, problem };
+    };
+    if (p.stale || doc.getText(range) !== p.replaced) return stale();
+    if (p.changed) {
+      // the file changed since the proof was checked: Lean checks the edit again on the file as it is now
+      if (!this.recheck) return stale('the file changed since the proof was checked');
+      const version = doc.version;
+      const edit = { range: { start: range.start, end: range.end }, newText: p.edit.newText };
+      const again = await this.recheck({
+        uri: p.uri,
+        code: doc.getText(),
+        edit,
+        declarationLine: doc.positionAt(p.declAt).line,
+      }).catch((err: Error): RecheckResult => ({ ok: false, problem: err.message }));
+      if (!again.ok) return stale(again.problem ?? 'Lean does not accept it on the file as it is now');
+      if (doc.version !== version || p.stale) return stale('the file changed while the proof was checked again');
     }
     const edit = new vscode.WorkspaceEdit();
     edit.replace(p.uri, range, p.edit.newText);
     const applied = await vscode.workspace.applyEdit(edit);
+    const span = { start: p.declAt, end: p.declEnd + p.edit.newText.length - (p.to - p.from) };
     this.refresh(p.uri);
     // Bring the file back where it was (the diff may have covered it), leaving the Proof view visible.
     if (!vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === p.uri.toString())) {
@@ -225,7 +303,7 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Cod
     }
     const outcome = applied ? 'accepted' : 'stale';
     this.decided.fire({ outcome, proposal: p });
-    return { outcome, proposal: p };
+    return applied ? { outcome, proposal: p, span } : { outcome, proposal: p };
   }
 
   async reject(id: string): Promise<Proposal | undefined> {

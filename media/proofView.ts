@@ -19,6 +19,7 @@ import {
   thinkLabel,
   turnLabel,
   verdictLabel,
+  visibleBreaks,
   type ResultButton,
   type TextPart,
   type TurnView,
@@ -276,7 +277,7 @@ function candidate(t: TurnView, s: ViewState): HTMLElement | null {
         'div',
         { class: here.some((m) => m.severity === 'error') ? 'line error-line' : 'line' },
         el('span', { class: 'ln' }, fileLine === undefined ? '' : String(fileLine)),
-        line,
+        visibleBreaks(line),
       ),
     );
     for (const m of here) {
@@ -330,7 +331,7 @@ function drawBody(td: TurnDom, t: TurnView, s: ViewState): void {
     else if (!v.stopped) {
       const block = lastLeanBlock(a.response);
       if (block) parts.push(el('div', { class: 'muted' }, "The answer's final Lean block (not checked):"));
-      if (block) parts.push(el('pre', { class: 'candidate unchecked' }, block));
+      if (block) parts.push(el('pre', { class: 'candidate unchecked' }, visibleBreaks(block)));
     }
     if (a.errorGoal) {
       parts.push(

@@ -304,6 +304,27 @@ export function messagesByLine(a: Attempt): Map<number, ReplMessage[]> {
   return out;
 }
 
+/**
+ * Line breaks Lean does not read as one, shown as a visible mark of one character each (so columns stay
+ * right): a lone CR would otherwise show as a space while an editor breaks the line there (issue 29).
+ */
+const BREAK_MARKS: Record<string, string> = {
+  '\r': '␍',
+  '\u000B': '␋',
+  '\u000C': '␌',
+  '\u001C': '␜',
+  '\u001D': '␝',
+  '\u001E': '␞',
+  '\u0085': '␤',
+  '\u2028': '␤',
+  '\u2029': '¶',
+};
+
+/** `text` with every CR, NEL, LS, PS, VT, FF and U+001C–U+001E shown as a mark (␍, ␤, ¶, …); LF kept. */
+export function visibleBreaks(text: string): string {
+  return text.replace(/[\r\u000B\u000C\u001C-\u001E\u0085\u2028\u2029]/gu, (c) => BREAK_MARKS[c]);
+}
+
 export interface TextPart {
   kind: 'prose' | 'code';
   text: string;
@@ -311,7 +332,8 @@ export interface TextPart {
 }
 
 /** Splits streamed think text into prose and fenced code (```tactics, ```lean4), an unclosed fence included. */
-export function splitFences(text: string): TextPart[] {
+export function splitFences(raw: string): TextPart[] {
+  const text = visibleBreaks(raw);
   const parts: TextPart[] = [];
   const fence = /```([\w-]*)[^\S\n]*\n?([\s\S]*?)(?:```|$)/g;
   let last = 0;

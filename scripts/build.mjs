@@ -27,6 +27,15 @@ const jobs = [
     outfile: 'dist/onnx-worker.js',
     external: nativeExternals,
   }),
+  // Chat templates render in a child process with a heap and time limit (backend/model/templateProcess.ts).
+  build({
+    ...common,
+    platform: 'node',
+    format: 'cjs',
+    entryPoints: ['backend/model/templateWorker.ts'],
+    outfile: 'dist/template-worker.js',
+    external: nativeExternals,
+  }),
   // Large sources' declarations and statements are read in a worker thread (backend/lean/offThread.ts).
   build({
     ...common,

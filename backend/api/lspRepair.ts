@@ -4,6 +4,7 @@
 import type { Connection } from 'vscode-languageserver/node';
 import type { RepairItem, RepairJob } from '../protocol';
 import { findBroken } from '../editor/editorRepair';
+import { recheckProposal } from '../editor/recheck';
 import type { ProveService } from '../editor/service';
 import type { RepairStore } from '../store/repairs';
 import { serveLspRequests } from './lspContract';
@@ -35,6 +36,12 @@ export function registerRepairRequests({ connection, service, store, log = () =>
       token?.onCancellationRequested(() => controller.abort());
       const svc = await service();
       return findBroken(params, (c, s) => svc.check(c, s), controller.signal);
+    },
+    recheckProposal: async (params, token) => {
+      const controller = new AbortController();
+      token?.onCancellationRequested(() => controller.abort());
+      const svc = await service();
+      return recheckProposal(params, (c, s) => svc.check(c, s), controller.signal);
     },
     repairPlan: async (params, token) => {
       need(params?.scope, 'scope');

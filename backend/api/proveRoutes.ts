@@ -12,6 +12,7 @@ import { openSse, type SseStream } from './sseWriter';
 import type { AttemptStore } from '../store/attempts';
 import { LazyStart, type RunningProofs } from '../prover/running';
 import type { ApiContext } from './server';
+import { publishedResult } from '../editor/publishedTactics';
 
 /** The loop's dependencies, or a function that makes them on first use (so the server starts before the model loads). */
 export type ProveRouterDeps = ProveDeps | (() => ProveDeps | Promise<ProveDeps>);
@@ -67,13 +68,21 @@ export function createProveRouter(deps: ProveRouterDeps, options: ProveRouterOpt
     let errorStreamed = false;
     const onEvent = (e: ProveEvent) => {
       if (e.type === 'error') errorStreamed = true;
+      if (e.type === 'done') return; // sent below, once `tactics` is what the splice rule would write
       sse?.send(e.type, e);
     };
     try {
       const proveDeps = await getDeps();
-      const result: ProveResult = await prove({ ...body, id }, proveDeps, onEvent, controller.signal);
-      if (sse) sse.close();
-      else res.json(result);
+      const raw: ProveResult = await prove({ ...body, id }, proveDeps, onEvent, controller.signal);
+      const result = await publishedResult(
+        raw,
+        (code, signal) => proveDeps.verifier.check(code, { signal }),
+        controller.signal,
+      );
+      if (sse) {
+        sse.send('done', { type: 'done', id, result });
+        sse.close();
+      } else res.json(result);
     } catch (err) {
       const message = (err as Error).message;
       if (sse) {

@@ -3,6 +3,7 @@
 // writes a Markdown report, and with --apply writes the verified repairs into the files (nothing else), then
 // checks each written file again. The queue is kept in the SQLite store (repair_jobs, repair_items).
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { applyRepairs, type PlannedRepair } from './repairApply';
 import { join, relative, resolve } from 'node:path';
 import type { EditorProveResult, ProofEdit, RepairItem } from '../protocol';
 import { parseArgs, flagNumber, flagString } from './args';
@@ -11,7 +12,6 @@ import { createInProcessService } from '../editor/inProcess';
 import { findBroken } from '../editor/editorRepair';
 import { proveInEditor } from '../editor/editorProve';
 import { offsetAt } from '../editor/leanSource';
-import { applyEdit } from '../editor/splice';
 
 const HELP = `usage: kimina repair PATH… [options]
 
@@ -253,26 +253,57 @@ export async function run(argv: string[]): Promise<number> {
       log(`[${k + 1}/${job.items.length}] ${item.declaration}: ${outcome.item.status} (${outcome.item.reason ?? ''})`);
       outcomes.push(outcome);
     }
-    // 3. --apply: only the verified repairs, last in each file first so earlier ranges hold; then check again.
+    // 3. --apply: only the verified repairs, and only over what was read: each file is read again and a repair
+    // goes in only where its declaration still reads as when it was checked (repairApply.ts); then check again.
     let applied: { file: string; verdict: string }[] | null = null;
     if (args.flags.has('apply') && !controller.signal.aborted) {
       applied = [];
       for (const file of files) {
-        const mine = outcomes
-          .filter((o) => o.item.uri === file && o.item.status === 'repaired' && o.item.edit)
-          .sort((a, b) => b.item.edit!.range.start.line - a.item.edit!.range.start.line);
+        const mine = outcomes.filter((o) => o.item.uri === file && o.item.status === 'repaired' && o.item.edit);
         if (mine.length === 0) continue;
-        let text = texts.get(file)!;
-        for (const o of mine) text = applyEdit(text, o.item.edit!, (l, c) => offsetAt(text, l, c));
-        writeFileSync(file, text);
-        const after = await findBroken({ uri: file, code: text }, (c, s) => service.check(c, s), controller.signal);
+        const original = texts.get(file)!;
+        const planned: PlannedRepair[] = mine.map((o) => {
+          const range = o.result!.declaration!.range;
+          return {
+            declaration: o.item.declaration,
+            edit: o.item.edit!,
+            span: {
+              start: offsetAt(original, range.start.line, range.start.character),
+              end: offsetAt(original, range.end.line, range.end.character),
+            },
+          };
+        });
+        const out = applyRepairs(file, original, planned);
+        for (const s of out.skipped) {
+          const o = mine.find((m) => m.item.declaration === s.declaration)!;
+          job = store.update(job.id, o.item.id, 'skipped', { reason: `not written: ${s.reason}` });
+          o.item = job.items.find((i) => i.id === o.item.id)!;
+          log(`${shown(file)}: ${s.declaration}: not written (${s.reason})`);
+        }
+        const notWritten = out.skipped.length
+          ? `; not written: ${out.skipped.map((s) => `${s.declaration} (${s.reason})`).join(', ')}`
+          : '';
+        if (out.written === null) {
+          applied.push({
+            file: shown(file),
+            verdict: `nothing written: ${out.problem ?? 'no repair applies to the file as it is now'}${notWritten}`,
+          });
+          continue;
+        }
+        const n = out.applied.length;
+        const after = await findBroken(
+          { uri: file, code: out.written },
+          (c, s) => service.check(c, s),
+          controller.signal,
+        );
         applied.push({
           file: shown(file),
-          verdict: after.problem
-            ? after.problem
-            : after.declarations.length
-              ? `${mine.length} repair${mine.length === 1 ? '' : 's'} written; Lean still rejects ${after.declarations.map((d) => d.name).join(', ')}`
-              : `${mine.length} repair${mine.length === 1 ? '' : 's'} written; Lean accepts every proof in the file`,
+          verdict:
+            (after.problem
+              ? after.problem
+              : after.declarations.length
+                ? `${n} repair${n === 1 ? '' : 's'} written; Lean still rejects ${after.declarations.map((d) => d.name).join(', ')}`
+                : `${n} repair${n === 1 ? '' : 's'} written; Lean accepts every proof in the file`) + notWritten,
         });
       }
     }

@@ -6,6 +6,8 @@ import { COMMAND_KEYWORDS, commandStem, isCommandWord } from '../lean/declaratio
 import { components, plain } from '../lean/auditPlan';
 import { type Declaration, type SorrySite, findDeclarations, positionAt, standaloneSnippet } from './leanSource';
 import type { CheckAnswer } from './service';
+import { documentEol, storedProofText, withEol } from './lineBreaks';
+import { comparisonSnippet, statementNeedsLean, statementText, statementTextProblem } from './statementGuard';
 
 /** Drops leading/trailing blank lines and the indentation all remaining lines share. */
 export function dedent(text: string): string[] {
@@ -288,7 +290,9 @@ const SYNTAX_COMMANDS = new Set([
  */
 export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOutcome> {
   const { text, target } = input;
-  const { body, cut } = cutToBody(input.proof);
+  const stored = storedProofText(input.proof);
+  if ('problem' in stored) return { ok: false, problem: `Refused: ${stored.problem}.`, recheck: null, cut: null };
+  const { body, cut } = cutToBody(stored.text);
   const refuse = (problem: string, recheck: Verdict | null = null): SpliceOutcome => ({
     ok: false,
     problem,
@@ -311,11 +315,16 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
   } catch (err) {
     return refuse(`Cannot splice the proof: ${(err as Error).message}`);
   }
+  // the edit with the document's own line breaks, and the text the document holds once it is applied
+  const eol = documentEol(text);
+  const inserted = withEol(spliced.edit.newText, eol);
+  spliced = { edit: { ...spliced.edit, newText: inserted }, newText: text.slice(0, from) + inserted + text.slice(to) };
   const structural = spliceProblem(text, from, to, spliced.newText);
   if (structural) return refuse(`Refused: ${structural}.`);
   const newDecl = findDeclarations(spliced.newText).find((d) => d.start === target.decl.start);
-  if (!newDecl || newDecl.name !== target.decl.name)
-    return refuse('Refused: the declaration is not found in the file with the proof spliced in.');
+  if (!newDecl) return refuse('Refused: the declaration is not found in the file with the proof spliced in.');
+  const renamed = statementTextProblem(text, target.decl, spliced.newText, newDecl);
+  if (renamed) return refuse(`Refused: ${renamed}.`);
   const others = target.kind === 'sorry' ? target.listedBefore - 1 : 0;
   if (others > 0) {
     const defined = lexLean(text).find((t) => t.kind === 'ident' && SYNTAX_COMMANDS.has(commandStem(t.text)));
@@ -350,48 +359,97 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
         recheck,
       );
   }
-  const probed = await oneBlockProbe(input, body, spliced.newText, from, recheck);
+  const probed = await oneBlockProbe(input, body, spliced.newText, from, inserted.length, eol, recheck);
   if (probed) return refuse(probed, recheck);
+  const compared = await sameStatementInLean(
+    { text, decl: target.decl, newText: spliced.newText, newDecl },
+    input.check,
+    input,
+  );
+  if (compared) return refuse(compared, recheck);
   return { ok: true, ...spliced, recheck, cut };
 }
 
-/** Words that end a proof's tactic block but belong to the declaration: the probe cannot wrap past them. */
+/** Verdicts that judged nothing: the comparison cannot pass on them. */
+const UNJUDGED = new Set(['timeout_error', 'server_error', 'repl_error', 'rejected']);
+
+/**
+ * The independent guard that the statement is the user's (statementGuard.ts): where the statement holds a
+ * word that can hide where it ends, Lean compares the declaration's type before (`decl` in `text`) and after
+ * (`newDecl` in `newText`). Null when it is the same (or the text alone decides), else why it is refused.
+ */
+export async function sameStatementInLean(
+  at: { text: string; decl: Declaration; newText: string; newDecl: Declaration },
+  check: SpliceInput['check'],
+  options: { signal?: AbortSignal; onStage?: (message: string) => void; exclude?: ReadonlySet<string> } = {},
+): Promise<string | null> {
+  const { text, decl, newText, newDecl } = at;
+  const statement = statementText(text, decl);
+  if (statement === null || !statementNeedsLean(statement)) return null;
+  options.onStage?.('Having Lean compare the statement before and after the splice');
+  const { code, declOffset } = standaloneSnippet(newText, newDecl, undefined, options.exclude);
+  const snippet = comparisonSnippet(
+    code.slice(0, declOffset),
+    text.slice(decl.start, decl.end),
+    decl,
+    newText.slice(newDecl.start, newDecl.end),
+    newDecl,
+  );
+  if (!snippet)
+    return `Refused: the statement of ${decl.name} holds a word that can hide where it ends, and its name cannot be renamed for Lean to compare the statement before and after.`;
+  const verdict = (await check(snippet.code, options.signal)).verdict;
+  const error = verdict.messages.find((m) => m.severity === 'error' && m.pos.line >= snippet.afterLine);
+  if (UNJUDGED.has(verdict.status) || error)
+    return `Refused: Lean does not find the statement of ${decl.name} unchanged by the splice (${error ? error.data.split('\n')[0] : verdict.reason}).`;
+  return null;
+}
+
+/** Words that end a proof's tactic block but belong to the declaration: the probe's parentheses close before them. */
 const AFTER_BLOCK =
   /^(termination_by\??|decreasing_by|partial_fixpoint|inductive_fixpoint|coinductive_fixpoint|where)(?![\p{L}\p{N}_'!?])/u;
 
 /**
  * Lean's own word that the spliced proof is one tactic block, for commands no list knows: the same snippet
- * with the proof in tactic parentheses `(…)` (same tactics, same goals; every line after the first moved one
- * column right, as the `(` moves the first). A command anywhere in the proof ends the tactic block there, and
- * inside parentheses Lean then wants `)`: a parse error. Not needed for a term-position sorry (its `(by …)`
- * is already parenthesised) and not possible past `termination_by`/`decreasing_by`/`where` (outside the block).
- * Null when the probe passes or does not apply, else why the splice is refused.
+ * with the proof's tactic block in tactic parentheses `(…)` (same tactics, same goals; every line after the
+ * first moved one column right, as the `(` moves the first). A command anywhere in the block ends it there,
+ * and inside parentheses Lean then wants `)`: a parse error. The parentheses close before the first line at
+ * the block's column that starts with `termination_by`/`decreasing_by`/`where` (what follows belongs to the
+ * declaration, not to the block), so such a line never turns the probe off. Not needed for a term-position
+ * sorry (its `(by …)` is already parenthesised). `insertedLength` is the length of the text the splice
+ * inserted at `from` in `newText`; `eol` the document's line break. Null when the probe passes or does not
+ * apply, else why the splice is refused.
  */
 async function oneBlockProbe(
   input: SpliceInput,
   body: string,
   newText: string,
   from: number,
+  insertedLength: number,
+  eol: '\n' | '\r\n',
   exact: Verdict,
 ): Promise<string | null> {
   const { target } = input;
-  const lines = dedent(body);
+  const all = dedent(body);
   if (target.kind === 'sorry' && target.site.position !== 'tactic') return null;
-  if (lines.slice(1).some((l) => AFTER_BLOCK.test(l))) return null;
+  const blockEnd = all.findIndex((l, i) => i > 0 && AFTER_BLOCK.test(l));
+  const lines = blockEnd < 0 ? all : all.slice(0, blockEnd);
+  const after = blockEnd < 0 ? [] : all.slice(blockEnd);
   const shifted = (pad: string) =>
-    [lines[0], ...lines.slice(1).map((l) => (l === '' ? '' : pad + ' ' + l))].join('\n') + '\n' + pad + ')';
-  let wrapped: string, insertedLength: number;
+    [lines[0], ...lines.slice(1).map((l) => (l === '' ? '' : pad + ' ' + l))].join('\n') +
+    '\n' +
+    pad +
+    ')' +
+    (after.length ? '\n' + indentLines(after, pad, true) : '');
+  let wrapped: string;
   if (target.kind === 'body') {
     const pad = ' '.repeat(target.decl.indent + 2);
     wrapped = ' by\n' + pad + '(' + shifted(pad);
-    insertedLength = (' by\n' + indentLines(lines, pad, true)).length;
   } else {
     const lineStart = target.site.offset - target.site.character;
     const pad = ' '.repeat(Array.from(input.text.slice(lineStart, target.site.offset)).length);
     wrapped = '(' + shifted(pad);
-    insertedLength = indentLines(lines, pad, false).length;
   }
-  const probeText = newText.slice(0, from) + wrapped + newText.slice(from + insertedLength);
+  const probeText = newText.slice(0, from) + withEol(wrapped, eol) + newText.slice(from + insertedLength);
   const probeDecl = findDeclarations(probeText).find((d) => d.start === target.decl.start);
   if (!probeDecl) return 'Refused: the declaration is not found with its proof in parentheses.';
   const { code } = standaloneSnippet(probeText, probeDecl, undefined, input.exclude);

@@ -26,6 +26,8 @@ export interface VerifierSettings {
   maxUses: number;
   maxRssMb: number;
   memoryLimitMb: number;
+  /** Largest answer of one REPL command in MiB (KIMINA_REPL_ANSWER_MB; default 64). */
+  answerLimitMb?: number;
   /** Stop REPLs idle this many seconds (0: keep them). */
   idleTimeoutS?: number;
   sandbox: SandboxPreference;
@@ -51,6 +53,7 @@ const leanKeys = [
   'replMaxUses',
   'replMaxRssMb',
   'replMemoryMb',
+  'replAnswerMb',
   'replIdleS',
   'sandbox',
   'allowedAxioms',
@@ -78,6 +81,7 @@ export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
     maxUses: s.replMaxUses,
     maxRssMb: s.replMaxRssMb,
     memoryLimitMb: s.replMemoryMb,
+    answerLimitMb: s.replAnswerMb,
     idleTimeoutS: s.replIdleS,
     sandbox: s.sandbox,
     allowedAxioms: s.allowedAxioms ?? defaultAllowedAxioms,
@@ -125,6 +129,7 @@ export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): Buil
       env: settings.childEnv,
       projectDir: settings.projectDir,
       memoryLimitMb: settings.memoryLimitMb,
+      ...(settings.answerLimitMb !== undefined ? { answerLimitMb: settings.answerLimitMb } : {}),
       sandbox,
       os,
       cap,

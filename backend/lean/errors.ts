@@ -19,8 +19,11 @@ export class BatchTooLarge extends Error {
   }
 }
 
-/** `memory`: the memory guard stopped the process while it checked (its tree held more than the limit). */
-export type ReplFailureKind = 'timeout' | 'exited' | 'garbage' | 'spawn' | 'closed' | 'memory';
+/**
+ * `memory`: the memory guard stopped the process while it checked (its tree held more than the limit).
+ * `too-large`: its answer passed the byte limit (KIMINA_REPL_ANSWER_MB) and the process was stopped.
+ */
+export type ReplFailureKind = 'timeout' | 'exited' | 'garbage' | 'spawn' | 'closed' | 'memory' | 'too-large';
 
 /** One REPL process failed while answering a command; the process is gone or must be killed. */
 export class ReplFailure extends Error {

@@ -23,6 +23,8 @@ export interface LaunchSpec extends ProcessSpec {
   guardBytes?: number;
   /** Sampling period of the guard (default per OS: processes.ts GUARD_INTERVAL_MS). */
   guardIntervalMs?: number;
+  /** Largest answer of one command in bytes (default repl.ts DEFAULT_ANSWER_LIMIT_BYTES, 64 MiB). */
+  answerLimitBytes?: number;
   /** The environment of the tools that watch and stop it (ps, PowerShell, taskkill): env without the scratch folder. */
   toolEnv: NodeJS.ProcessEnv;
   /** The program the REPL command starts, before any sandbox or memory cap wraps it (named when it cannot start). */
@@ -45,6 +47,8 @@ export interface LaunchOptions {
   lakeEnv?: NodeJS.ProcessEnv;
   /** Address-space cap per REPL in MiB where the OS allows one, and the memory guard's limit everywhere (0: none). */
   memoryLimitMb: number;
+  /** Largest answer of one REPL command in MiB (KIMINA_REPL_ANSWER_MB). */
+  answerLimitMb?: number;
   sandbox: Sandbox;
   /** The OS to launch for (default: this machine's; tests build the others). */
   os?: Os;
@@ -118,6 +122,7 @@ export function buildLaunch(options: LaunchOptions, scratch: string): LaunchSpec
     os,
     verbatim,
     guardBytes: Math.max(0, options.memoryLimitMb) * 1024 * 1024,
+    ...(options.answerLimitMb !== undefined ? { answerLimitBytes: options.answerLimitMb * 1024 * 1024 } : {}),
     ...(options.guardIntervalMs ? { guardIntervalMs: options.guardIntervalMs } : {}),
   };
 }

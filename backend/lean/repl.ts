@@ -4,6 +4,7 @@
 // (lake, the REPL and any children), and the memory guard samples the tree while a command runs.
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
 import { ReplFailure, leanNotStarted } from './errors';
 import type { LaunchSpec } from './launch';
 import {
@@ -19,6 +20,9 @@ import {
 
 const stderrKeep = 4000;
 
+/** The largest answer one command may print by default (KIMINA_REPL_ANSWER_MB): 64 MiB. */
+export const DEFAULT_ANSWER_LIMIT_BYTES = 64 * 1024 * 1024;
+
 interface Waiting {
   resolve(value: unknown): void;
   reject(err: Error): void;
@@ -28,8 +32,15 @@ interface Waiting {
 export class ReplProcess {
   readonly id = randomUUID();
   private readonly child: ChildProcess;
+  /** The current answer's complete lines, and the pieces of its unfinished line (each chunk scanned once). */
   private lines: string[] = [];
-  private partial = '';
+  private linePieces: string[] = [];
+  private lineBlank = true;
+  /** Bytes read since the last complete answer; past `answerLimit` the process is stopped. */
+  private answerBytes = 0;
+  private readonly answerLimit: number;
+  private overflowed = false;
+  private readonly decoder = new StringDecoder('utf8');
   private stderrTail = '';
   private waiting: Waiting | undefined;
   private exitInfo: string | undefined;
@@ -41,6 +52,8 @@ export class ReplProcess {
   constructor(spec: LaunchSpec) {
     this.os = spec.os ?? osOf();
     this.guardBytes = spec.guardBytes ?? 0;
+    this.answerLimit =
+      spec.answerLimitBytes && spec.answerLimitBytes > 0 ? spec.answerLimitBytes : DEFAULT_ANSWER_LIMIT_BYTES;
     this.guard = new MemoryGuard({
       limitBytes: this.guardBytes,
       intervalMs: spec.guardIntervalMs,
@@ -49,11 +62,18 @@ export class ReplProcess {
     });
     this.stopDeps = systemStop(spec.toolEnv);
     this.child = startProcess(spec, ['pipe', 'pipe', 'pipe']);
-    this.child.stdout?.setEncoding('utf8');
     this.child.stderr?.setEncoding('utf8');
-    this.child.stdout?.on('data', (chunk: string) => this.onStdout(chunk));
+    // a listener that throws would take the whole server down: every error here fails the command instead
+    this.child.stdout?.on('data', (chunk: Buffer) => {
+      try {
+        this.onStdout(chunk);
+      } catch (err) {
+        this.stopWith(new ReplFailure('garbage', `could not read the Lean REPL's answer: ${(err as Error).message}`));
+      }
+    });
     this.child.stderr?.on('data', (chunk: string) => {
-      this.stderrTail = (this.stderrTail + chunk).slice(-stderrKeep);
+      // bounded: the last few KB only, and never more than one chunk (at most the pipe's buffer) past them
+      this.stderrTail = (this.stderrTail.slice(-stderrKeep) + chunk.slice(-stderrKeep)).slice(-stderrKeep);
     });
     this.child.stdin?.on('error', () => {
       /* reported through 'exit' */
@@ -106,19 +126,61 @@ export class ReplProcess {
     return tail ? `: ${tail.split('\n').slice(-5).join('\n')}` : '';
   }
 
-  private onStdout(chunk: string): void {
-    this.partial += chunk;
-    let nl: number;
-    while ((nl = this.partial.indexOf('\n')) >= 0) {
-      const line = this.partial.slice(0, nl);
-      this.partial = this.partial.slice(nl + 1);
-      if (line.trim() === '') {
+  /**
+   * Reads stdout in linear time: each chunk is scanned once for line feeds, an unfinished line is kept as pieces
+   * (joined once, when its line feed comes), and the bytes since the last answer are counted: past the limit
+   * the command fails with a `too-large` error and the process is stopped (the pool starts another).
+   */
+  private onStdout(chunk: Buffer): void {
+    if (this.overflowed) return;
+    this.answerBytes += chunk.length;
+    if (this.answerBytes > this.answerLimit) {
+      this.overflowed = true;
+      this.lines = [];
+      this.linePieces = [];
+      this.stopWith(
+        new ReplFailure(
+          'too-large',
+          `Lean REPL answer refused: it passed ${mib(this.answerLimit)} MiB (KIMINA_REPL_ANSWER_MB), so the REPL was stopped and will be replaced`,
+        ),
+      );
+      return;
+    }
+    const text = this.decoder.write(chunk);
+    let from = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+      this.addPiece(text.slice(from, nl));
+      from = nl + 1;
+      const blank = this.lineBlank;
+      const line = this.linePieces.length === 1 ? this.linePieces[0] : this.linePieces.join('');
+      this.linePieces = [];
+      this.lineBlank = true;
+      if (blank) {
         if (this.lines.length === 0) continue;
-        const text = this.lines.join('\n');
+        const answer = this.lines.join('\n');
         this.lines = [];
-        this.answer(text);
+        this.answerBytes = 0;
+        this.answer(answer);
       } else this.lines.push(line);
     }
+    if (from < text.length) this.addPiece(text.slice(from));
+  }
+
+  private addPiece(piece: string): void {
+    if (piece === '') return;
+    this.linePieces.push(piece);
+    if (this.lineBlank && /\S/.test(piece)) this.lineBlank = false;
+  }
+
+  /** Fails the command in flight with `err` and stops the process tree. */
+  private stopWith(err: ReplFailure): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    if (w) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+    this.kill();
   }
 
   private answer(text: string): void {

@@ -60,6 +60,23 @@ export interface ClientDiagnostic {
   source?: string;
 }
 
+/** A pending proposal's edit, to be checked again on the document as it is now (Accept after the file changed). */
+export interface RecheckParams {
+  uri: string;
+  /** The document as it is now. */
+  code: string;
+  /** The proposal's edit, its range in `code`. */
+  edit: ProofEdit;
+  /** The 0-based line the proposal's declaration starts on in `code`. */
+  declarationLine: number;
+}
+
+export interface RecheckResult {
+  ok: boolean;
+  /** Why the edit cannot be written now, when not ok. */
+  problem?: string;
+}
+
 export interface BrokenDeclarationsParams {
   uri: string;
   code: string;
@@ -420,6 +437,19 @@ export const lspRequests = {
     ),
     result: answer<BrokenDeclarationsResult>(),
     summary: "the declarations of a document whose proofs Lean rejects (from the client's diagnostics or a check)",
+  },
+  recheckProposal: {
+    method: 'kimina/recheck',
+    params: typed<RecheckParams>(
+      s.object({
+        uri: s.string({ min: 1, max: 10_000, messages: { '*': 'uri is missing' } }),
+        code: s.string({ max: proveLimits.codeChars, messages: { '*': 'code is missing' } }),
+        edit: s.object({ range, newText: s.string({ max: proveLimits.codeChars }) }),
+        declarationLine: s.integer({ min: 0, max: 10_000_000 }),
+      }),
+    ),
+    result: answer<RecheckResult>(),
+    summary: "checks a pending proposal's edit again on the document as it is now, before Accept writes it",
   },
   repairPlan: {
     method: 'kimina/repair/plan',

@@ -137,8 +137,15 @@ export interface ProveResult {
   status: ProveStatus;
   /** The verified code (statement and proof) when proved. */
   proof: string | null;
-  /** The proof text after `:= by`, ready to splice into the user's file. */
+  /**
+   * The proof text after `:= by` when proved: exactly the body the editor's splice rule would write (CR and CRLF
+   * stored as LF, cut before the first command that follows the proof), and `proof` is the statement with this
+   * body, as Lean accepted it. When the verified answer held more (a trailing `variable`, `include`, `open`,
+   * `namespace` …) and the body alone does not check, the result is `not_proved` and `problem` says why.
+   */
   tactics?: string | null;
+  /** Why a verified answer was not published as proved (see `tactics`). */
+  problem?: string;
   attempts: Attempt[];
   /**
    * The Lean verifier itself failed (it could not start, or crashed): the proof stopped at once, since no

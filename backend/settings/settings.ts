@@ -394,6 +394,13 @@ const declarations = {
     doc: "address-space cap per REPL (`ulimit -v`, Linux when the hard limit allows) and the memory guard's limit on the REPL's processes while a check runs (every OS); 0 = none",
     read: (raw: string | undefined) => number('KIMINA_REPL_MEMORY_MB', raw, 16_384),
   },
+  replAnswerMb: {
+    name: 'KIMINA_REPL_ANSWER_MB',
+    type: 'MB',
+    default: '`64`',
+    doc: "largest answer one REPL command may print (bytes of its JSON, in MiB); past it the check fails with an error saying so and the REPL is replaced, so no Lean output can take the server's memory",
+    read: (raw: string | undefined) => number('KIMINA_REPL_ANSWER_MB', raw, 64),
+  },
   replIdleS: {
     name: 'KIMINA_REPL_IDLE_S',
     type: 'seconds',

@@ -11,7 +11,8 @@ import { RunningProofs } from '../../backend/prover/running';
 import { openDb } from '../../backend/store/db';
 import { AttemptStore } from '../../backend/store/attempts';
 import { ScriptedEngine, StandInVerifier, leanError, valid } from '../prover/doubles';
-import { WELL_FORMED } from '../../backend/demo/kiminaExamples';
+import { WELL_FORMED, shortAnswer } from '../../backend/demo/kiminaExamples';
+import { cutToBody } from '../../backend/editor/splice';
 
 const FILE = 'import Mathlib\n\ntheorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by\n  sorry\n';
 const judge = (code: string) => (code.endsWith('  linarith') ? { verdict: valid() } : { verdict: leanError([]) });
@@ -237,5 +238,56 @@ test('a model missing on an attached server carries its kind: in the JSON 500, t
   } finally {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+// Issue 29, finding 7: `tactics` is the body the editor's splice rule would write, or the proof is not proved.
+const STATEMENT_LINE = 'theorem algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4 := by';
+for (const trailing of [
+  'variable (hf : False)\ninclude hf',
+  'open Nat',
+  'namespace Sneaky',
+  'set_option linter.all false',
+]) {
+  test(`POST /v1/prove: a verified answer ending in '${trailing.split('\n')[0]}' answers the body only, re-checked (JSON and SSE)`, async () => {
+    const answer = shortAnswer(STATEMENT_LINE, `linarith\n${trailing}`);
+    const checked: string[] = [];
+    const judgeAll = (code: string) => {
+      checked.push(code);
+      return code.includes('  linarith') ? { verdict: valid() } : { verdict: leanError([]) };
+    };
+    const s = await serve({ engine: new ScriptedEngine(() => answer), verifier: new StandInVerifier(judgeAll) });
+    try {
+      const result = (await (await post(s.url, { code: FILE, samples: 1, fixTurns: 0 })).json()) as ProveResult;
+      assert.equal(result.status, 'proved', result.problem);
+      assert.equal(result.tactics?.trim(), 'linarith');
+      assert.equal(cutToBody(result.tactics!).body, result.tactics, 'nothing the splice rule would cut');
+      assert.ok(result.proof!.endsWith(result.tactics!), result.proof!);
+      assert.ok(!result.proof!.includes(trailing.split('\n')[0]), result.proof!);
+      assert.equal(checked.at(-1), result.proof, 'the published proof is what Lean checked last');
+      const events = await readEvents(
+        await post(s.url, { code: FILE, samples: 1, fixTurns: 0 }, { accept: 'text/event-stream' }),
+      );
+      const done = events.find((e) => e.type === 'done');
+      assert.equal(done?.type === 'done' ? done.result.tactics : undefined, result.tactics);
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test('POST /v1/prove: when the body alone does not check without the commands after it, the answer is not proved and says why', async () => {
+  const answer = shortAnswer(STATEMENT_LINE, 'exact hf.elim\nvariable (hf : False)\ninclude hf');
+  const judgeAll = (code: string) =>
+    code.includes('variable (hf') ? { verdict: valid() } : { verdict: leanError([]) };
+  const s = await serve({ engine: new ScriptedEngine(() => answer), verifier: new StandInVerifier(judgeAll) });
+  try {
+    const result = (await (await post(s.url, { code: FILE, samples: 1, fixTurns: 0 })).json()) as ProveResult;
+    assert.equal(result.status, 'not_proved');
+    assert.equal(result.tactics, null);
+    assert.equal(result.proof, null);
+    assert.match(result.problem ?? '', /without the commands that followed it/);
+  } finally {
+    await s.close();
   }
 });

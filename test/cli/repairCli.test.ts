@@ -102,3 +102,50 @@ test(
     }
   },
 );
+
+test(
+  'kimina repair --apply: what the user types in the file during the run is kept; a declaration they changed is not written (issue 29)',
+  { timeout: 150_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kimina-repair-typing-'));
+    const file = join(dir, 'Ratios.lean');
+    let typed = '';
+    // while the "model" answers its first repair, the user edits the file: a note at the top and ratio_two's proof
+    const server = await startStandInOpenAIServer({
+      answer: (messages) => {
+        if (!typed) {
+          typed = readFileSync(file, 'utf8')
+            .replace('import Mathlib\n', 'import Mathlib\n\n-- typed during the run\n')
+            .replace('  nlinarith\n', '  nlinarith [hb]\n');
+          writeFileSync(file, typed);
+        }
+        return repairAnswer(messages);
+      },
+      tokenize: 'vllm',
+      chunkChars: 40,
+    });
+    try {
+      writeFileSync(file, BROKEN_FILE);
+      const env = {
+        KIMINA_ENGINE: 'openai',
+        KIMINA_OPENAI_BASE_URL: server.baseUrl,
+        KIMINA_REPL_COMMAND: standInReplCommand(),
+        KIMINA_SANDBOX: 'none',
+        KIMINA_REPL_MEMORY_MB: '0',
+        KIMINA_HOME: join(dir, 'home'),
+        KIMINA_DB: join(dir, 'kimina.db'),
+        KIMINA_LEAN_PROJECT: dir,
+      };
+      const run = await kimina(['Ratios.lean', '--apply', '--samples', '1', '--fix-turns', '0'], env, dir);
+      const written = readFileSync(file, 'utf8');
+      assert.ok(typed, 'the file was edited during the run');
+      assert.ok(written.includes('-- typed during the run') && written.includes('nlinarith [hb]'), written);
+      assert.match(written, /ratio_one[^]*div_le_iff₀ hc[^]*ratio_two[^]*rw \[div_le_iff hc\]\n {2}nlinarith \[hb\]/);
+      assert.match(run.stderr, /ratio_two: not written \(its declaration was changed after it was checked/);
+      assert.match(readFileSync(join(dir, 'kimina-repair.md'), 'utf8'), /ratio_two \| 7 \| skipped \| not written/);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -9,6 +9,7 @@ import type { ProveRequest, ProveResult, ReplSorry, Verdict } from '../../backen
 import { proveInEditor } from '../../backend/editor/editorProve';
 import { findDeclarations, offsetAt, standaloneSnippet } from '../../backend/editor/leanSource';
 import { applyEdit, cutToBody, spliceProblem, spliceVerifiedProof } from '../../backend/editor/splice';
+import { storedProofText } from '../../backend/editor/lineBreaks';
 import type { ProveService } from '../../backend/editor/service';
 import { lexLean } from '../../backend/lean/lexer';
 import {
@@ -105,7 +106,9 @@ const signal = new AbortController().signal;
 for (const { name, proof, at } of corpus) {
   if (at === 'trailing')
     test(`cut: no command token outside the body (${name})`, () => {
-      const { body, cut } = cutToBody(proof);
+      const stored = storedProofText(proof); // as the editor stores it: CR and CRLF are line breaks (issue 29)
+      assert.ok('text' in stored);
+      const { body, cut } = cutToBody(stored.text);
       assert.deepEqual(commandTokens(body), [], body);
       assert.ok(cut !== null, 'something was cut');
       assert.match(body, /norm_num/);
@@ -114,7 +117,12 @@ for (const { name, proof, at } of corpus) {
   for (const mode of ['theorem', 'goal'] as const) {
     const writer = mode === 'theorem' ? 'Accept' : 'goal mode';
     if (at !== 'trailing') {
-      const what = at === 'leading' ? 'a command before the proof' : 'a command no list knows, at the tactic column';
+      const what =
+        at === 'leading'
+          ? 'a command before the proof'
+          : at === 'line-break'
+            ? 'a line break Lean does not read (NEL, LS, PS, FF)'
+            : 'a command no list knows, at the tactic column';
       test(`${writer}: ${what} is refused, nothing is written (${name})`, async () => {
         const { service } = scripted(proof, leanParse);
         const result = await proveInEditor(
@@ -447,7 +455,7 @@ test('the probe: the same snippet with the proof in tactic parentheses, later li
   assert.equal(term.ok, true);
   assert.equal(seen.length, 1);
 
-  // termination_by / decreasing_by / where stand outside the tactic block: no probe past them
+  // termination_by / decreasing_by / where stand outside the tactic block: the parentheses close before them
   seen.length = 0;
   const rec = await spliceVerifiedProof({
     text: src,
@@ -456,7 +464,31 @@ test('the probe: the same snippet with the proof in tactic parentheses, later li
     check,
   });
   assert.equal(rec.ok, true);
-  assert.equal(seen.length, 1);
+  assert.equal(seen.length, 2);
+  assert.ok(
+    seen[1]
+      .trimEnd()
+      .endsWith('by\n  (  exact aux h\n  )\n  where\n    aux (k : a = 1) : a = 1 ∧ True := ⟨k, trivial⟩'),
+    seen[1],
+  );
+});
+
+test('a `where` line later in the answer does not turn the probe off: a command before it is still caught (issue 29)', async () => {
+  const src = 'theorem t : True := by\n  sorry\n';
+  const [decl] = findDeclarations(src);
+  const seen: string[] = [];
+  const out = await spliceVerifiedProof({
+    text: src,
+    target: { kind: 'body', decl },
+    proof: '\n  trivial\n  some_new_command x\nwhere\n  aux : True := trivial',
+    check: async (code: string) => {
+      seen.push(code);
+      return { verdict: leanParse(code) ?? verdict('valid') };
+    },
+  });
+  assert.equal(out.ok, false);
+  assert.equal(seen.length, 2, 'the parenthesised re-check ran');
+  assert.match(out.ok ? '' : out.problem, /in parentheses Lean answers lean_error/);
 });
 
 test('the probe refuses when Lean answers otherwise with the proof in parentheses, and says why', async () => {

@@ -22,6 +22,7 @@ import {
 } from '../../backend/protocol';
 import { declarationAt, findDeclarations, positionAt } from '../../backend/editor/leanSource';
 import { theoremEdit } from '../../backend/editor/splice';
+import { recheckProposal } from '../../backend/editor/recheck';
 import type { CtxApi } from '../../extension/ctx';
 import { leanDocuments } from '../../extension/proposal';
 
@@ -68,6 +69,22 @@ export class FakeCtx implements CtxApi {
   private readonly lenses: vscode.Disposable;
 
   constructor() {
+    // Accept after the file changed: the backend's real rule (editor/recheck.ts) over a check double that
+    // answers `valid` to a snippet without `sorry`, else `sorry` with its sorries listed (no Lean here)
+    this.serve(lspMethods.recheckProposal, (params) =>
+      recheckProposal(params, async (code) => {
+        const sorries = [...code.matchAll(/\bsorry\b/g)].map(() => ({ goal: '' }));
+        return {
+          verdict: {
+            status: sorries.length ? 'sorry' : 'valid',
+            reason: sorries.length ? 'declaration uses sorry' : 'valid',
+            messages: [],
+            sorries,
+            time: 0,
+          },
+        };
+      }),
+    );
     // The language client registers the server's code lens provider; the lenses are backend/api/lsp.ts's onCodeLens.
     this.lenses = vscode.languages.registerCodeLensProvider(leanDocuments, {
       provideCodeLenses: (doc) =>

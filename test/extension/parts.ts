@@ -7,7 +7,7 @@ import { FakeCtx } from './fakeCtx';
 import { ProvedMarks } from '../../extension/decorations';
 import { ProofRunner } from '../../extension/proofRunner';
 import { ProofView } from '../../extension/proofView';
-import { Proposals } from '../../extension/proposal';
+import { Proposals, recheckThrough } from '../../extension/proposal';
 
 /** A file with three theorems to prove (lines 2, 5 and 8). */
 export const leanFile = [
@@ -33,7 +33,7 @@ export function extensionParts(text = leanFile) {
   } as unknown as vscode.ExtensionContext;
   const ctx = new FakeCtx();
   const view = new ProofView(context);
-  const proposals = new Proposals();
+  const proposals = new Proposals(recheckThrough(ctx.request));
   const marks = new ProvedMarks(context);
   const runner = new ProofRunner(ctx, view, proposals, marks);
   const doc = double.open('/project/Basic.lean', text);

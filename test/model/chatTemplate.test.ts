@@ -15,7 +15,7 @@ const USER =
 
 test('Qwen3 template: the first-turn prompt is exactly the one of kimina-format.md §1.3', async () => {
   const template = chatTemplateOf(await qwen3Tokenizer(), 'Qwen3');
-  const text = template.render([
+  const text = await template.render([
     { role: 'system', content: SYSTEM },
     { role: 'user', content: USER },
   ]);
@@ -33,7 +33,7 @@ test('Qwen3 template: renders equal Python jinja2 (as transformers runs it) for 
   const template = chatTemplateOf(tok, 'Qwen3');
   assert.equal(reference.renders.length, 2);
   for (const r of reference.renders) {
-    const text = template.render(r.messages);
+    const text = await template.render(r.messages);
     assert.equal(text, r.text);
     assert.deepEqual(tok.encode(text), r.ids);
   }
@@ -51,30 +51,30 @@ test("Qwen3 template: the fix turn drops the earlier answer's think part (§6.5)
     { role: 'assistant', content: answer },
     { role: 'user', content: '# Error 1:\nError message: \nlinarith failed\n' },
   ];
-  const text = template.render(conversation);
+  const text = await template.render(conversation);
   assert.ok(!text.includes('SECRET') && !text.includes('<think>'));
   assert.ok(text.includes('<|im_start|>assistant\nShort summary.\n\n```lean4\n'));
   assert.ok(text.endsWith('linarith failed\n<|im_end|>\n<|im_start|>assistant\n'));
   // A closing assistant turn (no later user message) keeps its reasoning.
-  const last = template.render(conversation.slice(0, 3), { addGenerationPrompt: false });
+  const last = await template.render(conversation.slice(0, 3), { addGenerationPrompt: false });
   assert.ok(last.includes('<|im_start|>assistant\n<think>\nSECRET reasoning.'));
   assert.ok(last.endsWith('```<|im_end|>\n'));
 });
 
 test('bad conversations and broken templates fail with clear errors', async () => {
   const template = chatTemplateOf(await qwen3Tokenizer(), 'Qwen3');
-  assert.throws(() => template.render([]), /empty conversation/);
-  assert.throws(
+  await assert.rejects(() => template.render([]), /empty conversation/);
+  await assert.rejects(
     () => template.render([{ role: 'tool', content: 'x' } as unknown as ChatMessage]),
     /message 0: role must be/,
   );
-  assert.throws(
+  await assert.rejects(
     () => template.render([{ role: 'user', content: 7 } as unknown as ChatMessage]),
     /content must be a string/,
   );
   assert.throws(() => compileChatTemplate('{% for %}', {}, 'chat template of m'), /chat template of m: cannot parse/);
   const raising = compileChatTemplate("{{ raise_exception('only user turns') }}", {}, 'chat template of m');
-  assert.throws(
+  await assert.rejects(
     () => raising.render([{ role: 'user', content: 'x' }]),
     /chat template of m: rendering failed: .*only user turns/,
   );
@@ -82,7 +82,7 @@ test('bad conversations and broken templates fail with clear errors', async () =
   assert.throws(() => chatTemplateOf(bare, 'tiny'), /tiny has no chat template/);
 });
 
-test('special tokens from the tokenizer config reach the template', () => {
+test('special tokens from the tokenizer config reach the template', async () => {
   const tok = tokenizerFromFiles({
     tokenizerJson: {
       model: { type: 'BPE', vocab: { a: 0 }, merges: [] },
@@ -94,7 +94,7 @@ test('special tokens from the tokenizer config reach the template', () => {
         '{% for m in messages %}{{ m.content + eos_token }}{% endfor %}{% if add_generation_prompt %}>{% endif %}',
     },
   });
-  assert.equal(chatTemplateOf(tok).render([{ role: 'user', content: 'hi' }]), 'hi</s>>');
+  assert.equal(await chatTemplateOf(tok).render([{ role: 'user', content: 'hi' }]), 'hi</s>>');
 });
 
 test("Python string methods: strip/lstrip/rstrip keep their argument (the fix turn keeps the answer's leading spaces)", async () => {
@@ -102,7 +102,7 @@ test("Python string methods: strip/lstrip/rstrip keep their argument (the fix tu
   // The earlier answer's text after </think> starts with "\n" then spaces: Python's lstrip('\n')
   // removes only the newline (the library's own lstrip removed the spaces too).
   const answer = '<think>\nreasoning\n</think>\n   Indented summary.\n```lean4\n  linarith\n```\n';
-  const text = template.render([
+  const text = await template.render([
     { role: 'user', content: 'prove it' },
     { role: 'assistant', content: answer },
     { role: 'user', content: '# Error 1:\nlinarith failed' },
@@ -118,11 +118,60 @@ test("Python string methods: strip/lstrip/rstrip keep their argument (the fix tu
   );
   // Python: '\x1c' is whitespace for str.strip(); the explicit character sets are honoured.
   assert.equal(
-    probe.render([{ role: 'user', content: '' }]),
+    await probe.render([{ role: 'user', content: '' }]),
     '[  hi \x1c\n|hi|\n\n  hi \x1c|hi|hi \x1c|\n\n  hi \x1c\n]',
   );
   assert.equal(
-    compileChatTemplate('[{{ x.strip() }}]', { x: '\ufeffa\u3000' }).render([{ role: 'user', content: '' }]),
+    await compileChatTemplate('[{{ x.strip() }}]', { x: '\ufeffa\u3000' }).render([{ role: 'user', content: '' }]),
     '[\ufeffa]',
   );
 });
+
+// Issue 29, finding 6: a checkpoint's template is its code; it renders in a worker with a time, heap and size
+// limit, and a template that loops fails with an error naming it while this process goes on.
+test(
+  'a template that loops or allocates without end is stopped with an error naming it; the next render works',
+  { timeout: 60_000 },
+  async () => {
+    const limits = { timeMs: 1500, heapMb: 64, maxChars: 1024 * 1024 };
+    const huge = compileChatTemplate(
+      '{% for i in range(100000000) %}x{% endfor %}',
+      {},
+      'chat template of Huge',
+      limits,
+    );
+    await assert.rejects(
+      () => huge.render([{ role: 'user', content: 'x' }]),
+      /chat template of Huge: (rendering stopped|rendering failed)/,
+    );
+    const nested = compileChatTemplate(
+      '{% for a in range(100000) %}{% for b in range(100000) %}{% for c in range(100000) %}{% endfor %}{% endfor %}{% endfor %}',
+      {},
+      'chat template of Nested',
+      limits,
+    );
+    const started = Date.now();
+    await assert.rejects(
+      () => nested.render([{ role: 'user', content: 'x' }]),
+      /chat template of Nested: rendering stopped after 1\.5 s/,
+    );
+    assert.ok(Date.now() - started < 10_000, 'stopped at its time limit');
+    const long = compileChatTemplate(
+      `{% for i in range(20000) %}${'x'.repeat(100)}{% endfor %}`,
+      {},
+      'chat template of Long',
+      limits,
+    );
+    await assert.rejects(
+      () => long.render([{ role: 'user', content: 'x' }]),
+      /chat template of Long: rendering failed: the rendered prompt passed 1048576 characters/,
+    );
+    const fine = compileChatTemplate(
+      '{% for m in messages %}{{ m.content }}{% endfor %}',
+      {},
+      'chat template of Fine',
+      limits,
+    );
+    assert.equal(await fine.render([{ role: 'user', content: 'still here' }]), 'still here');
+  },
+);

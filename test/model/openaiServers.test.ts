@@ -11,9 +11,22 @@ import { OpenAIEngine } from '../../backend/model/openai/engine';
 import type { ChatMessage } from '../../backend/protocol';
 import type { SamplingOptions } from '../../backend/model/engine';
 import { loadTokenizer } from '../../backend/model/tokenizer';
-import { chatTemplateOf } from '../../backend/model/chatTemplate';
+import { renderInPlace } from '../../backend/model/chatTemplate';
 import { chatmlRender, startStandInOpenAIServer, type StandInOptions } from './standInOpenAIServer';
 import { QWEN3_DIR } from './qwen3Fixture';
+
+/** The checkpoint's template rendered on this thread: the stand-in server renders synchronously, as llama.cpp does in its own process. */
+function inPlaceRenderer(tok: { chatTemplate?: string; templateTokens: Record<string, string> }) {
+  return (messages: ChatMessage[]) =>
+    renderInPlace({
+      id: 0,
+      source: tok.chatTemplate!,
+      tokens: tok.templateTokens,
+      messages,
+      addGenerationPrompt: true,
+      maxChars: Infinity,
+    });
+}
 
 const MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
 const PROMPT: ChatMessage[] = [
@@ -198,10 +211,10 @@ test('SGLang: reasoning_content folded back, n honoured, usage counts the tokens
 });
 
 test("server-side templates: llama.cpp's built-in chatml differs on the fix turn -> the checkpoint's rendering goes to /v1/completions", async () => {
-  const qwen = chatTemplateOf(await loadTokenizer(QWEN3_DIR));
+  const qwen = inPlaceRenderer(await loadTokenizer(QWEN3_DIR));
   // With the checkpoint's own template (llama-server --jinja on a GGUF carrying it) nothing changes.
   await withServer(
-    { server: 'llama.cpp', serverTemplate: (m) => qwen.render(m as ChatMessage[]) },
+    { server: 'llama.cpp', serverTemplate: (m) => qwen(m as ChatMessage[]) },
     async (engine, server, logs) => {
       await engine.generate([PROMPT], SAMPLING);
       await engine.generate([FIX], SAMPLING);
@@ -227,13 +240,13 @@ test("server-side templates: llama.cpp's built-in chatml differs on the fix turn
       assert.match(said ?? '', /renders a fix-turn conversation differently from the checkpoint's \(first difference/);
       const raw = server.requests.filter((r) => r.path === '/v1/completions');
       assert.equal(raw.length, 3, 'n=2 refused once, then one request per sample');
-      assert.equal(raw[1].body.prompt, qwen.render(FIX), "the checkpoint's rendering, verbatim");
+      assert.equal(raw[1].body.prompt, qwen(FIX), "the checkpoint's rendering, verbatim");
       assert.notEqual(raw[1].body.prompt, chatmlRender(FIX));
       assert.ok(!('messages' in raw[1].body));
       const tokenizer = await loadTokenizer(QWEN3_DIR);
       assert.equal(
         await engine.countPromptTokens(FIX),
-        tokenizer.encode(qwen.render(FIX)).length,
+        tokenizer.encode(qwen(FIX)).length,
         "prompt lengths now counted on the checkpoint's rendering",
       );
     },
@@ -242,7 +255,7 @@ test("server-side templates: llama.cpp's built-in chatml differs on the fix turn
 });
 
 test("server-side templates: Ollama's differing Go template is reported; prompts then go raw to /api/generate", async () => {
-  const qwen = chatTemplateOf(await loadTokenizer(QWEN3_DIR));
+  const qwen = inPlaceRenderer(await loadTokenizer(QWEN3_DIR));
   await withServer(
     { server: 'ollama', numCtx: 8192 },
     async (engine, server, logs) => {
@@ -261,7 +274,7 @@ test("server-side templates: Ollama's differing Go template is reported; prompts
       const generate = server.requests.filter((r) => r.path === '/api/generate');
       assert.equal(generate.length, 2, 'one request per sample');
       assert.equal(generate[0].body.raw, true);
-      assert.equal(generate[0].body.prompt, qwen.render(FIX), "the checkpoint's rendering, verbatim");
+      assert.equal(generate[0].body.prompt, qwen(FIX), "the checkpoint's rendering, verbatim");
       assert.deepEqual(generate[0].body.options, { temperature: 1, top_p: 0.95, top_k: 0, num_predict: 1000 });
       assert.ok(!chats(server).some((r) => r.path === '/v1/chat/completions' && !r.body._debug_render_only));
       assert.deepEqual(
@@ -294,10 +307,10 @@ test("server-side templates: Ollama's differing Go template is reported; prompts
 
 test("vLLM: /tokenize ids of its rendering are compared with the checkpoint rendering's ids", async () => {
   const tokenizer = await loadTokenizer(QWEN3_DIR);
-  const qwen = chatTemplateOf(tokenizer);
+  const qwen = inPlaceRenderer(tokenizer);
   const ids = (t: string) => tokenizer.encode(t);
   await withServer(
-    { server: 'vllm', tokenizeIds: ids, serverTemplate: (m) => qwen.render(m as ChatMessage[]) },
+    { server: 'vllm', tokenizeIds: ids, serverTemplate: (m) => qwen(m as ChatMessage[]) },
     async (engine) => {
       await engine.generate([FIX], SAMPLING);
       assert.deepEqual(engine.templateCheck, { renderer: 'vllm', same: true, detail: undefined });
@@ -316,7 +329,7 @@ test("vLLM: /tokenize ids of its rendering are compared with the checkpoint rend
       const raw = server.requests.filter((r) => r.path === '/v1/completions');
       assert.equal(raw.length, 1, 'vLLM takes n on /v1/completions too');
       assert.equal(raw[0].body.n, 2);
-      assert.equal(raw[0].body.prompt, qwen.render(FIX));
+      assert.equal(raw[0].body.prompt, qwen(FIX));
       assert.deepEqual(
         gens.map((g) => g.text),
         [answerOf(0), answerOf(1)],

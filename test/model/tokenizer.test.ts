@@ -141,7 +141,7 @@ test('chat_template.jinja wins over tokenizer_config.json chat_template, as in t
   writeFileSync(join(dir, 'chat_template.jinja'), 'from file: {{ messages[0].content }}');
   const tok = await loadTokenizer(dir);
   assert.equal(tok.chatTemplate, 'from file: {{ messages[0].content }}');
-  assert.equal(chatTemplateOf(tok).render([{ role: 'user', content: 'x' }]), 'from file: x');
+  assert.equal(await chatTemplateOf(tok).render([{ role: 'user', content: 'x' }]), 'from file: x');
   rmSync(join(dir, 'chat_template.jinja'));
   assert.equal((await loadTokenizer(dir)).chatTemplate, 'from json: {{ messages[0].content }}');
 });

@@ -115,18 +115,19 @@ export class OnnxEngine implements Engine {
     return this.backend.info;
   }
 
-  promptIds(conversation: ChatMessage[]): number[] {
-    return this.tokenizer.encode(this.template.render(conversation, { addGenerationPrompt: true }));
+  async promptIds(conversation: ChatMessage[]): Promise<number[]> {
+    return this.tokenizer.encode(await this.template.render(conversation, { addGenerationPrompt: true }));
   }
 
   async countPromptTokens(conversation: ChatMessage[]): Promise<number> {
-    return this.promptIds(conversation).length;
+    return (await this.promptIds(conversation)).length;
   }
 
   async generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta): Promise<Generation[]> {
     if (conversations.length === 0) return [];
     if (!(options.maxTokens >= 1)) throw new Error(`maxTokens must be at least 1, got ${options.maxTokens}`);
-    const prompts = conversations.map((c) => this.promptIds(c));
+    const prompts: number[][] = [];
+    for (const c of conversations) prompts.push(await this.promptIds(c));
     prompts.forEach((p, i) => {
       if (p.length >= this.maxContext)
         throw new Error(

@@ -181,7 +181,7 @@ export class OpenAIEngine implements Engine {
     // Once prompts are rendered here, the checkpoint's tokenizer counts them, not the server's template.
     if (this.route !== 'chat')
       return this.localTemplate().then(
-        ({ tokenizer, template }) => tokenizer.encode(template.render(conversation)).length,
+        async ({ tokenizer, template }) => tokenizer.encode(await template.render(conversation)).length,
       );
     return this.counter.count(conversation);
   }
@@ -332,7 +332,7 @@ export class OpenAIEngine implements Engine {
       const conversation = conversations.find((c) => c.some((m) => m.role === 'assistant') === (kind === 'fix'));
       if (!conversation) continue;
       const local = await this.localTemplate();
-      const ours = local.template.render(conversation);
+      const ours = await local.template.render(conversation);
       const theirs = await renderOnServer(
         { http: this.http, baseUrl: this.o.baseUrl, rootUrl: rootOf(this.o.baseUrl), model: this.model },
         conversation,
@@ -442,7 +442,7 @@ export class OpenAIEngine implements Engine {
     const url = ollama
       ? `${rootOf(this.o.baseUrl)}/api/generate`
       : `${this.o.baseUrl}/${raw ? 'completions' : 'chat/completions'}`;
-    const prompt = raw || ollama ? (await this.localTemplate()).template.render(job.conversation) : undefined;
+    const prompt = raw || ollama ? await (await this.localTemplate()).template.render(job.conversation) : undefined;
     const maxTokens = await this.maxTokensFor(job, outputs, options);
     let body: Record<string, unknown>;
     if (ollama) {

@@ -105,7 +105,7 @@ export class PromptTokenCounter {
   private async localCount(conversation: ChatMessage[]): Promise<number | undefined> {
     this.local ??= (async () => {
       const { tokenizer, template } = await (this.o.local?.() ?? loadLocalTemplate(this.o.tokenizerDir!));
-      return async (c: ChatMessage[]) => tokenizer.encode(template.render(c)).length;
+      return async (c: ChatMessage[]) => tokenizer.encode(await template.render(c)).length;
     })();
     return (await this.local)(conversation);
   }

@@ -147,7 +147,11 @@ export const knownOpen: readonly string[] = [];
  * The second group came from the independent audit: commands the first deny-list did not know (`variable?`
  * and the Mathlib/Batteries/core commands after it) and a command no list knows (the column rule).
  */
-export const spliceAttacks: { id: string; proof: string; at: 'trailing' | 'leading' | 'tactic-column' }[] = [
+export const spliceAttacks: {
+  id: string;
+  proof: string;
+  at: 'trailing' | 'leading' | 'tactic-column' | 'line-break';
+}[] = [
   { id: 'variable+include', proof: '\n  norm_num\n\nvariable (h : False)\ninclude h\n', at: 'trailing' },
   { id: 'variable+include indented', proof: '\n  norm_num\n  variable (h : False)\n  include h\n', at: 'trailing' },
   { id: 'include mid-line', proof: ' norm_num\nvariable (h : False) include h', at: 'trailing' },
@@ -196,6 +200,16 @@ export const spliceAttacks: { id: string; proof: string; at: 'trailing' | 'leadi
   { id: 'leading open … in + variable', proof: '\nopen Real in\nvariable (h : False)\n  norm_num\n', at: 'leading' },
   { id: 'leading on the by line', proof: ' variable (h : False)\n  norm_num\n', at: 'leading' },
   { id: 'leading unknown command (column rule)', proof: '\nsome_new_command [h : Fact False]\n  norm_num\n', at: 'leading' },
+  // --- issue 29: line breaks an editor makes that Lean does not (a lone CR hides the commands behind a `--`
+  // from Lean and our lexer; VS Code's buffer breaks the line there), and a `where` that turned the probe off
+  { id: 'lone CR hides variable+include (issue 29)', proof: ' norm_num -- done\rvariable (h : False)\rinclude h\rexample : True := by\n  try trivial', at: 'trailing' },
+  { id: 'CRLF around variable+include (issue 29)', proof: '\r\n  norm_num\r\nvariable (h : False)\r\ninclude h\r\n', at: 'trailing' },
+  { id: 'lone CR at the tactic column (issue 29)', proof: '\n  norm_num -- ok\r  some_new_command [h : Fact False]', at: 'tactic-column' },
+  { id: 'NEL hides variable (issue 29)', proof: ' norm_num -- done\u0085variable (h : False)\u0085include h', at: 'line-break' },
+  { id: 'LS hides variable (issue 29)', proof: ' norm_num -- done\u2028variable (h : False)\u2028include h', at: 'line-break' },
+  { id: 'PS hides variable (issue 29)', proof: ' norm_num -- done\u2029variable (h : False)\u2029include h', at: 'line-break' },
+  { id: 'form feed hides variable (issue 29)', proof: ' norm_num -- done\u000cvariable (h : False)', at: 'line-break' },
+  { id: 'unknown command before a where (probe, issue 29)', proof: '\n  norm_num\n  some_new_command [h : Fact False]\nwhere\n  aux : True := trivial\n', at: 'tactic-column' },
 ];
 
 /**

@@ -167,7 +167,7 @@ test('n samples: seeded sampling is reproducible, samples differ, greedy samples
     const g = await engine.generate([firstTurn, firstTurn], { ...greedy, maxTokens: 12 });
     const [single] = await engine.generate([firstTurn], { ...greedy, maxTokens: 12 });
     assert.deepEqual(g, [single, single]);
-    assert.equal(await engine.countPromptTokens(firstTurn), engine.promptIds(firstTurn).length);
+    assert.equal(await engine.countPromptTokens(firstTurn), (await engine.promptIds(firstTurn)).length);
   });
 });
 

@@ -281,12 +281,11 @@ test(
     };
     const template = compileChatTemplate(config.chat_template);
     assert.equal(r.ref.templates.length, parityConversations.length);
-    parityConversations.forEach((c, i) => {
+    for (const [i, c] of parityConversations.entries())
       assert.equal(
-        template.render(c.messages as ChatMessage[], { addGenerationPrompt: c.add_generation_prompt }),
+        await template.render(c.messages as ChatMessage[], { addGenerationPrompt: c.add_generation_prompt }),
         r.ref.templates[i],
         `conversation ${i}`,
       );
-    });
   },
 );
