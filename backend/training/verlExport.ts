@@ -56,7 +56,7 @@ export function experimentName(model: string): string {
  */
 export function verlOverrides(
   o: Pick<VerlExportOptions, 'model' | 'hyper' | 'nodes' | 'gpusPerNode' | 'experiment' | 'steps'>,
-  verl: Pick<VerlTarget, 'wiring'> = { wiring: 'reward-loop' },
+  verl: Pick<VerlTarget, 'wiring' | 'keys'> = { wiring: 'reward-loop', keys: 'reward' },
 ): Record<string, string | number | boolean> {
   const h = o.hyper;
   const context = h.maxPromptLength + h.maxCompletionLength;
@@ -111,7 +111,7 @@ export function verlOverrides(
     'actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu': 2,
     'actor_rollout_ref.ref.fsdp_config.param_offload': true,
     'actor_rollout_ref.ref.log_prob_max_token_len_per_gpu': context,
-    ...rewardOverrides(verl.wiring),
+    ...rewardOverrides(verl),
     'trainer.critic_warmup': 0,
     'trainer.logger': '["console"]',
     'trainer.project_name': 'kimina-prover',
@@ -132,7 +132,7 @@ export function verlOverrides(
  * gathers the answers that arrive together into the same batched, size-limited requests with failover, and always
  * answers a dict (the score and the fields the dataset class reads), so no reward_kwargs are needed.
  */
-function rewardOverrides(wiring: VerlTarget['wiring']): Record<string, string | boolean> {
+function rewardOverrides({ wiring, keys }: Pick<VerlTarget, 'wiring' | 'keys'>): Record<string, string | boolean> {
   if (wiring === 'batch')
     return {
       'reward_model.reward_manager': 'batch',
@@ -141,10 +141,16 @@ function rewardOverrides(wiring: VerlTarget['wiring']): Record<string, string | 
       'custom_reward_function.name': 'reward',
       '+custom_reward_function.reward_kwargs.return_dict': true,
     };
+  if (keys === 'top-level')
+    return {
+      'reward_model.reward_manager': 'naive',
+      'custom_reward_function.path': 'kimina_reward.py',
+      'custom_reward_function.name': 'compute_score',
+    };
   return {
-    'reward_model.reward_manager': 'naive',
-    'custom_reward_function.path': 'kimina_reward.py',
-    'custom_reward_function.name': 'compute_score',
+    'reward.reward_manager.name': 'naive',
+    'reward.custom_reward_function.path': 'kimina_reward.py',
+    'reward.custom_reward_function.name': 'compute_score',
   };
 }
 
@@ -160,7 +166,7 @@ function shellWord(v: string | number | boolean): string {
  */
 export function launchScript(
   overrides: Record<string, string | number | boolean>,
-  verl: Pick<VerlTarget, 'version' | 'series' | 'wiring'>,
+  verl: Pick<VerlTarget, 'version' | 'series' | 'wiring' | 'accepts'>,
 ): string {
   const lines = Object.entries(overrides).map(([k, v]) => `  ${k}=${shellWord(v)}`);
   const wiring = verl.wiring === 'batch' ? 'batch reward' : 'reward loop';
@@ -171,7 +177,6 @@ export function launchScript(
     'set -euo pipefail',
     'cd "$(dirname "$0")"',
     `JOB_VERL=${verl.version}`,
-    `JOB_SERIES=${verl.series}`,
     'if [ -z "${KIMINA_VERL_ANY:-}" ]; then',
     `  HAVE=$(python3 -c 'import importlib.util as u, importlib.metadata as m, os
 s = u.find_spec("verl")
@@ -182,14 +187,16 @@ print(open(f).read().strip() if os.path.exists(f) else m.version("verl"))' 2>/de
     '    echo "kimina: verl is not installed for $(command -v python3) on this node; this job was written for verl $JOB_VERL: pip install verl==$JOB_VERL" >&2',
     '    exit 3',
     '  fi',
-    '  HAVE_SERIES=$(printf %s "$HAVE" | sed -E \'s/^v?([0-9]+)\\.([0-9]+).*/\\1.\\2/\')',
-    '  if [ "$HAVE_SERIES" != "$JOB_SERIES" ]; then',
-    '    echo "kimina: this job was written for verl $JOB_VERL ($JOB_SERIES.x) but this cluster runs verl $HAVE." >&2',
+    '  case "$HAVE" in',
+    `    ${verl.accepts.join(' | ')}) ;;`,
+    '    *)',
+    `    echo "kimina: this job was written for verl $JOB_VERL (${verl.accepts.join(' or ')}) but this cluster runs verl $HAVE." >&2`,
     '    echo "  Either install the job\'s release on the cluster: pip install verl==$JOB_VERL" >&2',
     '    echo "  or export the job again for the cluster\'s release: kimina train export-verl --verl $HAVE (with the same flags as before)." >&2',
     '    echo "  KIMINA_VERL_ANY=1 skips this check." >&2',
     '    exit 3',
-    '  fi',
+    '    ;;',
+    '  esac',
     'fi',
     'python3 -m verl.trainer.main_ppo \\',
     lines.join(' \\\n') + ' \\',

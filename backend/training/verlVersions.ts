@@ -6,12 +6,17 @@
 //   `dapo`, `gdpo`, `remote`, `rate_limited`: reward_manager/registry.py) call
 //   `compute_score(data_source=, solution_str=, ground_truth=, extra_info=)` once per sample, awaiting it when it
 //   is a coroutine function (naive.py run_single). `launch_reward_fn_async` is gone from the config from 0.7.1
-//   (Hydra refuses the key), and the legacy keys `reward_model.reward_manager` and `custom_reward_function.*`
-//   still compose: 0.7.0 reads them directly, 0.7.1+ moves them into `reward.*` (reward_loop.py
-//   migrate_legacy_reward_impl).
+//   (Hydra refuses the key). Where the reward loop reads its settings moved too: 0.7.0 reads the top-level
+//   `custom_reward_function.*` and `reward_model.reward_manager`; from 0.7.1 they live under `reward.*`
+//   (config/reward/reward.yaml). 0.7.1 and 0.8.0's main_ppo still move the old keys there
+//   (migrate_legacy_reward_impl), but 0.9's does not: there the old keys compose and are silently ignored, so
+//   the job names `reward.*` from 0.7.1 on.
 // A release outside these series is refused: its config was never checked against the job.
 
 export type VerlRewardWiring = 'batch' | 'reward-loop';
+
+/** Where the reward settings live: top-level (`custom_reward_function`, `reward_model`) or under `reward`. */
+export type VerlRewardKeys = 'top-level' | 'reward';
 
 export interface VerlTarget {
   /** The exact version the job is written for, e.g. 0.9.1. */
@@ -19,6 +24,9 @@ export interface VerlTarget {
   /** The release series whose config the job matches, e.g. 0.9. */
   series: string;
   wiring: VerlRewardWiring;
+  keys: VerlRewardKeys;
+  /** Shell `case` patterns of the releases whose config the job matches (run_verl.sh checks the cluster's). */
+  accepts: string[];
   /** Where the version came from, for the export's message. */
   from: 'flag' | 'trainer environment' | 'default';
 }
@@ -73,5 +81,10 @@ export function chooseVerl(flag: string | undefined, installed: string | undefin
           : `Pass the verl your cluster runs with --verl (e.g. --verl ${NEWEST_VERL}).`),
     );
   }
-  return { version, series, wiring: known.wiring, from };
+  // 0.7.0 is the one reward-loop release with the settings at the top level.
+  const patch = Number(/^v?\d+\.\d+\.(\d+)/.exec(version)?.[1] ?? 0);
+  const early = series === '0.7' && patch === 0;
+  const keys: VerlRewardKeys = known.wiring === 'batch' || early ? 'top-level' : 'reward';
+  const accepts = series === '0.7' ? (early ? ['0.7.0', '0.7.0[.+a-z]*'] : ['0.7.[1-9]*']) : [`${series}.*`];
+  return { version, series, wiring: known.wiring, keys, accepts, from };
 }

@@ -30,7 +30,7 @@ after(async () => {
 test('recipe overrides: Dr.GRPO, asymmetric clipping, no KL, batch reward with dicts (verl 0.5, 0.6)', () => {
   const o = verlOverrides(
     { model: 'AI-MO/Kimina-Prover-Distill-1.7B', hyper: presetHyper('recipe-8gpu') },
-    { wiring: 'batch' },
+    { wiring: 'batch', keys: 'top-level' },
   );
   assert.equal(o['algorithm.adv_estimator'], 'grpo');
   assert.equal(o['algorithm.norm_adv_by_std_in_grpo'], false);
@@ -63,14 +63,23 @@ test('recipe overrides: Dr.GRPO, asymmetric clipping, no KL, batch reward with d
 
 test('verl 0.7 to 0.9: the reward loop calls compute_score per answer; no launch_reward_fn_async; the rest unchanged', () => {
   const job = { model: 'AI-MO/Kimina-Prover-Distill-1.7B', hyper: presetHyper('recipe-8gpu') };
-  const loop = verlOverrides(job, { wiring: 'reward-loop' });
-  const batch = verlOverrides(job, { wiring: 'batch' });
-  assert.equal(loop['reward_model.reward_manager'], 'naive');
-  assert.equal(loop['custom_reward_function.path'], 'kimina_reward.py');
-  assert.equal(loop['custom_reward_function.name'], 'compute_score');
+  const loop = verlOverrides(job, chooseVerl('0.9.1', undefined));
+  const batch = verlOverrides(job, chooseVerl('0.5.0', undefined));
+  // Under `reward`: 0.9's main_ppo no longer moves the top-level keys there (they would be ignored).
+  assert.equal(loop['reward.reward_manager.name'], 'naive');
+  assert.equal(loop['reward.custom_reward_function.path'], 'kimina_reward.py');
+  assert.equal(loop['reward.custom_reward_function.name'], 'compute_score');
+  assert.ok(!Object.keys(loop).some((k) => k.startsWith('custom_reward_function') || k.startsWith('reward_model.')));
   assert.ok(!('reward_model.launch_reward_fn_async' in loop), 'the key Hydra refuses from 0.7.1');
+  // 0.7.0, the one reward-loop release without the `reward` group, reads them at the top level.
+  const early = verlOverrides(job, chooseVerl('0.7.0', undefined));
+  assert.equal(early['reward_model.reward_manager'], 'naive');
+  assert.equal(early['custom_reward_function.name'], 'compute_score');
+  assert.ok(!Object.keys(early).some((k) => k.startsWith('reward.')));
+  assert.deepEqual(verlOverrides(job, chooseVerl('0.7.1', undefined)), loop);
+  assert.deepEqual(verlOverrides(job, chooseVerl('0.8.0', undefined)), loop);
   assert.ok(!Object.keys(loop).some((k) => k.includes('reward_kwargs')), 'compute_score always answers a dict');
-  const rewardKey = (k: string) => k.includes('reward_model.') || k.includes('custom_reward_function');
+  const rewardKey = (k: string) => k.startsWith('reward') || k.includes('custom_reward_function');
   const rest = (o: Record<string, unknown>) => Object.entries(o).filter(([k]) => !rewardKey(k));
   assert.deepEqual(rest(loop), rest(batch));
   assert.deepEqual(verlOverrides(job), loop, 'the default is the newest wiring');
@@ -81,6 +90,8 @@ test('the verl release: --verl, else the trainer environment’s, else the newes
     version: NEWEST_VERL,
     series: '0.9',
     wiring: 'reward-loop',
+    keys: 'reward',
+    accepts: ['0.9.*'],
     from: 'default',
   });
   assert.equal(NEWEST_VERL, '0.9.1');
@@ -88,6 +99,8 @@ test('the verl release: --verl, else the trainer environment’s, else the newes
     version: '0.5.0',
     series: '0.5',
     wiring: 'batch',
+    keys: 'top-level',
+    accepts: ['0.5.*'],
     from: 'trainer environment',
   });
   assert.equal(chooseVerl('0.6.1', '0.9.1').wiring, 'batch', 'the flag wins');
@@ -159,7 +172,7 @@ test('run_verl.sh checks the cluster’s verl: a mismatch or none says what to d
     assert.match(same.out, /started verl\.trainer\.main_ppo/);
     const old = await runWith('0.5.0');
     assert.equal(old.code, 3);
-    assert.match(old.err, /written for verl 0\.9\.1 \(0\.9\.x\) but this cluster runs verl 0\.5\.0/);
+    assert.match(old.err, /written for verl 0\.9\.1 \(0\.9\.\*\) but this cluster runs verl 0\.5\.0/);
     assert.match(old.err, /pip install verl==0\.9\.1/);
     assert.match(old.err, /kimina train export-verl --verl 0\.5\.0/);
     assert.equal(old.out, '', 'verl not started');
@@ -168,6 +181,15 @@ test('run_verl.sh checks the cluster’s verl: a mismatch or none says what to d
     assert.match(none.err, /verl is not installed .* pip install verl==0\.9\.1/);
     const forced = await runWith('0.5.0', { KIMINA_VERL_ANY: '1' });
     assert.equal(forced.code, 0);
+    // A job for 0.7.1 (reward settings under `reward`) is not started on 0.7.0, which has no such group.
+    const t71 = chooseVerl('0.7.1', undefined);
+    writeFileSync(join(dir, 'run_verl.sh'), launchScript(verlOverrides(job, t71), t71), { mode: 0o755 });
+    assert.equal((await runWith('0.7.0')).code, 3);
+    assert.equal((await runWith('0.7.2')).code, 0);
+    const t70 = chooseVerl('0.7.0', undefined);
+    writeFileSync(join(dir, 'run_verl.sh'), launchScript(verlOverrides(job, t70), t70), { mode: 0o755 });
+    assert.equal((await runWith('0.7.0.dev')).code, 0);
+    assert.equal((await runWith('0.7.1')).code, 3);
   } finally {
     removeDir(dir);
   }
