@@ -56,7 +56,7 @@ export function experimentName(model: string): string {
  */
 export function verlOverrides(
   o: Pick<VerlExportOptions, 'model' | 'hyper' | 'nodes' | 'gpusPerNode' | 'experiment' | 'steps'>,
-  verl: Pick<VerlTarget, 'wiring' | 'keys'> = { wiring: 'reward-loop', keys: 'reward' },
+  verl: Pick<VerlTarget, 'wiring' | 'keys' | 'v1Trainer'> = { wiring: 'reward-loop', keys: 'reward', v1Trainer: true },
 ): Record<string, string | number | boolean> {
   const h = o.hyper;
   const context = h.maxPromptLength + h.maxCompletionLength;
@@ -112,6 +112,8 @@ export function verlOverrides(
     'actor_rollout_ref.ref.fsdp_config.param_offload': true,
     'actor_rollout_ref.ref.log_prob_max_token_len_per_gpu': context,
     ...rewardOverrides(verl),
+    // verl 0.9's v1 trainer never hands the dataset its batches (on_batch_end): no error-fix turns there.
+    ...(verl.v1Trainer ? { 'trainer.use_v1': false } : {}),
     'trainer.critic_warmup': 0,
     'trainer.logger': '["console"]',
     'trainer.project_name': 'kimina-prover',

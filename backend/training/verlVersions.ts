@@ -11,6 +11,9 @@
 //   (config/reward/reward.yaml). 0.7.1 and 0.8.0's main_ppo still move the old keys there
 //   (migrate_legacy_reward_impl), but 0.9's does not: there the old keys compose and are silently ignored, so
 //   the job names `reward.*` from 0.7.1 on.
+// - 0.9.x: `trainer.use_v1` (default true) runs the new v1 trainer (trainer/ppo/v1), which builds our dataset
+//   class but never calls its `on_batch_end`, so the error-fix turn would never be served; the job sets
+//   `trainer.use_v1=false`, the ray_trainer.py loop that still calls it (and scores through the same reward loop).
 // A release outside these series is refused: its config was never checked against the job.
 
 export type VerlRewardWiring = 'batch' | 'reward-loop';
@@ -25,6 +28,8 @@ export interface VerlTarget {
   series: string;
   wiring: VerlRewardWiring;
   keys: VerlRewardKeys;
+  /** The release defaults to its v1 trainer, which never calls the dataset's on_batch_end (0.9). */
+  v1Trainer: boolean;
   /** Shell `case` patterns of the releases whose config the job matches (run_verl.sh checks the cluster's). */
   accepts: string[];
   /** Where the version came from, for the export's message. */
@@ -32,13 +37,14 @@ export interface VerlTarget {
 }
 
 /** Release series the export knows, with the newest release of each (PyPI, 2026-12-06). */
-export const VERL_SERIES: Readonly<Record<string, { newest: string; wiring: VerlRewardWiring }>> = {
-  '0.5': { newest: '0.5.0', wiring: 'batch' },
-  '0.6': { newest: '0.6.1', wiring: 'batch' },
-  '0.7': { newest: '0.7.1', wiring: 'reward-loop' },
-  '0.8': { newest: '0.8.0', wiring: 'reward-loop' },
-  '0.9': { newest: '0.9.1', wiring: 'reward-loop' },
-};
+export const VERL_SERIES: Readonly<Record<string, { newest: string; wiring: VerlRewardWiring; v1Trainer?: boolean }>> =
+  {
+    '0.5': { newest: '0.5.0', wiring: 'batch' },
+    '0.6': { newest: '0.6.1', wiring: 'batch' },
+    '0.7': { newest: '0.7.1', wiring: 'reward-loop' },
+    '0.8': { newest: '0.8.0', wiring: 'reward-loop' },
+    '0.9': { newest: '0.9.1', wiring: 'reward-loop', v1Trainer: true },
+  };
 
 /** The newest verl the export knows: what a job is written for when nothing says otherwise. */
 export const NEWEST_VERL = '0.9.1';
@@ -86,5 +92,5 @@ export function chooseVerl(flag: string | undefined, installed: string | undefin
   const early = series === '0.7' && patch === 0;
   const keys: VerlRewardKeys = known.wiring === 'batch' || early ? 'top-level' : 'reward';
   const accepts = series === '0.7' ? (early ? ['0.7.0', '0.7.0[.+a-z]*'] : ['0.7.[1-9]*']) : [`${series}.*`];
-  return { version, series, wiring: known.wiring, keys, accepts, from };
+  return { version, series, wiring: known.wiring, keys, v1Trainer: known.v1Trainer === true, accepts, from };
 }

@@ -30,7 +30,7 @@ after(async () => {
 test('recipe overrides: Dr.GRPO, asymmetric clipping, no KL, batch reward with dicts (verl 0.5, 0.6)', () => {
   const o = verlOverrides(
     { model: 'AI-MO/Kimina-Prover-Distill-1.7B', hyper: presetHyper('recipe-8gpu') },
-    { wiring: 'batch', keys: 'top-level' },
+    { wiring: 'batch', keys: 'top-level', v1Trainer: false },
   );
   assert.equal(o['algorithm.adv_estimator'], 'grpo');
   assert.equal(o['algorithm.norm_adv_by_std_in_grpo'], false);
@@ -76,10 +76,15 @@ test('verl 0.7 to 0.9: the reward loop calls compute_score per answer; no launch
   assert.equal(early['reward_model.reward_manager'], 'naive');
   assert.equal(early['custom_reward_function.name'], 'compute_score');
   assert.ok(!Object.keys(early).some((k) => k.startsWith('reward.')));
-  assert.deepEqual(verlOverrides(job, chooseVerl('0.7.1', undefined)), loop);
-  assert.deepEqual(verlOverrides(job, chooseVerl('0.8.0', undefined)), loop);
+  // 0.9's default v1 trainer never calls the dataset's on_batch_end: the job runs the one that does.
+  assert.equal(loop['trainer.use_v1'], false);
+  const { ['trainer.use_v1']: _v1, ...loop08 } = loop;
+  assert.deepEqual(verlOverrides(job, chooseVerl('0.7.1', undefined)), loop08);
+  assert.deepEqual(verlOverrides(job, chooseVerl('0.8.0', undefined)), loop08);
+  assert.ok(!('trainer.use_v1' in batch), 'no such key before 0.9');
   assert.ok(!Object.keys(loop).some((k) => k.includes('reward_kwargs')), 'compute_score always answers a dict');
-  const rewardKey = (k: string) => k.startsWith('reward') || k.includes('custom_reward_function');
+  const rewardKey = (k: string) =>
+    k.startsWith('reward') || k.includes('custom_reward_function') || k === 'trainer.use_v1';
   const rest = (o: Record<string, unknown>) => Object.entries(o).filter(([k]) => !rewardKey(k));
   assert.deepEqual(rest(loop), rest(batch));
   assert.deepEqual(verlOverrides(job), loop, 'the default is the newest wiring');
@@ -91,6 +96,7 @@ test('the verl release: --verl, else the trainer environment’s, else the newes
     series: '0.9',
     wiring: 'reward-loop',
     keys: 'reward',
+    v1Trainer: true,
     accepts: ['0.9.*'],
     from: 'default',
   });
@@ -100,6 +106,7 @@ test('the verl release: --verl, else the trainer environment’s, else the newes
     series: '0.5',
     wiring: 'batch',
     keys: 'top-level',
+    v1Trainer: false,
     accepts: ['0.5.*'],
     from: 'trainer environment',
   });
