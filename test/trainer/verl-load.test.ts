@@ -63,6 +63,11 @@ test(
       t.skip(skipReason);
       return;
     }
+    const backend: Backend = await startBackend({ token: 'tok' });
+    t.after(async () => {
+      await backend.close();
+      removeDir(backend.dir);
+    });
     const hyper = presetHyper('recipe-8gpu');
     // Deliberate duplicates (the recipe repeats hard prompts) go through as they are.
     const train = [...PROMPTS, PROMPTS[0], PROMPTS[0]];
@@ -82,15 +87,19 @@ test(
     const cases = fixCases();
     const casesFile = join(job, 'cases.json');
     writeFileSync(casesFile, JSON.stringify(cases));
+    const answersFile = join(job, 'answers.json');
+    writeFileSync(answersFile, JSON.stringify(answerRows(6)));
     const { stdout } = await execFileAsync(
       python,
-      [join(repoRoot, 'test', 'trainer', 'verl_load_check.py'), job, casesFile],
+      [join(repoRoot, 'test', 'trainer', 'verl_load_check.py'), job, casesFile, answersFile],
       {
         env: {
           ...process.env,
           PYTHONPATH: `${trainerSource}:${job}`,
           HYDRA_FULL_ERROR: '1',
           RAY_DISABLE_IMPORT_WARNING: '1',
+          KIMINA_REWARD_URL: backend.url,
+          KIMINA_API_TOKEN: 'tok',
         },
         maxBuffer: 64 << 20,
         timeout: 600_000,
@@ -106,6 +115,11 @@ test(
     assert.equal(r.reward_fn, 'reward');
     assert.deepEqual(r.reward_kwargs, { return_dict: true });
     assert.equal(r.reward_manager, 'BatchRewardManager');
+    // verl 0.5.0's batch reward manager, as its trainer calls it, through the live backend.
+    assert.deepEqual(r.reward.scores, [1, 0, 0, 1, 0, 0]);
+    assert.equal(r.reward.tool_feedback[0], 'valid proof found.');
+    assert.match(r.reward.tool_feedback[1], /^# Error 1:/);
+    assert.equal(r.reward.format_error[2], 'Could not find a valid lean4 code block.');
     assert.deepEqual(r.config, {
       multiturn: true,
       sampling_rate: 0.5,
@@ -283,12 +297,7 @@ test(
         { env: { ...process.env, PYTHONPATH: trainerSource } },
       );
       // 12 answers: 4 valid, 4 refused by Lean, 4 without a code block; 12 over 8 workers pads to 16.
-      const kinds = ['good', 'bad', 'none'] as const;
-      const rows = Array.from({ length: 12 }, (_, i) => ({
-        row: 2, // PROMPTS[2], t3
-        formal_statement: T3,
-        response: { good: GOOD, bad: BAD, none: 'no answer' }[kinds[i % 3]],
-      }));
+      const rows = answerRows(12);
       const answers = join(dir, 'answers.json');
       writeFileSync(answers, JSON.stringify(rows));
       const { stdout } = await execFileAsync(
@@ -341,3 +350,9 @@ test(
     }
   },
 );
+
+/** n answers to t3 (PROMPTS[2], row 2 of the train set): valid, refused by Lean, no code block, in turn. */
+function answerRows(n: number): { row: number; formal_statement: string; response: string }[] {
+  const kinds = [GOOD, BAD, 'no answer'];
+  return Array.from({ length: n }, (_, i) => ({ row: 2, formal_statement: T3, response: kinds[i % 3] }));
+}
