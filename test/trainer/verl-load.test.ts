@@ -325,6 +325,11 @@ test(
       );
       assert.equal(r.verl_version, '0.9.1');
       assert.equal(r.use_v1, false, 'the trainer that calls on_batch_end');
+      assert.match(
+        r.legacy_key_refused,
+        /Could not override 'reward_model\.launch_reward_fn_async'/,
+        'a job written for 0.5 does not compose on 0.9.1',
+      );
       assert.equal(r.dataset_class, 'KiminaMultiturnDataset');
       assert.equal(r.train_rows, PROMPTS.length);
       assert.equal(r.reward_manager, 'NaiveRewardManager', 'registered as naive in verl 0.9.1');

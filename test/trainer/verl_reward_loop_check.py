@@ -3,7 +3,8 @@ verl 0.9.1 venv).
 
 `python verl_reward_loop_check.py JOB_DIR TOKENIZER_DIR ANSWERS.json` prints one JSON object:
 - the PPO config composed by hydra from verl's own verl/trainer/config/ppo_trainer.yaml with the job's overrides
-  (the model path pointed at TOKENIZER_DIR, the tiny character tokenizer saved there: nothing downloaded);
+  (the model path pointed at TOKENIZER_DIR, the tiny character tokenizer saved there: nothing downloaded), and
+  Hydra's refusal of `reward_model.launch_reward_fn_async`, which jobs written for verl 0.5 carry;
 - our dataset class loaded through verl's `create_rl_dataset` (verl.trainer.ppo.utils), as its trainers do;
 - the reward manager class verl resolves for the config, and the reward function its loader wraps;
 - each answer of ANSWERS.json ([{row, formal_statement, response}]: `row` is the train set's row it answers) scored as verl's RewardLoopManager
@@ -58,6 +59,13 @@ def main(job: str, tokenizer_dir: str, answers_file: str) -> None:
     config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         cfg = compose(config_name="ppo_trainer", overrides=[f"{k}={hydra_value(v)}" for k, v in overrides.items()])
+    # The override the 0.5-era job carried: Hydra refuses it on this release (the failure issue 30 reported).
+    try:
+        with initialize_config_dir(config_dir=config_dir, version_base=None):
+            compose(config_name="ppo_trainer", overrides=["reward_model.launch_reward_fn_async=True"])
+        legacy_refused = ""
+    except Exception as e:  # hydra's ConfigCompositionException
+        legacy_refused = f"{type(e).__name__}: {e}"
     os.chdir(job)
     tok = hf_tokenizer(tokenizer_dir)
     train = create_rl_dataset(cfg.data.train_files, cfg.data, tok, None)
@@ -81,6 +89,7 @@ def main(job: str, tokenizer_dir: str, answers_file: str) -> None:
     print(json.dumps({
         "verl_version": verl.__version__,
         "use_v1": cfg.trainer.use_v1,
+        "legacy_key_refused": legacy_refused[:300],
         "dataset_class": type(train).__name__,
         "train_rows": len(train),
         "reward_manager": type(manager).__name__,
