@@ -136,6 +136,7 @@ test(
       if (got.how === 'none') {
         // A newer repl may have added a revision since the listing; a missing one is what the table says.
         if (e.how !== 'nearest') assert.fail(`${e.release}: the real clone has no revision, the table says ${e.how}`);
+        assert.deepEqual([got.nearest?.tag, got.nearest?.commit], [e.ref, e.commit], `${e.release}: nearest source`);
         continue;
       }
       if (e.how === 'nearest') continue;
