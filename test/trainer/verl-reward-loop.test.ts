@@ -120,7 +120,7 @@ const expected = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 === 0
 test(
   'per-answer calls are gathered into size-limited batches, and each call gets its own answer’s reward',
   { timeout: 60_000 },
-  async () => {
+  async (t) => {
     const limit = 512 * 1024;
     const d = await startDouble(limit);
     try {
@@ -132,6 +132,7 @@ test(
       assert.equal(items, 64, 'every answer scored exactly once');
       // 64 x 20 KB under a 512 KiB limit (less the 64 KiB margin): about 23 answers a body, so 3 requests; one
       // request per answer would be 64.
+      t.diagnostic(`64 per-answer calls went out as ${d.batches.length} requests of ${d.batches.join(', ')} answers`);
       assert.ok(d.batches.length <= 4, `gathered into ${d.batches.length} requests: ${d.batches}`);
       for (const s of d.sizes) assert.ok(s <= limit, `request of ${s} bytes is over ${limit}`);
     } finally {
