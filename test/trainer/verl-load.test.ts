@@ -71,7 +71,8 @@ test(
     const hyper = presetHyper('recipe-8gpu');
     // Deliberate duplicates (the recipe repeats hard prompts) go through as they are.
     const train = [...PROMPTS, PROMPTS[0], PROMPTS[0]];
-    await exportVerl({
+    // The trainer environment here is the verl 0.5.0 one: the export reads the release installed there.
+    const exported = await exportVerl({
       env: process.env,
       outDir: job,
       model: RECIPE_START_MODEL,
@@ -80,10 +81,10 @@ test(
       testSource: 'AI-MO/minif2f_test',
       hyper,
       rewardUrl: 'http://127.0.0.1:9',
-      python: await testPython(),
+      python,
       sourceDir: trainerSource,
-      verl: '0.5.0',
     });
+    assert.deepEqual(exported.verl, { version: '0.5.0', from: 'trainer environment', wiring: 'batch' });
     const cases = fixCases();
     const casesFile = join(job, 'cases.json');
     writeFileSync(casesFile, JSON.stringify(cases));
