@@ -122,7 +122,10 @@ export function registerSetupRequests({ connection, settings, onSetUp, log }: Se
               settings,
               { build: params.build === true },
             );
-            return `REPL for ${built.tag} ready: ${built.binary}`;
+            const from = built.provenance
+              ? ` (repl has no revision for ${built.tag}: built from repl ${built.provenance.commit.slice(0, 12)}, made for ${built.provenance.madeFor}, with the project's toolchain; smoke test passed)`
+              : '';
+            return `REPL for ${built.tag} ready: ${built.binary}${from}`;
           } catch (err) {
             if (err instanceof ProjectNotBuiltError) buildCommand = err.result.project.buildCommand;
             throw err;

@@ -17,6 +17,7 @@ import { defaultBodyLimitBytes } from './body';
 import { isLoopbackName, refuseBrowsers } from './browserGuard';
 import { jsonErrorHandler, sendDetail } from './httpErrors';
 import { verifyRouter } from './verifyRoutes';
+import { astRouter } from './astRoutes';
 
 /**
  * What the routers of `kimina serve` get from the composition root (backend/app/serve.ts apiContextOf builds it
@@ -104,6 +105,7 @@ export async function createApp(
   app.use(refuseBrowsers({ allowedHosts: options.allowedHosts }));
   app.use(requireToken(options.token));
   app.use(verifyRouter(ctx.verifier));
+  app.use(astRouter());
   for (const make of extraRouters) app.use(await make(ctx));
   app.use((req, res) => sendDetail(res, 404, `Not Found: ${req.method} ${req.path}`));
   app.use(jsonErrorHandler(options.debug ?? false));

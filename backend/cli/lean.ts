@@ -1,9 +1,9 @@
 // `kimina lean setup|status`: build the Lean REPL for a project, or show what the verifier will use.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { findReplBinary, projectToolchainTag } from '../lean/launch';
+import { findReplBinary, projectToolchainTag, replBinaryIn, setupReplDir } from '../lean/launch';
 import { detectSandbox } from '../lean/sandbox';
-import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
+import { ProjectNotBuiltError, replProvenance, setupRepl } from '../lean/setup';
 import { splitHeader } from '../lean/header';
 import { openApp } from '../app/app';
 import { parseArgs, flagString } from './args';
@@ -15,7 +15,9 @@ const help = `usage: kimina lean setup [--project DIR] [--build]   build leanpro
 DIR defaults to KIMINA_LEAN_PROJECT or the current folder (it must hold lean-toolchain).
 setup also checks that the project is built for the imports checks will use (Mathlib when the project
 depends on it, and KIMINA_INIT_REPLS' headers); when it is not, it names the command that builds it
-(\`lake exe cache get && lake build\` for Mathlib projects) and exits 3; --build runs that command.`;
+(\`lake exe cache get && lake build\` for Mathlib projects) and exits 3; --build runs that command.
+For a release repl has no revision for, setup builds the nearest older repl source with the project's
+toolchain and uses it once its smoke test passes; status shows where it came from.`;
 
 export async function run(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -53,6 +55,10 @@ export async function run(args: string[]): Promise<number> {
       return 3;
     }
     console.log(result.binary);
+    if (result.provenance)
+      console.error(
+        `built from repl ${result.provenance.commit.slice(0, 12)} (made for ${result.provenance.madeFor}) with ${result.provenance.builtWith}; smoke test passed (kimina lean status shows it).`,
+      );
     console.error(
       `kimina serve and kimina check will now use it for projects on ${result.tag} (or set KIMINA_REPL_PATH=${result.binary}).`,
     );
@@ -69,6 +75,11 @@ export async function run(args: string[]): Promise<number> {
     console.log(
       `checks by: ${settings.replCommand ? `KIMINA_REPL_COMMAND (${settings.replCommand})` : binary ? `REPL pool, lake env ${binary}` : 'lake env lean --json per snippet (no REPL build: run `kimina lean setup`)'}`,
     );
+    // Where the REPL that `kimina lean setup` built came from (a source made for an older release included).
+    if (binary && tag && binary === replBinaryIn(setupReplDir(settings.home, tag))) {
+      const provenance = replProvenance(settings.home, tag);
+      if (provenance) console.log(`repl:      ${provenance}`);
+    }
     const sandbox = detectSandbox(settings.sandbox, settings.childEnv);
     console.log(`sandbox:   ${sandbox.kind}: ${sandbox.enforces}`);
     console.log(

@@ -23,6 +23,7 @@ import { PRESETS, presetHyper } from '../training/presets';
 import { splitHeldOut } from '../training/promptSet';
 import { ensurePythonEnv } from '../training/pythonEnv';
 import { exportVerl, RECIPE_START_MODEL, submitCommand } from '../training/verlExport';
+import { NEWEST_VERL } from '../training/verlVersions';
 import { MINIF2F_TEST_REPO, defaultMinif2fTestPath, minif2fTestPrompts } from '../eval/recipeBenchmark';
 import { flagNumber, flagString, parseArgs, type Parsed } from './args';
 
@@ -38,9 +39,10 @@ const help = `usage: kimina train <command> [options]
   export-onnx RUN [--no-quantize]   convert the finished run's weights for the in-process engine
   export-verl --out DIR --reward-url URL [--model M] [--workspace DIR] [--prompts FILE.jsonl]
         [--val minif2f|held-out|FILE.jsonl] [--dedupe] [--preset recipe-8gpu] [--set key=value ...]
-        [--nodes N] [--gpus-per-node 8] [--submit --address http://HEAD:8265]
+        [--nodes N] [--gpus-per-node 8] [--verl 0.9.1] [--submit --address http://HEAD:8265]
                          write a verl job (parquet data, reward module, multi-turn dataset class, recipe
-                         overrides) for a Ray cluster. Starts from ${RECIPE_START_MODEL} unless --model;
+                         overrides) for a Ray cluster, for one verl release: --verl, else the one in the
+                         trainer environment, else ${NEWEST_VERL} (known: 0.5.x to 0.9.x). Starts from ${RECIPE_START_MODEL} unless --model;
                          validates on miniF2F test (${MINIF2F_TEST_REPO}, from \`kimina eval fetch\`) unless
                          --val; keeps repeated prompts (the recipe repeats hard ones on purpose) unless --dedupe
   cluster status|logs|stop JOB --address http://HEAD:8265   follow a submitted verl job (ray job …)
@@ -310,10 +312,16 @@ async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
     python: trainerPython(readSome(['trainerPython', 'trainerVenv'])),
     sourceDir: trainerSourceDir(),
     env: baseChildEnv(),
+    verl: flagString(p, 'verl'),
   });
   const dropped = before - prompts.length;
   console.log(
     `verl job written to ${result.outDir}: ${result.files.join(', ')} (${split.train.length} train prompts${dropped ? `, ${dropped} exact repeats dropped` : ''}; ${split.test.length} validation prompts from ${split.source})`,
+  );
+  const wiring = result.verl.wiring === 'batch' ? 'the batch reward' : "verl's per-sample reward loop";
+  const from = result.verl.from === 'default' ? 'the newest known; --verl for another' : `from the ${result.verl.from}`;
+  console.log(
+    `written for verl ${result.verl.version} (${from}), scoring through ${wiring}; run_verl.sh checks the cluster's verl`,
   );
   const address = flagString(p, 'address');
   const command = submitCommand(address ?? 'http://HEAD_NODE:8265');

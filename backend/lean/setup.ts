@@ -1,15 +1,19 @@
 // `kimina lean setup`: builds leanprover-community/repl for a project's toolchain and checks that the
 // project itself is built for the imports it will be asked about, reporting progress line by line.
-// The repl revision comes from replRevision.ts (tag, branch, master commit; none for v4.12.0/v4.13.0),
-// the flush fix is applied where ancestry says it is missing, and an unbuilt project is reported with
-// the command that builds it (`lake exe cache get` for Mathlib's prebuilt files, then `lake build`),
-// which `build: true` runs with progress.
+// The repl revision comes from replRevision.ts (tag, branch, master commit). For a release repl has no revision
+// for (v4.12.0, v4.13.0, Mathlib's v4.29.1 and v4.32.x, anything newer than repl's newest commit), the nearest
+// older repl source is built with the project's own toolchain and must pass a smoke test (replSmoke.ts) before
+// it is used; where it came from (commit, the release it was made for, the toolchain it was built with) is
+// recorded and shown by `kimina lean status`. The flush fix is applied where ancestry says it is missing, and an
+// unbuilt project is reported with the command that builds it (`lake exe cache get` for Mathlib's prebuilt
+// files, then `lake build`), which `build: true` runs with progress.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ensurePrivateDir, mkdirInside, removeInside } from '../store/safePaths';
 import { replBinaryIn, setupReplDir } from './launch';
 import { FLUSH_FIX_COMMIT, applyFlushFix, git, lacksFlushFix, resolveReplRevision } from './replRevision';
+import { smokeTestRepl } from './replSmoke';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
 export const elanHint =
@@ -29,8 +33,13 @@ export interface SetupResult {
   dir: string;
   binary: string;
   built: boolean;
-  /** How the repl revision was found, and which commit it is. */
+  /**
+   * How the repl revision was found, and which commit it is. `nearest`: no revision for this release; `ref` is
+   * the older release whose source was built with the project's toolchain.
+   */
   revision: { how: string; ref: string; commit: string };
+  /** For a `nearest` build: the toolchain it was built with and when its smoke test passed. */
+  provenance?: ReplProvenance;
   /** True when the flush fix was applied on top of that revision. */
   flushFixApplied: boolean;
   /** The project's own build, checked after the REPL (and built when `build` was asked). */
@@ -66,11 +75,22 @@ export class ProjectNotBuiltError extends Error {
   }
 }
 
+/** A REPL built from another release's repl source: what it is made of, and its smoke test. */
+export interface ReplProvenance {
+  /** The repl commit, and the release its own lean-toolchain named. */
+  commit: string;
+  madeFor: string;
+  /** The project's lean-toolchain it was built with. */
+  builtWith: string;
+  smokeTestPassedAt: string;
+}
+
 interface SetupMarker {
   commit: string;
   flushFixApplied: boolean;
   how: string;
   ref: string;
+  provenance?: ReplProvenance;
 }
 
 function run(
@@ -79,19 +99,22 @@ function run(
   cwd: string,
   env: NodeJS.ProcessEnv,
   onLine: (line: string) => void,
-): Promise<{ code: number; tail: string }> {
+  keep = false,
+): Promise<{ code: number; tail: string; log: string }> {
   return new Promise((resolve) => {
     let tail = '';
+    let log = '';
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const feed = (chunk: Buffer): void => {
       const text = chunk.toString('utf8');
       tail = (tail + text).slice(-2000);
+      if (keep) log = (log + text).slice(-1_000_000);
       for (const line of text.split(/[\r\n]/)) if (line.trim()) onLine(line.trimEnd());
     };
     child.stdout.on('data', feed);
     child.stderr.on('data', feed);
-    child.on('error', (err) => resolve({ code: -1, tail: err.message }));
-    child.on('close', (code) => resolve({ code: code ?? -1, tail }));
+    child.on('error', (err) => resolve({ code: -1, tail: err.message, log: log + err.message }));
+    child.on('close', (code) => resolve({ code: code ?? -1, tail, log: keep ? log : tail }));
   });
 }
 
@@ -169,6 +192,13 @@ async function buildProject(
   }
 }
 
+/** Writes a failed build's log beside the (removed) build folder, KIMINA_HOME/repl/<tag>.log; returns its path. */
+function keepLog(replRoot: string, tag: string, text: string): string {
+  const file = join(replRoot, `${tag}.log`);
+  writeFileSync(file, text.endsWith('\n') ? text : `${text}\n`);
+  return file;
+}
+
 function readMarker(dir: string): SetupMarker | undefined {
   try {
     return JSON.parse(readFileSync(join(dir, '.kimina-setup.json'), 'utf8')) as SetupMarker;
@@ -177,17 +207,28 @@ function readMarker(dir: string): SetupMarker | undefined {
   }
 }
 
-/** The documented answer for a release repl has no revision for (docs/verifier.md, "Lean releases"). */
-function noRevisionMessage(tag: string, repoUrl: string, nearest?: { tag: string; commit: string }): string {
-  const tryIt = nearest
-    ? ` The nearest older repl source is ${nearest.commit.slice(0, 12)} (built for ${nearest.tag}); it may build on ${tag} but is untested there: ` +
-      `git clone ${repoUrl} repl && cd repl && git checkout ${nearest.commit.slice(0, 12)} && echo leanprover/lean4:${tag} > lean-toolchain && lake build, ` +
-      `check it answers: echo '{"cmd": "example : 1 = 1 := rfl"}' | lake env .lake/build/bin/repl, then set KIMINA_REPL_PATH to .lake/build/bin/repl.`
-    : '';
+/** The answer when repl has nothing at all older than the release (docs/verifier.md, "Lean releases"). */
+function noRevisionMessage(tag: string): string {
   return (
-    `unsupported: leanprover-community/repl has no tag, branch or commit whose lean-toolchain names ${tag}, and Kimina does not build repl sources on another toolchain than their own. ` +
-    `Build the REPL yourself and set KIMINA_REPL_PATH, or move the project to a supported release (docs/verifier.md lists them); without a REPL, checks fall back to \`lake env lean --json\`.${tryIt}`
+    `unsupported: leanprover-community/repl has no tag, branch or commit whose lean-toolchain names ${tag}, nor an older release's source to build with it. ` +
+    `Build the REPL yourself and set KIMINA_REPL_PATH; without a REPL, checks fall back to \`lake env lean --json\`.`
   );
+}
+
+/** The last lines of a log, for an error message. */
+function lastLines(text: string, n: number): string {
+  return text.trim().split('\n').slice(-n).join('\n');
+}
+
+/** The provenance line `kimina lean status` shows for a REPL set up for `tag`, when setup recorded one. */
+export function replProvenance(home: string, tag: string): string | undefined {
+  const marker = readMarker(setupReplDir(home, tag));
+  if (!marker) return undefined;
+  const base = `repl ${marker.commit.slice(0, 12)} (${marker.how} ${marker.ref}${marker.flushFixApplied ? ', flush fix applied' : ''})`;
+  const p = marker.provenance;
+  return p
+    ? `${base}: repl has no revision for ${tag}; the source made for ${p.madeFor}, built with the project's toolchain ${p.builtWith}, smoke test passed ${p.smokeTestPassedAt}`
+    : base;
 }
 
 export async function setupRepl(
@@ -229,6 +270,7 @@ export async function setupRepl(
       built: false,
       revision: { how: marker.how, ref: marker.ref, commit: marker.commit },
       flushFixApplied: marker.flushFixApplied,
+      ...(marker.provenance ? { provenance: marker.provenance } : {}),
       project: projectBuildState(projectDir, options.imports),
     };
   } else {
@@ -248,26 +290,74 @@ export async function setupRepl(
       );
     }
     const cloned = { dir, env };
-    const revision = await resolveReplRevision(cloned, tag);
-    if (revision.how === 'none') {
+    const resolved = await resolveReplRevision(cloned, tag);
+    if (resolved.how === 'none' && !resolved.nearest) {
       removeInside(replRoot, dir);
-      throw new Error(noRevisionMessage(tag, repoUrl, revision.nearest));
+      throw new Error(noRevisionMessage(tag));
     }
+    // No revision for this release: the nearest older release's source, built with the project's toolchain.
+    const nearest = resolved.how === 'none' ? resolved.nearest : undefined;
+    const revision =
+      resolved.how === 'none'
+        ? { how: 'nearest', ref: resolved.nearest!.tag, commit: resolved.nearest!.commit }
+        : { how: resolved.how, ref: resolved.ref, commit: resolved.commit };
     await git(cloned, ['checkout', '--quiet', '--detach', revision.commit]);
     const missingFix = await lacksFlushFix(cloned, revision.commit, fix);
     if (missingFix) await applyFlushFix(cloned, fix);
-    onProgress(
-      `[2/4] repl for ${tag}: ${revision.how} ${revision.ref} (${revision.commit.slice(0, 12)})${missingFix ? `; flush fix ${fix.slice(0, 7)} applied (missing by ancestry)` : `; has the flush fix ${fix.slice(0, 7)}`}`,
-    );
+    const fixNote = missingFix
+      ? `; flush fix ${fix.slice(0, 7)} applied (missing by ancestry)`
+      : `; has the flush fix ${fix.slice(0, 7)}`;
+    if (nearest) {
+      writeFileSync(join(dir, 'lean-toolchain'), toolchain.endsWith('\n') ? toolchain : `${toolchain}\n`);
+      onProgress(
+        `[2/4] repl has no revision for ${tag}: building the nearest older source, ${revision.commit.slice(0, 12)} (made for ${nearest.tag}), with the project's toolchain ${toolchain.trim()}${fixNote}`,
+      );
+    } else
+      onProgress(`[2/4] repl for ${tag}: ${revision.how} ${revision.ref} (${revision.commit.slice(0, 12)})${fixNote}`);
     onProgress(`[3/4] lake build (first build takes a few minutes)`);
-    const build = await run('lake', ['build'], dir, env, (l) => onProgress(`      ${l}`));
-    if (build.code !== 0 || !existsSync(binary))
-      throw new Error(`lake build failed in ${dir}: ${build.tail.trim().split('\n').slice(-3).join(' ')}`);
+    const build = await run('lake', ['build'], dir, env, (l) => onProgress(`      ${l}`), true);
+    if (build.code !== 0 || !existsSync(binary)) {
+      if (!nearest)
+        throw new Error(`lake build failed in ${dir}: ${build.tail.trim().split('\n').slice(-3).join(' ')}`);
+      const log = keepLog(replRoot, tag, `$ lake build   (in ${dir}, ${toolchain.trim()})\n${build.log}`);
+      removeInside(replRoot, dir);
+      throw new Error(
+        `unsupported: repl has no revision for ${tag}, and its nearest older source (${revision.commit.slice(0, 12)}, made for ${nearest.tag}) does not build with ${toolchain.trim()}. ` +
+          `Its build log (${log}) ends:\n${lastLines(build.log, 20)}\nBuild a REPL for ${tag} yourself and set KIMINA_REPL_PATH; without one, checks fall back to \`lake env lean --json\`.`,
+      );
+    }
+    let provenance: ReplProvenance | undefined;
+    if (nearest) {
+      onProgress(`      smoke test: a theorem and #print axioms through lake env ${binary}`);
+      const smoke = await smokeTestRepl(binary, projectDir, env);
+      if (!smoke.ok) {
+        const log = keepLog(
+          replRoot,
+          tag,
+          `$ lake build   (in ${dir}, ${toolchain.trim()})\n${build.log}\n${smoke.log}`,
+        );
+        removeInside(replRoot, dir);
+        throw new Error(
+          `unsupported: repl has no revision for ${tag}; its nearest older source (${revision.commit.slice(0, 12)}, made for ${nearest.tag}) built with ${toolchain.trim()} but failed the smoke test: ${smoke.reason}. ` +
+            `The exchange (${log}):\n${lastLines(smoke.log, 20)}\nBuild a REPL for ${tag} yourself and set KIMINA_REPL_PATH; without one, checks fall back to \`lake env lean --json\`.`,
+        );
+      }
+      provenance = {
+        commit: revision.commit,
+        madeFor: nearest.tag,
+        builtWith: toolchain.trim(),
+        smokeTestPassedAt: new Date().toISOString(),
+      };
+      onProgress(
+        `      smoke test passed: ${revision.commit.slice(0, 12)} (made for ${nearest.tag}) answers on ${tag}`,
+      );
+    }
     const written: SetupMarker = {
       commit: revision.commit,
       flushFixApplied: missingFix,
       how: revision.how,
       ref: revision.ref,
+      ...(provenance ? { provenance } : {}),
     };
     writeFileSync(join(dir, '.kimina-setup.json'), JSON.stringify(written) + '\n');
     result = {
@@ -277,6 +367,7 @@ export async function setupRepl(
       built: true,
       revision: { how: revision.how, ref: revision.ref, commit: revision.commit },
       flushFixApplied: missingFix,
+      ...(provenance ? { provenance } : {}),
       project: projectBuildState(projectDir, options.imports),
     };
   }

@@ -1,7 +1,7 @@
 // A small Hugging Face hub client: list a repository's files at a revision and download them with
 // resume (HTTP Range into `.part` files) and checksums (sha256 for LFS files, the git blob sha1 for
 // the rest). The endpoint follows huggingface_hub's HF_ENDPOINT; the token HF_TOKEN (or the token file
-// `huggingface-cli login` writes).
+// `hf auth login` writes; `huggingface-cli login` under its older name).
 import axios, { isAxiosError, type AxiosResponse } from 'axios';
 import { createHash, type Hash } from 'node:crypto';
 import {
@@ -41,7 +41,7 @@ export interface HubOptions {
   endpoint?: string;
   /** Access token (HF_TOKEN or HUGGING_FACE_HUB_TOKEN); else the token file. */
   token?: string;
-  /** The token file `huggingface-cli login` writes (HF_TOKEN_PATH). */
+  /** The token file `hf auth login` (formerly `huggingface-cli login`) writes (HF_TOKEN_PATH). */
   tokenPath?: string;
   /** HF_HUB_OFFLINE: the hub is not contacted. */
   offline?: boolean;
@@ -129,7 +129,7 @@ export async function hubError(err: unknown, what: string, repo: string, options
     .slice(0, 300);
   if (status === 401 || status === 403) {
     return new Error(
-      `${host} refused access to ${repo} (HTTP ${status}${detail ? `: ${detail}` : ''}); for a gated or private model set HF_TOKEN to a token that may read it`,
+      `${host} refused access to ${repo} (HTTP ${status}${detail ? `: ${detail}` : ''}); for a gated or private model set HF_TOKEN to a token that may read it, or run \`hf auth login\``,
     );
   }
   if (status === 404)

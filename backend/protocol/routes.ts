@@ -26,6 +26,7 @@ import {
 } from './training';
 import type { CheckResponse, HealthResponse, LoadResponse, V1CheckResponse, VerifyResponse } from './verify';
 import { checkRequestSchema, v1CheckRequestSchema, verifyRequestSchema } from './verify';
+import { astCodeRequestSchema, astRequestSchema, type AstNotSupportedResponse } from './ast';
 
 /**
  * How a route answers a bad request: `fastapi`: 422 `{"detail": [{type, loc, msg}]}` as kimina-lean-server does;
@@ -86,6 +87,22 @@ export const routes = {
     response: answer<CheckResponse>(),
     errors: 'fastapi',
     summary: 'kimina-lean-server: check snippets',
+  },
+  apiAst: {
+    method: 'POST',
+    path: '/api/ast',
+    body: astRequestSchema,
+    response: answer<AstNotSupportedResponse>(),
+    errors: 'fastapi',
+    summary: 'kimina-ast-server: module ASTs; not supported here (501 with a JSON body saying so)',
+  },
+  apiAstCode: {
+    method: 'POST',
+    path: '/api/ast_code',
+    body: astCodeRequestSchema,
+    response: answer<AstNotSupportedResponse>(),
+    errors: 'fastapi',
+    summary: 'kimina-ast-server: the AST of a snippet; not supported here (501 with a JSON body saying so)',
   },
   verify: {
     method: 'POST',

@@ -342,4 +342,6 @@ export interface VerlExportResult {
   outDir: string;
   files: string[];
   submitCommand: string[];
+  /** The verl release the job is written for, where that choice came from, and how its reward is called. */
+  verl: { version: string; from: 'flag' | 'trainer environment' | 'default'; wiring: 'batch' | 'reward-loop' };
 }

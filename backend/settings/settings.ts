@@ -254,7 +254,7 @@ const declarations = {
     name: 'HF_TOKEN_PATH',
     type: 'path',
     default: '`<HF_HOME>/token`',
-    doc: 'the file holding the hub token (`huggingface-cli login` writes it)',
+    doc: 'the file holding the hub token (`hf auth login` writes it; `huggingface-cli login` under its older name)',
     read: (raw: string | undefined, env: Env): string => given(raw) ?? join(setting('hfHome', env), 'token'),
   },
   hfHome: {
@@ -593,6 +593,13 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       type: 'number',
       default: '`64`',
       doc: 'verl reward module: answers per request (also cut by the body limit)',
+    },
+    {
+      name: 'KIMINA_VERL_ANY',
+      scope: 'trainer',
+      type: '`1`',
+      default: 'unset',
+      doc: "an exported verl job's run_verl.sh starts even when the cluster's verl is not the release the job was written for",
     },
     {
       name: 'KIMINA_VERDICT_MODE',

@@ -353,7 +353,7 @@ test('the lake double answers as elan does outside a project with no default too
   assert.deepEqual(lakeRuns(dir), [{ args: '--version', cwd: dir, toolchain: 'none' }]);
 });
 
-test('kimina lean setup: the flush fix where ancestry says it is missing, branches, master commits, and the documented answer for v4.12.0', () => {
+test('kimina lean setup: the flush fix where ancestry says it is missing, branches, master commits, and v4.12.0 from the nearest older source', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
   const env = setupEnv(dir);
   const main = (release: string) => readFileSync(join(dir, 'home', 'repl', release, 'REPL', 'Main.lean'), 'utf8');
@@ -370,13 +370,98 @@ test('kimina lean setup: the flush fix where ancestry says it is missing, branch
   const v420 = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.20.0')], env);
   assert.match(v420.stderr, /repl for v4\.20\.0: branch bump_to_v4\.20\.0 /);
   const v412 = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.12.0')], env);
-  assert.equal(v412.code, 1);
+  assert.equal(v412.code, 0, v412.stderr);
   assert.match(
     v412.stderr,
-    /unsupported: leanprover-community\/repl has no tag, branch or commit whose lean-toolchain names v4\.12\.0/,
+    /repl has no revision for v4\.12\.0: building the nearest older source, [0-9a-f]{12} \(made for v4\.11\.0\), with the project's toolchain leanprover\/lean4:v4\.12\.0/,
   );
-  assert.match(v412.stderr, /nearest older repl source is [0-9a-f]{12} \(built for v4\.11\.0\)/);
-  assert.ok(!existsSync(join(dir, 'home', 'repl', 'v4.12.0')), 'no half-set-up folder left');
+});
+
+// Releases repl never named: Mathlib's stable v4.29.1 and v4.32.2 (out after repl's master moved on) and one newer
+// than the fixture's snapshot (8948401, 2026-08-03). Each is built from the nearest older source with the project's
+// own toolchain, smoke-tested, and its provenance recorded and shown by `kimina lean status`.
+for (const [release, madeFor, commit] of [
+  ['v4.29.1', 'v4.29.0', '495777293cb9cc3c62787a8c11393da1a9dd9505'],
+  ['v4.32.2', 'v4.32.0', '68a3b3a059787a7db44fb1e6281e4a657efee470'],
+  ['v4.34.0-rc1', 'v4.33.0-rc2', '8948401ab4924499421c94b7facdfca5ff27d81d'],
+]) {
+  test(`kimina lean setup ${release}: repl has no revision; the source made for ${madeFor} is built with the project's toolchain, smoke-tested, and its provenance shown`, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
+    const env = setupEnv(dir);
+    const project = leanProject(dir, release);
+    const r = kimina(['lean', 'setup', '--project', project], env);
+    assert.equal(r.code, 0, r.stderr);
+    const generated = fixture!.generated.get(commit)!;
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `repl has no revision for ${release.replace(/\./g, '\\.')}: building the nearest older source, ${generated.slice(0, 12)} \\(made for ${madeFor.replace(/\./g, '\\.')}\\)`,
+      ),
+    );
+    assert.match(r.stderr, /smoke test passed/);
+    const replDir = join(dir, 'home', 'repl', release);
+    // Built in the repl folder on the project's toolchain (the lake double picks it as elan does).
+    assert.equal(readFileSync(join(replDir, 'lean-toolchain'), 'utf8').trim(), `leanprover/lean4:${release}`);
+    const runs = lakeRuns(dir);
+    const build = runs.find((x) => x.args === 'build');
+    assert.equal(realpathSync(build!.cwd), realpathSync(replDir));
+    assert.equal(build!.toolchain, `leanprover/lean4:${release}`);
+    // The smoke test ran the binary as the verifier does: lake env inside the project.
+    const smoke = runs.find((x) => x.args.startsWith('env '));
+    assert.ok(smoke, 'smoke test ran through lake env');
+    assert.equal(realpathSync(smoke.cwd), realpathSync(project));
+    const marker = JSON.parse(readFileSync(join(replDir, '.kimina-setup.json'), 'utf8'));
+    assert.equal(marker.how, 'nearest');
+    assert.equal(marker.provenance.commit, generated);
+    assert.equal(marker.provenance.madeFor, madeFor);
+    assert.equal(marker.provenance.builtWith, `leanprover/lean4:${release}`);
+    const status = kimina(['lean', 'status', '--project', project], env);
+    assert.match(
+      status.stdout,
+      new RegExp(
+        `repl: +repl ${generated.slice(0, 12)} \\(nearest ${madeFor.replace(/\./g, '\\.')}\\): repl has no revision for ${release.replace(/\./g, '\\.')}; the source made for ${madeFor.replace(/\./g, '\\.')}, built with the project's toolchain leanprover/lean4:${release.replace(/\./g, '\\.')}, smoke test passed 20`,
+      ),
+    );
+    assert.match(status.stdout, /checks by: REPL pool, lake env /);
+    const again = kimina(['lean', 'setup', '--project', project], env);
+    assert.match(again.stderr, new RegExp(`already built \\(nearest ${madeFor.replace(/\./g, '\\.')}`));
+  });
+}
+
+test('kimina lean setup: a nearest older source that does not build, or builds but fails the smoke test, is refused with its log', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-setup-'));
+  const env = setupEnv(dir);
+  const broken = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.32.2')], {
+    ...env,
+    LAKE_DOUBLE_BREAKS_BUILD_ON: 'leanprover/lean4:v4.32.2',
+  });
+  assert.equal(broken.code, 1);
+  assert.match(
+    broken.stderr,
+    /unsupported: repl has no revision for v4\.32\.2, and its nearest older source \([0-9a-f]{12}, made for v4\.32\.0\) does not build with leanprover\/lean4:v4\.32\.2/,
+  );
+  assert.match(broken.stderr, /unknown constant IO\.FS\.Stream\.flush \(TEST DOUBLE\)/, 'the build log is shown');
+  const log = join(dir, 'home', 'repl', 'v4.32.2.log');
+  assert.match(readFileSync(log, 'utf8'), /\$ lake build .*\n(.|\n)*error: build failed/);
+  assert.ok(!existsSync(join(dir, 'home', 'repl', 'v4.32.2')), 'no half-set-up folder left');
+
+  const wrong = kimina(['lean', 'setup', '--project', leanProject(dir, 'v4.34.0-rc1')], {
+    ...env,
+    LAKE_DOUBLE_BREAKS_REPL_ON: 'leanprover/lean4:v4.34.0-rc1',
+  });
+  assert.equal(wrong.code, 1);
+  assert.match(
+    wrong.stderr,
+    /built with leanprover\/lean4:v4\.34\.0-rc1 but failed the smoke test: the command was not answered with an environment/,
+  );
+  assert.match(
+    wrong.stderr,
+    /uncaught exception: unknown declaration kimina_smoke \(TEST DOUBLE\)/,
+    'the exchange is shown',
+  );
+  assert.ok(!existsSync(join(dir, 'home', 'repl', 'v4.34.0-rc1')));
+  const status = kimina(['lean', 'status', '--project', leanProject(dir, 'v4.34.0-rc1')], env);
+  assert.match(status.stdout, /checks by: lake env lean --json per snippet/);
 });
 
 test('kimina lean setup: an unbuilt Mathlib project is reported with the command that builds it; --build runs it', () => {

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 
 export const REAL_FLUSH_FIX = '4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4';
 const here = import.meta.dirname;
@@ -149,7 +150,12 @@ export function makeReplFixture(listing = listingPath): ReplFixture {
 // find_override_from_dir_walk, the first line of the nearest `lean-toolchain` from the working folder up; else
 // the default, and with none ErrorKind::NoDefaultToolchain, 601ce61 src/elan/errors.rs, printed as `error: …`,
 // exit 1). Each run is written to `lake.log` (`lake <args>`) and to `lake-runs.log` as
-// `<args><TAB><working folder><TAB><toolchain>` (`none` when elan refused).
+// `<args><TAB><working folder><TAB><toolchain>` (`none` when elan refused). The repl binary it builds is the
+// stand-in REPL (backend/demo/stand-in-repl, a TEST DOUBLE of repl's JSON answers); `lake env CMD` runs CMD, as
+// lake does after setting Lean's paths. Two knobs, read when it runs: LAKE_DOUBLE_BREAKS_BUILD_ON names a
+// toolchain on which building REPL/Main.lean fails with an elaboration error (a repl source that does not
+// build on a newer Lean); LAKE_DOUBLE_BREAKS_REPL_ON one on which the built binary builds but answers wrongly
+// (dies with Lean's `uncaught exception` on its first command).
 export function fakeLake(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
@@ -171,8 +177,23 @@ case "$1" in
   --version) echo "Lake version 5.0.0-test (TEST DOUBLE)"; exit 0 ;;
   build)
     echo "[1/2] Building (TEST DOUBLE)"
-    if [ -f REPL/Main.lean ]; then mkdir -p .lake/build/bin && printf "#!/bin/sh\\n" > .lake/build/bin/repl && chmod +x .lake/build/bin/repl
+    if [ -f REPL/Main.lean ]; then
+      if [ -n "$LAKE_DOUBLE_BREAKS_BUILD_ON" ] && [ "$tc" = "$LAKE_DOUBLE_BREAKS_BUILD_ON" ]; then
+        echo 'error: ./REPL/Main.lean:3:2: unknown constant IO.FS.Stream.flush (TEST DOUBLE)'
+        echo "error: build failed"
+        exit 1
+      fi
+      mkdir -p .lake/build/bin
+      if [ -n "$LAKE_DOUBLE_BREAKS_REPL_ON" ] && [ "$tc" = "$LAKE_DOUBLE_BREAKS_REPL_ON" ]; then
+        printf '#!/bin/sh\\necho "uncaught exception: unknown declaration kimina_smoke (TEST DOUBLE)" >&2\\nexit 1\\n' > .lake/build/bin/repl
+      else
+        printf '#!/bin/sh\\nexec %s\\n' ${JSON.stringify(standInReplCommand())} > .lake/build/bin/repl
+      fi
+      chmod +x .lake/build/bin/repl
     else mkdir -p .lake/build/lib/lean && : > .lake/build/lib/lean/Proj.olean; fi ;;
+  env)
+    shift
+    exec "$@" ;;
   exe)
     [ "$2" = cache ] && [ "$3" = get ] || exit 1
     echo "Downloading Mathlib's cache (TEST DOUBLE)"

@@ -35,6 +35,10 @@ test('the listing covers every Lean release and release candidate from v4.9.0 to
     'v4.20.1',
     'v4.23.0',
     'v4.33.0-rc2',
+    // repl never named these: Mathlib's stable v4.29.1 and v4.32.2, and a release newer than the snapshot
+    'v4.29.1',
+    'v4.32.2',
+    'v4.34.0-rc1',
   ])
     assert.ok(releases.includes(r), r);
 });
@@ -42,15 +46,19 @@ test('the listing covers every Lean release and release candidate from v4.9.0 to
 test('every release resolves as the real repository says, and the flush fix is missing exactly where ancestry says', async () => {
   const fixture = makeReplFixture();
   const dir = clone(fixture.dir);
-  const seen = { tag: 0, branch: 0, master: 0, history: 0, none: 0, apply: 0 };
+  const seen = { tag: 0, branch: 0, master: 0, history: 0, nearest: 0, apply: 0 };
   for (const e of expectedReleases()) {
     const got = await resolveReplRevision({ dir, env: process.env }, e.release);
-    assert.equal(got.how, e.how, `${e.release}: resolved by ${got.how}, the real repository by ${e.how}`);
+    assert.equal(
+      got.how,
+      e.how === 'nearest' ? 'none' : e.how,
+      `${e.release}: resolved by ${got.how}, the real repository by ${e.how}`,
+    );
     seen[e.how as keyof typeof seen]++;
     if (got.how === 'none') {
-      // v4.12.0 and v4.13.0: the documented answer names the newest older release's master commit.
-      assert.equal(got.nearest?.tag, 'v4.11.0', e.release);
-      assert.equal(fixture.real.get(got.nearest!.commit), '65f1337eab0c0c400143ce85ea9063bc20c83a45', e.release);
+      // No revision: the newest older release's master commit, the source built with the project's toolchain.
+      assert.equal(got.nearest?.tag, e.ref, e.release);
+      assert.equal(fixture.real.get(got.nearest!.commit), e.commit, e.release);
       continue;
     }
     if (got.how !== 'history') assert.equal(got.ref, e.ref, e.release);
@@ -68,7 +76,20 @@ test('every release resolves as the real repository says, and the flush fix is m
       .sort(compareReleaseTags),
     ['v4.9.0-rc1', 'v4.9.0', 'v4.10.0-rc1'],
   );
-  assert.ok(seen.master >= 3 && seen.branch >= 5 && seen.none === 2 && seen.history >= 1, JSON.stringify(seen));
+  assert.ok(seen.master >= 3 && seen.branch >= 5 && seen.nearest === 6 && seen.history >= 1, JSON.stringify(seen));
+  assert.deepEqual(
+    expectedReleases()
+      .filter((e) => e.how === 'nearest')
+      .map((e) => `${e.release}<-${e.ref}`),
+    [
+      'v4.12.0<-v4.11.0',
+      'v4.13.0<-v4.11.0',
+      'v4.29.1<-v4.29.0',
+      'v4.32.1<-v4.32.0',
+      'v4.32.2<-v4.32.0',
+      'v4.34.0-rc1<-v4.33.0-rc2',
+    ],
+  );
 });
 
 test('a clone without the fix commit cannot decide ancestry: a clear error, not a guess', async () => {
@@ -114,10 +135,11 @@ test(
       const got = await resolveReplRevision({ dir, env: process.env }, e.release);
       if (got.how === 'none') {
         // A newer repl may have added a revision since the listing; a missing one is what the table says.
-        if (e.how !== 'none') assert.fail(`${e.release}: the real clone has no revision, the table says ${e.how}`);
+        if (e.how !== 'nearest') assert.fail(`${e.release}: the real clone has no revision, the table says ${e.how}`);
+        assert.deepEqual([got.nearest?.tag, got.nearest?.commit], [e.ref, e.commit], `${e.release}: nearest source`);
         continue;
       }
-      if (e.how === 'none') continue;
+      if (e.how === 'nearest') continue;
       // Same commit unless repl has since tagged a release the listing found elsewhere.
       if (got.how === e.how) assert.equal(got.commit, e.commit, `${e.release}: commit`);
       assert.equal(

@@ -1,5 +1,6 @@
 // The OpenAI engine against the stand-in server answering as each named server's source says
-// (test/model/standInOpenAIServer.ts notes the source beside each answer): llama.cpp's HTTP 500 for n > 1,
+// (test/model/standInOpenAIServer.ts notes the source beside each answer): llama.cpp's HTTP 500 for n > 1 (before
+// PR #17775) and its slots since (n up to /props total_slots, HTTP 400 past them),
 // Ollama's silent context overflow, vLLM's and SGLang's reasoning fields and usage chunk, and server-side chat
 // templates that differ from the checkpoint's.
 import { test } from 'node:test';
@@ -93,6 +94,58 @@ test('llama.cpp: HTTP 500 for n > 1 switches to one request per sample, once, an
       assert.equal(again.length, 2, 'no second refusal: n=1 from the start');
       assert.ok(again.every((r) => r.body.n === 1));
       assert.equal(logs.filter((l) => l.includes('n > 1') || l.includes('ignores n')).length, 1, 'said once');
+    },
+  );
+});
+
+test('llama.cpp since PR #17775 (4 slots): n = 8 goes as two requests of n = 4, read from /props total_slots', async () => {
+  await withServer(
+    { server: 'llama.cpp', slots: 4, answer: (_m, k, seed) => `<think>\ns\n</think>\nseed=${seed} k=${k}` },
+    async (engine, server, logs) => {
+      const gens = await engine.generate(Array(8).fill(PROMPT), { ...SAMPLING, seed: 10 });
+      assert.equal(gens.length, 8);
+      assert.ok(gens.every((g) => g.finishReason === 'stop'));
+      const asked = chats(server);
+      assert.deepEqual(
+        asked.map((r) => [r.body.n, r.body.seed]),
+        [
+          [4, 10],
+          [4, 14],
+        ],
+        'two requests at the slot count, distinct seeds',
+      );
+      assert.equal(server.requests.filter((r) => r.path === '/props').length, 1);
+      assert.equal(new Set(gens.map((g) => g.text)).size, 8, 'eight distinct samples');
+      assert.deepEqual(logs, [], 'nothing refused, nothing to say');
+      await engine.generate(Array(3).fill(PROMPT), SAMPLING);
+      assert.equal(chats(server).at(-1)!.body.n, 3, 'fewer than the slots: one request');
+      assert.equal(server.requests.filter((r) => r.path === '/props').length, 1, '/props read once');
+    },
+  );
+});
+
+test('llama.cpp since PR #17775, slots fewer than /props says: the n_cmpl refusal (HTTP 400) falls back once, remembered', async () => {
+  // A server whose /props overstates its slots (a router's child started with a smaller -np) refuses n = 4.
+  await withServer(
+    { server: 'llama.cpp', slots: 2, propsSlots: 4, answer: (_m, _k, seed) => `seed=${seed}` },
+    async (engine, server, logs) => {
+      const gens = await engine.generate(Array(4).fill(PROMPT), { ...SAMPLING, seed: 1 });
+      assert.deepEqual(gens.map((g) => g.text).sort(), ['seed=1', 'seed=2', 'seed=3', 'seed=4']);
+      assert.deepEqual(
+        chats(server).map((r) => r.body.n),
+        [4, 1, 1, 1, 1],
+      );
+      assert.equal(logs.length, 1);
+      assert.match(
+        logs[0],
+        /refuses n > 1 \(HTTP 400: n_cmpl cannot be greater than the number of slots, please increase -np\); sending one request per sample from now on/,
+      );
+      const before = server.requests.length;
+      await engine.generate([PROMPT, PROMPT], SAMPLING);
+      assert.ok(
+        chats({ requests: server.requests.slice(before) }).every((r) => r.body.n === 1),
+        'remembered',
+      );
     },
   );
 });
@@ -340,9 +393,40 @@ test("vLLM: /tokenize ids of its rendering are compared with the checkpoint rend
   );
 });
 
+test('SGLang 0.5.23: its /tokenize with messages is recognised as SGLang (owned_by "sglang"), compared and named so', async () => {
+  const tokenizer = await loadTokenizer(QWEN3_DIR);
+  const qwen = chatTemplateOf(tokenizer);
+  const ids = (t: string) => tokenizer.encode(t);
+  await withServer(
+    { server: 'sglang', tokenizeIds: ids, serverTemplate: (m) => qwen.render(m as ChatMessage[]) },
+    async (engine) => {
+      await engine.generate([FIX], SAMPLING);
+      assert.deepEqual(engine.templateCheck, { renderer: 'sglang', same: true, detail: undefined });
+      assert.equal(engine.tokenCountSource, 'server', "prompts counted by SGLang's own tokenizer");
+      assert.equal(await engine.countPromptTokens(FIX), ids(qwen.render(FIX)).length);
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+  // sglang.launch_server --chat-template chatml: the fix turn renders differently; the log names SGLang.
+  await withServer(
+    { server: 'sglang', tokenizeIds: ids },
+    async (engine, server, logs) => {
+      await engine.generate([FIX], SAMPLING);
+      assert.equal(engine.templateCheck?.renderer, 'sglang');
+      assert.equal(engine.templateCheck?.same, false);
+      const said = logs.find((l) => l.includes('differently')) ?? '';
+      assert.match(said, /chat template \(SGLang\) renders a fix-turn conversation differently/);
+      assert.doesNotMatch(said, /vLLM/);
+      assert.equal(engine.promptRoute, 'completions');
+      assert.equal(server.requests.filter((r) => r.path === '/v1/completions').length, 1);
+    },
+    { tokenizerDir: QWEN3_DIR },
+  );
+});
+
 test('a server that shows no rendering is said once', async () => {
   await withServer(
-    { server: 'sglang' },
+    { server: 'sglang', tokenize: 'sglang-prompt' },
     async (engine, _server, logs) => {
       await engine.generate([PROMPT], SAMPLING);
       await engine.generate([FIX], SAMPLING);

@@ -5,7 +5,12 @@
 // Its "tokens" are chunks of `chunkChars` characters, for the answer and for the rendered prompt alike.
 //
 // With `server` set, it answers as that server's source says (each answer below notes where it was read):
-//   llama.cpp  ggml-org/llama.cpp tools/server: server-common.cpp aa6192d (oaicompat_chat_params_parse,
+//   llama.cpp  ggml-org/llama.cpp tools/server, two builds. Before PR #17775 (Dec 2025; `slots` unset): n != 1
+//              refused. Since (`slots` set, -np): n honoured up to the slot count, more refused; server-task.cpp
+//              params_from_json_cmpl (`n_cmpl > params_base.n_parallel` throws "n_cmpl cannot be greater than the
+//              number of slots, please increase -np"), server-context.cpp handle_completions_impl (a throw while
+//              building the tasks is answered as ERROR_TYPE_INVALID_REQUEST: HTTP 400), server-context.cpp
+//              get_props (`total_slots`: params_base.n_parallel). Older: server-common.cpp aa6192d (oaicompat_chat_params_parse,
 //              format_error_response), server-task.cpp 17f5f8a (to_json_oaicompat_chat_stream, to_json_oaicompat),
 //              src/llama-chat.cpp llm_chat_apply_template (the built-in chatml template); aa6192d server-http.cpp
 //              (middleware_validate_api_key, the 404 error handler), server.cpp (get_models, post_tokenize,
@@ -23,7 +28,10 @@
 //              max_model_len, DeltaMessage reasoning_content, UsageInfo, n, top_k, ErrorResponse); 002897c
 //              serving_chat.py _generate_chat_stream (finish chunks, then the usage chunk with choices [] when
 //              include_usage); c5695a4 serving_base.py handle_request and 0c078e6 serving_chat.py (no model check);
-//              a343daa python/sglang/srt/utils/auth.py add_api_key_middleware
+//              a343daa python/sglang/srt/utils/auth.py add_api_key_middleware; /tokenize: 0351c1f
+//              serving_tokenize.py OpenAIServingTokenize (answer {tokens, count, max_model_len}; that version reads
+//              only `prompt`), and taking `messages` rendered with the chat template as SGLang 0.5.23 does (from
+//              the 2026-12-06 audit of that release, issue 30; its source is not in this snapshot)
 // Without `server` it is a generic stand-in that answers errors as vLLM does.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -72,7 +80,11 @@ export interface StandInOptions {
   /** Characters per streamed chunk ("token"). */
   chunkChars?: number;
   chunkDelayMs?: number;
-  tokenize?: 'vllm' | 'llamacpp' | 'none';
+  /**
+   * The tokenize route: vLLM's and SGLang 0.5.23's take messages; 'sglang-prompt' is an SGLang that takes only
+   * `prompt` there (0351c1f) and refuses messages.
+   */
+  tokenize?: 'vllm' | 'llamacpp' | 'sglang' | 'sglang-prompt' | 'none';
   apiKey?: string;
   /** Reply with one JSON body even when asked to stream. */
   ignoreStream?: boolean;
@@ -92,6 +104,16 @@ export interface StandInOptions {
   router?: boolean;
   /** Send usage in the last chunk. */
   usage?: boolean;
+  /**
+   * llama.cpp only: the build since PR #17775 started with this many slots (-np): n up to it is honoured, more is
+   * refused with HTTP 400. Unset: the build before, which refuses any n != 1 with HTTP 500. Both answer /props.
+   */
+  slots?: number;
+  /**
+   * llama.cpp only: `total_slots` in GET /props (default `slots`, else 4: -np defaults to -1, auto, which builds
+   * since PR #16736 (Oct 2025, "use 4 slots + unified KV by default") resolve to 4).
+   */
+  propsSlots?: number;
 }
 
 export interface StandInServer {
@@ -132,9 +154,9 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
       : {}),
     // vLLM: n honoured; DeltaMessage.reasoning (copied into reasoning_content); usage chunk.
     ...(kind === 'vllm' ? { reasoningField: 'reasoning' as const, usage: true, tokenize: 'vllm' as const } : {}),
-    // SGLang: n honoured; DeltaMessage.reasoning_content; usage chunk.
+    // SGLang: n honoured; DeltaMessage.reasoning_content; usage chunk; /tokenize with messages (0.5.23).
     ...(kind === 'sglang'
-      ? { reasoningField: 'reasoning_content' as const, usage: true, tokenize: 'none' as const }
+      ? { reasoningField: 'reasoning_content' as const, usage: true, tokenize: 'sglang' as const }
       : {}),
     ...options,
   };
@@ -281,7 +303,21 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
   ): Promise<void> => {
     const model = body.model as string;
     if (!serves(model)) return unknownModel(res, model);
-    if (kind === 'llama.cpp' && Number(body.n ?? 1) !== 1) {
+    if (kind === 'llama.cpp' && o.slots !== undefined && Number(body.n ?? 1) > o.slots) {
+      // Since PR #17775: server-task.cpp params_from_json_cmpl throws std::runtime_error("n_cmpl cannot be greater
+      // than the number of slots, please increase -np"); handle_completions_impl catches it while building the
+      // tasks and answers format_error_response(e.what(), ERROR_TYPE_INVALID_REQUEST): code 400,
+      // type "invalid_request_error".
+      json(res, 400, {
+        error: {
+          code: 400,
+          message: 'n_cmpl cannot be greater than the number of slots, please increase -np',
+          type: 'invalid_request_error',
+        },
+      });
+      return;
+    }
+    if (kind === 'llama.cpp' && o.slots === undefined && Number(body.n ?? 1) !== 1) {
       // llama.cpp server-common.cpp aa6192d oaicompat_chat_params_parse (and oaicompat_completion_params_parse):
       // `if (n_choices != 1) throw std::runtime_error("Only one completion choice is allowed")`; the handler
       // answers it as ERROR_TYPE_SERVER: format_error_response -> code 500, type "server_error", wrapped in
@@ -598,6 +634,17 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
         });
         return;
       }
+      if (kind === 'llama.cpp' && req.method === 'GET' && path === '/props') {
+        // server-context.cpp get_props: the server's settings, `total_slots` among them (params_base.n_parallel);
+        // older builds answer the same field.
+        json(res, 200, {
+          default_generation_settings: { n_ctx: o.numCtx ?? 4096 },
+          total_slots: o.propsSlots ?? o.slots ?? 4,
+          model_path: models[0]?.id ?? '',
+          chat_template: '',
+        });
+        return;
+      }
       if (req.method === 'POST' && path === '/tokenize' && o.tokenize === 'vllm') {
         if (o.tokenizeIds) {
           // vLLM serve_tokenize with messages: the chat template's rendering, tokenized (add_generation_prompt).
@@ -613,6 +660,25 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
             ? tokensOf(render(body.messages as Messages))
             : messages.reduce((s, m) => s + m.content.split(/\s+/).filter(Boolean).length + 4, 3);
         json(res, 200, { count, max_model_len: 32768, tokens: Array.from({ length: count }, (_, i) => i) });
+        return;
+      }
+      if (
+        req.method === 'POST' &&
+        path === '/tokenize' &&
+        (o.tokenize === 'sglang' || o.tokenize === 'sglang-prompt')
+      ) {
+        // SGLang OpenAIServingTokenize: {tokens, count, max_model_len} (max_model_len: the tokenizer's
+        // model_max_length). `prompt` is encoded as it is; `messages` (0.5.23) rendered with the chat template and
+        // the generation prompt first. An SGLang that reads only `prompt` fails the request's validation: the
+        // stand-in answers FastAPI's default for that (422 {"detail": [...]}).
+        const messages = Array.isArray(body.messages) ? (body.messages as Messages) : undefined;
+        if (messages && o.tokenize === 'sglang-prompt') {
+          json(res, 422, { detail: [{ type: 'missing', loc: ['body', 'prompt'], msg: 'Field required' }] });
+          return;
+        }
+        const text = messages ? render(messages) : String(body.prompt ?? '');
+        const ids = o.tokenizeIds ? o.tokenizeIds(text) : Array.from({ length: tokensOf(text) }, (_, i) => i);
+        json(res, 200, { tokens: ids, count: ids.length, max_model_len: models[0]?.max_model_len ?? 32768 });
         return;
       }
       if (req.method === 'POST' && path === '/apply-template' && o.tokenize === 'llamacpp') {

@@ -108,6 +108,43 @@ test(
   },
 );
 
+for (const build of [
+  { name: 'since PR #17775, 4 slots (-np 4)', slots: 4 as number | undefined, requests: [4, 4] },
+  { name: 'before PR #17775 (one choice per request)', slots: undefined, requests: [4, 4, 1, 1, 1, 1, 1, 1, 1, 1] },
+]) {
+  test(
+    `pass@8 through a stand-in llama-server ${build.name}: all 8 samples generated and judged`,
+    { timeout: 60_000 },
+    async () => {
+      // Every sample fails Lean, so none is cancelled by a winner: each of the 8 must come back and be judged.
+      const server = await startStandInOpenAIServer({
+        server: 'llama.cpp',
+        slots: build.slots,
+        answer: () => BAD,
+        chunkChars: 9,
+      });
+      const engine = await OpenAIEngine.connect({ baseUrl: server.baseUrl, log: () => {} });
+      const verifier = new StandInVerifier(judge);
+      try {
+        const result = await prove({ code: FILE, samples: 8, fixTurns: 0 }, { engine, verifier });
+        assert.notEqual(result.status, 'proved');
+        const attempts = result.attempts.filter((a) => a.turn === 1);
+        assert.equal(attempts.length, 8);
+        assert.ok(attempts.every((a) => a.finishReason === 'stop' && a.verdict?.status === 'lean_error'));
+        const chat = server.requests.filter((r) => r.path === '/v1/chat/completions');
+        // Two requests of n = 4 (the slots /props says); the older build refuses both, then one request per sample.
+        assert.deepEqual(
+          chat.map((r) => r.body.n),
+          build.requests,
+        );
+      } finally {
+        await engine.close();
+        await server.close();
+      }
+    },
+  );
+}
+
 test(
   'an Ollama-shaped answer that overflows the context is reported as cut in the attempt',
   { timeout: 60_000 },

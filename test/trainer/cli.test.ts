@@ -159,6 +159,25 @@ test(
     assert.equal(overrides['trainer.experiment_name'], 'kimina-prover-1.7B');
     assert.equal(overrides['data.custom_cls.name'], 'KiminaMultiturnDataset');
     assert.equal(overrides['trainer.total_epochs'], 15);
+    // No verl in the trainer environment and no --verl: written for the newest release, verl's reward loop.
+    assert.match(
+      r.out,
+      /written for verl 0\.9\.1 \(the newest known; --verl for another\), scoring through verl's per-sample reward loop/,
+    );
+    assert.equal(overrides['reward.custom_reward_function.name'], 'compute_score');
+    assert.match(readFileSync(join(out, 'run_verl.sh'), 'utf8'), /^JOB_VERL=0\.9\.1$/m);
+    const legacy = await kimina([...args, '--verl', '0.5.0'], { KIMINA_TRAINER_PYTHON: python, KIMINA_HOME: home });
+    assert.equal(legacy.code, 0, legacy.err);
+    assert.match(legacy.out, /written for verl 0\.5\.0 \(from the flag\), scoring through the batch reward/);
+    const o05 = JSON.parse(readFileSync(join(out, 'overrides.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(o05['reward_model.reward_manager'], 'batch');
+    assert.equal(o05['reward_model.launch_reward_fn_async'], true);
+    const unknown = await kimina([...args, '--verl', '0.10.0'], { KIMINA_TRAINER_PYTHON: python, KIMINA_HOME: home });
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.err,
+      /verl 0\.10\.0 \(given with --verl\) is not a release the export knows how to write a job for/,
+    );
 
     const deduped = await kimina(
       [

@@ -3,6 +3,11 @@
 // created on first run, layered on the trainer suite's environment for torch), and test/trainer/verl_load_check.py composes verl's PPO config from its own
 // ppo_trainer.yaml with our overrides, loads our dataset class the way main_ppo does, and reads turn-1 and turn-2
 // samples. The fix-prompt rules of the Python class and of the TypeScript fix turn run on the same cases.
+// The newest release, verl 0.9.1, is installed beside it (test/trainer/.venv-verl-0.9): the job exported for 0.9.1
+// composes with 0.9.1's own ppo_trainer.yaml, our dataset class loads through its create_rl_dataset, and
+// test/trainer/verl_reward_loop_check.py scores answers through 0.9.1's reward loop (RewardLoopWorker and its
+// per-sample NaiveRewardManager, as RewardLoopManager.compute_rm_score runs them, without Ray) against a live
+// backend (kimina serve's reward service over the stand-in REPL, TEST DOUBLE for Lean).
 // Skipped, with the reason, only when the environment cannot be installed (e.g. no package index).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,9 +20,9 @@ import { planFixTurn } from '../../backend/prover/fixTurn';
 import { buildPrompt } from '../../backend/prover/prompt';
 import { presetHyper } from '../../backend/training/presets';
 import { exportVerl, RECIPE_START_MODEL } from '../../backend/training/verlExport';
-import { PROMPTS, removeDir, tempDir } from './harness';
+import { PROMPTS, removeDir, startBackend, tempDir, type Backend } from './harness';
 import { repoRoot, testPython, trainerSource } from './pythonSetup';
-import { verlPython } from './verlVenv';
+import { verl09Python, verlPython } from './verlVenv';
 
 const execFileAsync = promisify(execFile);
 let job: string;
@@ -34,6 +39,16 @@ before(async () => {
 });
 after(() => removeDir(job));
 
+let python09: string | null = null;
+let skip09 = '';
+before(async () => {
+  try {
+    python09 = await verl09Python();
+  } catch (e) {
+    skip09 = `verl 0.9.1 could not be installed: ${(e as Error).message.split('\n')[0]}`;
+  }
+});
+
 // A validation set in the recipe's shape (AI-MO/minif2f_test rows as prepare_data.py formats them).
 const VAL: TrainingPrompt[] = ['mathd_algebra_10', 'amc12a_2019_p21', 'imo_1959_p1', 'aime_1983_p2'].map((name, i) => {
   const statement = `import Mathlib\n\ntheorem ${name} (x : ℝ) (h : x = ${i}) : x = ${i} := by\n`;
@@ -48,10 +63,16 @@ test(
       t.skip(skipReason);
       return;
     }
+    const backend: Backend = await startBackend({ token: 'tok' });
+    t.after(async () => {
+      await backend.close();
+      removeDir(backend.dir);
+    });
     const hyper = presetHyper('recipe-8gpu');
     // Deliberate duplicates (the recipe repeats hard prompts) go through as they are.
     const train = [...PROMPTS, PROMPTS[0], PROMPTS[0]];
-    await exportVerl({
+    // The trainer environment here is the verl 0.5.0 one: the export reads the release installed there.
+    const exported = await exportVerl({
       env: process.env,
       outDir: job,
       model: RECIPE_START_MODEL,
@@ -60,21 +81,26 @@ test(
       testSource: 'AI-MO/minif2f_test',
       hyper,
       rewardUrl: 'http://127.0.0.1:9',
-      python: await testPython(),
+      python,
       sourceDir: trainerSource,
     });
+    assert.deepEqual(exported.verl, { version: '0.5.0', from: 'trainer environment', wiring: 'batch' });
     const cases = fixCases();
     const casesFile = join(job, 'cases.json');
     writeFileSync(casesFile, JSON.stringify(cases));
+    const answersFile = join(job, 'answers.json');
+    writeFileSync(answersFile, JSON.stringify(answerRows(6)));
     const { stdout } = await execFileAsync(
       python,
-      [join(repoRoot, 'test', 'trainer', 'verl_load_check.py'), job, casesFile],
+      [join(repoRoot, 'test', 'trainer', 'verl_load_check.py'), job, casesFile, answersFile],
       {
         env: {
           ...process.env,
           PYTHONPATH: `${trainerSource}:${job}`,
           HYDRA_FULL_ERROR: '1',
           RAY_DISABLE_IMPORT_WARNING: '1',
+          KIMINA_REWARD_URL: backend.url,
+          KIMINA_API_TOKEN: 'tok',
         },
         maxBuffer: 64 << 20,
         timeout: 600_000,
@@ -90,6 +116,11 @@ test(
     assert.equal(r.reward_fn, 'reward');
     assert.deepEqual(r.reward_kwargs, { return_dict: true });
     assert.equal(r.reward_manager, 'BatchRewardManager');
+    // verl 0.5.0's batch reward manager, as its trainer calls it, through the live backend.
+    assert.deepEqual(r.reward.scores, [1, 0, 0, 1, 0, 0]);
+    assert.equal(r.reward.tool_feedback[0], 'valid proof found.');
+    assert.match(r.reward.tool_feedback[1], /^# Error 1:/);
+    assert.equal(r.reward.format_error[2], 'Could not find a valid lean4 code block.');
     assert.deepEqual(r.config, {
       multiturn: true,
       sampling_rate: 0.5,
@@ -203,4 +234,131 @@ function fixCases(): FixCase[] {
       feedbackTs: 'x'.repeat(3001),
     }),
   ];
+}
+
+// Answers for t3 (n + 0 = n) in the recipe's format (two tactics blocks in the thinking, then the proof): one Lean
+// accepts, one it refuses, one with no code block.
+const T3 = PROMPTS[2].formalStatement;
+const GOOD = [
+  '<think>',
+  'Simplify.',
+  '```tactics',
+  'import Mathlib',
+  'theorem t3 (n : ℕ) : n + 0 = n := by',
+  '  simp',
+  '```',
+  '```tactics',
+  '  simp',
+  '```',
+  '</think>',
+  'Done.',
+  '',
+  '```lean4',
+  'import Mathlib',
+  '',
+  'theorem t3 (n : ℕ) : n + 0 = n := by',
+  '  simp',
+  '```',
+].join('\n');
+const BAD = GOOD.replaceAll('  simp\n```', '  exact bogus_fact\n```');
+
+test(
+  "verl 0.9.1: the job composes with 0.9.1's own config and its reward loop scores each answer through the live backend",
+  { timeout: 1_800_000 },
+  async (t) => {
+    if (!python09) {
+      t.skip(skip09);
+      return;
+    }
+    const backend: Backend = await startBackend({ token: 'tok' });
+    const dir = tempDir('kimina-verl-09-');
+    try {
+      const result = await exportVerl({
+        env: process.env,
+        outDir: dir,
+        model: RECIPE_START_MODEL,
+        train: PROMPTS,
+        test: VAL,
+        testSource: 'AI-MO/minif2f_test',
+        hyper: presetHyper('recipe-8gpu'),
+        rewardUrl: backend.url,
+        python: await testPython(),
+        sourceDir: trainerSource,
+      });
+      assert.deepEqual(result.verl, { version: '0.9.1', from: 'default', wiring: 'reward-loop' });
+      // The tiny character tokenizer stands in for the model's (nothing downloaded).
+      const tokDir = join(dir, 'tokenizer');
+      await execFileAsync(
+        python09,
+        [
+          '-c',
+          'import sys; from kimina_trainer.tiny import build_tokenizer; build_tokenizer().save_pretrained(sys.argv[1])',
+          tokDir,
+        ],
+        { env: { ...process.env, PYTHONPATH: trainerSource } },
+      );
+      // 12 answers: 4 valid, 4 refused by Lean, 4 without a code block; 12 over 8 workers pads to 16.
+      const rows = answerRows(12);
+      const answers = join(dir, 'answers.json');
+      writeFileSync(answers, JSON.stringify(rows));
+      const { stdout } = await execFileAsync(
+        python09,
+        [join(repoRoot, 'test', 'trainer', 'verl_reward_loop_check.py'), dir, tokDir, answers],
+        {
+          env: {
+            ...process.env,
+            PYTHONPATH: `${trainerSource}:${dir}`,
+            HYDRA_FULL_ERROR: '1',
+            RAY_DISABLE_IMPORT_WARNING: '1',
+            KIMINA_REWARD_URL: backend.url,
+            KIMINA_API_TOKEN: 'tok',
+          },
+          maxBuffer: 64 << 20,
+          timeout: 600_000,
+        },
+      );
+      const r = JSON.parse(stdout.trim().split('\n').pop()!);
+      t.diagnostic(
+        `verl ${r.verl_version}: ${r.reward_manager} over ${r.num_workers} workers scored ${r.scores.length} answers in ${r.seconds.toFixed(2)} s`,
+      );
+      t.diagnostic(
+        `feedback: ${JSON.stringify(r.tool_feedback.slice(0, 3))} ${JSON.stringify(r.format_error.slice(0, 3))}`,
+      );
+      assert.equal(r.verl_version, '0.9.1');
+      assert.equal(r.use_v1, false, 'the trainer that calls on_batch_end');
+      assert.match(
+        r.legacy_key_refused,
+        /Could not override 'reward_model\.launch_reward_fn_async'/,
+        'a job written for 0.5 does not compose on 0.9.1',
+      );
+      assert.equal(r.dataset_class, 'KiminaMultiturnDataset');
+      assert.equal(r.train_rows, PROMPTS.length);
+      assert.equal(r.reward_manager, 'NaiveRewardManager', 'registered as naive in verl 0.9.1');
+      assert.equal(r.reward_fn, 'compute_score');
+      assert.equal(r.reward_fn_async, true, 'awaited, not run in a thread per answer');
+      assert.deepEqual(
+        r.scores,
+        rows.map((_, i) => (i % 3 === 0 ? 1 : 0)),
+      );
+      assert.equal(r.rm_scores_at_last_token, true);
+      assert.deepEqual(r.rm_scores_sum, r.scores);
+      for (const k of ['acc', 'format_error', 'pred', 'response', 'score', 'tool_feedback'])
+        assert.ok(r.extra_keys.includes(k), k);
+      assert.equal(r.tool_feedback[0], 'valid proof found.');
+      assert.match(r.tool_feedback[1], /^# Error 1:/);
+      assert.equal(r.tool_feedback[2], 'filtered proof.');
+      assert.equal(r.format_error[2], 'Could not find a valid lean4 code block.');
+      assert.equal(r.cache_after_step, 4, 'the four Lean refusals wait for their fix turn');
+    } finally {
+      await backend.close();
+      removeDir(backend.dir);
+      removeDir(dir);
+    }
+  },
+);
+
+/** n answers to t3 (PROMPTS[2], row 2 of the train set): valid, refused by Lean, no code block, in turn. */
+function answerRows(n: number): { row: number; formal_statement: string; response: string }[] {
+  const kinds = [GOOD, BAD, 'no answer'];
+  return Array.from({ length: n }, (_, i) => ({ row: 2, formal_statement: T3, response: kinds[i % 3] }));
 }

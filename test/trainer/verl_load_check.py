@@ -9,6 +9,9 @@
   verl merges them); then 400 reads and how many were turn-2 fix prompts; the per-step metrics;
 - `validation_generate_next_turn` on a validation batch, as the recipe's verl calls it.
 Positional argument 2 (optional): a JSON file of fix-plan cases to run through `plan_fix_prompt`.
+Positional argument 3 (optional): a JSON file of answers ([{row, formal_statement, response}]) that verl's reward
+manager for the config (0.5.0: BatchRewardManager) scores as its trainer calls it, `manager(batch,
+return_dict=True)`, through the reward service at KIMINA_REWARD_URL.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from verl.trainer.ppo.reward import get_custom_reward_fn, load_reward_manager
 from verl.utils.dataset.rl_dataset import collate_fn
 
 from kimina_trainer.tiny import build_tokenizer
+from verl_batch import batch_of
 
 
 def hydra_value(v):
@@ -34,7 +38,7 @@ def hydra_value(v):
     return str(v)
 
 
-def main(job: str, cases_file: str | None) -> None:
+def main(job: str, cases_file: str | None, answers_file: str | None = None) -> None:
     overrides = json.load(open(os.path.join(job, "overrides.json"), encoding="utf-8"))
     config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
     with initialize_config_dir(config_dir=config_dir, version_base=None):
@@ -101,6 +105,13 @@ def main(job: str, cases_file: str | None) -> None:
         "validation": {"positions": positions, "second_rows": 0 if second is None else len(second),
                        "second_roles": None if second is None else [m["role"] for m in second.non_tensor_batch["raw_prompt"][0]]},
     }
+    if answers_file:
+        rows = json.load(open(answers_file, encoding="utf-8"))
+        scored = manager(batch_of(tok, train, rows, prompt_len=256, response_len=1024), return_dict=True)
+        extra = scored["reward_extra_info"]
+        out["reward"] = {"scores": [float(x) for x in scored["reward_tensor"].sum(dim=1)],
+                         "tool_feedback": [str(x) for x in extra["tool_feedback"]],
+                         "format_error": [str(x) for x in extra["format_error"]]}
     if cases_file:
         sys.path.insert(0, os.getcwd())
         from kimina_dataset import plan_fix_prompt  # the job's copy
@@ -115,4 +126,4 @@ def main(job: str, cases_file: str | None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None, sys.argv[3] if len(sys.argv) > 3 else None)

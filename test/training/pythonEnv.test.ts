@@ -162,7 +162,7 @@ test('each trainer requirements file names a constraints file that pins every pa
     new Map(
       [...text.matchAll(/^([A-Za-z0-9_.-]+)==(\S+)/gm)].map((m) => [m[1].toLowerCase().replace(/[-_.]+/g, '-'), m[2]]),
     );
-  for (const kind of ['cpu', 'gpu', 'verl']) {
+  for (const kind of ['cpu', 'gpu', 'verl', 'verl-0.9']) {
     const requirements = join(trainer, `requirements-${kind}.txt`);
     const text = readFileSync(requirements, 'utf8');
     assert.match(text, new RegExp(`^-c constraints-${kind}\\.txt$`, 'm'), kind);

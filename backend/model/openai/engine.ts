@@ -1,8 +1,10 @@
 // An Engine over an OpenAI-compatible chat server (vLLM, SGLang, llama.cpp server, Ollama):
 // `POST {base}/chat/completions` with streaming, n samples per request (or parallel requests for
 // servers that refuse or ignore n), reasoning fields folded back into <think>…</think>, cancellation.
-// It reacts to what each server answers, never to its name: llama.cpp's HTTP 500 "Only one completion choice
-// is allowed" for n > 1 switches to one request per sample (once, remembered); an answer is cut when the server
+// It reacts to what each server answers, never to its name: a server that says its slot count (llama.cpp's
+// `GET /props` total_slots) gets requests of at most that many samples; llama.cpp's refusals of n ("Only one
+// completion choice is allowed" before PR #17775, "n_cmpl cannot be greater than the number of slots" since)
+// switch to one request per sample (once, remembered); an answer is cut when the server
 // says finish_reason "length" or its usage reaches the known context (vLLM's max_model_len, Ollama's /api/ps
 // context_length); where the server renders the chat template itself, its rendering is compared with the
 // checkpoint's, and on a difference the engine sends the checkpoint's rendering to /v1/completions (llama.cpp,
@@ -16,7 +18,7 @@ import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from 
 import { ThinkFolder, reasoningOf } from './reasoning';
 import { AnswerError, bodyText, describeRequestError, serverMessage } from './errors';
 import { PromptTokenCounter, loadLocalTemplate, type LocalTemplate, type TokenCountSource } from './tokenCount';
-import { renderOnServer, showDifference, type Renderer } from './serverTemplate';
+import { RENDERER_NAME, renderOnServer, showDifference, type Renderer } from './serverTemplate';
 
 export interface OpenAIEngineOptions {
   /** The OpenAI API root, e.g. http://127.0.0.1:8000/v1. */
@@ -40,6 +42,8 @@ export interface OpenAIEngineOptions {
 interface ServerModel {
   id: string;
   max_model_len?: number;
+  /** Who serves it, as the listing says: "vllm", "sglang", "llamacpp", "library" (Ollama). */
+  owned_by?: string;
 }
 
 interface Output {
@@ -55,8 +59,12 @@ interface Output {
   limit?: { maxTokens: number; prompt: number };
 }
 
-/** llama.cpp's server refuses n != 1 with this message (chat and completions routes alike). */
-const N_REFUSED = /only one completion choice is allowed/i;
+/**
+ * llama.cpp's server refuses n with one of these (chat and completions routes alike): before ggml-org/llama.cpp
+ * PR #17775 (Dec 2025) any n != 1 (HTTP 500, server-common.cpp oaicompat_chat_params_parse); since, n above its
+ * slot count (-np) (HTTP 400, server-task.cpp params_from_json_cmpl, answered as invalid_request_error).
+ */
+const N_REFUSED = /only one completion choice is allowed|n_cmpl cannot be greater than the number of slots/i;
 
 export type PromptRoute = 'chat' | 'completions' | 'ollama-generate';
 
@@ -73,6 +81,8 @@ interface Job {
   conversation: ChatMessage[];
   targets: number[];
   seed?: number;
+  /** Where the job's first target stands among its conversation's samples (distinct seeds on a fallback). */
+  first: number;
 }
 
 export class OpenAIEngine implements Engine {
@@ -93,6 +103,8 @@ export class OpenAIEngine implements Engine {
   /** The server has no /api/ps (not Ollama): do not ask again. */
   private noPs = false;
   private smallContextSaid = false;
+  /** The server's slot count where it says (llama.cpp GET /props total_slots): the most samples per request. */
+  private slots: Promise<number | undefined> | undefined;
   /** Prompt token counts of the conversations being generated (one count per conversation object). */
   private readonly promptCounts = new WeakMap<ChatMessage[], Promise<number | undefined>>();
 
@@ -102,6 +114,8 @@ export class OpenAIEngine implements Engine {
       OpenAIEngineOptions,
     readonly model: string,
     readonly maxContext: number | undefined,
+    /** The listing's owned_by for the model: SGLang says "sglang" (its /tokenize otherwise answers as vLLM's). */
+    private readonly ownedBy?: string,
   ) {
     this.nIgnored = o.nMode === 'parallel';
     this.counter = new PromptTokenCounter({
@@ -169,6 +183,7 @@ export class OpenAIEngine implements Engine {
       o,
       model,
       typeof listed?.max_model_len === 'number' ? listed.max_model_len : undefined,
+      typeof listed?.owned_by === 'string' ? listed.owned_by : undefined,
     );
   }
 
@@ -194,12 +209,20 @@ export class OpenAIEngine implements Engine {
       const key = JSON.stringify(c.map((m) => [m.role, m.content]));
       groups.set(key, [...(groups.get(key) ?? []), i]);
     });
+    const perRequest = this.nIgnored ? 1 : ((await this.slotCount()) ?? Infinity);
     const jobs: Job[] = [];
     for (const targets of groups.values()) {
       const conversation = conversations[targets[0]];
       if (this.nIgnored)
-        targets.forEach((t, k) => jobs.push({ conversation, targets: [t], seed: seedFor(options.seed, k) }));
-      else jobs.push({ conversation, targets, seed: options.seed });
+        targets.forEach((t, k) => jobs.push({ conversation, targets: [t], seed: seedFor(options.seed, k), first: k }));
+      else
+        for (let k = 0; k < targets.length; k += perRequest)
+          jobs.push({
+            conversation,
+            targets: targets.slice(k, k + perRequest),
+            seed: seedFor(options.seed, k),
+            first: k,
+          });
     }
     await this.runAll(jobs, outputs, options, onDelta);
     // Servers that refuse n (llama.cpp: HTTP 500) or ignore it (Ollama: one choice) are asked again for the
@@ -219,7 +242,8 @@ export class OpenAIEngine implements Engine {
         missing.map(({ job, t }) => ({
           conversation: job.conversation,
           targets: [t],
-          seed: seedFor(options.seed, job.targets.indexOf(t)),
+          seed: seedFor(options.seed, job.first + job.targets.indexOf(t)),
+          first: job.first + job.targets.indexOf(t),
         })),
         outputs,
         options,
@@ -279,6 +303,22 @@ export class OpenAIEngine implements Engine {
   }
 
   /**
+   * The server's slot count, read once: llama.cpp's `GET /props` answers `total_slots` (its -np), and since PR
+   * #17775 it generates up to that many choices of one request in parallel and refuses more. Servers without the
+   * route (vLLM, SGLang, Ollama) answer 404: no limit known, n is sent whole.
+   */
+  private slotCount(): Promise<number | undefined> {
+    this.slots ??= this.http
+      .get(`${rootOf(this.o.baseUrl)}/props`, { validateStatus: () => true, timeout: 5000 })
+      .then((r) => {
+        const n = r.status === 200 ? r.data?.total_slots : undefined;
+        return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
+      })
+      .catch(() => undefined);
+    return this.slots;
+  }
+
+  /**
    * After a 404 or 400: whether GET /models names this model (undefined: another status, or the server lists
    * none). A missing model is a 404 from vLLM and Ollama but a 400 from a llama.cpp router ("model not found").
    */
@@ -312,7 +352,7 @@ export class OpenAIEngine implements Engine {
   /**
    * Compares the server's rendering of a first-turn and of a fix-turn conversation with the checkpoint's
    * (once each). A difference is said in the log and kept in `templateCheck`; where the server has a route that
-   * takes a prompt verbatim (llama.cpp, vLLM: /v1/completions), requests go there from now on with the
+   * takes a prompt verbatim (llama.cpp, vLLM, SGLang: /v1/completions), requests go there from now on with the
    * checkpoint's rendering.
    */
   private async checkTemplate(conversations: ChatMessage[][]): Promise<void> {
@@ -334,14 +374,20 @@ export class OpenAIEngine implements Engine {
       const local = await this.localTemplate();
       const ours = await local.template.render(conversation);
       const theirs = await renderOnServer(
-        { http: this.http, baseUrl: this.o.baseUrl, rootUrl: rootOf(this.o.baseUrl), model: this.model },
+        {
+          http: this.http,
+          baseUrl: this.o.baseUrl,
+          rootUrl: rootOf(this.o.baseUrl),
+          model: this.model,
+          tokenizeServer: this.ownedBy === 'sglang' ? 'sglang' : 'vllm',
+        },
         conversation,
       );
       if (!theirs) {
         this.templateUncheckable = true;
         this.o.log(
           `the model server at ${this.o.baseUrl} renders the chat template itself and shows no rendering ` +
-            `(no llama.cpp /apply-template, vLLM /tokenize or Ollama render-only answer): the prompt cannot be checked against the checkpoint's template`,
+            `(no llama.cpp /apply-template, vLLM or SGLang /tokenize with messages, or Ollama render-only answer): the prompt cannot be checked against the checkpoint's template`,
         );
         return;
       }
@@ -377,7 +423,7 @@ export class OpenAIEngine implements Engine {
       }
       this.route = 'completions';
       this.o.log(
-        `the model server's chat template (${theirs.renderer}) renders ${turn} differently from the checkpoint's (${detail}); ` +
+        `the model server's chat template (${RENDERER_NAME[theirs.renderer]}) renders ${turn} differently from the checkpoint's (${detail}); ` +
           `sending prompts rendered with the checkpoint's template to ${this.o.baseUrl}/completions from now on`,
       );
       return;
@@ -500,7 +546,8 @@ export class OpenAIEngine implements Engine {
       const status = isAxiosError(err) ? err.response?.status : undefined;
       const text = isAxiosError(err) && err.response ? await bodyText(err.response.data) : undefined;
       if (text !== undefined && job.targets.length > 1 && N_REFUSED.test(serverMessage(text))) {
-        // llama.cpp: HTTP 500 {"error":{"code":500,"message":"Only one completion choice is allowed",…}}.
+        // llama.cpp: HTTP 500 "Only one completion choice is allowed" (older) or HTTP 400 "n_cmpl cannot be greater
+        // than the number of slots, please increase -np" (a server that did not say its slots, or fewer than asked).
         if (this.o.nMode === 'native')
           throw new Error(
             `the model server at ${url} refuses n > 1 (HTTP ${status}: ${serverMessage(text)}); set KIMINA_OPENAI_N=auto or parallel`,

@@ -3,8 +3,11 @@
 // - llama.cpp's server: `POST /apply-template {messages}` renders without generating and answers `{prompt}`
 //   (ggml-org/llama.cpp tools/server: the apply-template handler runs oaicompat_chat_params_parse, the same
 //   rendering /v1/chat/completions uses, and answers only its "prompt").
-// - vLLM: `POST /tokenize {model, messages, add_generation_prompt}` answers the rendered prompt's token ids
-//   (`tokens`, with `count` and `max_model_len`), compared with the local tokenizer's ids for our rendering.
+// - vLLM, and SGLang since it takes messages there (0.5.23): `POST /tokenize {model, messages,
+//   add_generation_prompt}` answers the rendered prompt's token ids (`tokens`, with `count` and
+//   `max_model_len`), compared with the local tokenizer's ids for our rendering. The two answer alike; which one
+//   it is comes from the server's own model listing (`owned_by` "sglang" in SGLang's ModelCard, "vllm" in vLLM's).
+//   An SGLang that takes only `prompt` there refuses `messages` (HTTP 400), so nothing is compared.
 // - Ollama (answers `GET /api/version` with `{version}`): `POST /v1/chat/completions` with
 //   `_debug_render_only: true` answers the rendered template in `_debug_info.rendered_template` without
 //   generating (ollama/ollama fb30760: openai/openai.go ChatCompletionRequest.DebugRenderOnly,
@@ -14,13 +17,21 @@
 import type { AxiosInstance } from 'axios';
 import type { ChatMessage } from '../../protocol';
 
-export type Renderer = 'llama.cpp' | 'vllm' | 'ollama';
+export type Renderer = 'llama.cpp' | 'vllm' | 'sglang' | 'ollama';
+
+/** The server's name as messages say it. */
+export const RENDERER_NAME: Record<Renderer, string> = {
+  'llama.cpp': 'llama.cpp',
+  vllm: 'vLLM',
+  sglang: 'SGLang',
+  ollama: 'Ollama',
+};
 
 export interface ServerRendering {
   renderer: Renderer;
   /** The rendered text (llama.cpp, Ollama). */
   prompt?: string;
-  /** The rendered prompt's token ids (vLLM). */
+  /** The rendered prompt's token ids (vLLM, SGLang). */
   tokens?: number[];
 }
 
@@ -31,6 +42,8 @@ export interface RenderTarget {
   /** The server root (without /v1). */
   rootUrl: string;
   model: string;
+  /** Which server answers `/tokenize` with messages: SGLang when its model listing says owned_by "sglang". */
+  tokenizeServer?: 'vllm' | 'sglang';
 }
 
 const quiet = { validateStatus: () => true, timeout: 15_000 } as const;
@@ -44,17 +57,17 @@ export async function renderOnServer(
   const llama = await t.http.post(`${t.rootUrl}/apply-template`, { messages }, quiet).catch(() => undefined);
   if (llama?.status === 200 && typeof llama.data?.prompt === 'string')
     return { renderer: 'llama.cpp', prompt: llama.data.prompt };
-  const vllm = await t.http
+  const tokenized = await t.http
     .post(`${t.rootUrl}/tokenize`, { model: t.model, messages, add_generation_prompt: true }, quiet)
     .catch(() => undefined);
-  // llama.cpp's /tokenize ignores `messages` (no tokens); vLLM answers the ids with their count.
+  // llama.cpp's /tokenize ignores `messages` (no tokens); vLLM and SGLang answer the ids with their count.
   if (
-    vllm?.status === 200 &&
-    Array.isArray(vllm.data?.tokens) &&
-    vllm.data.tokens.length > 0 &&
-    typeof vllm.data.count === 'number'
+    tokenized?.status === 200 &&
+    Array.isArray(tokenized.data?.tokens) &&
+    tokenized.data.tokens.length > 0 &&
+    typeof tokenized.data.count === 'number'
   )
-    return { renderer: 'vllm', tokens: vllm.data.tokens as number[] };
+    return { renderer: t.tokenizeServer ?? 'vllm', tokens: tokenized.data.tokens as number[] };
   const version = await t.http.get(`${t.rootUrl}/api/version`, quiet).catch(() => undefined);
   if (version?.status === 200 && typeof version.data?.version === 'string') {
     const r = await t.http

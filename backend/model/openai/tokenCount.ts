@@ -1,5 +1,5 @@
 // Counting a conversation's prompt tokens for an OpenAI-compatible server, most exact source first:
-// the server's own tokenizer (vLLM `POST /tokenize` with messages; llama.cpp `/apply-template` then
+// the server's own tokenizer (vLLM's or SGLang's `POST /tokenize` with messages; llama.cpp `/apply-template` then
 // `/tokenize`), else a local copy of the model's tokenizer and chat template, else an estimate.
 import type { AxiosInstance } from 'axios';
 import type { ChatMessage } from '../../protocol';
@@ -50,7 +50,7 @@ export class PromptTokenCounter {
       if (n !== undefined) return n;
     }
     const candidates: Array<{ source: TokenCountSource; count: Counter }> = [
-      { source: 'server', count: (c) => this.vllmTokenize(c) },
+      { source: 'server', count: (c) => this.tokenizeMessages(c) },
       { source: 'server-template', count: (c) => this.llamaCppTokenize(c) },
     ];
     if (this.o.tokenizerDir) candidates.push({ source: 'local', count: (c) => this.localCount(c) });
@@ -75,14 +75,15 @@ export class PromptTokenCounter {
     return estimate(conversation);
   }
 
-  private async vllmTokenize(conversation: ChatMessage[]): Promise<number | undefined> {
+  private async tokenizeMessages(conversation: ChatMessage[]): Promise<number | undefined> {
     const r = await this.o.http.post(
       `${this.o.rootUrl}/tokenize`,
       { model: this.o.model, messages: conversation, add_generation_prompt: true },
       { validateStatus: () => true },
     );
     if (r.status !== 200 || !r.data || typeof r.data !== 'object') return undefined;
-    // vLLM answers {count, max_model_len, tokens}; llama.cpp's /tokenize ignores messages and has no count.
+    // vLLM and SGLang (0.5.23) answer {count, max_model_len, tokens}; llama.cpp's /tokenize ignores messages and
+    // has no count; an SGLang that takes only `prompt` refuses messages (HTTP 400).
     return typeof r.data.count === 'number' && r.data.count > 0 ? r.data.count : undefined;
   }
 

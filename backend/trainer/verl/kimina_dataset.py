@@ -93,8 +93,9 @@ def empty_metrics(n_turns: int) -> dict[str, int]:
 
 class KiminaMultiturnDataset(RLHFDataset):
     def __init__(self, data_files: str | list[str], tokenizer: PreTrainedTokenizer, config: DictConfig,
-                 processor: Optional[ProcessorMixin] = None):
-        super().__init__(data_files=data_files, tokenizer=tokenizer, config=config, processor=processor)
+                 processor: Optional[ProcessorMixin] = None, **more: Any):
+        # `more`: what newer verl passes on to RLHFDataset (0.9: max_samples), given only when verl gives it.
+        super().__init__(data_files=data_files, tokenizer=tokenizer, config=config, processor=processor, **more)
         self.multi_turn_enabled = bool(config.get("multiturn", False))
         self.sampling_rate = float(config.get("multiturn_sampling_rate", 0.5))
         self.cache_size = int(config.get("multiturn_n_samples_in_cache", 5000))

@@ -1,9 +1,15 @@
 """verl reward function that scores with a Kimina backend's reward service (format reward x Lean verdict).
 
-Use with `reward_model.reward_manager=batch`, `custom_reward_function.path=kimina_reward.py`,
-`custom_reward_function.name=reward`, `+custom_reward_function.reward_kwargs.return_dict=True`.
-Signature as the Kimina recipe's reward (training-recipe.md §7.1). Standard library only, so the Ray
-workers need nothing extra.
+Two entry points, one per verl reward path (backend/training/verlVersions.ts):
+- verl 0.5 and 0.6: `reward`, the batch signature of the Kimina recipe's reward (training-recipe.md §7.1), with
+  `reward_model.reward_manager=batch`, `custom_reward_function.name=reward`,
+  `+custom_reward_function.reward_kwargs.return_dict=True`.
+- verl 0.7 to 0.9: `compute_score`, the coroutine verl's reward loop awaits once per answer
+  (`reward_model.reward_manager=naive`, `custom_reward_function.name=compute_score`). The answers that arrive
+  together (the loop starts every answer of its share of the batch at once) are gathered and scored by one
+  `reward` call, so they go out in the same size-limited batches, spread over the servers with the same
+  failover; each call gets its own answer's dict back.
+Standard library only, so the Ray workers need nothing extra.
 
 Environment: KIMINA_REWARD_URL (a backend root, or several separated by commas: one `kimina serve` per node of a
 Ray cluster), KIMINA_API_TOKEN (optional, the same for every server), KIMINA_VERDICT_MODE (`strict`, the default,
@@ -26,6 +32,8 @@ server when there is one; any other answer stops with the status and the backend
 """
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import os
 import queue
@@ -33,6 +41,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import weakref
 from collections import deque
 from typing import Any, Callable
 
@@ -439,3 +448,68 @@ def reward(data_sources: list[str], solution_strs: list[str], ground_truths: lis
         "response": text,
         "format_error": r["formatErrorText"],
     } for r, text in zip(results, solution_strs)]
+
+
+
+# The per-answer path (verl >= 0.7). An answer waits at most GATHER_QUIET_S for the next one to arrive and at most
+# GATHER_MAX_WAIT_S in all before its gathering is scored; verl starts all answers of a call together, so a call
+# is normally one gathering.
+GATHER_QUIET_S = 0.05
+GATHER_MAX_WAIT_S = 1.0
+
+
+class _Gathering:
+    """Answers waiting in one event loop to be scored together; scored one gathering at a time, in a thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop = loop
+        self.waiting: list[tuple[tuple[str, str, Any, dict[str, Any]], asyncio.Future[Any]]] = []
+        self.first_at = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kimina-reward")
+
+    def add(self, args: tuple[str, str, Any, dict[str, Any]]) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = self.loop.create_future()
+        now = self.loop.time()
+        if not self.waiting:
+            self.first_at = now
+        self.waiting.append((args, future))
+        if self.timer is not None:
+            self.timer.cancel()
+        delay = max(0.0, min(GATHER_QUIET_S, self.first_at + GATHER_MAX_WAIT_S - now))
+        self.timer = self.loop.call_later(delay, self.flush)
+        return future
+
+    def flush(self) -> None:
+        batch, self.waiting, self.timer = self.waiting, [], None
+        if batch:
+            self.loop.create_task(self.score(batch))
+
+    async def score(self, batch: list[tuple[tuple[str, str, Any, dict[str, Any]], asyncio.Future[Any]]]) -> None:
+        columns = list(zip(*(args for args, _ in batch)))
+        try:
+            results = await self.loop.run_in_executor(
+                self.pool, lambda: reward(list(columns[0]), list(columns[1]), list(columns[2]), list(columns[3]),
+                                          return_dict=True))
+        except BaseException as e:  # every waiting answer hears why
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(e if isinstance(e, Exception) else RewardServiceError(repr(e)))
+            return
+        for (_, future), result in zip(batch, results):
+            if not future.done():
+                future.set_result(result)
+
+
+_gatherings: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Gathering] = weakref.WeakKeyDictionary()
+
+
+async def compute_score(data_source: str, solution_str: str, ground_truth: Any = None,
+                        extra_info: dict[str, Any] | None = None, **_: Any) -> dict[str, Any]:
+    """One answer's reward as verl's reward loop asks for it (verl >= 0.7): the same dict `reward(...,
+    return_dict=True)` gives, scored together with the answers that arrive with it."""
+    loop = asyncio.get_running_loop()
+    gathering = _gatherings.get(loop)
+    if gathering is None:
+        gathering = _gatherings[loop] = _Gathering(loop)
+    return await gathering.add((data_source, solution_str, ground_truth, dict(extra_info or {})))
