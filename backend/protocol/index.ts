@@ -9,3 +9,5 @@ export * from './schema';
 export * from './routes';
 export * from './sse';
 export * from './errors';
+export * from './agentTools';
+export * from './jsonSchema';
