@@ -14,7 +14,11 @@ function methodNotAllowed(res: Response): void {
   res
     .status(405)
     .set('Allow', 'POST')
-    .json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server keeps no session and sends nothing unasked' }, id: null });
+    .json({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this server keeps no session and sends nothing unasked' },
+      id: null,
+    });
 }
 
 export function mcpRouterFactory(ctx: ApiContext): Router {

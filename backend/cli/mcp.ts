@@ -42,7 +42,11 @@ export async function run(args: string[]): Promise<number> {
   });
   const root = resolve(flagString(p, 'root') ?? project ?? settings.leanProject);
   let clientName = 'unnamed';
-  const server = createMcpServer(app.agentToolbox(() => [root]), () => `mcp-stdio:${process.pid}|${clientName}`, version);
+  const server = createMcpServer(
+    app.agentToolbox(() => [root]),
+    () => `mcp-stdio:${process.pid}|${clientName}`,
+    version,
+  );
   server.oninitialized = () => {
     const info = server.getClientVersion();
     if (info?.name && /^[\w.:@/ -]{1,64}$/.test(info.name)) clientName = info.name.replace(/ /g, '_');

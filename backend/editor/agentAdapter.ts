@@ -162,9 +162,7 @@ export async function checkText(checker: AgentChecker, input: CheckInput): Promi
 /** `git` with the base environment handed down; null when git fails (no repository, no such file in HEAD). */
 function git(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) =>
-      resolve(err ? null : stdout),
-    );
+    execFile('git', args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => resolve(err ? null : stdout));
   });
 }
 
@@ -236,7 +234,11 @@ export function pickTarget(
     if (!decl) return `no theorem, lemma or example at line ${want.line}`;
     const site = decl.sorries.find((s) => s.line === line);
     if (site && !want.repair)
-      return { decl, mode: 'goal', position: { line: site.line, character: sorryAt(decl, line, site.character)!.character } };
+      return {
+        decl,
+        mode: 'goal',
+        position: { line: site.line, character: sorryAt(decl, line, site.character)!.character },
+      };
   } else {
     return 'name the theorem or give a line';
   }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { AgentJob, Attempt } from '../protocol';
 import type { RunningProofs } from '../prover/running';
+import { principalOf } from '../lean/admission';
 import type { AgentJobStore } from '../store/agentJobs';
 import { attemptSummary, proveTarget, replacedBy, verifiedBody, type JobTarget } from './agentAdapter';
 import type { ProveService } from './service';
@@ -60,8 +61,11 @@ export class AgentJobs {
     return job;
   }
 
+  /** Unfinished jobs of a client's principal (its `|label` orders nothing here and adds no share). */
   unfinishedOf(client: string): number {
-    return this.queue.filter((q) => q.client === client).length + (this.running?.client === client ? 1 : 0);
+    const who = principalOf(client);
+    const mine = (q: Queued | null) => q !== null && principalOf(q.client) === who;
+    return this.queue.filter(mine).length + (mine(this.running) ? 1 : 0);
   }
 
   /** Queues a job; refuses when the client already holds its share. */
@@ -114,9 +118,9 @@ export class AgentJobs {
 
   /** The next job: the queued one of the client after the last served, round-robin. */
   private next(): Queued | undefined {
-    const clients = [...new Set(this.queue.map((q) => q.client))].sort();
+    const clients = [...new Set(this.queue.map((q) => principalOf(q.client)))].sort();
     const client = clients.find((c) => c > this.lastClient) ?? clients[0];
-    const k = this.queue.findIndex((q) => q.client === client);
+    const k = this.queue.findIndex((q) => principalOf(q.client) === client);
     return k >= 0 ? this.queue.splice(k, 1)[0] : undefined;
   }
 
@@ -125,7 +129,7 @@ export class AgentJobs {
     const job = this.next();
     if (!job) return;
     this.running = job;
-    this.lastClient = job.client;
+    this.lastClient = principalOf(job.client);
     this.runningDone = this.run(job).finally(() => {
       this.running = null;
       this.runningDone = null;
@@ -190,7 +194,8 @@ export class AgentJobs {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.purger);
-    for (const q of this.queue.splice(0)) this.o.store.update(q.id, { state: 'cancelled', problem: 'the backend stopped' });
+    for (const q of this.queue.splice(0))
+      this.o.store.update(q.id, { state: 'cancelled', problem: 'the backend stopped' });
     if (this.running) this.o.proofs.cancel(this.running.id);
     await this.runningDone;
   }

@@ -5,7 +5,15 @@ import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { AgentToolAnswers, AgentToolArgs, AgentToolName } from '../protocol';
 import { isInside } from '../store/safePaths';
-import { checkText, committedVersion, firstBroken, pickTarget, sorriesOf, spliceNow, type AgentChecker } from './agentAdapter';
+import {
+  checkText,
+  committedVersion,
+  firstBroken,
+  pickTarget,
+  sorriesOf,
+  spliceNow,
+  type AgentChecker,
+} from './agentAdapter';
 import { AgentToolError, type AgentJobs } from './agentJobs';
 import type { CheckAnswer, ProveService } from './service';
 import type { AxiomPolicy } from '../lean/verdict';
@@ -80,7 +88,8 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
 
   return {
     async check(args, client, signal) {
-      if (args.code !== undefined) return checkText(checker(client), { text: args.code, reference: args.reference, signal });
+      if (args.code !== undefined)
+        return checkText(checker(client), { text: args.code, reference: args.reference, signal });
       const file = await readLean(args.path!);
       const committed = await committedVersion(file.abs, o.childEnv);
       return checkText(checker(client), {
@@ -97,7 +106,9 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
       const files: string[] = [];
       const problems: string[] = [];
       const walk = async (dir: string): Promise<void> => {
-        for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+        for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+          a.name.localeCompare(b.name),
+        )) {
           if (files.length >= maxSorryFiles) return;
           const full = join(dir, entry.name);
           if (entry.isDirectory() && !skippedFolders.has(entry.name) && !entry.name.startsWith('.')) await walk(full);
@@ -144,7 +155,8 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
       const job = o.jobs.get(args.id);
       if (!job) throw new AgentToolError(`no job ${args.id}`);
       const refuse = (problem: string) => ({ applied: false, path: job.path, problem });
-      if (job.state !== 'proved' || !job.proof) return refuse(`job ${job.id} is ${job.state}: only a proved job can be applied`);
+      if (job.state !== 'proved' || !job.proof)
+        return refuse(`job ${job.id} is ${job.state}: only a proved job can be applied`);
       if (job.appliedAt) return refuse(`job ${job.id} was already applied at ${job.appliedAt}`);
       const file = await readLean(job.path);
       const spliced = await spliceNow(await o.service(), file.text, job.proof, signal);

@@ -59,11 +59,14 @@ export const agentTools = {
   prove: {
     title: 'Prove with Kimina (starts a job)',
     description:
-      "Starts a proof job on a theorem of a file (`theorem`: its name; or `line`: a line of the declaration, or a line holding a sorry to prove that goal). Answers at once with { jobId }; poll `job`. Proving takes minutes. The file is not written: a proved job holds the verified body and the edit; `apply` writes it.",
-    input: s.object({ path, theorem: s.optional(theorem), line: s.optional(line) }, {
-      extra: 'forbid',
-      refine: exactlyOne('theorem', 'line'),
-    }),
+      'Starts a proof job on a theorem of a file (`theorem`: its name; or `line`: a line of the declaration, or a line holding a sorry to prove that goal). Answers at once with { jobId }; poll `job`. Proving takes minutes. The file is not written: a proved job holds the verified body and the edit; `apply` writes it.',
+    input: s.object(
+      { path, theorem: s.optional(theorem), line: s.optional(line) },
+      {
+        extra: 'forbid',
+        refine: exactlyOne('theorem', 'line'),
+      },
+    ),
     readOnly: true,
   },
   repair: {

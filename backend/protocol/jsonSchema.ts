@@ -6,8 +6,7 @@ import type { SchemaNode } from './schema';
 export type JsonSchema = { [key: string]: unknown };
 
 export function toJsonSchema(node: SchemaNode): JsonSchema {
-  const nullable = (schema: JsonSchema): JsonSchema =>
-    node.nullable ? { anyOf: [schema, { type: 'null' }] } : schema;
+  const nullable = (schema: JsonSchema): JsonSchema => (node.nullable ? { anyOf: [schema, { type: 'null' }] } : schema);
   switch (node.kind) {
     case 'string':
       return nullable({

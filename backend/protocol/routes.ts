@@ -319,9 +319,15 @@ export const routes = {
   mcp: {
     method: 'POST',
     path: '/mcp',
+    // one JSON-RPC message (MCP 2025-06-18 has no batches); its params are the MCP SDK's to check
+    body: s.object({
+      jsonrpc: s.enum(['2.0']),
+      method: s.optional(s.string({ min: 1, max: 200 })),
+      id: s.optional(s.oneOf([s.string({ max: 200 }), s.integer()], { nullable: true })),
+    }),
     response: answer<unknown>(),
     errors: 'error',
-    summary: "MCP over streamable HTTP (the agent tools of agentTools.ts): JSON-RPC in, JSON-RPC out, no session",
+    summary: 'MCP over streamable HTTP (the agent tools of agentTools.ts): JSON-RPC in, JSON-RPC out, no session',
   },
   mcpStream: {
     method: 'GET',

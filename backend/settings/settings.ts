@@ -161,10 +161,11 @@ const declarations = {
     name: 'KIMINA_AGENT_JOBS',
     type: 'count',
     default: '`3`',
-    doc: 'proof jobs one agent (MCP client) may have queued or running at once (`prove`, `repair`); agent jobs run one at a time beside the editor\'s own proofs',
+    doc: "proof jobs one agent (MCP client) may have queued or running at once (`prove`, `repair`); agent jobs run one at a time beside the editor's own proofs",
     read: (raw: string | undefined) => {
       const n = number('KIMINA_AGENT_JOBS', raw, 3);
-      if (!Number.isInteger(n) || n < 1) throw new Error(`KIMINA_AGENT_JOBS must be a whole number of at least 1, got ${JSON.stringify(raw)}`);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error(`KIMINA_AGENT_JOBS must be a whole number of at least 1, got ${JSON.stringify(raw)}`);
       return n;
     },
   },

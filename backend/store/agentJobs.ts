@@ -119,9 +119,7 @@ export class AgentJobStore {
   /** Jobs a stopped backend left queued or running: they can no longer finish. */
   failUnfinished(problem: string): number {
     return this.db
-      .prepare(
-        `UPDATE agent_jobs SET state = 'failed', problem = ?, finished_at = ? WHERE state NOT IN (${finished})`,
-      )
+      .prepare(`UPDATE agent_jobs SET state = 'failed', problem = ?, finished_at = ? WHERE state NOT IN (${finished})`)
       .run(problem, new Date().toISOString()).changes;
   }
 
