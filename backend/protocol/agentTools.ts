@@ -2,9 +2,8 @@
 // declared once: name, what it does, the schema of its arguments and the type of its answer. The names and
 // the answers are a published contract (docs/agents.md). The MCP face (backend/api/mcpServer.ts) lists exactly
 // these and checks every call's arguments against the schema before a handler runs.
-import type { ProofEdit } from './lsp';
 import { s, type Infer, type ObjectNode, type Schema } from './schema';
-import type { VerdictStatus } from './verify';
+import type { LspPosition, VerdictStatus } from './verify';
 
 export const agentLimits = {
   /** Lean text given inline (`check {code}`, `reference`). */
@@ -179,6 +178,24 @@ export interface SorriesToolAnswer {
 export type AgentJobState = 'queued' | 'running' | 'proved' | 'not_proved' | 'cancelled' | 'failed';
 export const finishedJobStates: readonly AgentJobState[] = ['proved', 'not_proved', 'cancelled', 'failed'];
 
+/** An edit of the file (0-based lines, UTF-16 characters: LSP's ProofEdit). */
+export interface AgentEdit {
+  range: { start: LspPosition; end: LspPosition };
+  newText: string;
+}
+
+/** Where the backend's MCP server for agents listens (`kimina lsp`: loopback, its own random token). */
+export interface AgentEndpoint {
+  url: string;
+  token: string;
+}
+
+/** One tool call over the language-server face. */
+export interface AgentToolCall {
+  name: AgentToolName;
+  arguments: Record<string, never>;
+}
+
 export interface AgentAttemptSummary {
   sample: number;
   turn: number;
@@ -203,7 +220,7 @@ export interface AgentJob {
    * range of the file as it was when the job ran), the text that edit replaces, and what it replaces: the whole
    * proof (`theorem`, `repair`) or one sorry (`goal`).
    */
-  proof?: { declaration: string; body: string; edit: ProofEdit; replaced: string; mode: 'theorem' | 'goal' | 'repair' };
+  proof?: { declaration: string; body: string; edit: AgentEdit; replaced: string; mode: 'theorem' | 'goal' | 'repair' };
   /** Why the job did not prove, failed or was refused. */
   problem?: string;
   /** When `apply` wrote the proof. */
