@@ -20,7 +20,10 @@ function where(input: ToolInput): string {
 }
 
 /** The language-model tools: each relays to one agent tool of the backend (the same handlers as MCP). */
-const lmTools: Record<string, { tool: AgentToolName; confirm: (input: ToolInput) => { title: string; message: string } }> = {
+const lmTools: Record<
+  string,
+  { tool: AgentToolName; confirm: (input: ToolInput) => { title: string; message: string } }
+> = {
   kimina_check: {
     tool: 'check',
     confirm: (input) => ({

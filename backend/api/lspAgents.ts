@@ -35,7 +35,12 @@ export function registerAgentRequests({ connection, parts, log = () => {} }: Age
   const endpoint = (): Promise<{ http: Listening; endpoint: AgentEndpoint }> => {
     listening ??= (async () => {
       const token = randomBytes(24).toString('base64url');
-      const http = await listen(mcpOnlyApp(() => tools, token), '127.0.0.1', 0, token);
+      const http = await listen(
+        mcpOnlyApp(() => tools, token),
+        '127.0.0.1',
+        0,
+        token,
+      );
       log(`MCP server for agents at ${http.url}/mcp`);
       return { http, endpoint: { url: `${http.url}/mcp`, token } };
     })();
@@ -48,8 +53,7 @@ export function registerAgentRequests({ connection, parts, log = () => {} }: Age
     agentTool: async (params, token) => {
       const name = params.name as AgentToolName;
       const problems = checkValue(agentTools[name].input, params.arguments);
-      if (problems.length)
-        throw new ResponseError(ErrorCodes.InvalidParams, problems.map((p) => p.text).join('; '));
+      if (problems.length) throw new ResponseError(ErrorCodes.InvalidParams, problems.map((p) => p.text).join('; '));
       const controller = new AbortController();
       token?.onCancellationRequested(() => controller.abort());
       const handler = tools[name] as (a: unknown, c: string, s?: AbortSignal) => Promise<unknown>;

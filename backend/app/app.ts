@@ -13,7 +13,7 @@ import { EvalStore } from '../store/eval';
 import { RepairStore } from '../store/repairs';
 import { AgentJobStore } from '../store/agentJobs';
 import { AgentJobs } from '../editor/agentJobs';
-import { agentToolbox, type AgentToolHandlers } from '../editor/agentToolbox';
+import { agentToolbox, type AgentToolboxOptions, type AgentToolHandlers } from '../editor/agentToolbox';
 import { createInProcessService } from '../editor/inProcess';
 import type { ProveService } from '../editor/service';
 import { TrainingStore } from '../store/training';
@@ -184,14 +184,32 @@ export class App {
    * admission under the caller's key, proofs run in this process, paths stay inside `roots`.
    */
   agentToolbox(roots: () => string[]): AgentToolHandlers {
-    return agentToolbox({
+    return this.agentsOver(
+      () => this.proveService(),
       roots,
-      check: (code, client, signal) => this.verifier().admission.check(code, { signal, client }),
-      service: () => this.proveService(),
-      jobs: this.agentJobs(() => this.proveService()),
+      (code, client, signal) => this.verifier().admission.check(code, { signal, client }),
+    ).tools;
+  }
+
+  /**
+   * The agent tools over a face's own prove service (`kimina lsp`: in this process or an attached `kimina serve`),
+   * with the job list in this app's database and registry of running proofs.
+   */
+  agentsOver(
+    service: () => Promise<ProveService>,
+    roots: () => string[],
+    check: AgentToolboxOptions['check'] = async (code, _client, signal) => (await service()).check(code, signal),
+  ): { tools: AgentToolHandlers; jobs: AgentJobs } {
+    const jobs = this.agentJobs(service);
+    const tools = agentToolbox({
+      roots,
+      check,
+      service,
+      jobs,
       allowedAxioms: this.verifierSettings().allowedAxioms,
       childEnv: this.settings.childEnv,
     });
+    return { tools, jobs };
   }
 
   /**

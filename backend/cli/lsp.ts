@@ -9,7 +9,6 @@ import { startLspFace } from '../api/lsp';
 import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
 import { readSettings } from '../settings/settings';
-import { agentToolbox } from '../editor/agentToolbox';
 import { parseArgs } from './args';
 
 const usage = `usage: kimina lsp --stdio
@@ -56,18 +55,7 @@ export async function run(args: string[]): Promise<number> {
     proveTimeoutS: settings.proveTimeoutS,
     repairStore: () => lasting.repairs(),
     // agents' jobs live with the face (in the lasting app's database and registry), over the face's services
-    agents: (service, roots) => {
-      const jobs = lasting.agentJobs(service);
-      const tools = agentToolbox({
-        roots: () => [...roots(), settings.leanProject],
-        check: async (code, _client, signal) => (await service()).check(code, signal),
-        service,
-        jobs,
-        allowedAxioms: lasting.verifierSettings().allowedAxioms,
-        childEnv: settings.childEnv,
-      });
-      return { tools, jobs };
-    },
+    agents: (service, roots) => lasting.agentsOver(service, () => [...roots(), settings.leanProject]),
   });
   const shutdown = async (): Promise<void> => {
     await face.close();
