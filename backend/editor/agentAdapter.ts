@@ -24,7 +24,7 @@ import { findDeclarations as findLeanDeclarations, type Declaration as LeanDecla
 import { verdictsPerDeclaration } from '../lean/perDeclaration';
 import type { AxiomPolicy } from '../lean/verdict';
 import { proveInEditor } from './editorProve';
-import { findDeclarations, offsetAt, positionAt, sorryAt, standaloneSnippet, type Declaration } from './leanSource';
+import { findDeclarations, offsetAt, positionAt, standaloneSnippet, type Declaration } from './leanSource';
 import { gainedVariables } from './sectionVariables';
 import type { CheckAnswer, ProveService } from './service';
 import { proofBodyOf, spliceVerifiedProof } from './splice';
@@ -237,7 +237,7 @@ export function pickTarget(
       return {
         decl,
         mode: 'goal',
-        position: { line: site.line, character: sorryAt(decl, line, site.character)!.character },
+        position: { line: site.line, character: site.character },
       };
   } else {
     return 'name the theorem or give a line';

@@ -4,7 +4,6 @@
 // `job` and `apply`. Each client may hold a bounded number of unfinished jobs (KIMINA_AGENT_JOBS); clients take
 // turns (round-robin), so one agent's queue never holds another's job back by more than one proof.
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { AgentJob, Attempt } from '../protocol';
 import type { RunningProofs } from '../prover/running';
 import { principalOf } from '../lean/admission';
@@ -29,7 +28,8 @@ export interface AgentJobsOptions {
 interface Queued {
   id: string;
   client: string;
-  absPath: string;
+  /** The file's text when the job was started: the target was found in it, the proof is made for it. */
+  text: string;
   target: JobTarget;
 }
 
@@ -69,7 +69,7 @@ export class AgentJobs {
   }
 
   /** Queues a job; refuses when the client already holds its share. */
-  start(client: string, kind: AgentJob['kind'], path: string, absPath: string, target: JobTarget): AgentJob {
+  start(client: string, kind: AgentJob['kind'], path: string, text: string, target: JobTarget): AgentJob {
     if (this.closed) throw new AgentToolError('the backend is shutting down');
     if (this.unfinishedOf(client) >= this.o.perClient)
       throw new AgentToolError(
@@ -84,7 +84,7 @@ export class AgentJobs {
       theorem: target.decl.name,
       line: target.position.line + 1,
     });
-    this.queue.push({ id, client, absPath, target });
+    this.queue.push({ id, client, text, target });
     this.changed(job);
     setImmediate(() => this.pump());
     return job;
@@ -147,7 +147,7 @@ export class AgentJobs {
     const attempts: Attempt[] = [];
     try {
       this.changed(store.update(q.id, { state: 'running' }));
-      const text = await readFile(q.absPath, 'utf8');
+      const { text } = q;
       const service = await this.o.service();
       const result = await proveTarget(
         service,

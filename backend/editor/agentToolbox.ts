@@ -82,7 +82,7 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
     }
     const target = pickTarget(file.text, { theorem, line: want.line, repair: kind === 'repair' });
     if (typeof target === 'string') throw new AgentToolError(target);
-    const job = o.jobs.start(client, kind, file.shown, file.abs, target);
+    const job = o.jobs.start(client, kind, file.shown, file.text, target);
     return { jobId: job.id, theorem: target.decl.name };
   };
 

@@ -189,6 +189,20 @@ function scenario(connect: () => Promise<Client>, file: string) {
     assert.equal(checked.ok, true, JSON.stringify(checked.problems));
   });
 
+  test('repair picks the first theorem Lean rejects and returns a job; a file with none is refused', async () => {
+    const broken = 'theorem fine : 1 = 1 := rfl\n\ntheorem broken (x : Nat) : x = x := by\n  exact bogus_refl x\n';
+    writeFileSync(join(dir, `Broken${file}`), broken);
+    const { jobId, theorem } = await call('repair', { path: `Broken${file}` });
+    assert.equal(theorem, 'broken');
+    const job = await finished(call, jobId);
+    assert.equal(job.kind, 'repair');
+    assert.ok(['not_proved', 'proved', 'failed'].includes(job.state), job.state);
+    assert.equal(readFileSync(join(dir, `Broken${file}`), 'utf8'), broken, 'repairing wrote nothing');
+    const none = await client.callTool({ name: 'repair', arguments: { path: 'Changed.lean' } });
+    assert.equal(none.isError, true);
+    assert.match(JSON.stringify(none.content), /nothing to repair/);
+  });
+
   test('cancel stops a job; an unknown job is an error', async () => {
     writeFileSync(join(dir, `Cancel${file}`), algebra);
     const { jobId } = await call('prove', { path: `Cancel${file}`, line: 5 });
