@@ -105,7 +105,7 @@ export async function checkText(checker: AgentChecker, input: CheckInput): Promi
     const label = `${v.kind} ${v.name}`;
     const g = decl ? gained.get(decl.start.offset) : undefined;
     if (g) {
-      out.elaborated = { statement: g.elaborated.replace(/\s*:=\s*(by)?$/, ''), gained: g.binders.map((b) => b.text) };
+      out.elaborated = { statement: g.elaborated, gained: g.binders.map((b) => b.text) };
       if (g.hidden.length) {
         out.status = 'rejected';
         out.reason = `Lean elaborates the statement with hypotheses from \`include\` that it does not show: ${g.hidden.map((b) => b.text).join(' ')}; it proves \`${oneLine(out.elaborated.statement)}\`, not the statement as written`;

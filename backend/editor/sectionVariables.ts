@@ -18,7 +18,7 @@ export interface Gained {
   binders: SectionBinder[];
   /** Those taken only because of `include` (the written statement does not name them). */
   hidden: SectionBinder[];
-  /** The statement with the taken variables as binders after the name. */
+  /** The statement (to its `:=`, which is left out) with the taken variables as binders after the name. */
   elaborated: string;
 }
 
@@ -87,7 +87,7 @@ export function gainedVariables(source: string): Map<number, Gained> {
     const binders = vars.filter((v) => named.has(v.name) || included.has(v.name));
     if (binders.length === 0) return;
     const hidden = binders.filter((v) => !named.has(v.name));
-    const statement = decl.statement.trim();
+    const statement = decl.statement.trim().replace(/\s*:=\s*(by)?$/, '');
     const at = decl.name ? statement.indexOf(decl.name) : -1;
     const elaborated =
       at >= 0
