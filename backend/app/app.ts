@@ -198,7 +198,12 @@ export class App {
   agentsOver(
     service: () => Promise<ProveService>,
     roots: () => string[],
-    check: AgentToolboxOptions['check'] = async (code, _client, signal) => (await service()).check(code, signal),
+    // Lean through the face's services; before they can start (no model pulled yet) through this app's verifier,
+    // so checking never waits for a model
+    check: AgentToolboxOptions['check'] = async (code, client, signal) => {
+      const started = await service().catch(() => null);
+      return started ? started.check(code, signal) : this.verifier().admission.check(code, { signal, client });
+    },
   ): { tools: AgentToolHandlers; jobs: AgentJobs } {
     const jobs = this.agentJobs(service);
     const tools = agentToolbox({

@@ -52,6 +52,11 @@ describe('agents: MCP server list and language-model tools', () => {
     const resultFile = join(wb.workspace, 'lm-tool-result.json');
     await step(wb, 'invoke-tool', async () => {
       await runCommand(page, 'Kimina Test: Invoke kimina_check');
+      // the tool's confirmation (prepareInvocation's confirmationMessages), answered as a person would
+      const dialog = page.locator('.monaco-dialog-box', { hasText: "Check with Lean (Kimina's strict verdict)" });
+      await dialog.waitFor();
+      await screenshot(page, 'agents-2-confirmation');
+      await dialog.locator('.monaco-button', { hasText: 'Yes' }).click();
       await expect(async () => assert.ok(existsSync(resultFile), 'the test extension wrote its answer'), 60_000);
     });
     const tools = JSON.parse(readFileSync(join(wb.workspace, 'lm-tools.json'), 'utf8')) as string[];

@@ -124,34 +124,35 @@ export async function openWorkbench({
   const port = 18000 + Math.floor(Math.random() * 2000);
   const config = join(data, 'config.yaml');
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-  writeFileSync(
-    join(data, 'user', 'User', 'settings.json'),
-    JSON.stringify(
-      {
-        'workbench.startupEditor': 'none',
-        ...(workspaceTrust
-          ? {
-              'security.workspace.trust.enabled': true,
-              'security.workspace.trust.startupPrompt': 'never',
-              'security.workspace.trust.banner': 'always',
-            }
-          : { 'security.workspace.trust.enabled': false }),
-        'telemetry.telemetryLevel': 'off',
-        'extensions.autoCheckUpdates': false,
-        'extensions.autoUpdate': false,
-        'update.mode': 'none',
-        'workbench.enableExperiments': false,
-        'workbench.tips.enabled': false,
-        'files.autoSave': 'off',
-        'git.enabled': false,
-        'git.openRepositoryInParentFolders': 'never',
-        'editor.codeLens': true,
-        ...settings,
-      },
-      null,
-      2,
-    ),
+  const settingsText = JSON.stringify(
+    {
+      'workbench.startupEditor': 'none',
+      ...(workspaceTrust
+        ? {
+            'security.workspace.trust.enabled': true,
+            'security.workspace.trust.startupPrompt': 'never',
+            'security.workspace.trust.banner': 'always',
+          }
+        : { 'security.workspace.trust.enabled': false }),
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'update.mode': 'none',
+      'workbench.enableExperiments': false,
+      'workbench.tips.enabled': false,
+      'files.autoSave': 'off',
+      'git.enabled': false,
+      'git.openRepositoryInParentFolders': 'never',
+      'editor.codeLens': true,
+      ...settings,
+    },
+    null,
+    2,
   );
+  // user settings; and the remote machine's (code-server is VS Code's remote: 4.139.1 was seen to take
+  // machine-scoped settings such as kimina.model and kimina.replCommand only from there; 4.100.3 read user settings)
+  mkdirSync(join(data, 'user', 'Machine'), { recursive: true });
+  for (const where of ['User', 'Machine']) writeFileSync(join(data, 'user', where, 'settings.json'), settingsText);
   const env = {
     ...process.env,
     ...extraEnv,
