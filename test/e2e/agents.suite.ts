@@ -47,6 +47,22 @@ describe('agents: MCP server list and language-model tools', () => {
       await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Kimina Prover' }).first().waitFor();
     });
     await screenshot(page, 'agents-1-mcp-list');
+    // VS Code's own MCP client starts it: over streamable HTTP with the token the provider gave
+    await step(wb, 'mcp-start', async () => {
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Kimina Prover' }).first().click();
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Start Server' }).first().click();
+      await expect(async () => {
+        await page.keyboard.press('Escape');
+        await runCommand(page, 'MCP: List Servers');
+        await page
+          .locator('.quick-input-widget .monaco-list-row', { hasText: /Kimina Prover.*Running/ })
+          .first()
+          .waitFor({ timeout: 3_000 });
+      }, 60_000);
+    });
+    // its log (the Output panel VS Code opens on start): the seven tools of the contract were listed
+    await step(wb, 'mcp-tools', () => page.locator('.view-line', { hasText: 'Discovered 7 tools' }).first().waitFor());
+    await screenshot(page, 'agents-1b-mcp-running');
     await page.keyboard.press('Escape');
 
     const resultFile = join(wb.workspace, 'lm-tool-result.json');
