@@ -26,6 +26,10 @@ const commands: Record<string, Command> = {
   },
   eval: { summary: 'evaluate a model on a benchmark (pass@k)', load: () => import('./cli/evaluate') },
   lsp: { summary: 'language-server face for the editor (stdio)', load: () => import('./cli/lsp') },
+  mcp: {
+    summary: 'the prover and the strict verifier as MCP tools for agents (stdio)',
+    load: () => import('./cli/mcp'),
+  },
 };
 
 function usage(): string {

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
 import {
+  type AgentJob,
   type BackendStatus,
   type ErrorKind,
   errorKindOf,
@@ -65,6 +66,9 @@ export class Ctx implements vscode.Disposable {
   private readonly trainingEventEmitter = new vscode.EventEmitter<TrainingStreamEvent>();
   private readonly trainingConnectionEmitter = new vscode.EventEmitter<TrainingConnection>();
   private readonly startedEmitter = new vscode.EventEmitter<void>();
+  private readonly agentJobEmitter = new vscode.EventEmitter<AgentJob>();
+  /** An agent's proof job changed (started through MCP or a language-model tool). */
+  readonly onAgentJob = this.agentJobEmitter.event;
   /** Training events the backend forwards while someone follows them (kimina/training/follow). */
   readonly onTrainingEvent = this.trainingEventEmitter.event;
   readonly onTrainingConnection = this.trainingConnectionEmitter.event;
@@ -144,6 +148,7 @@ export class Ctx implements vscode.Disposable {
     client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) =>
       this.trainingConnectionEmitter.fire(c),
     );
+    client.onNotification(lspMethods.agentJob, (j: AgentJob) => this.agentJobEmitter.fire(j));
     this.setStatus(
       await client.sendRequest(lspMethods.status, {}).then(
         (s) => s as BackendStatus,

@@ -12,6 +12,7 @@ import { createStatusBar } from './statusBar';
 import { watchSetup } from './setup';
 import { registerTrainingMonitor } from './trainingMonitor';
 import { Repairs } from './repair';
+import { registerAgents } from './agents';
 
 let ctx: Ctx | undefined;
 
@@ -35,6 +36,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (restartingSettings.some((s) => e.affectsConfiguration(s))) void ctx?.restart();
     }),
   );
+  // Agents (MCP, language-model tools) reach the backend this window runs; the Proof view lists their jobs.
+  context.subscriptions.push(...registerAgents(ctx, (jobs) => view.showAgentJobs(jobs)));
   // The Training Monitor asks the backend, which relays to the attached `kimina serve` (training outlives a window).
   context.subscriptions.push(registerTrainingMonitor(context, ctx));
   ctx.log.info(`[extension] Kimina ${context.extension.packageJSON.version} activated`);

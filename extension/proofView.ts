@@ -1,12 +1,14 @@
 // The Proof view: a webview panel beside the editor that shows one proof run live (think block, attempts,
 // verdicts, the result with Accept / Reject / Retry). The host replays the run's messages when the view reloads.
 import * as vscode from 'vscode';
+import type { AgentJob } from '../backend/protocol';
 import type { BudgetPreset, FromView, ToView } from '../media/proofViewMessages';
 import { webviewHtml } from './webviewHtml';
 
 export class ProofView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private history: ToView[] = [];
+  private agentJobs: ToView | undefined;
   private readonly actions = new vscode.EventEmitter<Exclude<FromView['type'], 'budget'>>();
   /** Buttons pressed in the view (accept, reject, retry, cancel, showDiff, setupLean, pickTheorem). */
   readonly onAction = this.actions.event;
@@ -26,6 +28,12 @@ export class ProofView implements vscode.Disposable {
   post(message: ToView): void {
     this.history.push(message);
     if (this.panel) void this.panel.webview.postMessage(message);
+  }
+
+  /** Lists agents' proof jobs (kept apart from the run, so a new run does not clear them). */
+  showAgentJobs(jobs: AgentJob[]): void {
+    this.agentJobs = { type: 'agentJobs', jobs };
+    if (this.panel) void this.panel.webview.postMessage(this.agentJobs);
   }
 
   reveal(): void {
@@ -49,6 +57,7 @@ export class ProofView implements vscode.Disposable {
     this.panel.webview.onDidReceiveMessage((m: FromView) => {
       if (m.type === 'ready') {
         for (const msg of this.history) void this.panel?.webview.postMessage(msg);
+        if (this.agentJobs) void this.panel?.webview.postMessage(this.agentJobs);
         return;
       }
       if (m.type === 'budget') this.budgets.fire(m.preset);

@@ -4,6 +4,7 @@
 // the nodes already there (a selection survives), and a think block follows the stream only while the user
 // has not scrolled it away from the bottom.
 import './proofView.css';
+import type { AgentJob } from '../backend/protocol';
 import type { BudgetPreset, FromView, ToView } from './proofViewMessages';
 import {
   emptyState,
@@ -424,7 +425,38 @@ function schedule(): void {
   }
 }
 
+/** Agents' jobs, under the run: state, file, theorem and the latest word (kept apart from the run's state). */
+function drawAgentJobs(jobs: AgentJob[]): void {
+  let section = document.getElementById('agent-jobs');
+  if (!section) {
+    section = el('section', { id: 'agent-jobs', class: 'agent-jobs' });
+    document.body.append(section);
+  }
+  section.replaceChildren(
+    el('h3', {}, `Agent jobs (${jobs.length})`),
+    el(
+      'ul',
+      {},
+      ...jobs.map((j) =>
+        el(
+          'li',
+          { class: `agent-job ${j.state}`, 'data-job': j.id },
+          el('span', { class: 'state' }, j.state.replace('_', ' ')),
+          ` ${j.kind} ${j.theorem ?? ''} in ${j.path}`,
+          j.attempts.length ? ` · ${j.attempts.length} attempts` : '',
+          j.appliedAt ? ' · applied' : j.problem && j.state !== 'proved' ? ` · ${j.problem}` : '',
+        ),
+      ),
+    ),
+  );
+  section.hidden = jobs.length === 0;
+}
+
 window.addEventListener('message', (event: MessageEvent<ToView>) => {
+  if (event.data.type === 'agentJobs') {
+    drawAgentJobs(event.data.jobs);
+    return;
+  }
   state = reduce(state, event.data);
   schedule();
 });

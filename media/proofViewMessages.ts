@@ -1,5 +1,5 @@
 // Messages between the Proof view webview and its host in the extension (types only).
-import type { EditorProveResult, LspProveEvent } from '../backend/protocol';
+import type { AgentJob, EditorProveResult, LspProveEvent } from '../backend/protocol';
 
 export type BudgetPreset = 'quick' | 'thorough' | 'custom';
 
@@ -33,7 +33,9 @@ export type ToView =
   /** The goal at the cursor from the Lean 4 extension (`$/lean/plainGoal`); `line` 0-based. */
   | { type: 'goal'; goals: string[]; line: number; source: 'lean4' }
   /** Replaces a failure that no longer holds (e.g. the model has been pulled since). */
-  | { type: 'note'; message: string };
+  | { type: 'note'; message: string }
+  /** Agents' proof jobs (MCP and language-model tools), newest first: listed under the run. */
+  | { type: 'agentJobs'; jobs: AgentJob[] };
 
 export type FromView =
   | { type: 'ready' | 'accept' | 'reject' | 'retry' | 'cancel' | 'showDiff' | 'setupLean' | 'pickTheorem' }

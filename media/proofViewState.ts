@@ -143,6 +143,8 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
       state.error = undefined;
       state.note = msg.message;
       return state;
+    case 'agentJobs': // drawn apart from the run (proofView.ts drawAgentJobs)
+      return prev;
     case 'resolved':
       state.resolved = msg.outcome;
       state.canAccept = false;

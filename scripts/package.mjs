@@ -150,6 +150,8 @@ function stage(target, dir) {
   // every bundle (cli, extension, its workers), without source maps
   copy(join(root, 'dist'), join(dir, 'dist'), (f) => /^[\w-]+\.js$|^media\/[\w-]+\.(js|css)$/.test(f));
   copy(join(root, 'media'), join(dir, 'media'), (f) => /^[\w-]+\.svg$/.test(f));
+  // the agent instructions VS Code contributes to chat (contributes.chatInstructions)
+  copy(join(root, 'agents'), join(dir, 'agents'), (f) => /^[\w.-]+\.md$/.test(f));
   copy(join(root, 'data', 'minif2f-lean4'), join(dir, 'data', 'minif2f-lean4'));
   copy(
     join(root, 'backend', 'trainer'),

@@ -9,6 +9,7 @@ import {
   type Connection,
   TextDocumentSyncKind,
   TextDocuments,
+  type InitializeResult,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type BackendStatus, type EditorProveResult, editorCommands } from '../protocol';
@@ -23,6 +24,10 @@ import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
 import { registerRepairRequests } from './lspRepair';
 import type { RepairStore } from '../store/repairs';
+import { fileURLToPath } from 'node:url';
+import type { AgentJobs } from '../editor/agentJobs';
+import type { AgentToolHandlers } from '../editor/agentToolbox';
+import { registerAgentRequests } from './lspAgents';
 
 export interface LspFaceOptions {
   connection: Connection;
@@ -39,6 +44,14 @@ export interface LspFaceOptions {
   refreshMs?: number;
   /** The Repair All queue's store (opened on first use; `kimina lsp` opens KIMINA_DB). */
   repairStore?: () => RepairStore;
+  /**
+   * The agent tools over this face's prove service, with paths inside `roots` (the editor's workspace folders):
+   * served as single calls, as an MCP server on loopback, and as the job list the Proof view shows.
+   */
+  agents?: (
+    service: () => Promise<ProveService>,
+    roots: () => string[],
+  ) => { tools: AgentToolHandlers; jobs: AgentJobs };
 }
 
 export interface LspFace {
@@ -57,6 +70,7 @@ export function startLspFace({
   proofs,
   refreshMs = 15_000,
   repairStore,
+  agents,
 }: LspFaceOptions): LspFace {
   const documents = new TextDocuments(TextDocument);
   const running = proofs;
@@ -116,14 +130,20 @@ export function startLspFace({
   const refresher = refreshMs > 0 ? setInterval(() => void refresh(), refreshMs) : undefined;
   refresher?.unref();
 
-  connection.onInitialize(() => ({
+  let workspaceRoots: string[] = [];
+  connection.onInitialize((init) => {
+    const folders = init.workspaceFolders?.map((f) => f.uri) ?? (init.rootUri ? [init.rootUri] : []);
+    workspaceRoots = folders.filter((u) => u.startsWith('file:')).map((u) => fileURLToPath(u));
+    return initializeResult;
+  });
+  const initializeResult: InitializeResult = {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
       codeLensProvider: { resolveProvider: false },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
     },
     serverInfo: { name: 'kimina-lsp' },
-  }));
+  };
   connection.onInitialized(() => {
     getService().catch(() => {});
   });
@@ -260,6 +280,7 @@ export function startLspFace({
   });
 
   registerRepairRequests({ connection, service: getService, store: repairStore, log });
+  const agentRequests = registerAgentRequests({ connection, parts: agents?.(getService, () => workspaceRoots), log });
 
   documents.listen(connection);
   return {
@@ -267,6 +288,7 @@ export function startLspFace({
     async close() {
       clearInterval(refresher);
       training.close();
+      await agentRequests.close();
       running.cancelAll();
       const current = services.current;
       if (current) await (await current.catch(() => null))?.close();

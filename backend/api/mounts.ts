@@ -4,9 +4,11 @@ import type { ApiRouterFactory } from './server';
 import { proveRouterFactory } from './proveRoutes';
 import { evalRouterFactory } from './evalRoutes';
 import { trainingRouterFactory } from './trainingMount';
+import { mcpRouterFactory } from './mcpRoutes';
 
 export const extraRouters: ApiRouterFactory[] = [
   proveRouterFactory, // POST /v1/prove, DELETE|GET /v1/prove/:id (prover)
   evalRouterFactory, // GET /v1/eval/runs[/:name[/…]] (evaluation)
   trainingRouterFactory, // /v1/training/… runs, metrics (SSE), reward service (training)
+  mcpRouterFactory, // POST /mcp: the agent tools over MCP (agents)
 ];

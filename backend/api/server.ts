@@ -12,6 +12,7 @@ import type { AttemptStore } from '../store/attempts';
 import type { EvalStore } from '../store/eval';
 import type { TrainingStore } from '../store/training';
 import type { TrainingService } from '../training/service';
+import type { AgentToolHandlers } from '../editor/agentToolbox';
 import { requireToken } from './auth';
 import { defaultBodyLimitBytes } from './body';
 import { isLoopbackName, refuseBrowsers } from './browserGuard';
@@ -37,6 +38,8 @@ export interface ApiContext {
   proofs: RunningProofs;
   /** The app's training service, opened once on first use (runs resume when the training routes are mounted). */
   training: () => Promise<TrainingService>;
+  /** The agent tools (the `/mcp` route), over the app's verifier, prove service and job list. */
+  agents: () => AgentToolHandlers;
   /** The server's own URL once it listens, for processes it starts. */
   backendUrl: () => string | undefined;
   /** The API token this server requires (none: open), for processes it starts that call back (the trainer). */

@@ -14,8 +14,13 @@ import { openDb, type Db } from '../store/db';
 import { AttemptStore } from '../store/attempts';
 import { EvalStore } from '../store/eval';
 import { RepairStore } from '../store/repairs';
+import { AgentJobStore } from '../store/agentJobs';
+import { AgentJobs } from '../editor/agentJobs';
+import { agentToolbox, type AgentToolboxOptions, type AgentToolHandlers } from '../editor/agentToolbox';
+import { createInProcessService } from '../editor/inProcess';
+import type { ProveService } from '../editor/service';
 import { TrainingStore } from '../store/training';
-import { RunningProofs } from '../prover/running';
+import { LazyStart, RunningProofs } from '../prover/running';
 import { openTrainingService, type TrainingService } from '../training/service';
 import { prepareDemo, type DemoParts } from '../demo/demo';
 import { readSettings, type Settings } from '../settings/settings';
@@ -62,6 +67,9 @@ export class App {
   private trainingStore?: TrainingStore;
   private repairStore?: RepairStore;
   private proofs?: RunningProofs;
+  private agentJobStoreValue?: AgentJobStore;
+  private agentJobList?: AgentJobs;
+  private ownService?: LazyStart<ProveService>;
   private trainingOpen?: Promise<TrainingService>;
   private built?: BuiltVerifier;
   private engineLoad?: Promise<Engine>;
@@ -129,6 +137,88 @@ export class App {
   runningProofs(): RunningProofs {
     this.proofs ??= new RunningProofs();
     return this.proofs;
+  }
+
+  /** Agents' proof jobs, in the same database. */
+  agentJobStore(): AgentJobStore {
+    this.agentJobStoreValue ??= new AgentJobStore(this.store());
+    return this.agentJobStoreValue;
+  }
+
+  /**
+   * The one list of agents' proof jobs (the MCP tools `prove`, `repair`, `job`, `apply`), registered in the app's
+   * registry of running proofs beside the editor's; built once, over the prove service of the first call.
+   */
+  agentJobs(service: () => Promise<ProveService>): AgentJobs {
+    if (!this.agentJobList) {
+      const jobs = new AgentJobs({
+        store: this.agentJobStore(),
+        proofs: this.runningProofs(),
+        service,
+        perClient: this.settings.agentJobsPerClient,
+        keepHours: this.settings.agentJobKeepHours,
+        log: this.log,
+      });
+      this.agentJobList = jobs;
+      this.own('agent jobs', () => jobs.close());
+    }
+    return this.agentJobList;
+  }
+
+  /** The prove service over this app's own parts (engine loaded on first use), for agents' jobs. */
+  private proveService(): Promise<ProveService> {
+    this.ownService ??= new LazyStart(() =>
+      createInProcessService(
+        {
+          verifier: () => this.verifier(),
+          engine: () => this.engine(),
+          attempts: () => this.attempts(),
+          describe: () => this.describe(),
+          state: () => this.state(),
+          close: async () => {}, // the parts are the app's: it closes them
+        },
+        this.log,
+      ),
+    );
+    return this.ownService.get();
+  }
+
+  /**
+   * The agent tools over this app's parts (`kimina serve`'s `/mcp`, `kimina mcp`): checks pass the verifier's fair
+   * admission under the caller's key, proofs run in this process, paths stay inside `roots`.
+   */
+  agentToolbox(roots: () => string[]): AgentToolHandlers {
+    return this.agentsOver(
+      () => this.proveService(),
+      roots,
+      (code, client, signal) => this.verifier().admission.check(code, { signal, client }),
+    ).tools;
+  }
+
+  /**
+   * The agent tools over a face's own prove service (`kimina lsp`: in this process or an attached `kimina serve`),
+   * with the job list in this app's database and registry of running proofs.
+   */
+  agentsOver(
+    service: () => Promise<ProveService>,
+    roots: () => string[],
+    // Lean through the face's services; before they can start (no model pulled yet) through this app's verifier,
+    // so checking never waits for a model
+    check: AgentToolboxOptions['check'] = async (code, client, signal) => {
+      const started = await service().catch(() => null);
+      return started ? started.check(code, signal) : this.verifier().admission.check(code, { signal, client });
+    },
+  ): { tools: AgentToolHandlers; jobs: AgentJobs } {
+    const jobs = this.agentJobs(service);
+    const tools = agentToolbox({
+      roots,
+      check,
+      service,
+      jobs,
+      allowedAxioms: this.verifierSettings().allowedAxioms,
+      childEnv: this.settings.childEnv,
+    });
+    return { tools, jobs };
   }
 
   /**

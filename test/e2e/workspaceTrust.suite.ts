@@ -130,6 +130,16 @@ describe('Workspace Trust: a hostile workspace settings file', () => {
         .first()
         .waitFor({ timeout: 120_000 }),
     );
+    // code-server 4.139 shows the trust editor as a modal editor over the workbench: close it to reach the files
+    await step(wb, 'close-trust-editor', async () => {
+      const modal = page.locator('.monaco-modal-editor-block');
+      for (const key of ['Escape', 'Control+W']) {
+        if ((await modal.count()) === 0) return;
+        await page.keyboard.press(key);
+        await modal.waitFor({ state: 'detached', timeout: 5_000 }).catch(() => {});
+      }
+      assert.equal(await modal.count(), 0, 'the trust editor closed');
+    });
     await openFile(page, 'Algebra.lean');
     await goToLine(page, 7);
     await step(wb, 'prove', () => runCommand(page, 'Kimina: Prove This Theorem'));

@@ -1,0 +1,175 @@
+// The agent tools of backend/protocol/agentTools.ts, one handler each, over the project's files, the prove
+// service and the job list. Faces (MCP over stdio and HTTP, the editor's language-model tools) only translate:
+// arguments arrive checked against the tool's schema, answers leave as the tool's answer type.
+import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { AgentToolAnswers, AgentToolArgs, AgentToolName } from '../protocol';
+import { isInside } from '../store/safePaths';
+import {
+  checkText,
+  committedVersion,
+  firstBroken,
+  pickTarget,
+  sorriesOf,
+  spliceNow,
+  type AgentChecker,
+} from './agentAdapter';
+import { AgentToolError, type AgentJobs } from './agentJobs';
+import type { CheckAnswer, ProveService } from './service';
+import type { AxiomPolicy } from '../lean/verdict';
+
+export { AgentToolError };
+
+export interface AgentToolboxOptions {
+  /** The project folders an agent's paths must stay inside; relative paths are read from the first. */
+  roots: () => string[];
+  /** Lean on a text, for `check` and `sorries` (no model needed); `client` is the caller's fair-sharing key. */
+  check: (code: string, client: string, signal?: AbortSignal) => Promise<CheckAnswer>;
+  /** The prove service jobs and `apply` use (loads the model on first use). */
+  service: () => Promise<ProveService>;
+  jobs: AgentJobs;
+  /** The configured axiom allow-list (agents never get native_decide's axioms). */
+  allowedAxioms: readonly string[];
+  /** The base environment for `git`. */
+  childEnv: NodeJS.ProcessEnv;
+}
+
+/** Lean files a `sorries` call reads at most (a folder walk stops there and says so). */
+export const maxSorryFiles = 200;
+const skippedFolders = new Set(['.lake', '.git', 'node_modules', 'build', '.elan']);
+
+export type AgentToolHandlers = {
+  [N in AgentToolName]: (args: AgentToolArgs<N>, client: string, signal?: AbortSignal) => Promise<AgentToolAnswers[N]>;
+};
+
+export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
+  const policy: AxiomPolicy = { allowed: o.allowedAxioms, allowNativeDecide: false };
+  const checker = (client: string): AgentChecker => ({
+    check: (code, signal) => o.check(code, client, signal),
+    policy,
+  });
+
+  /** The absolute path of an agent's path, which must name something inside a project folder. */
+  const locate = (path: string): { abs: string; shown: string } => {
+    const roots = o.roots();
+    if (roots.length === 0) throw new AgentToolError('no project folder is open');
+    const abs = isAbsolute(path) ? resolve(path) : resolve(roots[0], path);
+    const root = roots.find((r) => abs === resolve(r) || isInside(r, abs));
+    if (!root) throw new AgentToolError(`${path} is outside the project (${roots.join(', ')})`);
+    return { abs, shown: relative(root, abs) || '.' };
+  };
+  const readLean = async (path: string): Promise<{ abs: string; shown: string; text: string }> => {
+    const where = locate(path);
+    try {
+      return { ...where, text: await readFile(where.abs, 'utf8') };
+    } catch (err) {
+      throw new AgentToolError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+
+  const startJob = async (
+    kind: 'prove' | 'repair',
+    client: string,
+    path: string,
+    want: { theorem?: string; line?: number },
+  ) => {
+    const file = await readLean(path);
+    let theorem = want.theorem;
+    if (kind === 'repair' && theorem === undefined) {
+      const broken = await firstBroken(checker(client), file.text);
+      if (!broken) throw new AgentToolError(`Lean rejects no theorem of ${file.shown}: nothing to repair`);
+      theorem = broken;
+    }
+    const target = pickTarget(file.text, { theorem, line: want.line, repair: kind === 'repair' });
+    if (typeof target === 'string') throw new AgentToolError(target);
+    const job = o.jobs.start(client, kind, file.shown, file.text, target);
+    return { jobId: job.id, theorem: target.decl.name };
+  };
+
+  return {
+    async check(args, client, signal) {
+      if (args.code !== undefined)
+        return checkText(checker(client), { text: args.code, reference: args.reference, signal });
+      const file = await readLean(args.path!);
+      const committed = await committedVersion(file.abs, o.childEnv);
+      return checkText(checker(client), {
+        text: file.text,
+        path: file.shown,
+        committed,
+        reference: args.reference,
+        signal,
+      });
+    },
+
+    async sorries(args, client, signal) {
+      const where = locate(args.path);
+      const files: string[] = [];
+      const problems: string[] = [];
+      const walk = async (dir: string): Promise<void> => {
+        for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+          a.name.localeCompare(b.name),
+        )) {
+          if (files.length >= maxSorryFiles) return;
+          const full = join(dir, entry.name);
+          if (entry.isDirectory() && !skippedFolders.has(entry.name) && !entry.name.startsWith('.')) await walk(full);
+          else if (entry.isFile() && entry.name.endsWith('.lean')) files.push(full);
+        }
+      };
+      let info;
+      try {
+        info = await stat(where.abs);
+      } catch {
+        throw new AgentToolError(`${args.path} does not exist`);
+      }
+      if (info.isDirectory()) await walk(where.abs);
+      else files.push(where.abs);
+      if (files.length >= maxSorryFiles) problems.push(`only the first ${maxSorryFiles} Lean files were read`);
+      const lean = checker(client);
+      const targets = [];
+      for (const file of files) {
+        const shown = relative(o.roots().find((r) => isInside(r, file)) ?? where.abs, file);
+        try {
+          targets.push(...(await sorriesOf(lean, shown, await readFile(file, 'utf8'), signal)));
+        } catch (err) {
+          problems.push(`${shown}: ${(err as Error).message}`);
+        }
+      }
+      return { targets, files: files.length, problems };
+    },
+
+    prove: (args, client) => startJob('prove', client, args.path, { theorem: args.theorem, line: args.line }),
+    repair: (args, client) => startJob('repair', client, args.path, { theorem: args.theorem }),
+
+    async job(args) {
+      const job = o.jobs.get(args.id);
+      if (!job) throw new AgentToolError(`no job ${args.id} (finished jobs are kept for a while, then dropped)`);
+      return job;
+    },
+
+    async cancel(args) {
+      const job = o.jobs.cancel(args.id);
+      return { cancelled: job.state === 'cancelled' || job.state === 'running', state: job.state };
+    },
+
+    async apply(args, _client, signal) {
+      const job = o.jobs.get(args.id);
+      if (!job) throw new AgentToolError(`no job ${args.id}`);
+      const refuse = (problem: string) => ({ applied: false, path: job.path, problem });
+      if (job.state !== 'proved' || !job.proof)
+        return refuse(`job ${job.id} is ${job.state}: only a proved job can be applied`);
+      if (job.appliedAt) return refuse(`job ${job.id} was already applied at ${job.appliedAt}`);
+      const file = await readLean(job.path);
+      const spliced = await spliceNow(await o.service(), file.text, job.proof, signal);
+      if (!spliced.ok) return refuse(spliced.problem);
+      // written only if nobody changed the file while Lean re-checked it; a rename, so no reader sees half a file
+      const now = await readFile(file.abs, 'utf8');
+      if (now !== file.text) return refuse('the file changed while the proof was being re-checked: apply again');
+      const mode = (await stat(file.abs)).mode & 0o777;
+      const temp = `${file.abs}.kimina-${process.pid}-${Date.now()}.tmp`;
+      await writeFile(temp, spliced.newText, { mode });
+      await rename(temp, file.abs);
+      o.jobs.markApplied(job.id);
+      return { applied: true, path: job.path, declaration: job.proof.declaration };
+    },
+  };
+}
