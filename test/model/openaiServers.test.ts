@@ -395,15 +395,15 @@ test("vLLM: /tokenize ids of its rendering are compared with the checkpoint rend
 
 test('SGLang 0.5.23: its /tokenize with messages is recognised as SGLang (owned_by "sglang"), compared and named so', async () => {
   const tokenizer = await loadTokenizer(QWEN3_DIR);
-  const qwen = chatTemplateOf(tokenizer);
+  const qwen = inPlaceRenderer(tokenizer);
   const ids = (t: string) => tokenizer.encode(t);
   await withServer(
-    { server: 'sglang', tokenizeIds: ids, serverTemplate: (m) => qwen.render(m as ChatMessage[]) },
+    { server: 'sglang', tokenizeIds: ids, serverTemplate: (m) => qwen(m as ChatMessage[]) },
     async (engine) => {
       await engine.generate([FIX], SAMPLING);
       assert.deepEqual(engine.templateCheck, { renderer: 'sglang', same: true, detail: undefined });
       assert.equal(engine.tokenCountSource, 'server', "prompts counted by SGLang's own tokenizer");
-      assert.equal(await engine.countPromptTokens(FIX), ids(qwen.render(FIX)).length);
+      assert.equal(await engine.countPromptTokens(FIX), ids(qwen(FIX)).length);
     },
     { tokenizerDir: QWEN3_DIR },
   );
