@@ -187,6 +187,12 @@ export function declarationAt(decls: Declaration[], line: number): Declaration |
   return above.length ? above[above.length - 1] : null;
 }
 
+/** The declaration of any kind (def, abbrev and instance too) whose range holds `line` and a sorry, innermost last. */
+export function sorryHolderAt(decls: Declaration[], line: number): Declaration | null {
+  const holding = decls.filter((d) => d.startLine <= line && line <= d.endLine && d.sorries.length > 0);
+  return holding.at(-1) ?? null;
+}
+
 /** The `sorry` at the cursor: the one under it, else the nearest in the declaration on the same line, else the only one. */
 export function sorryAt(decl: Declaration, line: number, character: number): SorrySite | null {
   const under = decl.sorries.find((s) => s.line === line && s.character <= character && character <= s.character + 5);
