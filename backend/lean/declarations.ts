@@ -7,6 +7,7 @@
 
 import { components, plain } from './auditPlan';
 import { lexLean, tokenSpans, type Token, type Trivia } from './lexer';
+import { type ProofStartKind, proofStart } from './source/statementEnd';
 
 export type DeclarationKind =
   | 'theorem'
@@ -19,7 +20,9 @@ export type DeclarationKind =
   | 'inductive'
   | 'class'
   | 'axiom'
-  | 'opaque';
+  | 'opaque'
+  /** Made by a command of the project's own (`problem foo : P := by …`): `command` names it. */
+  | 'custom';
 
 /** Kinds whose body is a proof a prover can write. */
 export const PROVABLE_KINDS: readonly DeclarationKind[] = ['theorem', 'lemma', 'example'];
@@ -51,6 +54,13 @@ export interface Declaration {
   signatureEnd: SourcePos | null;
   /** The body is a tactic block (`:= by`). */
   tactic: boolean;
+  /** The word that made the declaration: its keyword (`theorem`, …) or a project's own command (`problem`). */
+  command: string;
+  /**
+   * Where the statement ends and the proof or value starts, as Lean reads it (source/statementEnd.ts): the `:=`,
+   * the first `| pat => …` alternative, or `where`; null when there is none (`axiom`, `opaque`).
+   */
+  proof: { kind: ProofStartKind; start: SourcePos } | null;
   /** Text of the `/-- … -/` doc comment right before the declaration, trimmed, or null. */
   docComment: string | null;
   sorries: SourcePos[];
@@ -394,6 +404,43 @@ interface Command {
   start: number;
   end: number;
   word: string;
+  /** A declaration made by a command the finder does not know (isCustomDeclarationLine). */
+  custom?: true;
+}
+
+/**
+ * Words that begin terms and tactics, never a project's own declaration command: a column-0 line starting with
+ * one of them is never taken for a custom declaration (a proof may be written at column 0).
+ */
+const NOT_CUSTOM_COMMANDS = new Set(
+  (
+    'by fun have haveI let letI show suffices set replace obtain rcases rintro intro intros calc match if then else do ' +
+    'return at with from using generalize exact exacts refine apply simp simpa rw rwa cases induction conv case next ' +
+    'all_goals any_goals focus nth_rewrite field_simp norm_num linarith nlinarith omega decide constructor use exists ' +
+    'change unfold dsimp simp_all aesop tauto ring ring_nf positivity gcongr congr ext funext subst symm rfl exfalso ' +
+    'contradiction by_contra by_cases push_neg interval_cases fin_cases choose lift specialize clear revert rename_i ' +
+    'sorry admit done stop on_goal pick_goal swap first try repeat iterate classical infer_instance apply_fun convert ' +
+    'filter_upwards bound trans trivial assumption left right split injection norm_cast push_cast exact_mod_cast ' +
+    'termination_by decreasing_by deriving where forall exists Type Sort Prop'
+  ).split(' '),
+);
+
+/**
+ * A column-0 line that starts a declaration made by a project's own command (`problem foo (x : ℕ) : P x := by …`
+ * in a competition archive): `<word> <name> … : … := …` where the word is no known command and begins no term or
+ * tactic, the line before is blank (or the file starts here), the command so far left no column-0 continuation
+ * lines (a proof written at column 0 is not cut), and its paragraph (up to the next blank line) holds a `:` and a
+ * `:=`. Lean itself needs the command's syntax to read it; this is the shape projects write.
+ */
+function isCustomDeclarationLine(masked: string, lineStart: number, word: string, continued: boolean): boolean {
+  if (continued || word === '' || word.startsWith('#') || isCommandWord(word) || NOT_CUSTOM_COMMANDS.has(word))
+    return false;
+  if (!/^[\p{L}_][\p{L}\p{N}_']*\s+[\p{L}_«][^\s(:{[⦃⟨]*/u.test(masked.slice(lineStart, lineStart + 300))) return false;
+  const before = masked.lastIndexOf('\n', lineStart - 2);
+  if (lineStart > 0 && masked.slice(before + 1, lineStart - 1).trim() !== '') return false;
+  const blank = /\n[ \t\r]*\n/u.exec(masked.slice(lineStart));
+  const paragraph = masked.slice(lineStart, blank ? lineStart + blank.index : masked.length);
+  return /:(?!=)/u.test(paragraph) && paragraph.includes(':=');
 }
 
 /**
@@ -416,8 +463,9 @@ function hasIn(masked: string, from: number): boolean {
 
 /** Command starts in masked text, each running to the next start (trailing blanks excluded). */
 function commands(masked: string, withLiterals: string): Command[] {
-  const starts: { start: number; word: string }[] = [];
+  const starts: { start: number; word: string; custom?: true }[] = [];
   const re = /^([ \t]*)(@\[|[^\s]+)/gmu;
+  let continued = false;
   for (let m = re.exec(masked); m; m = re.exec(masked)) {
     const word = m[2] === '@[' ? '@[' : (/^[#\p{L}_][\p{L}\p{N}_!?']*/u.exec(m[2])?.[0] ?? '');
     const indented = m[1].length > 0;
@@ -439,12 +487,17 @@ function commands(masked: string, withLiterals: string): Command[] {
         MODIFIERS.has(word) ||
         isOtherCommand(word, rest) ||
         word.startsWith('#');
-    if (starts_) starts.push({ start: m.index + m[1].length, word });
+    if (starts_) {
+      starts.push({ start: m.index + m[1].length, word });
+      continued = false;
+    } else if (!indented && isCustomDeclarationLine(masked, m.index, word, continued)) {
+      starts.push({ start: m.index, word, custom: true });
+    } else if (!indented) continued = true;
   }
   return starts.map((s, k) => {
     let end = k + 1 < starts.length ? starts[k + 1].start : masked.length;
     while (end > s.start && /\s/.test(withLiterals[end - 1])) end--;
-    return { start: s.start, end, word: s.word };
+    return { start: s.start, end, word: s.word, ...(s.custom ? { custom: true as const } : {}) };
   });
 }
 
@@ -494,25 +547,33 @@ function readHead(masked: string, start: number, end: number): Head {
   }
 }
 
-/** Offset of the signature's `:=` (outside brackets) between `from` and `to`, or -1. */
-function signatureAssign(masked: string, from: number, to: number): number {
-  let depth = 0;
-  for (let i = from; i < to; i++) {
-    const c = masked[i];
-    if (c === '(' || c === '[' || c === '{' || c === '⦃' || c === '⟨') depth++;
-    else if (c === ')' || c === ']' || c === '}' || c === '⦄' || c === '⟩') depth = Math.max(0, depth - 1);
-    else if (depth === 0 && c === ':' && masked[i + 1] === '=') return i;
-    else if (depth === 0 && c === '|' && isMatchArm(masked, i)) return -1;
+/** The lexer's tokens of a source with their UTF-16 spans (the last source's are kept: its statements are read again and again). */
+export function sourceTokens(source: string): { tokens: Token[]; spans: { start: number; end: number }[] } {
+  if (lastTokens?.source !== source) {
+    const tokens = lexLean(source);
+    lastTokens = { source, tokens, spans: tokenSpans(source, tokens) };
   }
-  return -1;
+  return lastTokens;
+}
+let lastTokens: { source: string; tokens: Token[]; spans: { start: number; end: number }[] } | undefined;
+
+/** Index of the first span starting at or after `offset`. */
+export function firstTokenAt(spans: readonly { start: number }[], offset: number): number {
+  let lo = 0,
+    hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid].start < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
-/** `| pattern => …` at the start of a line: an equation-compiler arm, so the declaration has no signature `:=`. */
-function isMatchArm(masked: string, bar: number): boolean {
-  const lineStart = masked.lastIndexOf('\n', bar) + 1;
-  if (masked.slice(lineStart, bar).trim() !== '') return false;
-  const lineEnd = masked.indexOf('\n', bar);
-  return masked.slice(bar, lineEnd < 0 ? masked.length : lineEnd).includes('=>');
+/** Where the proof of the declaration over [from, to) starts (proofStart, source/statementEnd.ts), as an offset. */
+function signatureEnd(source: string, from: number, to: number): { kind: ProofStartKind; offset: number } | null {
+  const { tokens, spans } = sourceTokens(source);
+  const found = proofStart(tokens, firstTokenAt(spans, from), firstTokenAt(spans, to));
+  return found ? { kind: found.kind, offset: spans[found.token].start } : null;
 }
 
 /** Offsets of every whole-word `sorry` in the masked text, in order (one pass). */
@@ -581,10 +642,11 @@ function findDeclarationsUncached(source: string): Declaration[] {
       for (let k = 0; k < parts.length; k++) namespaces.pop();
       continue;
     }
-    if (!DECL_KINDS.has(head.kind)) continue;
+    if (!DECL_KINDS.has(head.kind) && !cmd.custom) continue;
     const nameMatch = /^\s+([^\s(:{[⦃⟨]+)/u.exec(masked.slice(head.keywordEnd, cmd.end));
     const name = head.kind === 'example' || !nameMatch || nameMatch[1] === 'where' ? '' : nameMatch[1];
-    const assign = signatureAssign(masked, head.keywordEnd, cmd.end);
+    const proof = signatureEnd(source, head.keywordEnd, cmd.end);
+    const assign = proof?.kind === ':=' ? proof.offset : -1;
     let statement: string,
       body: Declaration['body'] = null,
       tactic = false;
@@ -600,8 +662,11 @@ function findDeclarationsUncached(source: string): Declaration[] {
     while (docAt < docs.length && docs[docAt].end <= start) docAt++;
     const before = docs[docAt - 1];
     const doc = before && source.slice(before.end, start).trim() === '' ? before : undefined;
+    if (cmd.custom && assign < 0) continue;
     result.push({
-      kind: head.kind as DeclarationKind,
+      kind: cmd.custom ? 'custom' : (head.kind as DeclarationKind),
+      command: head.kind,
+      proof: proof ? { kind: proof.kind, start: pos.at(proof.offset) } : null,
       name,
       namespace: namespaces
         .filter((n) => n.kind === 'namespace')

@@ -1,35 +1,63 @@
-// Splitting a snippet into its import header and its body (kimina-lean-server's rule), and moving
+// Splitting a snippet into its header (as Lean's parser reads it: source/moduleHeader.ts) and its body, and moving
 // the REPL's body-relative positions back to the full snippet the caller sent.
 import type { CommandResponse, ReplMessage, ReplPos, ReplSorry } from '../protocol';
+import { type HeaderImport, type ModuleHeader, importLine, readHeader } from './source/moduleHeader';
 
 export interface SplitSnippet {
-  /** Normalised header: one `import` per line; every `import Mathlib…` collapsed into `import Mathlib`. */
+  /**
+   * The header as Lean reads it (readHeader, source/moduleHeader.ts), one item per line: `module`, `prelude`, then
+   * each import with its flags. With `collapseMathlib` (the default: the pool reuses REPLs per header, as
+   * kimina-lean-server does), the plain `import Mathlib…` lines of a non-module header become one `import Mathlib`;
+   * repeated imports are dropped.
+   */
   header: string;
-  /** Everything after the header, verbatim. */
+  /**
+   * Everything after the header, from the start of the line where Lean's first command (or doc comment) starts;
+   * what precedes it on that line (header tokens, comments) is blanked with one space per codepoint, so lines and
+   * columns of the body are those of the snippet minus `headerLines`.
+   */
   body: string;
-  /** Lines of the original snippet that precede the body. */
+  /** Lines of the original snippet that precede the body's first line. */
   headerLines: number;
+  /** The header as read, with positions in the original snippet. */
+  read: ModuleHeader;
+  /** Per line of `header`, the imports of the snippet it stands for (empty for `module` and `prelude`). */
+  sources: HeaderImport[][];
 }
 
+const isMathlib = (module: string): boolean => module === 'Mathlib' || module.startsWith('Mathlib.');
+
 /**
- * The header is the leading run of lines that are blank or start with `import ` (after trimming).
- * Unlike kimina-lean-server, an import-free snippet gets the empty header: the pool still sends it as
- * its own first command, so every body runs on a fresh environment.
+ * Splits a snippet into its header (Lean's header grammar: comments, `module`, `prelude`, `public`/`meta`/`all`
+ * imports) and its body. An import-free snippet gets the empty header: the pool still sends it as its own first
+ * command, so every body runs on a fresh environment.
  */
-export function splitHeader(code: string): SplitSnippet {
-  const lines = code.split('\n');
-  let n = 0;
-  const imports: string[] = [];
-  for (; n < lines.length; n++) {
-    const t = lines[n].trim();
-    if (t === '') continue;
-    if (!t.startsWith('import ')) break;
-    for (const module of t.slice('import '.length).trim().split(/\s+/)) {
-      const normal = module === 'Mathlib' || module.startsWith('Mathlib.') ? 'Mathlib' : module;
-      if (!imports.includes(normal)) imports.push(normal);
+export function splitHeader(code: string, options: { collapseMathlib?: boolean } = {}): SplitSnippet {
+  const read = readHeader(code);
+  const collapse = (options.collapseMathlib ?? true) && !read.module;
+  const lines: string[] = [];
+  const sources: HeaderImport[][] = [];
+  if (read.module) {
+    lines.push('module');
+    sources.push([]);
+  }
+  if (read.prelude) {
+    lines.push('prelude');
+    sources.push([]);
+  }
+  for (const i of read.imports) {
+    const plain = !i.public && !i.meta && !i.all;
+    const line = collapse && plain && isMathlib(i.module) ? 'import Mathlib' : importLine(i);
+    const k = lines.indexOf(line);
+    if (k >= 0) sources[k].push(i);
+    else {
+      lines.push(line);
+      sources.push([i]);
     }
   }
-  return { header: imports.map((m) => `import ${m}`).join('\n'), body: lines.slice(n).join('\n'), headerLines: n };
+  const headerLines = read.bodyStart.line - 1;
+  const blank = ' '.repeat(read.bodyStart.column);
+  return { header: lines.join('\n'), body: blank + code.slice(read.bodyStart.offset), headerLines, read, sources };
 }
 
 function movePos(pos: ReplPos, lineOffset: number): ReplPos {
@@ -58,29 +86,17 @@ export function rebaseResponse(response: CommandResponse, lineOffset: number): C
 
 /**
  * Places messages Lean gave on the normalised header (`header` of splitHeader) at the user's own import:
- * the module the message names (`unknown module prefix 'Bogus'` names `Bogus.Thing`), else the module
- * on the message's line of the normalised header (the collapsed `import Mathlib` stands for any
- * `Mathlib…`); failing both, the user's first import line.
+ * the module the message names (`unknown module prefix 'Bogus'` names `Bogus.Thing`), else the import(s) the
+ * message's line of the normalised header stands for (the collapsed `import Mathlib` stands for any `Mathlib…`);
+ * failing both, the user's first import.
  */
 export function placeHeaderMessages(messages: readonly ReplMessage[], code: string): ReplMessage[] {
-  const { header, headerLines } = splitHeader(code);
-  const normal = header.split('\n');
-  const imports: { line: number; column: number; module: string }[] = [];
-  code
-    .split('\n')
-    .slice(0, headerLines)
-    .forEach((text, i) => {
-      if (!text.trim().startsWith('import ')) return;
-      const re = /\S+/g;
-      for (let w = re.exec(text); w; w = re.exec(text)) {
-        if (w[0] !== 'import')
-          imports.push({ line: i + 1, column: Array.from(text.slice(0, w.index)).length, module: w[0] });
-      }
-    });
-  const at = (m: ReplMessage, i: (typeof imports)[number]): ReplMessage => ({
+  const { read, sources } = splitHeader(code);
+  const imports = read.imports;
+  const at = (m: ReplMessage, i: HeaderImport): ReplMessage => ({
     ...m,
-    pos: { line: i.line, column: i.column },
-    endPos: { line: i.line, column: i.column + Array.from(i.module).length },
+    pos: { line: i.moduleStart.line, column: i.moduleStart.column },
+    endPos: { line: i.moduleEnd.line, column: i.moduleEnd.column },
   });
   return messages.map((m) => {
     const named = imports.find(
@@ -90,9 +106,8 @@ export function placeHeaderMessages(messages: readonly ReplMessage[], code: stri
         m.data.includes(`\`${i.module}\``),
     );
     if (named) return at(m, named);
-    const module = normal[m.pos.line - 1]?.slice('import '.length) ?? '';
-    const same = imports.find((i) => i.module === module || (module === 'Mathlib' && i.module.startsWith('Mathlib.')));
+    const same = sources[m.pos.line - 1]?.[0];
     if (same) return at(m, same);
-    return { ...m, pos: { line: imports[0]?.line ?? 1, column: 0 }, endPos: null };
+    return { ...m, pos: { line: imports[0]?.moduleStart.line ?? 1, column: 0 }, endPos: null };
   });
 }

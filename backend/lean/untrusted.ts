@@ -6,7 +6,8 @@
 // - meta-programming and IO are refused by namespace (`Lean`, `IO`, `System`, `Mathlib.Tactic`, …),
 //   including `open`/`namespace`/`export` of them, so no list of function names has to be complete.
 // Comments and string literals never trigger a rule; code inside `{…}` of any string does.
-import { lexLeanFull, type Token } from './lexer';
+import { lexLean, lexLeanFull, type Token } from './lexer';
+import { readHeader } from './source/moduleHeader';
 
 export interface UntrustedPolicy {
   /** Allow `native_decide`, `bv_decide`, `decide +native` (they trust the compiler). */
@@ -42,7 +43,7 @@ export const untrustedRules: Record<string, string> = {
   'meta-api':
     'meta-programming and IO (the Lean, IO, System and tactic-framework namespaces, unsafe casts, include_str) have no place in a proof',
   header:
-    'an import line may hold only `import` and module names: the header is sent to Lean rebuilt from the module names (Mathlib… collapsed), so a comment or string opened there would hide code from the filter that Lean runs',
+    'the header may hold only `module`, imports (`public`, `meta`, `all`) and comments, one module per `import`: it is sent to Lean rebuilt from the module names (Mathlib… collapsed)',
   'import-in-body':
     '`import` is only allowed in the header at the top of the snippet, and `prelude` (no standard library, so no `Init` tokens) not at all',
 };
@@ -260,7 +261,8 @@ export function findUntrustedCode(
     message: `${p.message}: ${untrustedRules.lexical}`,
     ...pos(p),
   }));
-  found.push(...headerLineProblems(code, headerLines));
+  const header = headerProblems(code, headerLines);
+  found.push(...header.found);
   const reject = (t: Token, rule: string, what: string): void => {
     found.push({ rule, message: `${what}: ${untrustedRules[rule]}`, ...pos(t) });
   };
@@ -269,8 +271,8 @@ export function findUntrustedCode(
     const t = tokens[k];
     const prev = tokens[k - 1];
     const next = tokens[k + 1];
-    // header lines hold only `import` and plain module names (headerLineProblems): nothing else to read there
-    if (t.line <= headerLines) continue;
+    // the header holds only `module`, `prelude` and imports (headerProblems): nothing else to read there
+    if (t.line < header.bodyAt.line || (t.line === header.bodyAt.line && t.column < header.bodyAt.column)) continue;
     if (attributes.read(t, prev)) continue;
     if (t.kind === 'command') {
       const name = t.text.replace(/[!?]+$/, '');
@@ -346,32 +348,44 @@ export function findUntrustedCode(
   return found.sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
-/** A module name as an import line may hold it: dotted plain identifiers, nothing that opens a comment or string. */
-const moduleName = /^[\p{L}_][\p{L}\p{N}_'!?]*(?:\.[\p{L}_][\p{L}\p{N}_'!?]*)*$/u;
-
-/** Header lines (splitHeader's: blank or `import …`) holding anything but `import` and plain module names. */
-function headerLineProblems(code: string, headerLines: number): Rejection[] {
-  const found: Rejection[] = [];
-  code
-    .split('\n')
-    .slice(0, headerLines)
-    .forEach((text, i) => {
-      const words = text.trim().split(/\s+/).filter(Boolean);
-      if (words.length === 0) return;
-      const bad =
-        words[0] !== 'import' || words.length === 1 ? words[0] : words.slice(1).find((w) => !moduleName.test(w));
-      if (bad === undefined) return;
-      const column = Array.from(text.slice(0, Math.max(0, text.indexOf(bad)))).length;
+/**
+ * What the header (`headerLines` leading lines, as splitHeader counts them) may not hold: `prelude`, and what
+ * Lean's header grammar refuses there (`import A B`, an import without a module; readHeader's problems). The
+ * header is sent to Lean rebuilt from the module names readHeader found with the same lexer, so comments there
+ * hide nothing that Lean runs. Also where the body starts: tokens before it are the header's.
+ */
+function headerProblems(
+  code: string,
+  headerLines: number,
+): { found: Rejection[]; bodyAt: { line: number; column: number } } {
+  if (headerLines <= 0) return { found: [], bodyAt: { line: 1, column: 0 } };
+  const read = readHeader(code);
+  const bodyAt =
+    read.bodyStart.line - 1 === headerLines
+      ? { line: read.bodyStart.line, column: read.bodyStart.column }
+      : { line: headerLines + 1, column: 0 };
+  const before = (p: { line: number; column: number }): boolean =>
+    p.line < bodyAt.line || (p.line === bodyAt.line && p.column < bodyAt.column);
+  const found: Rejection[] = read.problems
+    .filter((p) => before(p.start))
+    .map((p) => ({
+      rule: 'header',
+      message: `${p.message}: ${untrustedRules.header}`,
+      line: p.start.line,
+      column: p.start.column,
+      endLine: p.end.line,
+      endColumn: p.end.column,
+    }));
+  if (read.prelude && read.bodyStart.line - 1 === headerLines) {
+    const t = lexLean(code).find((x) => x.text === 'prelude');
+    if (t)
       found.push({
-        rule: 'header',
-        message: `'${bad}' in an import line: ${untrustedRules.header}`,
-        line: i + 1,
-        column,
-        endLine: i + 1,
-        endColumn: column + Array.from(bad).length,
+        rule: 'import-in-body',
+        message: `'prelude' is not allowed: ${untrustedRules['import-in-body']}`,
+        ...pos(t),
       });
-    });
-  return found;
+  }
+  return { found, bodyAt };
 }
 
 const pos = (p: { line: number; column: number; endLine: number; endColumn: number }) => ({

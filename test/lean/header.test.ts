@@ -14,13 +14,14 @@ test('splitHeader collapses Mathlib imports, de-duplicates, and counts stripped 
 
 test('an import-free snippet gets the empty header and keeps every line in the body', () => {
   const s = splitHeader('theorem t : True := trivial');
-  assert.deepEqual(s, { header: '', body: 'theorem t : True := trivial', headerLines: 0 });
+  assert.deepEqual([s.header, s.body, s.headerLines], ['', 'theorem t : True := trivial', 0]);
 });
 
-test('a comment line before the imports ends the header (kimina-lean-server rule)', () => {
+test('a comment line before the imports is part of the header, as Lean reads it (unlike kimina-lean-server)', () => {
   const s = splitHeader('-- hello\nimport Mathlib\n');
-  assert.equal(s.header, '');
-  assert.equal(s.headerLines, 0);
+  assert.equal(s.header, 'import Mathlib');
+  assert.equal(s.headerLines, 2);
+  assert.equal(s.body, '');
 });
 
 test('rebaseResponse shifts message and sorry lines back to the full snippet', () => {
@@ -38,7 +39,7 @@ test('rebaseResponse shifts message and sorry lines back to the full snippet', (
 });
 
 test("placeHeaderMessages puts an import error on the user's own line and module", () => {
-  const code = '\nimport Mathlib.Tactic\n\nimport Aesop  Bogus.Thing\ntheorem t : True := trivial';
+  const code = '\nimport Mathlib.Tactic\n\nimport Aesop\nimport  Bogus.Thing\ntheorem t : True := trivial';
   const [m] = placeHeaderMessages(
     [{ pos: { line: 3, column: 0 }, endPos: null, severity: 'error', data: "unknown module prefix 'Bogus'" }],
     code,
@@ -46,8 +47,8 @@ test("placeHeaderMessages puts an import error on the user's own line and module
   assert.deepEqual(
     [m.pos, m.endPos],
     [
-      { line: 4, column: 14 },
-      { line: 4, column: 25 },
+      { line: 5, column: 8 },
+      { line: 5, column: 19 },
     ],
   );
   const [mathlib] = placeHeaderMessages(

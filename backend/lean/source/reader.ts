@@ -1,0 +1,185 @@
+// THE reader of Lean source: every path that reads a Lean file without Lean (the verifier's header split, the
+// declaration finder, formal statements, the splice rule, harvest, repair, the prover's targets) reads it here, so
+// they never disagree on where a header, a statement, a proof or a `sorry` is. Pure functions of the text; no I/O.
+//
+// API (positions are `SourcePos`: UTF-16 offset, 1-based line, 0-based codepoint column, as Lean counts):
+// - `readHeader(source): ModuleHeader` (moduleHeader.ts): `module`, `prelude`, imports with `public`/`meta`/`all`
+//   (one module per `import`), comments before and between them, `end` and `bodyStart` (where Lean starts reading
+//   commands: rebase the body's positions by `bodyStart.line - 1` lines), `problems` (what Lean refuses there).
+//   `headerText(header)` / `importLine(import)` write it back one item per line.
+// - `splitHeader(code, { collapseMathlib })` (../header.ts): the verifier's header/body split built on readHeader.
+// - `findDeclarations(source): Declaration[]` (../declarations.ts): every declaration with `kind` (`theorem` …
+//   `opaque`, or `custom` for a project's own command such as `problem`, named by `command`), `name`, `namespace`,
+//   `start`/`head`/`end`, `statement` (text up to the proof's `:=`, plus ` by`), `proof` (where the proof starts,
+//   `:=` / `|` alternatives / `where`, as Lean reads the statement: `let`, `have`, `match`, structure instances and
+//   default arguments inside the type do not end it), `body` (after `:=`/`:= by`), `sorries`.
+// - `proofStart(tokens, from, to)` (statementEnd.ts): the token where a signature's proof starts.
+// - `readLean(source): LeanSource`: the header and the declarations together.
+// - `sorriesOf(source): SorryTarget[]`: every `sorry` of the code (not in comments or strings), each with its
+//   enclosing declaration (kind, name, full name, range, statement range, body range) and the innermost targetable
+//   term holding it: the `by` block it stands in, or the `sorry` term itself.
+import { type Declaration, type SourcePos, findDeclarations, firstTokenAt, sourceTokens } from '../declarations';
+import type { Token } from '../lexer';
+import { type ModuleHeader, PositionIndex, readHeader } from './moduleHeader';
+
+export {
+  type HeaderImport,
+  type HeaderProblem,
+  type ModuleHeader,
+  headerText,
+  importLine,
+  readHeader,
+} from './moduleHeader';
+export { type ProofStart, type ProofStartKind, proofStart } from './statementEnd';
+export { type Declaration, type SourcePos, findDeclarations } from '../declarations';
+
+export interface SourceRange {
+  start: SourcePos;
+  end: SourcePos;
+}
+
+export interface LeanSource {
+  header: ModuleHeader;
+  declarations: Declaration[];
+}
+
+/** The header and every declaration of `source`. */
+export function readLean(source: string): LeanSource {
+  return { header: readHeader(source), declarations: findDeclarations(source) };
+}
+
+export interface EnclosingDeclaration {
+  kind: Declaration['kind'];
+  /** The keyword or the project's own command word (`problem`). */
+  command: string;
+  /** As written (`''` for `example` and anonymous instances). */
+  name: string;
+  /** With the enclosing namespaces. */
+  fullName: string;
+  /** The whole declaration, attributes and modifiers included, doc comment excluded. */
+  range: SourceRange;
+  /** From the declaration's start to where its proof starts (the `:=`, `|` or `where`; its end when none). */
+  statement: SourceRange;
+  /** From just after `:=` (or at the first `|` alternative, or at `where`) to the declaration's end; null when none. */
+  body: SourceRange | null;
+  /** The declaration as the finder reports it. */
+  declaration: Declaration;
+}
+
+export interface SorryTarget {
+  /** The `sorry` token. */
+  sorry: SourceRange;
+  /** Tactic position (`by sorry`, a tactic line) or term position (`:= sorry`, `exact sorry`). */
+  position: 'tactic' | 'term';
+  /** The declaration holding it; null for a sorry outside every declaration (`#check sorry`). */
+  declaration: EnclosingDeclaration | null;
+  /** The innermost targetable term holding it: the `by` block (from `by` to its last tactic), else the sorry itself. */
+  target: { kind: 'by' | 'term'; range: SourceRange };
+}
+
+const opening = new Set(['(', '[', '{', '⦃', '⟨', '⟦', '⟪', '@[', '‹']);
+const closing = new Set([')', ']', '}', '⦄', '⟩', '⟧', '⟫', '›']);
+const tacticBefore = new Set(['by', '·', '.', ';', '<;>', '=>', '>']);
+const termBefore = new Set([
+  ':=',
+  '(',
+  '⟨',
+  '[',
+  '{',
+  ',',
+  'exact',
+  'refine',
+  'apply',
+  'from',
+  'show',
+  'use',
+  'exacts',
+]);
+/** Words that end a tactic block when they begin a line at its column or left of it. */
+const blockEnders = new Set(['termination_by', 'decreasing_by', 'where', 'deriving']);
+
+const startsLine = (tokens: readonly Token[], j: number): boolean => j === 0 || tokens[j - 1].endLine < tokens[j].line;
+
+/**
+ * The token index just past the tactic block opened by the `by` at `k`, within `limit`: Lean's `tacticSeq` keeps
+ * lines at the column of its first tactic or right of it (`checkColGe`), and ends at a bracket it did not open.
+ */
+export function byBlockEnd(tokens: readonly Token[], k: number, limit: number): number {
+  if (k + 1 >= limit) return k + 1;
+  const column = tokens[k + 1].column;
+  let depth = 0;
+  for (let j = k + 1; j < limit; j++) {
+    const t = tokens[j];
+    if (j > k + 1 && depth === 0 && startsLine(tokens, j)) {
+      if (t.column < column) return j;
+      if (t.kind === 'ident' && blockEnders.has(t.text)) return j;
+    }
+    if (t.kind === 'symbol' && opening.has(t.text)) depth++;
+    else if (t.kind === 'symbol' && closing.has(t.text)) {
+      if (depth === 0) return j;
+      depth--;
+    }
+  }
+  return limit;
+}
+
+function enclosing(d: Declaration, pos: PositionIndex): EnclosingDeclaration {
+  const proofAt = d.proof ? d.proof.start : d.end;
+  const bodyStart = d.proof?.kind === ':=' ? pos.at(d.proof.start.offset + 2) : d.proof ? d.proof.start : null;
+  return {
+    kind: d.kind,
+    command: d.command,
+    name: d.name,
+    fullName: d.namespace && d.name ? `${d.namespace}.${d.name}` : d.name,
+    range: { start: d.start, end: d.end },
+    statement: { start: d.start, end: proofAt },
+    body: bodyStart ? { start: bodyStart, end: d.end } : null,
+    declaration: d,
+  };
+}
+
+/** Every `sorry` of `source` with its enclosing declaration and innermost targetable term, in source order. */
+export function sorriesOf(source: string): SorryTarget[] {
+  const { tokens, spans } = sourceTokens(source);
+  const decls = findDeclarations(source);
+  const pos = new PositionIndex(source);
+  const out: SorryTarget[] = [];
+  let d = 0;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    if (t.kind !== 'ident' || t.text !== 'sorry') continue;
+    const at = spans[k].start;
+    while (d < decls.length && decls[d].end.offset <= at) d++;
+    const decl = d < decls.length && decls[d].start.offset <= at ? decls[d] : null;
+    const from = decl ? firstTokenAt(spans, decl.start.offset) : 0;
+    const limit = decl ? firstTokenAt(spans, decl.end.offset) : tokens.length;
+    // the innermost `by` block holding the sorry: the nearest `by` before it whose block reaches it
+    let target: SorryTarget['target'] = { kind: 'term', range: { start: pos.at(at), end: pos.at(spans[k].end) } };
+    for (let b = k - 1; b >= from; b--) {
+      if (tokens[b].kind !== 'ident' || tokens[b].text !== 'by') continue;
+      const end = byBlockEnd(tokens, b, limit);
+      if (end > k) {
+        target = { kind: 'by', range: { start: pos.at(spans[b].start), end: pos.at(spans[end - 1].end) } };
+        break;
+      }
+    }
+    const prev = tokens[k - 1];
+    const position: SorryTarget['position'] =
+      target.kind === 'term'
+        ? 'term'
+        : prev && tacticBefore.has(prev.text)
+          ? 'tactic'
+          : prev && termBefore.has(prev.text)
+            ? 'term'
+            : startsLine(tokens, k) && target.kind === 'by'
+              ? 'tactic'
+              : 'term';
+    out.push({
+      sorry: { start: pos.at(at), end: pos.at(spans[k].end) },
+      position,
+      declaration: decl ? enclosing(decl, pos) : null,
+      target,
+    });
+  }
+  return out;
+}
