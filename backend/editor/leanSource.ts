@@ -4,7 +4,8 @@
 // indices (UTF-16 code units) and lines are 0-based, which is what LSP positions count.
 import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../lean/declarations';
 
-export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
+/** `custom`: a declaration made by a project's own command (`problem foo : P := by …`), a target for its sorries. */
+export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'custom';
 export type SorryPosition = 'tactic' | 'term';
 
 export interface SorrySite {
@@ -151,7 +152,7 @@ function findSorries(text: string, code: string, all: number[], from: number, to
   return sites;
 }
 
-const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance']);
+const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'custom']);
 
 /** Every declaration in the file, in order, as the shared finder (lean/declarations.ts) reads them. */
 export function findDeclarations(text: string): Declaration[] {

@@ -1,5 +1,5 @@
 // Any sorry is a target: Prove Goal at a sorry inside a `def`, an `instance`, an `abbrev`, a `match` arm, a
-// `where` clause or a `have` of a longer proof. The goal comes from the REPL's own report of the sorry
+// `where` clause, a `have` of a longer proof, or a declaration made by a project's own command (`problem`). The goal comes from the REPL's own report of the sorry
 // (`sorries[].goal`), the prover proves it as a lemma, and the proof is spliced at the sorry and re-checked.
 // TEST DOUBLES: the service's `check` answers as the REPL does for these snippets (its sorries with their goals,
 // as Lean prints them; `valid` once none is left), the model is a scripted engine; the prove loop is the real one.
@@ -55,6 +55,7 @@ const cases: { where: string; line: string; name: string; lemma: string }[] = [
   { where: 'a match arm', line: '| 0 =>', name: "pred'", lemma: '0 ≥ 0 := by' },
   { where: 'a where clause', line: '    sorry', name: 'uses_aux', lemma: 'n + 0 = n' },
   { where: 'a have of a longer proof', line: 'have h1', name: 'long_proof', lemma: 'a + a = 2 * a' },
+  { where: "a project's own command (`problem`)", line: 'problem imo_shape', name: 'imo_shape', lemma: '1 ≤ n := by' },
 ];
 
 for (const c of cases) {

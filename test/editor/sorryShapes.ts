@@ -29,6 +29,9 @@ theorem long_proof (a : Nat) (h : a = 2) : a + a = 4 := by
     sorry
   omega
 
+problem imo_shape (n : Nat) (h : 0 < n) : 1 ≤ n := by
+  sorry
+
 end Shapes
 `;
 
@@ -39,6 +42,7 @@ export const GOALS: [string, string][] = [
   ['⟨1, sorry⟩', '⊢ 0 < 1'],
   ['| 0 =>', '⊢ 0 ≥ 0'],
   ['    sorry', 'n : Nat\n⊢ n + 0 = n'],
+  ['  sorry', 'n : Nat\nh : 0 < n\n⊢ 1 ≤ n'],
 ];
 const HAVE_GOAL = 'a : Nat\nh : a = 2\n⊢ a + a = 2 * a';
 
