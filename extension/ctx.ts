@@ -9,6 +9,7 @@ import {
   errorKindOf,
   type LspProveEvent,
   type LspRequestTypes,
+  type SorriesProgress,
   type TrainingConnection,
   type TrainingStreamEvent,
   lspMethods,
@@ -29,6 +30,7 @@ export type CtxApi = Pick<
   | 'onStatus'
   | 'onProveEvent'
   | 'onStarted'
+  | 'onSorriesProgress'
   | 'currentStatus'
   | 'memory'
   | 'log'
@@ -65,6 +67,9 @@ export class Ctx implements vscode.Disposable {
   private readonly trainingEventEmitter = new vscode.EventEmitter<TrainingStreamEvent>();
   private readonly trainingConnectionEmitter = new vscode.EventEmitter<TrainingConnection>();
   private readonly startedEmitter = new vscode.EventEmitter<void>();
+  private readonly sorriesEmitter = new vscode.EventEmitter<SorriesProgress>();
+  /** A Prove All Sorries job the backend runs moved on (an item ended, or the job). */
+  readonly onSorriesProgress = this.sorriesEmitter.event;
   /** Training events the backend forwards while someone follows them (kimina/training/follow). */
   readonly onTrainingEvent = this.trainingEventEmitter.event;
   readonly onTrainingConnection = this.trainingConnectionEmitter.event;
@@ -140,6 +145,7 @@ export class Ctx implements vscode.Disposable {
     }
     client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => this.setStatus(s));
     client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => this.eventEmitter.fire(e));
+    client.onNotification(lspMethods.sorriesProgress, (p: SorriesProgress) => this.sorriesEmitter.fire(p));
     client.onNotification(lspMethods.trainingEvent, (e: TrainingStreamEvent) => this.trainingEventEmitter.fire(e));
     client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) =>
       this.trainingConnectionEmitter.fire(c),
@@ -256,6 +262,7 @@ export class Ctx implements vscode.Disposable {
     this.trainingEventEmitter.dispose();
     this.trainingConnectionEmitter.dispose();
     this.startedEmitter.dispose();
+    this.sorriesEmitter.dispose();
     this.log.dispose();
   }
 }

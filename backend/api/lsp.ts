@@ -22,6 +22,7 @@ import { notifier, serveLspRequests } from './lspContract';
 import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
 import { registerRepairRequests } from './lspRepair';
+import { registerSorryRequests } from './lspSorries';
 import type { RepairStore } from '../store/repairs';
 
 export interface LspFaceOptions {
@@ -260,6 +261,13 @@ export function startLspFace({
   });
 
   registerRepairRequests({ connection, service: getService, store: repairStore, log });
+  const sorries = registerSorryRequests({
+    connection,
+    service: getService,
+    store: repairStore,
+    notify: (progress) => notify('sorriesProgress', progress),
+    log,
+  });
 
   documents.listen(connection);
   return {
@@ -268,6 +276,7 @@ export function startLspFace({
       clearInterval(refresher);
       training.close();
       running.cancelAll();
+      await sorries.close();
       const current = services.current;
       if (current) await (await current.catch(() => null))?.close();
     },
