@@ -27,12 +27,14 @@ export async function run(args: string[]): Promise<number> {
   const settings = openApp().verifierSettings(); // settings only: nothing is opened
   const project = resolve(flagString(p, 'project') ?? settings.projectDir);
   if (sub === 'setup') {
-    const imports = Object.keys(settings.initRepls).flatMap((h) =>
-      splitHeader(h)
-        .header.split('\n')
-        .filter(Boolean)
-        .map((l) => l.slice('import '.length)),
-    );
+    // the modules of each pre-warmed header as the pool sends it (Mathlib… collapsed), flags (`public`, `all`) aside
+    const imports = Object.keys(settings.initRepls).flatMap((h) => {
+      const split = splitHeader(h);
+      return split.header
+        .split('\n')
+        .filter((_, k) => split.sources[k].length > 0)
+        .map((line) => line.split(' ').pop() as string);
+    });
     let result;
     try {
       result = await setupRepl(

@@ -3,6 +3,7 @@
 // Declarations come from the shared finder (lean/declarations.ts); offsets here are JavaScript string
 // indices (UTF-16 code units) and lines are 0-based, which is what LSP positions count.
 import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../lean/declarations';
+import { sorriesOf } from '../lean/source/reader';
 
 /** `custom`: a declaration made by a project's own command (`problem foo : P := by …`), a target for its sorries. */
 export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'custom';
@@ -33,40 +34,9 @@ export interface Declaration {
   sorries: SorrySite[];
 }
 
-const termBefore = new Set([
-  ':=',
-  '(',
-  '⟨',
-  '[',
-  '{',
-  ',',
-  'exact',
-  'refine',
-  'apply',
-  'from',
-  'show',
-  'use',
-  'exacts',
-  'using',
-  '←',
-  '→',
-  '=',
-  '<|',
-  '$',
-  'fun',
-  '↦',
-  'then',
-  'else',
-]);
-const tacticBefore = new Set(['by', '·', '.', ';', '<;>', '=>']);
-
 /** A copy of `text` with comments, string and char literals blanked out (newlines kept), so offsets stay valid. */
 export function codeOnly(text: string): string {
   return maskLean(text).text;
-}
-
-function isIdentChar(ch: string | undefined): boolean {
-  return ch !== undefined && /[\p{L}\p{N}_'!?₀-₉ₐ-ₜᵢ-ᵪ.]/u.test(ch);
 }
 
 /** Line starts: lineStarts[n] is the offset of line n (the last text's are kept: positions are asked one by one). */
@@ -99,66 +69,34 @@ export function positionAt(text: string, offset: number): { line: number; charac
   return { line: lo, character: offset - starts[lo] };
 }
 
-/** The token just before `offset` in the code text (skipping whitespace): a word or a run of symbols. */
-function previousToken(code: string, offset: number): { token: string; onSameLine: boolean } {
-  let k = offset - 1;
-  let sameLine = true;
-  while (k >= 0 && /\s/.test(code[k])) {
-    if (code[k] === '\n') sameLine = false;
-    k--;
-  }
-  if (k < 0) return { token: '', onSameLine: sameLine };
-  const end = k + 1;
-  if (isIdentChar(code[k]) && code[k] !== '.') {
-    while (k >= 0 && isIdentChar(code[k])) k--;
-    return { token: code.slice(k + 1, end), onSameLine: sameLine };
-  }
-  for (const sym of ['<;>', ':=', '=>', '<|', '←', '→', '↦', '·', '.', ';', '(', '⟨', '[', '{', ',', '=', '$']) {
-    if (code.slice(0, end).endsWith(sym)) return { token: sym, onSameLine: sameLine };
-  }
-  return { token: code[k], onSameLine: sameLine };
+/** The sorries of `text` as the one reader finds them (lean/source/reader.ts `sorriesOf`), in editor positions. */
+function sorrySites(text: string): SorrySite[] {
+  return sorriesOf(text).map((s) => {
+    const pos = positionAt(text, s.sorry.start.offset);
+    return { offset: s.sorry.start.offset, line: pos.line, character: pos.character, position: s.position };
+  });
 }
 
-function classifySorry(code: string, offset: number): SorryPosition {
-  const { token, onSameLine } = previousToken(code, offset);
-  if (tacticBefore.has(token)) return 'tactic';
-  if (termBefore.has(token)) return 'term';
-  return onSameLine ? 'term' : 'tactic';
-}
-
-/** Offsets of every whole-word `sorry` in the code text, in order (one pass over the file). */
-function sorryOffsets(code: string): number[] {
-  const out: number[] = [];
-  for (let k = code.indexOf('sorry'); k >= 0; k = code.indexOf('sorry', k + 5)) {
-    if (!isIdentChar(code[k - 1]) && !isIdentChar(code[k + 5])) out.push(k);
-  }
-  return out;
-}
-
-function findSorries(text: string, code: string, all: number[], from: number, to: number): SorrySite[] {
-  const sites: SorrySite[] = [];
+/** The sites in [from, to): `all` sorted by offset. */
+function sitesIn(all: SorrySite[], from: number, to: number): SorrySite[] {
   let lo = 0,
     hi = all.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (all[mid] < from) lo = mid + 1;
+    if (all[mid].offset < from) lo = mid + 1;
     else hi = mid;
   }
-  for (let i = lo; i < all.length && all[i] + 5 <= to; i++) {
-    const k = all[i];
-    const pos = positionAt(text, k);
-    sites.push({ offset: k, line: pos.line, character: pos.character, position: classifySorry(code, k) });
-  }
-  return sites;
+  const out: SorrySite[] = [];
+  for (let i = lo; i < all.length && all[i].offset + 5 <= to; i++) out.push(all[i]);
+  return out;
 }
 
 const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'custom']);
 
 /** Every declaration in the file, in order, as the shared finder (lean/declarations.ts) reads them. */
 export function findDeclarations(text: string): Declaration[] {
-  const code = codeOnly(text);
   const starts = lineStarts(text);
-  const sorries = sorryOffsets(code);
+  const sorries = sorrySites(text);
   return findLeanDeclarations(text)
     .filter((d) => editorKinds.has(d.kind))
     .map((d): Declaration => {
@@ -174,7 +112,7 @@ export function findDeclarations(text: string): Declaration[] {
         endLine: d.end.line - 1,
         statementEnd: d.signatureEnd?.offset ?? null,
         indent: start - starts[d.head.line - 1],
-        sorries: findSorries(text, code, sorries, start, end),
+        sorries: sitesIn(sorries, start, end),
       };
     });
 }

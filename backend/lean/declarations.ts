@@ -7,7 +7,7 @@
 
 import { components, plain } from './auditPlan';
 import { lexLean, tokenSpans, type Token, type Trivia } from './lexer';
-import { type ProofStartKind, proofStart } from './source/statementEnd';
+import { type ProofStartKind, proofStart, trailingClause } from './source/statementEnd';
 
 export type DeclarationKind =
   | 'theorem'
@@ -61,6 +61,12 @@ export interface Declaration {
    * the first `| pat => …` alternative, or `where`; null when there is none (`axiom`, `opaque`).
    */
   proof: { kind: ProofStartKind; start: SourcePos } | null;
+  /**
+   * Where the clause after the proof starts (`where` auxiliary declarations, `termination_by`, `decreasing_by`,
+   * `partial_fixpoint`, `deriving`), outside brackets; null when the proof (or value) runs to the end. Not looked for
+   * when the declaration's body is itself a `where` structure.
+   */
+  trailer: { word: string; start: SourcePos } | null;
   /** Text of the `/-- … -/` doc comment right before the declaration, trimmed, or null. */
   docComment: string | null;
   sorries: SourcePos[];
@@ -569,11 +575,22 @@ export function firstTokenAt(spans: readonly { start: number }[], offset: number
   return lo;
 }
 
-/** Where the proof of the declaration over [from, to) starts (proofStart, source/statementEnd.ts), as an offset. */
-function signatureEnd(source: string, from: number, to: number): { kind: ProofStartKind; offset: number } | null {
+/**
+ * Where the proof of the declaration over [from, to) starts (proofStart, source/statementEnd.ts), as an offset, and
+ * where the clause after it starts (trailingClause), if any.
+ */
+function signatureEnd(
+  source: string,
+  from: number,
+  to: number,
+): { kind: ProofStartKind; offset: number; trailer: { word: string; offset: number } | null } | null {
   const { tokens, spans } = sourceTokens(source);
-  const found = proofStart(tokens, firstTokenAt(spans, from), firstTokenAt(spans, to));
-  return found ? { kind: found.kind, offset: spans[found.token].start } : null;
+  const end = firstTokenAt(spans, to);
+  const found = proofStart(tokens, firstTokenAt(spans, from), end);
+  if (!found) return null;
+  const after = found.kind === 'where' ? null : trailingClause(tokens, found.token + 1, end);
+  const trailer = after === null ? null : { word: tokens[after].text, offset: spans[after].start };
+  return { kind: found.kind, offset: spans[found.token].start, trailer };
 }
 
 /** Offsets of every whole-word `sorry` in the masked text, in order (one pass). */
@@ -643,7 +660,7 @@ function findDeclarationsUncached(source: string): Declaration[] {
       continue;
     }
     if (!DECL_KINDS.has(head.kind) && !cmd.custom) continue;
-    const nameMatch = /^\s+([^\s(:{[⦃⟨]+)/u.exec(masked.slice(head.keywordEnd, cmd.end));
+    const nameMatch = /^\s+((?:«[^»]*»|[^\s(:{[⦃⟨«])+)/u.exec(masked.slice(head.keywordEnd, cmd.end));
     const name = head.kind === 'example' || !nameMatch || nameMatch[1] === 'where' ? '' : nameMatch[1];
     const proof = signatureEnd(source, head.keywordEnd, cmd.end);
     const assign = proof?.kind === ':=' ? proof.offset : -1;
@@ -667,6 +684,7 @@ function findDeclarationsUncached(source: string): Declaration[] {
       kind: cmd.custom ? 'custom' : (head.kind as DeclarationKind),
       command: head.kind,
       proof: proof ? { kind: proof.kind, start: pos.at(proof.offset) } : null,
+      trailer: proof?.trailer ? { word: proof.trailer.word, start: pos.at(proof.trailer.offset) } : null,
       name,
       namespace: namespaces
         .filter((n) => n.kind === 'namespace')

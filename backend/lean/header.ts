@@ -12,9 +12,11 @@ export interface SplitSnippet {
    */
   header: string;
   /**
-   * Everything after the header, from the start of the line where Lean's first command (or doc comment) starts;
-   * what precedes it on that line (header tokens, comments) is blanked with one space per codepoint, so lines and
-   * columns of the body are those of the snippet minus `headerLines`.
+   * Everything after the header, from the first non-blank line after its last token (comments after the imports stay
+   * in the body);
+   * where the header's last line goes on with code or a block comment, from Lean's own body start with what
+   * precedes it on its line blanked (one space per codepoint). Lines and columns of the body are those of the
+   * snippet minus `headerLines`.
    */
   body: string;
   /** Lines of the original snippet that precede the body's first line. */
@@ -55,9 +57,36 @@ export function splitHeader(code: string, options: { collapseMathlib?: boolean }
       sources.push([i]);
     }
   }
-  const headerLines = read.bodyStart.line - 1;
-  const blank = ' '.repeat(read.bodyStart.column);
-  return { header: lines.join('\n'), body: blank + code.slice(read.bodyStart.offset), headerLines, read, sources };
+  // The body starts at the first non-blank line after the header's last token, comments there included (as
+  // kimina-lean-server sends them), unless something else stands on that token's line or a block comment runs past
+  // it: then at Lean's own body start, the rest of its line blanked.
+  const headerEnd = read.module || read.prelude || read.imports.length > 0 ? read.end : null;
+  let headerLines: number;
+  let body: string;
+  const eol = headerEnd ? code.indexOf('\n', headerEnd.offset) : -1;
+  const restOfLine = headerEnd ? code.slice(headerEnd.offset, eol < 0 ? code.length : eol).trim() : '';
+  if (!headerEnd) {
+    headerLines = 0;
+    body = code;
+  } else if (read.bodyStart.line > headerEnd.line && (restOfLine === '' || restOfLine.startsWith('--'))) {
+    // blank lines after the header belong to it, as in kimina-lean-server's split (the recipe's line numbers)
+    headerLines = headerEnd.line;
+    let from = eol < 0 ? code.length : eol + 1;
+    for (
+      let next = code.indexOf('\n', from);
+      next >= 0 && code.slice(from, next).trim() === '';
+      next = code.indexOf('\n', from)
+    ) {
+      headerLines++;
+      from = next + 1;
+    }
+    if (code.slice(from).trim() === '') from = code.length;
+    body = code.slice(from);
+  } else {
+    headerLines = read.bodyStart.line - 1;
+    body = ' '.repeat(read.bodyStart.column) + code.slice(read.bodyStart.offset);
+  }
+  return { header: lines.join('\n'), body, headerLines, read, sources };
 }
 
 function movePos(pos: ReplPos, lineOffset: number): ReplPos {

@@ -376,6 +376,20 @@ function headerProblems(
       endLine: p.end.line,
       endColumn: p.end.column,
     }));
+  // a comment or literal glued to a module name (`import Mathlib.Tactic/-`, `import A"`): Lean reads it as we do,
+  // but nothing a header needs looks like that, and what it hides is dropped from what Lean is sent
+  for (const i of read.imports) {
+    const after = code[i.moduleEnd.offset];
+    if (after !== undefined && !/\s/u.test(after))
+      found.push({
+        rule: 'header',
+        message: `'${after}' right after the module name '${i.module}': ${untrustedRules.header}`,
+        line: i.moduleEnd.line,
+        column: i.moduleEnd.column,
+        endLine: i.moduleEnd.line,
+        endColumn: i.moduleEnd.column + 1,
+      });
+  }
   if (read.prelude && read.bodyStart.line - 1 === headerLines) {
     const t = lexLean(code).find((x) => x.text === 'prelude');
     if (t)

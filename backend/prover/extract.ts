@@ -29,7 +29,17 @@ export function normalizeStatement(formalStatement: string): string {
  */
 export function signatureOf(statement: string): string | null {
   const decls = findDeclarations(statement);
-  return recipeSignature(decls.length > 1 ? statement.slice(decls[decls.length - 1].head.offset) : statement);
+  const target = decls[decls.length - 1];
+  const own = decls.length > 1 ? statement.slice(target.head.offset) : statement;
+  const recipe = recipeSignature(own);
+  // A statement that itself holds `:=` (`theorem foo : let x := 5; x = 6 := by`): the recipe's first `:=` would cut
+  // it, so the signature runs to the `:=` where the one reader (lean/source/statementEnd.ts) says the proof starts.
+  if (recipe === null || target?.proof?.kind !== ':=') return recipe;
+  const keyword = new RegExp(`${target.command}[${PY_SPACE}]*`, 'u').exec(statement.slice(target.head.offset));
+  if (!keyword) return recipe;
+  const from = target.head.offset + keyword.index + keyword[0].length;
+  const whole = pyStrip(statement.slice(from, target.proof.start.offset));
+  return whole.length > recipe.length && whole.startsWith(recipe) ? whole : recipe;
 }
 
 function recipeSignature(statement: string): string | null {

@@ -146,11 +146,23 @@ test('line endings and odd characters: the filter ends a `--` comment where Lean
       .includes('header'),
     true,
   );
+  // one module per `import` (Lean's header grammar): `import A B` leaves B out of the header, and Lean then fails
   assert.deepEqual(
     findUntrustedCode(
       'import Mathlib.Tactic Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
       {},
       3,
+    ).map((r) => [r.rule, r.line, r.column]),
+    [
+      ['header', 1, 22],
+      ['header', 3, 0],
+    ],
+  );
+  assert.deepEqual(
+    findUntrustedCode(
+      'import Mathlib.Tactic\nimport Aesop\n\nimport Mathlib.Data.Real.Basic\ntheorem t : True := trivial',
+      {},
+      4,
     ),
     [],
   );

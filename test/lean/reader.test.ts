@@ -120,8 +120,13 @@ test('splitHeader: comments and a module header no longer end it early; the body
   const s = splitHeader(src);
   // a module header keeps its flags and is not collapsed
   assert.equal(s.header, 'module\npublic import Mathlib.Tactic\nimport Mathlib.Data.Real.Basic');
+  // the body starts at the first non-blank line after the last import (comments after the header stay in it)
   assert.equal(s.headerLines, 7);
   assert.equal(s.body, '@[expose] public section\ntheorem t : True := trivial');
+  assert.equal(
+    splitHeader('import A\n\n-- note\n\ntheorem t : True := trivial').body,
+    '-- note\n\ntheorem t : True := trivial',
+  );
   // a plain header collapses Mathlib (pool reuse), unless asked not to
   const plain =
     '-- header comment\nimport Mathlib.Tactic\nimport Mathlib.Data.Real.Basic\nimport Aesop\ntheorem t : True := trivial';
@@ -130,10 +135,17 @@ test('splitHeader: comments and a module header no longer end it early; the body
     splitHeader(plain, { collapseMathlib: false }).header,
     'import Mathlib.Tactic\nimport Mathlib.Data.Real.Basic\nimport Aesop',
   );
-  // header and body on one line: the header's part of the line is blanked, columns kept
+  // header and body on one line, or a block comment running on after the last import: from Lean's body start, the
+  // header's part of its line blanked, columns kept
   const one = splitHeader('import A theorem t : True := trivial');
   assert.equal(one.headerLines, 0);
   assert.equal(one.body, '         theorem t : True := trivial');
+  const comment = splitHeader('import A /- a\ncomment -/ theorem t : True := trivial');
+  assert.equal(comment.headerLines, 1);
+  assert.equal(comment.body, '           theorem t : True := trivial');
+  // a string right after an import ends the header (it is a token to Lean), and the body starts there
+  const str = splitHeader('import A "x"\n');
+  assert.deepEqual([str.header, str.headerLines, str.body], ['import A', 0, '         "x"\n']);
 });
 
 // ---- statements end where Lean says
@@ -310,4 +322,18 @@ test('readLean returns the header and the declarations of one read', () => {
     r.declarations.map((d) => d.name),
     ['t'],
   );
+});
+
+test('the clause after a proof (`where`, `termination_by`, `decreasing_by`) is found where Lean ends the proof', () => {
+  const where = findDeclarations('theorem withAux : True := by\n  exact aux\nwhere\n  aux : True := trivial\n')[0];
+  assert.deepEqual([where.trailer?.word, where.trailer?.start.line, where.trailer?.start.column], ['where', 3, 0]);
+  // the sorry of a where clause is still the declaration's, and its term is the clause's own `by`
+  const term = findDeclarations(
+    'def f : Nat → Nat\n  | 0 => 0\n  | n + 1 => f n\ntermination_by n => n\ndecreasing_by\n  simp\n',
+  )[0];
+  assert.equal(term.trailer?.word, 'termination_by');
+  assert.equal(term.trailer?.start.line, 4);
+  // none after a plain proof, and none for a `where` structure body (it is the body)
+  assert.equal(findDeclarations('theorem t : True := by\n  trivial\n')[0].trailer, null);
+  assert.equal(findDeclarations('instance : Inhabited Nat where\n  default := 0\n')[0].trailer, null);
 });

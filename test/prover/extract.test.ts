@@ -29,6 +29,8 @@ test('signature: first theorem, else lemma, else example; none gives the sentine
   assert.equal(signatureOf(NORMALIZED), 'algebra_example (x : ℝ) (h₀ : 2 * x + 3 = 11) : x = 4');
   assert.equal(signatureOf('lemma foo\n  (n : ℕ) :\n  n = n := by'), 'foo\n  (n : ℕ) :\n  n = n');
   assert.equal(signatureOf('example : 1 = 1 := by'), ': 1 = 1');
+  // a `let` in the statement: the signature runs to the proof's `:=`, not the let's (issue 29, finding 2)
+  assert.equal(signatureOf('theorem foo : let x := 5; x = 6 := by'), 'foo : let x := 5; x = 6');
   assert.deepEqual(extractProof(WELL_FORMED, 'def f := 1'), { ok: false, reason: NO_STATEMENT });
 });
 
@@ -84,4 +86,15 @@ test('isIndexCommented follows the recipe', () => {
   assert.equal(isIndexCommented(code, code.indexOf('d')), true);
   assert.equal(isIndexCommented(code, code.indexOf('e')), false);
   assert.equal(isIndexCommented(code, 99), false);
+});
+
+test('a `let` statement: the proof is what follows its own `:= by`, and an answer restating the let is not read', () => {
+  const statement = 'theorem foo : let x := 5; x = 6 := by sorry';
+  const ok = extractProof('```lean4\ntheorem foo : let x := 5; x = 6 := by\n  intro x\n  norm_num\n```', statement);
+  assert.deepEqual(ok.ok && [ok.statement, ok.proof], [
+    'theorem foo : let x := 5; x = 6 := by',
+    '\n  intro x\n  norm_num',
+  ]);
+  const restated = extractProof('```lean4\ntheorem foo : let x := 6; x = 6 := by\n  rfl\n```', statement);
+  assert.equal(restated.ok, false);
 });

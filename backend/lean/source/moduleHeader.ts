@@ -101,8 +101,10 @@ export function readHeader(source: string): ModuleHeader {
   const pos = new PositionIndex(source);
   const at = (t: Token): SourcePos => pos.at(pos.offsetOf(t.line, t.column));
   const endOf = (t: Token): SourcePos => pos.at(pos.offsetOf(t.endLine, t.endColumn));
-  // doc comments are tokens to Lean's header parser: the header stops at the first one
-  const firstDoc = trivia.find((t) => t.kind === 'doc' || source.startsWith('/-!', t.start));
+  // doc comments, strings and char literals are tokens to Lean's header parser (only blanks and plain comments are
+  // whitespace): the header stops at the first one
+  const isDoc = (t: { kind: string; start: number }): boolean => t.kind === 'doc' || source.startsWith('/-!', t.start);
+  const firstDoc = trivia.find((t) => isDoc(t) || t.kind === 'string' || t.kind === 'char');
   const docOffset = firstDoc ? firstDoc.start : Infinity;
   const startOffset = (t: Token | undefined): number => (t ? pos.offsetOf(t.line, t.column) : Infinity);
   const word = (k: number, text: string): boolean =>
@@ -165,7 +167,7 @@ export function readHeader(source: string): ModuleHeader {
     const t = code[m];
     if (t.kind !== 'ident' || t.text !== 'import') continue;
     const why =
-      firstDoc && startOffset(t) > docOffset && imports.every((i) => i.end.offset < docOffset)
+      firstDoc && isDoc(firstDoc) && startOffset(t) > docOffset && imports.every((i) => i.end.offset < docOffset)
         ? ' (a doc comment `/-! … -/` or `/-- … -/` ends the header: use a plain `/- … -/` comment before the imports)'
         : '';
     problems.push({ message: importAfterHeader + why, start: at(t), end: endOf(t) });

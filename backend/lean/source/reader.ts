@@ -18,7 +18,14 @@
 // - `sorriesOf(source): SorryTarget[]`: every `sorry` of the code (not in comments or strings), each with its
 //   enclosing declaration (kind, name, full name, range, statement range, body range) and the innermost targetable
 //   term holding it: the `by` block it stands in, or the `sorry` term itself.
-import { type Declaration, type SourcePos, findDeclarations, firstTokenAt, sourceTokens } from '../declarations';
+import {
+  type Declaration,
+  type SourcePos,
+  findDeclarations,
+  firstTokenAt,
+  maskLean,
+  sourceTokens,
+} from '../declarations';
 import type { Token } from '../lexer';
 import { type ModuleHeader, PositionIndex, readHeader } from './moduleHeader';
 
@@ -30,7 +37,7 @@ export {
   importLine,
   readHeader,
 } from './moduleHeader';
-export { type ProofStart, type ProofStartKind, proofStart } from './statementEnd';
+export { type ProofStart, type ProofStartKind, proofStart, trailingClause } from './statementEnd';
 export { type Declaration, type SourcePos, findDeclarations } from '../declarations';
 
 export interface SourceRange {
@@ -79,7 +86,7 @@ export interface SorryTarget {
 
 const opening = new Set(['(', '[', '{', '⦃', '⟨', '⟦', '⟪', '@[', '‹']);
 const closing = new Set([')', ']', '}', '⦄', '⟩', '⟧', '⟫', '›']);
-const tacticBefore = new Set(['by', '·', '.', ';', '<;>', '=>', '>']);
+/** Tokens after which a `sorry` is a term (`:= sorry`, `exact sorry`, `(sorry, …)`, `fun _ ↦ sorry`). */
 const termBefore = new Set([
   ':=',
   '(',
@@ -94,7 +101,52 @@ const termBefore = new Set([
   'show',
   'use',
   'exacts',
+  'using',
+  '←',
+  '→',
+  '=',
+  '<|',
+  '$',
+  'fun',
+  '↦',
+  'then',
+  'else',
 ]);
+/** Tokens after which a `sorry` is a tactic (`by sorry`, `· sorry`, `tac; sorry`, `case h => sorry`). */
+const tacticBefore = new Set(['by', '·', '.', ';', '<;>', '=>']);
+const isIdentChar = (ch: string | undefined): boolean => ch !== undefined && /[\p{L}\p{N}_'!?₀-₉ₐ-ₜᵢ-ᵪ.]/u.test(ch);
+
+/** The token just before `offset` in code text (comments and literals blanked): a word or a known symbol. */
+function previousToken(code: string, offset: number): { token: string; onSameLine: boolean } {
+  let k = offset - 1;
+  let onSameLine = true;
+  while (k >= 0 && /\s/u.test(code[k])) {
+    if (code[k] === '\n') onSameLine = false;
+    k--;
+  }
+  if (k < 0) return { token: '', onSameLine };
+  const end = k + 1;
+  if (isIdentChar(code[k]) && code[k] !== '.') {
+    while (k >= 0 && isIdentChar(code[k])) k--;
+    return { token: code.slice(k + 1, end), onSameLine };
+  }
+  for (const sym of ['<;>', ':=', '=>', '<|', '←', '→', '↦', '·', '.', ';', '(', '⟨', '[', '{', ',', '=', '$'])
+    if (code.slice(0, end).endsWith(sym)) return { token: sym, onSameLine };
+  return { token: code[k], onSameLine };
+}
+
+/**
+ * Tactic or term position: outside every `by` block a term; inside one, by the token before it (a term after `:=`,
+ * `exact`, an opening bracket…; a tactic after `by`, `·`, `;`, `=>`), else a tactic when it begins its line.
+ */
+function positionOf(code: string, offset: number, inBy: boolean): 'tactic' | 'term' {
+  if (!inBy) return 'term';
+  const { token, onSameLine } = previousToken(code, offset);
+  if (tacticBefore.has(token)) return 'tactic';
+  if (termBefore.has(token)) return 'term';
+  return onSameLine ? 'term' : 'tactic';
+}
+
 /** Words that end a tactic block when they begin a line at its column or left of it. */
 const blockEnders = new Set(['termination_by', 'decreasing_by', 'where', 'deriving']);
 
@@ -142,6 +194,7 @@ function enclosing(d: Declaration, pos: PositionIndex): EnclosingDeclaration {
 export function sorriesOf(source: string): SorryTarget[] {
   const { tokens, spans } = sourceTokens(source);
   const decls = findDeclarations(source);
+  const code = maskLean(source).text;
   const pos = new PositionIndex(source);
   const out: SorryTarget[] = [];
   let d = 0;
@@ -163,17 +216,7 @@ export function sorriesOf(source: string): SorryTarget[] {
         break;
       }
     }
-    const prev = tokens[k - 1];
-    const position: SorryTarget['position'] =
-      target.kind === 'term'
-        ? 'term'
-        : prev && tacticBefore.has(prev.text)
-          ? 'tactic'
-          : prev && termBefore.has(prev.text)
-            ? 'term'
-            : startsLine(tokens, k) && target.kind === 'by'
-              ? 'tactic'
-              : 'term';
+    const position = positionOf(code, at, target.kind === 'by');
     out.push({
       sorry: { start: pos.at(at), end: pos.at(spans[k].end) },
       position,

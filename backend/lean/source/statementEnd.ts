@@ -62,3 +62,32 @@ export function proofStart(tokens: readonly Token[], from: number, to: number): 
   }
   return null;
 }
+
+/** Words after a proof that belong to the declaration, not to the proof (`Termination.suffix`, `whereDecls`). */
+const trailingWords = new Set([
+  'where',
+  'termination_by',
+  'termination_by?',
+  'decreasing_by',
+  'partial_fixpoint',
+  'inductive_fixpoint',
+  'coinductive_fixpoint',
+  'deriving',
+]);
+
+/**
+ * The token that starts the clause after a proof (`where` auxiliary declarations, `termination_by`, `decreasing_by`,
+ * `partial_fixpoint`, `deriving`) among `tokens[from..to)` (the proof, from just after its `:=` or first `|`), outside
+ * brackets; null when the proof runs to the declaration's end. No term or tactic holds these words, so the first one
+ * outside brackets ends the proof wherever it stands: a `where` at any column is the declaration's.
+ */
+export function trailingClause(tokens: readonly Token[], from: number, to: number): number | null {
+  let depth = 0;
+  for (let k = from; k < to; k++) {
+    const t = tokens[k];
+    if (t.kind === 'symbol' && opening.has(t.text)) depth++;
+    else if (t.kind === 'symbol' && closing.has(t.text)) depth = Math.max(0, depth - 1);
+    else if (depth === 0 && t.kind === 'ident' && trailingWords.has(t.text)) return k;
+  }
+  return null;
+}
