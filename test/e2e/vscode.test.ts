@@ -5,3 +5,4 @@ import './attached.suite';
 import './firstRun.suite';
 import './workspaceTrust.suite';
 import './repair.suite';
+import './realFiles.suite';
