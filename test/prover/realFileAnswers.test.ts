@@ -10,6 +10,8 @@ import { checkAnswer } from '../../backend/prover/format';
 import { STATEMENT_TOKEN_BUDGET, estimateTokens, shownStatement } from '../../backend/prover/statementContext';
 import { findDeclarations, formalStatementOf, selectDeclaration } from '../../backend/lean/declarations';
 import { ScriptedEngine, StandInVerifier, valid } from './doubles';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 const PREFIX = `/-
 Copyright (c) 2026 Jane Doe. All rights reserved.
@@ -181,4 +183,21 @@ test("a small file's statement is the file's own prefix, byte for byte (the reci
   // a module file under the budget is shown whole as well (copyright and all: it is the user's text)
   const whole = shownStatement(FILE, selectDeclaration(FILE, { name: 'double_eq' }));
   assert.equal(whole.whole, true);
+});
+
+test('on the vendored real-file corpus every target is shown within the budget', () => {
+  const root = join(__dirname, '..', 'fixtures', 'real-lean');
+  const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.lean'));
+  assert.ok(files.length >= 30);
+  let targets = 0;
+  for (const f of files) {
+    const src = readFileSync(join(root, f), 'utf8');
+    for (const d of findDeclarations(src).filter((x) => ['theorem', 'lemma', 'example', 'custom'].includes(x.kind))) {
+      const shown = shownStatement(src, d);
+      assert.ok(shown.tokens <= STATEMENT_TOKEN_BUDGET, `${f}: ${d.name} is shown in ${shown.tokens} tokens`);
+      assert.ok(shown.text.endsWith(d.statement.trim()), `${f}: ${d.name}: the shown statement ends with the target`);
+      targets++;
+    }
+  }
+  assert.ok(targets > 500);
 });
