@@ -149,7 +149,8 @@ export function startLspFace({
     if (!doc) return [];
     const decls = findDeclarations(doc.getText());
     const actions: CodeAction[] = [];
-    for (const decl of decls.filter((d) => provableKinds.has(d.kind))) {
+    // any sorry is a target: its goal in every declaration (a def's, an instance's too), the whole proof in theorems
+    for (const decl of decls) {
       for (const s of decl.sorries) {
         if (s.line < range.start.line || s.line > range.end.line) continue;
         const at = { line: s.line, character: s.character };
@@ -162,7 +163,7 @@ export function startLspFace({
             arguments: [textDocument.uri, at],
           },
         });
-        if (!actions.some((a) => a.title.startsWith(`Prove ${decl.name}`))) {
+        if (provableKinds.has(decl.kind) && !actions.some((a) => a.title.startsWith(`Prove ${decl.name}`))) {
           actions.push({
             title: `Prove ${decl.name} with Kimina`,
             kind: CodeActionKind.QuickFix,
