@@ -139,7 +139,7 @@ describe('real files: a module file and a notation file (stand-in OpenAI server,
     await step(wb, `${name}-prove`, () => runCommand(page, 'Kimina: Prove This Theorem'));
     const view = proofView(page);
     await step(wb, `${name}-verified`, () =>
-      view.locator('.verdict.ok', { hasText: 'Lean accepted' }).first().waitFor({ timeout: 60_000 }),
+      view.locator('.verdict.ok:visible', { hasText: 'Lean accepted' }).first().waitFor({ timeout: 60_000 }),
     );
     await screenshot(page, `real-files-${name}`);
     await step(wb, `${name}-accept`, () => view.locator('#accept').click());
