@@ -132,6 +132,8 @@ describe('real files: a module file and a notation file (stand-in OpenAI server,
   const proveAndAccept = async (file: string, line: number, name: string, written: RegExp) => {
     const { page } = wb;
     await step(wb, `${name}-open`, async () => {
+      // open it in the first editor group (the Proof view may hold the focus in the second)
+      await page.keyboard.press('Control+1');
       await quickOpen(page, file);
       await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: name }).first().waitFor();
     });
