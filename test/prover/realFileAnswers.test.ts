@@ -157,7 +157,7 @@ theorem below_refl (a : α) : a ≼ a := by
 end Order
 `;
   const decl = findDeclarations(file).find((d) => d.name === 'below_refl')!;
-  const shown = shownStatement(file, decl, { budget: 80 });
+  const shown = shownStatement(file, decl, { budget: 100 });
   assert.equal(shown.whole, false);
   assert.equal(
     shown.text,
