@@ -410,7 +410,7 @@ interface Command {
   start: number;
   end: number;
   word: string;
-  /** A declaration made by a command the finder does not know (isCustomDeclarationLine). */
+  /** A declaration made by a command the finder does not know (customCommandLine). */
   custom?: true;
 }
 
@@ -431,22 +431,36 @@ const NOT_CUSTOM_COMMANDS = new Set(
   ).split(' '),
 );
 
-/**
- * A column-0 line that starts a declaration made by a project's own command (`problem foo (x : ℕ) : P x := by …`
- * in a competition archive): `<word> <name> … : … := …` where the word is no known command and begins no term or
- * tactic, the line before is blank (or the file starts here), the command so far left no column-0 continuation
- * lines (a proof written at column 0 is not cut), and its paragraph (up to the next blank line) holds a `:` and a
- * `:=`. Lean itself needs the command's syntax to read it; this is the shape projects write.
- */
-function isCustomDeclarationLine(masked: string, lineStart: number, word: string, continued: boolean): boolean {
-  if (continued || word === '' || word.startsWith('#') || isCommandWord(word) || NOT_CUSTOM_COMMANDS.has(word))
-    return false;
-  if (!/^[\p{L}_][\p{L}\p{N}_']*\s+[\p{L}_«][^\s(:{[⦃⟨]*/u.test(masked.slice(lineStart, lineStart + 300))) return false;
+/** Whether the masked line before the one starting at `lineStart` is blank (or there is none). */
+function afterBlankLine(masked: string, lineStart: number): boolean {
+  if (lineStart === 0) return true;
   const before = masked.lastIndexOf('\n', lineStart - 2);
-  if (lineStart > 0 && masked.slice(before + 1, lineStart - 1).trim() !== '') return false;
+  return masked.slice(before + 1, lineStart - 1).trim() === '';
+}
+
+/**
+ * A column-0 line that starts a command of the project's own, which Lean needs the project's syntax to read: the
+ * word is no known command and begins no term or tactic, the line before is blank (or the file starts here), and the
+ * command above left no column-0 line right under its code (a proof written at column 0 goes on at column 0, so
+ * it is never cut). A tactic block indented past column 0 cannot go on at column 0 (Lean's `checkColGe`), so such a
+ * line begins the next command. `'declaration'` when it has the shape `<word> <name> … : … := …` up to the next
+ * blank line (`problem foo (x : ℕ) : P x := by …`, `determine answer : ℕ := 5` in a competition archive), else
+ * `'command'` (`snip end`, `problem_file { … }`); null when it starts nothing.
+ */
+function customCommandLine(
+  masked: string,
+  lineStart: number,
+  word: string,
+  continued: boolean,
+): 'declaration' | 'command' | null {
+  if (continued || word === '' || word.startsWith('#') || isCommandWord(word) || NOT_CUSTOM_COMMANDS.has(word))
+    return null;
+  if (!/^[\p{L}_]/u.test(word) || !afterBlankLine(masked, lineStart)) return null;
+  if (!/^[\p{L}_][\p{L}\p{N}_']*\s+[\p{L}_«][^\s(:{[⦃⟨]*/u.test(masked.slice(lineStart, lineStart + 300)))
+    return 'command';
   const blank = /\n[ \t\r]*\n/u.exec(masked.slice(lineStart));
   const paragraph = masked.slice(lineStart, blank ? lineStart + blank.index : masked.length);
-  return /:(?!=)/u.test(paragraph) && paragraph.includes(':=');
+  return /:(?!=)/u.test(paragraph) && paragraph.includes(':=') ? 'declaration' : 'command';
 }
 
 /**
@@ -496,9 +510,12 @@ function commands(masked: string, withLiterals: string): Command[] {
     if (starts_) {
       starts.push({ start: m.index + m[1].length, word });
       continued = false;
-    } else if (!indented && isCustomDeclarationLine(masked, m.index, word, continued)) {
-      starts.push({ start: m.index, word, custom: true });
-    } else if (!indented) continued = true;
+    } else if (!indented) {
+      const custom = customCommandLine(masked, m.index, word, continued);
+      if (custom !== null) starts.push({ start: m.index, word, ...(custom === 'declaration' ? { custom: true } : {}) });
+      // a column-0 line right under code that starts nothing: the command above goes on at column 0
+      else if (!afterBlankLine(masked, m.index)) continued = true;
+    }
   }
   return starts.map((s, k) => {
     let end = k + 1 < starts.length ? starts[k + 1].start : masked.length;
@@ -953,4 +970,42 @@ export function selectDeclaration(source: string, target: { name?: string; line?
   const withSorry = provable.find((d) => d.sorries.length > 0);
   if (withSorry) return withSorry;
   throw new Error(`the code holds ${provable.length} theorems; name the one to prove`);
+}
+
+/** One top-level command of a source, as the finder splits it. */
+export interface LeanCommand {
+  /**
+   * Its word: the keyword after attributes, modifiers and `open … in` prefixes (`theorem`, `open`, `namespace`,
+   * `notation`, `#eval`, a project's own `problem`); `section` for `noncomputable section` / `public section`.
+   */
+  word: string;
+  /** `declaration` (one of findDeclarations', custom ones included), `scope` (`open`, `namespace`, `section`, `end`,
+   * `variable`, `universe`, `include`, `omit`, `set_option`), else `other`. */
+  kind: 'declaration' | 'scope' | 'other';
+  /** From its first character (prefixes included) to one past its last non-blank one. */
+  start: SourcePos;
+  end: SourcePos;
+}
+
+/** Every top-level command of `source` after its header, in order: declarations, scope commands and the rest. */
+export function commandsOf(source: string): LeanCommand[] {
+  const { text: masked, withLiterals } = maskLean(source);
+  const pos = new Positions(source);
+  const out: LeanCommand[] = [];
+  let prefixStart = -1;
+  for (const cmd of commands(masked, withLiterals)) {
+    const head = readHead(masked, cmd.start, cmd.end);
+    if (head.prefixOnly) {
+      if (prefixStart < 0) prefixStart = cmd.start;
+      continue;
+    }
+    const start = prefixStart >= 0 ? prefixStart : cmd.start;
+    prefixStart = -1;
+    if (head.kind === 'import' || head.kind === 'module' || head.kind === 'prelude') continue;
+    const word = head.kind !== '' ? head.kind : cmd.word;
+    const kind =
+      DECL_KINDS.has(word) || cmd.custom ? 'declaration' : SCOPE_COMMANDS.has(commandStem(word)) ? 'scope' : 'other';
+    out.push({ word, kind, start: pos.at(start), end: pos.at(cmd.end) });
+  }
+  return out;
 }

@@ -13,9 +13,8 @@ export interface SplitSnippet {
   header: string;
   /**
    * Everything after the header, from the first non-blank line after its last token (comments after the imports stay
-   * in the body);
-   * where the header's last line goes on with code or a block comment, from Lean's own body start with what
-   * precedes it on its line blanked (one space per codepoint). Lines and columns of the body are those of the
+   * in the body); where the header's last line goes on with code or a block comment, from Lean's own body start with
+   * what precedes it on its line blanked (one space per codepoint). Lines and columns of the body are those of the
    * snippet minus `headerLines`.
    */
   body: string;

@@ -2,7 +2,14 @@
 // and every sorry with its enclosing declaration and innermost targetable term.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findDeclarations, readHeader, readLean, sorriesOf, headerText } from '../../backend/lean/source/reader';
+import {
+  commandsOf,
+  findDeclarations,
+  readHeader,
+  readLean,
+  sorriesOf,
+  headerText,
+} from '../../backend/lean/source/reader';
 import { splitHeader } from '../../backend/lean/header';
 
 const modules = (src: string): string[] => readHeader(src).imports.map((i) => i.module);
@@ -88,6 +95,8 @@ test('a doc comment ends the header: an import after it is the error Lean gives'
   assert.equal(h.problems.length, 1);
   assert.match(h.problems[0].message, /invalid 'import' command, it must be used in the beginning of the file/);
   assert.match(h.problems[0].message, /doc comment/);
+  // inside a syntax quotation `import` is no command
+  assert.deepEqual(readHeader('import A\ndef q := `(Parser.Module.import| import $m)\n').problems, []);
   const late = readHeader('import A\ntheorem t : True := trivial\nimport B\n');
   assert.deepEqual(
     late.problems.map((p) => [p.start.line, p.start.column]),
@@ -287,6 +296,29 @@ test("a project's own declaration command (`problem name … := by`) is a declar
   );
 });
 
+test("a project's own commands without a declaration's shape end the declaration above (`snip end`)", () => {
+  const src = [
+    'lemma helper : 1 + 1 = 2 := by',
+    '  norm_num',
+    '',
+    'snip end',
+    '',
+    'determine answer : ℕ := 5',
+    '',
+    'problem p : answer = 5 := by',
+    '  sorry',
+  ].join('\n');
+  const decls = findDeclarations(src);
+  assert.deepEqual(
+    decls.map((d) => [d.kind, d.command, d.name, d.start.line, d.end.line]),
+    [
+      ['lemma', 'lemma', 'helper', 1, 2],
+      ['custom', 'determine', 'answer', 6, 6],
+      ['custom', 'problem', 'p', 8, 9],
+    ],
+  );
+});
+
 test('a column-0 proof is never cut into a custom declaration; tactic words never start one', () => {
   // a proof written at column 0 continues its declaration
   const src = 'theorem t : True := by\nskip\n\nfoo bar : baz := qux\n';
@@ -336,4 +368,21 @@ test('the clause after a proof (`where`, `termination_by`, `decreasing_by`) is f
   // none after a plain proof, and none for a `where` structure body (it is the body)
   assert.equal(findDeclarations('theorem t : True := by\n  trivial\n')[0].trailer, null);
   assert.equal(findDeclarations('instance : Inhabited Nat where\n  default := 0\n')[0].trailer, null);
+});
+
+test('commandsOf lists the commands after the header: declarations, scope commands and the rest', () => {
+  const src =
+    '/- c -/\nmodule\npublic import A\n\n@[expose] public section\n\nopen Foo in\ntheorem t : True := trivial\nnamespace X\nvariable (n : Nat)\nnotation "ℵ" => 1\n#eval 1\nend X\n';
+  assert.deepEqual(
+    commandsOf(src).map((c) => [c.word, c.kind, c.start.line, c.end.line]),
+    [
+      ['section', 'scope', 5, 5],
+      ['theorem', 'declaration', 7, 8],
+      ['namespace', 'scope', 9, 9],
+      ['variable', 'scope', 10, 10],
+      ['notation', 'other', 11, 11],
+      ['#eval', 'other', 12, 12],
+      ['end', 'scope', 13, 13],
+    ],
+  );
 });

@@ -37,7 +37,18 @@ const declarationWords = new Set([
   'axiom',
   'opaque',
 ]);
-const modifiers = new Set(['private', 'public', 'protected', 'noncomputable', 'partial', 'unsafe', 'nonrec', 'meta']);
+const modifiers = new Set([
+  'private',
+  'public',
+  'protected',
+  'noncomputable',
+  'partial',
+  'unsafe',
+  'nonrec',
+  'meta',
+  'local',
+  'scoped',
+]);
 
 /**
  * An independent count of the declarations of a file, from the lexer's tokens alone: a declaration keyword that

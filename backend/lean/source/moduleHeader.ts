@@ -162,10 +162,16 @@ export function readHeader(source: string): ModuleHeader {
       start: at(next),
       end: endOf(next),
     });
-  // an `import` after the header (after a doc comment, or after any command)
+  // an `import` command after the header (after a doc comment, or after any command): one that begins its line, as
+  // a command does (inside a syntax quotation, `(Parser.Module.import| import $m)`, it is no command)
   for (let m = k; m < code.length; m++) {
     const t = code[m];
     if (t.kind !== 'ident' || t.text !== 'import') continue;
+    let first = m;
+    if (code[first - 1]?.kind === 'ident' && code[first - 1].text === 'meta') first--;
+    if (code[first - 1]?.kind === 'ident' && code[first - 1].text === 'public') first--;
+    const previous = code[first - 1];
+    if (previous && previous.endLine === code[first].line) continue;
     const why =
       firstDoc && isDoc(firstDoc) && startOffset(t) > docOffset && imports.every((i) => i.end.offset < docOffset)
         ? ' (a doc comment `/-! … -/` or `/-- … -/` ends the header: use a plain `/- … -/` comment before the imports)'

@@ -7,17 +7,26 @@
 //   (one module per `import`), comments before and between them, `end` and `bodyStart` (where Lean starts reading
 //   commands: rebase the body's positions by `bodyStart.line - 1` lines), `problems` (what Lean refuses there).
 //   `headerText(header)` / `importLine(import)` write it back one item per line.
-// - `splitHeader(code, { collapseMathlib })` (../header.ts): the verifier's header/body split built on readHeader.
+// - `splitHeader(code, { collapseMathlib })` (../header.ts, re-exported here): the verifier's header/body split built
+//   on readHeader: `header` (rebuilt, one item per line), `body`, `headerLines`, `read` (the ModuleHeader).
 // - `findDeclarations(source): Declaration[]` (../declarations.ts): every declaration with `kind` (`theorem` …
 //   `opaque`, or `custom` for a project's own command such as `problem`, named by `command`), `name`, `namespace`,
 //   `start`/`head`/`end`, `statement` (text up to the proof's `:=`, plus ` by`), `proof` (where the proof starts,
 //   `:=` / `|` alternatives / `where`, as Lean reads the statement: `let`, `have`, `match`, structure instances and
 //   default arguments inside the type do not end it), `body` (after `:=`/`:= by`), `sorries`.
-// - `proofStart(tokens, from, to)` (statementEnd.ts): the token where a signature's proof starts.
+//   `trailer` is the `where` / `termination_by` / `decreasing_by` clause after the proof (where Lean ends the proof).
+//   A project's own command is recognised by shape (`customCommandLine`): a column-0 word after a blank line that is
+//   no known command, term or tactic word, with `<word> <name> … : … :=` up to the next blank line.
+// - `commandsOf(source): LeanCommand[]` (../declarations.ts): every command after the header with its word, its
+//   kind (`declaration`, `scope`: open/namespace/section/end/variable/universe/include/omit/set_option, `other`)
+//   and its range.
+// - `proofStart(tokens, from, to)` / `trailingClause(tokens, from, to)` (statementEnd.ts): the token where a
+//   signature's proof starts / where the clause after a proof starts.
+// - `byBlockEnd(tokens, k, limit)`: the token index past the tactic block opened by the `by` at `k`.
 // - `readLean(source): LeanSource`: the header and the declarations together.
 // - `sorriesOf(source): SorryTarget[]`: every `sorry` of the code (not in comments or strings), each with its
 //   enclosing declaration (kind, name, full name, range, statement range, body range) and the innermost targetable
-//   term holding it: the `by` block it stands in, or the `sorry` term itself.
+//   term holding it: the `by` block it stands in, or the `sorry` term itself; `position` tactic or term.
 import {
   type Declaration,
   type SourcePos,
@@ -29,6 +38,8 @@ import {
 import type { Token } from '../lexer';
 import { type ModuleHeader, PositionIndex, readHeader } from './moduleHeader';
 
+export { type SplitSnippet, splitHeader } from '../header';
+
 export {
   type HeaderImport,
   type HeaderProblem,
@@ -38,7 +49,7 @@ export {
   readHeader,
 } from './moduleHeader';
 export { type ProofStart, type ProofStartKind, proofStart, trailingClause } from './statementEnd';
-export { type Declaration, type SourcePos, findDeclarations } from '../declarations';
+export { type Declaration, type LeanCommand, type SourcePos, commandsOf, findDeclarations } from '../declarations';
 
 export interface SourceRange {
   start: SourcePos;
