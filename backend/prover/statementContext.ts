@@ -5,7 +5,8 @@
 // file's own notations and macros whose tokens they use, in file order, then the target ending in `:= by`.
 // It is only what the model reads: the check always uses the real prefix of the user's file (docs/prover.md).
 import { components, plain } from '../lean/auditPlan';
-import { type Declaration, findDeclarations, formalStatementOf, maskLean } from '../lean/declarations';
+import { type Declaration, formalStatementOf } from '../lean/declarations';
+import { commandsOf, findDeclarations, headerText, readHeader } from '../lean/source/reader';
 import { lexLean } from '../lean/lexer';
 
 /**
@@ -42,8 +43,6 @@ export interface ShownOptions {
   countTokens?: (text: string) => number;
 }
 
-const MODIFIER =
-  /^(?:@\[[^\]]*\]\s*)*(?:(?:private|public|protected|noncomputable|scoped|local|meta|partial|unsafe)\s+)*/u;
 const SCOPE_WORDS = new Set(['open', 'variable', 'universe', 'set_option', 'include', 'omit']);
 const NOTATION_WORDS = new Set([
   'notation',
@@ -75,25 +74,6 @@ interface Item {
   literals?: string[];
 }
 
-/** Commands starting at column 0 before `upto`, each running to the next one (comments blanked). */
-function topCommands(source: string, upto: number): { start: number; end: number; code: string }[] {
-  const code = maskLean(source).withLiterals;
-  const starts: number[] = [];
-  const re = /^\S/gmu;
-  for (let m = re.exec(code); m && m.index < upto; m = re.exec(code)) starts.push(m.index);
-  return starts.map((start, k) => {
-    let end = k + 1 < starts.length ? starts[k + 1] : upto;
-    end = Math.min(end, upto);
-    while (end > start && /\s/u.test(code[end - 1])) end--;
-    return { start, end, code: code.slice(start, end) };
-  });
-}
-
-function firstWord(code: string): string {
-  const rest = code.replace(MODIFIER, '');
-  return /^[#\p{L}_][\p{L}\p{N}_!?']*/u.exec(rest)?.[0] ?? '';
-}
-
 /** Identifier components used in `text`, without «» quotes: what "mentions a name" compares. */
 function mentions(text: string): Set<string> {
   const out = new Set<string>();
@@ -118,37 +98,34 @@ export function shownStatement(source: string, decl: Declaration, options: Shown
   if (earlier.length === 0 || count(whole) <= budget)
     return { text: whole, tokens: count(whole), shown: [], omitted: [], whole: true };
 
-  // One walk over the file before the target: header lines, scopes, scope commands, notations, declarations.
-  const header: string[] = [];
+  // One walk over the file's commands before the target (the one reader's): scopes, scope commands, notations,
+  // declarations; the header comes back one `module`/`import` per line, comments dropped.
+  const header = [headerText(readHeader(source))].filter((h) => h !== '');
   const root: Frame = { open: '', items: [] };
   const stack: Frame[] = [root];
   const declAt = new Map(earlier.map((d, k) => [d.start.offset, k]));
-  for (const cmd of topCommands(source, decl.start.offset)) {
-    const k = declAt.get(cmd.start);
+  for (const cmd of commandsOf(source)) {
+    if (cmd.start.offset >= decl.start.offset) break;
+    const k = declAt.get(cmd.start.offset);
     const top = stack[stack.length - 1];
-    if (k !== undefined) {
-      top.items.push({
-        kind: 'decl',
-        text: source.slice(earlier[k].start.offset, earlier[k].end.offset).trim(),
-        decl: k,
-      });
-      continue;
-    }
-    const word = firstWord(cmd.code);
-    const text = source.slice(cmd.start, cmd.end).trim();
-    if (word === 'module' || word === 'prelude' || word === 'import') header.push(text);
+    const text = source.slice(cmd.start.offset, cmd.end.offset).trim();
+    const word = cmd.word;
+    if (k !== undefined) top.items.push({ kind: 'decl', text, decl: k });
     else if (word === 'namespace' || word === 'section' || word === 'mutual') {
       const frame: Frame = { open: word === 'mutual' ? '' : text, items: [] };
       top.items.push(frame);
       stack.push(frame);
     } else if (word === 'end') {
-      const names = cmd.code.slice(cmd.code.indexOf('end') + 3).trim();
+      const names = text
+        .split('\n')[0]
+        .replace(/^end\b/u, '')
+        .trim();
       for (let n = names === '' ? 1 : components(names).length; n > 0 && stack.length > 1; n--) {
         const closed = stack.pop()!;
         if (closed.open) closed.items.push({ kind: 'scope', text: text.split('\n')[0] });
       }
-    } else if (SCOPE_WORDS.has(word) && !/\sin\s*$/u.test(cmd.code)) top.items.push({ kind: 'scope', text });
-    else if (NOTATION_WORDS.has(word)) top.items.push({ kind: 'notation', text, literals: literalsOf(cmd.code) });
+    } else if (cmd.kind === 'scope' && SCOPE_WORDS.has(word)) top.items.push({ kind: 'scope', text });
+    else if (NOTATION_WORDS.has(word)) top.items.push({ kind: 'notation', text, literals: literalsOf(text) });
   }
   const open = new Set<Frame>(stack);
 

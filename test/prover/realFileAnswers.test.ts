@@ -122,9 +122,7 @@ test('the model is shown the header, the scope in force and the definitions the 
   assert.equal(
     shown,
     [
-      'module',
-      'public import Mathlib.Algebra.Group.Defs',
-      'public import MyProject.Basic',
+      'module\npublic import Mathlib.Algebra.Group.Defs\npublic import MyProject.Basic',
       '@[expose] public section',
       'namespace MyProject\n\ndef double (n : Nat) : Nat := n + n',
       TARGET,
