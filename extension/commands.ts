@@ -163,6 +163,8 @@ export function registerCommands(
     reg('kimina.repairAllWorkspace', () => repairs.repairAll('workspace')),
     reg('kimina.resumeRepairAll', () => repairs.resume()),
     reg('kimina.proveAllSorries', () => proveAllSorries(runner, proposals)),
+    reg('kimina.proveAllSorriesFolder', (u?: vscode.Uri | string) => repairs.proveAllSorries('folder', uriArg(u))),
+    reg('kimina.proveAllSorriesWorkspace', () => repairs.proveAllSorries('workspace')),
     reg('kimina.acceptAllProofs', (u?: vscode.Uri | string) => runner.acceptAll(uriArg(u))),
     reg('kimina.showProposalDiff', (id?: string) => runner.showDiff(id)),
     reg('kimina.cancel', async () => {

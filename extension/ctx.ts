@@ -10,6 +10,7 @@ import {
   errorKindOf,
   type LspProveEvent,
   type LspRequestTypes,
+  type SorriesProgress,
   type TrainingConnection,
   type TrainingStreamEvent,
   lspMethods,
@@ -30,6 +31,7 @@ export type CtxApi = Pick<
   | 'onStatus'
   | 'onProveEvent'
   | 'onStarted'
+  | 'onSorriesProgress'
   | 'currentStatus'
   | 'memory'
   | 'log'
@@ -69,6 +71,9 @@ export class Ctx implements vscode.Disposable {
   private readonly agentJobEmitter = new vscode.EventEmitter<AgentJob>();
   /** An agent's proof job changed (started through MCP or a language-model tool). */
   readonly onAgentJob = this.agentJobEmitter.event;
+  private readonly sorriesEmitter = new vscode.EventEmitter<SorriesProgress>();
+  /** A Prove All Sorries job the backend runs moved on (an item ended, or the job). */
+  readonly onSorriesProgress = this.sorriesEmitter.event;
   /** Training events the backend forwards while someone follows them (kimina/training/follow). */
   readonly onTrainingEvent = this.trainingEventEmitter.event;
   readonly onTrainingConnection = this.trainingConnectionEmitter.event;
@@ -144,6 +149,7 @@ export class Ctx implements vscode.Disposable {
     }
     client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => this.setStatus(s));
     client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => this.eventEmitter.fire(e));
+    client.onNotification(lspMethods.sorriesProgress, (p: SorriesProgress) => this.sorriesEmitter.fire(p));
     client.onNotification(lspMethods.trainingEvent, (e: TrainingStreamEvent) => this.trainingEventEmitter.fire(e));
     client.onNotification(lspMethods.trainingConnection, (c: TrainingConnection) =>
       this.trainingConnectionEmitter.fire(c),
@@ -261,6 +267,7 @@ export class Ctx implements vscode.Disposable {
     this.trainingEventEmitter.dispose();
     this.trainingConnectionEmitter.dispose();
     this.startedEmitter.dispose();
+    this.sorriesEmitter.dispose();
     this.log.dispose();
   }
 }

@@ -192,40 +192,46 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
       );
   }
 
+  /** The Lean files of the file, a folder or the workspace, and the scope in words; null (with a warning) when none. */
+  private async filesOf(
+    scope: 'file' | 'folder' | 'workspace',
+    target?: vscode.Uri,
+  ): Promise<{ uris: vscode.Uri[]; label: string } | null> {
+    if (scope === 'file') {
+      const uri = target ?? vscode.window.activeTextEditor?.document.uri;
+      if (!uri) {
+        void vscode.window.showWarningMessage('Kimina: open a Lean file first.');
+        return null;
+      }
+      return { uris: [uri], label: vscode.workspace.asRelativePath(uri) };
+    }
+    const folders =
+      scope === 'folder' && target ? [target] : (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri);
+    if (folders.length === 0) {
+      void vscode.window.showWarningMessage('Kimina: open a folder first.');
+      return null;
+    }
+    const uris: vscode.Uri[] = [];
+    for (const folder of folders)
+      uris.push(
+        ...(await vscode.workspace.findFiles(
+          new vscode.RelativePattern(folder, '**/*.lean'),
+          '**/{.lake,lake-packages,build,.git}/**',
+          2000,
+        )),
+      );
+    return { uris, label: scope === 'workspace' ? 'the workspace' : vscode.workspace.asRelativePath(folders[0]) };
+  }
+
   /** Repair All over the file, a folder or the workspace. */
   async repairAll(scope: 'file' | 'folder' | 'workspace', target?: vscode.Uri): Promise<void> {
     if (this.jobRunning || this.runner.busy) {
       void vscode.window.showWarningMessage('Kimina is already working; cancel it first ("Kimina: Cancel").');
       return;
     }
-    let uris: vscode.Uri[];
-    let label: string;
-    if (scope === 'file') {
-      const uri = target ?? vscode.window.activeTextEditor?.document.uri;
-      if (!uri) {
-        void vscode.window.showWarningMessage('Kimina: open a Lean file first.');
-        return;
-      }
-      uris = [uri];
-      label = vscode.workspace.asRelativePath(uri);
-    } else {
-      const folders =
-        scope === 'folder' && target ? [target] : (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri);
-      if (folders.length === 0) {
-        void vscode.window.showWarningMessage('Kimina: open a folder first.');
-        return;
-      }
-      uris = [];
-      for (const folder of folders)
-        uris.push(
-          ...(await vscode.workspace.findFiles(
-            new vscode.RelativePattern(folder, '**/*.lean'),
-            '**/{.lake,lake-packages,build,.git}/**',
-            2000,
-          )),
-        );
-      label = scope === 'workspace' ? 'the workspace' : vscode.workspace.asRelativePath(folders[0]);
-    }
+    const found = await this.filesOf(scope, target);
+    if (!found) return;
+    const { uris, label } = found;
     this.jobRunning = true;
     try {
       const planned = await vscode.window.withProgress(
@@ -256,6 +262,89 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
     } finally {
       this.jobRunning = false;
     }
+  }
+
+  /**
+   * Prove All Sorries over a folder or the workspace, in the background: the backend plans one item per sorry in
+   * the Repair All queue (SQLite) and proves them one after another (goal mode), resuming after a restart. Each
+   * verified proof waits at its declaration as a proposal; a progress notification can cancel the job.
+   */
+  async proveAllSorries(scope: 'file' | 'folder' | 'workspace', target?: vscode.Uri): Promise<void> {
+    const found = await this.filesOf(scope, target);
+    if (!found) return;
+    // the editor's text for open documents (unsaved edits included); the backend reads the others from disk
+    const open = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d.getText()]));
+    const files = found.uris.map((u) => ({ uri: u.toString(), code: open.get(u.toString()) }));
+    try {
+      const { job, problems } = await this.ctx.request(lspMethods.sorriesStart, { scope: found.label, files });
+      for (const p of problems)
+        void vscode.window.showWarningMessage(
+          `Kimina: ${vscode.workspace.asRelativePath(vscode.Uri.parse(p.uri))}: ${p.problem}`,
+        );
+      if (job.items.length === 0) {
+        void vscode.window.showInformationMessage(`Kimina: no sorry in ${found.label}.`);
+        return;
+      }
+      void this.follow(job);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Kimina Prove All Sorries did not start: ${(err as Error).message}`);
+    }
+  }
+
+  /** Shows a sorries job's progress until it ends; each verified proof becomes a proposal as it comes. */
+  private async follow(job: RepairJob): Promise<void> {
+    if (this.followed.has(job.id)) return;
+    this.followed.add(job.id);
+    const total = job.items.length;
+    const ended = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Kimina Prove All Sorries: ${job.scope}`,
+        cancellable: true,
+      },
+      (progress, token) =>
+        new Promise<RepairJob>((resolve) => {
+          const cancel = token.onCancellationRequested(() => {
+            void this.ctx.request(lspMethods.repairJob, { jobId: job.id, state: 'cancelled' }).catch(() => {});
+          });
+          const listening = this.ctx.onSorriesProgress(({ job: now, item }) => {
+            if (now.id !== job.id) return;
+            if (item?.status === 'repaired') void this.propose(now, item);
+            const done = now.items.filter((i) => i.status !== 'pending').length;
+            if (item)
+              progress.report({
+                message: `${done} of ${total}: ${item.declaration} ${item.status}`,
+                increment: 100 / total,
+              });
+            if (now.state !== 'running') {
+              listening.dispose();
+              cancel.dispose();
+              resolve(now);
+            }
+          });
+        }),
+    );
+    this.followed.delete(job.id);
+    void this.summarize(ended, ended.state === 'cancelled');
+  }
+  private readonly followed = new Set<string>();
+
+  /** A verified item of a job as a proposal at its declaration (once). */
+  private async propose(job: RepairJob, item: RepairItem): Promise<void> {
+    if (!item.edit || item.replaced === undefined) return;
+    if (this.proposals.pending().some((p) => p.jobItem?.jobId === job.id && p.jobItem.itemId === item.id)) return;
+    await this.proposals
+      .add({
+        id: `${job.id}:${item.id}`,
+        uri: vscode.Uri.parse(item.uri),
+        edit: item.edit,
+        replaced: item.replaced,
+        declaration: item.declaration,
+        declarationLine: item.line,
+        kind: job.kind === 'sorries' ? 'proof' : 'repair',
+        jobItem: { jobId: job.id, itemId: item.id },
+      })
+      .catch(() => {});
   }
 
   /** The planned items as lenses, until the documents change. */
@@ -352,9 +441,12 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
     const broken = count(['broken']);
     const skipped = count(['skipped']);
     const pending = count(['pending']);
-    const text = cancelled
-      ? `Kimina Repair All of ${job.scope} paused at ${job.items.length - pending} of ${job.items.length}: ${repaired} repaired so far ("Kimina: Resume Repair All" goes on).`
-      : `Kimina Repair All of ${job.scope}: ${repaired} of ${job.items.length} repaired, ${broken} still broken, ${skipped} skipped.${repaired ? ' The repairs wait at their declarations.' : ''}`;
+    const text =
+      job.kind === 'sorries'
+        ? `Kimina Prove All Sorries of ${job.scope}${cancelled ? ' cancelled' : ''}: ${repaired} of ${job.items.length} proved, ${broken} not proved, ${skipped} skipped${pending ? `, ${pending} not tried` : ''}.${repaired ? ' The proofs wait at their declarations.' : ''}`
+        : cancelled
+          ? `Kimina Repair All of ${job.scope} paused at ${job.items.length - pending} of ${job.items.length}: ${repaired} repaired so far ("Kimina: Resume Repair All" goes on).`
+          : `Kimina Repair All of ${job.scope}: ${repaired} of ${job.items.length} repaired, ${broken} still broken, ${skipped} skipped.${repaired ? ' The repairs wait at their declarations.' : ''}`;
     const buttons = [...(count(['repaired']) ? ['Accept All Verified'] : []), 'Show Summary'];
     const choice = await vscode.window.showInformationMessage(text, ...buttons);
     if (choice === 'Accept All Verified') await this.acceptJob(job);
@@ -373,7 +465,7 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
         `| ${vscode.workspace.asRelativePath(vscode.Uri.parse(i.uri))} | ${i.declaration} | ${i.line + 1} | ${i.status} | ${(i.reason ?? i.error).replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`,
     );
     const content = [
-      `# Kimina Repair All: ${job.scope}`,
+      `# Kimina ${job.kind === 'sorries' ? 'Prove All Sorries' : 'Repair All'}: ${job.scope}`,
       '',
       '| File | Declaration | Line | Outcome | Why |',
       '|---|---|---|---|---|',
@@ -388,24 +480,13 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
   async offerResume(): Promise<void> {
     const { jobs } = await this.ctx.request(lspMethods.repairJobs, {}).catch(() => ({ jobs: [] as RepairJob[] }));
     for (const job of jobs) {
-      for (const item of job.items) {
-        if (item.status !== 'repaired' || !item.edit || item.replaced === undefined) continue;
-        if (this.proposals.pending().some((p) => p.jobItem?.jobId === job.id && p.jobItem.itemId === item.id)) continue;
-        await this.proposals
-          .add({
-            id: `${job.id}:${item.id}`,
-            uri: vscode.Uri.parse(item.uri),
-            edit: item.edit,
-            replaced: item.replaced,
-            declaration: item.declaration,
-            declarationLine: item.line,
-            kind: 'repair',
-            jobItem: { jobId: job.id, itemId: item.id },
-          })
-          .catch(() => {});
-      }
+      for (const item of job.items) if (item.status === 'repaired') await this.propose(job, item);
+      // the backend resumes a Prove All Sorries job itself: show where it stands
+      if (job.kind === 'sorries' && job.state === 'running') void this.follow(job);
     }
-    const interrupted = jobs.find((j) => j.state === 'running' && j.items.some((i) => i.status === 'pending'));
+    const interrupted = jobs.find(
+      (j) => j.kind !== 'sorries' && j.state === 'running' && j.items.some((i) => i.status === 'pending'),
+    );
     if (!interrupted || this.jobRunning) return;
     const left = interrupted.items.filter((i) => i.status === 'pending').length;
     const choice = await vscode.window.showInformationMessage(
@@ -423,7 +504,7 @@ export class Repairs implements vscode.CodeLensProvider, vscode.CodeActionProvid
     const target =
       job ??
       (await this.ctx.request(lspMethods.repairJobs, {})).jobs.find(
-        (j) => j.state === 'running' && j.items.some((i) => i.status === 'pending'),
+        (j) => j.kind !== 'sorries' && j.state === 'running' && j.items.some((i) => i.status === 'pending'),
       );
     if (!target) {
       void vscode.window.showInformationMessage('Kimina: no Repair All is waiting to be resumed.');

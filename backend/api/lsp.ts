@@ -23,6 +23,7 @@ import { notifier, serveLspRequests } from './lspContract';
 import { registerSetupRequests, type SetupSettings } from './lspSetup';
 import { registerTrainingRequests } from './lspTraining';
 import { registerRepairRequests } from './lspRepair';
+import { registerSorryRequests } from './lspSorries';
 import type { RepairStore } from '../store/repairs';
 import { fileURLToPath } from 'node:url';
 import type { AgentJobs } from '../editor/agentJobs';
@@ -168,7 +169,8 @@ export function startLspFace({
     if (!doc) return [];
     const decls = findDeclarations(doc.getText());
     const actions: CodeAction[] = [];
-    for (const decl of decls.filter((d) => provableKinds.has(d.kind))) {
+    // any sorry is a target: its goal in every declaration (a def's, an instance's too), the whole proof in theorems
+    for (const decl of decls) {
       for (const s of decl.sorries) {
         if (s.line < range.start.line || s.line > range.end.line) continue;
         const at = { line: s.line, character: s.character };
@@ -181,7 +183,7 @@ export function startLspFace({
             arguments: [textDocument.uri, at],
           },
         });
-        if (!actions.some((a) => a.title.startsWith(`Prove ${decl.name}`))) {
+        if (provableKinds.has(decl.kind) && !actions.some((a) => a.title.startsWith(`Prove ${decl.name}`))) {
           actions.push({
             title: `Prove ${decl.name} with Kimina`,
             kind: CodeActionKind.QuickFix,
@@ -281,6 +283,13 @@ export function startLspFace({
 
   registerRepairRequests({ connection, service: getService, store: repairStore, log });
   const agentRequests = registerAgentRequests({ connection, parts: agents?.(getService, () => workspaceRoots), log });
+  const sorries = registerSorryRequests({
+    connection,
+    service: getService,
+    store: repairStore,
+    notify: (progress) => notify('sorriesProgress', progress),
+    log,
+  });
 
   documents.listen(connection);
   return {
@@ -290,6 +299,7 @@ export function startLspFace({
       training.close();
       await agentRequests.close();
       running.cancelAll();
+      await sorries.close();
       const current = services.current;
       if (current) await (await current.catch(() => null))?.close();
     },

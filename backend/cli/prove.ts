@@ -8,11 +8,31 @@ import { prove } from '../prover/prove';
 import { parseProveRequest } from '../prover/request';
 import { openApp } from '../app/app';
 import { TerminalView } from '../prover/terminal';
+import { findDeclarations as findEditorDeclarations, sorryHolderAt } from '../editor/leanSource';
+import { proveInEditor } from '../editor/editorProve';
+import { createInProcessService } from '../editor/inProcess';
+
+/**
+ * The sorry at 1-based `line` when the CLI proves its goal: a sorry on that line that is not the whole proof of
+ * a theorem, lemma or example (that one is proved as the theorem, as before). 0-based position, or null.
+ */
+export function sorryTarget(code: string, line: number): { line: number; character: number } | null {
+  const decl = sorryHolderAt(findEditorDeclarations(code), line - 1);
+  const site = decl?.sorries.find((s) => s.line === line - 1);
+  if (!decl || !site) return null;
+  const provable = decl.kind === 'theorem' || decl.kind === 'lemma' || decl.kind === 'example';
+  const body = decl.statementEnd === null ? '' : code.slice(decl.statementEnd, decl.end).trim();
+  if (provable && decl.sorries.length === 1 && /^(by\s+)?sorry$/u.test(body)) return null;
+  return { line: site.line, character: site.character };
+}
 
 const HELP = `usage: kimina prove FILE[:THEOREM|:LINE] [options]
 
 Proves a theorem of a Lean file with a Kimina-Prover model, checking every attempt with Lean.
 Without THEOREM: the file's only theorem, or its first one with a sorry.
+At a LINE holding a sorry (in a def, instance, abbrev, where clause, match arm or have, or one of several
+sorries of a theorem): proves that sorry's goal, as Lean reports it, and prints the edit that puts the
+proof at the sorry (checked by Lean in place; the file is not written).
 
   --samples N        answers decoded together (default 4)
   --fix-turns N      error-fix turns per failed answer (default 1; 0 turns them off)
@@ -104,7 +124,11 @@ export async function run(argv: string[]): Promise<number> {
   }
   let request: ProveRequest;
   try {
-    request = requestFor(args, readFileSync(target.file, 'utf8'), target);
+    const text = readFileSync(target.file, 'utf8');
+    request =
+      target.line !== undefined && sorryTarget(text, target.line)
+        ? requestFor(args, text, { file: target.file })
+        : requestFor(args, text, target);
   } catch (err) {
     console.error(`kimina prove: ${(err as Error).message}`);
     return 2;
@@ -112,6 +136,9 @@ export async function run(argv: string[]): Promise<number> {
 
   const json = args.flags.has('json');
   const demo = args.flags.has('demo');
+  const code = readFileSync(target.file, 'utf8');
+  const atSorry = target.line !== undefined ? sorryTarget(code, target.line) : null;
+  if (atSorry) return proveSorry(request, code, target.file, atSorry, { json, demo });
   const log = (line: string) => process.stderr.write(line + '\n');
   const app = openApp({ demo, log });
   let deps;
@@ -149,5 +176,47 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSigint);
     await app.close();
+  }
+}
+
+/** Proves the goal of the sorry at `position` as the editor does (goal mode) and prints the edit; never writes. */
+async function proveSorry(
+  request: ProveRequest,
+  code: string,
+  file: string,
+  position: { line: number; character: number },
+  o: { json: boolean; demo: boolean },
+): Promise<number> {
+  const log = (line: string) => process.stderr.write(line + '\n');
+  const app = openApp({ demo: o.demo, log });
+  const service = await createInProcessService(app, (line) => log(o.demo ? `DEMO: ${line}` : line));
+  const controller = new AbortController();
+  const onSigint = () => controller.abort();
+  process.on('SIGINT', onSigint);
+  const view = o.json ? null : new TerminalView({ out: process.stdout, err: process.stderr, color: false });
+  try {
+    const { code: _whole, theorem: _name, ...settings } = request;
+    const result = await proveInEditor(
+      { ...settings, id: request.id ?? `cli-${process.pid}`, uri: file, code, mode: 'goal', position },
+      code,
+      service,
+      (e) => {
+        if (e.type === 'stage' || e.type === 'goal')
+          log(e.type === 'goal' ? `Goal:\n${e.goals.join('\n')}` : e.message);
+        else if (e.type !== 'target') view?.event(e);
+      },
+      controller.signal,
+    );
+    if (o.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    else if (result.edit) {
+      const { start, end } = result.edit.range;
+      process.stdout.write(
+        `\nProved the sorry at ${file}:${position.line + 1}. Edit (lines ${start.line + 1}:${start.character}-${end.line + 1}:${end.character}, checked by Lean in place):\n${result.edit.newText}\n`,
+      );
+    } else process.stdout.write(`\nNot proved: ${result.problem ?? 'no verified proof'}\n`);
+    return result.status === 'proved' && result.edit ? 0 : 1;
+  } finally {
+    process.off('SIGINT', onSigint);
+    await service.close();
   }
 }

@@ -16,6 +16,7 @@ import {
   findDeclarations,
   positionAt,
   sorryAt,
+  sorryHolderAt,
   standaloneSnippet,
 } from './leanSource';
 import { goalToLemma } from './goalLemma';
@@ -53,6 +54,12 @@ function nothing(
 }
 
 function pickDeclaration(text: string, params: ProveParams, decls: Declaration[]): Declaration | null {
+  // Any sorry is a target: in goal mode the declaration holding the cursor's sorry may be a def, an abbrev or
+  // an instance (its sorry in a `where` clause, a `match` arm or a `have` as well).
+  if (params.position && params.mode === 'goal') {
+    const holding = sorryHolderAt(decls, params.position.line);
+    if (holding) return holding;
+  }
   if (params.position) return declarationAt(decls, params.position.line);
   if (params.theorem) return decls.find((d) => d.name === params.theorem) ?? null;
   return declarationAt(decls, positionAt(text, text.length).line);

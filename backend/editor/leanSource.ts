@@ -5,7 +5,8 @@
 import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../lean/declarations';
 import { sorriesOf } from '../lean/source/reader';
 
-export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
+/** `custom`: a declaration made by a project's own command (`problem foo : P := by …`), a target for its sorries. */
+export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'custom';
 export type SorryPosition = 'tactic' | 'term';
 
 export interface SorrySite {
@@ -90,7 +91,7 @@ function sitesIn(all: SorrySite[], from: number, to: number): SorrySite[] {
   return out;
 }
 
-const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance']);
+const editorKinds = new Set<string>(['theorem', 'lemma', 'example', 'def', 'abbrev', 'instance', 'custom']);
 
 /** Every declaration in the file, in order, as the shared finder (lean/declarations.ts) reads them. */
 export function findDeclarations(text: string): Declaration[] {
@@ -123,6 +124,12 @@ export function declarationAt(decls: Declaration[], line: number): Declaration |
   if (inside) return inside;
   const above = provable.filter((d) => d.startLine <= line);
   return above.length ? above[above.length - 1] : null;
+}
+
+/** The declaration of any kind (def, abbrev and instance too) whose range holds `line` and a sorry, innermost last. */
+export function sorryHolderAt(decls: Declaration[], line: number): Declaration | null {
+  const holding = decls.filter((d) => d.startLine <= line && line <= d.endLine && d.sorries.length > 0);
+  return holding.at(-1) ?? null;
 }
 
 /** The `sorry` at the cursor: the one under it, else the nearest in the declaration on the same line, else the only one. */

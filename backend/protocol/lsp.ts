@@ -126,8 +126,11 @@ export interface RepairItem {
   edit?: ProofEdit;
   replaced?: string;
 }
+/** `repair`: Repair All (broken proofs, repaired from Lean's errors); `sorries`: Prove All Sorries (each sorry's goal). */
+export type RepairJobKind = 'repair' | 'sorries';
 export interface RepairJob {
   id: string;
+  kind: RepairJobKind;
   /** What was asked: a file, a folder or the workspace, in words. */
   scope: string;
   state: 'running' | 'done' | 'cancelled';
@@ -142,6 +145,22 @@ export interface RepairPlanResult {
   job: RepairJob;
   /** Files that could not be judged, with why. */
   problems: { uri: string; problem: string }[];
+}
+/**
+ * Prove All Sorries over files: every sorry becomes an item of a job kept in SQLite, and the backend proves them
+ * one after another in the background (goal mode), resuming a job a restart interrupted; `code` is the text when
+ * the client has it (else the file is read from disk when its turn comes).
+ */
+export interface SorriesStartParams {
+  scope: string;
+  files: { uri: string; code?: string }[];
+  samples?: number;
+  fixTurns?: number;
+}
+/** Where a Prove All Sorries job stands; `item`: the item that just ended (its proposal, when verified). */
+export interface SorriesProgress {
+  job: RepairJob;
+  item?: RepairItem;
 }
 export interface RepairUpdateParams {
   jobId: string;
@@ -470,6 +489,25 @@ export const lspRequests = {
     result: answer<RepairPlanResult>(),
     summary: 'plan a Repair All job over files (checks each, stores the queue in SQLite: resumable)',
   },
+  sorriesStart: {
+    method: 'kimina/sorries/start',
+    params: typed<SorriesStartParams>(
+      s.object({
+        scope: s.string({ min: 1, max: 10_000, messages: { '*': 'scope is missing' } }),
+        files: s.array(
+          s.object({
+            uri: s.string({ min: 1, max: 10_000 }),
+            code: s.optional(s.string({ max: proveLimits.codeChars })),
+          }),
+          { max: 100_000, messages: { '*': 'files is missing' } },
+        ),
+        samples: s.optional(s.integer({ min: proveLimits.samples[0], max: proveLimits.samples[1] })),
+        fixTurns: s.optional(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
+      }),
+    ),
+    result: answer<RepairPlanResult>(),
+    summary: 'start Prove All Sorries over files: one item per sorry, kept in SQLite, proved in the background',
+  },
   repairJobs: {
     method: 'kimina/repair/jobs',
     params: typed<Record<string, never>>(noParams),
@@ -543,6 +581,11 @@ export const lspNotifications = {
     method: 'kimina/training/event',
     params: answer<TrainingStreamEvent>(),
     summary: 'one training event (a run changed, a step’s metrics, rollouts, a log line)',
+  },
+  sorriesProgress: {
+    method: 'kimina/sorries/progress',
+    params: answer<SorriesProgress>(),
+    summary: 'a Prove All Sorries job moved on: an item ended (with its proposal when verified) or the job ended',
   },
   trainingConnection: {
     method: 'kimina/training/connection',

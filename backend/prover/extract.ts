@@ -1,6 +1,9 @@
 // Proof extraction as the recipe does it (`extract_proof_from_text`, kimina-format.md §3): the trusted
 // statement plus the model's text after the matching `:= by`; the model's copy of the statement is never used.
-import { findDeclarations } from '../lean/declarations';
+// Beyond the recipe: an answer restating the target differently (another header, namespace, line breaks) is
+// read by the target's name.
+import { components, plain } from '../lean/auditPlan';
+import { type Declaration, findDeclarations, maskLean } from '../lean/declarations';
 import { PY_SPACE, pyRstrip, pySplitlines, pyStrip, strictBlocks } from './pyText';
 
 export const NO_STATEMENT = "Theorem statement couldn't be parsed from statement.";
@@ -64,10 +67,50 @@ export function isIndexCommented(code: string, index: number): boolean {
 
 const assignBy = new RegExp(`:=[${PY_SPACE}]*by`, 'u');
 
+/**
+ * Whether `statement` is shaped as the recipe's (miniF2F): one declaration after `import` / `open` /
+ * `set_option` lines. Anything else is a prefix of the user's file (module headers, scopes, earlier declarations).
+ */
+export function isRecipeStatement(statement: string): boolean {
+  const decls = findDeclarations(statement);
+  if (decls.length !== 1) return false;
+  const before = maskLean(statement).text.slice(0, decls[0].start.offset);
+  return before.split('\n').every((l) => /^\s*$|^(import|open|set_option)\s/u.test(l));
+}
+
+/** The last declaration of `statement` (the target) with its name, or null for an `example` or none. */
+function targetOf(statement: string): Declaration | null {
+  const decl = findDeclarations(statement).at(-1);
+  return decl && decl.name !== '' ? decl : null;
+}
+
+/** The name's last component: what a model's copy keeps whatever namespace it writes around it. */
+function shortName(name: string): string {
+  return plain(components(name).pop() ?? name);
+}
+
+/** Where the answer's declaration holding `at` ends, so a file's proof stops at its own declaration. */
+function declarationEnd(block: string, at: number): number {
+  const decl = findDeclarations(block).find((d) => d.start.offset <= at && at < d.end.offset);
+  return decl ? decl.end.offset : block.length;
+}
+
+/**
+ * The proof in the answer for the trusted statement: the recipe's rule (the statement's signature, then the
+ * first `:= by` after it), else, for a statement from a user's file, the answer's declaration of the target's name with a `:= by` body, whatever
+ * header, namespace or context the answer writes around it. The result is always the trusted statement plus
+ * the answer's proof; for a statement taken from a user's file the proof stops at the end of its declaration
+ * (the answer's `end Foo` or later commands are not the proof).
+ */
 export function extractProof(response: string, formalStatement: string): Extraction {
   const statement = normalizeStatement(formalStatement);
   const signature = signatureOf(statement);
   if (signature === null) return { ok: false, reason: NO_STATEMENT };
+  const recipe = isRecipeStatement(statement);
+  const found = (block: string, at: number, proofStart: number): Extraction => {
+    const proof = block.slice(proofStart, recipe ? block.length : Math.max(proofStart, declarationEnd(block, at)));
+    return { ok: true, code: statement + proof, statement, proof };
+  };
   const blocks = strictBlocks(response, 'lean4');
   for (let k = blocks.length - 1; k >= 0; k--) {
     const block = blocks[k];
@@ -75,8 +118,18 @@ export function extractProof(response: string, formalStatement: string): Extract
     if (at < 0 || isIndexCommented(block, at)) continue;
     const by = assignBy.exec(block.slice(at));
     if (!by) continue;
-    const proof = block.slice(at + by.index + by[0].length);
-    return { ok: true, code: statement + proof, statement, proof };
+    return found(block, at, at + by.index + by[0].length);
+  }
+  // The recipe's statements keep the recipe's rule alone (the reward must match the trained one byte for byte).
+  const target = recipe ? null : targetOf(statement);
+  if (!target) return { ok: false, reason: NO_PROOF };
+  const wanted = shortName(target.name);
+  for (let k = blocks.length - 1; k >= 0; k--) {
+    const block = blocks[k];
+    const decl = findDeclarations(block)
+      .filter((d) => d.name !== '' && shortName(d.name) === wanted && d.tactic && d.body)
+      .at(-1);
+    if (decl) return found(block, decl.start.offset, decl.body!.start.offset);
   }
   return { ok: false, reason: NO_PROOF };
 }

@@ -14,6 +14,8 @@ import {
   strictBlocks,
 } from './pyText';
 import { STOPWORDS } from './stopwords';
+import { findDeclarations } from '../lean/declarations';
+import { isRecipeStatement } from './extract';
 
 /** The recipe's texts for each error (the `FormatError` enum values). */
 export const FORMAT_ERROR_TEXT: Record<FormatErrorName, string> = {
@@ -150,9 +152,24 @@ function normalizeForStatement(s: string): string {
   );
 }
 
+/**
+ * What check 8 asks the answer to restate: the recipe's whole statement when it is shaped as the recipe's (one
+ * declaration after `import`/`open`/`set_option` lines); for a statement taken from a user's file, only the
+ * target declaration from its keyword on. Its header, scopes and earlier declarations are the file's own (the
+ * check uses them as they are), so an answer that writes `import Mathlib` or a shorter context is not at fault.
+ */
+export function restatedPart(formalStatement: string): string {
+  if (isRecipeStatement(formalStatement)) return formalStatement;
+  const target = findDeclarations(formalStatement).at(-1);
+  if (!target) return formalStatement;
+  return formalStatement.slice(target.head.offset).replace(LEADING_MODIFIERS, '');
+}
+const LEADING_MODIFIERS =
+  /^(?:(?:@\[[^\]]*\]|private|protected|public|noncomputable|scoped|local|meta|partial|unsafe|nonrec)\s+)*/u;
+
 /** Check 8: the final code contains every paragraph of the trusted statement and no `axiom`/`local_instance`. */
 export function containsStatement(finalCode: string, formalStatement: string): boolean {
-  const paragraphs = removeComments(formalStatement)
+  const paragraphs = removeComments(restatedPart(formalStatement))
     .split('\n\n')
     .map(normalizeForStatement)
     .filter((p) => p !== '' && !p.startsWith('import') && !p.startsWith('set_option') && !p.startsWith('open'));

@@ -7,6 +7,7 @@ import type { Attempt, ChatMessage, ProveEvent, ProveRequest, ProveResult } from
 import { type Declaration, type FormalStatement, selectDeclaration } from '../lean/declarations';
 import { selectAndState } from '../lean/offThread';
 import { buildPrompt, informalFromDocComment } from './prompt';
+import { shownStatement } from './statementContext';
 import { normalizeStatement } from './extract';
 import { ProveRequestError, settingsOf, DEFAULT_SETTINGS } from './request';
 import { linkedController, type Lane, type ProveContext, type ProveDeps } from './context';
@@ -75,7 +76,9 @@ export async function prove(
   const formal = await proveStatement(req.code, req.theorem);
   const decl = formal.declaration;
   const informal = req.informal ?? informalFromDocComment(formal.informal);
-  const prompt = buildPrompt(formal.text, informal);
+  // The model reads what the statement needs, bounded; Lean checks the answer's proof after the real prefix.
+  const shown = shownStatement(req.code, decl).text;
+  const prompt = buildPrompt(shown, informal);
   if (req.repair && !decl.tactic)
     throw new ProveRequestError(
       `${decl.name || 'the example'} has a term-mode proof; repair works on tactic proofs (\`:= by …\`)`,

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './db';
 import { migrate } from './db';
-import type { ProofEdit, RepairItem, RepairItemStatus, RepairJob } from '../protocol';
+import type { ProofEdit, RepairItem, RepairItemStatus, RepairJob, RepairJobKind } from '../protocol';
 
 const STEPS = [
   `CREATE TABLE repair_jobs (
@@ -29,6 +29,8 @@ const STEPS = [
      updated_at TEXT NOT NULL
    );
    CREATE INDEX repair_items_job ON repair_items(job_id, position);`,
+  // Prove All Sorries keeps its queue here too: a job is a repair job or a sorries job.
+  `ALTER TABLE repair_jobs ADD COLUMN kind TEXT NOT NULL DEFAULT 'repair';`,
 ];
 
 const STATUSES = new Set<RepairItemStatus>(['pending', 'repaired', 'broken', 'skipped', 'accepted', 'rejected']);
@@ -49,6 +51,7 @@ interface JobRow {
   created_at: string;
   scope: string;
   state: RepairJob['state'];
+  kind: RepairJobKind;
 }
 
 export class RepairStore {
@@ -56,11 +59,13 @@ export class RepairStore {
     migrate(db, 'repairs', STEPS);
   }
 
-  create(scope: string, items: Omit<RepairItem, 'id' | 'status'>[]): RepairJob {
+  create(scope: string, items: Omit<RepairItem, 'id' | 'status'>[], kind: RepairJobKind = 'repair'): RepairJob {
     const id = randomUUID();
     const now = new Date().toISOString();
     this.db.transaction(() => {
-      this.db.prepare('INSERT INTO repair_jobs (id, created_at, scope) VALUES (?, ?, ?)').run(id, now, scope);
+      this.db
+        .prepare('INSERT INTO repair_jobs (id, created_at, scope, kind) VALUES (?, ?, ?, ?)')
+        .run(id, now, scope, kind);
       const insert = this.db.prepare(
         `INSERT INTO repair_items (job_id, position, uri, declaration, line, error, status, reason, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
@@ -71,7 +76,7 @@ export class RepairStore {
   }
 
   job(id: string): RepairJob | null {
-    const row = this.db.prepare('SELECT id, created_at, scope, state FROM repair_jobs WHERE id = ?').get(id) as
+    const row = this.db.prepare('SELECT id, created_at, scope, state, kind FROM repair_jobs WHERE id = ?').get(id) as
       JobRow | undefined;
     if (!row) return null;
     const items = (
@@ -91,7 +96,7 @@ export class RepairStore {
       ...(r.edit !== null ? { edit: JSON.parse(r.edit) as ProofEdit } : {}),
       ...(r.replaced !== null ? { replaced: r.replaced } : {}),
     }));
-    return { id: row.id, scope: row.scope, state: row.state, createdAt: row.created_at, items };
+    return { id: row.id, kind: row.kind, scope: row.scope, state: row.state, createdAt: row.created_at, items };
   }
 
   /** Jobs still running (a restart interrupted them) or holding repairs nobody has reviewed yet, newest first. */
@@ -103,6 +108,14 @@ export class RepairStore {
          ORDER BY j.created_at DESC LIMIT ?`,
       )
       .all(limit) as { id: string }[];
+    return ids.map((r) => this.job(r.id)!).filter(Boolean);
+  }
+
+  /** Jobs of `kind` still running (a restart interrupted them), oldest first: what the backend resumes. */
+  running(kind: RepairJobKind): RepairJob[] {
+    const ids = this.db
+      .prepare(`SELECT id FROM repair_jobs WHERE state = 'running' AND kind = ? ORDER BY created_at`)
+      .all(kind) as { id: string }[];
     return ids.map((r) => this.job(r.id)!).filter(Boolean);
   }
 

@@ -85,6 +85,27 @@ test('code actions on a sorry: prove the goal, prove the theorem', async () => {
   assert.equal(none.length, 0);
 });
 
+test('code actions on a sorry in a def: prove the goal (any sorry is a target), no whole-theorem action', async () => {
+  const defUri = 'file:///work/Half.lean';
+  await client.sendNotification('textDocument/didOpen', {
+    textDocument: {
+      uri: defUri,
+      languageId: 'lean4',
+      version: 1,
+      text: 'import Mathlib\n\ndef half (n : Nat) : { m : Nat // 2 * m ≤ n } :=\n  ⟨n / 2, sorry⟩\n',
+    },
+  });
+  const actions = (await client.sendRequest('textDocument/codeAction', {
+    textDocument: { uri: defUri },
+    range: { start: { line: 3, character: 10 }, end: { line: 3, character: 10 } },
+    context: { diagnostics: [] },
+  })) as { title: string; command: { command: string; arguments: unknown[] } }[];
+  assert.deepEqual(
+    actions.map((a) => [a.title, a.command.command]),
+    [['Prove this goal with Kimina', 'kimina.proveGoal']],
+  );
+});
+
 test('prove a theorem: think deltas stream, the result carries the edit, status returns to ready', async () => {
   events.splice(0);
   const result = (await client.sendRequest(lspMethods.prove, {

@@ -51,7 +51,7 @@ test('sorries with goals and codepoint positions; admit only warns; axioms per d
     {
       pos: { line: 1, column: 24 },
       endPos: { line: 1, column: 29 },
-      goal: '⊢ theorem 𝔽t : True := by sorry',
+      goal: '⊢ True',
       proofState: 0,
     },
   ]);

@@ -6,3 +6,4 @@ import './firstRun.suite';
 import './workspaceTrust.suite';
 import './repair.suite';
 import './agents.suite';
+import './realFiles.suite';

@@ -216,3 +216,50 @@ test('an untitled or other virtual document is refused with a message that says 
   assert.deepEqual(ctx.sentTo('kimina/prove'), [], 'nothing was sent to the backend');
   assert.equal(viewMessages().filter((m) => m.type === 'start').length, 0, 'the Proof view did not start a run');
 });
+
+test('Prove All Sorries over files: the backend runs the job; each verified item becomes a proposal, then a summary', async () => {
+  const { ctx, proposals, doc, runner } = withCommands();
+  const repairs = new Repairs(ctx, runner, proposals);
+  const uri = doc.uri.toString();
+  const item = (id: number, line: number) => ({
+    id,
+    uri,
+    declaration: id === 1 ? 'one_add_one' : 'two_add_two',
+    line,
+    error: `sorry at line ${line + 1}`,
+    status: 'pending' as const,
+  });
+  const job = {
+    id: 'j1',
+    kind: 'sorries' as const,
+    scope: 'Basic.lean',
+    state: 'running' as const,
+    createdAt: '2026-12-06T00:00:00Z',
+    items: [item(1, 3), item(2, 6)],
+  };
+  ctx.serve('kimina/sorries/start', () => ({ job, problems: [] }));
+  await repairs.proveAllSorries('file', doc.uri);
+  const started = ctx.sentTo('kimina/sorries/start')[0] as { files: { uri: string; code?: string }[] };
+  assert.deepEqual(
+    started.files.map((f) => [f.uri, f.code === doc.getText()]),
+    [[uri, true]],
+    "the open document's text goes with it",
+  );
+  // the backend reports the first sorry proved (its edit and the text it replaces), the second not proved
+  const proved = {
+    ...item(1, 3),
+    status: 'repaired' as const,
+    edit: { range: { start: { line: 3, character: 2 }, end: { line: 3, character: 7 } }, newText: 'norm_num' },
+    replaced: 'sorry',
+  };
+  ctx.sorriesProgress({ job: { ...job, items: [proved, item(2, 6)] }, item: proved });
+  await until(() => proposals.pending(doc.uri).length === 1, 'the proposal');
+  assert.equal(doc.getText(), leanFile, 'nothing is written before review');
+  const broken = { ...item(2, 6), status: 'broken' as const, reason: 'no verified proof' };
+  ctx.sorriesProgress({ job: { ...job, state: 'done', items: [proved, broken] }, item: broken });
+  ctx.sorriesProgress({ job: { ...job, state: 'done', items: [proved, broken] } });
+  await until(
+    () => double.messages.some((m) => /Prove All Sorries of Basic\.lean: 1 of 2 proved/.test(m.text)),
+    'the summary',
+  );
+});

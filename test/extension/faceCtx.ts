@@ -7,7 +7,13 @@
 import './useVscodeDouble';
 import * as vscode from 'vscode';
 import { WorkDoneProgress, type WorkDoneProgressBegin, type WorkDoneProgressReport } from 'vscode-languageserver/node';
-import { type BackendStatus, type LspProveEvent, type LspRequestTypes, lspMethods } from '../../backend/protocol';
+import {
+  type BackendStatus,
+  type LspProveEvent,
+  type LspRequestTypes,
+  type SorriesProgress,
+  lspMethods,
+} from '../../backend/protocol';
 import type { CtxApi } from '../../extension/ctx';
 import { forEditor } from '../../extension/words';
 import { settledStatus, type FaceClient } from '../api/faceClient';
@@ -25,6 +31,8 @@ export class FaceCtx implements CtxApi {
   readonly onStatus = this.statusEmitter.event;
   readonly onProveEvent = this.eventEmitter.event;
   readonly onStarted = this.startedEmitter.event;
+  private readonly sorriesEmitter = new vscode.EventEmitter<SorriesProgress>();
+  readonly onSorriesProgress = this.sorriesEmitter.event;
   readonly memory = new Memory();
   readonly log = vscode.window.createOutputChannel('Kimina', { log: true });
   currentStatus: BackendStatus = { state: 'starting' };
@@ -34,6 +42,9 @@ export class FaceCtx implements CtxApi {
     // the face's notifications, routed as ctx.ts routes the language client's
     face.client.onNotification(lspMethods.statusChanged, (s: BackendStatus) => this.setStatus(s));
     face.client.onNotification(lspMethods.proveEvent, (e: LspProveEvent) => this.eventEmitter.fire(e));
+    face.client.onNotification(lspMethods.sorriesProgress, (p: SorriesProgress) => {
+      this.sorriesEmitter.fire(p);
+    });
   }
 
   private setStatus(s: BackendStatus): void {

@@ -15,6 +15,7 @@ import {
   type LspProveEvent,
   type LspRequestTypes,
   type ProveParams,
+  type SorriesProgress,
   checkValue,
   editorCommands,
   lspMethods,
@@ -62,6 +63,12 @@ export class FakeCtx implements CtxApi {
   readonly onStatus = this.statusEmitter.event;
   readonly onProveEvent = this.eventEmitter.event;
   readonly onStarted = this.startedEmitter.event;
+  private readonly sorriesEmitter = new vscode.EventEmitter<SorriesProgress>();
+  readonly onSorriesProgress = this.sorriesEmitter.event;
+  /** The backend's `kimina/sorries/progress` notification, as ctx.ts routes it. */
+  sorriesProgress(progress: SorriesProgress): void {
+    this.sorriesEmitter.fire(progress);
+  }
   readonly memory = new Memory();
   readonly log = vscode.window.createOutputChannel('Kimina', { log: true });
   currentStatus: BackendStatus = { state: 'ready', backend: 'in-process', engine: 'fake', model: 'scripted' };
