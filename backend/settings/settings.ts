@@ -3,17 +3,19 @@
 // environment of every child process). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
 // hand each part its typed slice; the domain rooms never call the readers (test/architecture.test.ts). docs/settings.md is generated from this
 // table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
-// Ground floor: imports nothing from the backend, so every room may import it.
+// One floor up from the ground: imports only the protocol's table of VS Code settings (the engine kinds), so every
+// room but protocol may import it.
 import { availableParallelism, homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { engineKinds } from '../protocol/settingsTable';
 
 /** An environment: process.env, or a plain object in tests. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8000/v1';
 
-/** The engine kinds KIMINA_ENGINE accepts; backend/model/index.ts has one factory for each (engineFactories). */
-export const engineKinds = ['onnx', 'openai'] as const;
+/** The engine kinds KIMINA_ENGINE accepts (held by the one table of VS Code settings, beside kimina.engine). */
+export { engineKinds };
 
 function given(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
@@ -160,7 +162,7 @@ const declarations = {
   // the model
   engine: {
     name: 'KIMINA_ENGINE',
-    type: '`onnx` or `openai`',
+    type: engineKinds.map((k) => `\`${k}\``).join(' or '),
     default: '`onnx`',
     doc: 'in-process ONNX, or an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
     read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'onnx'),
