@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { verdictsPerDeclaration, type DeclarationVerdict } from '../lean/perDeclaration';
 import type { CheckOutcome } from '../lean/types';
 import { openApp } from '../app/app';
-import { readSettings } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import type { VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
 import {
@@ -32,7 +32,7 @@ interface FileReport {
   problems: string[];
 }
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args, ['json', 'help', 'allow-native-decide']);
   if (p.flags.has('help')) {
     console.log(help);
@@ -49,7 +49,6 @@ export async function run(args: string[]): Promise<number> {
     console.error(`kimina check: ${(err as Error).message}`);
     return 2;
   }
-  const settings = readSettings();
   const flags: Partial<VerifierSettings> = {};
   const project = flagString(p, 'project');
   if (project) flags.projectDir = resolve(project);

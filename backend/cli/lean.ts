@@ -7,7 +7,7 @@ import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
 import { splitHeader } from '../lean/header';
 import { openApp } from '../app/app';
 import { parseArgs, flagString } from './args';
-import { readSome } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 
 const help = `usage: kimina lean setup [--project DIR] [--build]   build leanprover-community/repl for the project's toolchain
        kimina lean status [--project DIR]            show how proofs will be checked
@@ -17,14 +17,14 @@ setup also checks that the project is built for the imports checks will use (Mat
 depends on it, and KIMINA_INIT_REPLS' headers); when it is not, it names the command that builds it
 (\`lake exe cache get && lake build\` for Mathlib projects) and exits 3; --build runs that command.`;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], all: Settings): Promise<number> {
   const [sub, ...rest] = args;
   const p = parseArgs(rest, ['help', 'build']);
   if (!sub || sub === '--help' || p.flags.has('help')) {
     console.log(help);
     return sub ? 0 : 2;
   }
-  const settings = openApp().verifierSettings(); // settings only: nothing is opened
+  const settings = openApp({ settings: all }).verifierSettings(); // settings only: nothing is opened
   const project = resolve(flagString(p, 'project') ?? settings.projectDir);
   if (sub === 'setup') {
     const imports = Object.keys(settings.initRepls).flatMap((h) =>
@@ -35,15 +35,10 @@ export async function run(args: string[]): Promise<number> {
     );
     let result;
     try {
-      result = await setupRepl(
-        project,
-        (line) => console.error(line),
-        { ...readSome(['home', 'replGitUrl', 'replFlushFix']), childEnv: settings.childEnv },
-        {
-          build: p.flags.has('build'),
-          imports,
-        },
-      );
+      result = await setupRepl(project, (line) => console.error(line), all, {
+        build: p.flags.has('build'),
+        imports,
+      });
     } catch (err) {
       if (!(err instanceof ProjectNotBuiltError)) throw err;
       console.log(err.result.binary);

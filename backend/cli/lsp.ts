@@ -8,7 +8,7 @@ import {
 import { startLspFace } from '../api/lsp';
 import { chooseService } from '../editor/chooseService';
 import { openApp } from '../app/app';
-import { readSettings } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import { parseArgs } from './args';
 
 const usage = `usage: kimina lsp --stdio
@@ -20,7 +20,7 @@ relayed to the attached \`kimina serve\`). Proofs are forwarded to a running
 engine and the Lean verifier run in this process (settings: KIMINA_* environment variables;
 KIMINA_PROVE_TIMEOUT stops a proof after that many seconds).`;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const parsed = parseArgs(args, ['stdio', 'help']);
   if (parsed.flags.has('help')) {
     console.log(usage);
@@ -41,7 +41,6 @@ export async function run(args: string[]): Promise<number> {
     new StreamMessageReader(process.stdin),
     new StreamMessageWriter(process.stdout),
   );
-  const settings = readSettings();
   // Each start of the services gets its own app, closed with them: after a failed start or a setup request
   // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
   // The face outlives the apps of its services: the Repair All queue and the running proofs live in one of their own.

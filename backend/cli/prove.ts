@@ -8,6 +8,7 @@ import { prove } from '../prover/prove';
 import { parseProveRequest } from '../prover/request';
 import { openApp } from '../app/app';
 import { TerminalView } from '../prover/terminal';
+import type { Settings } from '../settings/settings';
 
 const HELP = `usage: kimina prove FILE[:THEOREM|:LINE] [options]
 
@@ -71,7 +72,7 @@ function requestFor(
   return parseProveRequest(body);
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], settings: Settings): Promise<number> {
   const args = parseArgs(argv, ['json', 'demo', 'help']);
   if (args.flags.has('help') || argv.includes('-h')) {
     console.log(HELP);
@@ -113,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
   const json = args.flags.has('json');
   const demo = args.flags.has('demo');
   const log = (line: string) => process.stderr.write(line + '\n');
-  const app = openApp({ demo, log });
+  const app = openApp({ demo, log, settings });
   let deps;
   try {
     const verifier = app.verifier().verifier;
