@@ -7,6 +7,7 @@ import {
 } from 'vscode-languageserver/node';
 import { startLspFace } from '../api/lsp';
 import { chooseService } from '../editor/chooseService';
+import type { InProcessParts } from '../editor/inProcess';
 import { openApp } from '../app/app';
 import type { Settings } from '../settings/settings';
 import { parseArgs } from './args';
@@ -41,22 +42,31 @@ export async function run(args: string[], settings: Settings): Promise<number> {
     new StreamMessageReader(process.stdin),
     new StreamMessageWriter(process.stdout),
   );
-  // Each start of the services gets its own app, closed with them: after a failed start or a setup request
-  // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
-  // The face outlives the apps of its services: the Repair All queue and the running proofs live in one of their own.
-  const lasting = openApp({ log, settings });
+  // One app per process (one database handle). The in-process services are its parts; when they end (after a
+  // failed start or a setup request, kimina/setup/*, the face starts them afresh) the app reloads its engine and
+  // verifier instead of closing, so the next start loads the model and the REPL that are there now. The Repair All
+  // queue and the running proofs stay in the app throughout.
+  const app = openApp({ log, settings });
+  const parts: InProcessParts = {
+    verifier: () => app.verifier(),
+    engine: () => app.engine(),
+    attempts: () => app.attempts(),
+    describe: () => app.describe(),
+    state: () => app.state(),
+    close: () => app.reload(),
+  };
   const face = startLspFace({
     connection,
     settings,
-    proofs: lasting.runningProofs(),
-    createService: () => chooseService(openApp({ log, settings }), settings, log),
+    proofs: app.runningProofs(),
+    createService: () => chooseService(parts, settings, log),
     log,
     proveTimeoutS: settings.proveTimeoutS,
-    repairStore: () => lasting.repairs(),
+    repairStore: () => app.repairs(),
   });
   const shutdown = async (): Promise<void> => {
     await face.close();
-    await lasting.close();
+    await app.close();
   };
   const closed = new Promise<number>((resolve) => {
     connection.onShutdown(shutdown);
