@@ -750,7 +750,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       scope: 'test',
       type: 'comma-separated',
       default: 'every suite',
-      doc: '`npm test`: run only these steps (typecheck, build, unit, trainer, e2e)',
+      doc: '`npm test`: run only these steps (typecheck, format, lint, build, trainer, unit, e2e)',
     },
     {
       name: 'KIMINA_TEST_MODEL_DIR',
