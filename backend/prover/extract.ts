@@ -1,7 +1,8 @@
 // Proof extraction as the recipe does it (`extract_proof_from_text`, kimina-format.md §3): the trusted
 // statement plus the model's text after the matching `:= by`; the model's copy of the statement is never used.
 import { findDeclarations } from '../lean/declarations';
-import { PY_SPACE, pyRstrip, pySplitlines, pyStrip, strictBlocks } from './pyText';
+import { PY_SPACE, pyStrip } from '../model/pythonStrings';
+import { pySplitlines, strictBlocks } from './pyText';
 
 export const NO_STATEMENT = "Theorem statement couldn't be parsed from statement.";
 export const NO_PROOF = 'No proof found in the output.';
@@ -12,7 +13,7 @@ export type Extraction =
 
 /** Trailing `sorry` dropped, and ` by` appended when the statement does not end in `by`. */
 export function normalizeStatement(formalStatement: string): string {
-  let s = pyRstrip(formalStatement);
+  let s = pyStrip(formalStatement, null, 'right');
   if (s.endsWith('sorry')) s = pyStrip(s.slice(0, -5));
   if (!s.endsWith('by')) s += ' by';
   return s;

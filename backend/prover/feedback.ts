@@ -7,7 +7,7 @@
 // - `snippet`: the corrected numbering (full-snippet line minus the leading `import` lines), marker on the real line.
 import type { CommandResponse, ReplMessage, ReplPos, Verdict } from '../protocol';
 import { splitHeader } from '../lean/header';
-import { pyStrip } from './pyText';
+import { pyStrip } from '../model/pythonStrings';
 
 export const MAX_FEEDBACK_ERRORS = 3;
 
