@@ -144,7 +144,7 @@ export const s = {
   object: <F extends Record<string, SchemaNode>>(
     fields: F,
     o: Partial<Omit<ObjectNode, 'kind' | 'fields'>> = {},
-  ): Schema<ObjectType<F>> & ObjectNode => ({ kind: 'object', fields, extra: 'ignore', ...o }),
+  ): Schema<ObjectType<F>> & ObjectNode & { fields: F } => ({ kind: 'object', fields, extra: 'ignore', ...o }),
   record: <V extends SchemaNode>(
     value: V,
     o: Omit<RecordNode, 'kind' | 'value'>,
