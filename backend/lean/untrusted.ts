@@ -340,7 +340,6 @@ export function findUntrustedCode(
     }
     if (parts.some(unsafeFunction)) {
       reject(t, 'meta-api', `'${text}' is not allowed`);
-      continue;
     }
   }
   return found.sort((a, b) => a.line - b.line || a.column - b.column);

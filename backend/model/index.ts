@@ -1,6 +1,6 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
-import { DEFAULT_OPENAI_BASE_URL, engineKinds, type Settings } from '../settings/settings';
+import { DEFAULT_OPENAI_BASE_URL, type engineKinds, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import { OpenAIEngine } from './openai/engine';
 import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './modelStore';
