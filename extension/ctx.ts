@@ -196,7 +196,7 @@ export class Ctx implements vscode.Disposable {
   ): Promise<LspRequestTypes[M]['result']> {
     await this.starting;
     if (!vscode.workspace.isTrusted) throw new Error(restrictedModeMessage);
-    if (!this.client || !this.client.isRunning())
+    if (!this.client?.isRunning())
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
@@ -220,7 +220,7 @@ export class Ctx implements vscode.Disposable {
     await this.starting;
     if (!vscode.workspace.isTrusted) throw new Error(restrictedModeMessage);
     const client = this.client;
-    if (!client || !client.isRunning())
+    if (!client?.isRunning())
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     const workDoneToken = `kimina-progress-${++this.progressTokens}`;
     return vscode.window.withProgress(

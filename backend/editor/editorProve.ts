@@ -5,7 +5,6 @@ import {
   type EditorProveResult,
   type LspProveEvent,
   type ProveParams,
-  type ProveRequest,
   type ReplSorry,
   replPosToLsp,
 } from '../protocol';

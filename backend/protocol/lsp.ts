@@ -4,11 +4,11 @@
 // notifications (method name, parameter type). The face serves exactly these through one function that checks
 // parameters before a handler runs (backend/api/lspContract.ts); the extension calls them with types taken from
 // the tables (LspRequestTypes, LspNotificationTypes); test/api/lspContract.test.ts holds the two together.
-import type { ProveEvent, ProveRequest, ProveResult } from './prove';
+import type { ProveEvent, ProveResult } from './prove';
 import { proveLimits, proveRequestSchema } from './prove';
 import type { Carries, RouteName, RouteResponse } from './routes';
-import { s, type Infer, type Schema, type SchemaNode } from './schema';
-import type { ExportModelRequest, StartTrainingRequest, TrainingStreamEvent } from './training';
+import { s, type Infer, type Schema } from './schema';
+import type { TrainingStreamEvent } from './training';
 import { exportModelRequestSchema, startTrainingRequestSchema } from './training';
 import type { LspPosition, Verdict } from './verify';
 

@@ -1,5 +1,5 @@
 // Training messages: runs, their controls, per-step metrics, sampled rollouts, the reward service, SSE events.
-import type { ChatMessage, FormatErrorName } from './prove';
+import type { FormatErrorName } from './prove';
 import { verdictModes, type VerdictStatus } from './verify';
 import { s, type Infer, type Schema } from './schema';
 
