@@ -187,9 +187,11 @@ class Checker {
     if (v === null && node.nullable) return;
     switch (node.kind) {
       case 'string':
-        return this.string(node, v, loc);
+        this.string(node, v, loc);
+        return;
       case 'number':
-        return this.number(node, v, loc);
+        this.number(node, v, loc);
+        return;
       case 'boolean':
         if (typeof v !== 'boolean')
           this.add(node, loc, 'bool_type', 'Input should be a valid boolean', `${name(loc)} must be true or false`);
@@ -206,13 +208,17 @@ class Checker {
         }
         return;
       case 'array':
-        return this.array(node, v, loc);
+        this.array(node, v, loc);
+        return;
       case 'object':
-        return this.object(node, v, loc);
+        this.object(node, v, loc);
+        return;
       case 'record':
-        return this.record(node, v, loc);
+        this.record(node, v, loc);
+        return;
       case 'variant':
-        return this.variant(node, v, loc);
+        this.variant(node, v, loc);
+        return;
       case 'oneOf': {
         for (const option of node.options) {
           const trial = new Checker();

@@ -274,7 +274,7 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
   const tokensOf = (text: string): number => chunksOf(text, o.chunkChars ?? 4).length;
 
   const handleChat = async (
-    req: IncomingMessage,
+    _req: IncomingMessage,
     res: ServerResponse,
     body: Record<string, unknown>,
     route: 'chat' | 'completions',
