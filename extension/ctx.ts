@@ -39,7 +39,7 @@ export type CtxApi = Pick<
 
 /** What Kimina will not do in an untrusted folder, and why (status bar, log, and every request's error). */
 /** A request the backend answered with an error: its words for the editor, and its kind (what is missing) when it has one. */
-export class RequestFailed extends Error {
+class RequestFailed extends Error {
   override readonly name = 'RequestFailed';
   constructor(
     message: string,
@@ -49,7 +49,7 @@ export class RequestFailed extends Error {
   }
 }
 
-export const restrictedModeMessage =
+const restrictedModeMessage =
   "Kimina does not run in Restricted Mode: proving starts Lean and lake in this folder's project (its lakefile " +
   'is code that runs), a model and the Kimina backend, so nothing is started until you trust the folder ' +
   '("Workspaces: Manage Workspace Trust"). Settings that start programs or name servers are read from user settings only.';

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import type { ProofEdit } from '../backend/protocol';
 
-export const proposalScheme = 'kimina-proposal';
+const proposalScheme = 'kimina-proposal';
 /** The documents Kimina works on (as the language client's selector). */
 export const leanDocuments: vscode.DocumentSelector = [
   { language: 'lean4' },

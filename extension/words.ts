@@ -11,7 +11,7 @@ import {
 } from '../backend/protocol';
 import { settingOfVariable } from '../backend/protocol/settingsTable';
 
-export const commandTitles = {
+const commandTitles = {
   pullModel: 'Kimina: Pull Model',
   setupLean: 'Kimina: Set Up Lean Verifier',
   restartBackend: 'Kimina: Restart Backend',
@@ -55,7 +55,7 @@ export function forEditor(message: string): string {
 }
 
 /** How many attempts, in words: "1 attempt", "3 attempts". */
-export function attemptsText(n: number): string {
+function attemptsText(n: number): string {
   return `${n} attempt${n === 1 ? '' : 's'}`;
 }
 
@@ -109,7 +109,7 @@ export function requestFailedMessage(message: string, kind?: ErrorKind): Shown {
 }
 
 /** The parts a first-time user still has to set up, each with the button that fixes it. */
-export function missingParts(s: BackendStatus): { part: string; action: string }[] {
+function missingParts(s: BackendStatus): { part: string; action: string }[] {
   const out: { part: string; action: string }[] = [];
   if (s.setup?.model) out.push({ part: 'a model', action: 'Pull Model' });
   if (s.setup?.lean) out.push({ part: 'Lean', action: 'Set Up Lean' });

@@ -30,7 +30,7 @@ function mib(n: number | undefined): string {
 }
 
 /** What one pull event says on the progress line. */
-export function pullEventMessage(e: PullEvent): string {
+function pullEventMessage(e: PullEvent): string {
   switch (e.stage) {
     case 'download':
       return `downloading ${e.file ?? ''} (${mib(e.done)} of ${mib(e.total)})`.replace('  ', ' ');

@@ -4,8 +4,8 @@
 // indices (UTF-16 code units) and lines are 0-based, which is what LSP positions count.
 import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean } from '../lean/declarations';
 
-export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
-export type SorryPosition = 'tactic' | 'term';
+type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance';
+type SorryPosition = 'tactic' | 'term';
 
 export interface SorrySite {
   offset: number;
@@ -69,7 +69,7 @@ function isIdentChar(ch: string | undefined): boolean {
 }
 
 /** Line starts: lineStarts[n] is the offset of line n (the last text's are kept: positions are asked one by one). */
-export function lineStarts(text: string): number[] {
+function lineStarts(text: string): number[] {
   if (lastStarts?.text === text) return lastStarts.starts;
   const starts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
@@ -211,12 +211,7 @@ export function headerOf(text: string, decls = findDeclarations(text)): string {
  * (`namespace`, `open`, `variable`, …) and the earlier sorry-free declarations it may use, in file order, as
  * the prover's own statement builder (lean/declarations.ts) finds them.
  */
-export function scopePrefix(
-  text: string,
-  decl: Declaration,
-  decls?: Declaration[],
-  exclude?: ReadonlySet<string>,
-): string {
+function scopePrefix(text: string, decl: Declaration, decls?: Declaration[], exclude?: ReadonlySet<string>): string {
   const theirs = findLeanDeclarations(text).find(
     (d) => d.start.offset <= decl.start && decl.start < Math.max(d.end.offset, d.start.offset + 1),
   );

@@ -2,7 +2,7 @@
 // Only what loading a benchmark needs; the prover parses the statement itself.
 
 /** Replaces comments (nested `/- -/` and `--` to end of line) with spaces, keeping offsets. */
-export function blankComments(source: string): string {
+function blankComments(source: string): string {
   const out = source.split('');
   let depth = 0;
   let inString = false;

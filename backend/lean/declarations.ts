@@ -25,7 +25,7 @@ export type DeclarationKind =
 export const PROVABLE_KINDS: readonly DeclarationKind[] = ['theorem', 'lemma', 'example'];
 
 /** A place in the source: UTF-16 offset (JS string index), 1-based line, 0-based column in codepoints (as Lean counts). */
-export interface SourcePos {
+interface SourcePos {
   offset: number;
   line: number;
   column: number;
@@ -99,7 +99,7 @@ const MODIFIERS = new Set([
  * takes any `foo?`/`foo!` variant of a listed word, and `declare_…`/`register_…`/`builtin_…`/
  * `initialize_…` words; the splice rule adds a column rule (splice.ts `cutToBody`).
  */
-export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
+const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
   // Lean core: scopes, options, variables, declarations and their modifiers
   'import',
   'open',
@@ -305,7 +305,7 @@ export function isCommandWord(word: string): boolean {
  * Command words that, followed by `… in` on their line, prefix the next tactic or term instead (Lean's
  * `open … in`, `set_option … in`, Mathlib's `sudo set_option … in`, `count_heartbeats in`).
  */
-export const SCOPED_PREFIXES: ReadonlySet<string> = new Set(['open', 'set_option', 'sudo', 'count_heartbeats']);
+const SCOPED_PREFIXES: ReadonlySet<string> = new Set(['open', 'set_option', 'sudo', 'count_heartbeats']);
 
 /** Words in the list that begin a declaration of their own (with its modifiers): not "other commands". */
 const DECL_OR_MODIFIER: ReadonlySet<string> = new Set([...DECL_KINDS, ...MODIFIERS]);

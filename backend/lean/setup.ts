@@ -12,10 +12,10 @@ import { replBinaryIn, setupReplDir } from './launch';
 import { FLUSH_FIX_COMMIT, applyFlushFix, git, lacksFlushFix, resolveReplRevision } from './replRevision';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
-export const elanHint =
+const elanHint =
   'Install Lean with elan: curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh (see https://github.com/leanprover/elan)';
 
-export interface ProjectBuildState {
+interface ProjectBuildState {
   /** Modules the project will be asked to import. */
   imports: string[];
   /** Those with no .olean in the project's build or its packages' builds. */
@@ -132,7 +132,7 @@ function oleanCandidates(projectDir: string, module: string): string[] {
 }
 
 /** Is the project built for Mathlib (when it depends on it) and `imports`? Toolchain modules are not checked. */
-export function projectBuildState(projectDir: string, imports: string[] = []): ProjectBuildState {
+function projectBuildState(projectDir: string, imports: string[] = []): ProjectBuildState {
   const mathlib = usesMathlib(projectDir);
   const wanted = [...new Set([...(mathlib ? ['Mathlib'] : []), ...imports])].filter((m) =>
     /^[\p{L}_][\p{L}\p{N}_'!?]*(?:\.[\p{L}_][\p{L}\p{N}_'!?]*)*$/u.test(m),

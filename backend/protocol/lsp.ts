@@ -13,7 +13,7 @@ import { exportModelRequestSchema, startTrainingRequestSchema } from './training
 import type { LspPosition, Verdict } from './verify';
 
 /** An editor range; positions are 0-based lines and 0-based characters in UTF-16 code units (LSP). */
-export interface LspRange {
+interface LspRange {
   start: LspPosition;
   end: LspPosition;
 }
@@ -109,14 +109,11 @@ export interface RepairJob {
   createdAt: string;
   items: RepairItem[];
 }
-export type RepairPlanParams = ParamsOf<'repairPlan'>;
 export interface RepairPlanResult {
   job: RepairJob;
   /** Files that could not be judged, with why. */
   problems: { uri: string; problem: string }[];
 }
-export type RepairUpdateParams = ParamsOf<'repairUpdate'>;
-export type RepairJobParams = ParamsOf<'repairJob'>;
 
 /** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
 export type LspProveEvent =
@@ -127,16 +124,7 @@ export type LspProveEvent =
   /** The goal Lean reported at the sorry being proved (goal mode), from the REPL; `line` in the document (0-based). */
   | { type: 'goal'; id: string; goals: string[]; line: number };
 
-export type CancelParams = ParamsOf<'cancel'>;
-
-/** A token the client chose for `$/progress` notifications about one request (LSP's WorkDoneProgressParams). */
-export type ProgressToken = string | number;
-
-/** Download a model from the hub into the store (converting it when needed), as `kimina model pull` does. */
-export type PullModelParams = ParamsOf<'pullModel'>;
 /** Build the Lean REPL for a project's toolchain, as `kimina lean setup` does. */
-/** `build`: also build the project (`lake exe cache get`, `lake build`) when it is not built for its imports. */
-export type SetupLeanParams = ParamsOf<'setupLean'>;
 /** Either outcome of a setup request; the backend's services are restarted after a success. */
 export interface SetupResult {
   ok: boolean;
@@ -162,14 +150,6 @@ export interface BackendStatus {
   setup?: { model: boolean; lean: boolean; hints: string[] };
 }
 
-/** One training run, by id. */
-export type TrainingRunParams = ParamsOf<'trainingRun'>;
-/** The latest entries of one run's rollouts or log. */
-export type TrainingPageParams = ParamsOf<'trainingLog'>;
-export type TrainingMetricsParams = ParamsOf<'trainingMetrics'>;
-export type TrainingExportParams = ParamsOf<'trainingExport'>;
-/** Start or stop forwarding the attached server's training events as `kimina/training/event`. */
-export type TrainingFollowParams = ParamsOf<'trainingFollow'>;
 /** How the face's link to the training events stands; `no-backend`: no `kimina serve` is attached. */
 export type TrainingConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'no-backend';
 export interface TrainingConnection {

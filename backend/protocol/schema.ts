@@ -80,7 +80,7 @@ export type SchemaNode =
 export type Schema<T> = SchemaNode & { readonly __type?: T };
 export type Infer<S> = S extends { readonly __type?: infer T } ? T : never;
 
-export type ProblemType =
+type ProblemType =
   | 'missing'
   | 'model_attributes_type'
   | 'string_type'
@@ -111,7 +111,7 @@ export interface Problem {
   text: string;
 }
 /** What a `refine` rule reports; `loc` is relative to the object it checks. */
-export interface RefineProblem {
+interface RefineProblem {
   loc: (string | number)[];
   msg: string;
   type?: ProblemType;
@@ -453,15 +453,6 @@ export function checkValue(schema: SchemaNode, value: unknown): Problem[] {
     c.value(schema, value, []);
   }
   return c.problems;
-}
-
-/** Narrows `value` to the schema's type, or returns the problems. */
-export function parseValue<T>(
-  schema: Schema<T>,
-  value: unknown,
-): { ok: true; value: T } | { ok: false; problems: Problem[] } {
-  const problems = checkValue(schema, value);
-  return problems.length ? { ok: false, problems } : { ok: true, value: value as T };
 }
 
 /**

@@ -9,7 +9,7 @@
 
 /** The engine kinds, each with the line the settings editor shows; KIMINA_ENGINE accepts these, and
  * backend/model/index.ts has one factory for each (engineFactories). */
-export const engineKindDescriptions = {
+const engineKindDescriptions = {
   onnx: 'In-process ONNX model (CPU or CUDA)',
   openai: 'An OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
 } as const;

@@ -115,7 +115,7 @@ function errorSection(
  * Verdicts without Lean errors that Lean did not accept (timeouts, REPL or server failures, rejected code)
  * get the `# System Error:` form with the verdict's reason.
  */
-export type LineNumbering = 'released' | 'snippet';
+type LineNumbering = 'released' | 'snippet';
 
 export interface FeedbackOptions {
   /** `released` (default): the released checkpoints' training layout; `snippet`: marker on the real error line. */

@@ -30,7 +30,7 @@ export const FORMAT_ERROR_TEXT: Record<FormatErrorName, string> = {
 };
 
 /** The recipe's defaults as `reward.py` builds `FormatReward()`. */
-export const FORMAT_THRESHOLDS = {
+const FORMAT_THRESHOLDS = {
   tacticsBlocks: 2,
   totalTacticBlockLines: 0.95,
   tacticsLean4Match: 0.7,

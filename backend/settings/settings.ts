@@ -37,7 +37,7 @@ function flag(raw: string | undefined): boolean {
 }
 
 /** Who reads a variable: the backend (typed in Settings), the Python trainer, the stand-in REPL, the benchmarks or the tests. */
-export type Scope = 'backend' | 'trainer' | 'stand-in REPL' | 'bench' | 'test';
+type Scope = 'backend' | 'trainer' | 'stand-in REPL' | 'bench' | 'test';
 
 interface Declaration<T> {
   /** The environment variable (the first one set wins when `also` names others). */
@@ -489,7 +489,7 @@ type Declarations = typeof declarations;
 export type SettingKey = keyof Declarations;
 
 /** Every declared setting, typed. */
-export type DeclaredSettings = { -readonly [K in SettingKey]: ReturnType<Declarations[K]['read']> };
+type DeclaredSettings = { -readonly [K in SettingKey]: ReturnType<Declarations[K]['read']> };
 
 /**
  * Every backend setting, typed; read once by the composition root (backend/app/app.ts) and the entry points
@@ -524,7 +524,7 @@ export function kiminaHome(): string {
  * The base environment of child processes (Settings.childEnv): a copy of this process's environment, taken now. An
  * entry point that reads single settings instead of readSettings calls it once and hands the copy down.
  */
-export function baseChildEnv(): NodeJS.ProcessEnv {
+function baseChildEnv(): NodeJS.ProcessEnv {
   return { ...process.env };
 }
 

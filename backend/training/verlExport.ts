@@ -15,7 +15,6 @@ const execFileAsync = promisify(execFile);
 
 /** The recipe's starting checkpoints (kimina_prover_1.7B.sh / kimina_prover_0.6B.sh). */
 export const RECIPE_START_MODEL = 'AI-MO/Kimina-Prover-Distill-1.7B';
-export const RECIPE_START_MODEL_SMALL = 'AI-MO/Kimina-Prover-Distill-0.6B';
 
 export interface VerlExportOptions {
   outDir: string;
@@ -40,7 +39,7 @@ export interface VerlExportOptions {
 }
 
 /** The experiment name the recipe uses for a start checkpoint (kimina-prover-1.7B / kimina-prover-0.6B). */
-export function experimentName(model: string): string {
+function experimentName(model: string): string {
   const size = /(\d+(?:\.\d+)?B)\b/i.exec(model)?.[1];
   return size ? `kimina-prover-${size}` : 'kimina-prover';
 }
@@ -129,7 +128,7 @@ function shellWord(v: string | number | boolean): string {
   return /^[\w@%+=:,./[\]-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-export function launchScript(overrides: Record<string, string | number | boolean>): string {
+function launchScript(overrides: Record<string, string | number | boolean>): string {
   const lines = Object.entries(overrides).map(([k, v]) => `  ${k}=${shellWord(v)}`);
   return [
     '#!/usr/bin/env bash',
@@ -143,7 +142,7 @@ export function launchScript(overrides: Record<string, string | number | boolean
   ].join('\n');
 }
 
-export function runtimeEnv(rewardUrl: string): string {
+function runtimeEnv(rewardUrl: string): string {
   return [
     '# Ray runtime environment (ray job submit --runtime-env runtime_env.yaml).',
     'working_dir: ./',

@@ -8,7 +8,7 @@ import { chromium, type BrowserContext, type FrameLocator, type Page } from 'pla
 import { requirementsReferences } from '../../backend/training/pythonEnv';
 
 export const root = resolve(import.meta.dirname, '../..');
-export const outDir = join(root, 'test-output', 'e2e');
+const outDir = join(root, 'test-output', 'e2e');
 const codeServer = join(root, '.e2e', 'code-server', 'node_modules', '.bin', 'code-server');
 export const stepTimeout = 30_000;
 
