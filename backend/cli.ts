@@ -1,9 +1,9 @@
 // `kimina`: the command-line face of the backend. Each subcommand lives in backend/cli/<name>.ts.
 import { version } from '../package.json';
-import { kiminaHome, setting } from './settings/settings';
+import { readSettings, setting, type Settings } from './settings/settings';
 import { ensurePrivateDir } from './store/safePaths';
 
-type Command = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };
+type Command = { summary: string; load: () => Promise<{ run(args: string[], settings: Settings): Promise<number> }> };
 
 const commands: Record<string, Command> = {
   serve: { summary: 'start the backend (HTTP API and verifier pool)', load: () => import('./cli/serve') },
@@ -60,8 +60,9 @@ async function main(argv: string[]): Promise<number> {
     console.error(`kimina: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
-  ensurePrivateDir(kiminaHome()); // KIMINA_HOME holds proof history, tokens and logs: 0700
-  return (await command.load()).run(rest);
+  const settings = readSettings(); // once per command: each receives them (and hands its parts their slice)
+  ensurePrivateDir(settings.home); // KIMINA_HOME holds proof history, tokens and logs: 0700
+  return (await command.load()).run(rest, settings);
 }
 
 main(process.argv.slice(2)).then(

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { type ChatMessage, type TrainingPrompt } from '../backend/protocol';
+import type { ChatMessage, TrainingPrompt } from '../backend/protocol';
 import { ApiClient } from '../backend/client/apiClient';
 import { openApp } from '../backend/app/app';
 import { startServing } from '../backend/app/serve';

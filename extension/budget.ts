@@ -13,7 +13,7 @@ export interface Budget {
   fixTurns: number;
 }
 
-export const budgetPresets: Record<Exclude<BudgetPreset, 'custom'>, Omit<Budget, 'preset'>> = {
+const budgetPresets: Record<Exclude<BudgetPreset, 'custom'>, Omit<Budget, 'preset'>> = {
   // one answer of up to 4,096 tokens: a few minutes at a laptop CPU's 10-30 tokens/s
   quick: { maxTokens: 4096, samples: 1, fixTurns: 0 },
   // the recipe's budget: answers up to 24,576 tokens (32,768 context − 8,192 prompt), pass@8 with one fix turn
@@ -26,11 +26,11 @@ export function budgetOf(s: { budget: BudgetPreset; maxTokens: number; samples: 
 }
 
 /** The most tokens the budget lets the engine write: every sample, every turn, each answer at its limit. */
-export function worstCaseTokens(b: Omit<Budget, 'preset'>): number {
+function worstCaseTokens(b: Omit<Budget, 'preset'>): number {
   return b.maxTokens * b.samples * (1 + b.fixTurns);
 }
 
-export function duration(seconds: number): string {
+function duration(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));
   if (s < 60) return `${s} s`;
   const m = Math.round(s / 60);

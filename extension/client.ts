@@ -1,5 +1,5 @@
 // Builds the LanguageClient that runs `node dist/cli.js lsp --stdio` (the backend's language-server face).
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import {
   CloseAction,
   ErrorAction,

@@ -1,38 +1,20 @@
-// The kimina.* settings of VS Code: the only file of the extension that reads or writes them (what they become
-// for the backend: settingsEnv.ts).
+// The kimina.* settings of VS Code: the only file of the extension that reads or writes them. What each one is, its
+// default and the KIMINA_* variable it becomes for the backend: the one table, backend/protocol/settingsTable.ts.
 import * as vscode from 'vscode';
-import { type KiminaSettings, type SettingKey, settingDefaults, settingsToEnv } from './settingsEnv';
+import { type KiminaSettings, settingKeys, settingDefaults, settingsEnv } from '../backend/protocol/settingsTable';
 
-export { type KiminaSettings, restartingSettings } from './settingsEnv';
+export { type KiminaSettings, restartingSettings } from '../backend/protocol/settingsTable';
 
+/** Every kimina.* setting, read now (each one's default from the table). */
 export function readSettings(): KiminaSettings {
   const c = vscode.workspace.getConfiguration('kimina');
-  const get = <T>(key: SettingKey): T => c.get<T>(key, settingDefaults[key] as T);
-  return {
-    engine: get('engine'),
-    model: get('model'),
-    openaiBaseUrl: get('openaiBaseUrl'),
-    serverUrl: get('serverUrl'),
-    serverToken: get('serverToken'),
-    budget: get('budget'),
-    maxTokens: get('maxTokens'),
-    samples: get('samples'),
-    fixTurns: get('fixTurns'),
-    checkTimeout: get('timeouts.check'),
-    proveTimeout: get('timeouts.prove'),
-    leanProject: get('leanProject'),
-    replCommand: get('replCommand'),
-    device: get('device'),
-    kvCache: get('kvCache'),
-    speculation: get('speculation'),
-    nodePath: get('nodePath'),
-    showDiffOnProof: get('showDiffOnProof'),
-  };
+  const defaults = settingDefaults();
+  return Object.fromEntries(settingKeys.map((k) => [k, c.get(k, defaults[k])])) as KiminaSettings;
 }
 
 /** kimina.trainingModel: the model the Training Monitor's form starts with ('' for its default). */
 export function trainingModelSetting(): string {
-  return vscode.workspace.getConfiguration('kimina').get<string>('trainingModel', settingDefaults.trainingModel);
+  return readSettings().trainingModel;
 }
 
 /** Switches proving to an OpenAI-compatible server (kimina.engine = openai) and opens its URL setting. */
@@ -55,7 +37,7 @@ export function leanProjectFolder(s: KiminaSettings): string | undefined {
 
 /** Environment for the backend process, from the settings and the open workspace. */
 export function backendEnv(s: KiminaSettings): Record<string, string> {
-  return settingsToEnv(s, leanProjectFolder(s));
+  return settingsEnv({ ...s, leanProject: leanProjectFolder(s) ?? '' });
 }
 
 /** Sets kimina.budget in the user settings (the Proof view's preset buttons). */

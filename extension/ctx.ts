@@ -42,7 +42,7 @@ export type CtxApi = Pick<
 
 /** What Kimina will not do in an untrusted folder, and why (status bar, log, and every request's error). */
 /** A request the backend answered with an error: its words for the editor, and its kind (what is missing) when it has one. */
-export class RequestFailed extends Error {
+class RequestFailed extends Error {
   override readonly name = 'RequestFailed';
   constructor(
     message: string,
@@ -52,7 +52,7 @@ export class RequestFailed extends Error {
   }
 }
 
-export const restrictedModeMessage =
+const restrictedModeMessage =
   "Kimina does not run in Restricted Mode: proving starts Lean and lake in this folder's project (its lakefile " +
   'is code that runs), a model and the Kimina backend, so nothing is started until you trust the folder ' +
   '("Workspaces: Manage Workspace Trust"). Settings that start programs or name servers are read from user settings only.';
@@ -207,7 +207,7 @@ export class Ctx implements vscode.Disposable {
   ): Promise<LspRequestTypes[M]['result']> {
     await this.starting;
     if (!vscode.workspace.isTrusted) throw new Error(restrictedModeMessage);
-    if (!this.client || !this.client.isRunning())
+    if (!this.client?.isRunning())
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     // A trailing `undefined` would travel as a second positional parameter: pass the token only when there is one.
     const pending = token ? this.client.sendRequest(method, params, token) : this.client.sendRequest(method, params);
@@ -231,7 +231,7 @@ export class Ctx implements vscode.Disposable {
     await this.starting;
     if (!vscode.workspace.isTrusted) throw new Error(restrictedModeMessage);
     const client = this.client;
-    if (!client || !client.isRunning())
+    if (!client?.isRunning())
       throw new Error('the Kimina backend is not running (see the Kimina log, or run "Kimina: Restart Backend")');
     const workDoneToken = `kimina-progress-${++this.progressTokens}`;
     return vscode.window.withProgress(

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { type ProofEdit, type RecheckResult, lspMethods } from '../backend/protocol';
 import type { CtxApi } from './ctx';
 
-export const proposalScheme = 'kimina-proposal';
+const proposalScheme = 'kimina-proposal';
 /** The documents Kimina works on (as the language client's selector). */
 export const leanDocuments: vscode.DocumentSelector = [
   { language: 'lean4' },

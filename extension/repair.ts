@@ -24,7 +24,7 @@ const SEVERITY: Record<number, ClientDiagnostic['severity']> = {
 };
 
 /** The document's diagnostics from Lean (vscode-lean4), as the backend takes them; Kimina's own are left out. */
-export function leanDiagnostics(uri: vscode.Uri): ClientDiagnostic[] {
+function leanDiagnostics(uri: vscode.Uri): ClientDiagnostic[] {
   return vscode.languages
     .getDiagnostics(uri)
     .filter((d) => d.source !== 'kimina')

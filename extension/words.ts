@@ -9,75 +9,9 @@ import {
   type ErrorKind,
   formatWords,
 } from '../backend/protocol';
-import { type KiminaSettings, settingsToEnv } from './settingsEnv';
+import { settingOfVariable } from '../backend/protocol/settingsTable';
 
-/** The kimina.* setting each KIMINA_* variable comes from (settingsEnv.ts is the one table). */
-const settingKeys: Record<keyof KiminaSettings, string> = {
-  engine: 'kimina.engine',
-  model: 'kimina.model',
-  openaiBaseUrl: 'kimina.openaiBaseUrl',
-  serverUrl: 'kimina.serverUrl',
-  serverToken: 'kimina.serverToken',
-  budget: 'kimina.budget',
-  maxTokens: 'kimina.maxTokens',
-  samples: 'kimina.samples',
-  fixTurns: 'kimina.fixTurns',
-  checkTimeout: 'kimina.timeouts.check',
-  proveTimeout: 'kimina.timeouts.prove',
-  leanProject: 'kimina.leanProject',
-  replCommand: 'kimina.replCommand',
-  device: 'kimina.device',
-  kvCache: 'kimina.kvCache',
-  speculation: 'kimina.speculation',
-  nodePath: 'kimina.nodePath',
-  showDiffOnProof: 'kimina.showDiffOnProof',
-};
-
-/** An environment variable → its kimina.* setting, found by asking settingsToEnv which variable each setting becomes. */
-export const settingOfVariable: Record<string, string> = (() => {
-  const probe: KiminaSettings = {
-    engine: 'openai',
-    model: 'm',
-    openaiBaseUrl: 'u',
-    serverUrl: 's',
-    serverToken: 't',
-    budget: 'custom',
-    maxTokens: 1,
-    samples: 1,
-    fixTurns: 1,
-    checkTimeout: 7001,
-    proveTimeout: 7002,
-    leanProject: '',
-    replCommand: 'r',
-    device: 'cpu',
-    kvCache: 'fp16',
-    speculation: true,
-    nodePath: 'node',
-    showDiffOnProof: true,
-  };
-  const values: Record<string, keyof KiminaSettings> = {
-    openai: 'engine',
-    m: 'model',
-    u: 'openaiBaseUrl',
-    s: 'serverUrl',
-    t: 'serverToken',
-    '7001': 'checkTimeout',
-    '7002': 'proveTimeout',
-    p: 'leanProject',
-    r: 'replCommand',
-    cpu: 'device',
-    fp16: 'kvCache',
-    '1': 'speculation',
-  };
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(settingsToEnv(probe, 'p'))) {
-    const key = values[value];
-    if (key) out[name] = settingKeys[key];
-  }
-  return out;
-})();
-
-export const commandTitles = {
+const commandTitles = {
   pullModel: 'Kimina: Pull Model',
   setupLean: 'Kimina: Set Up Lean Verifier',
   restartBackend: 'Kimina: Restart Backend',
@@ -121,7 +55,7 @@ export function forEditor(message: string): string {
 }
 
 /** How many attempts, in words: "1 attempt", "3 attempts". */
-export function attemptsText(n: number): string {
+function attemptsText(n: number): string {
   return `${n} attempt${n === 1 ? '' : 's'}`;
 }
 
@@ -175,7 +109,7 @@ export function requestFailedMessage(message: string, kind?: ErrorKind): Shown {
 }
 
 /** The parts a first-time user still has to set up, each with the button that fixes it. */
-export function missingParts(s: BackendStatus): { part: string; action: string }[] {
+function missingParts(s: BackendStatus): { part: string; action: string }[] {
   const out: { part: string; action: string }[] = [];
   if (s.setup?.model) out.push({ part: 'a model', action: 'Pull Model' });
   if (s.setup?.lean) out.push({ part: 'Lean', action: 'Set Up Lean' });

@@ -27,7 +27,7 @@ export interface MonitorState {
 }
 
 export const MAX_ROLLOUTS_SHOWN = 20;
-export const MAX_LOG_LINES = 200;
+const MAX_LOG_LINES = 200;
 
 export function emptyMonitor(): MonitorState {
   return {

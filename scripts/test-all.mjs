@@ -15,6 +15,7 @@ function freeDisk() {
 const steps = [
   ['typecheck', ['npm', 'run', '-s', 'typecheck']],
   ['format', ['npm', 'run', '-s', 'format:check']],
+  ['lint', ['npm', 'run', '-s', 'lint']],
   ['build', ['npm', 'run', '-s', 'build']],
   // the trainer suite first: it creates test/trainer/.venv, which the unit suite's transformers parity tests use
   ['trainer', ['npm', 'run', '-s', 'test:trainer']],

@@ -12,7 +12,7 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /** Paths anyone may read: the routes the contract declares public (health checks, as in kimina-lean-server). */
-export const publicPaths = new Set(
+const publicPaths = new Set(
   Object.values(routes as Record<string, RouteSpec>)
     .filter((r) => r.public && r.method === 'GET')
     .flatMap((r) => [r.path, ...(r.aliases ?? [])]),

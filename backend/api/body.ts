@@ -5,7 +5,7 @@ import type { Request } from 'express';
 export const defaultBodyLimitBytes = 4 * 1024 * 1024;
 
 /** Why a body could not be read; each route answers it in its own error style (backend/api/contract.ts). */
-export interface BodyFailure {
+interface BodyFailure {
   status: 400 | 413;
   kind: 'too_large' | 'not_utf8' | 'json_invalid';
   message: string;

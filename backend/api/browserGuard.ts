@@ -25,7 +25,7 @@ export function isLoopbackName(host: string): boolean {
 }
 
 /** `host:port` (or `[v6]:port`) as name and port; the port is 80 when absent. Null when malformed. */
-export function splitHost(value: string): { name: string; port: number } | null {
+function splitHost(value: string): { name: string; port: number } | null {
   const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(value.trim());
   if (!m) return null;
   return { name: m[1].replace(/^\[|\]$/g, '').toLowerCase(), port: m[2] === undefined ? 80 : Number(m[2]) };
@@ -36,7 +36,7 @@ function localAddress(req: Request): string {
 }
 
 /** Why the request's Host is not this server, or null when it is. */
-export function hostProblem(req: Request, allowed: Set<string>): string | null {
+function hostProblem(req: Request, allowed: Set<string>): string | null {
   const raw = req.headers.host;
   if (!raw) return 'a Host header is required';
   const host = splitHost(raw);

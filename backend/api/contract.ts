@@ -18,7 +18,7 @@ import {
 import { defaultBodyLimitBytes, readJsonBody } from './body';
 import { sendProblems, sendStyled, ValidationError } from './httpErrors';
 
-export interface RouteInput<N extends RouteName> {
+interface RouteInput<N extends RouteName> {
   body: RouteBody<N>;
   query: RouteQuery<N>;
   params: RouteParams<N>;
@@ -28,7 +28,7 @@ export interface RouteInput<N extends RouteName> {
  * Answers a request whose input matches the route's schemas. What it returns is sent as JSON (unless it
  * answered itself); what it throws goes to `mapError`, else to the app's error handler.
  */
-export type RouteHandler<N extends RouteName> = (input: RouteInput<N>, req: Request, res: Response) => unknown;
+type RouteHandler<N extends RouteName> = (input: RouteInput<N>, req: Request, res: Response) => unknown;
 export type RouteHandlers = { [N in RouteName]?: RouteHandler<N> };
 
 /** A thrown error as a status and a message in the route's style, or undefined to pass it on. */

@@ -6,7 +6,7 @@ import { errorKindOf, type ErrorKind, type ErrorStyle, type Problem } from '../p
 import { BatchTooLarge, QueueFull } from '../lean/errors';
 
 /** FastAPI's entry in a 422 `detail` list. */
-export interface FieldProblem {
+interface FieldProblem {
   type: string;
   loc: (string | number)[];
   msg: string;
@@ -24,7 +24,7 @@ export class ValidationError extends Error {
 }
 
 /** An error with an HTTP status and a plain `detail` text. */
-export class HttpError extends Error {
+class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,

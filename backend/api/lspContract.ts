@@ -17,8 +17,8 @@ import {
   type LspRequestTypes,
 } from '../protocol';
 
-export type LspParams<N extends LspRequestName> = LspRequestTypes[LspRequests[N]['method']]['params'];
-export type LspResult<N extends LspRequestName> = LspRequestTypes[LspRequests[N]['method']]['result'];
+type LspParams<N extends LspRequestName> = LspRequestTypes[LspRequests[N]['method']]['params'];
+type LspResult<N extends LspRequestName> = LspRequestTypes[LspRequests[N]['method']]['result'];
 export type LspHandler<N extends LspRequestName> = (
   params: LspParams<N>,
   token: CancellationToken,
@@ -26,7 +26,7 @@ export type LspHandler<N extends LspRequestName> = (
 export type LspHandlers = { [N in LspRequestName]?: LspHandler<N> };
 
 /** The problems of a request's parameters as one sentence, or null when they match the schema. */
-export function paramsProblem(name: LspRequestName, params: unknown): string | null {
+function paramsProblem(name: LspRequestName, params: unknown): string | null {
   const problems = checkValue(lspRequests[name].params, params);
   return problems.length ? problems.map((p) => p.text).join('; ') : null;
 }

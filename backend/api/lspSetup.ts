@@ -2,7 +2,7 @@
 // `kimina model pull` and `kimina lean setup`, with `$/progress` on the client's token (LSP work-done
 // progress) instead of a terminal. After a success the face's services are built afresh.
 import type { CancellationToken, Connection, WorkDoneProgressReporter } from 'vscode-languageserver/node';
-import { type LspRequestTypes, type SetupResult } from '../protocol';
+import type { LspRequestTypes, SetupResult } from '../protocol';
 import { ProjectNotBuiltError, setupRepl } from '../lean/setup';
 import { serveLspRequests } from './lspContract';
 import { convertLazily } from '../model/lazyConvert';
@@ -30,7 +30,7 @@ function mib(n: number | undefined): string {
 }
 
 /** What one pull event says on the progress line. */
-export function pullEventMessage(e: PullEvent): string {
+function pullEventMessage(e: PullEvent): string {
   switch (e.stage) {
     case 'download':
       return `downloading ${e.file ?? ''} (${mib(e.done)} of ${mib(e.total)})`.replace('  ', ' ');

@@ -18,7 +18,7 @@ import { ApiClient, ApiError } from '../client/apiClient';
 import { notifier, serveLspRequests, type LspHandler, type LspHandlers } from './lspContract';
 
 /** Where the attached server is: url and API token. */
-export interface AttachedServer {
+interface AttachedServer {
   url: string;
   token?: string;
 }
@@ -31,10 +31,10 @@ export interface TrainingRequestOptions {
 }
 
 /** How to get a server to train in (the connection line's message when none is attached). */
-export const howToAttach =
+const howToAttach =
   'training runs in `kimina serve`, which keeps training when the editor closes: start one in a terminal with ' +
   '`kimina serve` (or set kimina.serverUrl to one), then run "Kimina: Restart Backend"';
-export const noServerMessage = `no Kimina server is attached: ${howToAttach}`;
+const noServerMessage = `no Kimina server is attached: ${howToAttach}`;
 
 const RETRY_MS = 1000;
 const MAX_RETRY_MS = 15_000;

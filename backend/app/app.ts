@@ -335,21 +335,45 @@ export class App {
     ];
   }
 
+  /**
+   * Closes the engine and the verifier and forgets them, so that their next use loads the model and the Lean that
+   * are there now (the language server, after a setup request). The store, the running proofs and the Repair All
+   * queue stay open: one app, one database handle per process. Refused while the training service, which holds
+   * the verifier, is open.
+   */
+  async reload(): Promise<void> {
+    if (this.trainingOpen) throw new Error('the training service holds the verifier: close the app instead');
+    await this.engineLoad?.catch(() => undefined); // an engine still loading is closed too
+    this.engineLoad = undefined;
+    this.built = undefined;
+    const going: Part[] = [];
+    for (let i = this.parts.length - 1; i >= 0; i--)
+      if (reloaded.includes(this.parts[i].name)) going.push(...this.parts.splice(i, 1));
+    await this.closeParts(going);
+  }
+
   /** Closes what was opened, last first, each once; failures are logged and the rest still closes. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.engineLoad?.catch(() => undefined); // an engine still loading is closed with the rest
-      for (const part of this.parts.splice(0).reverse()) {
-        try {
-          await part.close();
-        } catch (err) {
-          this.log(`closing the ${part.name}: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      }
+      await this.closeParts(this.parts.splice(0).reverse());
     })();
     return this.closing;
   }
+
+  private async closeParts(parts: Part[]): Promise<void> {
+    for (const part of parts) {
+      try {
+        await part.close();
+      } catch (err) {
+        this.log(`closing the ${part.name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
 }
+
+/** The parts `reload` closes and builds afresh on their next use. */
+const reloaded = ['engine', 'verifier'];
 
 export function openApp(options: AppOptions = {}): App {
   return new App(options);

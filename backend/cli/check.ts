@@ -8,7 +8,7 @@ import { modelText, userSource } from '../lean/authorship';
 import { userHeader } from '../lean/checkedHeader';
 import { findUserProject, notBuiltFor } from '../lean/userProject';
 import { defaultAllowedAxioms, type AxiomPolicy } from '../lean/verdict';
-import { readSettings } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import type { BuiltVerifier, VerifierSettings } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
 import {
@@ -40,7 +40,7 @@ interface FileReport {
   problems: string[];
 }
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args, ['json', 'help', 'allow-native-decide', 'untrusted']);
   const untrusted = p.flags.has('untrusted');
   if (p.flags.has('help')) {
@@ -58,7 +58,6 @@ export async function run(args: string[]): Promise<number> {
     console.error(`kimina check: ${(err as Error).message}`);
     return 2;
   }
-  const settings = readSettings();
   const flags: Partial<VerifierSettings> = {};
   const project = flagString(p, 'project');
   if (project) flags.projectDir = resolve(project);

@@ -1,15 +1,7 @@
 // `kimina eval`: run a model over a benchmark (resumable), report pass@k, compare two runs, fetch miniF2F.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import {
-  baseChildEnv,
-  engineKinds,
-  isSet,
-  kiminaHome,
-  readSettings,
-  setting,
-  type Settings,
-} from '../settings/settings';
+import { engineKinds, isSet, type Settings } from '../settings/settings';
 import { openApp, type App } from '../app/app';
 import type { EvalStore } from '../store/eval';
 import type { EvalConfig, EvalReport } from '../protocol';
@@ -71,15 +63,13 @@ fetch options: --dest (default ~/.kimina/benchmarks/minif2f_test.jsonl; minif2f:
 Reports name the benchmark, the Lean version (KIMINA_LEAN_PROJECT's lean-toolchain) and the verdict mode, and say
 whether the figure is comparable to the published table (1.7B: 76.23 % pass@32, 77.87 % with the fix turn; 0.6B: 71.30 %).`;
 
-function dbPath(p: Parsed): string {
-  const flag = flagString(p, 'db');
-  return flag ? resolve(flag) : setting('db');
-}
-
 /** The app of an eval command: the store at --db (else KIMINA_DB), and for `run` the engine the flags choose. */
-function evalApp(p: Parsed, engine?: Partial<Settings>): App {
-  const settings = readSettings();
-  return openApp({ settings: { ...settings, db: dbPath(p), ...engine }, log: (line) => console.error(line) });
+function evalApp(p: Parsed, settings: Settings, engine?: Partial<Settings>): App {
+  const db = flagString(p, 'db');
+  return openApp({
+    settings: { ...settings, ...(db ? { db: resolve(db) } : {}), ...engine },
+    log: (line) => console.error(line),
+  });
 }
 
 function intFlag(p: Parsed, name: string, fallback: number, min: number, max: number): number {
@@ -140,14 +130,14 @@ export function headline(report: EvalReport): string[] {
   return lines;
 }
 
-async function runCommand(p: Parsed): Promise<number> {
+async function runCommand(p: Parsed, settings: Settings): Promise<number> {
   const benchmarkArg = p.positionals[1];
   if (!benchmarkArg)
     throw new Error(`kimina eval run needs a benchmark folder or .jsonl file (or ${BUILTIN_MINIF2F}, built in)`);
   const benchmark = resolveBenchmarkArg(benchmarkArg);
   const model = flagString(p, 'model');
   if (!model) throw new Error('kimina eval run needs --model NAME');
-  const engineName = flagString(p, 'engine') ?? (isSet('engine') ? setting('engine') : 'openai');
+  const engineName = flagString(p, 'engine') ?? (isSet('engine', settings.childEnv) ? settings.engine : 'openai');
   if (!(engineKinds as readonly string[]).includes(engineName))
     throw new Error(`--engine must be ${[...engineKinds].reverse().join(' or ')}, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
@@ -175,14 +165,14 @@ async function runCommand(p: Parsed): Promise<number> {
     leanTimeout: realFlag(p, 'lean-timeout', 60, 1, 3600),
     verdictMode: parseVerdictMode(flagString(p, 'verdict')),
     benchmarkName: benchmarkName(benchmark),
-    lean: leanVersionOf(setting('leanProject')),
+    lean: leanVersionOf(settings.leanProject),
     goals: p.flags.has('goals'),
   };
   const runName = flagString(p, 'run') ?? defaultRunName(model, benchmark, split, samples, fixTurns);
   const seed = flagNumber(p, 'seed');
   const parallelFlag = flagNumber(p, 'parallel') !== undefined ? intFlag(p, 'parallel', 1, 1, 4096) : undefined;
   const baseUrl = flagString(p, 'base-url');
-  const app = evalApp(p, {
+  const app = evalApp(p, settings, {
     engine: engineName as (typeof engineKinds)[number],
     model,
     ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}),
@@ -305,14 +295,14 @@ function loadReport(ref: string, store: () => EvalStore): EvalReport {
   return buildReport(store(), ref);
 }
 
-async function fetchCommand(p: Parsed): Promise<number> {
+async function fetchCommand(p: Parsed, settings: Settings): Promise<number> {
   const what = p.positionals[1];
   if (what === undefined || what === MINIF2F_TEST_REPO || what === 'minif2f_test') {
     const r = await fetchMinif2fTest({
-      dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath(kiminaHome())),
-      endpoint: setting('datasetsServer'),
+      dest: resolve(flagString(p, 'dest') ?? defaultMinif2fTestPath(settings.home)),
+      endpoint: settings.datasetsServer,
       force: p.flags.has('force'),
-      token: setting('hfToken'),
+      token: settings.hfToken,
       log: (l) => console.error(l),
     });
     console.log(`${MINIF2F_TEST_REPO}: ${r.rows} problems, ${r.withInformal} with an informal statement, in ${r.path}`);
@@ -327,7 +317,7 @@ async function fetchCommand(p: Parsed): Promise<number> {
   const method = flagString(p, 'method') ?? 'auto';
   if (!['git', 'archive', 'auto'].includes(method))
     throw new Error(`--method must be git, archive or auto, got '${method}'`);
-  const dest = resolve(flagString(p, 'dest') ?? join(kiminaHome(), 'benchmarks', 'miniF2F-lean4'));
+  const dest = resolve(flagString(p, 'dest') ?? join(settings.home, 'benchmarks', 'miniF2F-lean4'));
   const check = await fetchMiniF2F({
     dest,
     method: method as 'git' | 'archive' | 'auto',
@@ -335,22 +325,22 @@ async function fetchCommand(p: Parsed): Promise<number> {
     ref: flagString(p, 'ref'),
     force: p.flags.has('force'),
     log: (l) => console.error(l),
-    env: baseChildEnv(),
+    env: settings.childEnv,
   });
   for (const l of describeCheck(check)) console.log(l);
   console.log(`evaluate with: kimina eval run ${join(dest, 'MiniF2F')} --split test --model NAME`);
   return check.problems.length === 0 ? 0 : 1;
 }
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args, ['keep-responses', 'no-report', 'force', 'help', 'json', 'goals']);
   const sub = p.positionals[0];
   if (!sub || p.flags.has('help') || sub === 'help') {
     console.log(USAGE);
     return sub || p.flags.has('help') ? 0 : 2;
   }
-  if (sub === 'run') return runCommand(p);
-  const app = evalApp(p);
+  if (sub === 'run') return runCommand(p, settings);
+  const app = evalApp(p, settings);
   try {
     return await storedRuns(p, sub, app);
   } finally {
@@ -412,10 +402,10 @@ async function storedRuns(p: Parsed, sub: string, app: App): Promise<number> {
       return 0;
     }
     case 'fetch':
-      return fetchCommand(p);
+      return fetchCommand(p, app.settings);
     default:
       // `kimina eval BENCHMARK …` is short for `kimina eval run BENCHMARK …`.
-      if (existsSync(sub)) return runCommand({ ...p, positionals: ['run', ...p.positionals] });
+      if (existsSync(sub)) return runCommand({ ...p, positionals: ['run', ...p.positionals] }, app.settings);
       console.error(`kimina eval: unknown subcommand '${sub}'\n\n${USAGE}`);
       return 2;
   }

@@ -7,7 +7,7 @@ import { ProjectNotBuiltError, replProvenance, setupRepl } from '../lean/setup';
 import { splitHeader } from '../lean/header';
 import { openApp } from '../app/app';
 import { parseArgs, flagString } from './args';
-import { readSome } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 
 const help = `usage: kimina lean setup [--project DIR] [--build]   build leanprover-community/repl for the project's toolchain
        kimina lean status [--project DIR]            show how proofs will be checked
@@ -19,14 +19,14 @@ depends on it, and KIMINA_INIT_REPLS' headers); when it is not, it names the com
 For a release repl has no revision for, setup builds the nearest older repl source with the project's
 toolchain and uses it once its smoke test passes; status shows where it came from.`;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], all: Settings): Promise<number> {
   const [sub, ...rest] = args;
   const p = parseArgs(rest, ['help', 'build']);
   if (!sub || sub === '--help' || p.flags.has('help')) {
     console.log(help);
     return sub ? 0 : 2;
   }
-  const settings = openApp().verifierSettings(); // settings only: nothing is opened
+  const settings = openApp({ settings: all }).verifierSettings(); // settings only: nothing is opened
   const project = resolve(flagString(p, 'project') ?? settings.projectDir);
   if (sub === 'setup') {
     // the modules of each pre-warmed header as the pool sends it (Mathlib… collapsed), flags (`public`, `all`) aside
@@ -39,15 +39,10 @@ export async function run(args: string[]): Promise<number> {
     });
     let result;
     try {
-      result = await setupRepl(
-        project,
-        (line) => console.error(line),
-        { ...readSome(['home', 'replGitUrl', 'replFlushFix']), childEnv: settings.childEnv },
-        {
-          build: p.flags.has('build'),
-          imports,
-        },
-      );
+      result = await setupRepl(project, (line) => console.error(line), all, {
+        build: p.flags.has('build'),
+        imports,
+      });
     } catch (err) {
       if (!(err instanceof ProjectNotBuiltError)) throw err;
       console.log(err.result.binary);

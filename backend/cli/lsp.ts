@@ -7,8 +7,9 @@ import {
 } from 'vscode-languageserver/node';
 import { startLspFace } from '../api/lsp';
 import { chooseService } from '../editor/chooseService';
+import type { InProcessParts } from '../editor/inProcess';
 import { openApp } from '../app/app';
-import { readSettings } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import { parseArgs } from './args';
 
 const usage = `usage: kimina lsp --stdio
@@ -20,7 +21,7 @@ relayed to the attached \`kimina serve\`). Proofs are forwarded to a running
 engine and the Lean verifier run in this process (settings: KIMINA_* environment variables;
 KIMINA_PROVE_TIMEOUT stops a proof after that many seconds).`;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const parsed = parseArgs(args, ['stdio', 'help']);
   if (parsed.flags.has('help')) {
     console.log(usage);
@@ -41,25 +42,33 @@ export async function run(args: string[]): Promise<number> {
     new StreamMessageReader(process.stdin),
     new StreamMessageWriter(process.stdout),
   );
-  const settings = readSettings();
-  // Each start of the services gets its own app, closed with them: after a failed start or a setup request
-  // (kimina/setup/*) the face builds them afresh, and the engine and verifier must then load what is there now.
-  // The face outlives the apps of its services: the Repair All queue and the running proofs live in one of their own.
-  const lasting = openApp({ log, settings });
+  // One app per process (one database handle). The in-process services are its parts; when they end (after a
+  // failed start or a setup request, kimina/setup/*, the face starts them afresh) the app reloads its engine and
+  // verifier instead of closing, so the next start loads the model and the REPL that are there now. The Repair All
+  // queue and the running proofs stay in the app throughout.
+  const app = openApp({ log, settings });
+  const parts: InProcessParts = {
+    verifier: () => app.verifier(),
+    engine: () => app.engine(),
+    attempts: () => app.attempts(),
+    describe: () => app.describe(),
+    state: () => app.state(),
+    close: () => app.reload(),
+  };
   const face = startLspFace({
     connection,
     settings,
-    proofs: lasting.runningProofs(),
-    createService: () => chooseService(openApp({ log, settings }), settings, log),
+    proofs: app.runningProofs(),
+    createService: () => chooseService(parts, settings, log),
     log,
     proveTimeoutS: settings.proveTimeoutS,
-    repairStore: () => lasting.repairs(),
-    // agents' jobs live with the face (in the lasting app's database and registry), over the face's services
-    agents: (service, roots) => lasting.agentsOver(service, () => [...roots(), settings.leanProject]),
+    repairStore: () => app.repairs(),
+    // agents' jobs live with the face (in the app's database and registry, kept across reloads), over the face's services
+    agents: (service, roots) => app.agentsOver(service, () => [...roots(), settings.leanProject]),
   });
   const shutdown = async (): Promise<void> => {
     await face.close();
-    await lasting.close();
+    await app.close();
   };
   const closed = new Promise<number>((resolve) => {
     connection.onShutdown(shutdown);

@@ -1,6 +1,6 @@
 // `kimina model pull|list|path|convert`: the model store on the command line.
 import { basename } from 'node:path';
-import { readSettings, setting } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import { parseArgs, flagString } from './args';
 import { ProgressBar, formatSeconds } from './progress';
 import {
@@ -102,7 +102,7 @@ function pullReporter(id: string): (e: PullEvent) => void {
   };
 }
 
-async function pull(args: string[]): Promise<number> {
+async function pull(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args, ['force']);
   const id = p.positionals[0] ?? DEFAULT_MODEL;
   const controller = new AbortController();
@@ -110,8 +110,8 @@ async function pull(args: string[]): Promise<number> {
   process.once('SIGINT', stop);
   try {
     const result = await pullModel(id, {
-      ...hubOptionsOf(readSettings()),
-      home: setting('home'),
+      ...hubOptionsOf(settings),
+      home: settings.home,
       revision: flagString(p, 'revision'),
       quantize: quantizeFlag(flagString(p, 'quantize')),
       force: p.flags.get('force') === true,
@@ -122,7 +122,7 @@ async function pull(args: string[]): Promise<number> {
     console.error(
       `kimina: ${id} is ready in ${result.dir}${result.converted ? ` (converted, ${result.manifest.quantize})` : ''}`,
     );
-    if ((setting('model') ?? DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
+    if ((settings.model ?? DEFAULT_MODEL) !== id) console.error(`kimina: to use it, set KIMINA_MODEL=${id}`);
     return 0;
   } catch (err) {
     if (!controller.signal.aborted) throw err;
@@ -133,17 +133,17 @@ async function pull(args: string[]): Promise<number> {
   }
 }
 
-function list(args: string[]): number {
+function list(args: string[], settings: Settings): number {
   const p = parseArgs(args, ['json']);
-  const current = setting('model') ?? DEFAULT_MODEL;
-  const models = listModels(setting('home'), current);
+  const current = settings.model ?? DEFAULT_MODEL;
+  const models = listModels(settings.home, current);
   if (p.flags.get('json') === true) {
     console.log(JSON.stringify(models, null, 2));
     return 0;
   }
   if (models.length === 0) {
     console.log(
-      `no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint({ endpoint: setting('hfEndpoint') })})`,
+      `no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint({ endpoint: settings.hfEndpoint })})`,
     );
     return 0;
   }
@@ -163,12 +163,12 @@ function list(args: string[]): number {
   return 0;
 }
 
-async function convert(args: string[]): Promise<number> {
+async function convert(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args);
   const src = p.positionals[0];
   if (!src) throw new Error('kimina model convert needs a checkpoint folder');
-  const { dir: srcDir } = locateModel(setting('home'), src);
-  const out = p.positionals[1] ? locateModel(setting('home'), p.positionals[1]).dir : srcDir;
+  const { dir: srcDir } = locateModel(settings.home, src);
+  const out = p.positionals[1] ? locateModel(settings.home, p.positionals[1]).dir : srcDir;
   const quantize = quantizeFlag(flagString(p, 'quantize'));
   const report = pullReporter(basename(srcDir));
   await convertLazily(srcDir, out, {
@@ -179,20 +179,18 @@ async function convert(args: string[]): Promise<number> {
   return 0;
 }
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const [command, ...rest] = args;
   switch (command) {
     case 'pull':
-      return pull(rest);
+      return pull(rest, settings);
     case 'list':
-      return list(rest);
+      return list(rest, settings);
     case 'path':
-      console.log(
-        resolveModelDir(setting('home'), rest[0] ?? setting('model') ?? DEFAULT_MODEL, setting('hfHubCache')),
-      );
+      console.log(resolveModelDir(settings.home, rest[0] ?? settings.model ?? DEFAULT_MODEL, settings.hfHubCache));
       return 0;
     case 'convert':
-      return convert(rest);
+      return convert(rest, settings);
     case undefined:
     case '--help':
     case '-h':

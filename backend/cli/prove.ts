@@ -25,6 +25,7 @@ export function sorryTarget(code: string, line: number): { line: number; charact
   if (provable && decl.sorries.length === 1 && /^(by\s+)?sorry$/u.test(body)) return null;
   return { line: site.line, character: site.character };
 }
+import type { Settings } from '../settings/settings';
 
 const HELP = `usage: kimina prove FILE[:THEOREM|:LINE] [options]
 
@@ -91,7 +92,7 @@ function requestFor(
   return parseProveRequest(body);
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], settings: Settings): Promise<number> {
   const args = parseArgs(argv, ['json', 'demo', 'help']);
   if (args.flags.has('help') || argv.includes('-h')) {
     console.log(HELP);
@@ -138,9 +139,9 @@ export async function run(argv: string[]): Promise<number> {
   const demo = args.flags.has('demo');
   const code = readFileSync(target.file, 'utf8');
   const atSorry = target.line !== undefined ? sorryTarget(code, target.line) : null;
-  if (atSorry) return proveSorry(request, code, target.file, atSorry, { json, demo });
+  if (atSorry) return proveSorry(request, code, target.file, atSorry, { json, demo, settings });
   const log = (line: string) => process.stderr.write(line + '\n');
-  const app = openApp({ demo, log });
+  const app = openApp({ demo, log, settings });
   let deps;
   try {
     const verifier = app.verifier().verifier;
@@ -185,10 +186,10 @@ async function proveSorry(
   code: string,
   file: string,
   position: { line: number; character: number },
-  o: { json: boolean; demo: boolean },
+  o: { json: boolean; demo: boolean; settings: Settings },
 ): Promise<number> {
   const log = (line: string) => process.stderr.write(line + '\n');
-  const app = openApp({ demo: o.demo, log });
+  const app = openApp({ demo: o.demo, log, settings: o.settings });
   const service = await createInProcessService(app, (line) => log(o.demo ? `DEMO: ${line}` : line));
   const controller = new AbortController();
   const onSigint = () => controller.abort();

@@ -12,6 +12,7 @@ import { createInProcessService } from '../editor/inProcess';
 import { findBroken } from '../editor/editorRepair';
 import { proveInEditor } from '../editor/editorProve';
 import { offsetAt } from '../editor/leanSource';
+import type { Settings } from '../settings/settings';
 
 const HELP = `usage: kimina repair PATH… [options]
 
@@ -142,7 +143,7 @@ export function markdownReport(
   return lines.join('\n');
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], settings: Settings): Promise<number> {
   const args = parseArgs(argv, ['apply', 'demo', 'help']);
   if (args.flags.has('help') || argv.includes('-h')) {
     console.log(HELP);
@@ -177,7 +178,7 @@ export async function run(argv: string[]): Promise<number> {
   const reportPath = resolve(flagString(args, 'report') ?? 'kimina-repair.md');
   const demo = args.flags.has('demo');
   const log = (line: string) => process.stderr.write(line + '\n');
-  const app = openApp({ demo, log });
+  const app = openApp({ demo, log, settings });
   const service = await createInProcessService(app, (line) => log(demo ? `DEMO: ${line}` : line));
   const store = app.repairs();
   const controller = new AbortController();

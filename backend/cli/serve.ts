@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { newApiToken } from '../api/auth';
 import { openApp } from '../app/app';
 import { startServing } from '../app/serve';
-import { readSettings } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import { enterPrivateHome } from '../store/safePaths';
 import { prewarm } from '../lean/buildVerifier';
 import { parseArgs, flagNumber, flagString } from './args';
@@ -25,13 +25,12 @@ SIGINT/SIGTERM stop it: running proofs are cancelled, training runs are left to 
 /** How long shutdown may take before the process exits anyway (a second signal exits at once). */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args, ['help']);
   if (p.flags.has('help')) {
     console.log(help);
     return 0;
   }
-  const settings = readSettings();
   const host = flagString(p, 'host') ?? settings.host;
   const port = flagNumber(p, 'port') ?? settings.port;
   const project = flagString(p, 'project');

@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-export interface DiscoveryRecord {
+interface DiscoveryRecord {
   url: string;
   token?: string;
   pid: number;
@@ -28,7 +28,7 @@ function liveOtherServer(raw: string): boolean {
 }
 
 /** The URL a local client should use: a wildcard listen address is reached through loopback. */
-export function connectUrl(host: string, port: number): string {
+function connectUrl(host: string, port: number): string {
   const bare = host.replace(/^\[|\]$/g, '');
   const reachable = bare === '0.0.0.0' || bare === '' ? '127.0.0.1' : bare === '::' ? '::1' : bare;
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;

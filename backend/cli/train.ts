@@ -14,7 +14,7 @@ import {
   type TrainingRun,
 } from '../protocol';
 import { ApiClient, ApiError, BackendUnreachable, type CallArgs } from '../client/apiClient';
-import { baseChildEnv, readSome, setting } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import { findServer } from '../editor/discovery';
 import { buildPrompt } from '../prover/prompt';
 import { harvestWorkspace } from '../training/harvest';
@@ -54,14 +54,14 @@ Prompt files: JSON Lines with formalStatement (or formal_statement) and optional
 The backend is found through KIMINA_SERVER_URL (and KIMINA_API_TOKEN) or the file kimina serve writes.`;
 
 /** `kimina trainer gpu-check [DIR]`: the folder a GPU machine runs (backend/training/gpuCheck.ts). */
-async function gpuCheck(p: Parsed): Promise<number> {
+async function gpuCheck(p: Parsed, settings: Settings): Promise<number> {
   const { prepareGpuCheck } = await import('../training/gpuCheck');
   const dir = resolve(p.positionals[1] ?? 'gpu-check');
   const folder = prepareGpuCheck(dir, {
     python: flagString(p, 'python') ?? 'python3',
     wheels: !p.flags.has('no-wheels'),
     steps: flagNumber(p, 'steps'),
-    env: baseChildEnv(),
+    env: settings.childEnv,
   });
   console.log(
     `gpu check ready in ${folder.dir}: configs.json, run.sh, ${folder.wheels.length} wheels (${(folder.wheelBytes / 2 ** 20).toFixed(1)} MiB of 64)`,
@@ -71,36 +71,31 @@ async function gpuCheck(p: Parsed): Promise<number> {
   return 0;
 }
 
-const setupHelp = `usage: kimina trainer setup [--gpu] [--venv DIR] [--python PYTHON]
+const setupHelp = (venv: string): string => `usage: kimina trainer setup [--gpu] [--venv DIR] [--python PYTHON]
        kimina trainer gpu-check [DIR] [--steps N] [--no-wheels] [--python PYTHON]
          writes DIR (default gpu-check/): the GRPO check for a GPU machine with no network (configs from the
          presets, the wheels its Python 3.12 image lacks, run.sh)
 
-Creates the trainer's Python environment (default ${setting('trainerVenv')}) with pinned requirements:
+Creates the trainer's Python environment (default ${venv}) with pinned requirements:
 backend/trainer/requirements-cpu.txt, or requirements-gpu.txt (adds vLLM) with --gpu. Needs Python 3.10+
 with venv, and several GB of disk for torch.`;
 
-function server(): { url: string; token?: string } {
-  return (
-    findServer(readSome(['apiToken', 'serverUrl', 'home'])) ?? {
-      url: 'http://127.0.0.1:8000',
-      token: setting('apiToken'),
-    }
-  );
-}
+type Call = <N extends RouteName>(name: N, ...input: CallArgs<N>) => Promise<RouteResponse<N>>;
 
-/** Calls a route on the running backend; errors name the route and say what to check. */
-async function call<N extends RouteName>(name: N, ...input: CallArgs<N>): Promise<RouteResponse<N>> {
-  const s = server();
-  try {
-    return await new ApiClient({ url: s.url, token: s.token }).call(name, ...input);
-  } catch (err) {
-    if (err instanceof BackendUnreachable) throw new Error(`${err.message} (is \`kimina serve\` running?)`);
-    if (err instanceof ApiError)
-      throw new Error(`${routes[name].method} ${routes[name].path}: ${err.status} ${err.message}`);
-    throw err;
-  }
-}
+/** Calls a route on the running backend (found from the settings); errors name the route and say what to check. */
+const callerOf =
+  (settings: Settings): Call =>
+  async (name, ...input) => {
+    const s = findServer(settings) ?? { url: 'http://127.0.0.1:8000', token: settings.apiToken };
+    try {
+      return await new ApiClient({ url: s.url, token: s.token }).call(name, ...input);
+    } catch (err) {
+      if (err instanceof BackendUnreachable) throw new Error(`${err.message} (is \`kimina serve\` running?)`);
+      if (err instanceof ApiError)
+        throw new Error(`${routes[name].method} ${routes[name].path}: ${err.status} ${err.message}`);
+      throw err;
+    }
+  };
 
 /** Prompts from a JSON Lines file: each line a TrainingPrompt, or {formalStatement, informal?, id?}. */
 export function readPromptFile(path: string): TrainingPrompt[] {
@@ -168,7 +163,7 @@ function describe(run: TrainingRun): string {
   return `${run.id}  ${run.state.padEnd(9)} step ${run.step}/${run.hyper.maxSteps} (checkpoint ${run.checkpointStep})  ${run.preset}  ${run.name}${evalText}${run.error ? `\n  error: ${run.error.split('\n')[0]}` : ''}`;
 }
 
-async function start(p: Parsed, args: string[]): Promise<number> {
+async function start(p: Parsed, args: string[], call: Call): Promise<number> {
   const model = flagString(p, 'model');
   if (!model) throw new Error('--model is required (a Hugging Face id or a folder with safetensors weights)');
   const prompts = flagString(p, 'prompts');
@@ -198,7 +193,7 @@ async function start(p: Parsed, args: string[]): Promise<number> {
   return 0;
 }
 
-async function status(p: Parsed): Promise<number> {
+async function status(p: Parsed, call: Call): Promise<number> {
   const id = p.positionals[1];
   if (!id) {
     const { runs } = await call('trainingRuns');
@@ -244,7 +239,7 @@ async function status(p: Parsed): Promise<number> {
   return 0;
 }
 
-async function control(action: 'pause' | 'resume' | 'cancel', p: Parsed): Promise<number> {
+async function control(action: 'pause' | 'resume' | 'cancel', p: Parsed, call: Call): Promise<number> {
   const id = p.positionals[1];
   if (!id) throw new Error(`usage: kimina train ${action} RUN`);
   const route = ({ pause: 'trainingPause', resume: 'trainingResume', cancel: 'trainingCancel' } as const)[action];
@@ -265,6 +260,7 @@ export function dropExactRepeats(prompts: TrainingPrompt[]): TrainingPrompt[] {
 
 /** The validation prompts of an export: miniF2F test (default), a held-out share, or a prompt file. */
 function validationSet(
+  home: string,
   choice: string,
   prompts: TrainingPrompt[],
   hyper: TrainingHyperparameters,
@@ -276,13 +272,13 @@ function validationSet(
   if (choice === 'minif2f')
     return {
       train: prompts,
-      test: minif2fTestPrompts(defaultMinif2fTestPath(setting('home'))),
+      test: minif2fTestPrompts(defaultMinif2fTestPath(home)),
       source: MINIF2F_TEST_REPO,
     };
   return { train: prompts, test: readPromptFile(choice), source: choice };
 }
 
-async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
+async function exportVerlCommand(p: Parsed, args: string[], settings: Settings): Promise<number> {
   const out = flagString(p, 'out');
   const rewardUrl = flagString(p, 'reward-url');
   if (!out || !rewardUrl)
@@ -297,7 +293,7 @@ async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
   if (prompts.length === 0) throw new Error('no prompts: give --prompts FILE.jsonl and/or --workspace DIR');
   const overrides = parseOverrides(setValues(args));
   const hyper = presetHyper((flagString(p, 'preset') ?? 'recipe-8gpu') as TrainingPresetName, overrides);
-  const split = validationSet(flagString(p, 'val') ?? 'minif2f', prompts, hyper);
+  const split = validationSet(settings.home, flagString(p, 'val') ?? 'minif2f', prompts, hyper);
   const result = await exportVerl({
     outDir: resolve(out),
     model: flagString(p, 'model') ?? RECIPE_START_MODEL,
@@ -309,9 +305,9 @@ async function exportVerlCommand(p: Parsed, args: string[]): Promise<number> {
     rewardUrl,
     nodes: flagNumber(p, 'nodes'),
     gpusPerNode: flagNumber(p, 'gpus-per-node'),
-    python: trainerPython(readSome(['trainerPython', 'trainerVenv'])),
+    python: trainerPython(settings),
     sourceDir: trainerSourceDir(),
-    env: baseChildEnv(),
+    env: settings.childEnv,
     verl: flagString(p, 'verl'),
   });
   const dropped = before - prompts.length;
@@ -347,7 +343,8 @@ function cluster(p: Parsed): number {
   return runRay(['ray', 'job', action, `--address=${address}`, job]);
 }
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
+  const call = callerOf(settings);
   const p = parseArgs(args, ['help', 'json', 'when-idle', 'submit', 'no-quantize', 'dedupe']);
   const command = p.positionals[0];
   if (!command || p.flags.has('help')) {
@@ -356,13 +353,13 @@ export async function run(args: string[]): Promise<number> {
   }
   switch (command) {
     case 'start':
-      return start(p, args);
+      return start(p, args, call);
     case 'status':
-      return status(p);
+      return status(p, call);
     case 'pause':
     case 'resume':
     case 'cancel':
-      return control(command, p);
+      return control(command, p, call);
     case 'logs': {
       const id = p.positionals[1];
       if (!id) throw new Error('usage: kimina train logs RUN');
@@ -381,7 +378,7 @@ export async function run(args: string[]): Promise<number> {
       return 0;
     }
     case 'export-verl':
-      return exportVerlCommand(p, args);
+      return exportVerlCommand(p, args, settings);
     case 'cluster':
       return cluster(p);
     default:
@@ -391,21 +388,21 @@ export async function run(args: string[]): Promise<number> {
 }
 
 /** `kimina trainer setup`. */
-export async function runTrainer(args: string[]): Promise<number> {
+export async function runTrainer(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args, ['help', 'gpu', 'no-wheels']);
-  if (p.positionals[0] === 'gpu-check' && !p.flags.has('help')) return gpuCheck(p);
+  if (p.positionals[0] === 'gpu-check' && !p.flags.has('help')) return gpuCheck(p, settings);
   if (p.positionals[0] !== 'setup' || p.flags.has('help')) {
-    console.log(setupHelp);
+    console.log(setupHelp(settings.trainerVenv));
     return p.flags.has('help') ? 0 : 2;
   }
-  const dir = resolve(flagString(p, 'venv') ?? setting('trainerVenv'));
+  const dir = resolve(flagString(p, 'venv') ?? settings.trainerVenv);
   const requirements = join(trainerSourceDir(), p.flags.has('gpu') ? 'requirements-gpu.txt' : 'requirements-cpu.txt');
   console.error(`trainer environment: ${dir}\nrequirements: ${requirements}`);
   const result = await ensurePythonEnv({
     dir,
     requirements,
     basePython: flagString(p, 'python'),
-    env: baseChildEnv(),
+    env: settings.childEnv,
     onProgress: (line) => {
       if (/^(creating|installing|Collecting|Downloading|Installing|Successfully|ERROR|pip failed)/.test(line.trim()))
         console.error(`  ${line.trim()}`);
@@ -415,6 +412,6 @@ export async function runTrainer(args: string[]): Promise<number> {
     `${result.created ? 'created' : 'already up to date'} (${result.seconds.toFixed(0)} s): ${result.python}`,
   );
   for (const [m, v] of Object.entries(result.versions)) console.log(`  ${m} ${v}`);
-  if (dir !== resolve(setting('trainerVenv'))) console.log(`use it with KIMINA_TRAINER_PYTHON=${result.python}`);
+  if (dir !== resolve(settings.trainerVenv)) console.log(`use it with KIMINA_TRAINER_PYTHON=${result.python}`);
   return 0;
 }

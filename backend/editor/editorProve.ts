@@ -5,7 +5,6 @@ import {
   type EditorProveResult,
   type LspProveEvent,
   type ProveParams,
-  type ProveRequest,
   type ReplSorry,
   replPosToLsp,
 } from '../protocol';
@@ -22,14 +21,9 @@ import {
 import { goalToLemma } from './goalLemma';
 import { proofBodyOf, spliceVerifiedProof } from './splice';
 import type { ProveService } from './service';
-import { repairDeclaration } from './editorRepair';
+import { repairDeclaration, requestOptions } from './editorRepair';
 
 type Emit = (event: LspProveEvent) => void;
-
-function requestOptions(params: ProveParams): Omit<ProveRequest, 'code' | 'theorem'> {
-  const { samples, fixTurns, temperature, topP, maxTokens, informal } = params;
-  return { samples, fixTurns, temperature, topP, maxTokens, informal };
-}
 
 function declRange(text: string, decl: Declaration) {
   return { name: decl.name, range: { start: positionAt(text, decl.start), end: positionAt(text, decl.end) } };

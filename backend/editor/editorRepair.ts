@@ -10,6 +10,7 @@ import {
   type EditorProveResult,
   type LspProveEvent,
   type ProveParams,
+  type ProveRequest,
   type ReplMessage,
   replPosToLsp,
 } from '../protocol';
@@ -87,9 +88,17 @@ export async function findBroken(
   return { uri, source: 'check', declarations: brokenFrom(code, diagnostics), diagnostics };
 }
 
-function requestOptions(params: ProveParams) {
+/** The prove settings of an editor request (a null, which the schema lets through as absent, left out). */
+export function requestOptions(params: ProveParams): Omit<ProveRequest, 'code' | 'theorem'> {
   const { samples, fixTurns, temperature, topP, maxTokens, informal } = params;
-  return { samples, fixTurns, temperature, topP, maxTokens, informal };
+  return {
+    samples: samples ?? undefined,
+    fixTurns: fixTurns ?? undefined,
+    temperature: temperature ?? undefined,
+    topP: topP ?? undefined,
+    maxTokens: maxTokens ?? undefined,
+    informal: informal ?? undefined,
+  };
 }
 
 /** Repairs the declaration at the request's position in `text`; proposes an edit only for a repair verified in place. */

@@ -14,7 +14,7 @@ import type { CheckAnswer, ProveService } from './service';
 import type { ServerAddress } from './discovery';
 
 /** The server refused a request: its words with where it is, and its kind (what is missing) kept for the caller. */
-export class ServerRefused extends Error {
+class ServerRefused extends Error {
   override readonly name = 'ServerRefused';
   constructor(
     message: string,

@@ -40,7 +40,7 @@ export function codeOnly(text: string): string {
 }
 
 /** Line starts: lineStarts[n] is the offset of line n (the last text's are kept: positions are asked one by one). */
-export function lineStarts(text: string): number[] {
+function lineStarts(text: string): number[] {
   if (lastStarts?.text === text) return lastStarts.starts;
   const starts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
@@ -156,12 +156,7 @@ export function headerOf(text: string, decls = findDeclarations(text)): string {
  * (`namespace`, `open`, `variable`, …) and the earlier sorry-free declarations it may use, in file order, as
  * the prover's own statement builder (lean/declarations.ts) finds them.
  */
-export function scopePrefix(
-  text: string,
-  decl: Declaration,
-  decls?: Declaration[],
-  exclude?: ReadonlySet<string>,
-): string {
+function scopePrefix(text: string, decl: Declaration, decls?: Declaration[], exclude?: ReadonlySet<string>): string {
   const theirs = findLeanDeclarations(text).find(
     (d) => d.start.offset <= decl.start && decl.start < Math.max(d.end.offset, d.start.offset + 1),
   );

@@ -2,7 +2,7 @@
 // or one `sorry` replaced by the proof of its goal, indented so that Lean parses it in place.
 import { type ProofEdit, type Verdict, replPosToLsp } from '../protocol';
 import { type Token, type Trivia, lexLean, lexLeanFull, tokenSpans } from '../lean/lexer';
-import { COMMAND_KEYWORDS, commandStem, isCommandWord } from '../lean/declarations';
+import { commandStem, isCommandWord } from '../lean/declarations';
 import { components, plain } from '../lean/auditPlan';
 import { type Declaration, type SorrySite, findDeclarations, positionAt, standaloneSnippet } from './leanSource';
 import type { CheckAnswer } from './service';
@@ -86,17 +86,15 @@ export function applyEdit(
  * takes `foo?`/`foo!` variants and the shapes libraries keep adding. `termination_by`, `decreasing_by`
  * and `where` belong to the declaration and are not commands.
  */
-export { COMMAND_KEYWORDS };
-
 /** Hole names a verdict must not hide, compared after `holeStem`: spliced text never holds them. */
-export const HOLE_TOKENS: ReadonlySet<string> = new Set(['sorry', 'admit', 'sorryAx', 'stop']);
+const HOLE_TOKENS: ReadonlySet<string> = new Set(['sorry', 'admit', 'sorryAx', 'stop']);
 
 /**
  * The name an identifier ends in, as Lean resolves it for a hole: `«»` quoting dropped from every
  * component, `_root_.` and any namespace path dropped (`_root_.sorryAx`, `«sorryAx»`, `Foo.«sorryAx»` are
  * all `sorryAx`), trailing `?`/`!` dropped.
  */
-export function holeStem(text: string): string {
+function holeStem(text: string): string {
   const parts = components(text).map(plain);
   return commandStem(parts[parts.length - 1] ?? text);
 }
@@ -236,7 +234,7 @@ export function spliceProblem(oldText: string, from: number, to: number, newText
 }
 
 /** What a splice puts in: the whole body after the statement's `:=`, or one `sorry` of the declaration. */
-export type SpliceTarget =
+type SpliceTarget =
   { kind: 'body'; decl: Declaration } | { kind: 'sorry'; decl: Declaration; site: SorrySite; listedBefore: number };
 
 export interface SpliceInput {

@@ -4,7 +4,7 @@
 import type { KValue } from '../protocol';
 import { MT19937 } from './mt19937';
 
-export const VERL_BOOTSTRAP = { resamples: 1000, seed: 42 } as const;
+const VERL_BOOTSTRAP = { resamples: 1000, seed: 42 } as const;
 
 /** Mean and population std of max over bootstrap resamples, drawn like numpy's legacy `choice`. */
 export function bootstrapBest(

@@ -9,7 +9,7 @@ import { join, relative, resolve, isAbsolute } from 'node:path';
 /** The name `kimina eval run` accepts for the built-in copy (also as `builtin:minif2f-lean4`). */
 export const BUILTIN_MINIF2F = 'minif2f-lean4';
 /** Where it came from. */
-export const BUILTIN_MINIF2F_SOURCE = 'yangky11/miniF2F-lean4@5746b7d';
+const BUILTIN_MINIF2F_SOURCE = 'yangky11/miniF2F-lean4@5746b7d';
 /** The name reports give it. */
 export const BUILTIN_MINIF2F_NAME = `miniF2F-lean4 (built-in, ${BUILTIN_MINIF2F_SOURCE})`;
 /** Files per split. */

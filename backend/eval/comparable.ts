@@ -9,8 +9,8 @@ import { DEFAULT_VERDICT_MODE, VERDICT_MODES, verdictModeRules } from '../lean/v
 import { MINIF2F_TEST_REPO, MINIF2F_TEST_ROWS, PUBLISHED_LEAN } from './recipeBenchmark';
 import { BUILTIN_MINIF2F_NAME, BUILTIN_MINIF2F_NOT_PUBLISHED, isBuiltinMinif2f } from './builtin';
 
-export const PUBLISHED_SAMPLES = 32;
-export const PUBLISHED_MAX_TOKENS = 24576;
+const PUBLISHED_SAMPLES = 32;
+const PUBLISHED_MAX_TOKENS = 24576;
 
 /**
  * The benchmark's name: AI-MO/minif2f_test for the file `kimina eval fetch` writes (minif2f_test.jsonl), the built-in

@@ -19,7 +19,7 @@ import axios from 'axios';
 import { loadBenchmark } from './benchmark';
 import { statementProblems } from './statementCheck';
 
-export const MINIF2F = {
+const MINIF2F = {
   git: 'https://github.com/yangky11/miniF2F-lean4.git',
   archive: (ref: string) => `https://github.com/yangky11/miniF2F-lean4/archive/${ref}.tar.gz`,
   /** Files per split in the upstream repository (MiniF2F/Test, MiniF2F/Valid). */

@@ -20,7 +20,7 @@ function table(head: string[], rows: string[][]): string {
 }
 
 /** k values worth a column: powers of two up to n, and n. */
-export function reportKs(n: number): number[] {
+function reportKs(n: number): number[] {
   const ks: number[] = [];
   for (let k = 1; k < n; k *= 2) ks.push(k);
   if (n >= 1) ks.push(n);
@@ -35,7 +35,7 @@ const published: [string, string, string][] = [
   ['Kimina-Prover-RL-0.6B', '71.30 %', '—'],
 ];
 
-export function isMiniF2FTest(report: EvalReport): boolean {
+function isMiniF2FTest(report: EvalReport): boolean {
   return /minif2f/i.test(report.run.config.benchmark) && report.run.config.split === 'test';
 }
 

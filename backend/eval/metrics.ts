@@ -68,7 +68,7 @@ function sampleResults(
 }
 
 /** Answers `mode` accepts and the default mode's verdict does not, with the reason that verdict differs. */
-export function modeOnlyProofs(attempts: StoredAttempt[], mode: VerdictMode): ModeOnlyProof[] {
+function modeOnlyProofs(attempts: StoredAttempt[], mode: VerdictMode): ModeOnlyProof[] {
   return attempts
     .filter((a) => judgementOf(a, mode)?.valid === true && !a.valid)
     .map((a) => ({

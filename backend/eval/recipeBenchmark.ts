@@ -49,7 +49,7 @@ function datasetsServer(o: DatasetFetchOptions): string {
 }
 
 /** One JSON Lines row of our benchmark format from a row of AI-MO/minif2f_test (name, informal_prefix, formal_statement). */
-export function benchmarkRow(row: Record<string, unknown>, where: string): Record<string, string> {
+function benchmarkRow(row: Record<string, unknown>, where: string): Record<string, string> {
   const text = (k: string): string => {
     const v = row[k];
     if (typeof v !== 'string') throw new Error(`${where}: column '${k}' is missing or not text`);
@@ -104,7 +104,7 @@ export async function fetchMinif2fTest(o: DatasetFetchOptions): Promise<DatasetF
 }
 
 /** Every row loads as a benchmark problem; the count and the informal statements are as the recipe expects. */
-export function checkMinif2fTest(path: string): Omit<DatasetFetchResult, 'downloaded'> {
+function checkMinif2fTest(path: string): Omit<DatasetFetchResult, 'downloaded'> {
   const { problems } = loadBenchmark(path);
   if (problems.length !== MINIF2F_TEST_ROWS)
     throw new Error(`${path}: ${problems.length} problems, ${MINIF2F_TEST_REPO} has ${MINIF2F_TEST_ROWS}`);

@@ -9,7 +9,7 @@
 import { lexLean, type Token } from './lexer';
 import { sameDeclarationName } from './verdict';
 
-export interface AuditCopy {
+interface AuditCopy {
   /** The body with `noncomputable section` prepended, examples turned into defs and anonymous instances named. */
   body: string;
   /** Full names of the copy's named declarations, in source order. */
@@ -18,7 +18,7 @@ export interface AuditCopy {
   labels: Map<string, string>;
 }
 
-export interface AuditPlan {
+interface AuditPlan {
   /** Full names (no `_root_.`) audited on the body's environment: the caller's, then the source's. */
   names: string[];
   copy?: AuditCopy;
@@ -32,7 +32,7 @@ export interface AuditPlan {
 export type AuditPlanResult = { ok: true; plan: AuditPlan } | { ok: false; problem: string };
 
 /** Prefix of the names the audit copy gives; a body that already uses it is refused (it could collide). */
-export const auditCopyPrefix = 'kimina_audit_';
+const auditCopyPrefix = 'kimina_audit_';
 
 const NAMED_KINDS = new Set([
   'theorem',

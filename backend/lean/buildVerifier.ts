@@ -177,7 +177,7 @@ export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): Buil
  * Fair sharing (KIMINA_MAX_BATCH snippets per request, default 128; KIMINA_MAX_PER_CLIENT checks admitted per client,
  * default half the queue and at least one batch): the server's queue stays the verifier's (maxRepls + maxQueue).
  */
-export function admissionOptions(settings: VerifierSettings): AdmissionOptions {
+function admissionOptions(settings: VerifierSettings): AdmissionOptions {
   const capacity = settings.maxRepls + settings.maxQueue;
   const maxBatch = Math.max(1, Math.min(capacity, settings.maxBatch ?? 128));
   const perClient = Math.max(maxBatch, Math.min(capacity, settings.maxPerClient ?? Math.ceil(capacity / 2)));

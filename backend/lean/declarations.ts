@@ -115,7 +115,7 @@ const MODIFIERS = new Set([
  * takes any `foo?`/`foo!` variant of a listed word, and `declare_…`/`register_…`/`builtin_…`/
  * `initialize_…` words; the splice rule adds a column rule (splice.ts `cutToBody`).
  */
-export const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
+const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
   // Lean core: scopes, options, variables, declarations and their modifiers
   'import',
   'open',
@@ -321,7 +321,7 @@ export function isCommandWord(word: string): boolean {
  * Command words that, followed by `… in` on their line, prefix the next tactic or term instead (Lean's
  * `open … in`, `set_option … in`, Mathlib's `sudo set_option … in`, `count_heartbeats in`).
  */
-export const SCOPED_PREFIXES: ReadonlySet<string> = new Set(['open', 'set_option', 'sudo', 'count_heartbeats']);
+const SCOPED_PREFIXES: ReadonlySet<string> = new Set(['open', 'set_option', 'sudo', 'count_heartbeats']);
 
 /** Words in the list that begin a declaration of their own (with its modifiers): not "other commands". */
 const DECL_OR_MODIFIER: ReadonlySet<string> = new Set([...DECL_KINDS, ...MODIFIERS]);

@@ -13,7 +13,7 @@
 // `LexProblem`; the filter refuses any. Positions are Lean's: 1-based line, 0-based column in
 // codepoints. Skipped parts are recorded as UTF-16 spans (`Trivia`), which `maskLean` blanks out.
 
-export type TokenKind = 'ident' | 'command' | 'name' | 'number' | 'symbol';
+type TokenKind = 'ident' | 'command' | 'name' | 'number' | 'symbol';
 export interface Token {
   kind: TokenKind;
   text: string;
@@ -37,7 +37,7 @@ export interface Trivia {
 }
 
 /** Something Lean would reject, or could read otherwise than we do. */
-export interface LexProblem {
+interface LexProblem {
   message: string;
   line: number;
   column: number;
@@ -79,13 +79,13 @@ const isHexDigit = (ch: string | undefined): boolean => ch !== undefined && /^[0
 const code = (ch: string): number => ch.codePointAt(0) as number;
 
 /** Lean's `isIdFirst`, strict: a character every supported Lean version accepts. */
-export function isIdFirst(ch: string | undefined): boolean {
+function isIdFirst(ch: string | undefined): boolean {
   if (ch === undefined) return false;
   const c = code(ch);
   return isAsciiLetter(c) || ch === '_' || isLetterLike(c);
 }
 /** Lean's `isIdRest`, strict. */
-export function isIdRest(ch: string | undefined): boolean {
+function isIdRest(ch: string | undefined): boolean {
   if (ch === undefined) return false;
   const c = code(ch);
   return isIdFirst(ch) || isDigit(ch) || ch === "'" || ch === '!' || ch === '?' || isSubScriptAlnum(c);

@@ -288,7 +288,7 @@ export function treeBytes(table: Map<number, { ppid: number; bytes: number }>, r
 }
 
 /** The probe command per OS: `ps` on macOS (rss in KiB), PowerShell's CIM process list on Windows (bytes). */
-export const PROCESS_TABLE_COMMAND: Record<'darwin' | 'win32', { argv: string[]; unit: number }> = {
+const PROCESS_TABLE_COMMAND: Record<'darwin' | 'win32', { argv: string[]; unit: number }> = {
   darwin: { argv: ['ps', '-A', '-o', 'pid=,ppid=,rss='], unit: 1024 },
   // wmic is gone from current Windows 11 and tasklist has no parent ids: Win32_Process has both
   win32: {

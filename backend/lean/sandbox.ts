@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { osOf, type Os } from './processes';
 
-export type SandboxKind = 'bwrap' | 'unshare' | 'none';
+type SandboxKind = 'bwrap' | 'unshare' | 'none';
 export type SandboxPreference = 'auto' | SandboxKind;
 
 export interface Sandbox {

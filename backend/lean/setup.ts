@@ -16,10 +16,10 @@ import { FLUSH_FIX_COMMIT, applyFlushFix, git, lacksFlushFix, resolveReplRevisio
 import { smokeTestRepl } from './replSmoke';
 import { releaseTag, unsupportedToolchainReason } from './toolchain';
 
-export const elanHint =
+const elanHint =
   'Install Lean with elan: curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh (see https://github.com/leanprover/elan)';
 
-export interface ProjectBuildState {
+interface ProjectBuildState {
   /** Modules the project will be asked to import. */
   imports: string[];
   /** Those with no .olean in the project's build or its packages' builds. */

@@ -53,7 +53,7 @@ export const untrustedRules: Record<string, string> = {
  * wraps, errors included, and an error such as "'t' has already been declared" stops a declaration
  * from being added while the audit then answers for the other constant of that name.
  */
-export const allowedHashCommands: ReadonlySet<string> = new Set([
+const allowedHashCommands: ReadonlySet<string> = new Set([
   '#check',
   '#check_failure',
   '#print',
@@ -77,7 +77,7 @@ export const allowedHashCommands: ReadonlySet<string> = new Set([
  * (ext, norm_cast, gcongr, aesop, …) and bookkeeping. `aesop` is allowed: its rules are lemmas or
  * tactic syntax, and a rule that runs code needs a `TacticM` definition, which the namespace rule refuses.
  */
-export const allowedAttributes: ReadonlySet<string> = new Set([
+const allowedAttributes: ReadonlySet<string> = new Set([
   'simp',
   'norm_cast',
   'push_cast',
@@ -126,7 +126,7 @@ export const allowedAttributes: ReadonlySet<string> = new Set([
  * Options allowed by exact name, and by prefix (`trace.profiler.output` is refused despite `trace.`).
  * `warn.sorry` only silences the warning; the axiom audit still sees `sorryAx` (the cheat corpus checks).
  */
-export const allowedOptions: ReadonlySet<string> = new Set([
+const allowedOptions: ReadonlySet<string> = new Set([
   'warn.sorry',
   'maxHeartbeats',
   'maxRecDepth',
@@ -147,14 +147,7 @@ export const allowedOptions: ReadonlySet<string> = new Set([
  * `doc.*` is not among them: `doc.verso true` makes Lean elaborate the Lean code blocks and roles inside
  * doc comments, which this filter reads as comments (so it would not see code there).
  */
-export const allowedOptionPrefixes: readonly string[] = [
-  'pp.',
-  'linter.',
-  'trace.',
-  'profiler.',
-  'diagnostics.',
-  'backward.',
-];
+const allowedOptionPrefixes: readonly string[] = ['pp.', 'linter.', 'trace.', 'profiler.', 'diagnostics.', 'backward.'];
 function optionAllowed(name: string): boolean {
   if (name.startsWith('trace.profiler.output')) return false;
   return allowedOptions.has(name) || allowedOptionPrefixes.some((p) => name.startsWith(p));
@@ -165,7 +158,7 @@ function optionAllowed(name: string): boolean {
  * so is opening or entering them. Names in `Lean` are all refused: the kernel's, the elaborator's,
  * the compiler's and the environment's APIs live there.
  */
-export const metaNamespaces: readonly string[] = [
+const metaNamespaces: readonly string[] = [
   'Lean',
   'IO',
   'EIO',
@@ -344,7 +337,6 @@ export function findUntrustedCode(
     }
     if (parts.some(unsafeFunction)) {
       reject(t, 'meta-api', `'${text}' is not allowed`);
-      continue;
     }
   }
   return found.sort((a, b) => a.line - b.line || a.column - b.column);

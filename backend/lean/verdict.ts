@@ -102,7 +102,7 @@ export function readAxiomAnswer(messages: ReplMessage[], expected?: string): Axi
  * Lean's sorry warning, in both spellings: ``declaration uses `sorry` `` since v4.28.0-rc1 and
  * `declaration uses 'sorry'` before (leanprover-community/repl recordings at v4.33.0-rc2 and v4.27.0).
  */
-export const sorryWarningTexts = ['declaration uses `sorry`', "declaration uses 'sorry'"] as const;
+const sorryWarningTexts = ['declaration uses `sorry`', "declaration uses 'sorry'"] as const;
 
 export function isSorryWarning(m: ReplMessage): boolean {
   return m.severity === 'warning' && sorryWarningTexts.some((t) => m.data.includes(t));

@@ -11,7 +11,7 @@
 // as a literal anywhere else.
 import { verdictModes, type ModeJudgement, type Verdict, type VerdictMode, type VerdictStatus } from '../protocol';
 
-export type { ModeJudgement, VerdictMode } from '../protocol';
+export type { VerdictMode } from '../protocol';
 export const VERDICT_MODES: readonly VerdictMode[] = verdictModes;
 /**
  * The mode of a request, a run or a check that names none: the verifier's own verdict. An evaluation record's

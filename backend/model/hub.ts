@@ -69,7 +69,7 @@ export function hubEndpoint(options: HubOptions = {}): string {
   return (options.endpoint ?? 'https://huggingface.co').replace(/\/+$/, '');
 }
 
-export function hubToken(options: HubOptions = {}): string | undefined {
+function hubToken(options: HubOptions = {}): string | undefined {
   if (options.token) return options.token;
   if (!options.tokenPath) return undefined;
   try {
@@ -97,7 +97,7 @@ export class HubUnreachable extends Error {
 }
 
 /** Turns a failed hub request into an error that says what to do. */
-export async function hubError(err: unknown, what: string, repo: string, options: HubOptions): Promise<Error> {
+async function hubError(err: unknown, what: string, repo: string, options: HubOptions): Promise<Error> {
   if (!isAxiosError(err)) return err instanceof Error ? err : new Error(String(err));
   const endpoint = hubEndpoint(options);
   const host = new URL(endpoint).host;

@@ -25,7 +25,7 @@ export interface CachedSnapshot {
 }
 
 /** `AI-MO/Kimina-Prover-RL-1.7B` -> `<cache>/models--AI-MO--Kimina-Prover-RL-1.7B`. */
-export function cachedRepoDir(repo: string, cacheDir: string): string {
+function cachedRepoDir(repo: string, cacheDir: string): string {
   checkRepoId(repo);
   return join(cacheDir, `models--${repo.replace('/', '--')}`);
 }

@@ -1,41 +1,24 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
-import { DEFAULT_OPENAI_BASE_URL, engineKinds, type Settings } from '../settings/settings';
+import { DEFAULT_OPENAI_BASE_URL, type engineKinds, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
-import type { KvCacheSetting } from './onnx/kvPrecision';
 import { OpenAIEngine } from './openai/engine';
 import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './modelStore';
 
 /** The engine kinds (settings.ts engineKinds, which KIMINA_ENGINE is checked against). */
 export type EngineKind = (typeof engineKinds)[number];
 
-export interface EngineConfig {
-  engine: EngineKind;
-  /**
-   * onnx: a model folder or a pulled hub id (default DEFAULT_MODEL).
-   * openai: the model name the server knows (a hub id for vLLM); a folder path is allowed and then only
-   * lends its tokenizer for token counts. Undefined: the server's only model.
-   */
-  model?: string;
-  /** OpenAI API root, e.g. http://127.0.0.1:8000/v1. */
-  baseUrl: string;
-  apiKey?: string;
-  /** openai: send `n`, or one request per sample ('auto' finds out). */
-  nMode: 'auto' | 'native' | 'parallel';
-  /** onnx: where to run. CUDA falls back to the CPU (with a log line) when unavailable. */
-  device: 'cpu' | 'cuda';
-  /** onnx: CPU threads; default every core. */
-  threads?: number;
-  /** onnx: KV cache precision ('auto': see chooseKvCache). */
-  kvCache: KvCacheSetting;
-  /** onnx: speculative decoding by prompt lookup (DEFAULT_SPECULATION's drafts when on). */
-  speculation: boolean;
-  /** onnx: onnxruntime's threads spin between operators. */
-  spinning: boolean;
-}
-
 export { DEFAULT_OPENAI_BASE_URL };
 
+/**
+ * The settings the engines read, under their own names (backend/settings/settings.ts, docs/settings.md): `engine`;
+ * `model` (onnx: a model folder or a pulled hub id, default DEFAULT_MODEL; openai: the model name the server knows,
+ * a hub id for vLLM, or a folder that then only lends its tokenizer for token counts; undefined: the server's only
+ * model); openai: `openaiBaseUrl`, `openaiApiKey`, `openaiN` (send `n`, or one request per sample; 'auto' finds
+ * out); onnx: `device` (CUDA falls back to the CPU with a log line), `threads` (default every core), `kvCache`
+ * (see chooseKvCache), `speculation` (DEFAULT_SPECULATION's drafts when on), `spinning` (onnxruntime's threads
+ * spin between operators).
+ */
 const engineKeys = [
   'engine',
   'model',
@@ -48,22 +31,11 @@ const engineKeys = [
   'speculation',
   'spinning',
 ] as const;
-export type EngineSettings = Pick<Settings, (typeof engineKeys)[number]>;
+export type EngineConfig = Pick<Settings, (typeof engineKeys)[number]>;
 
-/** The engine's part of the backend settings (backend/settings/settings.ts). */
-export function engineConfigOf(s: EngineSettings): EngineConfig {
-  return {
-    engine: s.engine,
-    model: s.model,
-    baseUrl: s.openaiBaseUrl,
-    apiKey: s.openaiApiKey,
-    nMode: s.openaiN,
-    device: s.device,
-    threads: s.threads,
-    kvCache: s.kvCache,
-    speculation: s.speculation,
-    spinning: s.spinning,
-  };
+/** The engine's part of the backend settings, picked (not renamed). */
+export function engineConfigOf(s: EngineConfig): EngineConfig {
+  return Object.fromEntries(engineKeys.map((k) => [k, s[k]])) as EngineConfig;
 }
 
 export interface CreateEngineOptions {
@@ -89,10 +61,10 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
     const spec = config.model;
     const folder = spec !== undefined && isFolderSpec(spec);
     return OpenAIEngine.connect({
-      baseUrl: config.baseUrl,
+      baseUrl: config.openaiBaseUrl,
       model: folder ? undefined : spec,
-      apiKey: config.apiKey,
-      nMode: config.nMode,
+      apiKey: config.openaiApiKey,
+      nMode: config.openaiN,
       tokenizerDir: findTokenizerDir(options.home, spec ?? DEFAULT_MODEL),
       log: options.log,
     });

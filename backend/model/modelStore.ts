@@ -34,10 +34,10 @@ import { cachedBlobFor, cachedListing, findCachedSnapshot, type CachedSnapshot }
 export const DEFAULT_MODEL = 'AI-MO/Kimina-Prover-RL-0.6B';
 /** Written into model.onnx metadata by the converter: graphs in our split-cache layout carry it. */
 export const ONNX_LAYOUT_MARKER = LAYOUT_VALUE;
-export const MANIFEST = '.kimina-model.json';
+const MANIFEST = '.kimina-model.json';
 export const CHECKPOINT_SUBDIR = 'checkpoint';
 
-export type ModelFormat = 'onnx' | 'checkpoint' | 'incomplete';
+type ModelFormat = 'onnx' | 'checkpoint' | 'incomplete';
 
 export interface Manifest {
   id: string;
@@ -52,7 +52,7 @@ export interface Manifest {
 
 export type Quantize = 'q4' | 'fp32';
 
-export interface ConvertProgress {
+interface ConvertProgress {
   done: number;
   total: number;
   stage?: string;
@@ -65,7 +65,7 @@ export type ConvertCheckpoint = (
 ) => Promise<unknown>;
 
 /** The model store of a KIMINA_HOME (the setting, handed down). */
-export function modelsRoot(home: string): string {
+function modelsRoot(home: string): string {
   return join(home, 'models');
 }
 
@@ -92,7 +92,7 @@ export function isFolderSpec(spec: string): boolean {
   );
 }
 
-export function detectFormat(dir: string): ModelFormat {
+function detectFormat(dir: string): ModelFormat {
   if (existsSync(join(dir, 'onnx', 'model.onnx')) && existsSync(join(dir, 'config.json'))) return 'onnx';
   const hasWeights = (d: string): boolean => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.safetensors'));
   if (hasWeights(dir) || hasWeights(join(dir, CHECKPOINT_SUBDIR))) return 'checkpoint';

@@ -3,16 +3,27 @@
 // so `lstrip('\n')` also ate spaces and the rendered prompt differed from transformers' jinja2.
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
 
-/** Characters for which Python's str.isspace() is true (JS's trim differs: no \x1c-\x1f, \x85; adds \ufeff). */
-const PY_WHITESPACE = new Set(
-  '\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000',
-);
+/**
+ * Characters for which Python's `str.isspace()` is true, as a regex character class (what `\s` and `strip()` use on
+ * str; JS's trim differs: no \x1c-\x1f, \x85, and it adds \ufeff). The prover's format checks build their regexes on it.
+ */
+export const PY_SPACE =
+  '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const leadingSpace = new RegExp(`^[${PY_SPACE}]+`, 'u');
+const trailingSpace = new RegExp(`[${PY_SPACE}]+$`, 'u');
 
 export type StripSide = 'both' | 'left' | 'right';
 
-/** Python's s.strip(chars) / lstrip / rstrip: chars null or undefined = whitespace; code points compared. */
-export function pyStrip(s: string, chars: string | null | undefined, side: StripSide = 'both'): string {
-  const set = chars === null || chars === undefined ? PY_WHITESPACE : new Set(Array.from(chars));
+/**
+ * Python's s.strip(chars) / lstrip / rstrip (`side`), the one implementation (chat templates and the prover's format
+ * checks): chars null or left out = whitespace; code points compared.
+ */
+export function pyStrip(s: string, chars?: string | null, side: StripSide = 'both'): string {
+  if (chars === null || chars === undefined) {
+    const left = side === 'right' ? s : s.replace(leadingSpace, '');
+    return side === 'left' ? left : left.replace(trailingSpace, '');
+  }
+  const set = new Set(Array.from(chars));
   const points = Array.from(s);
   let start = 0;
   let end = points.length;

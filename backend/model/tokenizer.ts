@@ -240,7 +240,7 @@ export class Tokenizer {
     const tj = files.tokenizerJson as Json;
     if (!tj || typeof tj !== 'object') throw new Error('tokenizer.json is not a JSON object');
     const model = tj.model as Json | undefined;
-    if (!model || model.type !== 'BPE')
+    if (model?.type !== 'BPE')
       throw new Error(`tokenizer.json: model type '${String(model?.type)}' is not supported (BPE only)`);
     if (model.byte_fallback === true)
       throw new Error('tokenizer.json: byte_fallback BPE (SentencePiece style) is not supported');

@@ -47,7 +47,7 @@ export interface EvalConfig {
 }
 
 /** `filtered`: nothing could be extracted, so nothing reached Lean. */
-export type EvalVerdictStatus = VerdictStatus | 'filtered';
+type EvalVerdictStatus = VerdictStatus | 'filtered';
 
 /** One generated answer and its check, as stored per attempt. */
 export interface EvalAttemptRecord {

@@ -4,17 +4,17 @@
 // notifications (method name, parameter type). The face serves exactly these through one function that checks
 // parameters before a handler runs (backend/api/lspContract.ts); the extension calls them with types taken from
 // the tables (LspRequestTypes, LspNotificationTypes); test/api/lspContract.test.ts holds the two together.
-import { agentTools, type AgentEndpoint, type AgentJob, type AgentToolCall, type AgentToolName } from './agentTools';
-import type { ProveEvent, ProveRequest, ProveResult } from './prove';
-import { proveLimits } from './prove';
+import { agentTools, type AgentEndpoint, type AgentJob, type AgentToolName } from './agentTools';
+import type { ProveEvent, ProveResult } from './prove';
+import { proveLimits, proveRequestSchema } from './prove';
 import type { Carries, RouteName, RouteResponse } from './routes';
-import { s, type Infer, type Schema, type SchemaNode } from './schema';
-import type { ExportModelRequest, StartTrainingRequest, TrainingStreamEvent } from './training';
+import { s, type Infer, type Schema } from './schema';
+import type { TrainingStreamEvent } from './training';
 import { exportModelRequestSchema, startTrainingRequestSchema } from './training';
 import type { LspPosition, Verdict } from './verify';
 
 /** An editor range; positions are 0-based lines and 0-based characters in UTF-16 code units (LSP). */
-export interface LspRange {
+interface LspRange {
   start: LspPosition;
   end: LspPosition;
 }
@@ -25,15 +25,12 @@ export interface LspRange {
  */
 export type ProveMode = 'theorem' | 'goal' | 'repair';
 
-export interface ProveParams extends ProveRequest {
-  /** The document the theorem comes from, for code lenses and gutter marks. */
-  uri?: string;
-  /** An id chosen by the client so that it can cancel and match events. */
-  id: string;
-  /** Where the cursor is; with `code` holding the whole document, the backend finds the declaration or `sorry` there. */
-  position?: LspPosition;
-  mode?: ProveMode;
-}
+/**
+ * `kimina/prove`: the HTTP prove request's settings (one schema, proveRequestSchema's fields) plus `id` (chosen by the
+ * client so that it can cancel and match events), `uri` (the document, for code lenses and gutter marks), `position`
+ * (with `code` holding the whole document, the backend finds the declaration or `sorry` there) and `mode`.
+ */
+export type ProveParams = ParamsOf<'prove'>;
 
 /** A text edit in the document the request was made from (the `code` sent with it). */
 export interface ProofEdit {
@@ -61,16 +58,9 @@ export interface ClientDiagnostic {
   source?: string;
 }
 
-/** A pending proposal's edit, to be checked again on the document as it is now (Accept after the file changed). */
-export interface RecheckParams {
-  uri: string;
-  /** The document as it is now. */
-  code: string;
-  /** The proposal's edit, its range in `code`. */
-  edit: ProofEdit;
-  /** The 0-based line the proposal's declaration starts on in `code`. */
-  declarationLine: number;
-}
+/** A pending proposal's edit (its range in `code`, the document as it is now; `declarationLine`: 0-based line its
+ * declaration starts on), to be checked again before Accept writes it after the file changed. */
+export type RecheckParams = ParamsOf<'recheckProposal'>;
 
 export interface RecheckResult {
   ok: boolean;
@@ -78,15 +68,11 @@ export interface RecheckResult {
   problem?: string;
 }
 
-export interface BrokenDeclarationsParams {
-  uri: string;
-  code: string;
-  /**
-   * The document's diagnostics from Lean (vscode-lean4): when some are errors, they say which declarations fail
-   * and no check runs; when absent, the backend checks the document itself.
-   */
-  diagnostics?: ClientDiagnostic[];
-}
+/**
+ * A document and its diagnostics from Lean (vscode-lean4): when some are errors, they say which declarations fail
+ * and no check runs; when absent, the backend checks the document itself.
+ */
+export type BrokenDeclarationsParams = ParamsOf<'brokenDeclarations'>;
 
 /** A provable declaration whose proof Lean rejects. */
 export interface BrokenDeclaration {
@@ -137,10 +123,6 @@ export interface RepairJob {
   createdAt: string;
   items: RepairItem[];
 }
-export interface RepairPlanParams {
-  scope: string;
-  files: { uri: string; code: string; diagnostics?: ClientDiagnostic[] }[];
-}
 export interface RepairPlanResult {
   job: RepairJob;
   /** Files that could not be judged, with why. */
@@ -151,28 +133,11 @@ export interface RepairPlanResult {
  * one after another in the background (goal mode), resuming a job a restart interrupted; `code` is the text when
  * the client has it (else the file is read from disk when its turn comes).
  */
-export interface SorriesStartParams {
-  scope: string;
-  files: { uri: string; code?: string }[];
-  samples?: number;
-  fixTurns?: number;
-}
+export type SorriesStartParams = ParamsOf<'sorriesStart'>;
 /** Where a Prove All Sorries job stands; `item`: the item that just ended (its proposal, when verified). */
 export interface SorriesProgress {
   job: RepairJob;
   item?: RepairItem;
-}
-export interface RepairUpdateParams {
-  jobId: string;
-  itemId: number;
-  status: RepairItemStatus;
-  reason?: string;
-  edit?: ProofEdit | null;
-  replaced?: string | null;
-}
-export interface RepairJobParams {
-  jobId: string;
-  state?: RepairJob['state'];
 }
 
 /** Events of the `kimina/proveEvent` notification: the prover's events plus editor-side stages. */
@@ -184,25 +149,7 @@ export type LspProveEvent =
   /** The goal Lean reported at the sorry being proved (goal mode), from the REPL; `line` in the document (0-based). */
   | { type: 'goal'; id: string; goals: string[]; line: number };
 
-export interface CancelParams {
-  id: string;
-}
-
-/** A token the client chose for `$/progress` notifications about one request (LSP's WorkDoneProgressParams). */
-export type ProgressToken = string | number;
-
-/** Download a model from the hub into the store (converting it when needed), as `kimina model pull` does. */
-export interface PullModelParams {
-  model: string;
-  workDoneToken?: ProgressToken;
-}
 /** Build the Lean REPL for a project's toolchain, as `kimina lean setup` does. */
-export interface SetupLeanParams {
-  project: string;
-  /** Also build the project (`lake exe cache get`, `lake build`) when it is not built for its imports. */
-  build?: boolean;
-  workDoneToken?: ProgressToken;
-}
 /** Either outcome of a setup request; the backend's services are restarted after a success. */
 export interface SetupResult {
   ok: boolean;
@@ -228,27 +175,6 @@ export interface BackendStatus {
   setup?: { model: boolean; lean: boolean; hints: string[] };
 }
 
-/** One training run, by id. */
-export interface TrainingRunParams {
-  id: string;
-}
-/** The latest entries of one run's rollouts or log. */
-export interface TrainingPageParams {
-  id: string;
-  limit?: number;
-}
-export interface TrainingMetricsParams {
-  id: string;
-  kind?: 'train' | 'eval';
-  since?: number;
-}
-export interface TrainingExportParams extends NonNullable<ExportModelRequest> {
-  id: string;
-}
-/** Start or stop forwarding the attached server's training events as `kimina/training/event`. */
-export interface TrainingFollowParams {
-  follow: boolean;
-}
 /** How the face's link to the training events stands; `no-backend`: no `kimina serve` is attached. */
 export type TrainingConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'no-backend';
 export interface TrainingConnection {
@@ -273,8 +199,6 @@ export interface LspNotificationSpec {
 }
 
 const answer = <T>(): Carries<T> => ({});
-/** A schema whose TypeScript type is the interface above (the schema checks at least what the type says). */
-const typed = <T>(node: SchemaNode): Schema<T> => node as Schema<T>;
 const noParams = s.object({});
 const progressToken = s.optional(s.oneOf([s.string({ max: 200 }), s.integer()]));
 const runId = s.string({ min: 1, max: 200, messages: { '*': 'this training request needs a run id' } });
@@ -291,22 +215,23 @@ const diagnostic = s.object({
 });
 const count = (max: number) => s.optional(s.integer({ min: 0, max }));
 
-const proveParamsSchema = typed<ProveParams>(
-  s.object({
-    id: s.string({ min: 1, max: 200, messages: { '*': 'kimina/prove needs an id' } }),
-    code: s.optional(s.string({ max: proveLimits.codeChars })),
-    uri: s.optional(s.string({ max: 10_000 })),
-    position: s.optional(position),
-    mode: s.optional(s.enum(['theorem', 'goal', 'repair'])),
-    theorem: s.nullable(s.string({ max: 1000 })),
-    informal: s.nullable(s.string({ max: 100_000 })),
-    samples: s.nullable(s.integer({ min: proveLimits.samples[0], max: proveLimits.samples[1] })),
-    fixTurns: s.nullable(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
-    temperature: s.nullable(s.number({ min: proveLimits.temperature[0], max: proveLimits.temperature[1] })),
-    topP: s.nullable(s.number({ above: proveLimits.topP[0], max: proveLimits.topP[1] })),
-    maxTokens: s.nullable(s.integer({ min: proveLimits.maxTokens[0], max: proveLimits.maxTokens[1] })),
-  }),
-);
+/** `kimina/prove`: the settings of the HTTP prove request (proveRequestSchema's fields: one schema), plus the editor's. */
+const http = proveRequestSchema.fields;
+const proveParamsSchema = s.object({
+  theorem: http.theorem,
+  informal: http.informal,
+  samples: http.samples,
+  fixTurns: http.fixTurns,
+  temperature: http.temperature,
+  topP: http.topP,
+  maxTokens: http.maxTokens,
+  id: s.string({ min: 1, max: 200, messages: { '*': 'kimina/prove needs an id' } }),
+  // the document's text; absent: the open document at `uri`
+  code: s.optional(s.string({ max: proveLimits.codeChars })),
+  uri: s.optional(s.string({ max: 10_000 })),
+  position: s.optional(position),
+  mode: s.optional(s.enum(['theorem', 'goal', 'repair'])),
+});
 
 export const lspRequests = {
   prove: {
@@ -323,27 +248,23 @@ export const lspRequests = {
   },
   status: {
     method: 'kimina/status',
-    params: typed<Record<string, never>>(noParams),
+    params: noParams,
     result: answer<BackendStatus>(),
     summary: "the backend's state for the status bar",
   },
   pullModel: {
     method: 'kimina/setup/pullModel',
-    params: typed<PullModelParams>(
-      s.object({ model: s.optional(s.string({ max: 1000 })), workDoneToken: progressToken }),
-    ),
+    params: s.object({ model: s.optional(s.string({ max: 1000 })), workDoneToken: progressToken }),
     result: answer<SetupResult>(),
     summary: "pull a model (progress as $/progress on the request's workDoneToken; cancellable)",
   },
   setupLean: {
     method: 'kimina/setup/lean',
-    params: typed<SetupLeanParams>(
-      s.object({
-        project: s.optional(s.string({ max: 4096 })),
-        build: s.optional(s.boolean()),
-        workDoneToken: progressToken,
-      }),
-    ),
+    params: s.object({
+      project: s.optional(s.string({ max: 4096 })),
+      build: s.optional(s.boolean()),
+      workDoneToken: progressToken,
+    }),
     result: answer<SetupResult>(),
     summary: 'build the Lean REPL for a project (progress as $/progress; cancellable)',
   },
@@ -351,216 +272,200 @@ export const lspRequests = {
   // HTTP route does, and fails with a sentence naming `kimina serve` when none is attached.
   trainingPresets: {
     method: 'kimina/training/presets',
-    params: typed<Record<string, never>>(noParams),
+    params: noParams,
     result: answer<RouteResponse<'trainingPresets'>>(),
     relay: 'trainingPresets',
     summary: 'the hyperparameter presets',
   },
   trainingRuns: {
     method: 'kimina/training/runs',
-    params: typed<Record<string, never>>(noParams),
+    params: noParams,
     result: answer<RouteResponse<'trainingRuns'>>(),
     relay: 'trainingRuns',
     summary: 'every run, newest first',
   },
   trainingRun: {
     method: 'kimina/training/run',
-    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    params: s.object({ id: runId }),
     result: answer<RouteResponse<'trainingRun'>>(),
     relay: 'trainingRun',
     summary: 'one run',
   },
   trainingStart: {
     method: 'kimina/training/start',
-    params: typed<StartTrainingRequest>(startTrainingRequestSchema),
+    params: startTrainingRequestSchema,
     result: answer<RouteResponse<'trainingStart'>>(),
     relay: 'trainingStart',
     summary: 'start a run',
   },
   trainingPause: {
     method: 'kimina/training/pause',
-    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    params: s.object({ id: runId }),
     result: answer<RouteResponse<'trainingPause'>>(),
     relay: 'trainingPause',
     summary: 'pause a run; answers with the run as it is now',
   },
   trainingResume: {
     method: 'kimina/training/resume',
-    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    params: s.object({ id: runId }),
     result: answer<RouteResponse<'trainingResume'>>(),
     relay: 'trainingResume',
     summary: 'resume a run; answers with the run as it is now',
   },
   trainingCancel: {
     method: 'kimina/training/cancel',
-    params: typed<TrainingRunParams>(s.object({ id: runId })),
+    params: s.object({ id: runId }),
     result: answer<RouteResponse<'trainingCancel'>>(),
     relay: 'trainingCancel',
     summary: 'cancel a run; answers with the run as it is now',
   },
   trainingMetrics: {
     method: 'kimina/training/metrics',
-    params: typed<TrainingMetricsParams>(
-      s.object({
-        id: runId,
-        kind: s.optional(s.enum(['train', 'eval'])),
-        since: s.optional(s.integer({ min: 0, max: 1e9 })),
-      }),
-    ),
+    params: s.object({
+      id: runId,
+      kind: s.optional(s.enum(['train', 'eval'])),
+      since: s.optional(s.integer({ min: 0, max: 1e9 })),
+    }),
     result: answer<RouteResponse<'trainingMetrics'>>(),
     relay: 'trainingMetrics',
     summary: "a run's per-step metrics",
   },
   trainingRollouts: {
     method: 'kimina/training/rollouts',
-    params: typed<TrainingPageParams>(s.object({ id: runId, limit: count(1_000_000) })),
+    params: s.object({ id: runId, limit: count(1_000_000) }),
     result: answer<RouteResponse<'trainingRollouts'>>(),
     relay: 'trainingRollouts',
     summary: "a run's latest sampled rollouts",
   },
   trainingLog: {
     method: 'kimina/training/log',
-    params: typed<TrainingPageParams>(s.object({ id: runId, limit: count(1_000_000) })),
+    params: s.object({ id: runId, limit: count(1_000_000) }),
     result: answer<RouteResponse<'trainingLog'>>(),
     relay: 'trainingLog',
     summary: "a run's latest log lines",
   },
   trainingExport: {
     method: 'kimina/training/export',
-    params: typed<TrainingExportParams>(s.object({ id: runId, quantize: exportModelRequestSchema.fields.quantize })),
+    params: s.object({ id: runId, quantize: exportModelRequestSchema.fields.quantize }),
     result: answer<RouteResponse<'trainingExport'>>(),
     relay: 'trainingExport',
     summary: "convert a finished run's weights to ONNX",
   },
   trainingGpus: {
     method: 'kimina/training/gpus',
-    params: typed<Record<string, never>>(noParams),
+    params: noParams,
     result: answer<RouteResponse<'trainingGpus'>>(),
     relay: 'trainingGpus',
     summary: 'the GPUs the server sees',
   },
   trainingFollow: {
     method: 'kimina/training/follow',
-    params: typed<TrainingFollowParams>(s.object({ follow: s.optional(s.boolean()) })),
+    params: s.object({ follow: s.optional(s.boolean()) }),
     result: answer<TrainingConnection>(),
     summary: 'start or stop following the training events; answers with the connection as it stands',
   },
   // Repair: which declarations Lean rejects, and the Repair All queue (api/lspRepair.ts).
   brokenDeclarations: {
     method: 'kimina/repair/broken',
-    params: typed<BrokenDeclarationsParams>(
-      s.object({
-        uri: s.string({ min: 1, max: 10_000, messages: { '*': 'uri is missing' } }),
-        code: s.string({ max: proveLimits.codeChars, messages: { '*': 'code is missing' } }),
-        diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
-      }),
-    ),
+    params: s.object({
+      uri: s.string({ min: 1, max: 10_000, messages: { '*': 'uri is missing' } }),
+      code: s.string({ max: proveLimits.codeChars, messages: { '*': 'code is missing' } }),
+      diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
+    }),
     result: answer<BrokenDeclarationsResult>(),
     summary: "the declarations of a document whose proofs Lean rejects (from the client's diagnostics or a check)",
   },
   recheckProposal: {
     method: 'kimina/recheck',
-    params: typed<RecheckParams>(
-      s.object({
-        uri: s.string({ min: 1, max: 10_000, messages: { '*': 'uri is missing' } }),
-        code: s.string({ max: proveLimits.codeChars, messages: { '*': 'code is missing' } }),
-        edit: s.object({ range, newText: s.string({ max: proveLimits.codeChars }) }),
-        declarationLine: s.integer({ min: 0, max: 10_000_000 }),
-      }),
-    ),
+    params: s.object({
+      uri: s.string({ min: 1, max: 10_000, messages: { '*': 'uri is missing' } }),
+      code: s.string({ max: proveLimits.codeChars, messages: { '*': 'code is missing' } }),
+      edit: s.object({ range, newText: s.string({ max: proveLimits.codeChars }) }),
+      declarationLine: s.integer({ min: 0, max: 10_000_000 }),
+    }),
     result: answer<RecheckResult>(),
     summary: "checks a pending proposal's edit again on the document as it is now, before Accept writes it",
   },
   repairPlan: {
     method: 'kimina/repair/plan',
-    params: typed<RepairPlanParams>(
-      s.object({
-        scope: s.string({ min: 1, max: 10_000, messages: { '*': 'scope is missing' } }),
-        files: s.array(
-          s.object({
-            uri: s.string({ max: 10_000 }),
-            code: s.string({ max: proveLimits.codeChars }),
-            diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
-          }),
-          { max: 100_000, messages: { '*': 'files is missing' } },
-        ),
-      }),
-    ),
+    params: s.object({
+      scope: s.string({ min: 1, max: 10_000, messages: { '*': 'scope is missing' } }),
+      files: s.array(
+        s.object({
+          uri: s.string({ max: 10_000 }),
+          code: s.string({ max: proveLimits.codeChars }),
+          diagnostics: s.optional(s.array(diagnostic, { max: 100_000 })),
+        }),
+        { max: 100_000, messages: { '*': 'files is missing' } },
+      ),
+    }),
     result: answer<RepairPlanResult>(),
     summary: 'plan a Repair All job over files (checks each, stores the queue in SQLite: resumable)',
   },
   sorriesStart: {
     method: 'kimina/sorries/start',
-    params: typed<SorriesStartParams>(
-      s.object({
-        scope: s.string({ min: 1, max: 10_000, messages: { '*': 'scope is missing' } }),
-        files: s.array(
-          s.object({
-            uri: s.string({ min: 1, max: 10_000 }),
-            code: s.optional(s.string({ max: proveLimits.codeChars })),
-          }),
-          { max: 100_000, messages: { '*': 'files is missing' } },
-        ),
-        samples: s.optional(s.integer({ min: proveLimits.samples[0], max: proveLimits.samples[1] })),
-        fixTurns: s.optional(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
-      }),
-    ),
+    params: s.object({
+      scope: s.string({ min: 1, max: 10_000, messages: { '*': 'scope is missing' } }),
+      files: s.array(
+        s.object({
+          uri: s.string({ min: 1, max: 10_000 }),
+          code: s.optional(s.string({ max: proveLimits.codeChars })),
+        }),
+        { max: 100_000, messages: { '*': 'files is missing' } },
+      ),
+      samples: s.optional(s.integer({ min: proveLimits.samples[0], max: proveLimits.samples[1] })),
+      fixTurns: s.optional(s.integer({ min: proveLimits.fixTurns[0], max: proveLimits.fixTurns[1] })),
+    }),
     result: answer<RepairPlanResult>(),
     summary: 'start Prove All Sorries over files: one item per sorry, kept in SQLite, proved in the background',
   },
   repairJobs: {
     method: 'kimina/repair/jobs',
-    params: typed<Record<string, never>>(noParams),
+    params: noParams,
     result: answer<{ jobs: RepairJob[] }>(),
     summary: 'the unfinished Repair All jobs (after a restart), newest first',
   },
   repairUpdate: {
     method: 'kimina/repair/update',
-    params: typed<RepairUpdateParams>(
-      s.object({
-        jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
-        itemId: s.integer({ min: 0, max: 1e12, messages: { '*': 'itemId is missing' } }),
-        status: s.enum(['pending', 'repaired', 'broken', 'skipped', 'accepted', 'rejected']),
-        reason: s.optional(s.string({ max: 100_000 })),
-        edit: s.nullable(s.object({ range, newText: s.string({ max: proveLimits.codeChars }) })),
-        replaced: s.nullable(s.string({ max: proveLimits.codeChars })),
-      }),
-    ),
+    params: s.object({
+      jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
+      itemId: s.integer({ min: 0, max: 1e12, messages: { '*': 'itemId is missing' } }),
+      status: s.enum(['pending', 'repaired', 'broken', 'skipped', 'accepted', 'rejected']),
+      reason: s.optional(s.string({ max: 100_000 })),
+      edit: s.nullable(s.object({ range, newText: s.string({ max: proveLimits.codeChars }) })),
+      replaced: s.nullable(s.string({ max: proveLimits.codeChars })),
+    }),
     result: answer<RepairJob>(),
     summary: "record one item's outcome (repaired with its proposal, still broken, skipped, accepted, rejected)",
   },
   repairJob: {
     method: 'kimina/repair/job',
-    params: typed<RepairJobParams>(
-      s.object({
-        jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
-        state: s.optional(s.enum(['running', 'done', 'cancelled'])),
-      }),
-    ),
+    params: s.object({
+      jobId: s.string({ min: 1, max: 200, messages: { '*': 'jobId is missing' } }),
+      state: s.optional(s.enum(['running', 'done', 'cancelled'])),
+    }),
     result: answer<RepairJob>(),
     summary: 'one job; with `state`, end it (done, cancelled)',
   },
   agentEndpoint: {
     method: 'kimina/agent/endpoint',
-    params: typed<Record<string, never>>(noParams),
+    params: noParams,
     result: answer<AgentEndpoint | null>(),
     summary: "the backend's MCP server for agents (streamable HTTP on loopback, with its token), started on first ask",
   },
   agentTool: {
     method: 'kimina/agent/tool',
-    params: typed<AgentToolCall>(
-      s.object({
-        name: s.enum(Object.keys(agentTools) as AgentToolName[]),
-        // checked against the tool's own schema (agentTools.ts) by the handler
-        arguments: s.object({}),
-      }),
-    ),
+    params: s.object({
+      name: s.enum(Object.keys(agentTools) as AgentToolName[]),
+      // checked against the tool's own schema (agentTools.ts) by the handler
+      arguments: s.object({}),
+    }),
     result: answer<unknown>(),
     summary: "call one agent tool (the editor's language-model tools): the same handlers as MCP",
   },
   agentJobs: {
     method: 'kimina/agent/jobs',
-    params: typed<Record<string, never>>(noParams),
+    params: noParams,
     result: answer<{ jobs: AgentJob[] }>(),
     summary: "agents' proof jobs, newest first (the Proof view lists them)",
   },
@@ -600,6 +505,8 @@ export const lspNotifications = {
 } as const satisfies Record<string, LspNotificationSpec>;
 
 export type LspRequests = typeof lspRequests;
+/** A request's parameters: the type its schema in lspRequests accepts (no hand-written copy to drift from it). */
+type ParamsOf<N extends keyof LspRequests> = Infer<LspRequests[N]['params']>;
 export type LspRequestName = keyof LspRequests;
 export type LspNotifications = typeof lspNotifications;
 export type LspNotificationName = keyof LspNotifications;

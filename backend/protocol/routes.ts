@@ -362,7 +362,7 @@ export const routes = {
   },
 } as const satisfies Record<string, RouteSpec>;
 
-export type Routes = typeof routes;
+type Routes = typeof routes;
 export type RouteName = keyof Routes;
 
 type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`

@@ -80,7 +80,7 @@ export type SchemaNode =
 export type Schema<T> = SchemaNode & { readonly __type?: T };
 export type Infer<S> = S extends { readonly __type?: infer T } ? T : never;
 
-export type ProblemType =
+type ProblemType =
   | 'missing'
   | 'model_attributes_type'
   | 'string_type'
@@ -111,7 +111,7 @@ export interface Problem {
   text: string;
 }
 /** What a `refine` rule reports; `loc` is relative to the object it checks. */
-export interface RefineProblem {
+interface RefineProblem {
   loc: (string | number)[];
   msg: string;
   type?: ProblemType;
@@ -144,7 +144,7 @@ export const s = {
   object: <F extends Record<string, SchemaNode>>(
     fields: F,
     o: Partial<Omit<ObjectNode, 'kind' | 'fields'>> = {},
-  ): Schema<ObjectType<F>> & ObjectNode => ({ kind: 'object', fields, extra: 'ignore', ...o }),
+  ): Schema<ObjectType<F>> & ObjectNode & { fields: F } => ({ kind: 'object', fields, extra: 'ignore', ...o }),
   record: <V extends SchemaNode>(
     value: V,
     o: Omit<RecordNode, 'kind' | 'value'>,
@@ -187,9 +187,11 @@ class Checker {
     if (v === null && node.nullable) return;
     switch (node.kind) {
       case 'string':
-        return this.string(node, v, loc);
+        this.string(node, v, loc);
+        return;
       case 'number':
-        return this.number(node, v, loc);
+        this.number(node, v, loc);
+        return;
       case 'boolean':
         if (typeof v !== 'boolean')
           this.add(node, loc, 'bool_type', 'Input should be a valid boolean', `${name(loc)} must be true or false`);
@@ -206,13 +208,17 @@ class Checker {
         }
         return;
       case 'array':
-        return this.array(node, v, loc);
+        this.array(node, v, loc);
+        return;
       case 'object':
-        return this.object(node, v, loc);
+        this.object(node, v, loc);
+        return;
       case 'record':
-        return this.record(node, v, loc);
+        this.record(node, v, loc);
+        return;
       case 'variant':
-        return this.variant(node, v, loc);
+        this.variant(node, v, loc);
+        return;
       case 'oneOf': {
         for (const option of node.options) {
           const trial = new Checker();
@@ -447,15 +453,6 @@ export function checkValue(schema: SchemaNode, value: unknown): Problem[] {
     c.value(schema, value, []);
   }
   return c.problems;
-}
-
-/** Narrows `value` to the schema's type, or returns the problems. */
-export function parseValue<T>(
-  schema: Schema<T>,
-  value: unknown,
-): { ok: true; value: T } | { ok: false; problems: Problem[] } {
-  const problems = checkValue(schema, value);
-  return problems.length ? { ok: false, problems } : { ok: true, value: value as T };
 }
 
 /**

@@ -1,5 +1,5 @@
 // Training messages: runs, their controls, per-step metrics, sampled rollouts, the reward service, SSE events.
-import type { ChatMessage, FormatErrorName } from './prove';
+import type { FormatErrorName } from './prove';
 import { verdictModes, type VerdictStatus } from './verify';
 import { s, type Infer, type Schema } from './schema';
 
@@ -10,11 +10,11 @@ import { s, type Infer, type Schema } from './schema';
 export type TrainingRunState =
   'preparing' | 'queued' | 'running' | 'pausing' | 'paused' | 'completed' | 'failed' | 'cancelled';
 
-export const trainingPresetNames = ['tiny-cpu', 'single-gpu-lora', 'single-gpu-full', 'recipe-8gpu'] as const;
+const trainingPresetNames = ['tiny-cpu', 'single-gpu-lora', 'single-gpu-full', 'recipe-8gpu'] as const;
 export type TrainingPresetName = (typeof trainingPresetNames)[number];
 
 /** Only start when the GPUs are idle (nobody else computing on them), or at once. */
-export const trainingSchedules = ['now', 'when-idle'] as const;
+const trainingSchedules = ['now', 'when-idle'] as const;
 export type TrainingSchedule = (typeof trainingSchedules)[number];
 
 /** The trainer's hyperparameters (names as in the Python run config, camelCase here). */
@@ -47,7 +47,7 @@ export interface TrainingHyperparameters {
 }
 
 /** Bounds on one request to the training routes. */
-export const trainingLimits = {
+const trainingLimits = {
   promptsPerRequest: 5000,
   statementChars: 100_000,
   messageChars: 1_000_000,
@@ -67,7 +67,7 @@ const chatMessage = s.object({
 });
 
 /** One training prompt: the Kimina prompt messages plus the trusted statement the reward checks against. */
-export const trainingPromptSchema = s.object({
+const trainingPromptSchema = s.object({
   id: s.string({ min: 1, max: 500 }),
   prompt: s.array(chatMessage, { min: 1, max: trainingLimits.messagesPerPrompt }),
   formalStatement: s.string({ notBlank: true, max: trainingLimits.statementChars }),
@@ -230,7 +230,7 @@ export interface GpuReport {
  * to the error-fix prompt; previous: earlier assistant answers in the conversation (turn 2: the turn-1 answer),
  * each must pass the format checks too.
  */
-export const rewardItemSchema = s.object({
+const rewardItemSchema = s.object({
   promptId: text(500),
   turn: s.integer({ min: 1, max: 2 }),
   formalStatement: s.string({ max: trainingLimits.statementChars }),
@@ -264,9 +264,6 @@ export interface RewardResult {
 export interface RewardResponse {
   results: RewardResult[];
 }
-
-/** `POST /v1/training/reward`: the same scoring without a run (verl's reward module on a Ray cluster). */
-export type StatelessRewardRequest = RewardRequest;
 
 const metricKinds = ['train', 'eval'] as const;
 /** `POST /v1/training/runs/:id/metrics` from the trainer. */
@@ -326,18 +323,10 @@ export interface TrainingLogResponse {
 
 /** `POST /v1/training/runs/:id/export`: convert the final weights to ONNX for the in-process engine. */
 export const exportModelRequestSchema = s.object({ quantize: s.optional(s.enum(['q4', 'none'])) }, { optional: true });
-export type ExportModelRequest = Infer<typeof exportModelRequestSchema>;
 export interface ExportModelResponse {
   onnxDir: string;
 }
 
-export interface VerlExportRequest {
-  outDir: string;
-  /** URL the cluster's workers use to reach this backend's reward service. */
-  rewardUrl: string;
-  nodes?: number;
-  gpusPerNode?: number;
-}
 export interface VerlExportResult {
   outDir: string;
   files: string[];

@@ -1,5 +1,5 @@
 // Verification messages: the kimina-lean-server compatible bodies and our stricter verdict.
-import { s, type Infer } from './schema';
+import { s } from './schema';
 
 /** A position as the Lean REPL reports it: 1-based line, 0-based column counted in Unicode codepoints. */
 export interface ReplPos {
@@ -35,7 +35,7 @@ export interface ReplErrorResponse {
   message: string;
 }
 
-export const infotreeKinds = ['full', 'tactics', 'original', 'substantive'] as const;
+const infotreeKinds = ['full', 'tactics', 'original', 'substantive'] as const;
 export type InfotreeKind = (typeof infotreeKinds)[number];
 
 /** Bounds on one verification request (a longer batch is split by the client). */
@@ -84,8 +84,6 @@ export const checkRequestSchema = s.object({
   reuse: s.nullable(s.boolean()),
   infotree,
 });
-export type Snippet = Infer<typeof snippet>;
-export type CheckRequest = Infer<typeof checkRequestSchema>;
 export interface ReplDiagnostics {
   repl_uuid?: string;
   cpu_max?: number;
@@ -131,7 +129,6 @@ export const verifyRequestSchema = s.object({
   infotree_type: infotree,
   disable_cache: s.nullable(s.boolean()),
 });
-export type VerifyRequest = Infer<typeof verifyRequestSchema>;
 export interface VerifyResponse {
   results: {
     custom_id: string | number;
@@ -184,7 +181,6 @@ export const v1CheckRequestSchema = s.object({
   ),
   mode: s.nullable(s.enum(verdictModes)),
 });
-export type V1CheckRequest = Infer<typeof v1CheckRequestSchema>;
 export interface V1CheckResult extends Verdict {
   id: string;
   /** The rule that produced `status` and `reason`. */

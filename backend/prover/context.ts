@@ -5,7 +5,7 @@ import type { LeanVerifier } from '../lean/types';
 import type { AttemptStore } from '../store/attempts';
 import type { ProveSettings } from './request';
 
-export interface ProveOptions {
+interface ProveOptions {
   /** Infotree kind asked for when a fix turn may follow (goals in the feedback); null for none. Default 'original'. */
   infotree?: InfotreeKind | null;
   /** Lean time limit per check, in seconds (the verifier's default when absent). */

@@ -4,7 +4,8 @@
 // read by the target's name.
 import { components, plain } from '../lean/auditPlan';
 import { type Declaration, findDeclarations, maskLean } from '../lean/declarations';
-import { PY_SPACE, pyRstrip, pySplitlines, pyStrip, strictBlocks } from './pyText';
+import { PY_SPACE, pyStrip } from '../model/pythonStrings';
+import { pySplitlines, strictBlocks } from './pyText';
 
 export const NO_STATEMENT = "Theorem statement couldn't be parsed from statement.";
 export const NO_PROOF = 'No proof found in the output.';
@@ -15,7 +16,7 @@ export type Extraction =
 
 /** Trailing `sorry` dropped, and ` by` appended when the statement does not end in `by`. */
 export function normalizeStatement(formalStatement: string): string {
-  let s = pyRstrip(formalStatement);
+  let s = pyStrip(formalStatement, null, 'right');
   if (s.endsWith('sorry')) s = pyStrip(s.slice(0, -5));
   if (!s.endsWith('by')) s += ' by';
   return s;

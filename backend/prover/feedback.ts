@@ -7,7 +7,7 @@
 // - `snippet`: the corrected numbering (full-snippet line minus the leading `import` lines), marker on the real line.
 import type { CommandResponse, ReplMessage, ReplPos, Verdict } from '../protocol';
 import { splitHeader } from '../lean/header';
-import { pyStrip } from './pyText';
+import { pyStrip } from '../model/pythonStrings';
 
 export const MAX_FEEDBACK_ERRORS = 3;
 
@@ -115,7 +115,7 @@ function errorSection(
  * Verdicts without Lean errors that Lean did not accept (timeouts, REPL or server failures, rejected code)
  * get the `# System Error:` form with the verdict's reason.
  */
-export type LineNumbering = 'released' | 'snippet';
+type LineNumbering = 'released' | 'snippet';
 
 export interface FeedbackOptions {
   /** `released` (default): the released checkpoints' training layout; `snippet`: marker on the real error line. */

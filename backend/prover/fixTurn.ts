@@ -5,8 +5,7 @@ import type { Engine } from '../model/engine';
 export const MAX_FEEDBACK_CHARS = 3000;
 export const MAX_PROMPT_TOKENS = 8192;
 
-export type FixSkipReason =
-  'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded';
+type FixSkipReason = 'valid' | 'filtered' | 'feedback_too_long' | 'exceed_max_turn' | 'max_prompt_token_len_exceeded';
 
 export type FixPlan = { ok: true; conversation: ChatMessage[] } | { ok: false; reason: FixSkipReason };
 
@@ -32,7 +31,7 @@ export function codePoints(s: string): number {
 }
 
 /** Number of user messages = the turn the answer belongs to. */
-export function turnOf(conversation: ChatMessage[]): number {
+function turnOf(conversation: ChatMessage[]): number {
   return conversation.filter((m) => m.role === 'user').length;
 }
 

@@ -2,13 +2,12 @@
 // function: the checks run in the recipe's order and the first failure names the error. See
 // kimina-format.md §4; regexes keep Python's semantics (pyText.ts).
 import type { ChatMessage, FormatErrorName, FormatResult } from '../protocol';
+import { PY_SPACE, pyStrip } from '../model/pythonStrings';
 import {
-  PY_SPACE,
   PY_WORD,
   findAllGroups,
   pyCount,
   pySplitlines,
-  pyStrip,
   removeComments,
   removeTrailingComments,
   strictBlocks,
@@ -33,7 +32,7 @@ export const FORMAT_ERROR_TEXT: Record<FormatErrorName, string> = {
 };
 
 /** The recipe's defaults as `reward.py` builds `FormatReward()`. */
-export const FORMAT_THRESHOLDS = {
+const FORMAT_THRESHOLDS = {
   tacticsBlocks: 2,
   totalTacticBlockLines: 0.95,
   tacticsLean4Match: 0.7,
@@ -92,7 +91,7 @@ function codeLineSet(code: string): Set<string> {
   return new Set(
     removeComments(code, true)
       .split('\n')
-      .map(pyStrip)
+      .map((l) => pyStrip(l))
       .filter((l) => l !== ''),
   );
 }

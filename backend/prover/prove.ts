@@ -4,7 +4,7 @@
 // events. Faces (HTTP, LSP, CLI, eval) call `prove`.
 import { randomUUID } from 'node:crypto';
 import type { Attempt, ChatMessage, ProveEvent, ProveRequest, ProveResult } from '../protocol';
-import { type Declaration, type FormalStatement, selectDeclaration } from '../lean/declarations';
+import type { Declaration, FormalStatement } from '../lean/declarations';
 import { selectAndState } from '../lean/offThread';
 import { buildPrompt, informalFromDocComment } from './prompt';
 import { shownStatement } from './statementContext';
@@ -15,20 +15,9 @@ import { runRound } from './round';
 import { qualifiedName } from './trustedName';
 import { seedRepair } from './repair';
 
-export type { ProveDeps, ProveOptions } from './context';
+export type { ProveDeps } from './context';
 
 export type OnProveEvent = (event: ProveEvent) => void;
-
-/** The declaration `prove` works on; throws ProveRequestError saying why there is none. */
-export function proveTarget(code: string, theorem?: string): Declaration {
-  let decl: Declaration;
-  try {
-    decl = selectDeclaration(code, { name: theorem });
-  } catch (err) {
-    throw new ProveRequestError((err as Error).message);
-  }
-  return checkBody(decl);
-}
 
 function checkBody(decl: Declaration): Declaration {
   if (!decl.body) {

@@ -1,24 +1,10 @@
 // String helpers with Python 3 semantics, so the format checks and extraction behave exactly like the
-// recipe's Python (`str.strip`, `str.splitlines`, `re` with `\s`/`\w` on Unicode text, its comment regexes).
+// recipe's Python (`str.splitlines`, `re` with `\s`/`\w` on Unicode text, its comment regexes). `str.strip` and the
+// whitespace class are model/pythonStrings.ts's (pyStrip, PY_SPACE), the one copy.
+import { pyStrip } from '../model/pythonStrings';
 
-/** Characters for which Python's `str.isspace()` is true (what `\s` and `strip()` use on str). */
-export const PY_SPACE =
-  '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 /** Python's Unicode `\w`: letters, numbers (str.isalnum) and underscore. */
 export const PY_WORD = '\\p{L}\\p{N}_';
-
-const leading = new RegExp(`^[${PY_SPACE}]+`, 'u');
-const trailing = new RegExp(`[${PY_SPACE}]+$`, 'u');
-
-export function pyStrip(s: string): string {
-  return s.replace(leading, '').replace(trailing, '');
-}
-export function pyRstrip(s: string): string {
-  return s.replace(trailing, '');
-}
-export function pyLstrip(s: string): string {
-  return s.replace(leading, '');
-}
 
 /** Python's `str.splitlines()`: every line boundary Python knows, no empty last element after a final break. */
 export function pySplitlines(s: string): string[] {
@@ -69,7 +55,7 @@ export function removeComments(code: string, removeEmptyLines = false): string {
 export function removeTrailingComments(code: string): string {
   const lines = pySplitlines(code);
   while (lines.length > 0 && pyStrip(lines[lines.length - 1]) === '') lines.pop();
-  while (lines.length > 0 && pyLstrip(lines[lines.length - 1]).startsWith('--')) lines.pop();
+  while (lines.length > 0 && pyStrip(lines[lines.length - 1], null, 'left').startsWith('--')) lines.pop();
   return lines.join('\n');
 }
 

@@ -28,7 +28,7 @@ export function renameOf(message: ReplMessage): { from: string; to: string } | n
 }
 
 /** The messages a repair's feedback carries, in order: Lean's errors (at most 3), then the deprecation warnings naming a replacement (at most 3). */
-export function repairMessages(verdict: Verdict): ReplMessage[] {
+function repairMessages(verdict: Verdict): ReplMessage[] {
   const errors = verdict.messages.filter((m) => m.severity === 'error').slice(0, MAX_FEEDBACK_ERRORS);
   const renames = verdict.messages.filter((m) => renameOf(m) !== null).slice(0, MAX_FEEDBACK_ERRORS);
   return [...errors, ...renames];

@@ -1,5 +1,5 @@
 // Checking a ProveRequest from the outside (HTTP body, CLI flags) and filling in the defaults.
-import { proveLimits, proveRequestSchema, type ProveRequest, type ProveRequestBody } from '../protocol';
+import { proveRequestSchema, type ProveRequest, type ProveRequestBody } from '../protocol';
 import { checkValue } from '../protocol/schema';
 
 /** A request that cannot be run as given; the message says which field and why. */
@@ -24,8 +24,6 @@ export const DEFAULT_SETTINGS: ProveSettings = {
   topP: 0.95,
   maxTokens: 24576,
 };
-
-export const LIMITS = proveLimits;
 
 /** Validates an untrusted body against the contract's schema; throws ProveRequestError naming the first bad field. */
 export function parseProveRequest(body: unknown): ProveRequest {

@@ -3,17 +3,19 @@
 // environment of every child process). The composition root (app.ts) and the entry points (cli.ts, cli/*) read them once and
 // hand each part its typed slice; the domain rooms never call the readers (test/architecture.test.ts). docs/settings.md is generated from this
 // table (scripts/settings-doc.ts) and test/settings/settings.test.ts keeps the two equal.
-// Ground floor: imports nothing from the backend, so every room may import it.
+// One floor up from the ground: imports only the protocol's table of VS Code settings (the engine kinds), so every
+// room but protocol may import it.
 import { availableParallelism, homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { engineKinds } from '../protocol/settingsTable';
 
 /** An environment: process.env, or a plain object in tests. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://127.0.0.1:8000/v1';
 
-/** The engine kinds KIMINA_ENGINE accepts; backend/model/index.ts has one factory for each (engineFactories). */
-export const engineKinds = ['onnx', 'openai'] as const;
+/** The engine kinds KIMINA_ENGINE accepts (held by the one table of VS Code settings, beside kimina.engine). */
+export { engineKinds };
 
 function given(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
@@ -35,7 +37,7 @@ function flag(raw: string | undefined): boolean {
 }
 
 /** Who reads a variable: the backend (typed in Settings), the Python trainer, the stand-in REPL, the benchmarks or the tests. */
-export type Scope = 'backend' | 'trainer' | 'stand-in REPL' | 'bench' | 'test';
+type Scope = 'backend' | 'trainer' | 'stand-in REPL' | 'bench' | 'test';
 
 interface Declaration<T> {
   /** The environment variable (the first one set wins when `also` names others). */
@@ -183,7 +185,7 @@ const declarations = {
   // the model
   engine: {
     name: 'KIMINA_ENGINE',
-    type: '`onnx` or `openai`',
+    type: engineKinds.map((k) => `\`${k}\``).join(' or '),
     default: '`onnx`',
     doc: 'in-process ONNX, or an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
     read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'onnx'),
@@ -517,7 +519,7 @@ type Declarations = typeof declarations;
 export type SettingKey = keyof Declarations;
 
 /** Every declared setting, typed. */
-export type DeclaredSettings = { -readonly [K in SettingKey]: ReturnType<Declarations[K]['read']> };
+type DeclaredSettings = { -readonly [K in SettingKey]: ReturnType<Declarations[K]['read']> };
 
 /**
  * Every backend setting, typed; read once by the composition root (backend/app/app.ts) and the entry points
@@ -552,7 +554,7 @@ export function kiminaHome(): string {
  * The base environment of child processes (Settings.childEnv): a copy of this process's environment, taken now. An
  * entry point that reads single settings instead of readSettings calls it once and hands the copy down.
  */
-export function baseChildEnv(): NodeJS.ProcessEnv {
+function baseChildEnv(): NodeJS.ProcessEnv {
   return { ...process.env };
 }
 
@@ -785,7 +787,7 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       scope: 'test',
       type: 'comma-separated',
       default: 'every suite',
-      doc: '`npm test`: run only these steps (typecheck, build, unit, trainer, e2e)',
+      doc: '`npm test`: run only these steps (typecheck, format, lint, build, trainer, unit, e2e)',
     },
     {
       name: 'KIMINA_TEST_MODEL_DIR',

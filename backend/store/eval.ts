@@ -60,7 +60,7 @@ export const evalMigrations = [
      WHERE recipe_valid IS NOT NULL OR recipe_reason IS NOT NULL;`,
 ];
 
-export function migrateEval(db: Db): void {
+function migrateEval(db: Db): void {
   migrate(db, 'eval', evalMigrations);
 }
 

@@ -11,7 +11,6 @@ import {
   readdirSync,
   realpathSync,
   rmSync,
-  statSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
@@ -101,7 +100,7 @@ function narrow(path: string, mode: number): void {
  * (folders 0700, files 0600, owner's execute bits kept on files such as a venv's scripts). Symlinks are not
  * followed. Bounded: at most `limit` entries are visited (models and venvs can be large; their top levels come first).
  */
-export function makeHomePrivate(home: string, limit = 20_000): { fixed: number } {
+function makeHomePrivate(home: string, limit = 20_000): { fixed: number } {
   if (!existsSync(home)) {
     ensurePrivateDir(home);
     return { fixed: 1 };
@@ -158,9 +157,4 @@ export function touchPrivateFile(path: string): void {
   } catch {
     /* exists */
   }
-}
-
-/** Mode bits (0o777) of `path`, for tests and `kimina` status lines. */
-export function modeOf(path: string): number {
-  return statSync(path).mode & 0o777;
 }

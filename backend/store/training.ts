@@ -35,8 +35,8 @@ const STEPS = [
 ];
 
 /** Rollouts and log lines kept per run (oldest dropped first). */
-export const MAX_ROLLOUTS_PER_RUN = 200;
-export const MAX_LOG_LINES_PER_RUN = 500;
+const MAX_ROLLOUTS_PER_RUN = 200;
+const MAX_LOG_LINES_PER_RUN = 500;
 
 interface RunRow {
   id: string;
@@ -316,14 +316,14 @@ function toRun(r: RunRow): TrainingRun {
 }
 
 /** Compares the held-out pass@k after the fix turn (else before it) of the newest eval with the base model's. */
-export function improvedOver(base: TrainingEvalSummary | null, latest: TrainingEvalSummary | null): boolean | null {
+function improvedOver(base: TrainingEvalSummary | null, latest: TrainingEvalSummary | null): boolean | null {
   if (!base || !latest || latest.step <= base.step) return null;
   const key = headlineKey(latest.metrics) ?? headlineKey(base.metrics);
   if (!key || base.metrics[key] === undefined || latest.metrics[key] === undefined) return null;
   return latest.metrics[key] > base.metrics[key];
 }
 
-export function headlineKey(metrics: Record<string, number>): string | undefined {
+function headlineKey(metrics: Record<string, number>): string | undefined {
   const keys = Object.keys(metrics);
   return (
     keys.find((k) => k.startsWith('eval/acc_turn_2/pass@')) ?? keys.find((k) => k.startsWith('eval/acc_turn_1/pass@'))

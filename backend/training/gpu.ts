@@ -7,7 +7,7 @@ const execFileAsync = promisify(execFile);
 
 export type GpuProbe = () => Promise<GpuReport>;
 
-export function parseNvidiaSmi(csv: string): GpuStatus[] {
+function parseNvidiaSmi(csv: string): GpuStatus[] {
   return csv
     .trim()
     .split('\n')
@@ -50,7 +50,7 @@ export const nvidiaSmiProbe =
   };
 
 /** GPU ids of a run's GPU set ("0,1"); empty for "cpu". */
-export function gpuIds(gpus: string): string[] {
+function gpuIds(gpus: string): string[] {
   return gpus === 'cpu'
     ? []
     : gpus

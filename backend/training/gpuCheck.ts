@@ -12,7 +12,7 @@ import { trainerConfig } from './trainerProcess';
 /** What the GPU image lacks (torch, transformers, peft, accelerate, pyarrow, pandas, xxhash, fsspec are there). */
 export const GPU_CHECK_PACKAGES = ['trl', 'datasets', 'dill', 'multiprocess'];
 /** A device machine's working tree travels in 64 MiB with everything else: the wheels must leave room. */
-export const GPU_CHECK_WHEEL_BUDGET = 64 * 2 ** 20;
+const GPU_CHECK_WHEEL_BUDGET = 64 * 2 ** 20;
 
 /**
  * The presets a training run on one GPU starts from, cut to a few short steps so the check fits a 15-minute lease:
@@ -43,7 +43,7 @@ export function gpuCheckConfigs(steps = 3, completionTokens = 1024): Record<stri
 }
 
 /** `name==version` for each package, from constraints-gpu.txt (the GPU environment's pins). */
-export function pinnedWheels(): string[] {
+function pinnedWheels(): string[] {
   const pins = new Map(
     readFileSync(join(trainerSourceDir(), 'constraints-gpu.txt'), 'utf8')
       .split('\n')

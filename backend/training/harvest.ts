@@ -61,7 +61,7 @@ export interface WalkLimits {
   promptChars: number;
 }
 
-export const DEFAULT_WALK_LIMITS: WalkLimits = {
+const DEFAULT_WALK_LIMITS: WalkLimits = {
   files: 5000,
   depth: 24,
   entries: 200_000,

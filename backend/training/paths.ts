@@ -27,8 +27,3 @@ export function venvPython(venv: string, os: Os = osOf()): string {
 export function trainerPython(s: Pick<Settings, 'trainerPython' | 'trainerVenv'>): string {
   return s.trainerPython ?? venvPython(s.trainerVenv);
 }
-
-/** Folder of one run: config, prompts, checkpoints, final weights, trainer log. */
-export function runDir(runsRoot: string, runId: string): string {
-  return join(runsRoot, runId);
-}

@@ -98,7 +98,7 @@ export function presetHyper(
   return hyper;
 }
 
-export function validateHyper(h: TrainingHyperparameters): void {
+function validateHyper(h: TrainingHyperparameters): void {
   const problems: string[] = [];
   for (const [k, v] of Object.entries(h))
     if (typeof v === 'number' && !Number.isFinite(v)) problems.push(`${k} must be a number`);

@@ -44,7 +44,7 @@ const execFileAsync = promisify(execFile);
 const MARKER = '.kimina-env.json';
 const DEFAULT_MODULES = ['torch', 'transformers', 'trl', 'peft', 'datasets', 'requests'];
 
-export class PythonEnvError extends Error {}
+class PythonEnvError extends Error {}
 
 /** The files a requirements file's text names (-r other.txt, -c constraints.txt), relative to its folder. */
 export function requirementsReferences(text: string): string[] {
@@ -72,7 +72,7 @@ export function basePythonCandidates(explicit: string | undefined, os: Os = osOf
 export type PythonProbe = (argv: string[]) => { error?: Error; status: number | null; stdout: string };
 
 /** Runs `argv -c …` and returns its outcome (spawnSync with `env`, no console window on Windows). */
-export function systemPythonProbe(env: NodeJS.ProcessEnv): PythonProbe {
+function systemPythonProbe(env: NodeJS.ProcessEnv): PythonProbe {
   return (argv) => {
     const r = spawnSync(argv[0], [...argv.slice(1), '-c', PROBE], { encoding: 'utf8', env, windowsHide: true });
     return { error: r.error, status: r.status, stdout: r.stdout ?? '' };
@@ -274,7 +274,7 @@ function readMarker(path: string): { hash: string; versions: Record<string, stri
 }
 
 /** Imports each module and returns its version; throws naming the modules that fail to import. */
-export async function moduleVersions(
+async function moduleVersions(
   python: string,
   modules: string[],
   env: NodeJS.ProcessEnv,

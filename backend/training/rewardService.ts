@@ -16,7 +16,7 @@ export interface ScoredItem extends RewardResult {
 }
 
 /** Who asks for a score, for the verifier's fair sharing (lean/admission.ts). */
-export interface ScoreContext {
+interface ScoreContext {
   client?: string;
   /** `strict` (default): our verdict; `recipe`: kimina-client's rule on the same Lean answer. */
   mode?: VerdictMode;
@@ -74,7 +74,7 @@ function scored(p: Prepared, outcome: CheckOutcome | null, mode: VerdictMode = D
   };
 }
 
-export async function scoreItem(
+async function scoreItem(
   item: RewardItem,
   options: LeanRewardOptions,
   context: ScoreContext = {},

@@ -46,7 +46,7 @@ export interface TrainingService {
 }
 
 /** Personal proofs: the workspace's Lean files plus the prover's attempt history in the same database. */
-export function harvester(attempts: AttemptStore): (workspace: string) => Promise<Harvest> {
+function harvester(attempts: AttemptStore): (workspace: string) => Promise<Harvest> {
   return async (workspace) => {
     const files = await harvestWorkspace(workspace);
     const history = harvestAttempts(attempts);

@@ -48,9 +48,9 @@ export interface TrainerHandle {
 export type TrainerLauncher = (launch: TrainerLaunch) => TrainerHandle;
 
 /** Trainer settings no preset varies: the recipe's validation top-p, and TRL's colocated vLLM share of GPU memory. */
-export const TRAINER_FIXED = { evalTopP: 0.95, vllmGpuMemoryUtilization: 0.3 };
+const TRAINER_FIXED = { evalTopP: 0.95, vllmGpuMemoryUtilization: 0.3 };
 /** LoRA on every attention and MLP projection of a Qwen3 block. */
-export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
 /** The Python run config (kimina_trainer/config.py field names), every key. */
 export function trainerConfig(options: {

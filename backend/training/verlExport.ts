@@ -18,7 +18,6 @@ const execFileAsync = promisify(execFile);
 
 /** The recipe's starting checkpoints (kimina_prover_1.7B.sh / kimina_prover_0.6B.sh). */
 export const RECIPE_START_MODEL = 'AI-MO/Kimina-Prover-Distill-1.7B';
-export const RECIPE_START_MODEL_SMALL = 'AI-MO/Kimina-Prover-Distill-0.6B';
 
 export interface VerlExportOptions {
   outDir: string;
@@ -45,7 +44,7 @@ export interface VerlExportOptions {
 }
 
 /** The experiment name the recipe uses for a start checkpoint (kimina-prover-1.7B / kimina-prover-0.6B). */
-export function experimentName(model: string): string {
+function experimentName(model: string): string {
   const size = /(\d+(?:\.\d+)?B)\b/i.exec(model)?.[1];
   return size ? `kimina-prover-${size}` : 'kimina-prover';
 }
@@ -207,7 +206,7 @@ print(open(f).read().strip() if os.path.exists(f) else m.version("verl"))' 2>/de
   ].join('\n');
 }
 
-export function runtimeEnv(rewardUrl: string): string {
+function runtimeEnv(rewardUrl: string): string {
   return [
     '# Ray runtime environment (ray job submit --runtime-env runtime_env.yaml).',
     'working_dir: ./',

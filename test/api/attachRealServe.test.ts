@@ -99,5 +99,5 @@ test('attached to kimina serve: status, then a proof streamed from the server an
   );
   assert.ok(conn.events.some((e) => e.type === 'think' && e.id === 'attach-1'));
   const updated = applyEdit(text, result.edit!, (l, c) => offsetAt(text, l, c));
-  assert.match(updated, /x = 4 := by\n  have h₁ : 2 \* x = 8 := by linarith\n  linarith\n$/);
+  assert.match(updated, /x = 4 := by\n {2}have h₁ : 2 \* x = 8 := by linarith\n {2}linarith\n$/);
 });

@@ -78,5 +78,5 @@ test('prove in process: turn 1 fails in the stand-in Lean, the fix turn is verif
     'think deltas stream',
   );
   const updated = applyEdit(text, result.edit!, (l, c) => offsetAt(text, l, c));
-  assert.match(updated, /x = 4 := by\n  have h₁ : 2 \* x = 8 := by linarith\n  linarith\n$/);
+  assert.match(updated, /x = 4 := by\n {2}have h₁ : 2 \* x = 8 := by linarith\n {2}linarith\n$/);
 });

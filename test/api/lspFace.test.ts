@@ -169,7 +169,7 @@ test('goal mode: the sorry goal becomes a lemma, its proof is spliced in and re-
   assert.equal(result.status, 'proved', result.problem);
   assert.match(
     result.goal!.statement,
-    /^theorem with_goal_goal \(x : ℝ\) \(h₀ : 2 \* x \+ 3 = 11\) :\n    x = 4 := by$/,
+    /^theorem with_goal_goal \(x : ℝ\) \(h₀ : 2 \* x \+ 3 = 11\) :\n {4}x = 4 := by$/,
   );
   assert.equal(result.goal!.recheck?.status, 'valid');
   assert.deepEqual(result.edit!.range, { start: { line: 13, character: 4 }, end: { line: 13, character: 9 } });

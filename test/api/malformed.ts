@@ -6,7 +6,7 @@ import type { SchemaNode } from '../../backend/protocol';
 export const MARKER = 'ECHO_MARKER';
 
 /** The smallest value the schema accepts (every optional field included, so each can be spoiled). */
-export function validSample(node: SchemaNode): unknown {
+function validSample(node: SchemaNode): unknown {
   switch (node.kind) {
     case 'string': {
       const candidates = ['a'.repeat(Math.max(1, node.min ?? 1)), '0', 'cpu', 'x_1'];
@@ -88,7 +88,7 @@ function outOfBounds(node: SchemaNode, valid: unknown): unknown[] {
   }
 }
 
-export interface Malformed {
+interface Malformed {
   what: string;
   body: unknown;
 }
@@ -107,7 +107,7 @@ export function malformedTexts(root: SchemaNode, depth = 4): { what: string; tex
 }
 
 /** One bad body per change, each at a named place (depth-first, at most `depth` levels down). */
-export function malformedBodies(root: SchemaNode, depth = 4): Malformed[] {
+function malformedBodies(root: SchemaNode, depth = 4): Malformed[] {
   const out: Malformed[] = [
     { what: 'a list instead of an object', body: [MARKER] },
     { what: 'a string instead of an object', body: MARKER },

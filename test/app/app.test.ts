@@ -113,6 +113,31 @@ test("app: the training service is built once over the app's stores, and detache
   assert.equal(detached, 1);
 });
 
+test('app: reload closes the engine and the verifier and loads them afresh on next use; the store stays (kimina lsp after setup)', async () => {
+  const { app, opened, engines } = countingApp(tempDir());
+  const store = app.store();
+  const first = await app.engine();
+  const verifier = app.verifier();
+  let verifierClosed = 0;
+  const close = verifier.verifier.close.bind(verifier.verifier);
+  verifier.verifier.close = async () => {
+    verifierClosed++;
+    await close();
+  };
+  await app.reload();
+  assert.equal(engines[0].closed, 1);
+  assert.equal(verifierClosed, 1);
+  const second = await app.engine();
+  assert.notEqual(second, first);
+  assert.notEqual(app.verifier(), verifier);
+  assert.equal(app.store(), store);
+  assert.equal(opened.length, 1);
+  await app.close();
+  assert.equal(engines[0].closed, 1, 'the first engine is not closed twice');
+  assert.equal(engines[1].closed, 1);
+  assert.equal(opened[0].open, false);
+});
+
 test('app: an engine that fails to load is tried again on the next request', async () => {
   let tries = 0;
   const app = openApp({

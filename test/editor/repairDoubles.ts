@@ -1,8 +1,3 @@
-// TEST DOUBLE: a scripted "repairer" answer, shared by the repair tests and the e2e suite's stand-in OpenAI
-// server. It is no model: it takes the proof in the conversation's last assistant turn, applies the renames
-// Lean's deprecation warnings in the last user turn name ("`X` has been deprecated: Use `Y` instead"), and
-// writes the result in Kimina's answer format. With no rename named it answers the proof unchanged.
-import type { ChatMessage } from '../../backend/protocol';
 import { userAnswer } from '../../backend/prover/repair';
 
 export const BROKEN_FILE = `import Mathlib
@@ -20,7 +15,7 @@ theorem ratio_three (a c : ℝ) (hc : 0 < c) (h : a ≤ c) : a / c ≤ 1 := by
   linarith
 `;
 
-export function renamesIn(feedback: string): [string, string][] {
+function renamesIn(feedback: string): [string, string][] {
   return [...feedback.matchAll(/`([^`]+)` has been deprecated[:,] [Uu]se `([^`]+)` instead/g)].map((m) => [m[1], m[2]]);
 }
 
@@ -36,5 +31,3 @@ export function repairAnswer(messages: { role: string; content: string }[]): str
     );
   return userAnswer(code);
 }
-
-export type Conversation = ChatMessage[];

@@ -4,12 +4,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from '../../backend/cli/evaluate';
+import { run as runEval } from '../../backend/cli/evaluate';
+import { readSettings } from '../../backend/settings/settings';
 import { openDb } from '../../backend/store/db';
 import { EvalStore } from '../../backend/store/eval';
 import { loadBenchmark } from '../../backend/eval/benchmark';
 import { runEvaluation } from '../../backend/eval/runner';
 import { minif2fDir, scriptedAttempter, tempDir } from './helpers';
+
+/** `kimina eval ARGS` as cli.ts runs it: with the settings read once. */
+const run = (args: string[]) => runEval(args, readSettings());
 
 async function captured(fn: () => Promise<number>): Promise<{ code: number; out: string }> {
   const lines: string[] = [];

@@ -183,49 +183,6 @@ test('an aborted evaluation returns no half-finished samples', async () => {
   );
 });
 
-test('evaluate(): one call from problems to report, over the prove loop', async () => {
-  const { evaluate } = await import('../../backend/eval/evaluate');
-  const { EvalStore } = await import('../../backend/store/eval');
-  const { openDb } = await import('../../backend/store/db');
-  const store = new EvalStore(openDb(':memory:'));
-  const engine = new ScriptedEngine();
-  const config = {
-    benchmark: 'slice',
-    split: 'test',
-    model: 'scripted',
-    engine: engine.name,
-    samples: 2,
-    fixTurns: 1,
-    temperature: 1,
-    topP: 0.95,
-    maxTokens: 4096,
-    leanTimeout: 60,
-  };
-  const seen: number[] = [];
-  const report = await evaluate({
-    store,
-    run: 'ckpt-1',
-    config,
-    problems: problems.slice(0, 3),
-    engine,
-    verifier,
-    parallel: 4,
-    seed: 1,
-    onProgress: (p) => seen.push(p.done),
-  });
-  assert.equal(report.stopped, false);
-  assert.deepEqual(
-    report.problems.map((p) => [p.id, p.correct, p.correctWithFix]),
-    [
-      ['aime_1983_p1', 0, 2],
-      ['aime_1983_p2', 2, 2],
-      ['aime_1983_p3', 0, 0],
-    ],
-  );
-  assert.equal(seen.at(-1), 3);
-  assert.ok(Math.abs(report.metrics.passAtKWithFix!.at(-1)!.value - 2 / 3) < 1e-12);
-});
-
 test("goal states are asked of Lean only with --goals (the recipe's feedback had none); both verdicts are recorded", async () => {
   const asked: (string | null | undefined)[] = [];
   const recording: LeanVerifier = {

@@ -18,6 +18,7 @@ import { fetchMinif2fTest, minif2fTestPrompts } from '../../backend/eval/recipeB
 import { builtinMinif2fDir } from '../../backend/eval/builtin';
 import { recipeVerdictOf } from '../../backend/lean/verdictModes';
 import { run as runEval } from '../../backend/cli/evaluate';
+import { readSettings } from '../../backend/settings/settings';
 import { buildPrompt } from '../../backend/prover/prompt';
 import { openDb } from '../../backend/store/db';
 import { EvalStore, type StoredAttempt } from '../../backend/store/eval';
@@ -295,7 +296,7 @@ test("kimina eval fetch with no argument downloads the recipe's benchmark; --ver
   };
   console.error = () => {};
   try {
-    const code = await runEval(['fetch', '--dest', join(dir, 'm.jsonl')]);
+    const code = await runEval(['fetch', '--dest', join(dir, 'm.jsonl')], readSettings());
     assert.equal(code, 0);
   } finally {
     console.log = log;
@@ -307,7 +308,10 @@ test("kimina eval fetch with no argument downloads the recipe's benchmark; --ver
   assert.match(lines.join('\n'), /AI-MO\/minif2f_test: 244 problems, 244 with an informal statement/);
   assert.match(lines.join('\n'), /kimina eval run .*m\.jsonl --model NAME --verdict recipe/);
   await assert.rejects(
-    runEval(['run', join(dir, 'm.jsonl'), '--model', 'm', '--verdict', 'lenient', '--db', join(dir, 'k.db')]),
+    runEval(
+      ['run', join(dir, 'm.jsonl'), '--model', 'm', '--verdict', 'lenient', '--db', join(dir, 'k.db')],
+      readSettings(),
+    ),
     /verdict mode must be strict or recipe, got 'lenient'/,
   );
 });

@@ -1,9 +1,10 @@
 // The extension's manifest and settings plumbing: the brief's commands in category "Kimina", keys that stay
-// clear of the Lean extension's, every setting mapped, and the environment the backend gets from them.
+// clear of the Lean extension's, every setting read through the one table and the environment the backend gets
+// from them (the table's own checks: test/protocol/settingsTable.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { settingDefaults, settingsToEnv, type KiminaSettings } from '../../extension/settingsEnv';
+import { type KiminaSettings, settingDefaults, settingsEnv, settingsTable } from '../../backend/protocol/settingsTable';
 
 const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
   main: string;
@@ -77,70 +78,47 @@ test('the Training Monitor container, the Lean language and activation are decla
   assert.equal(manifest.main, './dist/extension.js');
 });
 
-const defaults: KiminaSettings = {
-  engine: 'onnx',
-  model: '',
-  openaiBaseUrl: '',
-  serverUrl: '',
-  serverToken: '',
-  budget: 'custom',
-  maxTokens: 24576,
-  samples: 4,
-  fixTurns: 1,
-  checkTimeout: 60,
-  proveTimeout: 900,
-  leanProject: '',
-  replCommand: '',
-  device: 'auto',
-  kvCache: 'auto',
-  speculation: false,
-  nodePath: '', // empty: VS Code's own runtime (extension/runtime.ts)
-  showDiffOnProof: true,
-};
+const defaults: KiminaSettings = settingDefaults();
 
-test('every setting in the manifest has a default matching the one the extension reads', () => {
+test('every setting in the manifest has the default of the table the extension reads through', () => {
   const keys = Object.keys(c.configuration.properties).map((k) => k.replace(/^kimina\./, ''));
-  // the extension's one table (extension/settingsEnv.ts settingDefaults) is what config.ts reads through
-  const byKey: Record<string, unknown> = settingDefaults;
-  assert.deepEqual(keys.sort(), Object.keys(byKey).sort());
-  for (const k of keys) assert.deepEqual(c.configuration.properties[`kimina.${k}`].default, byKey[k], k);
-  // the settings object the tests below use holds the same defaults
-  for (const [k, v] of Object.entries(defaults)) {
-    const key = k === 'checkTimeout' ? 'timeouts.check' : k === 'proveTimeout' ? 'timeouts.prove' : k;
-    assert.deepEqual(byKey[key], v, k);
-  }
+  assert.deepEqual(keys.sort(), Object.keys(settingsTable).sort());
+  for (const k of keys)
+    assert.deepEqual(c.configuration.properties[`kimina.${k}`].default, defaults[k as keyof KiminaSettings], k);
 });
 
-test('the extension reads no kimina.* setting that the table (and so package.json) does not declare', () => {
+test('the extension reads every kimina.* setting through the table, and updates only declared ones', () => {
   const config = readFileSync('extension/config.ts', 'utf8');
-  const read = [...config.matchAll(/\bget(?:<[^>]*>)?\('([\w.]+)'/g)].map((m) => m[1]);
+  assert.match(config, /settingKeys\.map\(\(k\) => \[k, c\.get\(k, defaults\[k\]\)\]\)/);
   const updated = [...config.matchAll(/\.update\('([\w.]+)'/g)].map((m) => m[1]);
-  assert.ok(read.length >= 18, `reads found: ${read.length}`);
-  for (const key of [...read, ...updated]) assert.ok(key in settingDefaults, `kimina.${key} is not declared`);
-  assert.ok(read.includes('trainingModel'));
+  assert.ok(updated.length >= 3, `updates found: ${updated.length}`);
+  for (const key of updated) assert.ok(key in settingsTable, `kimina.${key} is not declared`);
 });
 
-test('defaults become a minimal environment; set values travel as KIMINA_* variables', () => {
-  assert.deepEqual(settingsToEnv(defaults, undefined), {
+test('set values travel as KIMINA_* variables; empty ones stay unset so the backend default applies', () => {
+  assert.deepEqual(settingsEnv(defaults), {
     KIMINA_ENGINE: 'onnx',
     KIMINA_TIMEOUT: '60',
     KIMINA_PROVE_TIMEOUT: '900',
+    KIMINA_DEVICE: 'auto',
+    KIMINA_KV_CACHE: 'auto',
+    KIMINA_SPECULATION: '0',
   });
-  const env = settingsToEnv(
-    {
-      ...defaults,
-      engine: 'openai',
-      model: 'AI-MO/Kimina-Prover-RL-1.7B',
-      openaiBaseUrl: 'http://127.0.0.1:8000/v1',
-      serverUrl: 'http://127.0.0.1:9000',
-      serverToken: 'tok',
-      replCommand: 'lake env repl',
-      device: 'cuda',
-      kvCache: 'fp16',
-      speculation: true,
-    },
-    '/proj',
-  );
+  const env = settingsEnv({
+    ...defaults,
+    engine: 'openai',
+    model: 'AI-MO/Kimina-Prover-RL-1.7B',
+    openaiBaseUrl: 'http://127.0.0.1:8000/v1',
+    serverUrl: 'http://127.0.0.1:9000',
+    serverToken: 'tok',
+    replCommand: 'lake env repl',
+    leanProject: '/proj',
+    device: 'cuda',
+    kvCache: 'fp16',
+    speculation: true,
+    nodePath: '/usr/bin/node',
+    trainingModel: 'x',
+  });
   assert.deepEqual(env, {
     KIMINA_ENGINE: 'openai',
     KIMINA_TIMEOUT: '60',

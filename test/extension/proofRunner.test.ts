@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { double } from './vscodeDouble';
 import { cancelledAnswer, provedAnswer } from './fakeCtx';
 import { extensionParts, leanFile, until, viewMessages } from './parts';
-import { settingDefaults } from '../../extension/settingsEnv';
+import { settingsTable } from '../../backend/protocol/settingsTable';
 import type { FromView } from '../../media/proofViewMessages';
 
 test('a prove run sends kimina/prove with the text and cursor, streams its events into the view, proposes the proof', async () => {
@@ -27,7 +27,7 @@ test('a prove run sends kimina/prove with the text and cursor, streams its event
   // the budget: kimina.budget defaults to custom, so kimina.maxTokens / samples / fixTurns
   assert.deepEqual(
     [params.samples, params.fixTurns, params.maxTokens],
-    [settingDefaults.samples, settingDefaults.fixTurns, settingDefaults.maxTokens],
+    [settingsTable.samples.default, settingsTable.fixTurns.default, settingsTable.maxTokens.default],
   );
   assert.equal(result?.status, 'proved');
 

@@ -104,7 +104,7 @@ describe('a sample through /api/check (kimina-lean-server compatible), both gene
       for (const res of results) assert.notEqual(kiminaAnalyze(res), 'valid', res.id);
       // a sorry the warning did not show is placed where the declaration stands, not at (1,0)
       const silenced = results.find((x) => x.id === 'warn-sorry-off-in');
-      const sorryPos = (silenced?.response as { sorries?: { pos: { line: number } }[] }).sorries?.[0].pos;
+      const sorryPos = (silenced?.response as { sorries?: { pos: { line: number } }[] } | undefined)?.sorries?.[0].pos;
       assert.equal(sorryPos?.line, 4);
     });
   }

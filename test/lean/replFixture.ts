@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { standInReplCommand } from '../../backend/demo/stand-in-repl/index';
 
-export const REAL_FLUSH_FIX = '4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4';
+const REAL_FLUSH_FIX = '4fc1e6d1dda170e8f0a6b698dd5f7e17a9cf52b4';
 const here = import.meta.dirname;
-export const listingPath = join(here, 'data', 'repl-refs.txt');
-export const releasesPath = join(here, 'data', 'repl-releases.txt');
+const listingPath = join(here, 'data', 'repl-refs.txt');
+const releasesPath = join(here, 'data', 'repl-releases.txt');
 
 /** Main.lean before and after the flush fix: the changed line as repl has it, around a stand-in body. */
-export const MAIN_BEFORE =
+const MAIN_BEFORE =
   '-- TEST FIXTURE, a stand-in for REPL/Main.lean (repl commit 4fc1e6d changes the line below)\n' +
   'where loop : M IO Unit := do\n  IO.println "" -- easier to parse the output if there are blank lines\n  loop\n';
 export const MAIN_AFTER =

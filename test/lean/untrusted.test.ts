@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -143,7 +143,7 @@ const bypasses: [string, string, string[]][] = [
     'theorem t : 1 = 2 := by\n  have s := r"\\"\n  run_tac Lean.Elab.Tactic.closeMainGoal (Lean.mkConst `sorryAx)\n  -- "\n  rfl',
     ['meta-command'],
   ],
-  ['raw string with #: r#"…"# ends only at "#', 'def s := r#"x"\"#\naxiom cheat : False\n-- "#', ['axiom-declaration']],
+  ['raw string with #: r#"…"# ends only at "#', 'def s := r#"x""#\naxiom cheat : False\n-- "#', ['axiom-declaration']],
   [
     'a letter Lean rejects glued to a command',
     'érun_cmd Lean.logInfo "x"\ntheorem t : True := trivial',

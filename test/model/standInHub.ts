@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface StandInRepo {
+interface StandInRepo {
   commit: string;
   files: Record<string, Buffer | string>;
   /** Files that the listing marks as LFS (sha256); the rest get a git blob id. */

@@ -36,7 +36,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ServerKind = 'llama.cpp' | 'ollama' | 'vllm' | 'sglang';
+type ServerKind = 'llama.cpp' | 'ollama' | 'vllm' | 'sglang';
 
 type Messages = Array<{ role: string; content: string }>;
 
@@ -50,7 +50,7 @@ export function chatmlRender(messages: Messages): string {
   return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
 }
 
-export interface StandInRequest {
+interface StandInRequest {
   path: string;
   body: Record<string, unknown>;
   headers: IncomingMessage['headers'];
@@ -296,7 +296,7 @@ export async function startStandInOpenAIServer(options: StandInOptions): Promise
   const tokensOf = (text: string): number => chunksOf(text, o.chunkChars ?? 4).length;
 
   const handleChat = async (
-    req: IncomingMessage,
+    _req: IncomingMessage,
     res: ServerResponse,
     body: Record<string, unknown>,
     route: 'chat' | 'completions',

@@ -21,7 +21,7 @@ export class ScriptedEngine implements Engine {
     const texts = conversations.map((c, i) => this.answer(c, i));
     const sent = texts.map(() => 0);
     let cancelled = false;
-    for (let step = 0; texts.some((t, i) => sent[i] < t.length); step++) {
+    while (texts.some((t, i) => sent[i] < t.length)) {
       if (options.signal?.aborted) {
         cancelled = true;
         break;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { type ProveEvent, type ProveResult } from '../../backend/protocol';
+import type { ProveEvent, ProveResult } from '../../backend/protocol';
 import { ApiClient } from '../../backend/client/apiClient';
 import { OnnxEngine } from '../../backend/model/onnx/engine';
 import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';

@@ -59,7 +59,7 @@ test('§8.3 under the released numbering (the default): same text, marker one li
   ) as unknown;
   const released = buildFeedback(FAILING_CODE, verdict([mismatch]), { infotree: body });
   assert.equal(released, FIX_MESSAGE_RELEASED);
-  assert.match(released, /001  \| \n002  \| theorem[^\n]*\n003 >\|   have/);
+  assert.match(released, /001 {2}\| \n002 {2}\| theorem[^\n]*\n003 >\| {3}have/);
 });
 
 test('an infotree relative to the body is matched with the header offset', () => {

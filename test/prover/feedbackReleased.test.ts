@@ -63,6 +63,6 @@ test('released vs snippet numbering on the usual layout: the marker sits one lin
   const { verdict } = ours(c);
   const released = buildFeedback(c.code, verdict);
   const snippet = buildFeedback(c.code, verdict, undefined, { lineNumbering: 'snippet' });
-  assert.match(released, /001 >\| \n002  \| example/);
-  assert.match(snippet, /001  \| \n002 >\| example/);
+  assert.match(released, /001 >\| \n002 {2}\| example/);
+  assert.match(snippet, /001 {2}\| \n002 >\| example/);
 });

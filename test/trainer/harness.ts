@@ -89,7 +89,7 @@ export async function makeTinyModel(dir: string, seed = 0): Promise<string> {
 
 const SYSTEM = 'You are an expert in mathematics and proving theorems in Lean 4.';
 
-export function prompt(id: string, theorem: string): TrainingPrompt {
+function prompt(id: string, theorem: string): TrainingPrompt {
   const formalStatement = `import Mathlib\n\ntheorem ${theorem} := by\n  sorry`;
   const messages: ChatMessage[] = [
     { role: 'system', content: SYSTEM },
@@ -135,10 +135,6 @@ export function waitForCompletedRun(backend: Backend, id: string): Promise<Train
     540_000,
     250,
   );
-}
-
-export function runState(backend: Backend, id: string): TrainingRun {
-  return backend.service.jobs.get(id);
 }
 
 export async function api<T>(

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ensurePythonEnv } from '../../backend/training/pythonEnv';
 import { repoRoot, testPython, testVenv, trainerSource } from './pythonSetup';
 
-export const verlVenv = join(repoRoot, 'test', 'trainer', '.venv-verl');
+const verlVenv = join(repoRoot, 'test', 'trainer', '.venv-verl');
 
 let cached: Promise<string> | null = null;
 

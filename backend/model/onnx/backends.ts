@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Decoder, type DecodeRequest, type RowResult } from './decoder';
-import { createSession, type Device } from './session';
+import { createSession } from './session';
 import type { BackendInfo, LoadSpec, WorkerReply, WorkerRequest } from './workerProtocol';
 
 export type { BackendInfo, LoadSpec };

@@ -53,7 +53,7 @@ export class OnnxEngine implements Engine {
   private speculation: SpeculationOptions | undefined;
 
   private constructor(
-    private readonly folder: ModelFolderInfo,
+    folder: ModelFolderInfo,
     private readonly tokenizer: Tokenizer,
     private readonly template: ChatTemplate,
     private readonly backend: DecodeBackend,

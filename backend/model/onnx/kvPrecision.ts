@@ -1,14 +1,14 @@
 // Which KV cache the engine decodes with: float32 (fastest on CPUs) or float16 (half the memory).
 import { KvCache, type CacheShape } from './kvCache';
 
-export type KvCachePrecision = 'fp32' | 'fp16';
+type KvCachePrecision = 'fp32' | 'fp16';
 export type KvCacheSetting = KvCachePrecision | 'auto';
 
 /** What 'auto' plans for: 8 samples (pass@8 on one theorem) of 8,192 tokens each. */
-export const AUTO_ROWS = 8;
-export const AUTO_TOKENS = 8192;
+const AUTO_ROWS = 8;
+const AUTO_TOKENS = 8192;
 /** 'auto' takes float16 when the float32 cache of AUTO_ROWS × AUTO_TOKENS would exceed this share of memory. */
-export const AUTO_MEMORY_SHARE = 0.4;
+const AUTO_MEMORY_SHARE = 0.4;
 
 export interface KvCacheChoice {
   precision: KvCachePrecision;

@@ -11,9 +11,9 @@ import { qwen3ShapeFromConfig, type Qwen3Shape } from './qwen3Config';
 export const ONNX_FILE = join('onnx', 'model.onnx');
 /** The same graph with a float16 KV cache (halfCache.ts), sharing model.onnx_data. */
 export const ONNX_KV16_FILE = join('onnx', 'model.kv16.onnx');
-export const ONNX_DATA_FILE = 'model.onnx_data';
+const ONNX_DATA_FILE = 'model.onnx_data';
 /** Written into model.onnx metadata so the engine can refuse graphs in another layout. */
-export const LAYOUT_KEY = 'kimina.layout';
+const LAYOUT_KEY = 'kimina.layout';
 export const LAYOUT_VALUE = 'qwen3-split-cache-v1';
 
 /**
@@ -130,8 +130,4 @@ export function graphHasSharedPrefix(modelDir: string): boolean {
   const path = join(modelDir, ONNX_FILE);
   // The graph without its weights (external data) is small: the input's name is in its bytes.
   return existsSync(path) && readFileSync(path).includes(io.sharedBias);
-}
-
-export function removeModelGraph(modelDir: string): void {
-  rmSync(join(modelDir, 'onnx'), { recursive: true, force: true });
 }

@@ -2,7 +2,7 @@
 // the KV cache lives outside the graph in JS-owned buffers (K transposed), the graph returns only the
 // new tokens' K/V and the last position's logits, so no large tensor is ever a graph output.
 import { DataType } from './onnxProto';
-import { attr, GraphBuilder } from './graphBuilder';
+import { attr, type GraphBuilder } from './graphBuilder';
 import { quantizeQ4, Q4_BLOCK } from './quantize';
 import { float32ToHalf } from './numeric';
 import type { Qwen3Shape } from './qwen3Config';
@@ -210,7 +210,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   };
 
   const invFreq = new Float32Array(D / 2);
-  for (let i = 0; i < D / 2; i++) invFreq[i] = 1 / Math.pow(s.ropeTheta, (2 * i) / D);
+  for (let i = 0; i < D / 2; i++) invFreq[i] = 1 / s.ropeTheta ** ((2 * i) / D);
   let rope: (x: string, heads: number) => string;
   if (fusedRope) {
     // cos/sin of position × inv_freq for every position, [maxPositions, D/2] (computed in double, as

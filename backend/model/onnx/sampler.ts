@@ -64,7 +64,7 @@ export function nucleus(logits: Float32Array, temperature: number, topP: number)
 }
 
 /** The nucleus from probabilities the graph already computed (softmax at the temperature). */
-export function nucleusOfProbs(probs: Float32Array, topP: number): Nucleus {
+function nucleusOfProbs(probs: Float32Array, topP: number): Nucleus {
   let sum = 0;
   for (let i = 0; i < probs.length; i++) sum += probs[i];
   return nucleusOfWeights(probs, sum, topP);
@@ -112,7 +112,7 @@ function nucleusOfWeights(probs: Float32Array, sum: number, topP: number): Nucle
 }
 
 /** Draws from the nucleus with one random number; `without` (a rejected draft) is left out and the rest renormalised. */
-export function draw(d: Nucleus, random: () => number, without = -1): number {
+function draw(d: Nucleus, random: () => number, without = -1): number {
   const total = without >= 0 && inNucleus(d, without) ? d.total - d.probs[without] : d.total;
   let r = random() * total;
   let last = -1;
@@ -125,7 +125,7 @@ export function draw(d: Nucleus, random: () => number, without = -1): number {
   return last;
 }
 
-export function inNucleus(d: Nucleus, id: number): boolean {
+function inNucleus(d: Nucleus, id: number): boolean {
   return d.all ? id >= 0 && id < d.probs.length : d.ids.includes(id);
 }
 

@@ -2,7 +2,7 @@
 import { isAxiosError } from 'axios';
 import type { Readable } from 'node:stream';
 
-export const START_SERVER_HINT =
+const START_SERVER_HINT =
   'start one, e.g. `vllm serve AI-MO/Kimina-Prover-RL-0.6B --port 8000` ' +
   '(or llama.cpp `llama-server`, `ollama serve`), or point KIMINA_OPENAI_BASE_URL at a running server';
 

@@ -14,7 +14,7 @@ export interface ReasoningDelta {
  * - `reasoning_content`: llama.cpp's server (`--reasoning-format deepseek`), SGLang
  *   (python/sglang/srt/entrypoints/openai/protocol.py DeltaMessage) and vLLM before the rename.
  */
-export const REASONING_FIELDS = ['reasoning', 'reasoning_content'] as const;
+const REASONING_FIELDS = ['reasoning', 'reasoning_content'] as const;
 
 /** Pulls the reasoning text out of a chat message or delta, whichever field name the server uses. */
 export function reasoningOf(delta: Record<string, unknown> | undefined): string | undefined {

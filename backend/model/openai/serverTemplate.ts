@@ -84,7 +84,7 @@ export async function renderOnServer(
 }
 
 /** Where two strings first differ (the shorter one's length when one is a prefix of the other). */
-export function firstDifference(a: string, b: string): number {
+function firstDifference(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
   return n;

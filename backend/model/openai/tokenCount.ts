@@ -9,7 +9,7 @@ import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
 export type TokenCountSource = 'server' | 'server-template' | 'local' | 'estimate';
 
 /** Characters per token assumed by the estimate; low on purpose, so limits err on the safe side. */
-export const ESTIMATE_CHARS_PER_TOKEN = 3;
+const ESTIMATE_CHARS_PER_TOKEN = 3;
 
 /** A model folder's tokenizer and chat template: the prompt as the checkpoint renders it. */
 export interface LocalTemplate {

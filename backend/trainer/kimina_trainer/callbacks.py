@@ -1,6 +1,7 @@
 """Trainer callbacks: per-step metrics to the backend, graceful stop on SIGTERM, held-out evaluation, fix-cache checkpoints."""
 from __future__ import annotations
 
+import math
 import os
 import time
 from typing import Any
@@ -52,7 +53,7 @@ class ReportingCallback(TrainerCallback):
         if not logs or any(k.startswith("eval_") for k in logs) or "train_runtime" in logs:
             return
         elapsed = time.perf_counter() - self.step_started
-        metrics = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and v == v}
+        metrics = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not math.isnan(v)}
         tokens = metrics.get("num_tokens")
         if tokens is not None:
             metrics["perf/tokens_per_s"] = (tokens - self.tokens_before) / max(elapsed, 1e-9)

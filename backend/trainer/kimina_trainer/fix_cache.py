@@ -11,7 +11,8 @@ import json
 import os
 import random
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class FixCache:

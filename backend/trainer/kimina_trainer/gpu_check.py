@@ -52,10 +52,10 @@ class RewardDouble:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_: Any) -> None:
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 if self.path.endswith("/reward"):
                     answer: Any = {"results": [owner.score(item) for item in body.get("items", [])]}
@@ -161,7 +161,7 @@ def check(shape: str, mode: str, base: dict[str, Any], device: str, work: str) -
         if not steps:
             raise RuntimeError("the trainer reported no step")
         tail = steps[1:] or steps  # the first step carries compilation and allocator warm-up
-        mean = lambda key: sum(s.get(key, 0.0) for s in tail) / len(tail)  # noqa: E731
+        mean = lambda key: sum(s.get(key, 0.0) for s in tail) / len(tail)
         peak = (torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available()
                 else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
         return {"shape": shape, "mode": mode, "device": device, "steps": len(steps), "wall_s": round(wall, 1),

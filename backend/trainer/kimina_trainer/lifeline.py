@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 EXIT_ORPHANED = 75

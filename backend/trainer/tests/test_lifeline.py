@@ -3,7 +3,6 @@ with it, by the Linux parent-death signal and, with the signal off, by end-of-fi
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 import unittest

@@ -10,6 +10,7 @@ import os
 import sys
 import types
 import unittest
+from typing import ClassVar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -89,7 +90,7 @@ def load_script():
 class StartedServer:
     """Stands in for the `kimina serve` process the actor starts."""
 
-    started: list[list[str]] = []
+    started: ClassVar[list[list[str]]] = []
 
     def __init__(self, argv, env, **_):
         StartedServer.started.append(argv)

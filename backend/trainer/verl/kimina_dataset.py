@@ -22,17 +22,18 @@ from __future__ import annotations
 import json
 import logging
 import random
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
+import verl.utils.torch_functional as verl_F
 from omegaconf import DictConfig
 from transformers import PreTrainedTokenizer, ProcessorMixin
-
-import verl.utils.torch_functional as verl_F
-from verl import DataProto
 from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.utils.model import compute_position_id_with_mask
+
+from verl import DataProto  # pyright: ignore[reportAttributeAccessIssue] (verl is the installed package, not this folder)
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def turn_of(prompt: list[dict[str, Any]]) -> int:
 
 
 def plan_fix_prompt(prompt: list[dict[str, Any]], response: str, feedback: str, n_turns: int, max_feedback_chars: int,
-                    count_tokens: Callable[[list[dict[str, Any]]], int], max_prompt_tokens: int) -> tuple[Optional[list[dict[str, Any]]], str]:
+                    count_tokens: Callable[[list[dict[str, Any]]], int], max_prompt_tokens: int) -> tuple[list[dict[str, Any]] | None, str]:
     """The recipe's filters in order; returns (fix conversation or None, counter name).
 
     Mirrors backend/prover/fixTurn.ts `planFixTurn` (test/trainer/verl-load.test.ts runs both on the same cases).
@@ -93,7 +94,7 @@ def empty_metrics(n_turns: int) -> dict[str, int]:
 
 class KiminaMultiturnDataset(RLHFDataset):
     def __init__(self, data_files: str | list[str], tokenizer: PreTrainedTokenizer, config: DictConfig,
-                 processor: Optional[ProcessorMixin] = None, **more: Any):
+                 processor: ProcessorMixin | None = None, **more: Any):
         # `more`: what newer verl passes on to RLHFDataset (0.9: max_samples), given only when verl gives it.
         super().__init__(data_files=data_files, tokenizer=tokenizer, config=config, processor=processor, **more)
         self.multi_turn_enabled = bool(config.get("multiturn", False))
@@ -162,7 +163,7 @@ class KiminaMultiturnDataset(RLHFDataset):
     def count_tokens(self, conversation: list[dict[str, Any]]) -> int:
         return len(self.tokenizer.apply_chat_template(conversation, add_generation_prompt=True, tokenize=True))
 
-    def fix_row(self, prompt: list[dict[str, Any]], response: str, feedback: str, extra_info: dict, metrics: dict[str, int]) -> Optional[dict]:
+    def fix_row(self, prompt: list[dict[str, Any]], response: str, feedback: str, extra_info: dict, metrics: dict[str, int]) -> dict | None:
         turn = turn_of(prompt)
         conversation, outcome = plan_fix_prompt(prompt, response, feedback, self.n_turns, self.max_feedback_chars,
                                                 self.count_tokens, self.max_prompt_length)
@@ -195,7 +196,7 @@ class KiminaMultiturnDataset(RLHFDataset):
 
     def _log(self, metrics: dict[str, int]) -> None:
         try:
-            import wandb  # noqa: PLC0415 - optional, as in the recipe's own logging
+            import wandb
             if wandb.run is not None:
                 wandb.log(metrics)
                 return
@@ -203,7 +204,7 @@ class KiminaMultiturnDataset(RLHFDataset):
             pass
         print("kimina multiturn metrics " + json.dumps({k: v for k, v in metrics.items() if v}, ensure_ascii=False), flush=True)
 
-    def validation_generate_next_turn(self, batch: DataProto, responses: list[str], reward_extra_info: dict) -> tuple[Optional[DataProto], list[int]]:
+    def validation_generate_next_turn(self, batch: DataProto, responses: list[str], reward_extra_info: dict) -> tuple[DataProto | None, list[int]]:
         """Fix-turn prompts for the failed validation answers, and their positions in the batch."""
         nt = batch.non_tensor_batch
         rows, positions = [], []

@@ -43,7 +43,8 @@ import urllib.error
 import urllib.request
 import weakref
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 DEFAULT_URL = "__KIMINA_REWARD_URL__"
 DEFAULT_BODY_LIMIT = 4 * 1024 * 1024
@@ -253,7 +254,7 @@ def _items_in(body: bytes) -> int:
         return 1
 
 
-def post_once(url: str, data: bytes, token: str | None, timeout: float) -> tuple[str, Any]:
+def post_once(url: str, data: bytes, token: str | None, timeout: float) -> tuple[Any, ...]:
     """One request: ("ok", answer) | ("busy", retry-after s, detail) | ("refused", detail) | ("failed", detail)."""
     try:
         req = urllib.request.Request(url, data=data, headers=_headers(token), method="POST")

@@ -93,7 +93,8 @@ def start(command: list[str], port: int, project: str, extra_env: dict[str, str]
             continue
         except ValueError:
             pass
-        actors.append(verifier.options(name=name, namespace=NAMESPACE, lifetime="detached",
+        # ray.remote adds .options to the actor class at run time
+        actors.append(verifier.options(name=name,  # pyright: ignore[reportAttributeAccessIssue] namespace=NAMESPACE, lifetime="detached",
                                        scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
                       .remote(command, port, project, token, extra_env))
     return ray.get([a.address.remote() for a in actors])

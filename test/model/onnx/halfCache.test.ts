@@ -15,7 +15,7 @@ import {
   CORRECT_ANSWER,
 } from '../../../backend/demo/models/scriptedModel';
 import type { ChatMessage } from '../../../backend/protocol';
-import { Decoder, type DecodeRequest, type DecoderOptions } from '../../../backend/model/onnx/decoder';
+import type { Decoder, DecodeRequest, DecoderOptions } from '../../../backend/model/onnx/decoder';
 import { KvCache } from '../../../backend/model/onnx/kvCache';
 import { chooseKvCache } from '../../../backend/model/onnx/kvPrecision';
 import { readModelFolder } from '../../../backend/model/onnx/modelFolder';

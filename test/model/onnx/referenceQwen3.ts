@@ -26,7 +26,7 @@ function rope(v: Float64Array, pos: number, theta: number): Float64Array {
   const D = v.length;
   const out = new Float64Array(D);
   for (let i = 0; i < D / 2; i++) {
-    const angle = pos * Math.fround(1 / Math.pow(theta, (2 * i) / D));
+    const angle = pos * Math.fround(1 / theta ** ((2 * i) / D));
     const c = Math.cos(angle);
     const s = Math.sin(angle);
     out[i] = v[i] * c - v[i + D / 2] * s;
