@@ -6,7 +6,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { version } from '../../package.json';
 import { createMcpServer } from '../api/mcpServer';
 import { openApp } from '../app/app';
-import { readSettings } from '../settings/settings';
+import type { Settings } from '../settings/settings';
 import { enterPrivateHome } from '../store/safePaths';
 import { parseArgs, flagString } from './args';
 
@@ -19,7 +19,7 @@ KIMINA_LEAN_PROJECT, else the current folder). --project: the Lean project the R
 
   claude mcp add kimina -- kimina mcp`;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], settings: Settings): Promise<number> {
   const p = parseArgs(args, ['help', 'demo']);
   if (p.flags.has('help')) {
     console.log(help);
@@ -31,7 +31,6 @@ export async function run(args: string[]): Promise<number> {
   console.info = toStderr;
   console.debug = toStderr;
   const log = (line: string) => process.stderr.write(`[kimina mcp] ${line}\n`);
-  const settings = readSettings();
   enterPrivateHome(settings.home);
   const project = flagString(p, 'project');
   const app = openApp({
