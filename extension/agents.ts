@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { lspMethods, type AgentJob, type AgentToolName } from '../backend/protocol';
 import type { Ctx } from './ctx';
 
-export const mcpProviderId = 'kimina.mcpServers';
+const mcpProviderId = 'kimina.mcpServers';
 
 type ToolInput = Record<string, unknown>;
 

@@ -73,7 +73,7 @@ function columnOf(uri: vscode.Uri): vscode.ViewColumn {
   return vscode.ViewColumn.One;
 }
 
-export type AcceptOutcome = 'accepted' | 'stale' | 'none';
+type AcceptOutcome = 'accepted' | 'stale' | 'none';
 export type Decision = { outcome: AcceptOutcome | 'rejected'; proposal?: Proposal; problem?: string };
 /** After Accept: where the declaration now stands (offsets), for its gutter mark. */
 export type Accepted = {

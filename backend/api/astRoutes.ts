@@ -9,7 +9,7 @@ import { version } from '../../package.json';
 /** The first version of this server that answers 501 on the AST routes (404 before). */
 export const AST_NOT_SUPPORTED_SINCE = '0.1.0';
 
-export function astNotSupported(route: AstNotSupportedResponse['route']): AstNotSupportedResponse {
+function astNotSupported(route: AstNotSupportedResponse['route']): AstNotSupportedResponse {
   const feature =
     route === '/api/ast'
       ? "the ASTs of existing modules (kimina-ast-server's POST /api/ast, kimina-ast-client's KiminaClient.ast)"

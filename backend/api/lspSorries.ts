@@ -36,7 +36,7 @@ async function textOf(uri: string, given: Map<string, string>): Promise<string |
 }
 
 /** One item per sorry of the file: its declaration (any kind, a project's own command too) and its line. */
-export function sorryItems(uri: string, code: string): Omit<RepairItem, 'id' | 'status'>[] {
+function sorryItems(uri: string, code: string): Omit<RepairItem, 'id' | 'status'>[] {
   return findDeclarations(code).flatMap((d) =>
     d.sorries.map((s) => ({
       uri,

@@ -47,7 +47,7 @@ export function mcpOnlyApp(tools: () => AgentToolHandlers, token: string): Expre
   return app;
 }
 
-export function mcpRouter(tools: () => AgentToolHandlers): Router {
+function mcpRouter(tools: () => AgentToolHandlers): Router {
   return serveRoutes({
     mcp: async ({ body }, req: Request, res: Response) => {
       // the caller, for fair sharing and the per-client job bound: the route family and the remote address

@@ -14,10 +14,10 @@ import { agentTools, checkValue, toJsonSchema, type AgentToolName } from '../pro
 import { AgentToolError, type AgentToolHandlers } from '../editor/agentToolbox';
 
 /** Sent to the client at initialization: how to use the tools (the long form ships as agents/kimina-lean.md). */
-export const mcpInstructions =
+const mcpInstructions =
   "Kimina checks Lean with a strict verifier and proves theorems with a local model. Call `check` after every edit of a Lean file and before saying a proof is done: only `ok: true` means Lean accepted exactly that text with no sorry, no error, only standard axioms, no native_decide, and no statement changed from the last commit or the reference. For a sorry you cannot close, `sorries` lists targets, `prove` starts a job (poll `job`; it takes minutes), and `apply` writes a proved job's proof. After a toolchain or Mathlib bump, `repair` a proof Lean now rejects.";
 
-export function agentToolList(): Tool[] {
+function agentToolList(): Tool[] {
   return (Object.entries(agentTools) as [AgentToolName, (typeof agentTools)[AgentToolName]][]).map(([name, spec]) => ({
     name,
     title: spec.title,

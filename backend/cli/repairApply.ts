@@ -32,7 +32,7 @@ export interface ApplyOutcome {
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The file's text as read (BOM kept as U+FEFF, so offsets match a `readFileSync(file, 'utf8')`), or why not. */
-export function readLeanText(file: string): { text: string } | { problem: string } {
+function readLeanText(file: string): { text: string } | { problem: string } {
   const bytes = readFileSync(file);
   try {
     return { text: decoder.decode(bytes) };
@@ -52,7 +52,7 @@ function wholeLineMatches(text: string, lines: string): number[] {
 }
 
 /** `current` with each repair applied where its declaration still reads as in `original`. */
-export function repairsOnto(
+function repairsOnto(
   original: string,
   current: string,
   repairs: PlannedRepair[],

@@ -35,7 +35,7 @@ export interface AgentToolboxOptions {
 }
 
 /** Lean files a `sorries` call reads at most (a folder walk stops there and says so). */
-export const maxSorryFiles = 200;
+const maxSorryFiles = 200;
 const skippedFolders = new Set(['.lake', '.git', 'node_modules', 'build', '.elan']);
 
 export type AgentToolHandlers = {

@@ -6,8 +6,8 @@ import { findDeclarations as findLeanDeclarations, formalStatementOf, maskLean }
 import { sorriesOf } from '../lean/source/reader';
 
 /** `custom`: a declaration made by a project's own command (`problem foo : P := by …`), a target for its sorries. */
-export type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'custom';
-export type SorryPosition = 'tactic' | 'term';
+type DeclKind = 'theorem' | 'lemma' | 'example' | 'def' | 'abbrev' | 'instance' | 'custom';
+type SorryPosition = 'tactic' | 'term';
 
 export interface SorrySite {
   offset: number;

@@ -7,7 +7,7 @@
 // `omit`) with comments and strings masked.
 import { findDeclarations, maskLean, type Declaration } from '../lean/declarations';
 
-export interface SectionBinder {
+interface SectionBinder {
   name: string;
   /** The binder as written, e.g. `(h : 1 = 2)`. */
   text: string;

@@ -69,7 +69,7 @@ export function renamedDeclaration(declText: string, decl: Declaration, fresh: s
   if (decl.kind === 'example')
     return declText.slice(0, spans[k].start) + `theorem ${fresh}` + declText.slice(spans[k].end);
   const name = tokens[k + 1];
-  if (!name || name.kind !== 'ident' || name.text !== decl.name || name.text.includes('«')) return null;
+  if (name?.kind !== 'ident' || name.text !== decl.name || name.text.includes('«')) return null;
   const dot = name.text.lastIndexOf('.');
   const renamed = dot < 0 ? fresh : name.text.slice(0, dot + 1) + fresh;
   return declText.slice(0, spans[k + 1].start) + renamed + declText.slice(spans[k + 1].end);

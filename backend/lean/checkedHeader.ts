@@ -9,7 +9,7 @@
 import type { ReplMessage } from '../protocol';
 import { splitHeader } from './header';
 
-export interface HeaderImportWords {
+interface HeaderImportWords {
   module: string;
   public: boolean;
   meta: boolean;

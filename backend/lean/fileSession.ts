@@ -12,7 +12,7 @@ import { clampTimeoutS } from './checkTimeout';
 import { PoolRunner, type ReplSession } from './poolRunner';
 import { rebaseResponse } from './header';
 import { weakeningOptionsOf } from './weakening';
-import type { RunRequest, RunResult } from './runner';
+import type { RunResult } from './runner';
 import type { CheckOutcome, LeanVerifier } from './types';
 import type { BatchCheckOptions, SessionRun, Verifier } from './verifier';
 
@@ -153,5 +153,3 @@ function failing(isModule: boolean, namespace: string[]): SessionRun {
     run: async (): Promise<RunResult> => ({ kind: 'server_error', message: 'the file session failed to open' }),
   };
 }
-
-export type { RunRequest };

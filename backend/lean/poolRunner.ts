@@ -170,7 +170,7 @@ let pickles = 0;
  * folder and unpickled (a non-module env with the same constants: moduleAudit.ts). A step the REPL refuses leaves
  * the names without answers, which fails the verdict (never passes it).
  */
-export async function auditOn(
+async function auditOn(
   lease: Pick<Lease, 'repl' | 'scratch'>,
   names: string[],
   env: number,

@@ -21,7 +21,7 @@ import {
 const stderrKeep = 4000;
 
 /** The largest answer one command may print by default (KIMINA_REPL_ANSWER_MB): 64 MiB. */
-export const DEFAULT_ANSWER_LIMIT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_ANSWER_LIMIT_BYTES = 64 * 1024 * 1024;
 
 interface Waiting {
   resolve(value: unknown): void;

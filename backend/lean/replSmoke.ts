@@ -4,7 +4,7 @@
 // Print.lean wording). Anything else (no answer, an error, a changed wire format) fails it with the exchange.
 import { spawn } from 'node:child_process';
 
-export const SMOKE_COMMANDS = [
+const SMOKE_COMMANDS = [
   { cmd: 'theorem kimina_smoke : 1 + 1 = 2 := rfl' },
   { cmd: '#print axioms kimina_smoke', env: 0 },
 ];

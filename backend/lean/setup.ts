@@ -76,7 +76,7 @@ export class ProjectNotBuiltError extends Error {
 }
 
 /** A REPL built from another release's repl source: what it is made of, and its smoke test. */
-export interface ReplProvenance {
+interface ReplProvenance {
   /** The repl commit, and the release its own lean-toolchain named. */
   commit: string;
   madeFor: string;

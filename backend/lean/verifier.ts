@@ -230,11 +230,6 @@ export class Verifier implements BatchVerifier {
     const result = session
       ? await session.run(request)
       : await this.options.runner.run({ ...request, header, reuse: options.reuse });
-    const outcome = (verdict: Verdict, response?: CommandResponse): CheckOutcome => ({
-      verdict,
-      ...(response ? { response } : {}),
-      run: { replId: 'replId' in result ? result.replId : undefined },
-    });
     if (result.kind !== 'ok') return this.outcomeOfFailure(result, code, split, timeoutS);
     switch (result.kind) {
       case 'ok': {

@@ -11,7 +11,7 @@ import type { Tokenizer } from './tokenizer';
 import { installPythonStringMethods } from './pythonStrings';
 import { type RenderJob, type RenderLimits, DEFAULT_RENDER_LIMITS, renderOffThread } from './templateProcess';
 
-export { DEFAULT_RENDER_LIMITS, type RenderJob, type RenderLimits };
+export type { RenderJob, RenderLimits };
 
 // strip/lstrip/rstrip and |trim with Python's semantics (the library ignores their argument).
 installPythonStringMethods();

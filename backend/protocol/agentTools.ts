@@ -5,7 +5,7 @@
 import { s, type Infer, type ObjectNode, type Schema } from './schema';
 import type { LspPosition, VerdictStatus } from './verify';
 
-export const agentLimits = {
+const agentLimits = {
   /** Lean text given inline (`check {code}`, `reference`). */
   codeChars: 1_000_000,
   pathChars: 4096,
@@ -168,7 +168,7 @@ export interface SorryTarget {
   goal?: string;
 }
 
-export interface SorriesToolAnswer {
+interface SorriesToolAnswer {
   targets: SorryTarget[];
   files: number;
   /** Files that could not be read or checked, with why. */
@@ -179,7 +179,7 @@ export type AgentJobState = 'queued' | 'running' | 'proved' | 'not_proved' | 'ca
 export const finishedJobStates: readonly AgentJobState[] = ['proved', 'not_proved', 'cancelled', 'failed'];
 
 /** An edit of the file (0-based lines, UTF-16 characters: LSP's ProofEdit). */
-export interface AgentEdit {
+interface AgentEdit {
   range: { start: LspPosition; end: LspPosition };
   newText: string;
 }
@@ -188,12 +188,6 @@ export interface AgentEdit {
 export interface AgentEndpoint {
   url: string;
   token: string;
-}
-
-/** One tool call over the language-server face. */
-export interface AgentToolCall {
-  name: AgentToolName;
-  arguments: Record<string, never>;
 }
 
 export interface AgentAttemptSummary {

@@ -4,7 +4,7 @@
 // `POST /api/ast_code` {code, module, timeout}; both read an AstModuleResponse. The server behind them runs an
 // `ast_export` Lean tool over a local Mathlib checkout, which this backend does not have: it answers both with
 // 501 and the body below, so that a client learns why instead of reading a bare 404.
-import { s, type Infer } from './schema';
+import { s } from './schema';
 import { verifyLimits } from './verify';
 
 const moduleName = s.string({ min: 1, max: 1000 });
@@ -16,7 +16,6 @@ export const astRequestSchema = s.object({
   one: s.optional(s.boolean()),
   timeout: astTimeout,
 });
-export type AstRequest = Infer<typeof astRequestSchema>;
 
 /** `POST /api/ast_code`: the AST of a snippet compiled as a temporary module. */
 export const astCodeRequestSchema = s.object({
@@ -24,7 +23,6 @@ export const astCodeRequestSchema = s.object({
   module: s.optional(moduleName),
   timeout: astTimeout,
 });
-export type AstCodeRequest = Infer<typeof astCodeRequestSchema>;
 
 /** The 501 answer of both routes: what is not supported, who offers it, since when this server says so. */
 export interface AstNotSupportedResponse {

@@ -128,12 +128,6 @@ export interface RepairPlanResult {
   /** Files that could not be judged, with why. */
   problems: { uri: string; problem: string }[];
 }
-/**
- * Prove All Sorries over files: every sorry becomes an item of a job kept in SQLite, and the backend proves them
- * one after another in the background (goal mode), resuming a job a restart interrupted; `code` is the text when
- * the client has it (else the file is read from disk when its turn comes).
- */
-export type SorriesStartParams = ParamsOf<'sorriesStart'>;
 /** Where a Prove All Sorries job stands; `item`: the item that just ended (its proposal, when verified). */
 export interface SorriesProgress {
   job: RepairJob;
@@ -402,6 +396,9 @@ export const lspRequests = {
     result: answer<RepairPlanResult>(),
     summary: 'plan a Repair All job over files (checks each, stores the queue in SQLite: resumable)',
   },
+  // Prove All Sorries over files: every sorry becomes an item of a job kept in SQLite, and the backend proves them
+  // one after another in the background (goal mode), resuming a job a restart interrupted; `code` is the text when
+  // the client has it (else the file is read from disk when its turn comes).
   sorriesStart: {
     method: 'kimina/sorries/start',
     params: s.object({

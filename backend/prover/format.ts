@@ -157,7 +157,7 @@ function normalizeForStatement(s: string): string {
  * target declaration from its keyword on. Its header, scopes and earlier declarations are the file's own (the
  * check uses them as they are), so an answer that writes `import Mathlib` or a shorter context is not at fault.
  */
-export function restatedPart(formalStatement: string): string {
+function restatedPart(formalStatement: string): string {
   if (isRecipeStatement(formalStatement)) return formalStatement;
   const target = findDeclarations(formalStatement).at(-1);
   if (!target) return formalStatement;

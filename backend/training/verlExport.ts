@@ -234,7 +234,7 @@ export function submitCommand(address: string): string[] {
 }
 
 /** The verl release installed in an environment (without importing it), or undefined when there is none. */
-export async function installedVerl(python: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+async function installedVerl(python: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   try {
     const { stdout } = await execFileAsync(python, ['-c', 'import importlib.metadata as m; print(m.version("verl"))'], {
       env,

@@ -16,10 +16,10 @@
 //   `trainer.use_v1=false`, the ray_trainer.py loop that still calls it (and scores through the same reward loop).
 // A release outside these series is refused: its config was never checked against the job.
 
-export type VerlRewardWiring = 'batch' | 'reward-loop';
+type VerlRewardWiring = 'batch' | 'reward-loop';
 
 /** Where the reward settings live: top-level (`custom_reward_function`, `reward_model`) or under `reward`. */
-export type VerlRewardKeys = 'top-level' | 'reward';
+type VerlRewardKeys = 'top-level' | 'reward';
 
 export interface VerlTarget {
   /** The exact version the job is written for, e.g. 0.9.1. */
@@ -37,14 +37,13 @@ export interface VerlTarget {
 }
 
 /** Release series the export knows, with the newest release of each (PyPI, 2026-12-06). */
-export const VERL_SERIES: Readonly<Record<string, { newest: string; wiring: VerlRewardWiring; v1Trainer?: boolean }>> =
-  {
-    '0.5': { newest: '0.5.0', wiring: 'batch' },
-    '0.6': { newest: '0.6.1', wiring: 'batch' },
-    '0.7': { newest: '0.7.1', wiring: 'reward-loop' },
-    '0.8': { newest: '0.8.0', wiring: 'reward-loop' },
-    '0.9': { newest: '0.9.1', wiring: 'reward-loop', v1Trainer: true },
-  };
+const VERL_SERIES: Readonly<Record<string, { newest: string; wiring: VerlRewardWiring; v1Trainer?: boolean }>> = {
+  '0.5': { newest: '0.5.0', wiring: 'batch' },
+  '0.6': { newest: '0.6.1', wiring: 'batch' },
+  '0.7': { newest: '0.7.1', wiring: 'reward-loop' },
+  '0.8': { newest: '0.8.0', wiring: 'reward-loop' },
+  '0.9': { newest: '0.9.1', wiring: 'reward-loop', v1Trainer: true },
+};
 
 /** The newest verl the export knows: what a job is written for when nothing says otherwise. */
 export const NEWEST_VERL = '0.9.1';
@@ -52,7 +51,7 @@ export const NEWEST_VERL = '0.9.1';
 export class VerlVersionError extends Error {}
 
 /** The release series of a version string (0.9.1, 0.7.0.dev, 0.5.0rc1 → 0.9, 0.7, 0.5); undefined if unreadable. */
-export function verlSeries(version: string): string | undefined {
+function verlSeries(version: string): string | undefined {
   const m = /^v?(\d+)\.(\d+)(?:\.\d+)?(?:[.+-]?[a-z0-9.]*)?$/i.exec(version.trim());
   return m ? `${Number(m[1])}.${Number(m[2])}` : undefined;
 }

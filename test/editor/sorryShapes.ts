@@ -36,7 +36,7 @@ end Shapes
 `;
 
 /** The goal Lean reports for each sorry, keyed by a piece of its line (as `lake env lean` prints them). */
-export const GOALS: [string, string][] = [
+const GOALS: [string, string][] = [
   ['⟨a / b, sorry⟩', 'a b : Nat\nh : b ≠ 0\n⊢ a / b * b ≤ a'],
   ['Fact (1 < 2)', '⊢ 1 < 2'],
   ['⟨1, sorry⟩', '⊢ 0 < 1'],

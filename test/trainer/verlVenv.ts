@@ -34,7 +34,7 @@ export function verlPython(): Promise<string> {
 // verl 0.9.1, the newest release (backend/trainer/requirements-verl-0.9.txt), in test/trainer/.venv-verl-0.9
 // (git-ignored), layered on the trainer suite's environment the same way; the layer adds ~0.6 GB (ray, hydra,
 // tensordict, transformers 5.10 which verl 0.9.1 requires below 5.11).
-export const verl09Venv = join(repoRoot, 'test', 'trainer', '.venv-verl-0.9');
+const verl09Venv = join(repoRoot, 'test', 'trainer', '.venv-verl-0.9');
 
 let cached09: Promise<string> | null = null;
 

@@ -34,7 +34,7 @@ export interface HeaderImport {
   moduleEnd: SourcePos;
 }
 
-export interface HeaderProblem {
+interface HeaderProblem {
   message: string;
   start: SourcePos;
   end: SourcePos;

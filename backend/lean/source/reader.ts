@@ -38,20 +38,10 @@ import {
 import type { Token } from '../lexer';
 import { type ModuleHeader, PositionIndex, readHeader } from './moduleHeader';
 
-export { type SplitSnippet, splitHeader } from '../header';
+export { headerText, readHeader } from './moduleHeader';
+export { commandsOf, findDeclarations } from '../declarations';
 
-export {
-  type HeaderImport,
-  type HeaderProblem,
-  type ModuleHeader,
-  headerText,
-  importLine,
-  readHeader,
-} from './moduleHeader';
-export { type ProofStart, type ProofStartKind, proofStart, trailingClause } from './statementEnd';
-export { type Declaration, type LeanCommand, type SourcePos, commandsOf, findDeclarations } from '../declarations';
-
-export interface SourceRange {
+interface SourceRange {
   start: SourcePos;
   end: SourcePos;
 }
@@ -66,7 +56,7 @@ export function readLean(source: string): LeanSource {
   return { header: readHeader(source), declarations: findDeclarations(source) };
 }
 
-export interface EnclosingDeclaration {
+interface EnclosingDeclaration {
   kind: Declaration['kind'];
   /** The keyword or the project's own command word (`problem`). */
   command: string;
@@ -167,7 +157,7 @@ const startsLine = (tokens: readonly Token[], j: number): boolean => j === 0 || 
  * The token index just past the tactic block opened by the `by` at `k`, within `limit`: Lean's `tacticSeq` keeps
  * lines at the column of its first tactic or right of it (`checkColGe`), and ends at a bracket it did not open.
  */
-export function byBlockEnd(tokens: readonly Token[], k: number, limit: number): number {
+function byBlockEnd(tokens: readonly Token[], k: number, limit: number): number {
   if (k + 1 >= limit) return k + 1;
   const column = tokens[k + 1].column;
   let depth = 0;
