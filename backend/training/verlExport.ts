@@ -178,6 +178,7 @@ export function launchScript(
     'set -euo pipefail',
     'cd "$(dirname "$0")"',
     `JOB_VERL=${verl.version}`,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash parameter expansion of the script, not a template
     'if [ -z "${KIMINA_VERL_ANY:-}" ]; then',
     `  HAVE=$(python3 -c 'import importlib.util as u, importlib.metadata as m, os
 s = u.find_spec("verl")

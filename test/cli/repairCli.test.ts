@@ -140,7 +140,10 @@ test(
       const written = readFileSync(file, 'utf8');
       assert.ok(typed, 'the file was edited during the run');
       assert.ok(written.includes('-- typed during the run') && written.includes('nlinarith [hb]'), written);
-      assert.match(written, /ratio_one[^]*div_le_iff₀ hc[^]*ratio_two[^]*rw \[div_le_iff hc\]\n {2}nlinarith \[hb\]/);
+      assert.match(
+        written,
+        /ratio_one[\s\S]*div_le_iff₀ hc[\s\S]*ratio_two[\s\S]*rw \[div_le_iff hc\]\n {2}nlinarith \[hb\]/,
+      );
       assert.match(run.stderr, /ratio_two: not written \(its declaration was changed after it was checked/);
       assert.match(readFileSync(join(dir, 'kimina-repair.md'), 'utf8'), /ratio_two \| 7 \| skipped \| not written/);
     } finally {

@@ -78,7 +78,7 @@ test('verl 0.7 to 0.9: the reward loop calls compute_score per answer; no launch
   assert.ok(!Object.keys(early).some((k) => k.startsWith('reward.')));
   // 0.9's default v1 trainer never calls the dataset's on_batch_end: the job runs the one that does.
   assert.equal(loop['trainer.use_v1'], false);
-  const { ['trainer.use_v1']: _v1, ...loop08 } = loop;
+  const { 'trainer.use_v1': _v1, ...loop08 } = loop;
   assert.deepEqual(verlOverrides(job, chooseVerl('0.7.1', undefined)), loop08);
   assert.deepEqual(verlOverrides(job, chooseVerl('0.8.0', undefined)), loop08);
   assert.ok(!('trainer.use_v1' in batch), 'no such key before 0.9');
