@@ -34,7 +34,7 @@ test('the MCP provider, the chat instructions and the VS Code version they need'
     c.mcpServerDefinitionProviders.map((p) => p.id),
     ['kimina.mcpServers'],
   );
-  assert.match(readFileSync('extension/agents.ts', 'utf8'), /export const mcpProviderId = 'kimina\.mcpServers';/);
+  assert.match(readFileSync('extension/agents.ts', 'utf8'), /const mcpProviderId = 'kimina\.mcpServers';/);
   for (const { path } of c.chatInstructions) assert.ok(existsSync(path), path);
   // lm.registerMcpServerDefinitionProvider and McpHttpServerDefinition are final API since VS Code 1.101
   assert.equal(manifest.engines.vscode, '^1.101.0');
