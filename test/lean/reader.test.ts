@@ -339,11 +339,23 @@ test('a column-0 proof is never cut into a custom declaration; tactic words neve
   );
 });
 
+test("a sorry in the statement is the user's placeholder, not a proof target", () => {
+  const src = 'example {X Y : Prop} : ¬ (X ↔ Y) ↔ sorry := by sorry';
+  assert.deepEqual(
+    sorriesOf(src).map((s) => [s.sorry.start.column, s.part]),
+    [
+      [35, 'statement'],
+      [47, 'body'],
+    ],
+  );
+});
+
 test('sorries in comments and strings are not targets; one outside any declaration has none', () => {
   const src = '-- sorry\n/- sorry -/\n#check (sorry : Nat)\ndef s := "sorry"\n';
   const found = sorriesOf(src);
   assert.equal(found.length, 1);
   assert.equal(found[0].declaration, null);
+  assert.equal(found[0].part, null);
   assert.equal(found[0].sorry.start.line, 3);
 });
 

@@ -26,7 +26,8 @@
 // - `readLean(source): LeanSource`: the header and the declarations together.
 // - `sorriesOf(source): SorryTarget[]`: every `sorry` of the code (not in comments or strings), each with its
 //   enclosing declaration (kind, name, full name, range, statement range, body range) and the innermost targetable
-//   term holding it: the `by` block it stands in, or the `sorry` term itself; `position` tactic or term.
+//   term holding it: the `by` block it stands in, or the `sorry` term itself; `position` tactic or term; `part`
+//   body (a proof to write) or statement (`example : P ↔ sorry`: a placeholder of the user's, not a proof target).
 import {
   type Declaration,
   type SourcePos,
@@ -91,6 +92,12 @@ export interface SorryTarget {
   position: 'tactic' | 'term';
   /** The declaration holding it; null for a sorry outside every declaration (`#check sorry`). */
   declaration: EnclosingDeclaration | null;
+  /**
+   * Where in its declaration it stands: `body` (a proof or value to write), or `statement` (`example : P ↔ sorry`, a
+   * placeholder the user fills: never a proof target, since a proof must not change the statement); null outside
+   * every declaration.
+   */
+  part: 'statement' | 'body' | null;
   /** The innermost targetable term holding it: the `by` block (from `by` to its last tactic), else the sorry itself. */
   target: { kind: 'by' | 'term'; range: SourceRange };
 }
@@ -232,6 +239,7 @@ export function sorriesOf(source: string): SorryTarget[] {
       sorry: { start: pos.at(at), end: pos.at(spans[k].end) },
       position,
       declaration: decl ? enclosing(decl, pos) : null,
+      part: !decl ? null : decl.proof && decl.proof.start.offset <= at ? 'body' : 'statement',
       target,
     });
   }
