@@ -398,3 +398,27 @@ test('commandsOf lists the commands after the header: declarations, scope comman
     ],
   );
 });
+
+test('a sorry in a `where` auxiliary declaration names that auxiliary, its statement and body', () => {
+  const src = [
+    'theorem main (n : Nat) : n = n ∧ True := ⟨first n, second⟩',
+    'where',
+    '  first (k : Nat) : k = k := by',
+    '    sorry',
+    '  @[simp] second : True := sorry',
+    '',
+    'theorem after : True := by sorry',
+  ].join('\n');
+  const found = sorriesOf(src);
+  const view = found.map((s) => [
+    s.declaration?.name,
+    s.whereClause?.name ?? null,
+    s.whereClause ? src.slice(s.whereClause.statement.start.offset, s.whereClause.statement.end.offset) : null,
+    s.whereClause?.body ? src.slice(s.whereClause.body.start.offset, s.whereClause.body.end.offset) : null,
+  ]);
+  assert.deepEqual(view, [
+    ['main', 'first', 'first (k : Nat) : k = k ', ' by\n    sorry'],
+    ['main', 'second', '@[simp] second : True ', ' sorry'],
+    ['after', null, null, null],
+  ]);
+});
