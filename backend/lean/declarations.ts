@@ -481,6 +481,23 @@ function hasIn(masked: string, from: number): boolean {
   return /(^|\s)in(\s|$)/u.test(masked.slice(from, lineEnd < 0 ? masked.length : lineEnd));
 }
 
+/**
+ * Whether the attribute list `@[…]` at `at` stands before a declaration keyword or modifier (an indented
+ * `@[simp] theorem`), rather than before a `where` auxiliary (`  @[simp] aux : P := …`), which belongs to the
+ * declaration above.
+ */
+function attributesPrefixDeclaration(masked: string, at: number): boolean {
+  let i = at;
+  for (let depth = 0; i < masked.length; i++) {
+    if (masked[i] === '[') depth++;
+    else if (masked[i] === ']' && --depth === 0) break;
+  }
+  const next = /^\s*(@\[|[\p{L}_][\p{L}\p{N}_!?']*)/u.exec(masked.slice(i + 1, i + 200))?.[1] ?? '';
+  return next === '@['
+    ? attributesPrefixDeclaration(masked, i + 1 + masked.slice(i + 1).indexOf('@['))
+    : DECL_KINDS.has(next) || MODIFIERS.has(next) || isCommandWord(next);
+}
+
 /** Command starts in masked text, each running to the next start (trailing blanks excluded). */
 function commands(masked: string, withLiterals: string): Command[] {
   const starts: { start: number; word: string; custom?: true }[] = [];
@@ -496,7 +513,7 @@ function commands(masked: string, withLiterals: string): Command[] {
     const rest = masked.slice(after, after + 40);
     const scopedPrefix = SCOPED_PREFIXES.has(word);
     const starts_ = indented
-      ? word === '@[' ||
+      ? (word === '@[' && attributesPrefixDeclaration(masked, m.index + m[1].length)) ||
         DECL_KINDS.has(word) ||
         MODIFIERS.has(word) ||
         (!scopedPrefix && isOtherCommand(word, rest)) ||

@@ -339,11 +339,23 @@ test('a column-0 proof is never cut into a custom declaration; tactic words neve
   );
 });
 
+test("a sorry in the statement is the user's placeholder, not a proof target", () => {
+  const src = 'example {X Y : Prop} : ¬ (X ↔ Y) ↔ sorry := by sorry';
+  assert.deepEqual(
+    sorriesOf(src).map((s) => [s.sorry.start.column, s.part]),
+    [
+      [35, 'statement'],
+      [47, 'body'],
+    ],
+  );
+});
+
 test('sorries in comments and strings are not targets; one outside any declaration has none', () => {
   const src = '-- sorry\n/- sorry -/\n#check (sorry : Nat)\ndef s := "sorry"\n';
   const found = sorriesOf(src);
   assert.equal(found.length, 1);
   assert.equal(found[0].declaration, null);
+  assert.equal(found[0].part, null);
   assert.equal(found[0].sorry.start.line, 3);
 });
 
@@ -385,4 +397,28 @@ test('commandsOf lists the commands after the header: declarations, scope comman
       ['end', 'scope', 13, 13],
     ],
   );
+});
+
+test('a sorry in a `where` auxiliary declaration names that auxiliary, its statement and body', () => {
+  const src = [
+    'theorem main (n : Nat) : n = n ∧ True := ⟨first n, second⟩',
+    'where',
+    '  first (k : Nat) : k = k := by',
+    '    sorry',
+    '  @[simp] second : True := sorry',
+    '',
+    'theorem after : True := by sorry',
+  ].join('\n');
+  const found = sorriesOf(src);
+  const view = found.map((s) => [
+    s.declaration?.name,
+    s.whereClause?.name ?? null,
+    s.whereClause ? src.slice(s.whereClause.statement.start.offset, s.whereClause.statement.end.offset) : null,
+    s.whereClause?.body ? src.slice(s.whereClause.body.start.offset, s.whereClause.body.end.offset) : null,
+  ]);
+  assert.deepEqual(view, [
+    ['main', 'first', 'first (k : Nat) : k = k ', ' by\n    sorry'],
+    ['main', 'second', '@[simp] second : True ', ' sorry'],
+    ['after', null, null, null],
+  ]);
 });

@@ -132,6 +132,7 @@ test('every sorry is found and targetable: an enclosing declaration and a term t
       const d = s.declaration;
       assert.ok(d.range.start.offset <= s.sorry.start.offset && s.sorry.end.offset <= d.range.end.offset, where);
       assert.ok(d.body && d.body.start.offset <= s.sorry.start.offset, `${where}: the sorry is not in the body`);
+      assert.equal(s.part, 'body', where);
       assert.ok(
         s.target.range.start.offset <= s.sorry.start.offset && s.sorry.end.offset <= s.target.range.end.offset,
         where,

@@ -26,7 +26,9 @@
 // - `readLean(source): LeanSource`: the header and the declarations together.
 // - `sorriesOf(source): SorryTarget[]`: every `sorry` of the code (not in comments or strings), each with its
 //   enclosing declaration (kind, name, full name, range, statement range, body range) and the innermost targetable
-//   term holding it: the `by` block it stands in, or the `sorry` term itself; `position` tactic or term.
+//   term holding it: the `by` block it stands in, or the `sorry` term itself; `position` tactic or term; `part`
+//   body (a proof to write) or statement (`example : P ↔ sorry`: a placeholder of the user's, not a proof target);
+//   `whereClause` the `where` auxiliary it stands in (name, statement, body), if any.
 import {
   type Declaration,
   type SourcePos,
@@ -37,6 +39,7 @@ import {
 } from '../declarations';
 import type { Token } from '../lexer';
 import { type ModuleHeader, PositionIndex, readHeader } from './moduleHeader';
+import { proofStart } from './statementEnd';
 
 export { headerText, readHeader } from './moduleHeader';
 export { commandsOf, findDeclarations } from '../declarations';
@@ -81,6 +84,17 @@ export interface SorryTarget {
   position: 'tactic' | 'term';
   /** The declaration holding it; null for a sorry outside every declaration (`#check sorry`). */
   declaration: EnclosingDeclaration | null;
+  /**
+   * Where in its declaration it stands: `body` (a proof or value to write), or `statement` (`example : P ↔ sorry`, a
+   * placeholder the user fills: never a proof target, since a proof must not change the statement); null outside
+   * every declaration.
+   */
+  part: 'statement' | 'body' | null;
+  /**
+   * When it stands in a `where` auxiliary declaration of its declaration (`theorem t : P := aux where aux : Q := by
+   * sorry`): that auxiliary's name, statement (its name to its `:=`) and body; else null.
+   */
+  whereClause: { name: string; statement: SourceRange; body: SourceRange | null } | null;
   /** The innermost targetable term holding it: the `by` block (from `by` to its last tactic), else the sorry itself. */
   target: { kind: 'by' | 'term'; range: SourceRange };
 }
@@ -191,6 +205,54 @@ function enclosing(d: Declaration, pos: PositionIndex): EnclosingDeclaration {
   };
 }
 
+/**
+ * The `where` auxiliary declaration holding the token at `k`: auxiliaries begin at the column of the first name after
+ * `where` (Lean's `whereDecls` is a `many1Indent` of `letRecDecl`s), each with its own `:=`.
+ */
+function whereClauseOf(
+  tokens: readonly Token[],
+  spans: readonly { start: number; end: number }[],
+  decl: Declaration,
+  k: number,
+  limit: number,
+  pos: PositionIndex,
+): SorryTarget['whereClause'] {
+  if (decl.trailer?.word !== 'where' || spans[k].start < decl.trailer.start.offset) return null;
+  const where = firstTokenAt(spans, decl.trailer.start.offset);
+  let first = where + 1;
+  while (first < limit && tokens[first].kind === 'symbol' && tokens[first].text === '@[') {
+    while (first < limit && tokens[first].text !== ']') first++;
+    first++;
+  }
+  if (first >= limit) return null;
+  const column = tokens[first].column;
+  // the auxiliary starting last at or before k, and where the next one starts
+  let start = first;
+  for (let j = first; j <= k; j++) if (startsLine(tokens, j) && tokens[j].column === column) start = j;
+  let end = k + 1;
+  while (end < limit && !(startsLine(tokens, end) && tokens[end].column <= column)) end++;
+  // `@[simp] aux …` or `private aux …`: the name is the last word before its binders
+  let nameAt = start;
+  while (
+    nameAt < end &&
+    (tokens[nameAt].text === '@[' ||
+      tokens[nameAt].kind !== 'ident' ||
+      /^(private|protected|noncomputable|partial|unsafe)$/u.test(tokens[nameAt].text))
+  ) {
+    if (tokens[nameAt].text === '@[') while (nameAt < end && tokens[nameAt].text !== ']') nameAt++;
+    nameAt++;
+  }
+  if (nameAt >= end) return null;
+  const proof = proofStart(tokens, nameAt + 1, end);
+  const statementEnd = proof ? spans[proof.token].start : spans[end - 1].end;
+  const bodyStart = proof?.kind === ':=' ? spans[proof.token].end : proof ? spans[proof.token].start : null;
+  return {
+    name: tokens[nameAt].text,
+    statement: { start: pos.at(spans[start].start), end: pos.at(statementEnd) },
+    body: bodyStart === null ? null : { start: pos.at(bodyStart), end: pos.at(spans[end - 1].end) },
+  };
+}
+
 /** Every `sorry` of `source` with its enclosing declaration and innermost targetable term, in source order. */
 export function sorriesOf(source: string): SorryTarget[] {
   const { tokens, spans } = sourceTokens(source);
@@ -222,6 +284,8 @@ export function sorriesOf(source: string): SorryTarget[] {
       sorry: { start: pos.at(at), end: pos.at(spans[k].end) },
       position,
       declaration: decl ? enclosing(decl, pos) : null,
+      part: !decl ? null : decl.proof && decl.proof.start.offset <= at ? 'body' : 'statement',
+      whereClause: decl ? whereClauseOf(tokens, spans, decl, k, limit, pos) : null,
       target,
     });
   }
