@@ -7,6 +7,7 @@ import type { Engine } from '../model/engine';
 import { createEngine, engineConfigOf, type EngineConfig } from '../model/index';
 import { buildVerifier, verifierSettingsOf, type BuiltVerifier, type VerifierSettings } from '../lean/buildVerifier';
 import { findUserProject } from '../lean/userProject';
+import { userSource } from '../lean/authorship';
 import { projectToolchainTag } from '../lean/launch';
 import { resolve } from 'node:path';
 import { lakeFound } from '../lean/lake';
@@ -215,6 +216,9 @@ export class App {
       check,
       service,
       jobs,
+      // an unchanged file is the user's: checked in its own project, its own commands unfiltered (still audited)
+      checkUserFile: (text, path, _client, signal) =>
+        this.verifierForFile(path).verifier.checkUserFile(userSource(text), { signal }),
       allowedAxioms: this.verifierSettings().allowedAxioms,
       childEnv: this.settings.childEnv,
     });

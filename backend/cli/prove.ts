@@ -5,6 +5,8 @@ import type { ProveRequest } from '../protocol';
 import { parseArgs, flagNumber, flagString } from './args';
 import { formalStatementOf, selectDeclaration } from '../lean/declarations';
 import { prove } from '../prover/prove';
+import { openFileSession } from '../lean/fileSession';
+import type { OpenFileSession } from '../prover/sessionVerifier';
 import { parseProveRequest } from '../prover/request';
 import { openApp } from '../app/app';
 import { TerminalView } from '../prover/terminal';
@@ -144,8 +146,10 @@ export async function run(argv: string[], settings: Settings): Promise<number> {
   const app = openApp({ demo, log, settings });
   let deps;
   try {
-    const verifier = app.verifier().verifier;
-    deps = { engine: await app.engine(), verifier, store: app.attempts() };
+    // FILE is the user's file: checked in its own project, its prefix elaborated once for every candidate
+    const verifier = app.verifierForFile(target.file).verifier;
+    const openSession: OpenFileSession = (file, line) => openFileSession(verifier, { file, line });
+    deps = { engine: await app.engine(), verifier, store: app.attempts(), openFileSession: openSession };
     for (const line of await app.describe()) log(demo ? `DEMO: ${line}` : line);
   } catch (err) {
     await app.close();

@@ -3,8 +3,11 @@
 // (./editorProve.ts) and the splice rule (./splice.ts). Everything the agent tools need from those goes through
 // here, so that a change of those APIs (one source reader, user-file checking) is re-pointed in this one file.
 //
-// Trust: today's verifier has one mode, the strict one for untrusted text, and every check here runs in it: the
-// user's unchanged text is held to the same rules as an agent's. `unchangedSinceCommit` says which is which.
+// Trust follows authorship (docs/security.md): a `path` whose text is exactly the file's last commit is the user's
+// file, checked as Lean elaborates it in its own project (no filter on the user's own commands, every declaration
+// still audited); text differing from the last commit (an agent may have written it), a file git does not know,
+// and `code` are untrusted text, held to the strict rules. Both finders (lean/declarations.ts and ./leanSource.ts,
+// a layer over it with the reader's sorries) are the one source reader's.
 import { execFile } from 'node:child_process';
 import { dirname } from 'node:path';
 import type {
@@ -31,7 +34,10 @@ import { proofBodyOf, spliceVerifiedProof } from './splice';
 
 /** What checking needs: Lean (the prove service's verifier) and the axioms an agent's proof may use. */
 export interface AgentChecker {
+  /** Untrusted text (the strict rules: filtered, audited). */
   check(code: string, signal?: AbortSignal): Promise<CheckAnswer>;
+  /** The user's own file at `path` (no filter on its own commands; audited), in its own project. */
+  checkUserFile?(text: string, path: string, signal?: AbortSignal): Promise<CheckAnswer>;
   /** Agents are held to the strict policy: the configured allow-list, never native_decide's axioms. */
   policy: AxiomPolicy;
 }
@@ -72,13 +78,23 @@ export interface CheckInput {
   committed?: { commit: string | null; text: string | null };
   /** Lean text naming the statements to hold the declarations to. */
   reference?: string;
+  /** The absolute path of a `path` check, for checking it as the user's file when it is unchanged since its commit. */
+  absPath?: string;
   signal?: AbortSignal;
+}
+
+/** The text is the user's file: exactly its last committed version (nothing an agent wrote since). */
+export function isUsersCommittedFile(input: CheckInput): boolean {
+  return input.absPath !== undefined && input.committed?.text != null && input.committed.text === input.text;
 }
 
 /** The strict verdict per declaration, with hidden hypotheses and changed statements called out. */
 export async function checkText(checker: AgentChecker, input: CheckInput): Promise<CheckToolAnswer> {
   const { text } = input;
-  const outcome = await checker.check(text, input.signal);
+  const asUser = isUsersCommittedFile(input) && checker.checkUserFile !== undefined;
+  const outcome = asUser
+    ? await checker.checkUserFile!(text, input.absPath!, input.signal)
+    : await checker.check(text, input.signal);
   const verdict = outcome.verdict;
   const { declarations: verdicts, fileProblems } = verdictsPerDeclaration(text, outcome, checker.policy, 'strict');
   const decls = findLeanDeclarations(text);
@@ -155,6 +171,7 @@ export async function checkText(checker: AgentChecker, input: CheckInput): Promi
     problems,
     ...(input.path !== undefined ? { path: input.path } : {}),
     ...(input.committed ? { commit: input.committed.commit } : {}),
+    ...(input.path !== undefined ? { checkedAs: asUser ? ('user_file' as const) : ('untrusted' as const) } : {}),
     ...(reference ? { missingFromReference: missing } : {}),
   };
 }

@@ -25,6 +25,8 @@ export interface AgentToolboxOptions {
   roots: () => string[];
   /** Lean on a text, for `check` and `sorries` (no model needed); `client` is the caller's fair-sharing key. */
   check: (code: string, client: string, signal?: AbortSignal) => Promise<CheckAnswer>;
+  /** Lean on the user's own file at `path` (its project's verifier, no filter on its own commands; audited). */
+  checkUserFile?: (text: string, path: string, client: string, signal?: AbortSignal) => Promise<CheckAnswer>;
   /** The prove service jobs and `apply` use (loads the model on first use). */
   service: () => Promise<ProveService>;
   jobs: AgentJobs;
@@ -46,6 +48,12 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
   const policy: AxiomPolicy = { allowed: o.allowedAxioms, allowNativeDecide: false };
   const checker = (client: string): AgentChecker => ({
     check: (code, signal) => o.check(code, client, signal),
+    ...(o.checkUserFile
+      ? {
+          checkUserFile: (text: string, path: string, signal?: AbortSignal) =>
+            o.checkUserFile!(text, path, client, signal),
+        }
+      : {}),
     policy,
   });
 
@@ -95,6 +103,7 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
       return checkText(checker(client), {
         text: file.text,
         path: file.shown,
+        absPath: file.abs,
         committed,
         reference: args.reference,
         signal,

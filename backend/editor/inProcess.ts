@@ -3,6 +3,8 @@
 import type { BuiltVerifier } from '../lean/buildVerifier';
 import type { Engine } from '../model/engine';
 import type { ProveDeps } from '../prover/prove';
+import type { OpenFileSession } from '../prover/sessionVerifier';
+import { openFileSession } from '../lean/fileSession';
 import type { AttemptStore } from '../store/attempts';
 import type { ProveService } from './service';
 
@@ -23,7 +25,9 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
   let describe: string[];
   try {
     const verifier = app.verifier().verifier;
-    deps = { engine: await app.engine(), verifier, store: app.attempts() };
+    // the editor's requests are the user's file: each candidate is checked in a file session on its prefix
+    const openSession: OpenFileSession = (file, line) => openFileSession(verifier, { file, line });
+    deps = { engine: await app.engine(), verifier, store: app.attempts(), openFileSession: openSession };
     describe = await app.describe();
   } catch (err) {
     await app.close();

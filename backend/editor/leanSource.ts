@@ -29,6 +29,11 @@ export interface Declaration {
   endLine: number;
   /** Offset just after the top-level `:=` that ends the statement; null when there is none (pattern matching). */
   statementEnd: number | null;
+  /**
+   * Where Lean reads the statement as ending (the reader's proof start): the `:=`, the first `| pat => …` alternative
+   * of a pattern-matching definition, or `where`; null when there is none (`axiom`).
+   */
+  statementStop?: number | null;
   /** Column (UTF-16) of the declaration's first line, for re-indenting its proof. */
   indent: number;
   sorries: SorrySite[];
@@ -111,6 +116,7 @@ export function findDeclarations(text: string): Declaration[] {
         startLine: d.head.line - 1,
         endLine: d.end.line - 1,
         statementEnd: d.signatureEnd?.offset ?? null,
+        statementStop: d.proof?.start.offset ?? null,
         indent: start - starts[d.head.line - 1],
         sorries: sitesIn(sorries, start, end),
       };

@@ -28,9 +28,13 @@ const TERM_WORDS: ReadonlySet<string> = new Set([
   'calc',
 ]);
 
-/** The statement's text as the reader cut it: from the declaration's first modifier to its `:=`. */
+/**
+ * The statement's text as the reader cut it: from the declaration's first modifier to its `:=`, or, with none (a
+ * pattern-matching definition), to where Lean reads the statement as ending (its first `| pat =>` alternative).
+ */
 export function statementText(text: string, decl: Declaration): string | null {
-  return decl.statementEnd === null ? null : text.slice(decl.start, decl.statementEnd);
+  const end = decl.statementEnd ?? decl.statementStop ?? null;
+  return end === null ? null : text.slice(decl.start, end);
 }
 
 /** Why the text comparison refuses the splice, or null when name and statement read the same. */

@@ -22,6 +22,8 @@ export interface CheckOutcome {
   sorryAt?: ReplPos;
   /** Which REPL ran it and how much memory its process tree held afterwards (for `debug`). */
   run?: { replId?: string; memoryBytes?: number };
+  /** Lines above the checked text the infotree's positions leave out (a file session's candidate: its prefix). */
+  infotreeLineOffset?: number;
 }
 
 export interface LeanVerifier {

@@ -155,6 +155,12 @@ export interface CheckToolAnswer {
   commit?: string | null;
   /** Reference declarations with no declaration of that name in the checked text. */
   missingFromReference?: string[];
+  /**
+   * `path`: how the file was checked. `user_file`: it is exactly its last commit, so it is the user's code (its own
+   * commands unfiltered, in its own project; every declaration audited); `untrusted`: it differs from the last
+   * commit or git knows no commit of it, so an agent may have written it (the strict rules).
+   */
+  checkedAs?: 'user_file' | 'untrusted';
 }
 
 export interface SorryTarget {

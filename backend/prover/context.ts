@@ -4,6 +4,7 @@ import type { Engine } from '../model/engine';
 import type { LeanVerifier } from '../lean/types';
 import type { AttemptStore } from '../store/attempts';
 import type { ProveSettings } from './request';
+import type { OpenFileSession } from './sessionVerifier';
 
 interface ProveOptions {
   /** Infotree kind asked for when a fix turn may follow (goals in the feedback); null for none. Default 'original'. */
@@ -33,6 +34,11 @@ export interface ProveDeps {
   verifier: LeanVerifier;
   store?: AttemptStore;
   options?: ProveOptions;
+  /**
+   * The request's code is the user's file (the editor, `kimina prove FILE:LINE`): its prefix is elaborated once in a
+   * file session and each candidate checked on it (sessionVerifier.ts). Absent for snippets nobody vouches for.
+   */
+  openFileSession?: OpenFileSession;
 }
 
 /** One sample's conversation waiting for its next answer. */

@@ -14,6 +14,7 @@ import { linkedController, type Lane, type ProveContext, type ProveDeps } from '
 import { runRound } from './round';
 import { qualifiedName } from './trustedName';
 import { seedRepair } from './repair';
+import { sessionVerifier } from './sessionVerifier';
 
 export type { ProveDeps } from './context';
 
@@ -74,9 +75,11 @@ export async function prove(
     );
   const controller = linkedController(signal);
   const theoremName = qualifiedName(decl);
+  // on the user's file: the prefix is elaborated once for all samples and fix turns, each candidate checked on it
+  const inSession = deps.openFileSession ? sessionVerifier(deps.openFileSession, formal.text, deps.verifier) : null;
   const ctx: ProveContext = {
     id,
-    deps,
+    deps: inSession ? { ...deps, verifier: inSession } : deps,
     settings,
     statement: formal.text,
     theoremName,
@@ -153,6 +156,7 @@ export async function prove(
     throw err;
   } finally {
     controller.unlink();
+    await inSession?.close();
   }
   const status = winner ? 'proved' : ctx.signal.aborted ? 'cancelled' : 'not_proved';
   const proof = winner?.code ?? null;

@@ -156,8 +156,9 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
       if (!outcome) return attempt;
       attempt.verdict = outcome.verdict;
       if (outcome.verdict.status !== 'valid') {
-        // The verifier's infotree stays relative to the body after the import header (messages are rebased).
-        const infotreeLineOffset = splitHeader(check.code).headerLines;
+        // The verifier's infotree stays relative to the body after the import header, or to the candidate in a file
+        // session (messages are rebased to the snippet's lines).
+        const infotreeLineOffset = outcome.infotreeLineOffset ?? splitHeader(check.code).headerLines;
         attempt.feedback = buildFeedback(check.code, outcome.verdict, outcome.response, { infotreeLineOffset });
         const first = outcome.verdict.messages.find((m) => m.severity === 'error');
         const shift = (p: { line: number; column: number }) => ({

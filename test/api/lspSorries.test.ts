@@ -111,6 +111,12 @@ test(
       done.items.every((i) => i.status !== 'pending'),
       'every sorry was judged',
     );
+    // a structure declared in a namespace (`C06S01.Point`) is audited by its full name like any constant
+    const audits = done.items.filter((i) => /Could not audit|Unknown constant/.test(i.reason ?? ''));
+    assert.deepEqual(
+      audits.map((i) => [i.declaration, i.reason]),
+      [],
+    );
     const proposals = done.items.filter((i) => i.status === 'repaired');
     assert.ok(proposals.length > 0, JSON.stringify(done.items.map((i) => [i.declaration, i.status, i.reason])));
     for (const p of proposals) {

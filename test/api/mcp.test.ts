@@ -31,6 +31,15 @@ ${ALGEBRA_STATEMENT} := by
   sorry
 `;
 
+const ownNotation = `import Mathlib
+
+notation "twice " x => x + x
+macro "my_simp" : tactic => \`(tactic| simp)
+
+theorem twice_eq (n : ℕ) : twice n = n + n := by
+  simp
+`;
+
 let dir: string;
 const git = (...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir, stdio: 'pipe' });
@@ -39,11 +48,16 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), 'kimina-mcp-'));
   for (const name of ['StdioAlgebra.lean', 'HttpAlgebra.lean']) writeFileSync(join(dir, name), algebra);
   writeFileSync(join(dir, 'Changed.lean'), 'theorem two : 1 + 1 = 2 := by norm_num\n');
+  // the user's own notation and macro: their code, never filtered while the file is as committed
+  writeFileSync(join(dir, 'Notation.lean'), ownNotation);
+  writeFileSync(join(dir, 'NotationEdited.lean'), ownNotation);
   git('init', '-q');
   git('add', '.');
   git('commit', '-qm', 'start');
   // an agent's edit after the commit: the statement changed, the proof still checks
   writeFileSync(join(dir, 'Changed.lean'), 'theorem two : 2 = 2 := by norm_num\n');
+  // an agent's edit of a file with its own notation: the text differs from the commit, so it is untrusted
+  writeFileSync(join(dir, 'NotationEdited.lean'), ownNotation + '\ntheorem twice_one : twice 1 = 2 := by\n  simp\n');
 });
 
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -141,6 +155,22 @@ function scenario(connect: () => Promise<Client>, file: string) {
     });
     assert.equal(swapped.declarations[0].statementVsReference, 'changed');
     assert.equal(swapped.ok, false);
+  });
+
+  test("check {path}: an unchanged file is the user's (its own notation and macro pass); an edited one is untrusted", async () => {
+    const own = await call('check', { path: 'Notation.lean' });
+    assert.equal(own.checkedAs, 'user_file');
+    assert.equal(own.ok, true, JSON.stringify(own.problems));
+    assert.deepEqual(
+      own.declarations.map((d) => [d.name, d.status, d.unchangedSinceCommit]),
+      [['twice_eq', 'valid', true]],
+    );
+    assert.ok(own.declarations[0].axioms, 'the user file is still audited');
+    const edited = await call('check', { path: 'NotationEdited.lean' });
+    assert.equal(edited.checkedAs, 'untrusted');
+    assert.equal(edited.ok, false);
+    assert.equal(edited.status, 'rejected');
+    assert.match(edited.reason, /notation/);
   });
 
   test('sorries lists the targets with their goals; paths outside the project are refused', async () => {

@@ -154,6 +154,18 @@ test('namespaces, open and _root_ resolve as Lean does; examples add nothing; th
   ]);
 });
 
+test('a structure, class or inductive is a constant `#print axioms` answers for, under its namespace (the Mathematics in Lean audit)', () => {
+  const cmd =
+    'namespace C06S01\nnoncomputable section\n@[ext]\nstructure Point where\n  x : Nat\n  y : Nat\nclass Pointy (α : Type) where\n  pt : α\nattribute [class] Point\nclass inductive Two\n  | a | b\ninductive Three\n  | a | b | c\nend\nend C06S01\n#print axioms _root_.C06S01.Point\n#print axioms C06S01.Pointy\n#print axioms C06S01.Two\n#print axioms C06S01.Three';
+  const r = talk(JSON.stringify({ cmd }) + '\n\n');
+  assert.deepEqual(data(r.answers[0]), [
+    "info: 'C06S01.Point' does not depend on any axioms",
+    "info: 'C06S01.Pointy' does not depend on any axioms",
+    "info: 'C06S01.Two' does not depend on any axioms",
+    "info: 'C06S01.Three' does not depend on any axioms",
+  ]);
+});
+
 const moduleCmd = JSON.stringify({
   cmd: '/- Copyright (c) 2026 Someone -/\nmodule\n\npublic import Mathlib.Order.Basic\nmeta import Lean\nimport all Own.Basic\n\n@[expose] public section\n\ntheorem t : (1 : ℕ) = 1 := by\n  simp\n\nend',
 });

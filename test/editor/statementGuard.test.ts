@@ -124,6 +124,16 @@ test('the text comparison: name, kind and statement text must read as before', (
   assert.equal(statementTextProblem(oldText, a, 'theorem foo (n : Nat) : n = n := by\n  rfl\n', d), null);
 });
 
+test('a pattern-matching definition (no `:=`): its statement is the text up to its first alternative, compared as well', () => {
+  const oldText = "def pred' : Nat → { n : Nat // n ≥ 0 }\n  | 0 => ⟨0, sorry⟩\n  | n + 1 => ⟨n, Nat.zero_le _⟩\n";
+  const proved = oldText.replace('sorry', '(by omega)');
+  const restated = proved.replace('n ≥ 0 }', 'n ≥ 1 }');
+  const [a] = findDeclarations(oldText);
+  assert.equal(a.statementEnd, null);
+  assert.equal(statementTextProblem(oldText, a, proved, findDeclarations(proved)[0]), null);
+  assert.match(statementTextProblem(oldText, a, restated, findDeclarations(restated)[0]) ?? '', /statement of pred'/);
+});
+
 test('Lean is asked only where the text cannot decide; renaming keeps a dotted name in its namespace', async () => {
   assert.equal(statementNeedsLean('theorem foo (n : Nat) : n + 0 = n :='), false);
   assert.equal(statementNeedsLean('theorem foo (s : Set Nat := ∅) : s = s :='), true);
