@@ -84,7 +84,7 @@ export interface CheckInput {
 }
 
 /** The text is the user's file: exactly its last committed version (nothing an agent wrote since). */
-export function isUsersCommittedFile(input: CheckInput): boolean {
+function isUsersCommittedFile(input: CheckInput): boolean {
   return input.absPath !== undefined && input.committed?.text != null && input.committed.text === input.text;
 }
 
