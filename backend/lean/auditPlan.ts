@@ -7,6 +7,7 @@
 // `variable` in its body) and each anonymous instance gets a name. The copy runs as its own command on
 // the header's environment; it feeds only the audit, never the verdict's Lean messages.
 import { lexLean, type Token } from './lexer';
+import { DECL_KINDS } from './source/keywords';
 import { sameDeclarationName } from './verdict';
 
 interface AuditCopy {
@@ -34,18 +35,8 @@ export type AuditPlanResult = { ok: true; plan: AuditPlan } | { ok: false; probl
 /** Prefix of the names the audit copy gives; a body that already uses it is refused (it could collide). */
 const auditCopyPrefix = 'kimina_audit_';
 
-const NAMED_KINDS = new Set([
-  'theorem',
-  'lemma',
-  'def',
-  'abbrev',
-  'instance',
-  'structure',
-  'class',
-  'inductive',
-  'axiom',
-  'opaque',
-]);
+/** The declaration keywords whose declarations carry a name (every one but `example`). */
+const NAMED_KINDS: ReadonlySet<string> = new Set([...DECL_KINDS].filter((kind) => kind !== 'example'));
 /**
  * Library commands that add declarations under names the plan does not follow (Mathlib's
  * `irreducible_def NAME`, Batteries' `alias NAME := …` / `alias ⟨a, b⟩ := …`): a sorry in one, with the

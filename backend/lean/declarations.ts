@@ -8,6 +8,7 @@
 import { components, plain } from './auditPlan';
 import { lexLean, tokenSpans, type Token, type Trivia } from './lexer';
 import { type ProofStartKind, proofStart, trailingClause } from './source/statementEnd';
+import { DECL_KINDS } from './source/keywords';
 
 export type DeclarationKind =
   | 'theorem'
@@ -72,19 +73,6 @@ export interface Declaration {
   sorries: SourcePos[];
 }
 
-const DECL_KINDS = new Set<string>([
-  'theorem',
-  'lemma',
-  'example',
-  'def',
-  'abbrev',
-  'instance',
-  'structure',
-  'inductive',
-  'class',
-  'axiom',
-  'opaque',
-]);
 /** Declaration modifiers; each may also start an indented declaration (inside an indented namespace or section). */
 const MODIFIERS = new Set([
   'private',

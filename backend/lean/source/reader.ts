@@ -40,6 +40,7 @@ import {
 import type { Token } from '../lexer';
 import { type ModuleHeader, PositionIndex, readHeader } from './moduleHeader';
 import { proofStart } from './statementEnd';
+import { CLOSING_BRACKETS, OPENING_BRACKETS } from './keywords';
 
 export { headerText, readHeader } from './moduleHeader';
 export { commandsOf, findDeclarations } from '../declarations';
@@ -99,8 +100,6 @@ export interface SorryTarget {
   target: { kind: 'by' | 'term'; range: SourceRange };
 }
 
-const opening = new Set(['(', '[', '{', '⦃', '⟨', '⟦', '⟪', '@[', '‹']);
-const closing = new Set([')', ']', '}', '⦄', '⟩', '⟧', '⟫', '›']);
 /** Tokens after which a `sorry` is a term (`:= sorry`, `exact sorry`, `(sorry, …)`, `fun _ ↦ sorry`). */
 const termBefore = new Set([
   ':=',
@@ -181,8 +180,8 @@ function byBlockEnd(tokens: readonly Token[], k: number, limit: number): number 
       if (t.column < column) return j;
       if (t.kind === 'ident' && blockEnders.has(t.text)) return j;
     }
-    if (t.kind === 'symbol' && opening.has(t.text)) depth++;
-    else if (t.kind === 'symbol' && closing.has(t.text)) {
+    if (t.kind === 'symbol' && OPENING_BRACKETS.has(t.text)) depth++;
+    else if (t.kind === 'symbol' && CLOSING_BRACKETS.has(t.text)) {
       if (depth === 0) return j;
       depth--;
     }

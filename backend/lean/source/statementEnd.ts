@@ -7,6 +7,7 @@
 // statement is waiting for, or at the first `|` that begins a line outside a `match`/`fun` of the statement,
 // or at a `where` outside brackets; whichever comes first.
 import type { Token } from '../lexer';
+import { CLOSING_BRACKETS, OPENING_BRACKETS } from './keywords';
 
 export type ProofStartKind = ':=' | '|' | 'where';
 export interface ProofStart {
@@ -15,8 +16,6 @@ export interface ProofStart {
   token: number;
 }
 
-const opening = new Set(['(', '[', '{', '⦃', '⟨', '⟦', '⟪', '@[', '‹']);
-const closing = new Set([')', ']', '}', '⦄', '⟩', '⟧', '⟫', '›']);
 /** Term binders whose own `:=` comes before the statement's (`let x := v; b`, `have h : T := v; b`). */
 const localBinders = new Set(['let', 'letI', 'have', 'haveI', 'let_fun', 'let_delayed', 'let_tmp']);
 
@@ -30,11 +29,11 @@ export function proofStart(tokens: readonly Token[], from: number, to: number): 
   let inMatch = false;
   for (let k = from; k < to; k++) {
     const t = tokens[k];
-    if (t.kind === 'symbol' && opening.has(t.text)) {
+    if (t.kind === 'symbol' && OPENING_BRACKETS.has(t.text)) {
       depth++;
       continue;
     }
-    if (t.kind === 'symbol' && closing.has(t.text)) {
+    if (t.kind === 'symbol' && CLOSING_BRACKETS.has(t.text)) {
       depth = Math.max(0, depth - 1);
       continue;
     }
@@ -85,8 +84,8 @@ export function trailingClause(tokens: readonly Token[], from: number, to: numbe
   let depth = 0;
   for (let k = from; k < to; k++) {
     const t = tokens[k];
-    if (t.kind === 'symbol' && opening.has(t.text)) depth++;
-    else if (t.kind === 'symbol' && closing.has(t.text)) depth = Math.max(0, depth - 1);
+    if (t.kind === 'symbol' && OPENING_BRACKETS.has(t.text)) depth++;
+    else if (t.kind === 'symbol' && CLOSING_BRACKETS.has(t.text)) depth = Math.max(0, depth - 1);
     else if (depth === 0 && t.kind === 'ident' && trailingWords.has(t.text)) return k;
   }
   return null;
