@@ -2,8 +2,8 @@
 // TEST DOUBLES: the scripted model, whose folder gets a hostile chat_template.jinja, and the stand-in REPL): a
 // checkpoint's template that never ends (nested loops) or allocates without end (`range(100000000)`) is refused
 // with an error naming the template and the limit it passed, /health answers at once while it renders, the next
-// Lean check runs and the server is still alive. Rendered on the main thread (before the fix), the loop blocked
-// every request and the range aborted the process.
+// Lean check runs and the server is still alive. With the render on the main thread again (the old behaviour,
+// tried once), both tests fail: /health gets no answer within 2 s while the template renders.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
