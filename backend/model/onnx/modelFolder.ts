@@ -11,6 +11,9 @@ import { qwen3ShapeFromConfig, type Qwen3Shape } from './qwen3Config';
 export const ONNX_FILE = join('onnx', 'model.onnx');
 /** The same graph with a float16 KV cache (halfCache.ts), sharing model.onnx_data. */
 export const ONNX_KV16_FILE = join('onnx', 'model.kv16.onnx');
+/** The same weights with GroupQueryAttention and a cache shared in place (qwen3Graph.ts 'gqa'), for the C API path. */
+export const ONNX_GQA_FILE = join('onnx', 'model.gqa.onnx');
+export const GQA_LAYOUT = 'qwen3-gqa-v1';
 export const ONNX_DATA_FILE = 'model.onnx_data';
 /** Written into model.onnx metadata so the engine can refuse graphs in another layout. */
 export const LAYOUT_KEY = 'kimina.layout';
@@ -33,9 +36,12 @@ export function writeOnnxGraph(
   rmSync(modelPath, { force: true });
   const halfPath = join(modelDir, ONNX_KV16_FILE);
   rmSync(halfPath, { force: true });
+  const gqaPath = join(modelDir, ONNX_GQA_FILE);
+  rmSync(gqaPath, { force: true });
   const external = new ExternalDataFile(join(onnxDir, ONNX_DATA_FILE));
   let bytes: Uint8Array;
   let halfBytes: Uint8Array | undefined;
+  let gqaBytes: Uint8Array | undefined;
   try {
     const g = new GraphBuilder('qwen3', external);
     buildQwen3Graph(g, shape, weights, options);
@@ -48,10 +54,18 @@ export function writeOnnxGraph(
         { [LAYOUT_KEY]: HALF_CACHE_LAYOUT, 'kimina.quant': options.quant },
         halfCacheGraph(g.graph()),
       );
+    if (options.layout !== 'optimum') {
+      // The GQA graph takes the split graph's weights from the same external data file (none written twice).
+      const gq = new GraphBuilder('qwen3', external);
+      gq.shareInitializers(g.graph());
+      buildQwen3Graph(gq, shape, weights, { ...options, layout: 'gqa', onTensor: undefined });
+      gqaBytes = gq.encode({ [LAYOUT_KEY]: GQA_LAYOUT, 'kimina.quant': options.quant });
+    }
   } finally {
     external.close();
   }
   if (halfBytes) writeFileSync(halfPath, halfBytes);
+  if (gqaBytes) writeFileSync(gqaPath, gqaBytes);
   writeFileSync(`${modelPath}.partial`, bytes);
   renameSync(`${modelPath}.partial`, modelPath);
 }
