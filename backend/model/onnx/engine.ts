@@ -8,7 +8,14 @@ import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
 import { loadTokenizer, type Tokenizer } from '../tokenizer';
 import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
 import { graphPath, readModelFolder, type ModelFolderInfo } from './modelFolder';
-import { InThreadBackend, WorkerBackend, workerScript, type BackendInfo, type DecodeBackend } from './backends';
+import {
+  InThreadBackend,
+  WorkerBackend,
+  workerScript,
+  type BackendInfo,
+  type DecodeBackend,
+  type LoadSpec,
+} from './backends';
 import { SampleText } from './textStream';
 import type { Device } from './session';
 import type { SpeculationOptions } from './decoder';
@@ -34,6 +41,11 @@ export interface OnnxEngineOptions {
   speculation?: SpeculationOptions | false;
   /** KV cache precision; default 'auto' (kvPrecision.ts). */
   kvCache?: KvCacheSetting;
+  /**
+   * Decoding path: 'auto' (default) onnxruntime's C API with the GroupQueryAttention graph where it loads
+   * (float32 cache), else the Node binding with the split-cache graph; or one of them only.
+   */
+  path?: LoadSpec['path'];
   /** Total memory 'auto' plans against; default the machine's. */
   totalMemory?: number;
   log?: (line: string) => void;
@@ -84,8 +96,15 @@ export class OnnxEngine implements Engine {
       };
     }
     log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
-    const spec = {
+    // The C API path keeps a float32 cache; speculation (off by default) runs on the split graph only.
+    const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
+    const spec: LoadSpec = {
       onnxPath: graphPath(folder, kvCache.precision),
+      // 'auto' lets the C API path run with its float32 cache: GroupQueryAttention reads only each row's
+      // filled slots and the cache's pages are taken as tokens arrive (how many rows decode at once is the
+      // scheduler's choice); an explicit fp16 keeps the split graph's float16 cache.
+      gqaPath: (options.kvCache ?? 'auto') !== 'fp16' && !speculation ? folder.onnxGqaPath : undefined,
+      path: options.path,
       shape: folder.shape,
       device: options.device,
       threads: options.threads,
@@ -99,8 +118,12 @@ export class OnnxEngine implements Engine {
       if (!options.inThread) log('onnx: no worker script found next to the engine; decoding on the main thread');
       backend = await InThreadBackend.load(spec, log);
     }
+    if (backend.info.path === 'c-api-gqa' && kvCache.precision !== 'fp32')
+      kvCache = {
+        precision: 'fp32',
+        why: `the C API path's float32 cache (${kvCache.why} was planned for the split graph)`,
+      };
     const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
-    const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
     engine.speculation = speculation || undefined;
     return engine;
   }
@@ -110,7 +133,7 @@ export class OnnxEngine implements Engine {
     return this.speculation !== undefined;
   }
 
-  /** Where decoding runs (device, threads, why CUDA fell back). */
+  /** Where decoding runs (the path and why, device, threads, why CUDA fell back). */
   get runtime(): BackendInfo {
     return this.backend.info;
   }

@@ -95,6 +95,8 @@ export interface ModelFolderInfo {
   onnxPath: string;
   /** The float16-cache graph, when the folder has one (converted after it existed). */
   onnxHalfCachePath?: string;
+  /** The GroupQueryAttention graph for the C API path, when the folder has one (converted after it existed). */
+  onnxGqaPath?: string;
 }
 
 function readJson(path: string, what: string): Record<string, unknown> {
@@ -118,7 +120,9 @@ export function readModelFolder(dir: string): ModelFolderInfo {
     );
   }
   const halfPath = join(dir, ONNX_KV16_FILE);
+  const gqaPath = join(dir, ONNX_GQA_FILE);
   return {
+    onnxGqaPath: existsSync(gqaPath) ? gqaPath : undefined,
     dir,
     shape: qwen3ShapeFromConfig(config),
     config,

@@ -3,8 +3,15 @@ import type { DecodeRequest, RowResult } from './decoder';
 import type { Qwen3Shape } from './qwen3Config';
 import type { Device } from './session';
 
+/** Which decoding path runs: onnxruntime's C API with the GQA graph, or the Node binding with the split graph. */
+export type DecodePath = 'c-api-gqa' | 'node-split';
+
 export interface LoadSpec {
   onnxPath: string;
+  /** The folder's GQA graph (onnx/model.gqa.onnx) when the C API path may be tried. */
+  gqaPath?: string;
+  /** 'auto' (default): the C API path where it loads, else the Node binding; or one of them only ('node-split' never tries the other). */
+  path?: 'auto' | DecodePath;
   shape: Qwen3Shape;
   device?: Device;
   threads?: number;
@@ -13,6 +20,9 @@ export interface LoadSpec {
 }
 
 export interface BackendInfo {
+  /** The decoding path that runs, and why (the fallback's reason when the C API path could not load). */
+  path: DecodePath;
+  pathWhy: string;
   device: Device;
   threads: number;
   fallbackReason?: string;

@@ -22,7 +22,7 @@ import type { ChatMessage } from '../../../backend/protocol';
 import { buildTokenizer } from '../../../backend/demo/models/tinyTokenizer';
 import { seededRandom } from '../../../backend/model/onnx/sampler';
 import { testPython, testVenv } from '../../trainer/pythonSetup';
-import { loadDecoder } from '../onnx/helpers';
+import { loadDecoder, loadGqaDecoder } from '../onnx/helpers';
 import { QWEN3_DIR } from '../qwen3Fixture';
 import { parityConversations } from './conversations';
 
@@ -175,7 +175,7 @@ function relError(ours: Float32Array, ref: Float32Array): number {
   return diff / scale;
 }
 
-async function greedy(decoder: Decoder, rows: number[][], steps: number): Promise<number[][]> {
+async function greedy(decoder: Pick<Decoder, 'decode'>, rows: number[][], steps: number): Promise<number[][]> {
   const out = rows.map(() => [] as number[]);
   await decoder.decode(
     { prompts: rows, maxTokens: steps, temperature: 0, topP: 1, seed: 1, eosIds: [] },
@@ -238,6 +238,36 @@ SHAPES.forEach((shape, index) => {
       const rows = await greedy(decoder, [ps[i], ps[i], ps[i]], GREEDY_STEPS);
       rows.forEach((row, r) => assert.deepEqual(row, ckpt.greedy[i], `prompt ${i}: greedy, row ${r} of 3 sharing it`));
     }
+    // The C API path (GroupQueryAttention, cache appended in place): the same checks, the same tolerance.
+    const gqa = loadGqaDecoder(out);
+    let worstGqa = 0;
+    for (const [i, prompt] of ps.entries()) {
+      const buf = readFileSync(join(ckpt.dir, 'reference', `logits_${i}.f32`));
+      const ref = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+      const last = await gqa.prefill(gqa.newState(1), [prompt]);
+      const e = relError(last!, ref.subarray((prompt.length - 1) * V));
+      assert.ok(e <= REL_TOLERANCE, `C API path, prompt ${i} (${prompt.length} tokens), prefill: rel ${e}`);
+      worstGqa = Math.max(worstGqa, e);
+      const step = gqa.newState(1);
+      for (let p = 0; p < prompt.length; p++) {
+        const logits = await gqa.feed(step, [[prompt[p]]]);
+        const ep = relError(logits, ref.subarray(p * V, (p + 1) * V));
+        assert.ok(ep <= REL_TOLERANCE, `C API path, prompt ${i}, position ${p}: rel ${ep}`);
+        worstGqa = Math.max(worstGqa, ep);
+      }
+      step.cache.release();
+      assert.deepEqual(
+        (await greedy(gqa, [prompt], GREEDY_STEPS))[0],
+        ckpt.greedy[i],
+        `C API path, prompt ${i}: greedy alone`,
+      );
+    }
+    assert.deepEqual(await greedy(gqa, ps, GREEDY_STEPS), ckpt.greedy, 'C API path: greedy, all prompts batched');
+    for (const i of [1, ps.length - 1]) {
+      const rows = await greedy(gqa, [ps[i], ps[i], ps[i]], GREEDY_STEPS);
+      rows.forEach((row, r) => assert.deepEqual(row, ckpt.greedy[i], `C API path: prompt ${i}, row ${r} of 3`));
+    }
+    t.diagnostic(`C API path (GroupQueryAttention, fp32 cache): worst rel error ${worstGqa.toExponential(2)}`);
     t.diagnostic(
       `worst rel error ${worst.toExponential(2)} (torch ${r.ref.versions.torch}, transformers ${r.ref.versions.transformers})`,
     );
