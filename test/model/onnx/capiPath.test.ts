@@ -1,0 +1,160 @@
+// The C API path (onnxruntime's C API through koffi, the GroupQueryAttention graph with its cache appended
+// in place; ortNative.ts, gqaDecoder.ts) against the Node binding's split-cache path: which one runs and
+// why, the same answers through the engine (worker thread included), the fallback where the C API path
+// cannot load, and its decoder's own promises (rows of different lengths together, rows dropping out).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OnnxEngine, type OnnxEngineOptions } from '../../../backend/model/onnx/engine';
+import type { ChatMessage } from '../../../backend/protocol';
+import { writeScriptedModel, BOGUS_ANSWER } from '../../../backend/demo/models/scriptedModel';
+import { writeTinyModel } from '../../../backend/demo/models/tinyModel';
+import { ONNX_GQA_FILE } from '../../../backend/model/onnx/modelFolder';
+import { loadDecoder, loadGqaDecoder, maxAbsDiff, tempDir } from './helpers';
+
+const tiny = writeTinyModel(tempDir(), { seed: 3 }).dir;
+const scripted = writeScriptedModel(tempDir(), { variant: 'fix' }).dir;
+
+async function withEngine<T>(dir: string, options: OnnxEngineOptions, run: (e: OnnxEngine) => Promise<T>): Promise<T> {
+  const engine = await OnnxEngine.load(dir, { threads: 1, log: () => undefined, ...options });
+  try {
+    return await run(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+const convo = (text: string): ChatMessage[] => [{ role: 'user', content: text }];
+const conversations = [convo('theorem one'), convo('a longer theorem statement with more words in it'), convo('x')];
+
+test('the engine decodes through the C API path by default and says so; the same greedy answers as the Node binding', async () => {
+  const options = { maxTokens: 40, temperature: 0, topP: 1 };
+  const capi = await withEngine(tiny, {}, async (e) => {
+    assert.equal(e.runtime.path, 'c-api-gqa');
+    assert.match(e.runtime.pathWhy, /onnxruntime 1\.30\.0 C API through koffi/);
+    assert.equal(e.kvCache.precision, 'fp32');
+    return e.generate(conversations, options);
+  });
+  const node = await withEngine(tiny, { path: 'node-split' }, async (e) => {
+    assert.equal(e.runtime.path, 'node-split');
+    assert.equal(e.runtime.pathWhy, 'asked for the Node binding');
+    return e.generate(conversations, options);
+  });
+  assert.deepEqual(
+    capi.map((g) => g.text),
+    node.map((g) => g.text),
+  );
+  assert.ok(capi.some((g) => g.tokens > 0));
+});
+
+test('the scripted prover double answers the same on the C API path, in the worker and on the calling thread', async () => {
+  for (const inThread of [false, true]) {
+    await withEngine(scripted, { inThread }, async (e) => {
+      assert.equal(e.runtime.path, 'c-api-gqa');
+      const [first] = await e.generate([[{ role: 'user', content: 'theorem algebra_example' }]], {
+        maxTokens: 400,
+        temperature: 0,
+        topP: 1,
+      });
+      assert.ok(first.text.length > 0);
+    });
+  }
+  // The fix-turn prompt (with Lean's error) reaches the correct answer through the C API path as through the Node binding.
+  const fix: ChatMessage[] = [
+    { role: 'user', content: 'prove it' },
+    { role: 'assistant', content: BOGUS_ANSWER },
+    { role: 'user', content: "# Error 1:\nError message: \nunknown identifier 'bogus_lemma'\n" },
+  ];
+  const run = (path: 'c-api-gqa' | 'node-split') =>
+    withEngine(scripted, { path }, (e) => e.generate([fix], { maxTokens: 400, temperature: 0, topP: 1 }));
+  assert.deepEqual(
+    (await run('c-api-gqa')).map((g) => g.text),
+    (await run('node-split')).map((g) => g.text),
+  );
+});
+
+test('where the C API path cannot load, the Node binding runs and the reason is given', async () => {
+  // A folder converted before the GQA graph existed.
+  const old = tempDir();
+  for (const f of readdirSync(tiny)) if (f !== 'onnx') copyFileSync(join(tiny, f), join(old, f));
+  mkdirSync(join(old, 'onnx'));
+  for (const f of readdirSync(join(tiny, 'onnx'))) copyFileSync(join(tiny, 'onnx', f), join(old, 'onnx', f));
+  rmSync(join(old, ONNX_GQA_FILE));
+  await withEngine(old, {}, async (e) => {
+    assert.equal(e.runtime.path, 'node-split');
+    assert.match(e.runtime.pathWhy, /no onnx\/model\.gqa\.onnx/);
+  });
+  // A GQA graph onnxruntime refuses: the C API path fails to load, the engine still loads.
+  writeFileSync(join(old, ONNX_GQA_FILE), 'not a graph');
+  const lines: string[] = [];
+  await withEngine(old, { log: (l) => lines.push(l) }, async (e) => {
+    assert.equal(e.runtime.path, 'node-split');
+    assert.match(e.runtime.pathWhy, /the C API path did not load: onnxruntime CreateSession/);
+  });
+  assert.ok(lines.some((l) => l.includes('decoding through onnxruntime-node with the split-cache graph')));
+  // Asked for the C API path only: a clear error instead of the fallback.
+  await assert.rejects(OnnxEngine.load(old, { threads: 1, path: 'c-api-gqa', log: () => undefined }), /C API path/);
+  // Speculation (off by default) and an explicit float16 cache stay on the split graph.
+  await withEngine(tiny, { speculation: { maxDraft: 4 } }, async (e) => assert.equal(e.runtime.path, 'node-split'));
+  await withEngine(tiny, { kvCache: 'fp16' }, async (e) => assert.equal(e.runtime.path, 'node-split'));
+});
+
+test('GqaDecoder: logits equal the split graph position by position, across cache growth', async () => {
+  const gqa = loadGqaDecoder(tiny);
+  const split = await loadDecoder(tiny);
+  const prompt = Array.from({ length: 700 }, (_, i) => (i * 31 + 5) % 300);
+  const a = split.newState(1);
+  const b = gqa.newState(1, 64); // grows from 64 slots several times
+  let worst = 0;
+  for (let p = 0; p < prompt.length; p += 1) {
+    worst = Math.max(worst, maxAbsDiff(await split.feed(a, [[prompt[p]]]), await gqa.feed(b, [[prompt[p]]])));
+  }
+  assert.ok(b.cache.capacity >= 700);
+  assert.ok(worst < 1e-4, `max logit difference ${worst}`);
+  // Chunked prefill (chunks of 256 into a batch of one) equals token by token.
+  const c = gqa.newState(1);
+  const prefilled = (await gqa.prefill(c, [prompt]))!;
+  const stepped = await gqa.feed(gqa.newState(1), [prompt]);
+  assert.ok(maxAbsDiff(prefilled, stepped) < 1e-4);
+});
+
+test('GqaDecoder: rows of different lengths decode together, rows leave, n samples share a prompt: each row as alone', async () => {
+  const gqa = loadGqaDecoder(tiny);
+  const ps = [[5, 9, 11], Array.from({ length: 90 }, (_, i) => (i * 7) % 300), [42], [5, 9, 11]];
+  const greedy = async (prompts: number[][], maxTokens: number[] | number, eosIds: number[] = []) => {
+    const out = prompts.map(() => [] as number[]);
+    const limits = Array.isArray(maxTokens) ? maxTokens : prompts.map(() => maxTokens);
+    const stopped = new Set<number>();
+    const results = await gqa.decode(
+      { prompts, maxTokens: Math.max(...limits), temperature: 0, topP: 1, seed: 1, eosIds },
+      {
+        onTokens: (rows, tokens) =>
+          rows.forEach((row, i) => {
+            out[row].push(tokens[i]);
+            if (out[row].length >= limits[row]) stopped.add(row);
+          }),
+        isStopped: (row) => stopped.has(row),
+        isCancelled: () => false,
+      },
+    );
+    return { out, results };
+  };
+  const alone: number[][] = [];
+  for (const p of ps) alone.push((await greedy([p], 30)).out[0]); // one decode at a time, as the backends queue them
+  // Rows stopping at different steps (the caller's stop) leave the batch; the others go on unchanged.
+  const { out, results } = await greedy(ps, [30, 12, 30, 5]);
+  assert.deepEqual(out[0], alone[0]);
+  assert.deepEqual(out[1], alone[1].slice(0, 12));
+  assert.deepEqual(out[2], alone[2]);
+  assert.deepEqual(out[3], alone[3].slice(0, 5));
+  assert.deepEqual(
+    results.map((r) => r.finishReason),
+    ['length', 'stop', 'length', 'stop'],
+  );
+  // EOS ends a row without adding a token.
+  const eos = alone[2][3];
+  const ended = await greedy([ps[2]], 30, [eos]);
+  assert.deepEqual(ended.out[0], alone[2].slice(0, alone[2].indexOf(eos)));
+  assert.equal(ended.results[0].finishReason, 'stop');
+});
