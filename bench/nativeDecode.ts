@@ -3,16 +3,17 @@
 // directly (decode cost does not depend on its values), the fastest 4 consecutive steps count.
 import { join } from 'node:path';
 import { GqaDecoder, type GqaState } from '../backend/model/onnx/gqaDecoder';
-import { ONNX_GQA_FILE, readModelFolder } from '../backend/model/onnx/modelFolder';
+import { ONNX_GQA8_FILE, ONNX_GQA_FILE, readModelFolder } from '../backend/model/onnx/modelFolder';
 import { OrtNative } from '../backend/model/onnx/ortNative';
 import { argmax, seededRandom } from '../backend/model/onnx/sampler';
 import { bestWindowRate } from './bestWindow';
 import type { Measure } from './oursDecode';
 
-export function openNative(modelDir: string, threads: number) {
+export function openNative(modelDir: string, threads: number, int8 = false) {
   const folder = readModelFolder(modelDir);
   const ort = OrtNative.load();
-  const decoder = new GqaDecoder(ort, ort.createSession(join(modelDir, ONNX_GQA_FILE), { threads }), folder.shape);
+  const file = join(modelDir, int8 ? ONNX_GQA8_FILE : ONNX_GQA_FILE);
+  const decoder = new GqaDecoder(ort, ort.createSession(file, { threads }), folder.shape, { int8 });
   return { decoder, release: () => decoder.close() };
 }
 
@@ -21,12 +22,18 @@ export function nativeStateWithCached(decoder: GqaDecoder, rows: number, cached:
   const state = decoder.newState(rows, cached + room);
   const random = seededRandom(cached);
   for (const arr of [...state.cache.keys, ...state.cache.values])
-    for (let i = 0; i < arr.length; i += 7) arr[i] = random() - 0.5;
+    for (let i = 0; i < arr.length; i += 7)
+      arr[i] = arr instanceof Int8Array ? Math.floor(random() * 200) - 100 : random() - 0.5;
   state.cache.lengths.fill(cached);
   return state;
 }
 
-export async function measureNative(decoder: GqaDecoder, cached: number, batch: number, steps: number): Promise<Measure> {
+export async function measureNative(
+  decoder: GqaDecoder,
+  cached: number,
+  batch: number,
+  steps: number,
+): Promise<Measure> {
   const state = nativeStateWithCached(decoder, batch, cached, steps + 2);
   try {
     const token = () => Array.from({ length: batch }, (_, b) => [(b * 7919 + 13) % 150000]);

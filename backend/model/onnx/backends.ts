@@ -32,7 +32,7 @@ function loadGqa(spec: LoadSpec, threads: number): { decoder: GqaDecoder; why: s
     const ort = OrtNative.load();
     const session = ort.createSession(spec.gqaPath, { threads, spinning: spec.spinning });
     return {
-      decoder: new GqaDecoder(ort, session, spec.shape),
+      decoder: new GqaDecoder(ort, session, spec.shape, { int8: spec.gqaInt8 }),
       why: `onnxruntime ${ort.version} C API through koffi (${ort.libraryPath})`,
     };
   } catch (e) {

@@ -89,6 +89,13 @@ export class OnnxEngine implements Engine {
     }
     const padId = tokenizer.padTokenId ?? tokenizer.eosTokenIds[0] ?? 0;
     let kvCache = chooseKvCache(options.kvCache ?? 'auto', folder.shape, options.totalMemory ?? totalmem());
+    const int8 = kvCache.precision === 'int8';
+    if (int8 && !folder.onnxGqaInt8Path) {
+      kvCache = {
+        precision: 'fp16',
+        why: `int8 was asked for, but the model folder has no onnx/model.gqa8.onnx (its calibration needs the C API path at conversion); the split graph's float16 cache instead`,
+      };
+    }
     if (kvCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
       kvCache = {
         precision: 'fp32',
@@ -99,11 +106,17 @@ export class OnnxEngine implements Engine {
     // The C API path keeps a float32 cache; speculation (off by default) runs on the split graph only.
     const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
     const spec: LoadSpec = {
-      onnxPath: graphPath(folder, kvCache.precision),
+      onnxPath: graphPath(folder, kvCache.precision === 'int8' ? 'fp16' : kvCache.precision),
       // 'auto' lets the C API path run with its float32 cache: GroupQueryAttention reads only each row's
       // filled slots and the cache's pages are taken as tokens arrive (how many rows decode at once is the
-      // scheduler's choice); an explicit fp16 keeps the split graph's float16 cache.
-      gqaPath: (options.kvCache ?? 'auto') !== 'fp16' && !speculation ? folder.onnxGqaPath : undefined,
+      // scheduler's choice); fp16 asked for (or int8 without its graph) keeps the split graph's float16 cache.
+      gqaPath:
+        kvCache.precision === 'int8'
+          ? folder.onnxGqaInt8Path
+          : ((options.kvCache ?? 'auto') === 'auto' || kvCache.precision === 'fp32') && !speculation
+            ? folder.onnxGqaPath
+            : undefined,
+      gqaInt8: kvCache.precision === 'int8',
       path: options.path,
       shape: folder.shape,
       device: options.device,
@@ -118,7 +131,12 @@ export class OnnxEngine implements Engine {
       if (!options.inThread) log('onnx: no worker script found next to the engine; decoding on the main thread');
       backend = await InThreadBackend.load(spec, log);
     }
-    if (backend.info.path === 'c-api-gqa' && kvCache.precision !== 'fp32')
+    if (kvCache.precision === 'int8' && backend.info.path !== 'c-api-gqa')
+      kvCache = {
+        precision: 'fp16',
+        why: `int8 needs the C API path (${backend.info.pathWhy}); the split graph's float16 cache instead`,
+      };
+    else if (backend.info.path === 'c-api-gqa' && kvCache.precision === 'fp16')
       kvCache = {
         precision: 'fp32',
         why: `the C API path's float32 cache (${kvCache.why} was planned for the split graph)`,

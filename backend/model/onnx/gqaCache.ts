@@ -9,11 +9,15 @@ export interface GqaCacheShape {
   layers: number;
   kvHeads: number;
   headDim: number;
+  /** int8 cache (kvInt8.ts: GroupQueryAttention quantizes and dequantizes it with per-channel scales). */
+  int8?: boolean;
 }
 
+export type GqaCacheArray = Float32Array | Int8Array;
+
 export class GqaCache {
-  keys: Float32Array[] = [];
-  values: Float32Array[] = [];
+  keys: GqaCacheArray[] = [];
+  values: GqaCacheArray[] = [];
   /** Cached tokens per row. */
   lengths: number[];
   private batchValues?: { rows: number; k: NativeValue[]; v: NativeValue[] };
@@ -28,18 +32,31 @@ export class GqaCache {
     this.allocate();
   }
 
+  private get elementType(): ElementType {
+    return this.shape.int8 ? ElementType.INT8 : ElementType.FLOAT;
+  }
+
+  /** Bytes per token and row (every layer's K and V). */
+  static bytesPerToken(shape: GqaCacheShape): number {
+    return shape.layers * 2 * shape.kvHeads * shape.headDim * (shape.int8 ? 1 : 4);
+  }
+
   private get block(): number {
     return this.shape.kvHeads * this.capacity * this.shape.headDim;
   }
 
   private allocate(): void {
     // Zero-filled lazily by the OS: pages of slots never written take no memory.
-    const bytes = this.rows * this.block * 4;
+    const n = this.rows * this.block;
+    const make = (): GqaCacheArray =>
+      this.shape.int8
+        ? nativeBuffer((b) => new Int8Array(b, 0, n), n)
+        : nativeBuffer((b) => new Float32Array(b, 0, n), n * 4);
     this.keys = [];
     this.values = [];
     for (let l = 0; l < this.shape.layers; l++) {
-      this.keys.push(nativeBuffer((b) => new Float32Array(b, 0, bytes / 4), bytes));
-      this.values.push(nativeBuffer((b) => new Float32Array(b, 0, bytes / 4), bytes));
+      this.keys.push(make());
+      this.values.push(make());
     }
   }
 
@@ -51,8 +68,8 @@ export class GqaCache {
     const n = this.rows * this.block;
     this.batchValues = {
       rows: this.rows,
-      k: this.keys.map((a) => this.ort.tensor(ElementType.FLOAT, a.subarray(0, n), dims)),
-      v: this.values.map((a) => this.ort.tensor(ElementType.FLOAT, a.subarray(0, n), dims)),
+      k: this.keys.map((a) => this.ort.tensor(this.elementType, a.subarray(0, n), dims)),
+      v: this.values.map((a) => this.ort.tensor(this.elementType, a.subarray(0, n), dims)),
     };
     return this.batchValues;
   }
@@ -61,8 +78,8 @@ export class GqaCache {
   row(r: number): { k: NativeValue[]; v: NativeValue[]; release(): void } {
     const dims = [1, this.shape.kvHeads, this.capacity, this.shape.headDim];
     const at = r * this.block;
-    const k = this.keys.map((a) => this.ort.tensor(ElementType.FLOAT, a.subarray(at, at + this.block), dims));
-    const v = this.values.map((a) => this.ort.tensor(ElementType.FLOAT, a.subarray(at, at + this.block), dims));
+    const k = this.keys.map((a) => this.ort.tensor(this.elementType, a.subarray(at, at + this.block), dims));
+    const v = this.values.map((a) => this.ort.tensor(this.elementType, a.subarray(at, at + this.block), dims));
     return { k, v, release: () => [...k, ...v].forEach((x) => x.release()) };
   }
 
@@ -80,7 +97,7 @@ export class GqaCache {
       for (const [from, to] of [
         [old.keys[l], this.keys[l]],
         [old.values[l], this.values[l]],
-      ]) {
+      ] as [GqaCacheArray, GqaCacheArray][]) {
         for (let r = 0; r < this.rows; r++) {
           const len = this.lengths[r] * headDim;
           for (let h = 0; h < kvHeads; h++) {

@@ -18,6 +18,8 @@ import { rowRandom, sampleToken } from './sampler';
 
 export interface GqaDecoderOptions {
   prefillChunk?: number;
+  /** The graph's cache is int8 (onnx/model.gqa8.onnx, kvInt8.ts). */
+  int8?: boolean;
 }
 
 /** A cache and the rows it holds (the low-level API the parity suite drives like Decoder's). */
@@ -27,6 +29,7 @@ export interface GqaState {
 
 export class GqaDecoder {
   readonly prefillChunk: number;
+  readonly int8: boolean;
   /** Whether the graph takes position ids (RoPE outside GroupQueryAttention, for head sizes it cannot rotate). */
   readonly positionIds: boolean;
   lastStats: DecodeStats = { steps: 0, drafted: 0, accepted: 0 };
@@ -41,6 +44,7 @@ export class GqaDecoder {
     for (const name of [io.seqlensK, io.totalSequenceLength, io.pastKey(0)])
       if (!session.inputNames.includes(name)) throw new Error(`not a GQA graph: no input ${name}`);
     this.prefillChunk = options.prefillChunk ?? 256;
+    this.int8 = options.int8 ?? false;
     this.positionIds = session.inputNames.includes(io.positionIds);
   }
 
@@ -48,7 +52,7 @@ export class GqaDecoder {
     return {
       cache: new GqaCache(
         this.ort,
-        { layers: this.shape.layers, kvHeads: this.shape.kvHeads, headDim: this.shape.headDim },
+        { layers: this.shape.layers, kvHeads: this.shape.kvHeads, headDim: this.shape.headDim, int8: this.int8 },
         rows,
         Math.min(capacity, this.shape.maxPositions),
       ),

@@ -10,6 +10,8 @@ export interface LoadSpec {
   onnxPath: string;
   /** The folder's GQA graph (onnx/model.gqa.onnx) when the C API path may be tried. */
   gqaPath?: string;
+  /** That graph's cache is int8 (onnx/model.gqa8.onnx). */
+  gqaInt8?: boolean;
   /** 'auto' (default): the C API path where it loads, else the Node binding; or one of them only ('node-split' never tries the other). */
   path?: 'auto' | DecodePath;
   shape: Qwen3Shape;

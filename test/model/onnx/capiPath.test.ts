@@ -158,3 +158,53 @@ test('GqaDecoder: rows of different lengths decode together, rows leave, n sampl
   assert.deepEqual(ended.out[0], alone[2].slice(0, alone[2].indexOf(eos)));
   assert.equal(ended.results[0].finishReason, 'stop');
 });
+
+test('int8 cache (KIMINA_KV_CACHE=int8): the C API path with model.gqa8.onnx, a quarter of the bytes; float16 where it is missing', async () => {
+  await withEngine(tiny, { kvCache: 'int8' }, async (e) => {
+    assert.equal(e.runtime.path, 'c-api-gqa');
+    assert.equal(e.kvCache.precision, 'int8');
+    const [g] = await e.generate([convo('theorem one')], { maxTokens: 20, temperature: 0, topP: 1 });
+    assert.ok(g.tokens > 0);
+  });
+  const old = tempDir();
+  for (const f of readdirSync(tiny)) if (f !== 'onnx') copyFileSync(join(tiny, f), join(old, f));
+  mkdirSync(join(old, 'onnx'));
+  for (const f of readdirSync(join(tiny, 'onnx')))
+    if (f !== 'model.gqa8.onnx') copyFileSync(join(tiny, 'onnx', f), join(old, 'onnx', f));
+  await withEngine(old, { kvCache: 'int8' }, async (e) => {
+    assert.equal(e.runtime.path, 'node-split');
+    assert.equal(e.kvCache.precision, 'fp16');
+    assert.match(e.kvCache.why, /no onnx\/model\.gqa8\.onnx/);
+  });
+});
+
+test('int8 cache: logits near the float32 path and long greedy continuations agreeing (stated thresholds)', async () => {
+  const fp32 = loadGqaDecoder(tiny);
+  const int8 = loadGqaDecoder(tiny, 1, true);
+  assert.equal(int8.newState(1).cache.keys[0].BYTES_PER_ELEMENT, 1);
+  const prompt = Array.from({ length: 120 }, (_, i) => (i * 53 + 3) % 300);
+  const a = fp32.newState(1);
+  const b = int8.newState(1);
+  let diff = 0;
+  let scale = 0;
+  for (const t of prompt) {
+    const x = await fp32.feed(a, [[t]]);
+    const y = await int8.feed(b, [[t]]);
+    diff = Math.max(diff, maxAbsDiff(x, y));
+    for (const v of x) scale = Math.max(scale, Math.abs(v));
+  }
+  assert.ok(diff / scale < 0.06, `int8 logits: rel ${diff / scale}`);
+  const run = async (d: typeof fp32) => {
+    const out: number[] = [];
+    await d.decode(
+      { prompts: [prompt.slice(0, 20)], maxTokens: 150, temperature: 0, topP: 1, seed: 1, eosIds: [] },
+      { onTokens: (_r, t) => out.push(t[0]), isStopped: () => false, isCancelled: () => false },
+    );
+    return out;
+  };
+  const x = await run(fp32);
+  const y = await run(int8);
+  let k = 0;
+  while (k < x.length && x[k] === y[k]) k++;
+  assert.ok(k >= 75, `int8 greedy agrees with float32 for ${k} of ${x.length} tokens`);
+});

@@ -29,11 +29,12 @@ export async function loadDecoder(
 }
 
 /** A decoder over the folder's GQA graph through onnxruntime's C API (the engine's default path). */
-export function loadGqaDecoder(modelDir: string, threads = 1): GqaDecoder {
+export function loadGqaDecoder(modelDir: string, threads = 1, int8 = false): GqaDecoder {
   const folder = readModelFolder(modelDir);
-  if (!folder.onnxGqaPath) throw new Error(`${modelDir} has no GQA graph`);
+  const path = int8 ? folder.onnxGqaInt8Path : folder.onnxGqaPath;
+  if (!path) throw new Error(`${modelDir} has no ${int8 ? 'int8-cache ' : ''}GQA graph`);
   const ort = OrtNative.load();
-  const decoder = new GqaDecoder(ort, ort.createSession(folder.onnxGqaPath, { threads }), folder.shape);
+  const decoder = new GqaDecoder(ort, ort.createSession(path, { threads }), folder.shape, { int8 });
   after(() => decoder.close());
   return decoder;
 }

@@ -162,6 +162,14 @@ function reference(): Promise<{ ref: Reference; root: string } | { skip: string 
   return job;
 }
 
+/**
+ * The int8 cache's stated thresholds: the worst logit error relative to the largest logit, and the share of
+ * greedy tokens that agree with the float32 path before the first difference, over INT8_LONG_STEPS.
+ */
+const INT8_REL_THRESHOLD = 0.05;
+const INT8_AGREEMENT_THRESHOLD = 0.5;
+const INT8_LONG_STEPS = 200;
+
 /** The float16 cache rounds every cached K and V (measured worst 4.5e-4 on these checkpoints). */
 const HALF_CACHE_REL_TOLERANCE = 2e-3;
 
@@ -268,6 +276,39 @@ SHAPES.forEach((shape, index) => {
       rows.forEach((row, r) => assert.deepEqual(row, ckpt.greedy[i], `C API path: prompt ${i}, row ${r} of 3`));
     }
     t.diagnostic(`C API path (GroupQueryAttention, fp32 cache): worst rel error ${worstGqa.toExponential(2)}`);
+
+    // The int8 cache (model.gqa8.onnx, per-channel scales calibrated at conversion): the logit error
+    // against transformers, the greedy tokens against transformers' 24, and against our float32 path
+    // (itself equal to transformers above) over a long continuation.
+    const int8 = loadGqaDecoder(out, 1, true);
+    let worstInt8 = 0;
+    let identical = 0;
+    let agreeing = 0;
+    let compared = 0;
+    for (const [i, prompt] of ps.entries()) {
+      const buf = readFileSync(join(ckpt.dir, 'reference', `logits_${i}.f32`));
+      const ref = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+      const step = int8.newState(1);
+      for (let p = 0; p < prompt.length; p++)
+        worstInt8 = Math.max(
+          worstInt8,
+          relError(await int8.feed(step, [[prompt[p]]]), ref.subarray(p * V, (p + 1) * V)),
+        );
+      step.cache.release();
+      if (JSON.stringify((await greedy(int8, [prompt], GREEDY_STEPS))[0]) === JSON.stringify(ckpt.greedy[i]))
+        identical++;
+      const [ours] = await greedy(gqa, [prompt], INT8_LONG_STEPS);
+      const [theirs] = await greedy(int8, [prompt], INT8_LONG_STEPS);
+      let k = 0;
+      while (k < ours.length && ours[k] === theirs[k]) k++;
+      agreeing += k;
+      compared += ours.length;
+    }
+    t.diagnostic(
+      `int8 cache: worst rel logit error ${worstInt8.toExponential(2)} (threshold ${INT8_REL_THRESHOLD}); greedy = transformers on ${identical}/${ps.length} prompts x ${GREEDY_STEPS} tokens; agreeing prefix with the float32 path ${agreeing}/${compared} tokens over ${INT8_LONG_STEPS}-token continuations`,
+    );
+    assert.ok(worstInt8 <= INT8_REL_THRESHOLD, `int8 cache: rel logit error ${worstInt8}`);
+    assert.ok(agreeing / compared >= INT8_AGREEMENT_THRESHOLD, `int8 cache: greedy agreement ${agreeing}/${compared}`);
     t.diagnostic(
       `worst rel error ${worst.toExponential(2)} (torch ${r.ref.versions.torch}, transformers ${r.ref.versions.transformers})`,
     );
