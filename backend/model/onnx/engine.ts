@@ -151,6 +151,12 @@ export class OnnxEngine implements Engine {
     return this.speculation !== undefined;
   }
 
+  /** One line for status output: the decoding path and why, the KV cache, threads and device. */
+  get detail(): string {
+    const r = this.backend.info;
+    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}`;
+  }
+
   /** Where decoding runs (the path and why, device, threads, why CUDA fell back). */
   get runtime(): BackendInfo {
     return this.backend.info;

@@ -34,11 +34,17 @@ test('the engine decodes through the C API path by default and says so; the same
     assert.equal(e.runtime.path, 'c-api-gqa');
     assert.match(e.runtime.pathWhy, /onnxruntime 1\.30\.0 C API through koffi/);
     assert.equal(e.kvCache.precision, 'fp32');
+    // The status line (`kimina` prints it with the engine: backend/app/app.ts describe()).
+    assert.match(
+      e.detail,
+      /^c-api-gqa \(onnxruntime 1\.30\.0 C API through koffi .*\); fp32 KV cache; 1 threads on the cpu$/,
+    );
     return e.generate(conversations, options);
   });
   const node = await withEngine(tiny, { path: 'node-split' }, async (e) => {
     assert.equal(e.runtime.path, 'node-split');
     assert.equal(e.runtime.pathWhy, 'asked for the Node binding');
+    assert.match(e.detail, /^node-split \(asked for the Node binding\); fp\d+ KV cache/);
     return e.generate(conversations, options);
   });
   assert.deepEqual(
