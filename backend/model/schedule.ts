@@ -32,10 +32,15 @@ export const CALIBRATION_POINTS = { shortCached: 32, longCached: 4096, rows: 4 }
 
 /**
  * Fits the cost model from three timed points (each the fastest of `repeats`, as the machine may be
- * shared): one row at 32 and 4,096 cached tokens gives a and b; four rows at 32 gives m.
+ * shared): one row at 32 and 4,096 cached tokens gives a and b (fewer for a model with a shorter context);
+ * four rows at 32 gives m.
  */
-export async function calibrate(time: TimeStep, repeats = 3): Promise<StepCost> {
-  const { shortCached, longCached, rows } = CALIBRATION_POINTS;
+export async function calibrate(
+  time: TimeStep,
+  repeats = 3,
+  longCached = CALIBRATION_POINTS.longCached,
+): Promise<StepCost> {
+  const { shortCached, rows } = CALIBRATION_POINTS;
   const best = async (r: number, c: number) => {
     let m = Infinity;
     for (let i = 0; i < repeats; i++) m = Math.min(m, await time(r, c));

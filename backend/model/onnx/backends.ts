@@ -16,6 +16,7 @@ export type { BackendInfo, DecodePath, LoadSpec };
 interface RowDecoder {
   decode(req: DecodeRequest, control: DecodeControl): Promise<RowResult[]>;
   close(): Promise<void>;
+  timeStep?(rows: number, cachedPerRow: number): number;
 }
 
 /**
@@ -48,6 +49,8 @@ export interface DecodeJob {
 
 export interface DecodeBackend {
   readonly info: BackendInfo;
+  /** One decode step's milliseconds on this device (the calibration's probe); only the C API path has it. */
+  timeStep?(rows: number, cachedPerRow: number): Promise<number>;
   start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob;
   close(): Promise<void>;
 }
@@ -110,6 +113,11 @@ export class InThreadBackend implements DecodeBackend {
     };
   }
 
+  get timeStep(): ((rows: number, cachedPerRow: number) => Promise<number>) | undefined {
+    const probe = this.decoder.timeStep?.bind(this.decoder);
+    return probe && ((rows, cached) => this.queue.add(async () => probe(rows, cached)));
+  }
+
   async close(): Promise<void> {
     await this.decoder.close();
   }
@@ -138,6 +146,7 @@ export class WorkerBackend implements DecodeBackend {
     {
       onTokens: (rows: number[], tokens: number[]) => void;
       resolve: (r: RowResult[]) => void;
+      timed?: (ms: number) => void;
       reject: (e: Error) => void;
     }
   >();
@@ -197,7 +206,10 @@ export class WorkerBackend implements DecodeBackend {
   private onMessage(msg: WorkerReply): void {
     if (msg.type === 'log') this.log?.(msg.line);
     else if (msg.type === 'tokens') this.jobs.get(msg.id)?.onTokens(msg.rows, msg.tokens);
-    else if (msg.type === 'done') {
+    else if (msg.type === 'timed') {
+      this.jobs.get(msg.id)?.timed?.(msg.ms);
+      this.settle(msg.id);
+    } else if (msg.type === 'done') {
       this.jobs.get(msg.id)?.resolve(msg.results);
       this.settle(msg.id);
     } else if (msg.type === 'error' && msg.id !== undefined) {
@@ -223,6 +235,18 @@ export class WorkerBackend implements DecodeBackend {
       post({ type: 'generate', id, request: req });
     });
     return { stopRow: (row) => post({ type: 'stop', id, row }), cancel: () => post({ type: 'cancel', id }), done };
+  }
+
+  get timeStep(): ((rows: number, cachedPerRow: number) => Promise<number>) | undefined {
+    if (this.info.path !== 'c-api-gqa') return undefined;
+    return (rows, cachedPerRow) =>
+      new Promise<number>((resolve, reject) => {
+        if (this.failure) return reject(this.failure);
+        const id = this.nextId++;
+        this.jobs.set(id, { onTokens: () => undefined, resolve: () => undefined, reject, timed: resolve });
+        this.worker.ref();
+        this.worker.postMessage({ type: 'timeStep', id, rows, cachedPerRow } satisfies WorkerRequest);
+      });
   }
 
   async close(): Promise<void> {

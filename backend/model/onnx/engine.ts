@@ -2,7 +2,10 @@
 // tokenizer files, onnx/model.onnx in our split-cache layout), renders conversations with the
 // checkpoint's chat template and decodes all of them together in a worker thread.
 import { randomInt } from 'node:crypto';
-import { totalmem } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { calibrate, chooseRows, type Estimate, type StepCost } from '../schedule';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
 import { loadTokenizer, type Tokenizer } from '../tokenizer';
@@ -151,10 +154,57 @@ export class OnnxEngine implements Engine {
     return this.speculation !== undefined;
   }
 
-  /** One line for status output: the decoding path and why, the KV cache, threads and device. */
+  /** One line for status output: the decoding path and why, the KV cache, threads and device, the schedule. */
   get detail(): string {
     const r = this.backend.info;
-    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}`;
+    const s = this.scheduled;
+    const schedule = s
+      ? `; calibrated ${s.cost.a.toFixed(1)} ms + ${s.cost.m.toFixed(1)} ms per further row + ${(s.cost.b * 1000).toFixed(2)} µs per cached token a step: ${s.rows} row${s.rows === 1 ? '' : 's'} at once (expected first proof ${(s.estimates.find((e) => e.rows === s.rows)!.expectedSeconds / 60).toFixed(0)} min over the recipe's answers)`
+      : '';
+    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${schedule}`;
+  }
+
+  private scheduled?: { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean };
+
+  /** Where the calibration is kept: beside the model, one entry per decoding path, cache, threads and CPU. */
+  private calibrationKey(): string {
+    const r = this.backend.info;
+    return `${r.path}/${this.kvCache.precision}/${r.threads}t/${r.device}/${cpus()[0]?.model ?? 'cpu'}`;
+  }
+
+  /**
+   * The device's cost model (schedule.ts) and the row count it implies: measured by a short calibration the
+   * first time (three timed decode steps, stored in the model folder's calibration.json), read back after.
+   * Undefined on a path without a step probe (the split path).
+   */
+  async schedule(): Promise<
+    { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean } | undefined
+  > {
+    if (this.scheduled) return this.scheduled;
+    const probe = this.backend.timeStep;
+    if (!probe) return undefined;
+    const file = join(this.folder.dir, 'calibration.json');
+    const key = this.calibrationKey();
+    let stored: Record<string, StepCost> = {};
+    try {
+      if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, StepCost>;
+    } catch {
+      stored = {};
+    }
+    let cost = stored[key];
+    const calibratedNow = !cost;
+    if (!cost) {
+      cost = await calibrate(probe, 3, Math.min(4096, this.maxContext - 8));
+      stored[key] = cost;
+      try {
+        writeFileSync(file, JSON.stringify(stored, null, 2) + '\n');
+      } catch {
+        /* a read-only model folder: calibrated again next time */
+      }
+    }
+    const { rows, estimates } = chooseRows(cost);
+    this.scheduled = { cost, rows, estimates, calibratedNow };
+    return this.scheduled;
   }
 
   /** Where decoding runs (the path and why, device, threads, why CUDA fell back). */

@@ -269,6 +269,27 @@ export class GqaDecoder {
     return last;
   }
 
+  /**
+   * Milliseconds of one decode step of `rows` rows holding `cachedPerRow` tokens each (the calibration's
+   * probe, schedule.ts). Every page of those slots is written first: never-written pages all map to one
+   * zero page the CPU keeps in cache, which would make the cache look free to read.
+   */
+  timeStep(rows: number, cachedPerRow: number): number {
+    const state = this.newState(rows, cachedPerRow + 2);
+    try {
+      const step = 4096 / state.cache.keys[0].BYTES_PER_ELEMENT;
+      for (const a of [...state.cache.keys, ...state.cache.values]) for (let i = 0; i < a.length; i += step) a[i] = 1;
+      state.cache.lengths.fill(cachedPerRow);
+      const tokens = Array.from({ length: rows }, (_, r) => [(r * 7919 + 13) % this.shape.vocabSize]);
+      this.run(state, tokens); // warm-up
+      const t = performance.now();
+      this.run(state, tokens);
+      return performance.now() - t;
+    } finally {
+      state.cache.release();
+    }
+  }
+
   async close(): Promise<void> {
     for (const b of this.logitsBuffers.values()) b.value.release();
     this.logitsBuffers.clear();

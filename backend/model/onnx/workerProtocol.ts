@@ -34,11 +34,13 @@ export type WorkerRequest =
   | { type: 'load'; spec: LoadSpec }
   | { type: 'generate'; id: number; request: DecodeRequest }
   | { type: 'stop'; id: number; row: number }
-  | { type: 'cancel'; id: number };
+  | { type: 'cancel'; id: number }
+  | { type: 'timeStep'; id: number; rows: number; cachedPerRow: number };
 
 export type WorkerReply =
   | { type: 'loaded'; info: BackendInfo }
   | { type: 'log'; line: string }
   | { type: 'tokens'; id: number; rows: number[]; tokens: number[] }
   | { type: 'done'; id: number; results: RowResult[] }
+  | { type: 'timed'; id: number; ms: number }
   | { type: 'error'; id?: number; message: string };

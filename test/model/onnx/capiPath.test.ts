@@ -4,7 +4,7 @@
 // cannot load, and its decoder's own promises (rows of different lengths together, rows dropping out).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OnnxEngine, type OnnxEngineOptions } from '../../../backend/model/onnx/engine';
 import type { ChatMessage } from '../../../backend/protocol';
@@ -213,4 +213,32 @@ test('int8 cache: logits near the float32 path and long greedy continuations agr
   let k = 0;
   while (k < x.length && x[k] === y[k]) k++;
   assert.ok(k >= 75, `int8 greedy agrees with float32 for ${k} of ${x.length} tokens`);
+});
+
+test('calibration at first run: timed on the device, stored beside the model, read back; the row choice in the status line', async () => {
+  const dir = tempDir();
+  for (const f of readdirSync(tiny)) if (f !== 'onnx') copyFileSync(join(tiny, f), join(dir, f));
+  mkdirSync(join(dir, 'onnx'));
+  for (const f of readdirSync(join(tiny, 'onnx'))) copyFileSync(join(tiny, 'onnx', f), join(dir, 'onnx', f));
+  const first = await withEngine(dir, {}, async (e) => {
+    const s = await e.schedule();
+    assert.ok(s && s.calibratedNow);
+    assert.ok(s.cost.a > 0 && s.cost.b >= 0 && s.cost.m >= 0);
+    assert.ok([1, 2, 4, 8].includes(s.rows));
+    assert.match(e.detail, /calibrated .* ms \+ .* a step: \d rows? at once \(expected first proof \d+ min/);
+    return s.cost;
+  });
+  const stored = JSON.parse(readFileSync(join(dir, 'calibration.json'), 'utf8')) as Record<string, unknown>;
+  assert.equal(Object.keys(stored).length, 1);
+  assert.match(Object.keys(stored)[0], /^c-api-gqa\/fp32\/1t\/cpu\//);
+  await withEngine(dir, {}, async (e) => {
+    const s = await e.schedule();
+    assert.ok(s && !s.calibratedNow);
+    assert.deepEqual(s.cost, first);
+  });
+  // The split path has no step probe: no schedule, and the status line says nothing about one.
+  await withEngine(dir, { path: 'node-split' }, async (e) => {
+    assert.equal(await e.schedule(), undefined);
+    assert.doesNotMatch(e.detail, /calibrated/);
+  });
 });
