@@ -2,15 +2,16 @@
 // tokenizer files, onnx/model.onnx in our split-cache layout), renders conversations with the
 // checkpoint's chat template and decodes all of them together in a worker thread.
 import { randomInt } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { calibrate, chooseRows, type Estimate, type StepCost } from '../schedule';
+import { calibrate, chooseRows, rowsThatFit, RECIPE_ANSWERS, type Estimate, type StepCost } from '../schedule';
+import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
 import { loadTokenizer, type Tokenizer } from '../tokenizer';
 import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
-import { graphPath, readModelFolder, type ModelFolderInfo } from './modelFolder';
+import { graphPath, ONNX_DATA_FILE, readModelFolder, type ModelFolderInfo } from './modelFolder';
 import {
   InThreadBackend,
   WorkerBackend,
@@ -145,6 +146,7 @@ export class OnnxEngine implements Engine {
         why: `the C API path's float32 cache (${kvCache.why} was planned for the split graph)`,
       };
     const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
+    engine.totalMemory = options.totalMemory ?? totalmem();
     engine.speculation = speculation || undefined;
     return engine;
   }
@@ -164,6 +166,7 @@ export class OnnxEngine implements Engine {
     return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${schedule}`;
   }
 
+  private totalMemory = totalmem();
   private scheduled?: { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean };
 
   /** Where the calibration is kept: beside the model, one entry per decoding path, cache, threads and CPU. */
@@ -202,7 +205,12 @@ export class OnnxEngine implements Engine {
         /* a read-only model folder: calibrated again next time */
       }
     }
-    const { rows, estimates } = chooseRows(cost);
+    // Only row counts whose caches at the recipe's longest answer fit half the memory beside the weights.
+    const bytesPerToken = GqaCache.bytesPerToken({ ...this.folder.shape, int8: this.kvCache.precision === 'int8' });
+    const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE)).size;
+    const fit = rowsThatFit(bytesPerToken, RECIPE_ANSWERS.maxTokens, this.totalMemory, weights);
+    const candidates = [1, 2, 4, 8].filter((r) => r <= Math.max(1, fit));
+    const { rows, estimates } = chooseRows(cost, RECIPE_ANSWERS, candidates);
     this.scheduled = { cost, rows, estimates, calibratedNow };
     return this.scheduled;
   }

@@ -236,6 +236,16 @@ test('calibration at first run: timed on the device, stored beside the model, re
     assert.ok(s && !s.calibratedNow);
     assert.deepEqual(s.cost, first);
   });
+  // Memory caps the rows: each row's cache at the recipe's 24,576 tokens must fit half the memory beside the
+  // weights (this tiny model: 512 bytes per token, 12.6 MB a row; 40 MB of memory leaves room for one).
+  await withEngine(dir, { totalMemory: 40e6 }, async (e) => {
+    const s = await e.schedule();
+    assert.equal(s?.rows, 1);
+    assert.deepEqual(
+      s?.estimates.map((x) => x.rows),
+      [1],
+    );
+  });
   // The split path has no step probe: no schedule, and the status line says nothing about one.
   await withEngine(dir, { path: 'node-split' }, async (e) => {
     assert.equal(await e.schedule(), undefined);
