@@ -150,10 +150,23 @@ interface LlamaContextN {
 }
 
 /** Opens the GGUF with a context of `sequences` sequences (node-llama-cpp batches their steps together). */
-async function openLlama(mod: LlamaModule, ggufPath: string, contextSize: number, sequences: number, threads: number) {
-  const llama = await mod.getLlama({ gpu: false, build: 'never', logLevel: 'error' });
+async function openLlama(
+  mod: LlamaModule,
+  ggufPath: string,
+  contextSize: number,
+  sequences: number,
+  threads: number,
+  settings: LlamaSettings = {},
+) {
+  const llama = await mod.getLlama({ gpu: settings.gpu ?? false, build: 'never', logLevel: 'error' });
   const model = await llama.loadModel({ modelPath: ggufPath });
-  const context = (await model.createContext({ contextSize, batchSize: 512, threads, sequences })) as LlamaContextN;
+  const context = (await model.createContext({
+    contextSize,
+    batchSize: 512,
+    threads,
+    sequences,
+    ...contextSettings(settings),
+  })) as LlamaContextN;
   return {
     context,
     close: async () => {
@@ -175,8 +188,16 @@ export async function measureLlamaSequences(
   sequences: number,
   steps: number,
   threads: number,
+  settings: LlamaSettings = {},
 ): Promise<number> {
-  const { context, close } = await openLlama(mod, ggufPath, sequences * (cached + steps + 64), sequences, threads);
+  const { context, close } = await openLlama(
+    mod,
+    ggufPath,
+    sequences * (cached + steps + 64),
+    sequences,
+    threads,
+    settings,
+  );
   try {
     const seqs = Array.from({ length: sequences }, () => context.getSequence());
     for (const [s, seq] of seqs.entries()) {
