@@ -27,7 +27,9 @@ interface RowDecoder {
 function loadGqa(spec: LoadSpec, threads: number): { decoder: GqaDecoder; why: string } | { why: string } {
   if (spec.path === 'node-split') return { why: 'asked for the Node binding' };
   if (!spec.gqaPath)
-    return { why: 'the model folder has no onnx/model.gqa.onnx (`kimina model pull` converts it again)' };
+    return {
+      why: spec.gqaWhyNot ?? 'the model folder has no onnx/model.gqa.onnx (`kimina model pull` converts it again)',
+    };
   if (spec.device === 'cuda') return { why: 'CUDA runs through the Node binding' };
   try {
     const ort = OrtNative.load();

@@ -92,35 +92,68 @@ export class OnnxEngine implements Engine {
       );
     }
     const padId = tokenizer.padTokenId ?? tokenizer.eosTokenIds[0] ?? 0;
-    let kvCache = chooseKvCache(options.kvCache ?? 'auto', folder.shape, options.totalMemory ?? totalmem());
-    const int8 = kvCache.precision === 'int8';
-    if (int8 && !folder.onnxGqaInt8Path) {
-      kvCache = {
+    const setting = options.kvCache ?? 'auto';
+    const totalMemory = options.totalMemory ?? totalmem();
+    // The split path's cache: as chosen before the C API path existed (and its fallback).
+    let splitCache = chooseKvCache(setting === 'int8' ? 'fp16' : setting, folder.shape, totalMemory);
+    if (setting === 'int8')
+      splitCache = {
         precision: 'fp16',
-        why: `int8 was asked for, but the model folder has no onnx/model.gqa8.onnx (its calibration needs the C API path at conversion); the split graph's float16 cache instead`,
+        why: folder.onnxGqaInt8Path
+          ? "int8 runs on the C API path only; where it does not load, the split graph's float16 cache"
+          : "int8 was asked for, but the model folder has no onnx/model.gqa8.onnx (its calibration needs the C API path at conversion); the split graph's float16 cache instead",
       };
-    }
-    if (kvCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
-      kvCache = {
+    if (splitCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
+      splitCache = {
         precision: 'fp32',
-        why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)`,
+        why: `${splitCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)`,
       };
     }
-    log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
-    // The C API path keeps a float32 cache; speculation (off by default) runs on the split graph only.
+    // The C API path's cache: int8 when asked for; float32 when asked for, or under 'auto' where one answer of
+    // the recipe's 24,576 tokens fits half the memory (how many rows decode at once is then the scheduler's
+    // choice, schedule.ts); never with speculation (off by default), which runs on the split graph only.
     const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
+    const fp32PerToken = GqaCache.bytesPerToken({ ...folder.shape });
+    const weightBytes = statSync(join(folder.dir, 'onnx', ONNX_DATA_FILE), { throwIfNoEntry: false })?.size ?? 0;
+    const oneAnswerFits = rowsThatFit(fp32PerToken, RECIPE_ANSWERS.maxTokens, totalMemory, weightBytes) >= 1;
+    let capi: { path: string; cache: KvCacheChoice; int8: boolean } | undefined;
+    if (setting === 'int8' && folder.onnxGqaInt8Path)
+      capi = { path: folder.onnxGqaInt8Path, cache: { precision: 'int8', why: 'KIMINA_KV_CACHE' }, int8: true };
+    else if (folder.onnxGqaPath && !speculation && (setting === 'fp32' || (setting === 'auto' && oneAnswerFits)))
+      capi = {
+        path: folder.onnxGqaPath,
+        int8: false,
+        cache: {
+          precision: 'fp32',
+          why:
+            setting === 'fp32'
+              ? 'KIMINA_KV_CACHE'
+              : `the C API path's float32 cache: one ${RECIPE_ANSWERS.maxTokens}-token answer takes ${(
+                  (fp32PerToken * RECIPE_ANSWERS.maxTokens) /
+                  2 ** 30
+                ).toFixed(2)} GiB, within half of ${(totalMemory / 2 ** 30).toFixed(1)} GiB`,
+        },
+      };
+    else if (setting === 'auto' && folder.onnxGqaPath && !speculation)
+      splitCache = {
+        ...splitCache,
+        why: `${splitCache.why}; the split path, as one ${RECIPE_ANSWERS.maxTokens}-token answer in the C API path's float32 cache would not fit half the memory`,
+      };
     const spec: LoadSpec = {
-      onnxPath: graphPath(folder, kvCache.precision === 'int8' ? 'fp16' : kvCache.precision),
-      // 'auto' lets the C API path run with its float32 cache: GroupQueryAttention reads only each row's
-      // filled slots and the cache's pages are taken as tokens arrive (how many rows decode at once is the
-      // scheduler's choice); fp16 asked for (or int8 without its graph) keeps the split graph's float16 cache.
-      gqaPath:
-        kvCache.precision === 'int8'
-          ? folder.onnxGqaInt8Path
-          : ((options.kvCache ?? 'auto') === 'auto' || kvCache.precision === 'fp32') && !speculation
-            ? folder.onnxGqaPath
-            : undefined,
-      gqaInt8: kvCache.precision === 'int8',
+      onnxPath: graphPath(folder, splitCache.precision === 'int8' ? 'fp16' : splitCache.precision),
+      gqaPath: capi?.path,
+      gqaInt8: capi?.int8,
+      gqaWhyNot: capi
+        ? undefined
+        : !folder.onnxGqaPath
+          ? undefined
+          : setting === 'int8'
+            ? 'the model folder has no onnx/model.gqa8.onnx for the int8 cache'
+            : speculation
+              ? 'speculation runs on the split graph'
+              : setting === 'fp16'
+                ? 'KIMINA_KV_CACHE=fp16 runs on the split graph'
+                : `one ${RECIPE_ANSWERS.maxTokens}-token answer in the C API path's float32 cache would not fit half the memory`,
       path: options.path,
       shape: folder.shape,
       device: options.device,
@@ -135,18 +168,10 @@ export class OnnxEngine implements Engine {
       if (!options.inThread) log('onnx: no worker script found next to the engine; decoding on the main thread');
       backend = await InThreadBackend.load(spec, log);
     }
-    if (kvCache.precision === 'int8' && backend.info.path !== 'c-api-gqa')
-      kvCache = {
-        precision: 'fp16',
-        why: `int8 needs the C API path (${backend.info.pathWhy}); the split graph's float16 cache instead`,
-      };
-    else if (backend.info.path === 'c-api-gqa' && kvCache.precision === 'fp16')
-      kvCache = {
-        precision: 'fp32',
-        why: `the C API path's float32 cache (${kvCache.why} was planned for the split graph)`,
-      };
+    const kvCache = backend.info.path === 'c-api-gqa' && capi ? capi.cache : splitCache;
+    log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
     const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
-    engine.totalMemory = options.totalMemory ?? totalmem();
+    engine.totalMemory = totalMemory;
     engine.speculation = speculation || undefined;
     return engine;
   }

@@ -12,6 +12,8 @@ export interface LoadSpec {
   gqaPath?: string;
   /** That graph's cache is int8 (onnx/model.gqa8.onnx). */
   gqaInt8?: boolean;
+  /** Why there is no GQA graph to try, when there is none. */
+  gqaWhyNot?: string;
   /** 'auto' (default): the C API path where it loads, else the Node binding; or one of them only ('node-split' never tries the other). */
   path?: 'auto' | DecodePath;
   shape: Qwen3Shape;

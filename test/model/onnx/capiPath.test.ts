@@ -103,7 +103,19 @@ test('where the C API path cannot load, the Node binding runs and the reason is 
   await assert.rejects(OnnxEngine.load(old, { threads: 1, path: 'c-api-gqa', log: () => undefined }), /C API path/);
   // Speculation (off by default) and an explicit float16 cache stay on the split graph.
   await withEngine(tiny, { speculation: { maxDraft: 4 } }, async (e) => assert.equal(e.runtime.path, 'node-split'));
-  await withEngine(tiny, { kvCache: 'fp16' }, async (e) => assert.equal(e.runtime.path, 'node-split'));
+  await withEngine(tiny, { kvCache: 'fp16' }, async (e) => {
+    assert.equal(e.runtime.path, 'node-split');
+    assert.equal(e.runtime.pathWhy, 'KIMINA_KV_CACHE=fp16 runs on the split graph');
+  });
+  // 'auto' where not even one 24,576-token answer's float32 cache fits half the memory: the split graph's float16.
+  await withEngine(tiny, { totalMemory: 1e6 }, async (e) => {
+    assert.equal(e.runtime.path, 'node-split');
+    assert.match(
+      e.runtime.pathWhy,
+      /24576-token answer in the C API path's float32 cache would not fit half the memory/,
+    );
+    assert.equal(e.kvCache.precision, 'fp16');
+  });
 });
 
 test('GqaDecoder: logits equal the split graph position by position, across cache growth', async () => {
