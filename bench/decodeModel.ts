@@ -4,7 +4,13 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { configForShape } from '../backend/model/onnx/qwen3Config';
-import { writeModelMetadata, writeOnnxGraph, ONNX_FILE, ONNX_GQA8_FILE, ONNX_KV16_FILE } from '../backend/model/onnx/modelFolder';
+import {
+  writeModelMetadata,
+  writeOnnxGraph,
+  ONNX_FILE,
+  ONNX_GQA8_FILE,
+  ONNX_KV16_FILE,
+} from '../backend/model/onnx/modelFolder';
 import { randomWeights } from '../backend/demo/models/randomWeights';
 import type { Qwen3GraphOptions } from '../backend/model/onnx/qwen3Graph';
 
