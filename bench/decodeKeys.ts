@@ -14,7 +14,7 @@
 // cost (schedule.ts: a and b fitted to its 32- and longest-point figures, one row at a time, the recipe's
 // answer lengths, success 0.4 per sample, Lean 10 s), and the last line of keys (ours over theirs).
 // Env: KIMINA_KEYS_POINTS (default 32,4096,12288), KIMINA_KEYS_ROUNDS (2), KIMINA_KEYS_STEPS (8),
-// KIMINA_BENCH_THREADS (2), KIMINA_KEYS_ONLY (capi,capi8,split,llama,genai). Stated wall time: about
+// KIMINA_BENCH_THREADS (2), KIMINA_KEYS_ONLY (capi,capi8,split,llama,genai), KIMINA_KEYS_LLAMA (off,on,q8). Stated wall time: about
 // 15 minutes on an idle 2-core machine with the defaults (llama.cpp's prefill to 12,288 dominates).
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -107,6 +107,14 @@ async function main(): Promise<void> {
         },
       ]
     : [];
+  // KIMINA_KEYS_LLAMA=off,on,q8 (default all): which llama.cpp settings run (a cut-down run names what it left out).
+  const llamaWanted = new Set((process.env.KIMINA_KEYS_LLAMA ?? 'off,on,q8').split(','));
+  const keptLlama = llamaRuns.filter(
+    (r) =>
+      llamaWanted.has(r.settings.kvCache === 'q8_0' ? 'q8' : r.settings.flashAttention ? 'on' : 'off') ||
+      !engines.splice(engines.indexOf(r.e), 1),
+  );
+  llamaRuns.splice(0, llamaRuns.length, ...keptLlama);
   const eGenai = genaiModel && engine('onnxruntime-genai 0.18 (Python)', 'fp32');
 
   for (let round = 0; round < rounds; round++) {
