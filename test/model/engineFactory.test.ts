@@ -63,9 +63,10 @@ test('settings from the environment, with defaults and clear errors', () => {
     /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/,
   );
   assert.throws(() => engineConfigFromEnv({ KIMINA_THREADS: '0' }), /KIMINA_THREADS must be a positive whole number/);
+  assert.equal(engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }).kvCache, 'int8');
   assert.throws(
-    () => engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }),
-    /KIMINA_KV_CACHE must be one of auto, fp32, fp16, got 'int8'/,
+    () => engineConfigFromEnv({ KIMINA_KV_CACHE: 'int4' }),
+    /KIMINA_KV_CACHE must be one of auto, fp32, fp16, int8, got 'int4'/,
   );
 });
 

@@ -1,13 +1,47 @@
 // Where decoding runs: in a worker thread (default: session.run blocks its thread for the whole
 // forward pass, so the server's event loop must not host it) or in the calling thread.
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { Decoder, type DecodeRequest, type RowResult } from './decoder';
+import { Decoder, type DecodeControl, type DecodeRequest, type RowResult } from './decoder';
+import { GqaDecoder } from './gqaDecoder';
+import { OrtNative } from './ortNative';
 import { createSession } from './session';
 import type { BackendInfo, LoadSpec, WorkerReply, WorkerRequest } from './workerProtocol';
 
 export type { BackendInfo, LoadSpec };
+
+/** What a backend needs of a decoder (the split-cache Decoder and the C API's GqaDecoder). */
+interface RowDecoder {
+  decode(req: DecodeRequest, control: DecodeControl): Promise<RowResult[]>;
+  close(): Promise<void>;
+  timeStep?(rows: number, cachedPerRow: number): number;
+}
+
+/**
+ * The C API path (GroupQueryAttention, the cache appended in place; gqaDecoder.ts) when the spec allows
+ * it and it loads, else undefined with the reason. Not for CUDA (the cache would live in host memory and
+ * this path is measured on CPUs only).
+ */
+function loadGqa(spec: LoadSpec, threads: number): { decoder: GqaDecoder; why: string } | { why: string } {
+  if (spec.path === 'node-split') return { why: 'asked for the Node binding' };
+  if (!spec.gqaPath)
+    return {
+      why: spec.gqaWhyNot ?? 'the model folder has no onnx/model.gqa.onnx (`kimina model pull` converts it again)',
+    };
+  if (spec.device === 'cuda') return { why: 'CUDA runs through the Node binding' };
+  try {
+    const ort = OrtNative.load();
+    const session = ort.createSession(spec.gqaPath, { threads, spinning: spec.spinning });
+    return {
+      decoder: new GqaDecoder(ort, session, spec.shape, { int8: spec.gqaInt8 }),
+      why: `onnxruntime ${ort.version} C API through koffi (${ort.libraryPath})`,
+    };
+  } catch (e) {
+    return { why: `the C API path did not load: ${(e as Error).message.split('\n')[0]}` };
+  }
+}
 
 export interface DecodeJob {
   stopRow(row: number): void;
@@ -17,6 +51,8 @@ export interface DecodeJob {
 
 export interface DecodeBackend {
   readonly info: BackendInfo;
+  /** One decode step's milliseconds on this device (the calibration's probe); only the C API path has it. */
+  timeStep?(rows: number, cachedPerRow: number): Promise<number>;
   start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob;
   close(): Promise<void>;
 }
@@ -34,22 +70,30 @@ class Queue {
 export class InThreadBackend implements DecodeBackend {
   private queue = new Queue();
   private constructor(
-    private decoder: Decoder,
+    private decoder: RowDecoder,
     readonly info: BackendInfo,
   ) {}
 
   static async load(spec: LoadSpec, log?: (line: string) => void): Promise<InThreadBackend> {
+    const threads = spec.threads && spec.threads > 0 ? Math.floor(spec.threads) : availableParallelism();
+    const gqa = loadGqa(spec, threads);
+    if ('decoder' in gqa) {
+      log?.(`onnx: decoding through the C API with GroupQueryAttention (${gqa.why}), ${threads} threads`);
+      return new InThreadBackend(gqa.decoder, { path: 'c-api-gqa', pathWhy: gqa.why, device: 'cpu', threads });
+    }
+    if (spec.path === 'c-api-gqa') throw new Error(`onnx: ${gqa.why}`);
+    log?.(`onnx: decoding through onnxruntime-node with the split-cache graph (${gqa.why})`);
     const s = await createSession(spec.onnxPath, {
       device: spec.device,
       threads: spec.threads,
       spinning: spec.spinning,
       log,
     });
-    return new InThreadBackend(new Decoder(s.session, spec.shape, { padId: spec.padId }), {
-      device: s.device,
-      threads: s.threads,
-      fallbackReason: s.fallbackReason,
-    });
+    const decoder = new Decoder(s.session, spec.shape, { padId: spec.padId });
+    return new InThreadBackend(
+      { decode: (req, control) => decoder.decode(req, control), close: () => s.session.release() },
+      { path: 'node-split', pathWhy: gqa.why, device: s.device, threads: s.threads, fallbackReason: s.fallbackReason },
+    );
   }
 
   start(req: DecodeRequest, onTokens: (rows: number[], tokens: number[]) => void): DecodeJob {
@@ -71,8 +115,13 @@ export class InThreadBackend implements DecodeBackend {
     };
   }
 
+  get timeStep(): ((rows: number, cachedPerRow: number) => Promise<number>) | undefined {
+    const probe = this.decoder.timeStep?.bind(this.decoder);
+    return probe && ((rows, cached) => this.queue.add(async () => probe(rows, cached)));
+  }
+
   async close(): Promise<void> {
-    await this.decoder.session.release();
+    await this.decoder.close();
   }
 }
 
@@ -99,6 +148,7 @@ export class WorkerBackend implements DecodeBackend {
     {
       onTokens: (rows: number[], tokens: number[]) => void;
       resolve: (r: RowResult[]) => void;
+      timed?: (ms: number) => void;
       reject: (e: Error) => void;
     }
   >();
@@ -158,7 +208,10 @@ export class WorkerBackend implements DecodeBackend {
   private onMessage(msg: WorkerReply): void {
     if (msg.type === 'log') this.log?.(msg.line);
     else if (msg.type === 'tokens') this.jobs.get(msg.id)?.onTokens(msg.rows, msg.tokens);
-    else if (msg.type === 'done') {
+    else if (msg.type === 'timed') {
+      this.jobs.get(msg.id)?.timed?.(msg.ms);
+      this.settle(msg.id);
+    } else if (msg.type === 'done') {
       this.jobs.get(msg.id)?.resolve(msg.results);
       this.settle(msg.id);
     } else if (msg.type === 'error' && msg.id !== undefined) {
@@ -184,6 +237,18 @@ export class WorkerBackend implements DecodeBackend {
       post({ type: 'generate', id, request: req });
     });
     return { stopRow: (row) => post({ type: 'stop', id, row }), cancel: () => post({ type: 'cancel', id }), done };
+  }
+
+  get timeStep(): ((rows: number, cachedPerRow: number) => Promise<number>) | undefined {
+    if (this.info.path !== 'c-api-gqa') return undefined;
+    return (rows, cachedPerRow) =>
+      new Promise<number>((resolve, reject) => {
+        if (this.failure) return reject(this.failure);
+        const id = this.nextId++;
+        this.jobs.set(id, { onTokens: () => undefined, resolve: () => undefined, reject, timed: resolve });
+        this.worker.ref();
+        this.worker.postMessage({ type: 'timeStep', id, rows, cachedPerRow } satisfies WorkerRequest);
+      });
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,8 @@ import { SafetensorsCheckpoint } from './safetensors';
 import { readModelFolder, writeOnnxGraph } from './modelFolder';
 import type { Qwen3GraphOptions } from './qwen3Graph';
 import { qwen3ShapeFromConfig, qwen3TensorShapes, type Qwen3Shape } from './qwen3Config';
+import { loadTokenizer } from '../tokenizer';
+import { CALIBRATION_TEXT } from './kvInt8';
 
 export interface ConvertProgress {
   /** Tensors written so far and in total. */
@@ -70,15 +72,28 @@ export async function convertCheckpoint(
   if (!existsSync(join(outDir, 'generation_config.json')))
     writeFileSync(join(outDir, 'generation_config.json'), '{}\n');
   const seen = new Set<string>();
-  writeOnnxGraph(outDir, shape, checkpoint, {
-    ...options.graph,
-    quant: options.quantize,
-    accuracyLevel: options.accuracyLevel ?? 4,
-    onTensor: (tensor) => {
-      seen.add(tensor);
-      options.onProgress?.({ done: Math.min(seen.size, needed.length), total: needed.length, tensor });
+  // The int8 cache's scales are calibrated on a Kimina-style exchange in the model's own tokens (kvInt8.ts).
+  let calibration: number[] | undefined;
+  try {
+    calibration = (await loadTokenizer(outDir)).encode(CALIBRATION_TEXT);
+  } catch {
+    calibration = undefined; // no usable tokenizer: no int8-cache graph
+  }
+  writeOnnxGraph(
+    outDir,
+    shape,
+    checkpoint,
+    {
+      ...options.graph,
+      quant: options.quantize,
+      accuracyLevel: options.accuracyLevel ?? 4,
+      onTensor: (tensor) => {
+        seen.add(tensor);
+        options.onProgress?.({ done: Math.min(seen.size, needed.length), total: needed.length, tensor });
+      },
     },
-  });
+    { calibration },
+  );
   readModelFolder(outDir); // the result must load as a model folder
   return { shape, outDir };
 }

@@ -2,13 +2,24 @@
 // tokenizer files, onnx/model.onnx in our split-cache layout), renders conversations with the
 // checkpoint's chat template and decodes all of them together in a worker thread.
 import { randomInt } from 'node:crypto';
-import { totalmem } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { calibrate, chooseRows, rowsThatFit, RECIPE_ANSWERS, type Estimate, type StepCost } from '../schedule';
+import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
 import { loadTokenizer, type Tokenizer } from '../tokenizer';
 import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
-import { graphPath, readModelFolder, type ModelFolderInfo } from './modelFolder';
-import { InThreadBackend, WorkerBackend, workerScript, type BackendInfo, type DecodeBackend } from './backends';
+import { graphPath, ONNX_DATA_FILE, readModelFolder, type ModelFolderInfo } from './modelFolder';
+import {
+  InThreadBackend,
+  WorkerBackend,
+  workerScript,
+  type BackendInfo,
+  type DecodeBackend,
+  type LoadSpec,
+} from './backends';
 import { SampleText } from './textStream';
 import type { Device } from './session';
 import type { SpeculationOptions } from './decoder';
@@ -34,6 +45,11 @@ export interface OnnxEngineOptions {
   speculation?: SpeculationOptions | false;
   /** KV cache precision; default 'auto' (kvPrecision.ts). */
   kvCache?: KvCacheSetting;
+  /**
+   * Decoding path: 'auto' (default) onnxruntime's C API with the GroupQueryAttention graph where it loads
+   * (float32 cache), else the Node binding with the split-cache graph; or one of them only.
+   */
+  path?: LoadSpec['path'];
   /** Total memory 'auto' plans against; default the machine's. */
   totalMemory?: number;
   log?: (line: string) => void;
@@ -53,7 +69,7 @@ export class OnnxEngine implements Engine {
   private speculation: SpeculationOptions | undefined;
 
   private constructor(
-    folder: ModelFolderInfo,
+    private readonly folder: ModelFolderInfo,
     private readonly tokenizer: Tokenizer,
     private readonly template: ChatTemplate,
     private readonly backend: DecodeBackend,
@@ -76,16 +92,69 @@ export class OnnxEngine implements Engine {
       );
     }
     const padId = tokenizer.padTokenId ?? tokenizer.eosTokenIds[0] ?? 0;
-    let kvCache = chooseKvCache(options.kvCache ?? 'auto', folder.shape, options.totalMemory ?? totalmem());
-    if (kvCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
-      kvCache = {
+    const setting = options.kvCache ?? 'auto';
+    const totalMemory = options.totalMemory ?? totalmem();
+    // The split path's cache: as chosen before the C API path existed (and its fallback).
+    let splitCache = chooseKvCache(setting === 'int8' ? 'fp16' : setting, folder.shape, totalMemory);
+    if (setting === 'int8')
+      splitCache = {
+        precision: 'fp16',
+        why: folder.onnxGqaInt8Path
+          ? "int8 runs on the C API path only; where it does not load, the split graph's float16 cache"
+          : "int8 was asked for, but the model folder has no onnx/model.gqa8.onnx (its calibration needs the C API path at conversion); the split graph's float16 cache instead",
+      };
+    if (splitCache.precision === 'fp16' && !folder.onnxHalfCachePath) {
+      splitCache = {
         precision: 'fp32',
-        why: `${kvCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)`,
+        why: `${splitCache.why}, but the model folder has no onnx/model.kv16.onnx (converted before it existed; \`kimina model pull\` converts it again)`,
       };
     }
-    log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
-    const spec = {
-      onnxPath: graphPath(folder, kvCache.precision),
+    // The C API path's cache: int8 when asked for; float32 when asked for, or under 'auto' where one answer of
+    // the recipe's 24,576 tokens fits half the memory (how many rows decode at once is then the scheduler's
+    // choice, schedule.ts); never with speculation (off by default), which runs on the split graph only.
+    const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
+    const fp32PerToken = GqaCache.bytesPerToken({ ...folder.shape });
+    const weightBytes = statSync(join(folder.dir, 'onnx', ONNX_DATA_FILE), { throwIfNoEntry: false })?.size ?? 0;
+    const oneAnswerFits = rowsThatFit(fp32PerToken, RECIPE_ANSWERS.maxTokens, totalMemory, weightBytes) >= 1;
+    let capi: { path: string; cache: KvCacheChoice; int8: boolean } | undefined;
+    if (setting === 'int8' && folder.onnxGqaInt8Path)
+      capi = { path: folder.onnxGqaInt8Path, cache: { precision: 'int8', why: 'KIMINA_KV_CACHE' }, int8: true };
+    else if (folder.onnxGqaPath && !speculation && (setting === 'fp32' || (setting === 'auto' && oneAnswerFits)))
+      capi = {
+        path: folder.onnxGqaPath,
+        int8: false,
+        cache: {
+          precision: 'fp32',
+          why:
+            setting === 'fp32'
+              ? 'KIMINA_KV_CACHE'
+              : `the C API path's float32 cache: one ${RECIPE_ANSWERS.maxTokens}-token answer takes ${(
+                  (fp32PerToken * RECIPE_ANSWERS.maxTokens) /
+                  2 ** 30
+                ).toFixed(2)} GiB, within half of ${(totalMemory / 2 ** 30).toFixed(1)} GiB`,
+        },
+      };
+    else if (setting === 'auto' && folder.onnxGqaPath && !speculation)
+      splitCache = {
+        ...splitCache,
+        why: `${splitCache.why}; the split path, as one ${RECIPE_ANSWERS.maxTokens}-token answer in the C API path's float32 cache would not fit half the memory`,
+      };
+    const spec: LoadSpec = {
+      onnxPath: graphPath(folder, splitCache.precision === 'int8' ? 'fp16' : splitCache.precision),
+      gqaPath: capi?.path,
+      gqaInt8: capi?.int8,
+      gqaWhyNot: capi
+        ? undefined
+        : !folder.onnxGqaPath
+          ? undefined
+          : setting === 'int8'
+            ? 'the model folder has no onnx/model.gqa8.onnx for the int8 cache'
+            : speculation
+              ? 'speculation runs on the split graph'
+              : setting === 'fp16'
+                ? 'KIMINA_KV_CACHE=fp16 runs on the split graph'
+                : `one ${RECIPE_ANSWERS.maxTokens}-token answer in the C API path's float32 cache would not fit half the memory`,
+      path: options.path,
       shape: folder.shape,
       device: options.device,
       threads: options.threads,
@@ -99,8 +168,10 @@ export class OnnxEngine implements Engine {
       if (!options.inThread) log('onnx: no worker script found next to the engine; decoding on the main thread');
       backend = await InThreadBackend.load(spec, log);
     }
+    const kvCache = backend.info.path === 'c-api-gqa' && capi ? capi.cache : splitCache;
+    log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
     const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
-    const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
+    engine.totalMemory = totalMemory;
     engine.speculation = speculation || undefined;
     return engine;
   }
@@ -110,7 +181,66 @@ export class OnnxEngine implements Engine {
     return this.speculation !== undefined;
   }
 
-  /** Where decoding runs (device, threads, why CUDA fell back). */
+  /** One line for status output: the decoding path and why, the KV cache, threads and device, the schedule. */
+  get detail(): string {
+    const r = this.backend.info;
+    const s = this.scheduled;
+    const schedule = s
+      ? `; calibrated ${s.cost.a.toFixed(1)} ms + ${s.cost.m.toFixed(1)} ms per further row + ${(s.cost.b * 1000).toFixed(2)} µs per cached token a step: ${s.rows} row${s.rows === 1 ? '' : 's'} at once (expected first proof ${(s.estimates.find((e) => e.rows === s.rows)!.expectedSeconds / 60).toFixed(0)} min over the recipe's answers)`
+      : '';
+    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${schedule}`;
+  }
+
+  private totalMemory = totalmem();
+  private scheduled?: { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean };
+
+  /** Where the calibration is kept: beside the model, one entry per decoding path, cache, threads and CPU. */
+  private calibrationKey(): string {
+    const r = this.backend.info;
+    return `${r.path}/${this.kvCache.precision}/${r.threads}t/${r.device}/${cpus()[0]?.model ?? 'cpu'}`;
+  }
+
+  /**
+   * The device's cost model (schedule.ts) and the row count it implies: measured by a short calibration the
+   * first time (three timed decode steps, stored in the model folder's calibration.json), read back after.
+   * Undefined on a path without a step probe (the split path).
+   */
+  async schedule(): Promise<
+    { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean } | undefined
+  > {
+    if (this.scheduled) return this.scheduled;
+    const probe = this.backend.timeStep;
+    if (!probe) return undefined;
+    const file = join(this.folder.dir, 'calibration.json');
+    const key = this.calibrationKey();
+    let stored: Record<string, StepCost> = {};
+    try {
+      if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, StepCost>;
+    } catch {
+      stored = {};
+    }
+    let cost = stored[key];
+    const calibratedNow = !cost;
+    if (!cost) {
+      cost = await calibrate(probe, 3, Math.min(4096, this.maxContext - 8));
+      stored[key] = cost;
+      try {
+        writeFileSync(file, JSON.stringify(stored, null, 2) + '\n');
+      } catch {
+        /* a read-only model folder: calibrated again next time */
+      }
+    }
+    // Only row counts whose caches at the recipe's longest answer fit half the memory beside the weights.
+    const bytesPerToken = GqaCache.bytesPerToken({ ...this.folder.shape, int8: this.kvCache.precision === 'int8' });
+    const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE)).size;
+    const fit = rowsThatFit(bytesPerToken, RECIPE_ANSWERS.maxTokens, this.totalMemory, weights);
+    const candidates = [1, 2, 4, 8].filter((r) => r <= Math.max(1, fit));
+    const { rows, estimates } = chooseRows(cost, RECIPE_ANSWERS, candidates);
+    this.scheduled = { cost, rows, estimates, calibratedNow };
+    return this.scheduled;
+  }
+
+  /** Where decoding runs (the path and why, device, threads, why CUDA fell back). */
   get runtime(): BackendInfo {
     return this.backend.info;
   }

@@ -75,6 +75,8 @@ export class GraphBuilder {
   private outputs: TensorInfo[] = [];
   private counter = 0;
   private constants = new Map<string, string>();
+  /** Initializers of another graph written to the same external data file, taken by name instead of written again. */
+  private shared = new Map<string, Initializer>();
 
   /**
    * @param external where initializers of at least `externalMinBytes` go; inline when absent.
@@ -94,7 +96,25 @@ export class GraphBuilder {
     this.outputs.push({ name, type, dims });
   }
 
+  /** Lets this graph take `graph`'s external initializers by name (both graphs use one external data file). */
+  shareInitializers(graph: GraphDef): void {
+    for (const init of graph.initializers) if (init.external) this.shared.set(init.name, init);
+  }
+
+  /** Adds the shared initializer `name` when there is one (the caller then need not compute its values). */
+  reuse(name: string): boolean {
+    const init = this.shared.get(name);
+    if (!init || this.initializers.includes(init)) return !!init;
+    this.initializers.push(init);
+    return true;
+  }
+
   initializer(name: string, type: DataType, dims: number[], data: TensorData): string {
+    const known = this.shared.get(name);
+    if (known && known.type === type && known.dims.join('x') === dims.join('x')) {
+      this.reuse(name);
+      return name;
+    }
     const expected = dims.reduce((a, b) => a * b, 1);
     const perElement =
       type === DataType.UINT8 || type === DataType.INT8

@@ -1,7 +1,8 @@
 // Which KV cache the engine decodes with: float32 (fastest on CPUs) or float16 (half the memory).
 import { KvCache, type CacheShape } from './kvCache';
 
-type KvCachePrecision = 'fp32' | 'fp16';
+/** int8: the C API path's GQA graph with an int8 cache (kvInt8.ts); elsewhere the split graph's float16. */
+type KvCachePrecision = 'fp32' | 'fp16' | 'int8';
 export type KvCacheSetting = KvCachePrecision | 'auto';
 
 /** What 'auto' plans for: 8 samples (pass@8 on one theorem) of 8,192 tokens each. */

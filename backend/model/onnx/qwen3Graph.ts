@@ -32,8 +32,12 @@ export interface Qwen3GraphOptions {
   /**
    * 'split' (default): our layout. 'optimum': the usual export (past_key_values.N.* in, present.N.*
    * = Concat(past, new) out, attention_mask), kept only as the benchmark's baseline for transformers.js.
+   * 'gqa': attention as one com.microsoft GroupQueryAttention per layer (RoPE inside when head_dim is a
+   * multiple of 16), its cache [batch, kv, capacity, head_dim] both an input (`past_key.L`) and an output
+   * (`present_key.L`) bound to the same buffer: only for onnxruntime's C API (ortNative.ts), since the
+   * Node binding copies every output (gqaDecoder.ts).
    */
-  layout?: 'split' | 'optimum';
+  layout?: 'split' | 'optimum' | 'gqa';
   /** MatMulNBits accuracy_level (0 = float compute, 4 = int8 compute); default 0. */
   accuracyLevel?: number;
   /**
@@ -74,6 +78,11 @@ export const io = {
   sharedKey: (l: number) => `shared_key.${l}`,
   sharedValue: (l: number) => `shared_value.${l}`,
   logits: 'logits',
+  /** GQA layout: int32 [batch], each row's cached tokens + new tokens - 1; int32 [1], the longest row's total. */
+  seqlensK: 'seqlens_k',
+  totalSequenceLength: 'total_sequence_length',
+  presentKey: (l: number) => `present_key.${l}`,
+  presentValue: (l: number) => `present_value.${l}`,
   newKey: (l: number) => `new_key.${l}`,
   newValue: (l: number) => `new_value.${l}`,
 };
@@ -91,13 +100,20 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   };
 
   const optimum = options.layout === 'optimum';
-  const fusedNorm = !optimum && (options.fusedNorm ?? true);
-  const fusedRope = !optimum && (options.fusedRope ?? true);
-  const shared = !optimum && (options.sharedPrefix ?? true);
+  const gqa = options.layout === 'gqa';
+  const fusedNorm = !optimum && (gqa || (options.fusedNorm ?? true));
+  const fusedRope = !optimum && (gqa || (options.fusedRope ?? true));
+  const shared = !optimum && !gqa && (options.sharedPrefix ?? true);
+  // GroupQueryAttention's own RoPE needs head_dim % 16 == 0 (its cos/sin tables' width a multiple of 8);
+  // other head sizes get RoPE from RotaryEmbedding and position ids, as in the split layout.
+  const gqaRope = gqa && D % 16 === 0;
   g.input(io.inputIds, DataType.INT64, ['batch', 'seq']);
   if (optimum) g.input('attention_mask', DataType.INT64, ['batch', 'total']);
-  g.input(io.positionIds, DataType.INT64, ['batch', 'seq']);
-  if (!optimum) {
+  if (!gqaRope) g.input(io.positionIds, DataType.INT64, ['batch', 'seq']);
+  if (gqa) {
+    g.input(io.seqlensK, DataType.INT32, ['batch']);
+    g.input(io.totalSequenceLength, DataType.INT32, [1]);
+  } else if (!optimum) {
     g.input(io.pastBias, DataType.FLOAT, ['batch', 'past']);
     g.input(io.newBias, DataType.FLOAT, ['batch', 'seq', 'seq']);
     g.input(io.logitsCount, DataType.INT64, [1]);
@@ -105,7 +121,10 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     if (shared) g.input(io.sharedBias, DataType.FLOAT, [1, 'shared']);
   }
   for (let l = 0; l < s.layers; l++) {
-    if (optimum) {
+    if (gqa) {
+      g.input(io.pastKey(l), DataType.FLOAT, ['batch', s.kvHeads, 'capacity', D]);
+      g.input(io.pastValue(l), DataType.FLOAT, ['batch', s.kvHeads, 'capacity', D]);
+    } else if (optimum) {
       g.input(`past_key_values.${l}.key`, DataType.FLOAT, ['batch', s.kvHeads, 'past', D]);
       g.input(`past_key_values.${l}.value`, DataType.FLOAT, ['batch', s.kvHeads, 'past', D]);
     } else {
@@ -125,6 +144,34 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
    */
   const linears = (x: string, fused: string, layers: { name: string; outDim: number }[], inDim: number): string[] => {
     const total = layers.reduce((a, l) => a + l.outDim, 0);
+    const matmul = (x: string, b: string, sc: string): string =>
+      g.node(
+        'MatMulNBits',
+        [x, b, sc],
+        {
+          K: attr.int(inDim),
+          N: attr.int(total),
+          bits: attr.int(4),
+          block_size: attr.int(Q4_BLOCK),
+          accuracy_level: attr.int(options.accuracyLevel ?? 0),
+        },
+        { domain: 'com.microsoft' },
+      );
+    const split = (y: string): string[] =>
+      layers.length === 1
+        ? [y]
+        : g.nodeN(
+            'Split',
+            [y, g.constInt64(layers.map((l) => l.outDim))],
+            { axis: attr.int(-1) },
+            {
+              outputs: layers.length,
+            },
+          );
+    // Weights another graph of this model already wrote (the GQA graph beside the split one): not computed again.
+    if (quant === 'q4' && g.reuse(`${fused}.q4`) && g.reuse(`${fused}.scales`))
+      return split(matmul(x, `${fused}.q4`, `${fused}.scales`));
+    if (quant !== 'q4' && g.reuse(`${fused}.T`)) return split(g.node('MatMul', [x, `${fused}.T`]));
     const values = layers.map(({ name, outDim }) => {
       const v = weight(name);
       if (v.length !== outDim * inDim) throw new Error(`${name}: ${v.length} values, expected ${outDim}x${inDim}`);
@@ -144,18 +191,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
       );
       const b = g.initializer(`${fused}.q4`, DataType.UINT8, [total, blocks, Q4_BLOCK / 2], packed);
       const sc = g.initializer(`${fused}.scales`, DataType.FLOAT, [total * blocks], scales);
-      y = g.node(
-        'MatMulNBits',
-        [x, b, sc],
-        {
-          K: attr.int(inDim),
-          N: attr.int(total),
-          bits: attr.int(4),
-          block_size: attr.int(Q4_BLOCK),
-          accuracy_level: attr.int(options.accuracyLevel ?? 0),
-        },
-        { domain: 'com.microsoft' },
-      );
+      y = matmul(x, b, sc);
     } else {
       const t = new Float32Array(inDim * total);
       let col = 0;
@@ -166,13 +202,7 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
       });
       y = g.node('MatMul', [x, g.initializer(`${fused}.T`, DataType.FLOAT, [inDim, total], t)]);
     }
-    if (layers.length === 1) return [y];
-    return g.nodeN(
-      'Split',
-      [y, g.constInt64(layers.map((l) => l.outDim))],
-      { axis: attr.int(-1) },
-      { outputs: layers.length },
-    );
+    return split(y);
   };
   const linear = (x: string, name: string, outDim: number, inDim: number): string =>
     linears(x, name, [{ name, outDim }], inDim)[0];
@@ -244,7 +274,11 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
   const end = g.constInt64([INT64_MAX]);
   const masked = g.constFloat([-1e9], []);
   let attention: (l: number, q5: string, kr: string, v: string) => string;
-  if (optimum) {
+  if (gqa) {
+    attention = () => {
+      throw new Error('internal: the GQA layout has its own attention');
+    };
+  } else if (optimum) {
     // Padding bias from attention_mask, causal bias from positions in the concatenated cache.
     const maskF = g.node('Cast', [g.node('Reshape', ['attention_mask', g.constInt64([0, 1, 1, 1, -1])])], {
       to: attr.int(DataType.FLOAT),
@@ -377,6 +411,19 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     hidden = g.node('Gather', ['model.embed_tokens.weight', io.inputIds]);
   }
 
+  const mlp = (h2: string, p: string): string => {
+    const [gate, up] = linears(
+      h2,
+      `${p}.mlp.gate_up_proj`,
+      [
+        { name: `${p}.mlp.gate_proj.weight`, outDim: s.intermediateSize },
+        { name: `${p}.mlp.up_proj.weight`, outDim: s.intermediateSize },
+      ],
+      s.hiddenSize,
+    );
+    const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate])]), up]);
+    return linear(act, `${p}.mlp.down_proj.weight`, s.hiddenSize, s.intermediateSize);
+  };
   // The MLP output not yet added to the residual stream: added by the next layer's fused add + norm.
   let pending: string | undefined;
   for (let l = 0; l < s.layers; l++) {
@@ -397,6 +444,41 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const q = g.node('Reshape', [qLin, g.constInt64([0, 0, s.heads, D])]);
     const k = g.node('Reshape', [kLin, g.constInt64([0, 0, s.kvHeads, D])]);
     const v = g.node('Reshape', [vLin, g.constInt64([0, 0, s.kvHeads, D])]);
+    if (gqa) {
+      // q_norm / k_norm per head, then GroupQueryAttention: RoPE (inside, or before it), the new K/V
+      // written into the cache at each row's length, attention over each row's own length, scale 1/sqrt(D).
+      let qn = rmsNorm(q, `${p}.self_attn.q_norm.weight`, D);
+      let kn = rmsNorm(k, `${p}.self_attn.k_norm.weight`, D);
+      if (!gqaRope) {
+        qn = rope(qn, s.heads);
+        kn = rope(kn, s.kvHeads);
+      }
+      const [ctx] = g.nodeN(
+        'GroupQueryAttention',
+        [
+          g.node('Reshape', [qn, g.constInt64([0, 0, s.heads * D])]),
+          g.node('Reshape', [kn, g.constInt64([0, 0, s.kvHeads * D])]),
+          vLin,
+          io.pastKey(l),
+          io.pastValue(l),
+          io.seqlensK,
+          io.totalSequenceLength,
+          ...(gqaRope ? ['rope.cos', 'rope.sin'] : []),
+        ],
+        {
+          num_heads: attr.int(s.heads),
+          kv_num_heads: attr.int(s.kvHeads),
+          do_rotary: attr.int(gqaRope ? 1 : 0),
+          rotary_interleaved: attr.int(0),
+        },
+        { domain: 'com.microsoft', outputNames: [`${p}.attn`, io.presentKey(l), io.presentValue(l)] },
+      );
+      const attnOut = linear(ctx, `${p}.self_attn.o_proj.weight`, s.hiddenSize, s.heads * D);
+      const { normed: h2, sum } = addNorm(attnOut, hidden, `${p}.post_attention_layernorm.weight`, s.hiddenSize);
+      hidden = sum;
+      pending = mlp(h2, p);
+      continue;
+    }
     // The 1/sqrt(D) score scale is folded into q_norm's weight.
     const qr = rope(rmsNorm(q, `${p}.self_attn.q_norm.weight`, D, 1 / Math.sqrt(D)), s.heads);
     const kr = rope(rmsNorm(k, `${p}.self_attn.k_norm.weight`, D), s.kvHeads);
@@ -412,27 +494,30 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     const attnOut = linear(merged, `${p}.self_attn.o_proj.weight`, s.hiddenSize, s.heads * D);
     const { normed: h2, sum } = addNorm(attnOut, hidden, `${p}.post_attention_layernorm.weight`, s.hiddenSize);
     hidden = sum;
-    const [gate, up] = linears(
-      h2,
-      `${p}.mlp.gate_up_proj`,
-      [
-        { name: `${p}.mlp.gate_proj.weight`, outDim: s.intermediateSize },
-        { name: `${p}.mlp.up_proj.weight`, outDim: s.intermediateSize },
-      ],
-      s.hiddenSize,
-    );
-    const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate])]), up]);
-    pending = linear(act, `${p}.mlp.down_proj.weight`, s.hiddenSize, s.intermediateSize);
+    pending = mlp(h2, p);
   }
   if (pending) hidden = g.node('Add', [hidden, pending]);
 
   // Logits for the last logits_count positions (the Optimum baseline: the last one): [batch, n, vocab].
-  const from = optimum ? g.constInt64([-1]) : g.node('Neg', [io.logitsCount]);
+  const from = optimum || gqa ? g.constInt64([-1]) : g.node('Neg', [io.logitsCount]);
   const last = g.node('Slice', [hidden, from, end, g.constInt64([1])]);
   const normed = rmsNorm(last, 'model.norm.weight', s.hiddenSize);
   const logitsName = optimum ? 'logits_last' : io.logits;
   const headName = s.tieWordEmbeddings || !w.has('lm_head.weight') ? 'model.embed_tokens.weight' : 'lm_head.weight';
-  if (quant === 'q4') {
+  if (quant === 'q4' && g.reuse('lm_head.q4') && g.reuse('lm_head.scales')) {
+    g.node(
+      'MatMulNBits',
+      [normed, 'lm_head.q4', 'lm_head.scales'],
+      {
+        K: attr.int(s.hiddenSize),
+        N: attr.int(s.vocabSize),
+        bits: attr.int(4),
+        block_size: attr.int(Q4_BLOCK),
+        accuracy_level: attr.int(options.accuracyLevel ?? 0),
+      },
+      { domain: 'com.microsoft', outputNames: [logitsName] },
+    );
+  } else if (quant === 'q4') {
     // Read again rather than kept: the embedding of a real checkpoint is hundreds of MB.
     const values = weight(headName);
     const q = quantizeQ4(values, s.vocabSize, s.hiddenSize);
@@ -476,6 +561,14 @@ export function buildQwen3Graph(g: GraphBuilder, s: Qwen3Shape, w: WeightSource,
     for (let l = 0; l < s.layers; l++) {
       g.output(`present.${l}.key`, DataType.FLOAT, ['batch', s.kvHeads, 'total', D]);
       g.output(`present.${l}.value`, DataType.FLOAT, ['batch', s.kvHeads, 'total', D]);
+    }
+    return;
+  }
+  if (gqa) {
+    g.output(io.logits, DataType.FLOAT, ['batch', 1, s.vocabSize]);
+    for (let l = 0; l < s.layers; l++) {
+      g.output(io.presentKey(l), DataType.FLOAT, ['batch', s.kvHeads, 'capacity', D]);
+      g.output(io.presentValue(l), DataType.FLOAT, ['batch', s.kvHeads, 'capacity', D]);
     }
     return;
   }

@@ -33,6 +33,14 @@ port.on('message', (msg: WorkerRequest) => {
         .finally(() => jobs.delete(msg.id));
       break;
     }
+    case 'timeStep':
+      if (!backend?.timeStep) send({ type: 'error', id: msg.id, message: 'this decoding path has no step probe' });
+      else
+        backend
+          .timeStep(msg.rows, msg.cachedPerRow)
+          .then((ms) => send({ type: 'timed', id: msg.id, ms }))
+          .catch((e: Error) => send({ type: 'error', id: msg.id, message: e.message }));
+      break;
     case 'stop':
       jobs.get(msg.id)?.stopRow(msg.row);
       break;

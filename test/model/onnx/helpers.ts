@@ -6,6 +6,8 @@ import { after } from 'node:test';
 import { Decoder, type DecoderOptions } from '../../../backend/model/onnx/decoder';
 import { graphPath, readModelFolder } from '../../../backend/model/onnx/modelFolder';
 import { createSession } from '../../../backend/model/onnx/session';
+import { GqaDecoder } from '../../../backend/model/onnx/gqaDecoder';
+import { OrtNative } from '../../../backend/model/onnx/ortNative';
 
 /** A temporary folder removed when the test file ends. */
 export function tempDir(prefix = 'kimina-onnx-'): string {
@@ -24,6 +26,17 @@ export async function loadDecoder(
   const { session } = await createSession(graphPath(folder, kvCache), { threads: 1 });
   after(() => session.release());
   return new Decoder(session, folder.shape, options);
+}
+
+/** A decoder over the folder's GQA graph through onnxruntime's C API (the engine's default path). */
+export function loadGqaDecoder(modelDir: string, threads = 1, int8 = false): GqaDecoder {
+  const folder = readModelFolder(modelDir);
+  const path = int8 ? folder.onnxGqaInt8Path : folder.onnxGqaPath;
+  if (!path) throw new Error(`${modelDir} has no ${int8 ? 'int8-cache ' : ''}GQA graph`);
+  const ort = OrtNative.load();
+  const decoder = new GqaDecoder(ort, ort.createSession(path, { threads }), folder.shape, { int8 });
+  after(() => decoder.close());
+  return decoder;
 }
 
 export { q4EffectiveWeights } from '../../../backend/demo/models/randomWeights';
