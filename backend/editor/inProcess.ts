@@ -33,7 +33,8 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
     await app.close();
     throw err;
   }
-  const verifierOf = (origin?: ProveOrigin) => (origin?.file ? app.verifierForFile(origin.file) : app.verifier()).verifier;
+  const verifierOf = (origin?: ProveOrigin) =>
+    (origin?.file ? app.verifierForFile(origin.file) : app.verifier()).verifier;
   /**
    * The editor's requests are the user's file: each candidate is checked in a file session on its prefix (the user's
    * code), in the file's own project when its path is known (else the app's). A file an agent edited since its last
