@@ -172,6 +172,7 @@ export class App {
       createInProcessService(
         {
           verifier: () => this.verifier(),
+          verifierForFile: (file) => this.verifierForFile(file),
           engine: () => this.engine(),
           attempts: () => this.attempts(),
           describe: () => this.describe(),

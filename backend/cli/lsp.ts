@@ -49,6 +49,7 @@ export async function run(args: string[], settings: Settings): Promise<number> {
   const app = openApp({ log, settings });
   const parts: InProcessParts = {
     verifier: () => app.verifier(),
+    verifierForFile: (file) => app.verifierForFile(file),
     engine: () => app.engine(),
     attempts: () => app.attempts(),
     describe: () => app.describe(),

@@ -1,6 +1,7 @@
 // `kimina prove FILE[:THEOREM|:LINE]`: proves one theorem of a Lean file with the configured model and
 // Lean, streaming the thinking and a progress line; exit 0 when a proof was verified, 1 otherwise.
 import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { ProveRequest } from '../protocol';
 import { parseArgs, flagNumber, flagString } from './args';
 import { formalStatementOf, selectDeclaration } from '../lean/declarations';
@@ -211,6 +212,7 @@ async function proveSorry(
         else if (e.type !== 'target') view?.event(e);
       },
       controller.signal,
+      { file: resolve(file) }, // the user's file: checked in its own Lean project
     );
     if (o.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     else if (result.edit) {

@@ -233,6 +233,7 @@ export async function run(argv: string[], settings: Settings): Promise<number> {
         service,
         () => {},
         controller.signal,
+        { file: resolve(item.uri) }, // the user's file: checked in its own Lean project
       );
       const outcome: Outcome = { file: shown(item.uri), item, result };
       if (result.status === 'cancelled') break;

@@ -19,6 +19,7 @@ import type {
   EditorProveResult,
   LspProveEvent,
   ProofEdit,
+  ProveOrigin,
   ReplMessage,
   SorryTarget,
 } from '../protocol';
@@ -288,11 +289,13 @@ export function proveTarget(
   target: JobTarget,
   onAttempt: (a: Attempt) => void,
   signal: AbortSignal,
+  origin: ProveOrigin,
 ): Promise<EditorProveResult> {
   const emit = (e: LspProveEvent) => {
     if (e.type === 'attempt') onAttempt(e.attempt);
   };
-  return proveInEditor({ id, code: text, position: target.position, mode: target.mode }, text, service, emit, signal);
+  const params = { id, code: text, position: target.position, mode: target.mode };
+  return proveInEditor(params, text, service, emit, signal, origin);
 }
 
 /** The text an edit replaces in `text`. */

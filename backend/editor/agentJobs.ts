@@ -4,7 +4,7 @@
 // `job` and `apply`. Each client may hold a bounded number of unfinished jobs (KIMINA_AGENT_JOBS); clients take
 // turns (round-robin), so one agent's queue never holds another's job back by more than one proof.
 import { randomUUID } from 'node:crypto';
-import type { AgentJob, Attempt } from '../protocol';
+import type { AgentJob, Attempt, ProveOrigin } from '../protocol';
 import type { RunningProofs } from '../prover/running';
 import { principalOf } from '../lean/admission';
 import type { AgentJobStore } from '../store/agentJobs';
@@ -31,6 +31,8 @@ interface Queued {
   /** The file's text when the job was started: the target was found in it, the proof is made for it. */
   text: string;
   target: JobTarget;
+  /** The file it was started on and whether its text is not the user's (edited since its last commit). */
+  origin: ProveOrigin;
 }
 
 export class AgentJobs {
@@ -69,7 +71,14 @@ export class AgentJobs {
   }
 
   /** Queues a job; refuses when the client already holds its share. */
-  start(client: string, kind: AgentJob['kind'], path: string, text: string, target: JobTarget): AgentJob {
+  start(
+    client: string,
+    kind: AgentJob['kind'],
+    path: string,
+    text: string,
+    target: JobTarget,
+    origin: ProveOrigin,
+  ): AgentJob {
     if (this.closed) throw new AgentToolError('the backend is shutting down');
     if (this.unfinishedOf(client) >= this.o.perClient)
       throw new AgentToolError(
@@ -84,7 +93,7 @@ export class AgentJobs {
       theorem: target.decl.name,
       line: target.position.line + 1,
     });
-    this.queue.push({ id, client, text, target });
+    this.queue.push({ id, client, text, target, origin });
     this.changed(job);
     setImmediate(() => this.pump());
     return job;
@@ -159,6 +168,7 @@ export class AgentJobs {
           this.changed(store.update(q.id, { attempts: attempts.map(attemptSummary) }));
         },
         controller.signal,
+        q.origin,
       );
       const summaries = (result.attempts.length ? result.attempts : attempts).map(attemptSummary);
       const body = result.status === 'proved' ? verifiedBody(result, q.target.decl.name) : null;

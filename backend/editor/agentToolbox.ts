@@ -90,7 +90,10 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
     }
     const target = pickTarget(file.text, { theorem, line: want.line, repair: kind === 'repair' });
     if (typeof target === 'string') throw new AgentToolError(target);
-    const job = o.jobs.start(client, kind, file.shown, file.text, target);
+    // the file is the user's code only as last committed: text an agent wrote since is checked as model text
+    const committed = await committedVersion(file.abs, o.childEnv);
+    const origin = { file: file.abs, untrustedPrefix: committed.text === null || committed.text !== file.text };
+    const job = o.jobs.start(client, kind, file.shown, file.text, target, origin);
     return { jobId: job.id, theorem: target.decl.name };
   };
 

@@ -1,9 +1,11 @@
 // One proof requested from the editor: find the declaration (or the `sorry`) at the cursor, prove it with the
 // service, and turn a verified proof into an edit of the user's document. Goal mode proves the sorry's goal as
 // a lemma, splices the proof back and has Lean re-check the whole declaration before offering the edit.
+import { fileURLToPath } from 'node:url';
 import {
   type EditorProveResult,
   type LspProveEvent,
+  type ProveOrigin,
   type ProveParams,
   type ReplSorry,
   replPosToLsp,
@@ -59,14 +61,42 @@ function pickDeclaration(text: string, params: ProveParams, decls: Declaration[]
   return declarationAt(decls, positionAt(text, text.length).line);
 }
 
-/** Proves what the request points at in `text` (the document's contents). */
+/** The user's file a document URI names (`file:` scheme only); untitled and virtual documents have none. */
+function originOfUri(uri: string | undefined): ProveOrigin | undefined {
+  if (!uri?.startsWith('file:')) return undefined;
+  try {
+    return { file: fileURLToPath(uri) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `service` with every prove and check of one request made for the file it comes from. */
+function forOrigin(service: ProveService, origin: ProveOrigin | undefined): ProveService {
+  if (!origin) return service;
+  return {
+    kind: service.kind,
+    ...(service.server ? { server: service.server } : {}),
+    describe: () => service.describe(),
+    prove: (req, onEvent, signal) => service.prove(req, onEvent, signal, origin),
+    check: (code, signal) => service.check(code, signal, origin),
+    close: () => service.close(),
+  };
+}
+
+/**
+ * Proves what the request points at in `text` (the document's contents). `origin`: the file it comes from, by
+ * default the request's `file:` URI (checked in that file's own Lean project).
+ */
 export async function proveInEditor(
   params: ProveParams,
   text: string,
-  service: ProveService,
+  anyService: ProveService,
   emit: Emit,
   signal: AbortSignal,
+  origin: ProveOrigin | undefined = originOfUri(params.uri),
 ): Promise<EditorProveResult> {
+  const service = forOrigin(anyService, origin);
   const mode = params.mode ?? 'theorem';
   const decls = findDeclarations(text);
   const decl = pickDeclaration(text, params, decls);

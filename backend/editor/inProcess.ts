@@ -5,12 +5,15 @@ import type { Engine } from '../model/engine';
 import type { ProveDeps } from '../prover/prove';
 import type { OpenFileSession } from '../prover/sessionVerifier';
 import { openFileSession } from '../lean/fileSession';
+import type { ProveOrigin } from '../protocol';
 import type { AttemptStore } from '../store/attempts';
 import type { ProveService } from './service';
 
 /** What the service takes from the composition root (backend/app/app.ts's App); closing it closes them. */
 export interface InProcessParts {
   verifier(): BuiltVerifier;
+  /** The verifier of the user's file's own Lean project (App.verifierForFile). */
+  verifierForFile(file: string): BuiltVerifier;
   engine(): Promise<Engine>;
   attempts(): AttemptStore;
   describe(): Promise<string[]>;
@@ -24,17 +27,27 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
   let deps: ProveDeps;
   let describe: string[];
   try {
-    const verifier = app.verifier().verifier;
-    // the editor's requests are the user's file: each candidate is checked in a file session on its prefix
-    const openSession: OpenFileSession = (file, line) => openFileSession(verifier, { file, line });
-    deps = { engine: await app.engine(), verifier, store: app.attempts(), openFileSession: openSession };
+    deps = { engine: await app.engine(), verifier: app.verifier().verifier, store: app.attempts() };
     describe = await app.describe();
   } catch (err) {
     await app.close();
     throw err;
   }
+  const verifierOf = (origin?: ProveOrigin) =>
+    (origin?.file ? app.verifierForFile(origin.file) : app.verifier()).verifier;
+  /**
+   * The editor's requests are the user's file: each candidate is checked in a file session on its prefix (the user's
+   * code), in the file's own project when its path is known (else the app's). A file an agent edited since its last
+   * commit is not the user's code: no trusted session, each candidate checked as one whole strict snippet.
+   */
+  const depsFor = (origin?: ProveOrigin): ProveDeps => {
+    const verifier = verifierOf(origin);
+    if (origin?.untrustedPrefix) return { ...deps, verifier };
+    const openSession: OpenFileSession = (file, line) => openFileSession(verifier, { file, line });
+    return { ...deps, verifier, openFileSession: openSession };
+  };
   for (const line of describe) log(line);
-  const { engine, verifier } = deps;
+  const { engine } = deps;
   const verifierLine = describe.find((l) => l.startsWith('verifier:')) ?? '';
   // Without a REPL build the verifier falls back to `lake env lean`; without lake nothing can check proofs.
   const { lean } = app.state();
@@ -59,8 +72,8 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
       lean: verifierLine.slice('verifier:'.length).trim() || undefined,
       detail: describe.join('\n'),
     }),
-    prove: (req, onEvent, signal) => prove(req, deps, onEvent, signal),
-    check: (code, signal) => verifier.check(code, { signal }),
+    prove: (req, onEvent, signal, origin) => prove(req, depsFor(origin), onEvent, signal),
+    check: (code, signal, origin) => verifierOf(origin).check(code, { signal }),
     close: () => app.close(),
   };
 }

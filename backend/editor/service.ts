@@ -1,6 +1,14 @@
 // What the editor face needs from the backend: proving and checking. Two implementations: the services
 // in this process (engine + verifier pool + prove loop), or a running `kimina serve` reached over HTTP.
-import type { BackendStatus, CommandResponse, ProveEvent, ProveRequest, ProveResult, Verdict } from '../protocol';
+import type {
+  BackendStatus,
+  CommandResponse,
+  ProveEvent,
+  ProveOrigin,
+  ProveRequest,
+  ProveResult,
+  Verdict,
+} from '../protocol';
 
 export interface CheckAnswer {
   verdict: Verdict;
@@ -13,7 +21,14 @@ export interface ProveService {
   readonly server?: { url: string; token?: string };
   /** Engine, model and Lean details for the status bar, and what is still to set up. */
   describe(): Promise<Partial<BackendStatus>>;
-  prove(req: ProveRequest, onEvent: (event: ProveEvent) => void, signal: AbortSignal): Promise<ProveResult>;
-  check(code: string, signal?: AbortSignal): Promise<CheckAnswer>;
+  /** `origin`: the user's file the code was taken from (in process: its own project and a file session); absent: a snippet. */
+  prove(
+    req: ProveRequest,
+    onEvent: (event: ProveEvent) => void,
+    signal: AbortSignal,
+    origin?: ProveOrigin,
+  ): Promise<ProveResult>;
+  /** `origin.file`: check in that file's Lean project (in process); the code is checked strictly either way. */
+  check(code: string, signal?: AbortSignal, origin?: ProveOrigin): Promise<CheckAnswer>;
   close(): Promise<void>;
 }

@@ -86,6 +86,17 @@ export type ProveRequestBody = Infer<typeof proveRequestSchema>;
 /** A checked request with absent fields left out (`parseProveRequest` in backend/prover/request.ts). */
 export type ProveRequest = { [K in keyof ProveRequestBody]?: Exclude<ProveRequestBody[K], null> } & { code: string };
 
+/**
+ * Where an in-process prove request's code comes from (not on the wire: the editor face derives it from a `file:`
+ * document URI, an agent job from its file). `file`: the user's file, checked in its own Lean project
+ * (App.verifierForFile) with the file's prefix elaborated once; `untrustedPrefix`: an agent edited the file since its
+ * last commit, so its text is not the user's code: no trusted session, the whole snippet is checked strictly.
+ */
+export interface ProveOrigin {
+  file?: string;
+  untrustedPrefix?: boolean;
+}
+
 export interface Attempt {
   /** A repair's turn 1: the user's own proof (not a model answer), with Lean's verdict on it. */
   user?: boolean;

@@ -4,7 +4,8 @@
 // correct) and the stand-in REPL (backend/demo/stand-in-repl: text rules, not Lean).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EditorProveResult, lspMethods } from '../../backend/protocol';
@@ -79,4 +80,35 @@ test('prove in process: turn 1 fails in the stand-in Lean, the fix turn is verif
   );
   const updated = applyEdit(text, result.edit!, (l, c) => offsetAt(text, l, c));
   assert.match(updated, /x = 4 := by\n {2}have h₁ : 2 \* x = 8 := by linarith\n {2}linarith\n$/);
+});
+
+test("prove on a file: file: URI → checked in the file's own Lean project (its REPL starts there); untitled → the app's", async () => {
+  const project = join(dir, 'own-project');
+  mkdirSync(join(project, 'Own'), { recursive: true });
+  writeFileSync(join(project, 'lakefile.toml'), 'name = "Own"\n');
+  writeFileSync(join(project, 'lean-toolchain'), 'leanprover/lean4:v4.29.0\n');
+  const file = join(project, 'Own', 'Basic.lean');
+  // the stand-in REPL answers `stand_in_write_probe` by writing this file in the folder it runs in
+  // (backend/demo/stand-in-repl/README.md); above the theorem it is the file's prefix, elaborated in the session:
+  // where the file appears says which project's REPL checked the request
+  const probed = text.replace('\n\n', '\n\n-- stand_in_write_probe\n\n');
+  const mark = 'stand-in-write-probe.txt';
+  writeFileSync(file, probed);
+  const prove = (id: string, uri: string) =>
+    conn.client.sendRequest(lspMethods.prove, {
+      id,
+      code: probed,
+      uri,
+      position: { line: 6, character: 2 },
+      samples: 1,
+    }) as Promise<EditorProveResult>;
+
+  const untitled = await prove('inproc-untitled', 'untitled:Untitled-1');
+  assert.equal(untitled.status, 'proved', untitled.problem);
+  assert.ok(existsSync(join(dir, mark)), "an untitled document is checked in the app's project, as before");
+  assert.ok(!existsSync(join(project, mark)));
+
+  const own = await prove('inproc-own-project', pathToFileURL(file).href);
+  assert.equal(own.status, 'proved', own.problem);
+  assert.ok(existsSync(join(project, mark)), "the file's own project ran the check");
 });

@@ -51,6 +51,7 @@ before(() => {
   // the user's own notation and macro: their code, never filtered while the file is as committed
   writeFileSync(join(dir, 'Notation.lean'), ownNotation);
   writeFileSync(join(dir, 'NotationEdited.lean'), ownNotation);
+  writeFileSync(join(dir, 'AlgebraEdited.lean'), algebra);
   git('init', '-q');
   git('add', '.');
   git('commit', '-qm', 'start');
@@ -58,6 +59,8 @@ before(() => {
   writeFileSync(join(dir, 'Changed.lean'), 'theorem two : 2 = 2 := by norm_num\n');
   // an agent's edit of a file with its own notation: the text differs from the commit, so it is untrusted
   writeFileSync(join(dir, 'NotationEdited.lean'), ownNotation + '\ntheorem twice_one : twice 1 = 2 := by\n  simp\n');
+  // an agent's notation above the theorem to prove: model text, not the user's code
+  writeFileSync(join(dir, 'AlgebraEdited.lean'), algebra.replace('\n\n', '\n\nnotation "twice " x => x + x\n\n'));
 });
 
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -217,6 +220,22 @@ function scenario(connect: () => Promise<Client>, file: string) {
     assert.equal(checked.declarations[0].status, 'valid');
     assert.equal(checked.declarations[0].statementVsCommit, 'same');
     assert.equal(checked.ok, true, JSON.stringify(checked.problems));
+  });
+
+  test("prove on a file an agent edited since its commit: the file's text is checked as model text (filtered), not as the user's", async () => {
+    const { jobId } = await call('prove', { path: 'AlgebraEdited.lean', theorem: 'algebra_example' });
+    const job = await finished(call, jobId);
+    // in a trusted session the agent's notation would be elaborated unfiltered and the fix turn verified
+    assert.equal(job.state, 'not_proved', JSON.stringify(job.attempts));
+    assert.ok(job.attempts.length > 0, JSON.stringify(job));
+    for (const a of job.attempts) {
+      assert.notEqual(a.status, 'valid', JSON.stringify(a));
+      if (a.status === 'rejected') assert.match(a.reason, /notation/i);
+    }
+    assert.ok(
+      job.attempts.some((a) => a.status === 'rejected'),
+      JSON.stringify(job.attempts),
+    );
   });
 
   test('repair picks the first theorem Lean rejects and returns a job; a file with none is refused', async () => {

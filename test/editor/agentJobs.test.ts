@@ -13,6 +13,7 @@ import type { ProveResult } from '../../backend/protocol';
 
 const text = 'theorem a : 1 = 1 := by\n  sorry\n';
 const target = pickTarget(text, { theorem: 'a' }) as JobTarget;
+const origin = { file: '/work/a.lean' };
 
 /** A prove service whose proofs end (not proved) when `release(id)` is called, or when cancelled. */
 function waitingService() {
@@ -47,10 +48,10 @@ test('per-client bound, one job at a time, clients in turn, cancel queued and ru
     perClient: 2,
     keepHours: 1,
   });
-  const a1 = jobs.start('mcp:A', 'prove', 'a.lean', text, target);
-  const a2 = jobs.start('mcp:A|other-name', 'prove', 'a.lean', text, target);
-  assert.throws(() => jobs.start('mcp:A', 'prove', 'a.lean', text, target), AgentToolError, 'A holds its 2');
-  const b1 = jobs.start('mcp:B', 'prove', 'a.lean', text, target);
+  const a1 = jobs.start('mcp:A', 'prove', 'a.lean', text, target, origin);
+  const a2 = jobs.start('mcp:A|other-name', 'prove', 'a.lean', text, target, origin);
+  assert.throws(() => jobs.start('mcp:A', 'prove', 'a.lean', text, target, origin), AgentToolError, 'A holds its 2');
+  const b1 = jobs.start('mcp:B', 'prove', 'a.lean', text, target, origin);
   await settle();
   assert.deepEqual(started, [a1.id], 'one job at a time');
   assert.ok(proofs.has(a1.id), "the running job is in the editor's registry of running proofs");
