@@ -8,6 +8,7 @@ import { type Declaration, type SorrySite, findDeclarations, positionAt, standal
 import type { CheckAnswer } from './service';
 import { documentEol, storedProofText, withEol } from './lineBreaks';
 import { comparisonSnippet, statementNeedsLean, statementText, statementTextProblem } from './statementGuard';
+import { NOTATION_COMMANDS } from '../lean/source/keywords';
 
 /** Drops leading/trailing blank lines and the indentation all remaining lines share. */
 export function dedent(text: string): string[] {
@@ -262,13 +263,7 @@ const SYNTAX_COMMANDS = new Set([
   'syntax',
   'elab',
   'elab_rules',
-  'notation',
-  'notation3',
-  'infix',
-  'infixl',
-  'infixr',
-  'prefix',
-  'postfix',
+  ...NOTATION_COMMANDS,
   'binder_predicate',
   'declare_syntax_cat',
   'declare_simp_like_tactic',

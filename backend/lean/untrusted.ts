@@ -8,6 +8,7 @@
 // Comments and string literals never trigger a rule; code inside `{…}` of any string does.
 import { lexLean, lexLeanFull, type Token } from './lexer';
 import { readHeader } from './source/moduleHeader';
+import { NOTATION_COMMANDS } from './source/keywords';
 
 export interface UntrustedPolicy {
   /** Allow `native_decide`, `bv_decide`, `decide +native` (they trust the compiler). */
@@ -204,13 +205,7 @@ const metaCommands = new Set([
   'simproc_decl',
   'dsimproc_decl',
   'test_extern',
-  'notation',
-  'notation3',
-  'infix',
-  'infixl',
-  'infixr',
-  'prefix',
-  'postfix',
+  ...NOTATION_COMMANDS,
   'binder_predicate',
   'unif_hint',
 ]);

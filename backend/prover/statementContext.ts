@@ -8,6 +8,7 @@ import { components, plain } from '../lean/auditPlan';
 import { type Declaration, formalStatementOf } from '../lean/declarations';
 import { commandsOf, findDeclarations, headerText, readHeader } from '../lean/source/reader';
 import { lexLean } from '../lean/lexer';
+import { NOTATION_COMMANDS } from '../lean/source/keywords';
 
 /**
  * Tokens the shown statement may take. Measured with the Qwen3 tokenizer on the 1,831-line
@@ -44,18 +45,7 @@ export interface ShownOptions {
 }
 
 const SCOPE_WORDS = new Set(['open', 'variable', 'universe', 'set_option', 'include', 'omit']);
-const NOTATION_WORDS = new Set([
-  'notation',
-  'notation3',
-  'infix',
-  'infixl',
-  'infixr',
-  'prefix',
-  'postfix',
-  'macro',
-  'macro_rules',
-  'syntax',
-]);
+const NOTATION_WORDS = new Set([...NOTATION_COMMANDS, 'macro', 'macro_rules', 'syntax']);
 /** Kinds whose text explains a name the statement uses (theorems prove things; the statement uses none). */
 const EXPLAINING = new Set(['def', 'abbrev', 'structure', 'inductive', 'class', 'opaque', 'instance']);
 

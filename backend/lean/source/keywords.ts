@@ -18,3 +18,6 @@ export const DECL_KINDS: ReadonlySet<string> = new Set<string>([
 /** Brackets a term nests in; a `:=` or `|` inside them is not the declaration's own. */
 export const OPENING_BRACKETS: ReadonlySet<string> = new Set(['(', '[', '{', '⦃', '⟨', '⟦', '⟪', '@[', '‹']);
 export const CLOSING_BRACKETS: ReadonlySet<string> = new Set([')', ']', '}', '⦄', '⟩', '⟧', '⟫', '›']);
+
+/** The commands that define notation (Lean's `Lean.Parser.Command.mixfix` and `notation`/`notation3`). */
+export const NOTATION_COMMANDS = ['notation', 'notation3', 'infix', 'infixl', 'infixr', 'prefix', 'postfix'] as const;
