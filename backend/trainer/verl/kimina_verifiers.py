@@ -94,7 +94,7 @@ def start(command: list[str], port: int, project: str, extra_env: dict[str, str]
         except ValueError:
             pass
         # ray.remote adds .options to the actor class at run time
-        actors.append(verifier.options(name=name,  # pyright: ignore[reportAttributeAccessIssue] namespace=NAMESPACE, lifetime="detached",
+        actors.append(verifier.options(name=name, namespace=NAMESPACE, lifetime="detached",  # pyright: ignore[reportAttributeAccessIssue]
                                        scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
                       .remote(command, port, project, token, extra_env))
     return ray.get([a.address.remote() for a in actors])
