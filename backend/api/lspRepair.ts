@@ -3,6 +3,7 @@
 // run as `kimina/prove` requests with mode `repair` (editor/editorRepair.ts), one at a time, from the client.
 import type { Connection } from 'vscode-languageserver/node';
 import type { RepairItem, RepairJob } from '../protocol';
+import { originOfUri } from '../editor/editorProve';
 import { findBroken } from '../editor/editorRepair';
 import { recheckProposal } from '../editor/recheck';
 import type { ProveService } from '../editor/service';
@@ -35,13 +36,14 @@ export function registerRepairRequests({ connection, service, store, log = () =>
       const controller = new AbortController();
       token?.onCancellationRequested(() => controller.abort());
       const svc = await service();
-      return findBroken(params, (c, s) => svc.check(c, s), controller.signal);
+      return findBroken(params, (c, s) => svc.check(c, s, originOfUri(params.uri)), controller.signal);
     },
     recheckProposal: async (params, token) => {
       const controller = new AbortController();
       token?.onCancellationRequested(() => controller.abort());
       const svc = await service();
-      return recheckProposal(params, (c, s) => svc.check(c, s), controller.signal);
+      // checked in the document's own Lean project, as its proof was
+      return recheckProposal(params, (c, s) => svc.check(c, s, originOfUri(params.uri)), controller.signal);
     },
     repairPlan: async (params, token) => {
       need(params?.scope, 'scope');
@@ -53,7 +55,7 @@ export function registerRepairRequests({ connection, service, store, log = () =>
       const problems: { uri: string; problem: string }[] = [];
       for (const file of params.files) {
         if (controller.signal.aborted) throw new Error('cancelled');
-        const found = await findBroken(file, (c, s) => svc.check(c, s), controller.signal);
+        const found = await findBroken(file, (c, s) => svc.check(c, s, originOfUri(file.uri)), controller.signal);
         if (found.problem) problems.push({ uri: file.uri, problem: found.problem });
         for (const d of found.declarations) {
           const first = d.errors.find((e) => e.severity === 'error');

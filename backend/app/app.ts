@@ -193,7 +193,8 @@ export class App {
     return this.agentsOver(
       () => this.proveService(),
       roots,
-      (code, client, signal) => this.verifier().admission.check(code, { signal, client }),
+      (code, client, signal, file) =>
+        (file ? this.verifierForFile(file) : this.verifier()).admission.check(code, { signal, client }),
     ).tools;
   }
 
@@ -206,9 +207,11 @@ export class App {
     roots: () => string[],
     // Lean through the face's services; before they can start (no model pulled yet) through this app's verifier,
     // so checking never waits for a model
-    check: AgentToolboxOptions['check'] = async (code, client, signal) => {
+    check: AgentToolboxOptions['check'] = async (code, client, signal, file) => {
       const started = await service().catch(() => null);
-      return started ? started.check(code, signal) : this.verifier().admission.check(code, { signal, client });
+      return started
+        ? started.check(code, signal, file ? { file } : undefined)
+        : (file ? this.verifierForFile(file) : this.verifier()).admission.check(code, { signal, client });
     },
   ): { tools: AgentToolHandlers; jobs: AgentJobs } {
     const jobs = this.agentJobs(service);

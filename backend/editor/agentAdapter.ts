@@ -314,6 +314,8 @@ export async function spliceNow(
   text: string,
   proof: { declaration: string; body: string; edit: ProofEdit; replaced: string; mode: 'theorem' | 'goal' | 'repair' },
   signal?: AbortSignal,
+  /** The file the text is (its absolute path): every check runs in its Lean project. */
+  origin?: ProveOrigin,
 ): Promise<{ ok: true; newText: string } | { ok: false; problem: string }> {
   if (replacedBy(text, proof.edit) !== proof.replaced)
     return { ok: false, problem: 'the file changed where the proof goes since the job ran: prove it again' };
@@ -321,13 +323,13 @@ export async function spliceNow(
   const at = offsetAt(text, proof.edit.range.start.line, proof.edit.range.start.character);
   const decl = decls.find((d) => d.name === proof.declaration && d.start <= at && at <= d.end);
   if (!decl) return { ok: false, problem: `${proof.declaration} is no longer where the proof goes` };
-  const check = (code: string, s?: AbortSignal) => service.check(code, s);
+  const check = (code: string, s?: AbortSignal) => service.check(code, s, origin);
   let spliced;
   if (proof.mode === 'goal') {
     const site = decl.sorries.find((s) => s.offset === at);
     if (!site) return { ok: false, problem: `the sorry the proof closes is no longer in ${decl.name}` };
     const { code } = standaloneSnippet(text, decl, decls);
-    const before = await service.check(code, signal);
+    const before = await service.check(code, signal, origin);
     const listedBefore = (before.response?.sorries ?? before.verdict.sorries).length;
     spliced = await spliceVerifiedProof({
       text,

@@ -90,6 +90,7 @@ export class AgentJobs {
       client,
       kind,
       path,
+      ...(origin.file ? { file: origin.file } : {}),
       theorem: target.decl.name,
       line: target.position.line + 1,
     });
@@ -103,6 +104,18 @@ export class AgentJobs {
     return this.o.store.get(id);
   }
 
+  /**
+   * The job, when `client` started it (the same principal as the per-client bound): an agent reads, cancels and
+   * applies only its own jobs; another's is refused as clearly as a missing one.
+   */
+  own(id: string, client: string): AgentJob {
+    const job = this.o.store.get(id);
+    if (!job) throw new AgentToolError(`no job ${id} (finished jobs are kept ${this.o.keepHours} h, then dropped)`);
+    if (principalOf(job.client) !== principalOf(client))
+      throw new AgentToolError(`job ${id} belongs to another client: only the client that started it may use it`);
+    return job;
+  }
+
   list(limit?: number): AgentJob[] {
     return this.o.store.list(limit);
   }
@@ -113,9 +126,9 @@ export class AgentJobs {
     if (job) this.changed(job);
   }
 
-  cancel(id: string): AgentJob {
-    const job = this.o.store.get(id);
-    if (!job) throw new AgentToolError(`no job ${id} (finished jobs are kept ${this.o.keepHours} h)`);
+  /** Cancels a job of `client`'s (see `own`). */
+  cancel(id: string, client: string): AgentJob {
+    const job = this.own(id, client);
     const k = this.queue.findIndex((q) => q.id === id);
     if (k >= 0) {
       this.queue.splice(k, 1);

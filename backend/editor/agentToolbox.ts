@@ -23,8 +23,11 @@ export { AgentToolError };
 export interface AgentToolboxOptions {
   /** The project folders an agent's paths must stay inside; relative paths are read from the first. */
   roots: () => string[];
-  /** Lean on a text, for `check` and `sorries` (no model needed); `client` is the caller's fair-sharing key. */
-  check: (code: string, client: string, signal?: AbortSignal) => Promise<CheckAnswer>;
+  /**
+   * Lean on a text, for `check` and `sorries` (no model needed); `client` is the caller's fair-sharing key, `file`
+   * the absolute path the text comes from (checked in that file's Lean project; absent: a snippet, the default one).
+   */
+  check: (code: string, client: string, signal?: AbortSignal, file?: string) => Promise<CheckAnswer>;
   /** Lean on the user's own file at `path` (its project's verifier, no filter on its own commands; audited). */
   checkUserFile?: (text: string, path: string, client: string, signal?: AbortSignal) => Promise<CheckAnswer>;
   /** The prove service jobs and `apply` use (loads the model on first use). */
@@ -46,8 +49,9 @@ export type AgentToolHandlers = {
 
 export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
   const policy: AxiomPolicy = { allowed: o.allowedAxioms, allowNativeDecide: false };
-  const checker = (client: string): AgentChecker => ({
-    check: (code, signal) => o.check(code, client, signal),
+  /** Lean for `client`, in the project of `file` (the absolute path the text comes from) when given. */
+  const checker = (client: string, file?: string): AgentChecker => ({
+    check: (code, signal) => o.check(code, client, signal, file),
     ...(o.checkUserFile
       ? {
           checkUserFile: (text: string, path: string, signal?: AbortSignal) =>
@@ -57,6 +61,14 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
     policy,
   });
 
+  /**
+   * How a path is shown to an agent so that giving it back names the same file: relative to the first project
+   * folder (where relative paths are read from) when inside it, else absolute (another folder's file).
+   */
+  const shownPath = (abs: string): string => {
+    const first = o.roots()[0];
+    return first !== undefined && (abs === resolve(first) || isInside(first, abs)) ? relative(first, abs) || '.' : abs;
+  };
   /** The absolute path of an agent's path, which must name something inside a project folder. */
   const locate = (path: string): { abs: string; shown: string } => {
     const roots = o.roots();
@@ -64,7 +76,7 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
     const abs = isAbsolute(path) ? resolve(path) : resolve(roots[0], path);
     const root = roots.find((r) => abs === resolve(r) || isInside(r, abs));
     if (!root) throw new AgentToolError(`${path} is outside the project (${roots.join(', ')})`);
-    return { abs, shown: relative(root, abs) || '.' };
+    return { abs, shown: shownPath(abs) };
   };
   const readLean = async (path: string): Promise<{ abs: string; shown: string; text: string }> => {
     const where = locate(path);
@@ -84,7 +96,7 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
     const file = await readLean(path);
     let theorem = want.theorem;
     if (kind === 'repair' && theorem === undefined) {
-      const broken = await firstBroken(checker(client), file.text);
+      const broken = await firstBroken(checker(client, file.abs), file.text);
       if (!broken) throw new AgentToolError(`Lean rejects no theorem of ${file.shown}: nothing to repair`);
       theorem = broken;
     }
@@ -103,7 +115,7 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
         return checkText(checker(client), { text: args.code, reference: args.reference, signal });
       const file = await readLean(args.path!);
       const committed = await committedVersion(file.abs, o.childEnv);
-      return checkText(checker(client), {
+      return checkText(checker(client, file.abs), {
         text: file.text,
         path: file.shown,
         absPath: file.abs,
@@ -136,12 +148,11 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
       if (info.isDirectory()) await walk(where.abs);
       else files.push(where.abs);
       if (files.length >= maxSorryFiles) problems.push(`only the first ${maxSorryFiles} Lean files were read`);
-      const lean = checker(client);
       const targets = [];
       for (const file of files) {
-        const shown = relative(o.roots().find((r) => isInside(r, file)) ?? where.abs, file);
+        const shown = shownPath(file);
         try {
-          targets.push(...(await sorriesOf(lean, shown, await readFile(file, 'utf8'), signal)));
+          targets.push(...(await sorriesOf(checker(client, file), shown, await readFile(file, 'utf8'), signal)));
         } catch (err) {
           problems.push(`${shown}: ${(err as Error).message}`);
         }
@@ -152,26 +163,26 @@ export function agentToolbox(o: AgentToolboxOptions): AgentToolHandlers {
     prove: (args, client) => startJob('prove', client, args.path, { theorem: args.theorem, line: args.line }),
     repair: (args, client) => startJob('repair', client, args.path, { theorem: args.theorem }),
 
-    async job(args) {
-      const job = o.jobs.get(args.id);
-      if (!job) throw new AgentToolError(`no job ${args.id} (finished jobs are kept for a while, then dropped)`);
-      return job;
+    // a client reads, cancels and applies only its own jobs (the editor's Proof view lists all of them apart)
+    async job(args, client) {
+      return o.jobs.own(args.id, client);
     },
 
-    async cancel(args) {
-      const job = o.jobs.cancel(args.id);
+    async cancel(args, client) {
+      const job = o.jobs.cancel(args.id, client);
       return { cancelled: job.state === 'cancelled' || job.state === 'running', state: job.state };
     },
 
-    async apply(args, _client, signal) {
-      const job = o.jobs.get(args.id);
-      if (!job) throw new AgentToolError(`no job ${args.id}`);
+    async apply(args, client, signal) {
+      const job = o.jobs.own(args.id, client);
       const refuse = (problem: string) => ({ applied: false, path: job.path, problem });
       if (job.state !== 'proved' || !job.proof)
         return refuse(`job ${job.id} is ${job.state}: only a proved job can be applied`);
       if (job.appliedAt) return refuse(`job ${job.id} was already applied at ${job.appliedAt}`);
-      const file = await readLean(job.path);
-      const spliced = await spliceNow(await o.service(), file.text, job.proof, signal);
+      // the file the job was started on, by its absolute path (still inside a project folder), never its shown path
+      if (!job.file) return refuse(`job ${job.id} does not record its file's absolute path: prove it again`);
+      const file = await readLean(job.file);
+      const spliced = await spliceNow(await o.service(), file.text, job.proof, signal, { file: file.abs });
       if (!spliced.ok) return refuse(spliced.problem);
       // written only if nobody changed the file while Lean re-checked it; a rename, so no reader sees half a file
       const now = await readFile(file.abs, 'utf8');

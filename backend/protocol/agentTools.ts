@@ -208,7 +208,10 @@ export interface AgentJob {
   kind: 'prove' | 'repair';
   /** Who started it: `editor`, or the agent (`mcp:…`). */
   client: string;
+  /** The file, relative to its project folder (for display). */
   path: string;
+  /** The file's absolute path: what `apply` reads and writes (absent on jobs from before it was kept). */
+  file?: string;
   theorem?: string;
   line?: number;
   state: AgentJobState;

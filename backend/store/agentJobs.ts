@@ -23,6 +23,8 @@ const STEPS = [
      applied_at TEXT
    );
    CREATE INDEX agent_jobs_state ON agent_jobs(state, created_at);`,
+  // the absolute path of the file the job works on (`path` is only shown): `apply` writes there
+  `ALTER TABLE agent_jobs ADD COLUMN file TEXT;`,
 ];
 
 interface Row {
@@ -30,6 +32,7 @@ interface Row {
   client: string;
   kind: AgentJob['kind'];
   path: string;
+  file: string | null;
   theorem: string | null;
   line: number | null;
   state: AgentJobState;
@@ -47,6 +50,7 @@ function fromRow(r: Row): AgentJob {
     kind: r.kind,
     client: r.client,
     path: r.path,
+    ...(r.file !== null ? { file: r.file } : {}),
     ...(r.theorem !== null ? { theorem: r.theorem } : {}),
     ...(r.line !== null ? { line: r.line } : {}),
     state: r.state,
@@ -66,13 +70,22 @@ export class AgentJobStore {
     migrate(db, 'agentJobs', STEPS);
   }
 
-  create(job: Pick<AgentJob, 'id' | 'client' | 'kind' | 'path' | 'theorem' | 'line'>): AgentJob {
+  create(job: Pick<AgentJob, 'id' | 'client' | 'kind' | 'path' | 'file' | 'theorem' | 'line'>): AgentJob {
     this.db
       .prepare(
-        `INSERT INTO agent_jobs (id, client, kind, path, theorem, line, state, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)`,
+        `INSERT INTO agent_jobs (id, client, kind, path, file, theorem, line, state, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
       )
-      .run(job.id, job.client, job.kind, job.path, job.theorem ?? null, job.line ?? null, new Date().toISOString());
+      .run(
+        job.id,
+        job.client,
+        job.kind,
+        job.path,
+        job.file ?? null,
+        job.theorem ?? null,
+        job.line ?? null,
+        new Date().toISOString(),
+      );
     return this.get(job.id)!;
   }
 

@@ -25,6 +25,8 @@ let lean: StandInSetup;
 let conn: FaceClient;
 let client: MessageConnection;
 const engine = new ScriptedEngine((c) => repairAnswer(c));
+/** The file each check was made for (`origin.file`): every check of a document runs in its own Lean project. */
+const checkedFor: (string | undefined)[] = [];
 
 before(async () => {
   lean = standInVerifier();
@@ -33,7 +35,10 @@ before(async () => {
     kind: 'in-process',
     describe: async () => ({}),
     prove: (req, onEvent, signal) => prove(req, deps, onEvent, signal),
-    check: (code, signal) => lean.verifier.check(code, { signal }),
+    check: (code, signal, origin) => {
+      checkedFor.push(origin?.file);
+      return lean.verifier.check(code, { signal });
+    },
     close: async () => {},
   };
   const db = openDb(':memory:');
@@ -120,4 +125,18 @@ test('Repair All over LSP: plan (kept in SQLite), repair one with mode repair, r
   })) as typeof job;
   assert.equal(cancelled.state, 'cancelled');
   await assert.rejects(client.sendRequest(lspMethods.repairJob, { jobId: 'nope' }), /no repair job nope/);
+});
+
+test("the backend's checks of a document (broken declarations, Accept's re-check) run in that file's project", async () => {
+  checkedFor.length = 0;
+  await client.sendRequest(lspMethods.brokenDeclarations, { uri, code: BROKEN_FILE });
+  const text = 'theorem t : 1 = 1 := by\n  sorry\n';
+  await client.sendRequest(lspMethods.recheckProposal, {
+    uri,
+    code: text,
+    edit: { range: { start: { line: 1, character: 2 }, end: { line: 1, character: 7 } }, newText: 'rfl' },
+    declarationLine: 0,
+  });
+  assert.ok(checkedFor.length >= 2, 'both requests checked with Lean');
+  assert.deepEqual(new Set(checkedFor), new Set(['/work/Ratios.lean']), 'each check names the document as its origin');
 });

@@ -61,8 +61,8 @@ test('per-client bound, one job at a time, clients in turn, cancel queued and ru
   await settle();
   assert.deepEqual(started, [a1.id, b1.id], "B's job goes before A's second: clients take turns");
   assert.equal(jobs.get(a1.id)!.state, 'not_proved');
-  assert.equal(jobs.cancel(a2.id).state, 'cancelled', 'a queued job is cancelled at once');
-  jobs.cancel(b1.id);
+  assert.equal(jobs.cancel(a2.id, 'mcp:A').state, 'cancelled', 'a queued job is cancelled at once');
+  jobs.cancel(b1.id, 'mcp:B');
   await settle();
   assert.equal(jobs.get(b1.id)!.state, 'cancelled');
   assert.equal(proofs.size, 0);
