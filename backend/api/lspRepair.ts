@@ -5,7 +5,8 @@ import type { Connection } from 'vscode-languageserver/node';
 import type { RepairItem, RepairJob } from '../protocol';
 import { findBroken } from '../editor/editorRepair';
 import { recheckProposal } from '../editor/recheck';
-import type { ProveService } from '../editor/service';
+import { type ProveService, checkInFile } from '../editor/service';
+import { originOfUri } from '../editor/editorProve';
 import type { RepairStore } from '../store/repairs';
 import { serveLspRequests } from './lspContract';
 
@@ -41,7 +42,8 @@ export function registerRepairRequests({ connection, service, store, log = () =>
       const controller = new AbortController();
       token?.onCancellationRequested(() => controller.abort());
       const svc = await service();
-      return recheckProposal(params, (c, s) => svc.check(c, s), controller.signal);
+      // the file's own prefix is the user's code, in the file's own project; the proposal's declaration is checked strictly
+      return recheckProposal(params, checkInFile(svc, originOfUri(params.uri)), controller.signal);
     },
     repairPlan: async (params, token) => {
       need(params?.scope, 'scope');

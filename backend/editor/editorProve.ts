@@ -62,7 +62,7 @@ function pickDeclaration(text: string, params: ProveParams, decls: Declaration[]
 }
 
 /** The user's file a document URI names (`file:` scheme only); untitled and virtual documents have none. */
-function originOfUri(uri: string | undefined): ProveOrigin | undefined {
+export function originOfUri(uri: string | undefined): ProveOrigin | undefined {
   if (!uri?.startsWith('file:')) return undefined;
   try {
     return { file: fileURLToPath(uri) };

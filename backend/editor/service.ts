@@ -47,7 +47,8 @@ export interface ProveService {
  */
 export function checkInFile(
   service: ProveService,
+  origin?: ProveOrigin,
 ): (code: string, signal?: AbortSignal, userLength?: number) => Promise<CheckAnswer> {
   return (code, signal, userLength = 0) =>
-    service.checkInFile ? service.checkInFile(code, userLength, signal) : service.check(code, signal);
+    service.checkInFile ? service.checkInFile(code, userLength, signal, origin) : service.check(code, signal, origin);
 }

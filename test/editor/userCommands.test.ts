@@ -16,7 +16,8 @@ import { createInProcessService } from '../../backend/editor/inProcess';
 import { proveInEditor } from '../../backend/editor/editorProve';
 import { applyEdit } from '../../backend/editor/splice';
 import { offsetAt } from '../../backend/editor/leanSource';
-import type { ProveService } from '../../backend/editor/service';
+import { type ProveService, checkInFile } from '../../backend/editor/service';
+import { recheckProposal } from '../../backend/editor/recheck';
 import { standInReplEnv } from '../../backend/demo/stand-in-repl/index';
 import { ScriptedEngine } from '../prover/doubles';
 
@@ -101,6 +102,20 @@ test("Prove This Theorem under the file's own notation and macro: proved, re-che
   assert.match(written, /theorem pos_add_zero \(n : ℕ\+\) : n \+ 0 = n := by\n {2}simp\n/);
   // the user's lines are untouched
   assert.ok(written.startsWith(FILE.slice(0, FILE.indexOf('theorem'))));
+  // Accept after the file changed (kimina/recheck): the same split, the edit checked again and accepted
+  const changed = FILE.replace('import Mathlib\n', 'import Mathlib\n\n-- a comment added meanwhile\n');
+  const moved = {
+    ...result.edit,
+    range: {
+      start: { ...result.edit.range.start, line: result.edit.range.start.line + 2 },
+      end: { ...result.edit.range.end, line: result.edit.range.end.line + 2 },
+    },
+  };
+  const recheck = await recheckProposal(
+    { uri: 'untitled:Pos.lean', code: changed, declarationLine: 7, edit: moved },
+    checkInFile(service),
+  );
+  assert.deepEqual(recheck, { ok: true });
 });
 
 test("the re-check's split: the user's prefix is not filtered, the model's declaration still is", async () => {
