@@ -29,6 +29,9 @@ macro "triv_close" : tactic => \`(tactic| trivial)
 theorem pos_add_zero (n : ℕ+) : n + 0 = n := by
   sorry
 
+theorem pos_fun (n : ℕ+) : (fun m : ℕ+ => m) n = n := by
+  sorry
+
 theorem pos_succ (n : ℕ+) : n < n + 1 := by
   have h : n ≤ n := by
     sorry
@@ -118,6 +121,25 @@ test("Prove This Theorem under the file's own notation and macro: proved, re-che
   assert.deepEqual(recheck, { ok: true });
 });
 
+test('Prove This Theorem where Lean compares the statement before and after (a `fun` in it): that check splits too', async () => {
+  proofTactic = 'simp';
+  const stages: string[] = [];
+  const result = await proveInEditor(
+    params({ id: 't3', position: { line: 8, character: 0 } }),
+    FILE,
+    service,
+    (e) => {
+      if (e.type === 'stage') stages.push(e.message);
+    },
+    new AbortController().signal,
+  );
+  assert.ok(
+    stages.some((m) => /compare the statement/.test(m)),
+    stages.join(' | '),
+  );
+  assert.ok(result.edit, result.problem ?? 'no edit');
+});
+
 test("the re-check's split: the user's prefix is not filtered, the model's declaration still is", async () => {
   const prefix = FILE.slice(0, FILE.indexOf('theorem pos_add_zero'));
   const check = (proof: string) => {
@@ -145,7 +167,7 @@ test("Prove Goal at a sorry under the file's own notation and macro: Lean gives 
   proofTactic = 'omega';
   const goals: string[][] = [];
   const result = await proveInEditor(
-    params({ id: 'g1', mode: 'goal', position: { line: 10, character: 4 } }),
+    params({ id: 'g1', mode: 'goal', position: { line: 13, character: 4 } }),
     FILE,
     service,
     (e) => {
