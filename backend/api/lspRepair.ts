@@ -6,7 +6,7 @@ import type { RepairItem, RepairJob } from '../protocol';
 import { originOfUri } from '../editor/editorProve';
 import { findBroken } from '../editor/editorRepair';
 import { recheckProposal } from '../editor/recheck';
-import type { ProveService } from '../editor/service';
+import { type ProveService, checkInFile } from '../editor/service';
 import type { RepairStore } from '../store/repairs';
 import { serveLspRequests } from './lspContract';
 
@@ -42,8 +42,8 @@ export function registerRepairRequests({ connection, service, store, log = () =>
       const controller = new AbortController();
       token?.onCancellationRequested(() => controller.abort());
       const svc = await service();
-      // checked in the document's own Lean project, as its proof was
-      return recheckProposal(params, (c, s) => svc.check(c, s, originOfUri(params.uri)), controller.signal);
+      // the file's own prefix is the user's code, in the file's own project; the proposal's declaration is checked strictly
+      return recheckProposal(params, checkInFile(svc, originOfUri(params.uri)), controller.signal);
     },
     repairPlan: async (params, token) => {
       need(params?.scope, 'scope');

@@ -22,7 +22,7 @@ import {
 } from './leanSource';
 import { goalToLemma } from './goalLemma';
 import { proofBodyOf, spliceVerifiedProof } from './splice';
-import type { ProveService } from './service';
+import { type ProveService, checkInFile } from './service';
 import { repairDeclaration, requestOptions } from './editorRepair';
 
 type Emit = (event: LspProveEvent) => void;
@@ -80,6 +80,9 @@ function forOrigin(service: ProveService, origin: ProveOrigin | undefined): Prov
     describe: () => service.describe(),
     prove: (req, onEvent, signal) => service.prove(req, onEvent, signal, origin),
     check: (code, signal) => service.check(code, signal, origin),
+    ...(service.checkInFile
+      ? { checkInFile: (code, userLength, signal) => service.checkInFile!(code, userLength, signal, origin) }
+      : {}),
     close: () => service.close(),
   };
 }
@@ -137,7 +140,7 @@ async function proveTheorem(
     text,
     target: { kind: 'body', decl },
     proof: tactics,
-    check: (code, s) => service.check(code, s),
+    check: checkInFile(service),
     signal,
     onStage: (message) => emit({ type: 'stage', id: params.id, message }),
   });
@@ -196,7 +199,8 @@ async function proveGoal(
   if (!site) return nothing(params, 'goal', `No sorry at the cursor in ${decl.name}.`, where);
   emit({ type: 'stage', id: params.id, message: `Asking Lean for the goal at the sorry (line ${site.line + 1})` });
   const { code: snippet, declOffset } = standaloneSnippet(text, decl, decls);
-  const before = await service.check(snippet, signal);
+  // the snippet is all the user's text: their own commands (notations, macros, options) elaborated unfiltered
+  const before = await checkInFile(service)(snippet, signal, snippet.length);
   const theirs = before.response?.sorries ?? before.verdict.sorries;
   const replSorry = matchSorry(
     snippet,
@@ -244,7 +248,7 @@ async function proveGoal(
     text,
     target: { kind: 'sorry', decl, site, listedBefore: theirs.length },
     proof: tactics,
-    check: (code, s) => service.check(code, s),
+    check: checkInFile(service),
     signal,
     onStage: (message) => emit({ type: 'stage', id: params.id, message }),
   });

@@ -17,7 +17,7 @@ import {
 import { renameOf } from '../prover/repair';
 import { type Declaration, findDeclarations, positionAt, standaloneSnippet } from './leanSource';
 import { spliceVerifiedProof } from './splice';
-import type { CheckAnswer, ProveService } from './service';
+import { type CheckAnswer, type ProveService, checkInFile } from './service';
 
 type Emit = (event: LspProveEvent) => void;
 type Check = (code: string, signal?: AbortSignal) => Promise<CheckAnswer>;
@@ -151,7 +151,7 @@ export async function repairDeclaration(
     text,
     target: { kind: 'body', decl },
     proof: tactics,
-    check: (c, s) => service.check(c, s),
+    check: checkInFile(service),
     signal,
     onStage: (message) => emit({ type: 'stage', id: params.id, message }),
     exclude,

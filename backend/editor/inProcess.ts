@@ -3,7 +3,9 @@
 import type { BuiltVerifier } from '../lean/buildVerifier';
 import type { Engine } from '../model/engine';
 import type { ProveDeps } from '../prover/prove';
-import type { OpenFileSession } from '../prover/sessionVerifier';
+import { inSnippetLines, type OpenFileSession } from '../prover/sessionVerifier';
+import { modelText, userSource } from '../lean/authorship';
+import type { CheckOutcome } from '../lean/types';
 import { openFileSession } from '../lean/fileSession';
 import type { ProveOrigin } from '../protocol';
 import type { AttemptStore } from '../store/attempts';
@@ -74,6 +76,21 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
     }),
     prove: (req, onEvent, signal, origin) => prove(req, depsFor(origin), onEvent, signal),
     check: (code, signal, origin) => verifierOf(origin).check(code, { signal }),
+    async checkInFile(code, userLength, signal, origin): Promise<CheckOutcome> {
+      const verifier = verifierOf(origin);
+      // a file an agent edited since its last commit is not the user's code: all of it strict
+      if (origin?.untrustedPrefix || userLength <= 0) return verifier.check(code, { signal });
+      if (userLength >= code.length) return verifier.checkUserFile(userSource(code), { signal });
+      // the prefix must end a line: the file session's target starts one (else all of it strict, as before)
+      if (code[userLength - 1] !== '\n') return verifier.check(code, { signal });
+      const prefixLines = code.slice(0, userLength).split('\n').length - 1;
+      const session = await openFileSession(verifier, { file: userSource(code), line: prefixLines + 1 }, { signal });
+      try {
+        return inSnippetLines(await session.check(modelText(code.slice(userLength)), { signal }), prefixLines);
+      } finally {
+        await session.close();
+      }
+    },
     close: () => app.close(),
   };
 }

@@ -9,7 +9,8 @@ import { sameStatementInLean, spliceProblem } from './splice';
 import { statementTextProblem } from './statementGuard';
 import type { CheckAnswer } from './service';
 
-type Check = (code: string, signal?: AbortSignal) => Promise<CheckAnswer>;
+/** Lean on a snippet of the file; `userLength`: its prefix that is the user's own code (the rest is checked strictly). */
+type Check = (code: string, signal?: AbortSignal, userLength?: number) => Promise<CheckAnswer>;
 
 export async function recheckProposal(
   params: RecheckParams,
@@ -31,8 +32,8 @@ export async function recheckProposal(
   if (!newDecl) return refuse('the declaration is not found with the edit applied');
   const renamed = statementTextProblem(text, decl, newText, newDecl);
   if (renamed) return refuse(renamed);
-  const { code } = standaloneSnippet(newText, newDecl);
-  const { verdict } = await check(code, signal);
+  const { code, declOffset } = standaloneSnippet(newText, newDecl);
+  const { verdict } = await check(code, signal, declOffset);
   const errors = verdict.messages.some((m) => m.severity === 'error');
   const sorriesLeft = newDecl.sorries.length;
   const accepted =

@@ -30,5 +30,25 @@ export interface ProveService {
   ): Promise<ProveResult>;
   /** `origin.file`: check in that file's Lean project (in process); the code is checked strictly either way. */
   check(code: string, signal?: AbortSignal, origin?: ProveOrigin): Promise<CheckAnswer>;
+  /**
+   * Checks a snippet cut from the user's file: its first `userLength` characters (ending a line) are the user's own
+   * code (elaborated as in their file, never filtered), the rest is model text (filtered, audited), positions the
+   * snippet's. `userLength` = the whole snippet: all the user's code. Absent (a `kimina serve`, whose check takes
+   * every snippet as untrusted): callers use `check`, strict over the whole snippet.
+   */
+  checkInFile?(code: string, userLength: number, signal?: AbortSignal, origin?: ProveOrigin): Promise<CheckAnswer>;
   close(): Promise<void>;
+}
+
+/**
+ * Lean on a snippet cut from the user's file: its first `userLength` characters are the user's code (unfiltered,
+ * as in their file), the rest the model's (filtered, audited). A service that cannot tell them apart checks it all
+ * strictly.
+ */
+export function checkInFile(
+  service: ProveService,
+  origin?: ProveOrigin,
+): (code: string, signal?: AbortSignal, userLength?: number) => Promise<CheckAnswer> {
+  return (code, signal, userLength = 0) =>
+    service.checkInFile ? service.checkInFile(code, userLength, signal, origin) : service.check(code, signal, origin);
 }

@@ -244,8 +244,11 @@ export interface SpliceInput {
   target: SpliceTarget;
   /** The verified proof text: what followed the `:= by` of the checked statement (or the lemma's proof). */
   proof: string;
-  /** Lean (the verifier) on a snippet. */
-  check: (code: string, signal?: AbortSignal) => Promise<CheckAnswer>;
+  /**
+   * Lean (the verifier) on a snippet. `userLength`: how much of `code` is the user's own text (the prefix above the
+   * declaration, unfiltered); the declaration itself, holding the model's proof, is checked as model text.
+   */
+  check: (code: string, signal?: AbortSignal, userLength?: number) => Promise<CheckAnswer>;
   signal?: AbortSignal;
   onStage?: (message: string) => void;
   /** Earlier declarations (by name) the re-check leaves out, as it leaves out those with a sorry (a repair: the file's other broken proofs). */
@@ -328,7 +331,7 @@ export async function spliceVerifiedProof(input: SpliceInput): Promise<SpliceOut
   }
   input.onStage?.('Re-checking the declaration in place, exactly as it will be written');
   const { code, declOffset } = standaloneSnippet(spliced.newText, newDecl, undefined, input.exclude);
-  const recheck = (await input.check(code, input.signal)).verdict;
+  const recheck = (await input.check(code, input.signal, declOffset)).verdict;
   if (others === 0) {
     if (recheck.status !== 'valid')
       return refuse(`Lean does not accept the declaration as it would be written: ${recheck.reason}`, recheck);
@@ -390,7 +393,8 @@ export async function sameStatementInLean(
   );
   if (!snippet)
     return `Refused: the statement of ${decl.name} holds a word that can hide where it ends, and its name cannot be renamed for Lean to compare the statement before and after.`;
-  const verdict = (await check(snippet.code, options.signal)).verdict;
+  // the prefix is the user's; both declarations and the comparison are checked as model text
+  const verdict = (await check(snippet.code, options.signal, declOffset)).verdict;
   const error = verdict.messages.find((m) => m.severity === 'error' && m.pos.line >= snippet.afterLine);
   if (UNJUDGED.has(verdict.status) || error)
     return `Refused: Lean does not find the statement of ${decl.name} unchanged by the splice (${error ? error.data.split('\n')[0] : verdict.reason}).`;
@@ -445,8 +449,8 @@ async function oneBlockProbe(
   const probeText = newText.slice(0, from) + withEol(wrapped, eol) + newText.slice(from + insertedLength);
   const probeDecl = findDeclarations(probeText).find((d) => d.start === target.decl.start);
   if (!probeDecl) return 'Refused: the declaration is not found with its proof in parentheses.';
-  const { code } = standaloneSnippet(probeText, probeDecl, undefined, input.exclude);
-  const probe = (await input.check(code, input.signal)).verdict;
+  const { code, declOffset } = standaloneSnippet(probeText, probeDecl, undefined, input.exclude);
+  const probe = (await input.check(code, input.signal, declOffset)).verdict;
   if (probe.status === exact.status && !probe.messages.some((m) => m.severity === 'error')) return null;
   return `Refused: with the proof in parentheses Lean answers ${probe.status} (${probe.reason}), so part of it may be read as a command of its own rather than as proof.`;
 }

@@ -54,7 +54,7 @@ export function sessionVerifier(
 }
 
 /** Candidate-line positions moved to the snippet's lines (the prefix above them); the infotree stays candidate-relative. */
-function inSnippetLines(outcome: CheckOutcome, prefixLines: number): CheckOutcome {
+export function inSnippetLines(outcome: CheckOutcome, prefixLines: number): CheckOutcome {
   if (prefixLines === 0) return outcome;
   const moved = rebaseResponse({ messages: outcome.verdict.messages, sorries: outcome.verdict.sorries }, prefixLines);
   const verdict: Verdict = {
