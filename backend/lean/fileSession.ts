@@ -89,7 +89,10 @@ export async function openFileSession(
   const bodyLines = split.body.split('\n');
   const above = Math.max(0, target.line - 1 - split.headerLines);
   const prefix = bodyLines.slice(0, above).join('\n');
-  const namespace = namespaceAtEnd(prefix) ?? [];
+  const namespace = namespaceAtEnd(prefix);
+  // a candidate's declarations are audited by the names Lean gives them, which depend on the namespaces open above
+  // it: where the scopes cannot be followed, auditing root names could miss what Lean added, so no check runs
+  if (namespace === undefined) return unfollowableScopes(verifier, split.isModule);
   const timeoutMs = clampTimeoutS(options.timeout, verifier.defaultTimeoutS) * 1000;
   const runner = verifier.runner;
   if (runner instanceof PoolRunner) {
@@ -144,6 +147,15 @@ function candidateOnly(result: Extract<RunResult, { kind: 'ok' }>, prefixLines: 
     ...(result.response.sorries ? { sorries: result.response.sorries.filter((s) => below(s.pos?.line)) } : {}),
   };
   return { ...result, response: rebaseResponse(response, -prefixLines) };
+}
+
+/** The session refused before Lean: the scopes above the target (`namespace`/`section`/`end`) could not be followed. */
+function unfollowableScopes(verifier: Verifier, isModule: boolean): FileSession {
+  const reason =
+    'Cannot check a candidate here: the namespaces and sections above the target could not be followed ' +
+    "(an 'end' that does not close what was opened, or its name on another line), so its declarations' names are unknown; check the whole file instead";
+  const failure: CheckOutcome = { verdict: { status: 'rejected', reason, messages: [], sorries: [], time: 0 } };
+  return new FileSession(verifier, failing(isModule, []), { status: 'failed', messages: [], failure });
 }
 
 function failing(isModule: boolean, namespace: string[]): SessionRun {

@@ -205,13 +205,34 @@ test('a file that switches the kernel off above the target: no candidate is vali
     assert.equal(out.verdict.status, 'rejected');
     assert.match(out.verdict.reason, /the file sets 'debug\.skipKernelTC' above it/);
     await session.close();
-    // `… in` holds for one command only: it does not reach the candidate
-    const scoped = await openFileSession(s.verifier, {
-      file: userSource(file.replace('true\n', 'true in\ntheorem other : True := trivial\n')),
+    // `X in section` expands to `section X … end`: the option stays on for the rest of the section, candidate included
+    const sectioned = await openFileSession(s.verifier, {
+      file: userSource(file.replace('true\n', 'true in\nsection\n')),
       line: 6,
     });
-    assert.deepEqual(scoped.prefix.weakeningOptions, []);
-    await scoped.close();
+    assert.deepEqual(sectioned.prefix.weakeningOptions, ['debug.skipKernelTC']);
+    const underSection = await sectioned.check(modelText('theorem target : (1 : ℕ) = 1 := by\n  simp'), {
+      theorems: ['target'],
+    });
+    assert.equal(underSection.verdict.status, 'rejected');
+    assert.match(underSection.verdict.reason, /the file sets 'debug\.skipKernelTC' above it/);
+    await sectioned.close();
+  } finally {
+    await s.verifier.close();
+  }
+});
+
+test('scopes above the target the tracker cannot follow: the session refuses every candidate (no root-name audit)', async () => {
+  const s = standInVerifier({ maxRepls: 1 });
+  try {
+    // `end` with its name on the next line: Lean closes S, the scope tracker cannot tell (namespaceAtEnd: undefined)
+    const file = 'import Mathlib\n\nsection S\nend\n  S\n\ntheorem target : (1 : ℕ) = 1 := by\n  sorry\n';
+    const session = await openFileSession(s.verifier, { file: userSource(file), line: 7 });
+    assert.equal(session.prefix.status, 'failed');
+    const out = await session.check(modelText('theorem target : (1 : ℕ) = 1 := by\n  simp'), { theorems: ['target'] });
+    assert.equal(out.verdict.status, 'rejected');
+    assert.match(out.verdict.reason, /namespaces and sections above the target could not be followed/);
+    await session.close();
   } finally {
     await s.verifier.close();
   }
@@ -225,6 +246,15 @@ test("the user's own file that switches the kernel off is never valid (checked, 
     );
     assert.equal(out.verdict.status, 'rejected');
     assert.match(out.verdict.reason, /^Lean accepted the file, but it sets 'debug\.skipKernelTC'/);
+    // `… in` weakens the command it prefixes: the theorem under it was not checked by the kernel either
+    for (const code of [
+      'import Mathlib\n\nset_option debug.skipKernelTC true in\ntheorem t : (1 : ℕ) = 1 := by\n  simp\n',
+      'import Mathlib\n\nset_option debug.skipKernelTC true in\nsection\ntheorem t : (1 : ℕ) = 1 := by\n  simp\nend\n',
+    ]) {
+      const scoped = await s.verifier.checkUserFile(userSource(code));
+      assert.equal(scoped.verdict.status, 'rejected', code);
+      assert.match(scoped.verdict.reason, /^Lean accepted the file, but it sets 'debug\.skipKernelTC'/);
+    }
   } finally {
     await s.verifier.close();
   }
