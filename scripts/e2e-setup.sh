@@ -35,6 +35,10 @@ if [ ! -x "$NODE24/bin/node" ]; then
   [ -x "$NODE24/bin/node" ] || { echo "e2e-setup: Node $NODE_MAJOR install failed" >&2; exit 1; }
 fi
 export PATH="$NODE24/bin:$PATH"
+# Under `npm test` the outer npm (Node 20) exports npm_config_user_agent ("… node/v20 …"); the inner npm takes that
+# variable as its own config, and code-server's postinstall reads the Node major from it and refuses. Let the inner
+# npm describe itself.
+unset npm_config_user_agent
 
 CS_DIR="$E2E/code-server"
 installed="$(node -p "try{require('$CS_DIR/node_modules/code-server/package.json').version}catch{''}" 2>/dev/null || true)"
