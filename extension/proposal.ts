@@ -160,7 +160,8 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Cod
   }
 
   /**
-   * Keeps offsets in step with the user's edits. Any edit of the file means Accept checks again; an edit of the
+   * Keeps offsets in step with the user's edits. An edit above or in the declaration means Accept checks again (one
+   * below it cannot change how Lean elaborates it); an edit of the
    * declaration itself (its statement, its proof, text typed at its end) makes the proposal stale. New lines
    * typed right before the declaration's first line only move it.
    */
@@ -169,12 +170,13 @@ export class Proposals implements vscode.TextDocumentContentProvider, vscode.Cod
     let touched = false;
     for (const p of this.all.values()) {
       if (p.uri.toString() !== uri || e.contentChanges.length === 0) continue;
-      p.changed = true;
       for (const c of e.contentChanges) {
         const start = c.rangeOffset;
         const end = c.rangeOffset + c.rangeLength;
         const delta = c.text.length - c.rangeLength;
         const linesAbove = end === p.declAt && (c.text === '' || c.text.endsWith('\n'));
+        // Lean reads a file top-down: text after the declaration cannot change how it elaborates
+        if (start <= p.declEnd) p.changed = true;
         if (end < p.declAt || linesAbove) {
           p.from += delta;
           p.to += delta;

@@ -43,7 +43,9 @@ export function registerRepairRequests({ connection, service, store, log = () =>
       token?.onCancellationRequested(() => controller.abort());
       const svc = await service();
       // the file's own prefix is the user's code, in the file's own project; the proposal's declaration is checked strictly
-      return recheckProposal(params, checkInFile(svc, originOfUri(params.uri)), controller.signal);
+      const answer = await recheckProposal(params, checkInFile(svc, originOfUri(params.uri)), controller.signal);
+      if (!answer.ok) log(`recheck of ${params.uri} line ${params.declarationLine + 1}: ${answer.problem}`);
+      return answer;
     },
     repairPlan: async (params, token) => {
       need(params?.scope, 'scope');
