@@ -19,7 +19,7 @@ let ctx: Ctx | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   ctx = new Ctx(context);
   const view = new ProofView(context);
-  const proposals = new Proposals(recheckThrough(ctx.request));
+  const proposals = new Proposals(recheckThrough(ctx));
   const marks = new ProvedMarks(context);
   const runner = new ProofRunner(ctx, view, proposals, marks);
   const repairs = new Repairs(ctx, runner, proposals);

@@ -18,9 +18,10 @@ export const leanDocuments: vscode.DocumentSelector = [
 ];
 
 /** Accept's check through the backend (`kimina/recheck`, backend/editor/recheck.ts). */
-export function recheckThrough(request: CtxApi['request']): Recheck {
+export function recheckThrough(ctx: Pick<CtxApi, 'request'>): Recheck {
+  // called as ctx's method: `request` reads the backend's state from its `this`
   return (p) =>
-    request(lspMethods.recheckProposal, {
+    ctx.request(lspMethods.recheckProposal, {
       uri: p.uri.toString(),
       code: p.code,
       edit: p.edit,

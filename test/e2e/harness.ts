@@ -127,6 +127,9 @@ export async function openWorkbench({
   const settingsText = JSON.stringify(
     {
       'workbench.startupEditor': 'none',
+      // code-server 4.139 opens the Chat side bar by default: it takes a third of the width, and the editor's title
+      // actions (a diff editor's Accept) fold into its overflow menu
+      'workbench.secondarySideBar.defaultVisibility': 'hidden',
       ...(workspaceTrust
         ? {
             'security.workspace.trust.enabled': true,

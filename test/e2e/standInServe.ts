@@ -130,7 +130,9 @@ async function runScript(
     let think = '';
     for (const delta of chunks) {
       if (signal.aborted) return { id, status: 'cancelled', proof: null, attempts };
-      await sleep(name.includes('slow') ? 100 : 500, signal);
+      // a think of about 6 s: long enough that a Proof view still opening (code-server 4.139's webviews take a
+      // few seconds on a loaded 2-core machine) sees it stream
+      await sleep(name.includes('slow') ? 100 : 1500, signal);
       think += delta;
       send({ type: 'think', id, sample: 0, turn, delta });
       send({ type: 'progress', id, tokens: think.length, tokensPerSecond: 40 });

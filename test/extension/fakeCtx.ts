@@ -127,7 +127,12 @@ export class FakeCtx implements CtxApi {
     } else throw new Error(`the fake Ctx does not route ${method}`);
   }
 
-  readonly request: CtxApi['request'] = async (method, params, token) => {
+  // a method, as the real Ctx's is: a caller that passes `ctx.request` unbound fails here as it would there
+  async request<M extends Method>(
+    method: M,
+    params: LspRequestTypes[M]['params'],
+    token?: vscode.CancellationToken,
+  ): Promise<LspRequestTypes[M]['result']> {
     this.sent.push({ method, params });
     const name = methodNames.get(method);
     if (!name) throw new Error(`${method} is not in the request table`);
@@ -136,7 +141,7 @@ export class FakeCtx implements CtxApi {
     const handler = this.handlers[method] as Handler<typeof method> | undefined;
     if (!handler) throw new Error(`the fake backend does not serve ${method} in this test`);
     return handler(params, token);
-  };
+  }
 
   readonly requestWithProgress: CtxApi['requestWithProgress'] = (method, params) =>
     this.request(method, { ...params, workDoneToken: 'fake-progress' } as LspRequestTypes[typeof method]['params']);

@@ -33,7 +33,7 @@ export function extensionParts(text = leanFile) {
   } as unknown as vscode.ExtensionContext;
   const ctx = new FakeCtx();
   const view = new ProofView(context);
-  const proposals = new Proposals(recheckThrough(ctx.request));
+  const proposals = new Proposals(recheckThrough(ctx));
   const marks = new ProvedMarks(context);
   const runner = new ProofRunner(ctx, view, proposals, marks);
   const doc = double.open('/project/Basic.lean', text);

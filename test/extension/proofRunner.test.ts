@@ -173,3 +173,24 @@ test('a prove request that fails for want of a model offers Pull Model, picked b
   assert.ok(shown, 'the failure is shown');
   assert.ok(shown.items.includes('Pull Model'), `Pull Model offered: ${JSON.stringify(shown)}`);
 });
+
+test('Accept after an edit above the declaration asks the backend to check it again (kimina/recheck), then writes it', async () => {
+  const { ctx, runner, doc } = extensionParts();
+  ctx.serve('kimina/prove', (params) => provedAnswer(ctx, params, 'decide'));
+  await runner.prove({ uri: doc.uri, position: new vscode.Position(5, 0), mode: 'theorem' });
+  // the user proves the theorem above by hand meanwhile
+  double.type(doc, new vscode.Range(3, 2, 3, 7), 'norm_num');
+  await runner.accept(runner.lastProposal!.id);
+  assert.deepEqual(
+    ctx.sent
+      .filter((s) => s.method === 'kimina/recheck')
+      .map((s) => (s.params as { declarationLine: number }).declarationLine),
+    [5],
+  );
+  assert.equal(
+    doc.getText(),
+    leanFile
+      .replace('1 + 1 = 2 := by\n  sorry', '1 + 1 = 2 := by\n  norm_num')
+      .replace('2 + 2 = 4 := by\n  sorry', '2 + 2 = 4 := by\n  decide'),
+  );
+});
