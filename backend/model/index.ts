@@ -45,6 +45,8 @@ export interface CreateEngineOptions {
   /** KIMINA_HOME, whose models/ folder holds pulled hub ids (the setting, handed down). */
   home: string;
   log?: (line: string) => void;
+  /** The environment child processes start from (Settings.childEnv): the llama engine installs its runtime with it. */
+  childEnv?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -94,7 +96,11 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
     const { checkpointDir } = await import('./llama/ggufConvert');
     try {
       checkpointDir(located.dir); // before installing anything: a folder without a checkpoint cannot use it
-      const runtime = await loadNodeLlamaCpp(runtimeDirOf(options.home), { gpu: config.llamaGpu !== 'cpu', log });
+      const runtime = await loadNodeLlamaCpp(runtimeDirOf(options.home), {
+        gpu: config.llamaGpu !== 'cpu',
+        installWith: options.childEnv,
+        log,
+      });
       const { LlamaEngine } = await import('./llama/engine');
       return await LlamaEngine.load(located.dir, {
         runtime,

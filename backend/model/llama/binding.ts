@@ -36,13 +36,13 @@ export interface LlamaModel {
   dispose(): Promise<void>;
 }
 
-export interface LlamaContext {
+interface LlamaContext {
   readonly contextSize: number;
   getSequence(options?: { tokenPredictor?: TokenPredictorBase }): LlamaSequence;
   dispose(): Promise<void>;
 }
 
-export interface LlamaSequence {
+interface LlamaSequence {
   evaluate(
     tokens: number[],
     options: { temperature: number; topP?: number; seed?: number; yieldEogToken?: boolean },

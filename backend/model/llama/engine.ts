@@ -19,7 +19,7 @@ import { promptLookupPredictor } from './predictor';
 import { LlamaUnavailable } from './runtime';
 
 /** Which llama.cpp backend to ask for: node-llama-cpp's 'auto' takes Metal, else CUDA, else Vulkan, else the CPU. */
-export type LlamaGpuSetting = 'auto' | 'metal' | 'cuda' | 'vulkan' | 'cpu';
+type LlamaGpuSetting = 'auto' | 'metal' | 'cuda' | 'vulkan' | 'cpu';
 
 export interface LlamaEngineOptions {
   /** node-llama-cpp, loaded (runtime.ts). */

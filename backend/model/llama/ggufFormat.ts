@@ -3,7 +3,7 @@
 // metadata count, metadata (key, type, value), tensor infos (name, dims, type, offset), then the aligned data.
 
 /** Metadata value types (gguf.h's gguf_type). */
-export const GGUF_VALUE = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 } as const;
+const GGUF_VALUE = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 } as const;
 
 /** The tensor types written here, by ggml_type id, with their blocks: `block` values in `bytes` bytes. */
 export const GGML_TYPES = {

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { NodeLlamaCpp } from './binding';
 
 /** The version the engine is written and tested against (the newest whose macOS and Windows binaries npm serves). */
-export const NODE_LLAMA_CPP_VERSION = '3.21.1';
+const NODE_LLAMA_CPP_VERSION = '3.21.1';
 
 /** node-llama-cpp cannot be installed or loaded here: the message says why. */
 export class LlamaUnavailable extends Error {}
@@ -23,10 +23,10 @@ export function runtimeDirOf(home: string): string {
   return join(home, 'engines', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
 }
 
-function hasNvidiaDriver(): boolean {
+function hasNvidiaDriver(env: NodeJS.ProcessEnv): boolean {
   if (process.platform === 'linux' && existsSync('/proc/driver/nvidia/version')) return true;
   try {
-    return spawnSync('nvidia-smi', ['-L'], { timeout: 5000, stdio: 'ignore' }).status === 0;
+    return spawnSync('nvidia-smi', ['-L'], { env, timeout: 5000, stdio: 'ignore' }).status === 0;
   } catch {
     return false;
   }
@@ -36,7 +36,7 @@ function hasNvidiaDriver(): boolean {
  * The prebuilt binary packages (@node-llama-cpp/<name>) for a platform: the CPU build, and with `gpu` the GPU
  * builds this machine can use (CUDA only where an NVIDIA driver is present).
  */
-export function prebuiltPackages(platform: string, arch: string, gpu: boolean, nvidia = gpu && hasNvidiaDriver()) {
+export function prebuiltPackages(platform: string, arch: string, gpu: boolean, nvidia: boolean) {
   const key = `${platform}-${arch}`;
   const cpu: Record<string, string> = {
     'linux-x64': 'linux-x64',
@@ -73,12 +73,12 @@ function npmCommand(): string {
   return existsSync(beside) && !process.versions.electron ? beside : name;
 }
 
-function runNpm(args: string[], cwd: string, log: (line: string) => void): Promise<void> {
+function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(npmCommand(), args, {
       cwd,
+      env,
       shell: process.platform === 'win32',
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: undefined },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let tail = '';
@@ -102,7 +102,12 @@ function runNpm(args: string[], cwd: string, log: (line: string) => void): Promi
 }
 
 /** Installs node-llama-cpp and the given binary packages into `dir` (nothing when they are there already). */
-export async function installNodeLlamaCpp(dir: string, packages: string[], log: (line: string) => void): Promise<void> {
+async function installNodeLlamaCpp(
+  dir: string,
+  packages: string[],
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+): Promise<void> {
   const have = new Set(installed(dir));
   if (existsSync(join(dir, 'node_modules', 'node-llama-cpp', 'package.json')) && packages.every((p) => have.has(p)))
     return;
@@ -126,14 +131,17 @@ export async function installNodeLlamaCpp(dir: string, packages: string[], log: 
       ...all.map((p) => `${p}@${NODE_LLAMA_CPP_VERSION}`),
     ],
     dir,
-    log,
+    env,
   );
   writeFileSync(join(dir, MARKER), JSON.stringify({ packages: all }) + '\n');
 }
 
 export interface LoadRuntimeOptions {
-  /** Install when missing (default true); false: only load what is there. */
-  install?: boolean;
+  /**
+   * Install what is missing, running npm (and nvidia-smi, to see whether CUDA can be used) in this environment
+   * (Settings.childEnv); without it only what is installed loads.
+   */
+  installWith?: NodeJS.ProcessEnv;
   /** Also install the GPU builds this machine can use (default true). */
   gpu?: boolean;
   log?: (line: string) => void;
@@ -143,10 +151,12 @@ export interface LoadRuntimeOptions {
 export async function loadNodeLlamaCpp(dir: string, options: LoadRuntimeOptions = {}): Promise<NodeLlamaCpp> {
   const log = options.log ?? (() => undefined);
   const entry = join(dir, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
-  const packages = prebuiltPackages(process.platform, process.arch, options.gpu !== false);
-  if (options.install === false) {
-    if (!existsSync(entry)) throw new LlamaUnavailable(`node-llama-cpp is not installed in ${dir}`);
-  } else await installNodeLlamaCpp(dir, packages, log);
+  const env = options.installWith;
+  if (env) {
+    const gpu = options.gpu !== false;
+    const packages = prebuiltPackages(process.platform, process.arch, gpu, gpu && hasNvidiaDriver(env));
+    await installNodeLlamaCpp(dir, packages, env, log);
+  } else if (!existsSync(entry)) throw new LlamaUnavailable(`node-llama-cpp is not installed in ${dir}`);
   try {
     // A file URL: node-llama-cpp is an ES module outside the bundle.
     return (await import(pathToFileURL(entry).href)) as NodeLlamaCpp;

@@ -62,7 +62,7 @@ async function engine(weights: 'f32' | 'f16' | 'q8_0' = 'f32', speculation: numb
 }
 
 before(async () => {
-  runtime = await loadNodeLlamaCpp(RUNTIME_DIR, { gpu: false });
+  runtime = await loadNodeLlamaCpp(RUNTIME_DIR, { gpu: false, installWith: process.env });
 });
 after(async () => {
   for (const e of engines.values()) await e.close();
