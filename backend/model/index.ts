@@ -1,9 +1,10 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
-// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
+// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING, KIMINA_LLAMA_*) into a ready Engine,
+// in-process ONNX, an OpenAI-compatible server or in-process llama.cpp.
 import { DEFAULT_OPENAI_BASE_URL, type engineKinds, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import { OpenAIEngine } from './openai/engine';
-import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, resolveModelDir } from './modelStore';
+import { DEFAULT_MODEL, findTokenizerDir, isFolderSpec, locateModel, resolveModelDir } from './modelStore';
 
 /** The engine kinds (settings.ts engineKinds, which KIMINA_ENGINE is checked against). */
 export type EngineKind = (typeof engineKinds)[number];
@@ -30,6 +31,8 @@ const engineKeys = [
   'kvCache',
   'speculation',
   'spinning',
+  'llamaGpu',
+  'llamaWeights',
 ] as const;
 export type EngineConfig = Pick<Settings, (typeof engineKeys)[number]>;
 
@@ -42,6 +45,8 @@ export interface CreateEngineOptions {
   /** KIMINA_HOME, whose models/ folder holds pulled hub ids (the setting, handed down). */
   home: string;
   log?: (line: string) => void;
+  /** The environment child processes start from (Settings.childEnv): the llama engine installs its runtime with it. */
+  childEnv?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -80,5 +85,41 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
       speculation: config.speculation ? SPECULATION_WHEN_ON : false,
       log: options.log,
     });
+  },
+  // llama.cpp through node-llama-cpp, installed on first use (llama/runtime.ts); where it cannot load or the model
+  // folder has no checkpoint to write its GGUF from, the onnx engine runs instead, and the log says why.
+  llama: async (config, options) => {
+    const log = options.log ?? ((line: string) => console.error(line));
+    const located = locateModel(options.home, config.model ?? DEFAULT_MODEL);
+    if (located.format === 'incomplete') resolveModelDir(options.home, config.model ?? DEFAULT_MODEL); // its error
+    const { LlamaUnavailable, loadNodeLlamaCpp, runtimeDirOf } = await import('./llama/runtime');
+    const { checkpointDir } = await import('./llama/ggufConvert');
+    try {
+      checkpointDir(located.dir); // before installing anything: a folder without a checkpoint cannot use it
+      const runtime = await loadNodeLlamaCpp(runtimeDirOf(options.home), {
+        gpu: config.llamaGpu !== 'cpu',
+        installWith: options.childEnv,
+        log,
+      });
+      const { LlamaEngine } = await import('./llama/engine');
+      return await LlamaEngine.load(located.dir, {
+        runtime,
+        gpu: config.llamaGpu,
+        weights: config.llamaWeights,
+        threads: config.threads,
+        speculation: config.speculation ? 8 : false,
+        log,
+      });
+    } catch (e) {
+      if (!(e instanceof LlamaUnavailable)) throw e;
+      log(`llama: ${e.message}; falling back to the onnx engine`);
+      try {
+        return await engineFactories.onnx(config, options);
+      } catch (fallback) {
+        throw new Error(
+          `the llama engine is unavailable (${e.message}) and its fallback, the onnx engine, failed too: ${(fallback as Error).message}`,
+        );
+      }
+    }
   },
 };

@@ -12,6 +12,7 @@
 const engineKindDescriptions = {
   onnx: 'In-process ONNX model (CPU or CUDA)',
   openai: 'An OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
+  llama: 'In-process llama.cpp (Metal, Vulkan, CUDA or CPU), installed on first use',
 } as const;
 export type EngineKind = keyof typeof engineKindDescriptions;
 export const engineKinds = Object.keys(engineKindDescriptions) as EngineKind[];
@@ -184,6 +185,26 @@ export const settingsTable = {
     restricted: false,
     restart: true,
     env: 'KIMINA_SPECULATION',
+  },
+  llamaGpu: {
+    type: 'string',
+    enum: ['auto', 'metal', 'cuda', 'vulkan', 'cpu'],
+    default: 'auto',
+    description:
+      'Which llama.cpp backend the llama engine asks for: auto takes Metal, else CUDA, else Vulkan, else the CPU (the first whose build loads).',
+    restricted: false,
+    restart: true,
+    env: 'KIMINA_LLAMA_GPU',
+  },
+  llamaWeights: {
+    type: 'string',
+    enum: ['q8_0', 'f16', 'q4_0', 'f32'],
+    default: 'q8_0',
+    description:
+      "Type of the llama engine's weight matrices in the GGUF written from the checkpoint (once per type, kept beside the model).",
+    restricted: false,
+    restart: true,
+    env: 'KIMINA_LLAMA_WEIGHTS',
   },
   nodePath: {
     type: 'string',

@@ -187,7 +187,7 @@ const declarations = {
     name: 'KIMINA_ENGINE',
     type: engineKinds.map((k) => `\`${k}\``).join(' or '),
     default: '`onnx`',
-    doc: 'in-process ONNX, or an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
+    doc: 'in-process ONNX, an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama), or in-process llama.cpp (docs/llama-engine.md)',
     read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'onnx'),
   },
   model: {
@@ -239,6 +239,22 @@ const declarations = {
     default: 'off',
     doc: 'speculative decoding by prompt lookup in the ONNX engine (same greedy output, same sampling distribution): 1.40× on Kimina-shaped answers on a quiet 2-core machine, but it lost under load (docs/onnx-engine.md), so it is off unless asked',
     read: (raw: string | undefined) => flag(raw),
+  },
+  llamaGpu: {
+    name: 'KIMINA_LLAMA_GPU',
+    type: '`auto`, `metal`, `cuda`, `vulkan` or `cpu`',
+    default: '`auto`',
+    doc: "the llama engine's llama.cpp backend: `auto` takes Metal, else CUDA, else Vulkan, else the CPU, the first whose prebuilt build loads (docs/llama-engine.md)",
+    read: (raw: string | undefined) =>
+      oneOf('KIMINA_LLAMA_GPU', raw, ['auto', 'metal', 'cuda', 'vulkan', 'cpu'] as const, 'auto'),
+  },
+  llamaWeights: {
+    name: 'KIMINA_LLAMA_WEIGHTS',
+    type: '`q8_0`, `f16`, `q4_0` or `f32`',
+    default: '`q8_0`',
+    doc: "type of the llama engine's weight matrices in the GGUF it writes from the checkpoint (cached beside the model)",
+    read: (raw: string | undefined) =>
+      oneOf('KIMINA_LLAMA_WEIGHTS', raw, ['q8_0', 'f16', 'q4_0', 'f32'] as const, 'q8_0'),
   },
   spinning: {
     name: 'KIMINA_SPINNING',

@@ -102,6 +102,8 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_PROVE_TIMEOUT: '900',
     KIMINA_DEVICE: 'auto',
     KIMINA_KV_CACHE: 'auto',
+    KIMINA_LLAMA_GPU: 'auto',
+    KIMINA_LLAMA_WEIGHTS: 'q8_0',
     KIMINA_SPECULATION: '0',
   });
   const env = settingsEnv({
@@ -131,6 +133,8 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_LEAN_PROJECT: '/proj',
     KIMINA_DEVICE: 'cuda',
     KIMINA_KV_CACHE: 'fp16',
+    KIMINA_LLAMA_GPU: 'auto',
+    KIMINA_LLAMA_WEIGHTS: 'q8_0',
     KIMINA_SPECULATION: '1',
   });
 });

@@ -32,6 +32,8 @@ test('settings from the environment, with defaults and clear errors', () => {
     kvCache: 'auto',
     speculation: false,
     spinning: false,
+    llamaGpu: 'auto',
+    llamaWeights: 'q8_0',
   });
   const c = engineConfigFromEnv({
     KIMINA_ENGINE: 'openai',
@@ -56,11 +58,19 @@ test('settings from the environment, with defaults and clear errors', () => {
     kvCache: 'fp16',
     speculation: true,
     spinning: true,
+    llamaGpu: 'auto',
+    llamaWeights: 'q8_0',
   });
   assert.equal(engineConfigFromEnv({ KIMINA_DEVICE: 'auto' }).device, 'cpu');
   assert.throws(
-    () => engineConfigFromEnv({ KIMINA_ENGINE: 'llama' }),
-    /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/,
+    () => engineConfigFromEnv({ KIMINA_ENGINE: 'tensorrt' }),
+    /KIMINA_ENGINE must be one of onnx, openai, llama, got 'tensorrt'/,
+  );
+  assert.equal(engineConfigFromEnv({ KIMINA_ENGINE: 'llama', KIMINA_LLAMA_GPU: 'vulkan' }).llamaGpu, 'vulkan');
+  assert.equal(engineConfigFromEnv({ KIMINA_LLAMA_WEIGHTS: 'f16' }).llamaWeights, 'f16');
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_LLAMA_WEIGHTS: 'q2_k' }),
+    /KIMINA_LLAMA_WEIGHTS must be one of q8_0, f16, q4_0, f32, got 'q2_k'/,
   );
   assert.throws(() => engineConfigFromEnv({ KIMINA_THREADS: '0' }), /KIMINA_THREADS must be a positive whole number/);
   assert.equal(engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }).kvCache, 'int8');

@@ -57,8 +57,8 @@ test('values are parsed and checked; the first of two names that is set wins; fl
   assert.equal(readSettings({ KIMINA_PORT: '9001' }, { port: 0 }).port, 0);
   assert.throws(() => readSettings({ KIMINA_PORT: 'eighty' }), /KIMINA_PORT must be a number, got "eighty"/);
   assert.throws(
-    () => readSettings({ KIMINA_ENGINE: 'llama' }),
-    /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/,
+    () => readSettings({ KIMINA_ENGINE: 'tensorrt' }),
+    /KIMINA_ENGINE must be one of onnx, openai, llama, got 'tensorrt'/,
   );
   assert.throws(
     () => readSettings({ KIMINA_SANDBOX: 'docker' }),

@@ -1,0 +1,83 @@
+// The llama engine's GGUF, written lazily from the model folder's safetensors checkpoint (the folder itself, or
+// its checkpoint/ subfolder that `kimina model pull` keeps) and cached beside the model as gguf/model.<type>.gguf;
+// written again when the checkpoint or config.json is newer than it. Written to a temporary name and renamed, so
+// an interrupted conversion never leaves a loadable half file. No Python.
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { SafetensorsCheckpoint } from '../onnx/safetensors';
+import { qwen3ShapeFromConfig, qwen3TensorShapes } from '../onnx/qwen3Config';
+import { loadTokenizer } from '../tokenizer';
+import type { GgufWeightType } from './ggufFormat';
+import { ggufTokenizerOf } from './ggufTokenizer';
+import { writeQwen3Gguf } from './ggufWriter';
+import { LlamaUnavailable } from './runtime';
+
+const hasSafetensors = (d: string) => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.safetensors'));
+
+/** The folder holding the model's *.safetensors: the model folder or its checkpoint/ subfolder. */
+export function checkpointDir(modelDir: string): string {
+  for (const d of [modelDir, join(modelDir, 'checkpoint')]) if (hasSafetensors(d)) return d;
+  throw new LlamaUnavailable(
+    `${modelDir} has no safetensors checkpoint (in the folder or its checkpoint/ subfolder) to write the llama engine's GGUF from; a model pulled as a ready ONNX export has none: use the onnx engine, or a checkpoint folder`,
+  );
+}
+
+/** Where the GGUF of a model folder and weight type is cached. */
+export function ggufPathOf(modelDir: string, weights: GgufWeightType): string {
+  return join(modelDir, 'gguf', `model.${weights}.gguf`);
+}
+
+function newestInput(ckpt: string, modelDir: string): number {
+  const files = [
+    ...readdirSync(ckpt)
+      .filter((f) => f.endsWith('.safetensors'))
+      .map((f) => join(ckpt, f)),
+    join(modelDir, 'config.json'),
+  ].filter((f) => existsSync(f));
+  return Math.max(...files.map((f) => statSync(f).mtimeMs));
+}
+
+/** The folder with the model's config.json and tokenizer.json (the model folder, else the checkpoint's). */
+function metadataDir(modelDir: string, ckpt: string): string {
+  return existsSync(join(modelDir, 'tokenizer.json')) && existsSync(join(modelDir, 'config.json')) ? modelDir : ckpt;
+}
+
+/** The model folder's GGUF in a weight type: the cached one when up to date, else written now. */
+export async function ensureModelGguf(
+  modelDir: string,
+  weights: GgufWeightType,
+  log: (line: string) => void = () => undefined,
+): Promise<string> {
+  const ckpt = checkpointDir(modelDir);
+  const path = ggufPathOf(modelDir, weights);
+  if (existsSync(path) && statSync(path).mtimeMs >= newestInput(ckpt, modelDir)) return path;
+  const meta = metadataDir(modelDir, ckpt);
+  const shape = qwen3ShapeFromConfig(JSON.parse(readFileSync(join(meta, 'config.json'), 'utf8')));
+  const checkpoint = new SafetensorsCheckpoint(ckpt);
+  for (const [name, dims] of qwen3TensorShapes(shape)) {
+    if (!checkpoint.has(name)) throw new Error(`checkpoint ${ckpt} lacks tensor ${name}`);
+    if (checkpoint.shape(name).join('x') !== dims.join('x'))
+      throw new Error(`${name}: shape [${checkpoint.shape(name)}] in the checkpoint, [${dims}] from config.json`);
+  }
+  const tokenizer = await loadTokenizer(meta);
+  const tokenJson = JSON.parse(readFileSync(join(meta, 'tokenizer.json'), 'utf8')) as unknown;
+  const eos = tokenizer.eosToken ?? '<|im_end|>';
+  const gguf = ggufTokenizerOf(tokenJson, shape.vocabSize, { eos, pad: tokenizer.templateTokens.pad_token ?? eos });
+  mkdirSync(join(modelDir, 'gguf'), { recursive: true });
+  const partial = `${path}.partial`;
+  const t0 = Date.now();
+  log(`llama: writing ${path} (${weights} matrices) from ${ckpt}`);
+  try {
+    writeQwen3Gguf(partial, shape, checkpoint, gguf, {
+      weights,
+      name: basename(modelDir),
+      chatTemplate: tokenizer.chatTemplate,
+    });
+    renameSync(partial, path);
+  } catch (e) {
+    rmSync(partial, { force: true });
+    throw e;
+  }
+  log(`llama: GGUF written in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return path;
+}

@@ -1,0 +1,166 @@
+// node-llama-cpp, installed on first use into the user's Kimina home (engines/node-llama-cpp-<version>/) and
+// loaded by dynamic import. Why not a dependency in package.json: its prebuilt llama.cpp binaries are separate
+// npm packages per platform and GPU (on Linux x64: CPU 29 MB, Vulkan 81 MB, CUDA 181 MB + 357 MB of CUDA
+// libraries; about 730 MB with every optional one, measured with 3.21.1), too large for the per-platform VSIX
+// (7-36 MB today) and for every `npm ci`; a VSIX could carry the CPU build at most, which gives no GPU. Installed
+// here, each machine gets exactly the binaries it can use: Metal on Apple silicon, Vulkan on Linux and Windows
+// x64, CUDA where an NVIDIA driver answers. The install runs npm (on the PATH, or beside kimina.nodePath's
+// Node); with no npm the engine says so and the onnx engine runs instead (docs/llama-engine.md).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { NodeLlamaCpp } from './binding';
+
+/** The version the engine is written and tested against (the newest whose macOS and Windows binaries npm serves). */
+const NODE_LLAMA_CPP_VERSION = '3.21.1';
+
+/** node-llama-cpp cannot be installed or loaded here: the message says why. */
+export class LlamaUnavailable extends Error {}
+
+/** Where node-llama-cpp is installed for a Kimina home. */
+export function runtimeDirOf(home: string): string {
+  return join(home, 'engines', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
+}
+
+function hasNvidiaDriver(env: NodeJS.ProcessEnv): boolean {
+  if (process.platform === 'linux' && existsSync('/proc/driver/nvidia/version')) return true;
+  try {
+    return spawnSync('nvidia-smi', ['-L'], { env, timeout: 5000, stdio: 'ignore' }).status === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The prebuilt binary packages (@node-llama-cpp/<name>) for a platform: the CPU build, and with `gpu` the GPU
+ * builds this machine can use (CUDA only where an NVIDIA driver is present).
+ */
+export function prebuiltPackages(platform: string, arch: string, gpu: boolean, nvidia: boolean) {
+  const key = `${platform}-${arch}`;
+  const cpu: Record<string, string> = {
+    'linux-x64': 'linux-x64',
+    'linux-arm64': 'linux-arm64',
+    'darwin-arm64': 'mac-arm64-metal',
+    'darwin-x64': 'mac-x64',
+    'win32-x64': 'win-x64',
+    'win32-arm64': 'win-arm64',
+  };
+  if (!cpu[key]) throw new LlamaUnavailable(`node-llama-cpp ships no prebuilt llama.cpp for ${key}`);
+  const out = [cpu[key]];
+  const os = platform === 'win32' ? 'win' : 'linux';
+  if (gpu && arch === 'x64' && (platform === 'linux' || platform === 'win32')) {
+    out.push(`${os}-x64-vulkan`);
+    if (nvidia) out.push(`${os}-x64-cuda`, `${os}-x64-cuda-ext`);
+  }
+  return out.map((p) => `@node-llama-cpp/${p}`);
+}
+
+const MARKER = '.kimina-installed.json';
+
+function installed(dir: string): string[] {
+  try {
+    return (JSON.parse(readFileSync(join(dir, MARKER), 'utf8')) as { packages: string[] }).packages;
+  } catch {
+    return [];
+  }
+}
+
+/** npm next to the Node that runs the backend (a set kimina.nodePath), else the one on the PATH. */
+function npmCommand(): string {
+  const name = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const beside = join(dirname(process.execPath), name);
+  return existsSync(beside) && !process.versions.electron ? beside : name;
+}
+
+function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(npmCommand(), args, {
+      cwd,
+      env,
+      shell: process.platform === 'win32',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let tail = '';
+    const keep = (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-2000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    child.on('error', (e) =>
+      reject(
+        new LlamaUnavailable(
+          `installing node-llama-cpp needs npm, which did not start (${e.message}); install Node.js 20+ with npm, or run \`npm install --prefix ${cwd} node-llama-cpp@${NODE_LLAMA_CPP_VERSION}\` yourself`,
+        ),
+      ),
+    );
+    child.on('close', (code) => {
+      if (code === 0) resolve();
+      else reject(new LlamaUnavailable(`npm install of node-llama-cpp failed (exit ${code}): ${tail.trim()}`));
+    });
+  });
+}
+
+/** Installs node-llama-cpp and the given binary packages into `dir` (nothing when they are there already). */
+async function installNodeLlamaCpp(
+  dir: string,
+  packages: string[],
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+): Promise<void> {
+  const have = new Set(installed(dir));
+  if (existsSync(join(dir, 'node_modules', 'node-llama-cpp', 'package.json')) && packages.every((p) => have.has(p)))
+    return;
+  mkdirSync(dir, { recursive: true });
+  const manifest = join(dir, 'package.json');
+  if (!existsSync(manifest)) writeFileSync(manifest, '{ "name": "kimina-llama-runtime", "private": true }\n');
+  const all = [...new Set([...have, ...packages])];
+  log(`llama: installing node-llama-cpp ${NODE_LLAMA_CPP_VERSION} with ${all.join(', ')} into ${dir} (once)`);
+  // Optional dependencies (every platform's binaries) left out; the wanted ones are named. No install scripts:
+  // node-llama-cpp's postinstall only builds from source where no prebuilt binary fits, which the engine never uses.
+  await runNpm(
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--omit=optional',
+      '--ignore-scripts',
+      '--loglevel=error',
+      '--save-exact',
+      `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`,
+      ...all.map((p) => `${p}@${NODE_LLAMA_CPP_VERSION}`),
+    ],
+    dir,
+    env,
+  );
+  writeFileSync(join(dir, MARKER), JSON.stringify({ packages: all }) + '\n');
+}
+
+export interface LoadRuntimeOptions {
+  /**
+   * Install what is missing, running npm (and nvidia-smi, to see whether CUDA can be used) in this environment
+   * (Settings.childEnv); without it only what is installed loads.
+   */
+  installWith?: NodeJS.ProcessEnv;
+  /** Also install the GPU builds this machine can use (default true). */
+  gpu?: boolean;
+  log?: (line: string) => void;
+}
+
+/** node-llama-cpp from `dir`, installed first when needed; a LlamaUnavailable error says why it cannot be. */
+export async function loadNodeLlamaCpp(dir: string, options: LoadRuntimeOptions = {}): Promise<NodeLlamaCpp> {
+  const log = options.log ?? (() => undefined);
+  const entry = join(dir, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
+  const env = options.installWith;
+  if (env) {
+    const gpu = options.gpu !== false;
+    const packages = prebuiltPackages(process.platform, process.arch, gpu, gpu && hasNvidiaDriver(env));
+    await installNodeLlamaCpp(dir, packages, env, log);
+  } else if (!existsSync(entry)) throw new LlamaUnavailable(`node-llama-cpp is not installed in ${dir}`);
+  try {
+    // A file URL: node-llama-cpp is an ES module outside the bundle.
+    return (await import(pathToFileURL(entry).href)) as NodeLlamaCpp;
+  } catch (e) {
+    throw new LlamaUnavailable(`node-llama-cpp in ${dir} does not load: ${(e as Error).message}`);
+  }
+}
