@@ -1,5 +1,5 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
-// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
+// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING, KIMINA_ROWS_AT_ONCE) into a ready Engine, in-process ONNX or an OpenAI-compatible server.
 import { DEFAULT_OPENAI_BASE_URL, type engineKinds, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import { OpenAIEngine } from './openai/engine';
@@ -17,7 +17,7 @@ export { DEFAULT_OPENAI_BASE_URL };
  * model); openai: `openaiBaseUrl`, `openaiApiKey`, `openaiN` (send `n`, or one request per sample; 'auto' finds
  * out); onnx: `device` (CUDA falls back to the CPU with a log line), `threads` (default every core), `kvCache`
  * (see chooseKvCache), `speculation` (DEFAULT_SPECULATION's drafts when on), `spinning` (onnxruntime's threads
- * spin between operators).
+ * spin between operators), `rowsAtOnce` (samples decoded at once; 0: from the calibration).
  */
 const engineKeys = [
   'engine',
@@ -30,6 +30,7 @@ const engineKeys = [
   'kvCache',
   'speculation',
   'spinning',
+  'rowsAtOnce',
 ] as const;
 export type EngineConfig = Pick<Settings, (typeof engineKeys)[number]>;
 
@@ -77,6 +78,7 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
       threads: config.threads,
       kvCache: config.kvCache,
       spinning: config.spinning,
+      rowsAtOnce: config.rowsAtOnce,
       speculation: config.speculation ? SPECULATION_WHEN_ON : false,
       log: options.log,
     });

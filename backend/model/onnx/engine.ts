@@ -5,7 +5,15 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { calibrate, chooseRows, rowsThatFit, RECIPE_ANSWERS, type Estimate, type StepCost } from '../schedule';
+import {
+  calibrate,
+  costWords,
+  rowsThatFit,
+  scheduleOf,
+  RECIPE_ANSWERS,
+  type Schedule,
+  type StepCost,
+} from '../schedule';
 import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
@@ -50,6 +58,8 @@ export interface OnnxEngineOptions {
    * (float32 cache), else the Node binding with the split-cache graph; or one of them only.
    */
   path?: LoadSpec['path'];
+  /** Samples decoded at once, overriding the calibration (kimina.rowsAtOnce); 0 or absent: from the calibration. */
+  rowsAtOnce?: number;
   /** Total memory 'auto' plans against; default the machine's. */
   totalMemory?: number;
   log?: (line: string) => void;
@@ -172,6 +182,7 @@ export class OnnxEngine implements Engine {
     log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
     const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
     engine.totalMemory = totalMemory;
+    engine.rowsAtOnce = options.rowsAtOnce ?? 0;
     engine.speculation = speculation || undefined;
     return engine;
   }
@@ -184,15 +195,13 @@ export class OnnxEngine implements Engine {
   /** One line for status output: the decoding path and why, the KV cache, threads and device, the schedule. */
   get detail(): string {
     const r = this.backend.info;
-    const s = this.scheduled;
-    const schedule = s
-      ? `; calibrated ${s.cost.a.toFixed(1)} ms + ${s.cost.m.toFixed(1)} ms per further row + ${(s.cost.b * 1000).toFixed(2)} µs per cached token a step: ${s.rows} row${s.rows === 1 ? '' : 's'} at once (expected first proof ${(s.estimates.find((e) => e.rows === s.rows)!.expectedSeconds / 60).toFixed(0)} min over the recipe's answers)`
-      : '';
-    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${schedule}`;
+    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${scheduleDetail(this.scheduled)}`;
   }
 
   private totalMemory = totalmem();
-  private scheduled?: { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean };
+  private rowsAtOnce = 0;
+  private scheduling?: Promise<Schedule | undefined>;
+  private scheduled?: Schedule;
 
   /** Where the calibration is kept: beside the model, one entry per decoding path, cache, threads and CPU. */
   private calibrationKey(): string {
@@ -202,15 +211,21 @@ export class OnnxEngine implements Engine {
 
   /**
    * The device's cost model (schedule.ts) and the row count it implies: measured by a short calibration the
-   * first time (three timed decode steps, stored in the model folder's calibration.json), read back after.
-   * Undefined on a path without a step probe (the split path).
+   * first time (three timed decode steps, stored in the model folder's calibration.json), read back after; the
+   * kimina.rowsAtOnce override, when set, gives the rows. Undefined on a path without a step probe (the split
+   * path) and no override. Asked twice at once, it calibrates once.
    */
-  async schedule(): Promise<
-    { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean } | undefined
-  > {
-    if (this.scheduled) return this.scheduled;
+  schedule(): Promise<Schedule | undefined> {
+    this.scheduling ??= this.findSchedule().then((s) => {
+      this.scheduled = s;
+      return s;
+    });
+    return this.scheduling;
+  }
+
+  private async findSchedule(): Promise<Schedule | undefined> {
     const probe = this.backend.timeStep;
-    if (!probe) return undefined;
+    if (!probe) return scheduleOf(undefined, { override: this.rowsAtOnce });
     const file = join(this.folder.dir, 'calibration.json');
     const key = this.calibrationKey();
     let stored: Record<string, StepCost> = {};
@@ -235,9 +250,7 @@ export class OnnxEngine implements Engine {
     const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE)).size;
     const fit = rowsThatFit(bytesPerToken, RECIPE_ANSWERS.maxTokens, this.totalMemory, weights);
     const candidates = [1, 2, 4, 8].filter((r) => r <= Math.max(1, fit));
-    const { rows, estimates } = chooseRows(cost, RECIPE_ANSWERS, candidates);
-    this.scheduled = { cost, rows, estimates, calibratedNow };
-    return this.scheduled;
+    return scheduleOf(cost, { candidates, override: this.rowsAtOnce, calibratedNow });
   }
 
   /** Where decoding runs (the path and why, device, threads, why CUDA fell back). */
@@ -310,4 +323,16 @@ export class OnnxEngine implements Engine {
   async close(): Promise<void> {
     await this.backend.close();
   }
+}
+
+/** The schedule's part of the status line ('' before it is known). */
+function scheduleDetail(s: Schedule | undefined): string {
+  if (!s) return '';
+  const rows = `${s.rows} row${s.rows === 1 ? '' : 's'} at once`;
+  const expected =
+    s.expectedFirstProofSeconds === undefined
+      ? ''
+      : ` (expected first proof ${(s.expectedFirstProofSeconds / 60).toFixed(0)} min over the recipe's answers)`;
+  const chosen = s.from === 'setting' ? `${rows} (kimina.rowsAtOnce)${expected}` : `${rows}${expected}`;
+  return s.cost ? `; calibrated ${costWords(s.cost)}: ${chosen}` : `; ${chosen}`;
 }
