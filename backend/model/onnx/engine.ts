@@ -5,15 +5,8 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import {
-  calibrate,
-  costWords,
-  rowsThatFit,
-  scheduleOf,
-  RECIPE_ANSWERS,
-  type Schedule,
-  type StepCost,
-} from '../schedule';
+import { calibrate, costWords, scheduleOf, RECIPE_ANSWERS, type Schedule, type StepCost } from '../schedule';
+import { defaultPlan, recipeRowsThatFit, rowCandidates } from './memoryPlan';
 import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
@@ -125,7 +118,7 @@ export class OnnxEngine implements Engine {
     const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
     const fp32PerToken = GqaCache.bytesPerToken({ ...folder.shape });
     const weightBytes = statSync(join(folder.dir, 'onnx', ONNX_DATA_FILE), { throwIfNoEntry: false })?.size ?? 0;
-    const oneAnswerFits = rowsThatFit(fp32PerToken, RECIPE_ANSWERS.maxTokens, totalMemory, weightBytes) >= 1;
+    const oneAnswerFits = defaultPlan(folder.shape, weightBytes, totalMemory).cache === 'fp32';
     let capi: { path: string; cache: KvCacheChoice; int8: boolean } | undefined;
     if (setting === 'int8' && folder.onnxGqaInt8Path)
       capi = { path: folder.onnxGqaInt8Path, cache: { precision: 'int8', why: 'KIMINA_KV_CACHE' }, int8: true };
@@ -246,10 +239,9 @@ export class OnnxEngine implements Engine {
       }
     }
     // Only row counts whose caches at the recipe's longest answer fit half the memory beside the weights.
-    const bytesPerToken = GqaCache.bytesPerToken({ ...this.folder.shape, int8: this.kvCache.precision === 'int8' });
     const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE)).size;
-    const fit = rowsThatFit(bytesPerToken, RECIPE_ANSWERS.maxTokens, this.totalMemory, weights);
-    const candidates = [1, 2, 4, 8].filter((r) => r <= Math.max(1, fit));
+    const precision = this.kvCache.precision === 'int8' ? 'int8' : 'fp32'; // the C API path's caches
+    const candidates = rowCandidates(recipeRowsThatFit(this.folder.shape, precision, weights, this.totalMemory));
     return scheduleOf(cost, { candidates, override: this.rowsAtOnce, calibratedNow });
   }
 
