@@ -79,14 +79,18 @@ export async function generateRound(
     if (!force && now - lastProgress < 250) return;
     lastProgress = now;
     const seconds = Math.max(1e-3, (now - started) / 1000);
+    ctx.tokensPerSecond = roundTokens / seconds;
     ctx.emit({
       type: 'progress',
       id: ctx.id,
       tokens: ctx.tokens,
-      tokensPerSecond: roundTokens / seconds,
+      tokensPerSecond: ctx.tokensPerSecond,
       ...(wave ? { wave } : {}),
     });
   };
+  // A wave after the first says so before its first token (a terminal follows one of its samples from there).
+  if (wave && wave.index > 1)
+    ctx.emit({ type: 'progress', id: ctx.id, tokens: ctx.tokens, tokensPerSecond: ctx.tokensPerSecond ?? 0, wave });
   const maxTokens = await tokenBudget(ctx, lanes);
   const generations = await ctx.deps.engine.generate(
     lanes.map((l) => l.conversation),
