@@ -261,3 +261,16 @@ export function worstCaseSeconds(
   }
   return seconds * budget.turns;
 }
+
+/**
+ * A schedule in words, for status lines: "calibrated 25.0 ms + … a step: 1 row at once (expected first proof 58
+ * min over the recipe's answers)", with "(kimina.rowsAtOnce)" after the rows when the setting chose them.
+ */
+export function scheduleWords(s: Schedule): string {
+  const rows = `${s.rows} row${s.rows === 1 ? '' : 's'} at once${s.from === 'setting' ? ' (kimina.rowsAtOnce)' : ''}`;
+  const expected =
+    s.expectedFirstProofSeconds === undefined
+      ? ''
+      : ` (expected first proof ${(s.expectedFirstProofSeconds / 60).toFixed(0)} min over the recipe's answers)`;
+  return s.cost ? `calibrated ${costWords(s.cost)}: ${rows}${expected}` : `${rows}${expected}`;
+}

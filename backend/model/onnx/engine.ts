@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { calibrate, costWords, scheduleOf, RECIPE_ANSWERS, type Schedule, type StepCost } from '../schedule';
+import { calibrate, scheduleOf, scheduleWords, RECIPE_ANSWERS, type Schedule, type StepCost } from '../schedule';
 import { defaultPlan, recipeRowsThatFit, rowCandidates } from './memoryPlan';
 import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
@@ -188,7 +188,7 @@ export class OnnxEngine implements Engine {
   /** One line for status output: the decoding path and why, the KV cache, threads and device, the schedule. */
   get detail(): string {
     const r = this.backend.info;
-    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${scheduleDetail(this.scheduled)}`;
+    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${this.scheduled ? `; ${scheduleWords(this.scheduled)}` : ''}`;
   }
 
   private totalMemory = totalmem();
@@ -315,16 +315,4 @@ export class OnnxEngine implements Engine {
   async close(): Promise<void> {
     await this.backend.close();
   }
-}
-
-/** The schedule's part of the status line ('' before it is known). */
-function scheduleDetail(s: Schedule | undefined): string {
-  if (!s) return '';
-  const rows = `${s.rows} row${s.rows === 1 ? '' : 's'} at once`;
-  const expected =
-    s.expectedFirstProofSeconds === undefined
-      ? ''
-      : ` (expected first proof ${(s.expectedFirstProofSeconds / 60).toFixed(0)} min over the recipe's answers)`;
-  const chosen = s.from === 'setting' ? `${rows} (kimina.rowsAtOnce)${expected}` : `${rows}${expected}`;
-  return s.cost ? `; calibrated ${costWords(s.cost)}: ${chosen}` : `; ${chosen}`;
 }
