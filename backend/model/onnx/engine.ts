@@ -2,11 +2,12 @@
 // tokenizer files, onnx/model.onnx in our split-cache layout), renders conversations with the
 // checkpoint's chat template and decodes all of them together in a worker thread.
 import { randomInt } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { calibrate, scheduleOf, scheduleWords, RECIPE_ANSWERS, type Schedule, type StepCost } from '../schedule';
+import { calibrate, scheduleOf, scheduleWords, RECIPE_ANSWERS, type Schedule } from '../schedule';
 import { defaultPlan, recipeRowsThatFit, rowCandidates } from './memoryPlan';
+import { readCalibrations, storeCalibration } from './calibrationFile';
 import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
@@ -219,24 +220,12 @@ export class OnnxEngine implements Engine {
   private async findSchedule(): Promise<Schedule | undefined> {
     const probe = this.backend.timeStep;
     if (!probe) return scheduleOf(undefined, { override: this.rowsAtOnce });
-    const file = join(this.folder.dir, 'calibration.json');
     const key = this.calibrationKey();
-    let stored: Record<string, StepCost> = {};
-    try {
-      if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, StepCost>;
-    } catch {
-      stored = {};
-    }
-    let cost = stored[key];
+    let cost = readCalibrations(this.folder.dir)[key];
     const calibratedNow = !cost;
     if (!cost) {
       cost = await calibrate(probe, 3, Math.min(4096, this.maxContext - 8));
-      stored[key] = cost;
-      try {
-        writeFileSync(file, JSON.stringify(stored, null, 2) + '\n');
-      } catch {
-        /* a read-only model folder: calibrated again next time */
-      }
+      storeCalibration(this.folder.dir, key, cost);
     }
     // Only row counts whose caches at the recipe's longest answer fit half the memory beside the weights.
     const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE)).size;
