@@ -102,6 +102,7 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_PROVE_TIMEOUT: '900',
     KIMINA_DEVICE: 'auto',
     KIMINA_KV_CACHE: 'auto',
+    KIMINA_ROWS_AT_ONCE: '0',
     KIMINA_SPECULATION: '0',
   });
   const env = settingsEnv({
@@ -131,6 +132,7 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_LEAN_PROJECT: '/proj',
     KIMINA_DEVICE: 'cuda',
     KIMINA_KV_CACHE: 'fp16',
+    KIMINA_ROWS_AT_ONCE: '0',
     KIMINA_SPECULATION: '1',
   });
 });

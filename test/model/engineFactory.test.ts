@@ -32,6 +32,7 @@ test('settings from the environment, with defaults and clear errors', () => {
     kvCache: 'auto',
     speculation: false,
     spinning: false,
+    rowsAtOnce: 0,
   });
   const c = engineConfigFromEnv({
     KIMINA_ENGINE: 'openai',
@@ -44,6 +45,7 @@ test('settings from the environment, with defaults and clear errors', () => {
     KIMINA_KV_CACHE: 'fp16',
     KIMINA_SPECULATION: '1',
     KIMINA_SPINNING: 'on',
+    KIMINA_ROWS_AT_ONCE: '2',
   });
   assert.deepEqual(c, {
     engine: 'openai',
@@ -56,6 +58,7 @@ test('settings from the environment, with defaults and clear errors', () => {
     kvCache: 'fp16',
     speculation: true,
     spinning: true,
+    rowsAtOnce: 2,
   });
   assert.equal(engineConfigFromEnv({ KIMINA_DEVICE: 'auto' }).device, 'cpu');
   assert.throws(
@@ -63,6 +66,14 @@ test('settings from the environment, with defaults and clear errors', () => {
     /KIMINA_ENGINE must be one of onnx, openai, got 'llama'/,
   );
   assert.throws(() => engineConfigFromEnv({ KIMINA_THREADS: '0' }), /KIMINA_THREADS must be a positive whole number/);
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_ROWS_AT_ONCE: '-1' }),
+    /KIMINA_ROWS_AT_ONCE must be a whole number, 0 or more/,
+  );
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_ROWS_AT_ONCE: '1.5' }),
+    /KIMINA_ROWS_AT_ONCE must be a whole number/,
+  );
   assert.equal(engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }).kvCache, 'int8');
   assert.throws(
     () => engineConfigFromEnv({ KIMINA_KV_CACHE: 'int4' }),
