@@ -39,7 +39,10 @@ export async function proveSchedule(engine: Engine, settings: ProveSettings): Pr
         ]
           .filter(Boolean)
           .join('; ');
-  const at = rows === samples ? `all ${samples} sample${samples === 1 ? '' : 's'} at once` : `${rows} at once`;
+  const at =
+    rows === samples
+      ? `all ${samples} sample${samples === 1 ? '' : 's'} at once`
+      : `${rows} of ${samples} samples at once`;
   return {
     engine: engine.name,
     ...(engine.detail ? { engineDetail: engine.detail } : {}),

@@ -358,7 +358,7 @@ test('the schedule: shown as a stage, the wave in the running line, and the esti
     calibration: { a: 25, m: 20, b: 8e-3, now: false },
     expectedFirstProofSeconds: 600,
     worstCaseSeconds: 3600,
-    text: 'onnx: 2 at once, 2 waves (calibrated: 25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step)',
+    text: 'onnx: 2 of 4 samples at once, 2 waves (calibrated: 25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step)',
   };
   const s = run([
     { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },

@@ -122,7 +122,7 @@ test('samples decode in waves of the scheduled rows, each wave reported in the p
   assert.ok(s.calibration!.now && s.expectedFirstProofSeconds! > 0 && s.worstCaseSeconds! > 0);
   assert.match(
     s.text,
-    /^scripted-test-double: 2 at once, 3 waves \(calibrated now: 8\.0 ms \+ 0\.3 ms per further row/,
+    /^scripted-test-double: 2 of 5 samples at once, 3 waves \(calibrated now: 8\.0 ms \+ 0\.3 ms per further row/,
   );
   const waves = new Set(
     events.flatMap((e) => (e.type === 'progress' && e.wave ? [`${e.wave.index}/${e.wave.of}x${e.wave.rows}`] : [])),
@@ -148,7 +148,7 @@ test('samples decode in waves of the scheduled rows, each wave reported in the p
   };
   const view = new TerminalView({ out: out as never, err: err as never, color: false });
   for (const e of events) view.event(e);
-  assert.match(err.text, /Decoding: scripted-test-double: 2 at once, 3 waves \(calibrated now: /);
+  assert.match(err.text, /Decoding: scripted-test-double: 2 of 5 samples at once, 3 waves \(calibrated now: /);
   assert.match(err.text, /── sample 1, turn 1 .*── sample 3, turn 1 .*── sample 5, turn 1/s);
 });
 
