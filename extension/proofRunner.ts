@@ -194,7 +194,10 @@ export class ProofRunner implements vscode.Disposable {
               if (e.type === 'stage') progress.report({ message: e.message.split('\n')[0] });
               else if (e.type === 'progress') {
                 lastSpeed = e.tokensPerSecond;
-                progress.report({ message: `thinking… ${e.tokens} tokens, ${e.tokensPerSecond.toFixed(1)} tok/s` });
+                const wave = e.wave && e.wave.of > 1 ? `wave ${e.wave.index} of ${e.wave.of}, ` : '';
+                progress.report({
+                  message: `thinking… ${wave}${e.tokens} tokens, ${e.tokensPerSecond.toFixed(1)} tok/s`,
+                });
               } else if (e.type === 'attempt')
                 progress.report({ message: `turn ${e.attempt.turn}: ${attemptSummary(e.attempt)}` });
             },

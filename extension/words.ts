@@ -162,6 +162,7 @@ export function statusLook(s: BackendStatus): {
     s.state !== 'ready' && s.detail ? forEditor(s.detail) : undefined,
     s.engine && `Engine: ${s.engine}`,
     s.model && `Model: ${s.model}`,
+    s.schedule && `Decoding: ${s.schedule}`,
     s.lean && `Lean: ${forEditor(s.lean)}`,
     s.backend && `Proofs run ${s.backend === 'server' ? 'on the attached server' : 'in the editor backend'}`,
     ...(s.setup?.hints ?? []).map(forEditor),

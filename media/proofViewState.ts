@@ -1,5 +1,12 @@
 // The Proof view's state: a pure reducer from host messages (prove events, result) to what the view shows.
-import { type Attempt, type EditorProveResult, type ReplMessage, formatWords } from '../backend/protocol';
+import {
+  type Attempt,
+  type EditorProveResult,
+  type ProveSchedule,
+  type ProveWave,
+  type ReplMessage,
+  formatWords,
+} from '../backend/protocol';
 
 export { formatWords };
 import type { ToView, ViewBudget } from './proofViewMessages';
@@ -28,6 +35,10 @@ export interface ViewState {
   turns: TurnView[];
   tokens: number;
   tokensPerSecond: number;
+  /** How the samples decode (waves of rows, the engine's calibration) and the cost model's estimates. */
+  schedule?: ProveSchedule;
+  /** The wave decoding now. */
+  wave?: ProveWave;
   result?: EditorProveResult;
   canAccept: boolean;
   error?: string;
@@ -86,7 +97,10 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
       const e = msg.event;
       if (e.id !== state.id) return prev;
       if (e.type === 'stage') state.stages.push(e.message);
-      else if (e.type === 'think') turnOf(state, e.sample, e.turn, msg.at).think += e.delta;
+      else if (e.type === 'started' && e.schedule) {
+        state.schedule = e.schedule;
+        state.stages.push(`Decoding: ${e.schedule.text}`);
+      } else if (e.type === 'think') turnOf(state, e.sample, e.turn, msg.at).think += e.delta;
       else if (e.type === 'text') {
         const t = turnOf(state, e.sample, e.turn, msg.at);
         t.thinkEnd ??= msg.at;
@@ -106,6 +120,7 @@ export function reduce(prev: ViewState, msg: ToView): ViewState {
       } else if (e.type === 'progress') {
         state.tokens = e.tokens;
         state.tokensPerSecond = e.tokensPerSecond;
+        if (e.wave) state.wave = e.wave;
       } else if (e.type === 'goal') state.goal = { goals: e.goals, line: e.line, source: 'repl' };
       else if (e.type === 'target') state.target = { name: e.name, kind: e.kind, line: e.line };
       else if (e.type === 'error') state.error = e.message;
@@ -366,6 +381,31 @@ function elapsed(s: ViewState, now: number): string {
   return seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
 }
 
+/**
+ * The time estimate of a running proof. With the engine's calibrated cost model (the schedule): the expected
+ * time to the first verified proof and the longest the decoding can take, less the time spent. Without one: the
+ * longest at the measured speed (every answer of every turn at the token limit).
+ */
+function estimateText(s: ViewState, now: number): string {
+  const spent = Math.max(0, (now - s.startedAt) / 1000);
+  const c = s.schedule;
+  if (c?.worstCaseSeconds !== undefined) {
+    const first = c.expectedFirstProofSeconds;
+    const expected =
+      first === undefined
+        ? ''
+        : first > spent
+          ? ` · first proof expected in about ${durationText(first - spent)}`
+          : ' · past the expected first proof';
+    const left = c.worstCaseSeconds - spent;
+    return `${expected}${left > 0 ? ` · at most about ${durationText(left)} left` : ''} (cost model)`;
+  }
+  const speed = s.tokensPerSecond || s.budget?.tokensPerSecond;
+  const b = s.budget;
+  const left = b && speed ? (b.maxTokens * b.samples * (1 + b.fixTurns) - s.tokens) / speed : undefined;
+  return left !== undefined && left > 0 ? ` · at most about ${durationText(left)} left` : '';
+}
+
 /** The result box at the bottom of the view: its class, title, text and which buttons show. */
 export function resultLook(
   s: ViewState,
@@ -375,15 +415,13 @@ export function resultLook(
   if (!r && s.note) return { cls: 'result note', title: 'Ready', text: s.note, spinning: false, buttons: ['retry'] };
   if (!r && s.error) return { cls: 'result bad', title: 'Failed', text: s.error, spinning: false, buttons: ['retry'] };
   if (!r) {
+    const w = s.wave;
+    const wave = w && w.of > 1 ? ` · wave ${w.index} of ${w.of}, ${w.rows} row${w.rows === 1 ? '' : 's'} at once` : '';
     const rate = s.tokensPerSecond ? ` · ${s.tokens} tokens · ${s.tokensPerSecond.toFixed(1)} tok/s` : '';
-    const speed = s.tokensPerSecond || s.budget?.tokensPerSecond;
-    const b = s.budget;
-    const left = b && speed ? (b.maxTokens * b.samples * (1 + b.fixTurns) - s.tokens) / speed : undefined;
-    const estimate = left !== undefined && left > 0 ? ` · at most about ${durationText(left)} left` : '';
     return {
       cls: 'result running',
       title: 'Working',
-      text: `${elapsed(s, now)}${rate}${estimate}`,
+      text: `${elapsed(s, now)}${wave}${rate}${estimateText(s, now)}`,
       spinning: true,
       buttons: ['cancel'],
     };

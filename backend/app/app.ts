@@ -337,6 +337,10 @@ export class App {
         'Nothing is proved for real; see docs/prover.md for a real model and Lean.',
       ];
     }
+    // The schedule first (a short calibration at first run on this device), so the engine's line shows it.
+    await engine
+      .schedule?.()
+      .catch((err: Error) => this.log(`engine: no schedule, the calibration failed: ${err.message}`));
     return [
       `engine: ${engine.name} (${engine.model})${engine.detail ? `: ${engine.detail}` : ''}`,
       `verifier: ${this.verifier().describe}`,

@@ -14,6 +14,8 @@ import {
 } from '../model/modelStore';
 import { hubEndpoint, hubOptionsOf } from '../model/hub';
 import { convertLazily } from '../model/lazyConvert';
+import { storedSchedules } from '../model/onnx/calibrationFile';
+import { scheduleWords } from '../model/schedule';
 
 const USAGE = `usage: kimina model <command>
 
@@ -22,7 +24,8 @@ const USAGE = `usage: kimina model <command>
         checkpoints without an ONNX export in Kimina's layout are converted (4-bit by default, for CPU).
         Resumes interrupted downloads. Honours HF_TOKEN and HF_ENDPOINT.
   list [--json]
-        the models in the store: name, size, format, folder; * marks the one in use (KIMINA_MODEL)
+        the models in the store: name, size, format, folder; * marks the one in use (KIMINA_MODEL);
+        then each model's device calibrations and the samples they decode at once (KIMINA_ROWS_AT_ONCE overrides)
   path [ID]
         the folder the ONNX engine would load for ID (default: KIMINA_MODEL or ${DEFAULT_MODEL})
   convert SRC [OUT] [--quantize q4|fp32]
@@ -137,8 +140,19 @@ function list(args: string[], settings: Settings): number {
   const p = parseArgs(args, ['json']);
   const current = settings.model ?? DEFAULT_MODEL;
   const models = listModels(settings.home, current);
+  const calibrations = (dir: string) => storedSchedules(dir, settings.rowsAtOnce);
   if (p.flags.get('json') === true) {
-    console.log(JSON.stringify(models, null, 2));
+    const withCalibrations = models.map((m) => ({
+      ...m,
+      calibrations: calibrations(m.dir).map(({ key, schedule: s }) => ({
+        key,
+        cost: s.cost,
+        rows: s.rows,
+        from: s.from,
+        expectedFirstProofSeconds: s.expectedFirstProofSeconds,
+      })),
+    }));
+    console.log(JSON.stringify(withCalibrations, null, 2));
     return 0;
   }
   if (models.length === 0) {
@@ -158,6 +172,13 @@ function list(args: string[], settings: Settings): number {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows])
     console.log(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  '));
+  const calibrated = rows.flatMap((r, i) =>
+    calibrations(models[i].dir).map((c) => `  ${r[1]} on ${c.key}: ${scheduleWords(c.schedule)}`),
+  );
+  if (calibrated.length)
+    console.log(
+      `\ncalibrations (the engine times decode steps at first run; the rows at once minimise the expected time to the first verified proof, kimina.rowsAtOnce overrides):\n${calibrated.join('\n')}`,
+    );
   if (!models.some((m) => m.isDefault))
     console.log(`\n(in use: ${current}, not in the store: run \`kimina model pull ${current}\`)`);
   return 0;

@@ -2,6 +2,7 @@
 // composition root (backend/app), built from the KIMINA_* settings the extension passes (engine, model, Lean project, REPL command).
 import type { BuiltVerifier } from '../lean/buildVerifier';
 import type { Engine } from '../model/engine';
+import { scheduleWords } from '../model/schedule';
 import type { ProveDeps } from '../prover/prove';
 import { inSnippetLines, type OpenFileSession } from '../prover/sessionVerifier';
 import { modelText, userSource } from '../lean/authorship';
@@ -71,6 +72,7 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
       backend: 'in-process',
       engine: engine.name,
       model: engine.model,
+      ...(await scheduleLine(engine)),
       lean: verifierLine.slice('verifier:'.length).trim() || undefined,
       detail: describe.join('\n'),
     }),
@@ -93,4 +95,10 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
     },
     close: () => app.close(),
   };
+}
+
+/** The engine's schedule in words for the status (calibrated at first use; read back after), when it has one. */
+async function scheduleLine(engine: Engine): Promise<{ schedule?: string }> {
+  const s = await engine.schedule?.().catch(() => undefined);
+  return s ? { schedule: scheduleWords(s) } : {};
 }

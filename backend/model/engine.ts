@@ -1,5 +1,6 @@
 // The engine interface every inference backend implements (in-process ONNX, OpenAI-compatible server).
 import type { ChatMessage } from '../protocol';
+import type { Schedule } from './schedule';
 
 export interface SamplingOptions {
   maxTokens: number;
@@ -42,6 +43,12 @@ export interface Engine {
    * n samples of one prompt = the same conversation n times. Rejects only on setup failures;
    * a cancelled signal resolves with what was generated so far and finishReason 'cancelled'.
    */
+  /**
+   * How many samples to decode at once, from a calibrated cost model of the device (schedule.ts) or the
+   * kimina.rowsAtOnce override; the prover decodes its samples in waves of that many. Engines without it (an
+   * OpenAI-compatible server), or answering undefined, get every sample of a round at once.
+   */
+  schedule?(): Promise<Schedule | undefined>;
   generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta): Promise<Generation[]>;
   /** Tokens of the rendered prompt (chat template with the generation prompt), for length limits. */
   countPromptTokens(conversation: ChatMessage[]): Promise<number>;

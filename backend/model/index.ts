@@ -1,6 +1,6 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
-// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING, KIMINA_LLAMA_*) into a ready Engine,
-// in-process ONNX, an OpenAI-compatible server or in-process llama.cpp.
+// KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING, KIMINA_ROWS_AT_ONCE,
+// KIMINA_LLAMA_*) into a ready Engine: in-process ONNX, an OpenAI-compatible server or in-process llama.cpp.
 import { DEFAULT_OPENAI_BASE_URL, type engineKinds, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import { OpenAIEngine } from './openai/engine';
@@ -18,7 +18,7 @@ export { DEFAULT_OPENAI_BASE_URL };
  * model); openai: `openaiBaseUrl`, `openaiApiKey`, `openaiN` (send `n`, or one request per sample; 'auto' finds
  * out); onnx: `device` (CUDA falls back to the CPU with a log line), `threads` (default every core), `kvCache`
  * (see chooseKvCache), `speculation` (DEFAULT_SPECULATION's drafts when on), `spinning` (onnxruntime's threads
- * spin between operators).
+ * spin between operators), `rowsAtOnce` (samples decoded at once; 0: from the calibration).
  */
 const engineKeys = [
   'engine',
@@ -33,6 +33,7 @@ const engineKeys = [
   'spinning',
   'llamaGpu',
   'llamaWeights',
+  'rowsAtOnce',
 ] as const;
 export type EngineConfig = Pick<Settings, (typeof engineKeys)[number]>;
 
@@ -82,6 +83,7 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
       threads: config.threads,
       kvCache: config.kvCache,
       spinning: config.spinning,
+      rowsAtOnce: config.rowsAtOnce,
       speculation: config.speculation ? SPECULATION_WHEN_ON : false,
       log: options.log,
     });

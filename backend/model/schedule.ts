@@ -197,3 +197,80 @@ export function rowsThatFit(
   const room = share * totalMemory - weightBytes;
   return Math.max(0, Math.floor(room / (bytesPerToken * tokens)));
 }
+
+/** The row count an engine decodes at once and its grounds (Engine.schedule). */
+export interface Schedule {
+  /** Samples decoded at once: one wave. */
+  rows: number;
+  /** Where `rows` comes from: the calibrated cost model, or the kimina.rowsAtOnce setting (KIMINA_ROWS_AT_ONCE). */
+  from: 'calibration' | 'setting';
+  /** The device's cost model; absent where nothing could be calibrated (a path without a step probe). */
+  cost?: StepCost;
+  /** The expected time to the first verified proof of each candidate row count (empty without a cost). */
+  estimates: Estimate[];
+  /** The calibration ran in this process (first run on this device), rather than being read back. */
+  calibratedNow: boolean;
+  /** Expected seconds to the first verified proof at `rows` over the recipe's answers; absent without a cost. */
+  expectedFirstProofSeconds?: number;
+}
+
+/**
+ * The schedule from a cost model (or none) and an override: the override's rows when it is above 0, else the
+ * candidate with the least expected time to the first verified proof; undefined when neither is there.
+ */
+export function scheduleOf(
+  cost: StepCost | undefined,
+  options: { candidates?: number[]; override?: number; calibratedNow?: boolean; answers?: AnswerModel } = {},
+): Schedule | undefined {
+  const override = Math.floor(options.override ?? 0);
+  const answers = options.answers ?? RECIPE_ANSWERS;
+  if (!cost && override < 1) return undefined;
+  const choice = cost ? chooseRows(cost, answers, options.candidates) : { rows: override, estimates: [] };
+  const rows = override >= 1 ? override : choice.rows;
+  const expected = cost
+    ? (choice.estimates.find((e) => e.rows === rows) ?? expectedFirstProof(cost, rows, answers)).expectedSeconds
+    : undefined;
+  return {
+    rows,
+    from: override >= 1 ? 'setting' : 'calibration',
+    cost,
+    estimates: choice.estimates,
+    calibratedNow: options.calibratedNow ?? false,
+    ...(expected === undefined ? {} : { expectedFirstProofSeconds: expected }),
+  };
+}
+
+/** The cost model in words: "25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step". */
+export function costWords(cost: StepCost): string {
+  return `${cost.a.toFixed(1)} ms + ${cost.m.toFixed(1)} ms per further row + ${(cost.b * 1000).toFixed(2)} µs per cached token a step`;
+}
+
+/**
+ * The longest decoding can take under the cost model: `samples` in waves of `rows`, every answer at `maxTokens`,
+ * each of `turns` turns alike (Lean's checks overlap the decoding and are left out).
+ */
+export function worstCaseSeconds(
+  cost: StepCost,
+  budget: { rows: number; samples: number; maxTokens: number; turns: number; promptTokens?: number },
+): number {
+  const prompt = budget.promptTokens ?? RECIPE_ANSWERS.promptTokens;
+  let seconds = 0;
+  for (let left = budget.samples; left > 0; left -= budget.rows) {
+    const wave = Math.min(budget.rows, left);
+    seconds += Math.max(...waveFinishTimes(cost, prompt, Array(wave).fill(budget.maxTokens)));
+  }
+  return seconds * budget.turns;
+}
+
+/**
+ * A schedule in words, for status lines: "calibrated 25.0 ms + … a step: 1 row at once (expected first proof 58
+ * min over the recipe's answers)", with "(kimina.rowsAtOnce)" after the rows when the setting chose them.
+ */
+export function scheduleWords(s: Schedule): string {
+  const rows = `${s.rows} row${s.rows === 1 ? '' : 's'} at once${s.from === 'setting' ? ' (kimina.rowsAtOnce)' : ''}`;
+  const expected =
+    s.expectedFirstProofSeconds === undefined
+      ? ''
+      : ` (expected first proof ${(s.expectedFirstProofSeconds / 60).toFixed(0)} min over the recipe's answers)`;
+  return s.cost ? `calibrated ${costWords(s.cost)}: ${rows}${expected}` : `${rows}${expected}`;
+}

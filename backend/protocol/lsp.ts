@@ -158,6 +158,8 @@ export interface BackendStatus {
   detail?: string;
   engine?: string;
   model?: string;
+  /** How many samples the engine decodes at once and why (its calibration, or kimina.rowsAtOnce), when it has a schedule. */
+  schedule?: string;
   lean?: string;
   /** Proofs running now. */
   running?: number;

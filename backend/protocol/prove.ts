@@ -182,9 +182,48 @@ export interface RepairInfo {
   rounds: number;
 }
 
+/**
+ * How a proof's samples decode: in waves of `rows` at once, from the engine's calibrated cost model of the
+ * device, the kimina.rowsAtOnce setting, or (an engine without a schedule) all of a round at once.
+ */
+export interface ProveSchedule {
+  /** The engine's name and, when it says, how it runs (decoding path, cache, threads). */
+  engine: string;
+  engineDetail?: string;
+  samples: number;
+  rows: number;
+  /** Waves of the first round: ceil(samples / rows). */
+  waves: number;
+  from: 'calibration' | 'setting' | 'engine';
+  /** The calibrated step cost: a + m·(rows − 1) + b·cached, in ms (b per cached token); `now`: measured for this proof. */
+  calibration?: { a: number; m: number; b: number; now: boolean };
+  /** Expected seconds to the first verified proof at these rows, over the recipe's answers (the cost model). */
+  expectedFirstProofSeconds?: number;
+  /** The longest the decoding can take under the cost model: every answer of every turn at the token limit. */
+  worstCaseSeconds?: number;
+  /** All of it in one line, for logs and terminals. */
+  text: string;
+}
+
+/** The wave a progress event belongs to (1-based) and how many rows decode in it. */
+export interface ProveWave {
+  index: number;
+  of: number;
+  rows: number;
+}
+
 /** Events streamed while proving (SSE `event:` names = `type`). */
 export type ProveEvent =
-  | { type: 'started'; id: string; samples: number; fixTurns: number; theorem?: string; statement?: string }
+  | {
+      type: 'started';
+      id: string;
+      samples: number;
+      fixTurns: number;
+      theorem?: string;
+      statement?: string;
+      /** How the samples decode (waves of rows at once) and the cost model's estimate. */
+      schedule?: ProveSchedule;
+    }
   | { type: 'think'; id: string; sample: number; turn: number; delta: string }
   | { type: 'text'; id: string; sample: number; turn: number; delta: string }
   | { type: 'attempt'; id: string; attempt: Attempt }
@@ -194,7 +233,7 @@ export type ProveEvent =
    * was verified first and the rest were cancelled, `cancelled` when the request was cancelled.
    */
   | { type: 'stopped'; id: string; sample: number; turn: number; reason: 'proved' | 'cancelled'; bySample?: number }
-  | { type: 'progress'; id: string; tokens: number; tokensPerSecond: number }
+  | { type: 'progress'; id: string; tokens: number; tokensPerSecond: number; wave?: ProveWave }
   /** The proof failed as a whole; `kind` says what is missing (a model, Lean), for the caller's remedy. */
   | { type: 'error'; id: string; message: string; kind?: ErrorKind }
   | { type: 'done'; id: string; result: ProveResult };

@@ -177,6 +177,17 @@ export const settingsTable = {
     restart: true,
     env: 'KIMINA_KV_CACHE',
   },
+  rowsAtOnce: {
+    type: 'integer',
+    default: 0,
+    minimum: 0,
+    maximum: 64,
+    description:
+      'Samples the in-process engine decodes at once; a proof decodes its samples in waves of this many. 0: chosen by the calibration at first run (the least expected time to the first verified proof on this device).',
+    restricted: false,
+    restart: true,
+    env: 'KIMINA_ROWS_AT_ONCE',
+  },
   speculation: {
     type: 'boolean',
     default: false,

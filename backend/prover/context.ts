@@ -61,6 +61,10 @@ export interface ProveContext {
   signal: AbortSignal;
   /** Tokens generated so far in this request. */
   tokens: number;
+  /** The last wave's decoding speed, tokens/s (a new wave's first progress event repeats it). */
+  tokensPerSecond?: number;
+  /** Samples decoded at once: each round's lanes decode in waves of this many (waves.ts); absent: all at once. */
+  rowsAtOnce?: number;
   /** Set when the verifier itself failed (a server_error verdict): the request stops, no fix turn follows. */
   verifierFailure?: { reason: string; leanMissing: boolean };
 }

@@ -1,6 +1,7 @@
-// Decoding one round: every lane's conversation in one `engine.generate` call, streaming think/text
-// deltas and progress, and telling the caller when an answer's final `lean4` block is complete.
+// Decoding one wave of a round: its lanes' conversations in one `engine.generate` call, streaming think/text
+// deltas and progress (with the wave), and telling the caller when an answer's final `lean4` block is complete.
 import type { Generation } from '../model/engine';
+import type { ProveWave } from '../protocol';
 import type { Lane, ProveContext } from './context';
 import { ProveRequestError } from './request';
 import { ThinkSplitter } from './thinkStream';
@@ -61,6 +62,7 @@ export async function generateRound(
   lanes: Lane[],
   signal: AbortSignal,
   onComplete: (k: number, text: string) => void,
+  wave?: ProveWave,
 ): Promise<RoundGeneration> {
   const splitters = lanes.map(() => new ThinkSplitter());
   const watch = new CompletionWatch(lanes.length, onComplete);
@@ -77,8 +79,18 @@ export async function generateRound(
     if (!force && now - lastProgress < 250) return;
     lastProgress = now;
     const seconds = Math.max(1e-3, (now - started) / 1000);
-    ctx.emit({ type: 'progress', id: ctx.id, tokens: ctx.tokens, tokensPerSecond: roundTokens / seconds });
+    ctx.tokensPerSecond = roundTokens / seconds;
+    ctx.emit({
+      type: 'progress',
+      id: ctx.id,
+      tokens: ctx.tokens,
+      tokensPerSecond: ctx.tokensPerSecond,
+      ...(wave ? { wave } : {}),
+    });
   };
+  // A wave after the first says so before its first token (a terminal follows one of its samples from there).
+  if (wave && wave.index > 1)
+    ctx.emit({ type: 'progress', id: ctx.id, tokens: ctx.tokens, tokensPerSecond: ctx.tokensPerSecond ?? 0, wave });
   const maxTokens = await tokenBudget(ctx, lanes);
   const generations = await ctx.deps.engine.generate(
     lanes.map((l) => l.conversation),

@@ -1,4 +1,4 @@
-// The prove loop: prompt -> n samples decoded together -> format check -> extraction -> Lean verdict ->
+// The prove loop: prompt -> n samples decoded in waves of the engine's scheduled rows -> format check -> extraction -> Lean verdict ->
 // (per failed sample) one error-fix turn -> … -> the first verified proof wins and the rest is cancelled
 // (or, with options.exhaustive, every sample runs to its end). Every attempt is stored and streamed as
 // events. Faces (HTTP, LSP, CLI, eval) call `prove`.
@@ -15,6 +15,7 @@ import { runRound } from './round';
 import { qualifiedName } from './trustedName';
 import { seedRepair } from './repair';
 import { sessionVerifier } from './sessionVerifier';
+import { proveSchedule } from './waves';
 
 export type { ProveDeps } from './context';
 
@@ -73,6 +74,8 @@ export async function prove(
     throw new ProveRequestError(
       `${decl.name || 'the example'} has a term-mode proof; repair works on tactic proofs (\`:= by …\`)`,
     );
+  // How many samples decode at once: the engine's schedule (calibrated at first run), or all of them.
+  const schedule = await proveSchedule(deps.engine, settings);
   const controller = linkedController(signal);
   const theoremName = qualifiedName(decl);
   // on the user's file: the prefix is elaborated once for all samples and fix turns, each candidate checked on it
@@ -86,6 +89,7 @@ export async function prove(
     emit: onEvent,
     signal: controller.signal,
     tokens: 0,
+    rowsAtOnce: schedule.rows,
   };
 
   deps.store?.startRun({
@@ -104,6 +108,7 @@ export async function prove(
     fixTurns: settings.fixTurns,
     theorem: decl.name,
     statement: formal.text,
+    schedule,
   });
 
   const attempts: Attempt[] = [];

@@ -1,7 +1,10 @@
-// One round of the prove loop: decode every lane together, check each answer's format, extract its proof,
-// have Lean judge it (early, as soon as the final block has streamed, when allowed), stop everything at the
-// first verified proof (unless the request is exhaustive), and plan the fix turns of the failed answers.
+// One round of the prove loop: decode the lanes in waves of ctx.rowsAtOnce (all together without a schedule),
+// check each answer's format, extract its proof, have Lean judge it (early, as soon as the final block has
+// streamed, when allowed; else at its wave's end, while the next wave decodes), stop everything at the first
+// verified proof (unless the request is exhaustive: then every wave runs), and plan the fix turns of the failed
+// answers. A lane whose wave never started (a proof was verified first) has no attempt.
 import type { Attempt, Verdict } from '../protocol';
+import type { Generation } from '../model/engine';
 import type { CheckOutcome } from '../lean/types';
 import { splitHeader } from '../lean/header';
 import { linkedController, type Lane, type ProveContext } from './context';
@@ -11,6 +14,7 @@ import { buildFeedback, goalsAt } from './feedback';
 import { planFixTurn } from './fixTurn';
 import { generateRound } from './generate';
 import { splitThink } from './thinkStream';
+import { wavesOf } from './waves';
 
 export interface RoundResult {
   attempts: Attempt[];
@@ -110,15 +114,50 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
   };
 
   const early = ctx.deps.options?.earlyCheck !== false;
-  const { generations, generateMs } = await generateRound(ctx, lanes, stopDecoding.signal, (k, text) => {
-    if (!early || (winnerLane >= 0 && !exhaustive) || stopChecks.signal.aborted) return;
-    const extraction = extractProof(text, ctx.statement);
-    if (extraction.ok) startCheck(k, extraction.code);
-  });
+  const generations: (Generation | undefined)[] = lanes.map(() => undefined);
+  const generateMs: number[] = lanes.map(() => 0);
+  /** A finished answer's check: the early one stands when it judged the same code (or won); else one starts now. */
+  const checkAtEnd = (k: number, gen: Generation) => {
+    const extraction = extractProof(gen.text, ctx.statement);
+    const check = checks.get(k);
+    if (check && (winnerLane === k || (extraction.ok && check.code === extraction.code))) return;
+    if (!extraction.ok || gen.finishReason === 'cancelled' || stopChecks.signal.aborted) {
+      checks.delete(k);
+      return;
+    }
+    startCheck(k, extraction.code);
+  };
+  const waves = wavesOf(
+    lanes.map((_, k) => k),
+    ctx.rowsAtOnce,
+  );
+  for (const [w, wave] of waves.entries()) {
+    // A verified proof (unless exhaustive), a cancel or a verifier that cannot run: no further wave starts.
+    if (stopDecoding.signal.aborted) break;
+    const decoded = await generateRound(
+      ctx,
+      wave.map((k) => lanes[k]),
+      stopDecoding.signal,
+      (i, text) => {
+        if (!early || (winnerLane >= 0 && !exhaustive) || stopChecks.signal.aborted) return;
+        const extraction = extractProof(text, ctx.statement);
+        if (extraction.ok) startCheck(wave[i], extraction.code);
+      },
+      { index: w + 1, of: waves.length, rows: wave.length },
+    );
+    decoded.generations.forEach((gen, i) => {
+      generations[wave[i]] = gen;
+      generateMs[wave[i]] = decoded.generateMs;
+      checkAtEnd(wave[i], gen); // Lean judges this wave's answers while the next wave decodes
+    });
+  }
 
+  const started = lanes.flatMap((lane, k) => {
+    const gen = generations[k];
+    return gen ? [{ lane, k, gen }] : [];
+  });
   const attempts = await Promise.all(
-    lanes.map(async (lane, k): Promise<Attempt> => {
-      const gen = generations[k];
+    started.map(async ({ lane, k, gen }): Promise<Attempt> => {
       // A stopped answer was cut off: checking its format would report the cut as the model's mistake.
       const format =
         gen.finishReason === 'cancelled'
@@ -141,18 +180,13 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         tokens: gen.tokens,
         finishReason: gen.finishReason,
         ...(gen.finishReason === 'length' ? { cut: gen.cut ?? 'the answer reached the token limit (max tokens)' } : {}),
-        timings: { generateMs, verifyMs: 0 },
+        timings: { generateMs: generateMs[k], verifyMs: 0 },
       };
-      let check = checks.get(k);
-      // An early check stands when it judged the same code (or won: its code is the proof).
-      if (check && winnerLane !== k && check.code !== attempt.code) check = undefined;
-      if (!check) {
-        if (!extraction.ok || gen.finishReason === 'cancelled' || stopChecks.signal.aborted) return attempt;
-        check = startCheck(k, extraction.code);
-      }
+      const check = checks.get(k); // started early or at the wave's end (checkAtEnd)
+      if (!check) return attempt;
       const outcome = await check.outcome;
       attempt.code = check.code;
-      attempt.timings = { generateMs, verifyMs: check.verifyMs };
+      attempt.timings = { generateMs: generateMs[k], verifyMs: check.verifyMs };
       if (!outcome) return attempt;
       attempt.verdict = outcome.verdict;
       if (outcome.verdict.status !== 'valid') {
@@ -177,10 +211,10 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
   stopDecoding.unlink();
   stopChecks.unlink();
 
-  const winner = winnerLane >= 0 ? attempts[winnerLane] : null;
+  const winner = winnerLane >= 0 ? attempts[started.findIndex((x) => x.k === winnerLane)] : null;
   const next: Lane[] = [];
-  for (const [k, attempt] of attempts.entries()) {
-    const lane = lanes[k];
+  for (const [i, attempt] of attempts.entries()) {
+    const { lane } = started[i];
     if (attempt.verdict?.status === 'valid') attempt.fixSkipped = 'valid';
     else if (ctx.signal.aborted) attempt.fixSkipped = 'cancelled';
     else if (ctx.verifierFailure) attempt.fixSkipped = 'verifier_failed';

@@ -1,5 +1,6 @@
-// What `kimina prove` shows while it works: the followed sample's thinking (dimmed) and answer, a progress
-// line kept at the bottom (tokens, tokens/s), one line per attempt, then the proof.
+// What `kimina prove` shows while it works: how the samples decode (waves of rows at once, the calibration),
+// the followed sample's thinking (dimmed) and answer (a new one each wave), a progress line kept at the bottom
+// (the wave, tokens, tokens/s), one line per attempt, then the proof.
 import type { Attempt, ProveEvent, ProveResult } from '../protocol';
 
 export interface TerminalOptions {
@@ -36,6 +37,8 @@ export class TerminalView {
   private line = '';
   private lineIsThink = false;
   private progress = '';
+  /** The wave being decoded (its samples follow the previous wave's). */
+  private wave = 1;
   private lastPlainProgress = 0;
   /** Piped output: whether the streamed text ended a line (notes on stderr start on a fresh line). */
   private outAtLineStart = true;
@@ -52,6 +55,7 @@ export class TerminalView {
         this.note(
           `Proving ${e.theorem || 'the example'} with ${e.samples} sample${e.samples === 1 ? '' : 's'}, up to ${e.fixTurns} fix turn${e.fixTurns === 1 ? '' : 's'}.`,
         );
+        if (e.schedule) this.note(`Decoding: ${e.schedule.text}.`);
         break;
       case 'think':
       case 'text': {
@@ -65,10 +69,23 @@ export class TerminalView {
         this.write(e.delta, e.type === 'think');
         break;
       }
-      case 'progress':
-        this.progress = `${e.tokens} tokens · ${e.tokensPerSecond.toFixed(1)} tok/s`;
+      case 'progress': {
+        const w = e.wave;
+        if (w && w.index !== this.wave) {
+          this.wave = w.index;
+          // A later wave: follow one of its samples (the followed one has ended); a round's first wave is a new
+          // turn, which the text events follow anyway.
+          if (w.index > 1) {
+            this.flushLine();
+            this.followed = null;
+          }
+        }
+        const wave =
+          w && w.of > 1 ? `wave ${w.index} of ${w.of}, ${w.rows} row${w.rows === 1 ? '' : 's'} at once · ` : '';
+        this.progress = `${wave}${e.tokens} tokens · ${e.tokensPerSecond.toFixed(1)} tok/s`;
         this.drawProgress();
         break;
+      }
       case 'attempt':
         this.flushLine();
         this.note(attemptLine(e.attempt));

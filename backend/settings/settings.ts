@@ -276,6 +276,18 @@ const declarations = {
       return n;
     },
   },
+  rowsAtOnce: {
+    name: 'KIMINA_ROWS_AT_ONCE',
+    type: 'whole number ≥ 0',
+    default: '0',
+    doc: "samples the in-process engine decodes at once (the prover's waves); 0 takes the row count from the device's calibration (the expected time to the first verified proof, docs/onnx-engine.md)",
+    read: (raw: string | undefined) => {
+      const n = number('KIMINA_ROWS_AT_ONCE', raw, 0);
+      if (!Number.isInteger(n) || n < 0)
+        throw new Error(`KIMINA_ROWS_AT_ONCE must be a whole number, 0 or more, got '${raw}'`);
+      return n;
+    },
+  },
   hfEndpoint: {
     name: 'HF_ENDPOINT',
     type: 'URL',

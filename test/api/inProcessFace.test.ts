@@ -42,6 +42,7 @@ before(async () => {
     KIMINA_LEAN_PROJECT: dir,
     KIMINA_DB: join(dir, 'kimina.db'),
     KIMINA_HOME: dir,
+    KIMINA_ROWS_AT_ONCE: '1',
   });
   conn = await connectFace(() => createInProcessService(openApp({ log: () => {} }), () => {}));
 });
@@ -52,11 +53,18 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('status names the in-process engine and model', async () => {
+test('status names the in-process engine and model, and how many samples decode at once', async () => {
   const status = await settledStatus(conn.client);
   assert.equal(status.state, 'ready', status.detail);
   assert.equal(status.backend, 'in-process');
   assert.equal(status.engine, 'onnx');
+  // Calibrated at first use (the scripted model decodes on the C API path); kimina.rowsAtOnce (KIMINA_ROWS_AT_ONCE)
+  // reaches the engine and sets the rows.
+  assert.match(
+    status.schedule ?? '',
+    /^calibrated [\d.]+ ms \+ [\d.]+ ms per further row .* a step: 1 row at once \(kimina\.rowsAtOnce\)/,
+  );
+  assert.ok(status.detail?.includes(`; ${status.schedule}`), status.detail);
 });
 
 test('prove in process: turn 1 fails in the stand-in Lean, the fix turn is verified, the edit splices it in', async () => {

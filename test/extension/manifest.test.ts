@@ -104,6 +104,7 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_KV_CACHE: 'auto',
     KIMINA_LLAMA_GPU: 'auto',
     KIMINA_LLAMA_WEIGHTS: 'q8_0',
+    KIMINA_ROWS_AT_ONCE: '0',
     KIMINA_SPECULATION: '0',
   });
   const env = settingsEnv({
@@ -135,6 +136,7 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_KV_CACHE: 'fp16',
     KIMINA_LLAMA_GPU: 'auto',
     KIMINA_LLAMA_WEIGHTS: 'q8_0',
+    KIMINA_ROWS_AT_ONCE: '0',
     KIMINA_SPECULATION: '1',
   });
 });

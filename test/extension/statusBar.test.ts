@@ -41,3 +41,15 @@ test('the status bar colour follows the look: warning when something is missing,
   assert.equal(item.background, undefined);
   bar.dispose();
 });
+
+test("the tooltip says how many samples decode at once and the engine's calibration", () => {
+  const look = statusLook({
+    state: 'ready',
+    engine: 'onnx',
+    schedule:
+      "calibrated 25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step: 1 row at once (expected first proof 58 min over the recipe's answers)",
+  });
+  assert.match(look.tooltip, /^Engine: onnx$/m);
+  assert.match(look.tooltip, /^Decoding: calibrated 25\.0 ms .*: 1 row at once \(expected first proof 58 min/m);
+  assert.doesNotMatch(statusLook({ state: 'ready', engine: 'openai' }).tooltip, /Decoding/);
+});

@@ -2,7 +2,7 @@
 // starts ("Thought for N s"), attempts and verdicts attach to their turn, the fix turn is labelled as such.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Attempt, EditorProveResult, LspProveEvent, Verdict } from '../../backend/protocol';
+import type { Attempt, EditorProveResult, LspProveEvent, ProveSchedule, Verdict } from '../../backend/protocol';
 import {
   candidateLines,
   emptyState,
@@ -10,6 +10,7 @@ import {
   formatLabel,
   formatWords,
   reduce,
+  resultLook,
   stoppedLabel,
   thinkLabel,
   turnLabel,
@@ -345,4 +346,63 @@ test("goal mode: the candidate's lemma has no line numbers (it stands nowhere in
   assert.equal(theorem.lineOf(7), 17);
   assert.equal(theorem.context(3), true);
   assert.equal(theorem.context(5), false);
+});
+
+test('the schedule: shown as a stage, the wave in the running line, and the estimate from the cost model', () => {
+  const schedule: ProveSchedule = {
+    engine: 'onnx',
+    samples: 4,
+    rows: 2,
+    waves: 2,
+    from: 'calibration',
+    calibration: { a: 25, m: 20, b: 8e-3, now: false },
+    expectedFirstProofSeconds: 600,
+    worstCaseSeconds: 3600,
+    text: 'onnx: 2 of 4 samples at once, 2 waves (calibrated: 25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step)',
+  };
+  const s = run([
+    { type: 'start', id, title: 'Prove', mode: 'theorem', file: 'A.lean', startedAt: 0 },
+    ev({ type: 'started', id, samples: 4, fixTurns: 1, schedule }, 0),
+    ev({ type: 'progress', id, tokens: 900, tokensPerSecond: 20, wave: { index: 2, of: 2, rows: 2 } }, 1000),
+  ]);
+  assert.deepEqual(s.stages, [`Decoding: ${schedule.text}`]);
+  // 2 minutes in: the expected first proof 8 minutes away, the worst case 58 minutes (the model, not the speed).
+  assert.equal(
+    resultLook(s, 120_000).text,
+    '2 min 0 s · wave 2 of 2, 2 rows at once · 900 tokens · 20.0 tok/s · first proof expected in about 8 min · at most about 58 min left (cost model)',
+  );
+  assert.match(
+    resultLook(s, 700_000).text,
+    /past the expected first proof · at most about 48 min left \(cost model\)$/,
+  );
+  // Without a calibrated model (an engine without a schedule): the longest at the measured speed, as before.
+  const plain = run([
+    {
+      type: 'start',
+      id,
+      title: 'Prove',
+      mode: 'theorem',
+      file: 'A.lean',
+      startedAt: 0,
+      budget: { preset: 'custom', maxTokens: 1000, samples: 2, fixTurns: 0, text: '' },
+    },
+    ev(
+      {
+        type: 'started',
+        id,
+        samples: 2,
+        fixTurns: 0,
+        schedule: {
+          ...schedule,
+          from: 'engine',
+          calibration: undefined,
+          expectedFirstProofSeconds: undefined,
+          worstCaseSeconds: undefined,
+        },
+      },
+      0,
+    ),
+    ev({ type: 'progress', id, tokens: 1000, tokensPerSecond: 10 }, 1000),
+  ]);
+  assert.equal(resultLook(plain, 10_000).text, '10 s · 1000 tokens · 10.0 tok/s · at most about 2 min left');
 });

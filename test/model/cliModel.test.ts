@@ -1,7 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ONNX_LAYOUT_MARKER } from '../../backend/model/modelStore';
@@ -67,6 +67,22 @@ test('kimina model pull / list / path through the real CLI against a stand-in hu
 
   const path = await kimina(['model', 'path'], env);
   assert.equal(path.stdout.trim(), join(env.KIMINA_HOME, 'models', 'me', 'ready'));
+
+  // The engine's calibration beside the model (as it writes it at first run): listed with the rows it implies, a
+  // GPU-like cost taking 8 rows at once; kimina.rowsAtOnce (KIMINA_ROWS_AT_ONCE) overrides them.
+  const key = 'c-api-gqa/fp32/16t/cpu/Some CPU';
+  writeFileSync(join(path.stdout.trim(), 'calibration.json'), JSON.stringify({ [key]: { a: 8, m: 0.3, b: 2e-5 } }));
+  const calibrated = await kimina(['model', 'list'], env);
+  assert.match(
+    calibrated.stdout,
+    /^ {2}me\/ready on c-api-gqa\/fp32\/16t\/cpu\/Some CPU: calibrated 8\.0 ms \+ 0\.3 ms per further row \+ 0\.02 µs per cached token a step: 8 rows at once \(expected first proof \d+ min over the recipe's answers\)$/m,
+  );
+  const forced = await kimina(['model', 'list', '--json'], { ...env, KIMINA_ROWS_AT_ONCE: '3' });
+  const [entry] = JSON.parse(forced.stdout) as Array<{ calibrations: { key: string; rows: number; from: string }[] }>;
+  assert.deepEqual(
+    entry.calibrations.map((c) => [c.key, c.rows, c.from]),
+    [[key, 3, 'setting']],
+  );
 });
 
 test('kimina model pull converts a checkpoint with the real converter and shows its progress', async () => {

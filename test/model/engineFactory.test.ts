@@ -34,6 +34,7 @@ test('settings from the environment, with defaults and clear errors', () => {
     spinning: false,
     llamaGpu: 'auto',
     llamaWeights: 'q8_0',
+    rowsAtOnce: 0,
   });
   const c = engineConfigFromEnv({
     KIMINA_ENGINE: 'openai',
@@ -46,6 +47,7 @@ test('settings from the environment, with defaults and clear errors', () => {
     KIMINA_KV_CACHE: 'fp16',
     KIMINA_SPECULATION: '1',
     KIMINA_SPINNING: 'on',
+    KIMINA_ROWS_AT_ONCE: '2',
   });
   assert.deepEqual(c, {
     engine: 'openai',
@@ -60,6 +62,7 @@ test('settings from the environment, with defaults and clear errors', () => {
     spinning: true,
     llamaGpu: 'auto',
     llamaWeights: 'q8_0',
+    rowsAtOnce: 2,
   });
   assert.equal(engineConfigFromEnv({ KIMINA_DEVICE: 'auto' }).device, 'cpu');
   assert.throws(
@@ -73,6 +76,14 @@ test('settings from the environment, with defaults and clear errors', () => {
     /KIMINA_LLAMA_WEIGHTS must be one of q8_0, f16, q4_0, f32, got 'q2_k'/,
   );
   assert.throws(() => engineConfigFromEnv({ KIMINA_THREADS: '0' }), /KIMINA_THREADS must be a positive whole number/);
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_ROWS_AT_ONCE: '-1' }),
+    /KIMINA_ROWS_AT_ONCE must be a whole number, 0 or more/,
+  );
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_ROWS_AT_ONCE: '1.5' }),
+    /KIMINA_ROWS_AT_ONCE must be a whole number/,
+  );
   assert.equal(engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }).kvCache, 'int8');
   assert.throws(
     () => engineConfigFromEnv({ KIMINA_KV_CACHE: 'int4' }),

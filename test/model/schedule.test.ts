@@ -7,13 +7,19 @@ import {
   chooseRows,
   expectedFirstProof,
   rowsThatFit,
+  scheduleOf,
   stepMs,
+  costWords,
+  worstCaseSeconds,
   waveFinishTimes,
   RECIPE_ANSWERS,
   type StepCost,
 } from '../../backend/model/schedule';
 
-/** A scripted device: exact cost plus, on every other call, a burst of extra time (another process). */
+/**
+ * Test double of a device (a TimeStep): its step time is a known function, the cost model's exact cost plus, on
+ * every other call, a burst of extra time (another process). No model runs.
+ */
 function scriptedDevice(cost: StepCost) {
   let calls = 0;
   const seen: [number, number][] = [];
@@ -36,6 +42,56 @@ test('calibration recovers the cost model from three timed points, taking the fa
     Math.abs(fitted.a - CPU.a) < 1e-9 && Math.abs(fitted.b - CPU.b) < 1e-12 && Math.abs(fitted.m - CPU.m) < 1e-9,
   );
   assert.deepEqual([...new Set(device.seen.map((p) => p.join('x')))], ['1x32', '1x4096', '4x32']);
+});
+
+test('calibrated on a CPU-like device the schedule takes one or two rows, on a GPU-like device eight', async () => {
+  const cpu = await calibrate(scriptedDevice(CPU).time);
+  const gpu = await calibrate(scriptedDevice(GPU).time);
+  for (const [fitted, known] of [
+    [cpu, CPU],
+    [gpu, GPU],
+  ] as const)
+    for (const k of ['a', 'm', 'b'] as const) assert.ok(Math.abs(fitted[k] - known[k]) <= 1e-9 * Math.max(1, known[k]));
+  const onCpu = scheduleOf(cpu, { calibratedNow: true })!;
+  const onGpu = scheduleOf(gpu)!;
+  assert.ok(onCpu.rows >= 1 && onCpu.rows <= 2, `CPU: ${onCpu.rows}`);
+  assert.equal(onGpu.rows, 8);
+  assert.equal(onCpu.from, 'calibration');
+  assert.ok(onCpu.calibratedNow && !onGpu.calibratedNow);
+  assert.equal(
+    onGpu.expectedFirstProofSeconds,
+    onGpu.estimates.find((e) => e.rows === 8)!.expectedSeconds,
+    'the figure shown is the estimate of the rows chosen',
+  );
+  assert.ok(onGpu.expectedFirstProofSeconds! < onCpu.expectedFirstProofSeconds!);
+  // The override wins, keeps the cost and gets its own estimate; without a cost only the override gives rows.
+  const forced = scheduleOf(cpu, { override: 4 })!;
+  assert.equal(forced.rows, 4);
+  assert.equal(forced.from, 'setting');
+  assert.equal(forced.expectedFirstProofSeconds, expectedFirstProof(cpu, 4).expectedSeconds);
+  assert.equal(scheduleOf(undefined), undefined);
+  assert.deepEqual(scheduleOf(undefined, { override: 3 }), {
+    rows: 3,
+    from: 'setting',
+    cost: undefined,
+    estimates: [],
+    calibratedNow: false,
+  });
+  // Memory bounds the candidates: a GPU with room for two rows only takes two.
+  assert.equal(scheduleOf(gpu, { candidates: [1, 2] })!.rows, 2);
+});
+
+test('the worst case under the cost model: every answer at the token limit, wave after wave, every turn', () => {
+  const cost: StepCost = { a: 10, m: 0, b: 0 };
+  // 10 ms a step whatever the rows: 4 samples in waves of 2 at 100 tokens = 2 waves of 1 s; two turns: 4 s.
+  assert.equal(worstCaseSeconds(cost, { rows: 2, samples: 4, maxTokens: 100, turns: 2, promptTokens: 0 }), 4);
+  // A last wave shorter than the rest; all at once is one wave.
+  assert.equal(worstCaseSeconds(cost, { rows: 2, samples: 3, maxTokens: 100, turns: 1, promptTokens: 0 }), 2);
+  assert.equal(worstCaseSeconds(cost, { rows: 4, samples: 4, maxTokens: 100, turns: 1, promptTokens: 0 }), 1);
+  assert.equal(
+    costWords({ a: 25, m: 20, b: 8e-3 }),
+    '25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step',
+  );
 });
 
 test('a wave: rows leave as their answers end, later steps cost less', () => {

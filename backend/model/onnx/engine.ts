@@ -2,10 +2,12 @@
 // tokenizer files, onnx/model.onnx in our split-cache layout), renders conversations with the
 // checkpoint's chat template and decodes all of them together in a worker thread.
 import { randomInt } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { calibrate, chooseRows, rowsThatFit, RECIPE_ANSWERS, type Estimate, type StepCost } from '../schedule';
+import { calibrate, scheduleOf, scheduleWords, RECIPE_ANSWERS, type Schedule } from '../schedule';
+import { defaultPlan, recipeRowsThatFit, rowCandidates } from './memoryPlan';
+import { readCalibrations, storeCalibration } from './calibrationFile';
 import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
@@ -50,6 +52,8 @@ export interface OnnxEngineOptions {
    * (float32 cache), else the Node binding with the split-cache graph; or one of them only.
    */
   path?: LoadSpec['path'];
+  /** Samples decoded at once, overriding the calibration (kimina.rowsAtOnce); 0 or absent: from the calibration. */
+  rowsAtOnce?: number;
   /** Total memory 'auto' plans against; default the machine's. */
   totalMemory?: number;
   log?: (line: string) => void;
@@ -115,7 +119,7 @@ export class OnnxEngine implements Engine {
     const speculation = options.speculation === undefined ? DEFAULT_SPECULATION : options.speculation;
     const fp32PerToken = GqaCache.bytesPerToken({ ...folder.shape });
     const weightBytes = statSync(join(folder.dir, 'onnx', ONNX_DATA_FILE), { throwIfNoEntry: false })?.size ?? 0;
-    const oneAnswerFits = rowsThatFit(fp32PerToken, RECIPE_ANSWERS.maxTokens, totalMemory, weightBytes) >= 1;
+    const oneAnswerFits = defaultPlan(folder.shape, weightBytes, totalMemory).cache === 'fp32';
     let capi: { path: string; cache: KvCacheChoice; int8: boolean } | undefined;
     if (setting === 'int8' && folder.onnxGqaInt8Path)
       capi = { path: folder.onnxGqaInt8Path, cache: { precision: 'int8', why: 'KIMINA_KV_CACHE' }, int8: true };
@@ -172,6 +176,7 @@ export class OnnxEngine implements Engine {
     log(`onnx: ${kvCache.precision} KV cache (${kvCache.why})`);
     const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
     engine.totalMemory = totalMemory;
+    engine.rowsAtOnce = options.rowsAtOnce ?? 0;
     engine.speculation = speculation || undefined;
     return engine;
   }
@@ -184,15 +189,13 @@ export class OnnxEngine implements Engine {
   /** One line for status output: the decoding path and why, the KV cache, threads and device, the schedule. */
   get detail(): string {
     const r = this.backend.info;
-    const s = this.scheduled;
-    const schedule = s
-      ? `; calibrated ${s.cost.a.toFixed(1)} ms + ${s.cost.m.toFixed(1)} ms per further row + ${(s.cost.b * 1000).toFixed(2)} µs per cached token a step: ${s.rows} row${s.rows === 1 ? '' : 's'} at once (expected first proof ${(s.estimates.find((e) => e.rows === s.rows)!.expectedSeconds / 60).toFixed(0)} min over the recipe's answers)`
-      : '';
-    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${schedule}`;
+    return `${r.path} (${r.pathWhy}); ${this.kvCache.precision} KV cache; ${r.threads} threads on the ${r.device}${this.scheduled ? `; ${scheduleWords(this.scheduled)}` : ''}`;
   }
 
   private totalMemory = totalmem();
-  private scheduled?: { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean };
+  private rowsAtOnce = 0;
+  private scheduling?: Promise<Schedule | undefined>;
+  private scheduled?: Schedule;
 
   /** Where the calibration is kept: beside the model, one entry per decoding path, cache, threads and CPU. */
   private calibrationKey(): string {
@@ -202,42 +205,33 @@ export class OnnxEngine implements Engine {
 
   /**
    * The device's cost model (schedule.ts) and the row count it implies: measured by a short calibration the
-   * first time (three timed decode steps, stored in the model folder's calibration.json), read back after.
-   * Undefined on a path without a step probe (the split path).
+   * first time (three timed decode steps, stored in the model folder's calibration.json), read back after; the
+   * kimina.rowsAtOnce override, when set, gives the rows. Undefined on a path without a step probe (the split
+   * path) and no override. Asked twice at once, it calibrates once.
    */
-  async schedule(): Promise<
-    { cost: StepCost; rows: number; estimates: Estimate[]; calibratedNow: boolean } | undefined
-  > {
-    if (this.scheduled) return this.scheduled;
+  schedule(): Promise<Schedule | undefined> {
+    this.scheduling ??= this.findSchedule().then((s) => {
+      this.scheduled = s;
+      return s;
+    });
+    return this.scheduling;
+  }
+
+  private async findSchedule(): Promise<Schedule | undefined> {
     const probe = this.backend.timeStep;
-    if (!probe) return undefined;
-    const file = join(this.folder.dir, 'calibration.json');
+    if (!probe) return scheduleOf(undefined, { override: this.rowsAtOnce });
     const key = this.calibrationKey();
-    let stored: Record<string, StepCost> = {};
-    try {
-      if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, StepCost>;
-    } catch {
-      stored = {};
-    }
-    let cost = stored[key];
+    let cost = readCalibrations(this.folder.dir)[key];
     const calibratedNow = !cost;
     if (!cost) {
       cost = await calibrate(probe, 3, Math.min(4096, this.maxContext - 8));
-      stored[key] = cost;
-      try {
-        writeFileSync(file, JSON.stringify(stored, null, 2) + '\n');
-      } catch {
-        /* a read-only model folder: calibrated again next time */
-      }
+      storeCalibration(this.folder.dir, key, cost);
     }
     // Only row counts whose caches at the recipe's longest answer fit half the memory beside the weights.
-    const bytesPerToken = GqaCache.bytesPerToken({ ...this.folder.shape, int8: this.kvCache.precision === 'int8' });
     const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE)).size;
-    const fit = rowsThatFit(bytesPerToken, RECIPE_ANSWERS.maxTokens, this.totalMemory, weights);
-    const candidates = [1, 2, 4, 8].filter((r) => r <= Math.max(1, fit));
-    const { rows, estimates } = chooseRows(cost, RECIPE_ANSWERS, candidates);
-    this.scheduled = { cost, rows, estimates, calibratedNow };
-    return this.scheduled;
+    const precision = this.kvCache.precision === 'int8' ? 'int8' : 'fp32'; // the C API path's caches
+    const candidates = rowCandidates(recipeRowsThatFit(this.folder.shape, precision, weights, this.totalMemory));
+    return scheduleOf(cost, { candidates, override: this.rowsAtOnce, calibratedNow });
   }
 
   /** Where decoding runs (the path and why, device, threads, why CUDA fell back). */

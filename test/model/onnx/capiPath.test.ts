@@ -234,7 +234,7 @@ test('calibration at first run: timed on the device, stored beside the model, re
   for (const f of readdirSync(join(tiny, 'onnx'))) copyFileSync(join(tiny, 'onnx', f), join(dir, 'onnx', f));
   const first = await withEngine(dir, {}, async (e) => {
     const s = await e.schedule();
-    assert.ok(s?.calibratedNow);
+    assert.ok(s?.calibratedNow && s.cost && s.from === 'calibration');
     assert.ok(s.cost.a > 0 && s.cost.b >= 0 && s.cost.m >= 0);
     assert.ok([1, 2, 4, 8].includes(s.rows));
     assert.match(e.detail, /calibrated .* ms \+ .* a step: \d rows? at once \(expected first proof \d+ min/);
@@ -248,6 +248,14 @@ test('calibration at first run: timed on the device, stored beside the model, re
     assert.ok(s && !s.calibratedNow);
     assert.deepEqual(s.cost, first);
   });
+  // kimina.rowsAtOnce overrides the choice; the calibration stays shown beside it.
+  await withEngine(dir, { rowsAtOnce: 3 }, async (e) => {
+    const s = await e.schedule();
+    assert.equal(s?.rows, 3);
+    assert.equal(s?.from, 'setting');
+    assert.deepEqual(s?.cost, first);
+    assert.match(e.detail, /calibrated .* a step: 3 rows at once \(kimina\.rowsAtOnce\)/);
+  });
   // Memory caps the rows: each row's cache at the recipe's 24,576 tokens must fit half the memory beside the
   // weights (this tiny model: 512 bytes per token, 12.6 MB a row; 40 MB of memory leaves room for one).
   await withEngine(dir, { totalMemory: 40e6 }, async (e) => {
@@ -258,9 +266,16 @@ test('calibration at first run: timed on the device, stored beside the model, re
       [1],
     );
   });
-  // The split path has no step probe: no schedule, and the status line says nothing about one.
+  // The split path has no step probe: no schedule, and the status line says nothing about one; the override
+  // still sets the rows there.
   await withEngine(dir, { path: 'node-split' }, async (e) => {
     assert.equal(await e.schedule(), undefined);
     assert.doesNotMatch(e.detail, /calibrated/);
+  });
+  await withEngine(dir, { path: 'node-split', rowsAtOnce: 2 }, async (e) => {
+    const s = await e.schedule();
+    assert.equal(s?.rows, 2);
+    assert.equal(s?.cost, undefined);
+    assert.match(e.detail, /; 2 rows at once \(kimina\.rowsAtOnce\)$/);
   });
 });
