@@ -9,6 +9,7 @@ import { components, plain } from './auditPlan';
 import { lexLean, tokenSpans, type Token, type Trivia } from './lexer';
 import { type ProofStartKind, proofStart, trailingClause } from './source/statementEnd';
 import { DECL_KINDS } from './source/keywords';
+import { PositionIndex, type SourcePos } from './source/positions';
 
 export type DeclarationKind =
   | 'theorem'
@@ -27,13 +28,6 @@ export type DeclarationKind =
 
 /** Kinds whose body is a proof a prover can write. */
 export const PROVABLE_KINDS: readonly DeclarationKind[] = ['theorem', 'lemma', 'example'];
-
-/** A place in the source: UTF-16 offset (JS string index), 1-based line, 0-based column in codepoints (as Lean counts). */
-export interface SourcePos {
-  offset: number;
-  line: number;
-  column: number;
-}
 
 export interface Declaration {
   kind: DeclarationKind;
@@ -375,25 +369,6 @@ function maskLeanUncached(src: string): Masked {
   return { text: out.join(''), withLiterals: withLiterals.join(''), docs };
 }
 
-/** Converts UTF-16 offsets to line/column positions (column in codepoints, like Lean). */
-class Positions {
-  private readonly lineStarts: number[] = [0];
-  constructor(private readonly src: string) {
-    for (let i = 0; i < src.length; i++) if (src[i] === '\n') this.lineStarts.push(i + 1);
-  }
-  at(offset: number): SourcePos {
-    let lo = 0,
-      hi = this.lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.lineStarts[mid] <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    const column = [...this.src.slice(this.lineStarts[lo], offset)].length;
-    return { offset, line: lo + 1, column };
-  }
-}
-
 interface Command {
   start: number;
   end: number;
@@ -626,7 +601,7 @@ function sorryOffsets(masked: string): number[] {
 }
 
 /** The sorries in [from, to): `all` sorted, found by binary search (so every declaration costs its own sorries only). */
-function sorriesIn(all: number[], from: number, to: number, pos: Positions): SourcePos[] {
+function sorriesIn(all: number[], from: number, to: number, pos: PositionIndex): SourcePos[] {
   let lo = 0,
     hi = all.length;
   while (lo < hi) {
@@ -648,7 +623,7 @@ let lastFound: { source: string; found: Declaration[] } | undefined;
 
 function findDeclarationsUncached(source: string): Declaration[] {
   const { text: masked, withLiterals, docs } = maskLean(source);
-  const pos = new Positions(source);
+  const pos = new PositionIndex(source);
   const cmds = commands(masked, withLiterals);
   const sorryAt = sorryOffsets(masked);
   const result: Declaration[] = [];
@@ -995,7 +970,7 @@ export interface LeanCommand {
 /** Every top-level command of `source` after its header, in order: declarations, scope commands and the rest. */
 export function commandsOf(source: string): LeanCommand[] {
   const { text: masked, withLiterals } = maskLean(source);
-  const pos = new Positions(source);
+  const pos = new PositionIndex(source);
   const out: LeanCommand[] = [];
   let prefixStart = -1;
   for (const cmd of commands(masked, withLiterals)) {

@@ -14,7 +14,7 @@
 //
 // Positions are the finder's (`SourcePos`: UTF-16 offset, 1-based line, 0-based codepoint column), read from the
 // one lexer (lexer.ts), so comments and strings are skipped exactly as everywhere else.
-import type { SourcePos } from '../declarations';
+import { PositionIndex, type SourcePos } from './positions';
 import { lexLeanFull, type Token } from '../lexer';
 
 export interface HeaderImport {
@@ -55,41 +55,6 @@ export interface ModuleHeader {
   bodyStart: SourcePos;
   /** What Lean would refuse in or right after the header (never thrown: callers decide). */
   problems: HeaderProblem[];
-}
-
-/** UTF-16 offsets → `SourcePos`, one forward walk per call site (positions are asked in increasing order). */
-export class PositionIndex {
-  private readonly lineStarts: number[] = [0];
-  constructor(private readonly source: string) {
-    for (let i = 0; i < source.length; i++) if (source[i] === '\n') this.lineStarts.push(i + 1);
-  }
-  /** The position of a UTF-16 offset. */
-  at(offset: number): SourcePos {
-    let lo = 0,
-      hi = this.lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.lineStarts[mid] <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    let column = 0;
-    for (let k = this.lineStarts[lo]; k < offset; k++) {
-      const c = this.source.charCodeAt(k);
-      if (c < 0xdc00 || c > 0xdfff || k === this.lineStarts[lo]) column++;
-    }
-    return { offset, line: lo + 1, column };
-  }
-  /** The UTF-16 offset of a Lean position (1-based line, codepoint column). */
-  offsetOf(line: number, column: number): number {
-    let k = this.lineStarts[Math.min(Math.max(line, 1), this.lineStarts.length) - 1];
-    for (let c = 0; c < column && k < this.source.length && this.source[k] !== '\n'; c++)
-      k += (this.source.codePointAt(k) ?? 0) > 0xffff ? 2 : 1;
-    return k;
-  }
-  /** Offset where a 1-based line starts. */
-  lineStart(line: number): number {
-    return this.lineStarts[Math.min(Math.max(line, 1), this.lineStarts.length) - 1];
-  }
 }
 
 const importAfterHeader = "invalid 'import' command, it must be used in the beginning of the file";

@@ -29,16 +29,10 @@
 //   term holding it: the `by` block it stands in, or the `sorry` term itself; `position` tactic or term; `part`
 //   body (a proof to write) or statement (`example : P ↔ sorry`: a placeholder of the user's, not a proof target);
 //   `whereClause` the `where` auxiliary it stands in (name, statement, body), if any.
-import {
-  type Declaration,
-  type SourcePos,
-  findDeclarations,
-  firstTokenAt,
-  maskLean,
-  sourceTokens,
-} from '../declarations';
+import { type Declaration, findDeclarations, firstTokenAt, maskLean, sourceTokens } from '../declarations';
 import type { Token } from '../lexer';
-import { type ModuleHeader, PositionIndex, readHeader } from './moduleHeader';
+import { type ModuleHeader, readHeader } from './moduleHeader';
+import { PositionIndex, type SourcePos } from './positions';
 import { proofStart } from './statementEnd';
 import { CLOSING_BRACKETS, OPENING_BRACKETS } from './keywords';
 
