@@ -14,7 +14,7 @@ import {
 } from '../model/modelStore';
 import { hubEndpoint, hubOptionsOf } from '../model/hub';
 import { convertLazily } from '../model/lazyConvert';
-import { storedSchedules } from '../model/onnx/calibrationFile';
+import { storedSchedules } from '../model/calibrationFile';
 import { scheduleWords } from '../model/schedule';
 
 const USAGE = `usage: kimina model <command>

@@ -110,6 +110,7 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
         weights: config.llamaWeights,
         threads: config.threads,
         speculation: config.speculation ? 8 : false,
+        rowsAtOnce: config.rowsAtOnce,
         log,
       });
     } catch (e) {
