@@ -1,6 +1,7 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING, KIMINA_ROWS_AT_ONCE,
-// KIMINA_LLAMA_*) into a ready Engine: in-process ONNX, an OpenAI-compatible server or in-process llama.cpp.
+// KIMINA_LLAMA_*) into a ready Engine: in-process ONNX, an OpenAI-compatible server or in-process llama.cpp, or
+// (auto, the default) the in-process one chosen for this machine (autoEngine.ts).
 import { DEFAULT_OPENAI_BASE_URL, type engineKinds, type Settings } from '../settings/settings';
 import type { Engine } from './engine';
 import { OpenAIEngine } from './openai/engine';
@@ -92,27 +93,9 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
   // folder has no checkpoint to write its GGUF from, the onnx engine runs instead, and the log says why.
   llama: async (config, options) => {
     const log = options.log ?? ((line: string) => console.error(line));
-    const located = locateModel(options.home, config.model ?? DEFAULT_MODEL);
-    if (located.format === 'incomplete') resolveModelDir(options.home, config.model ?? DEFAULT_MODEL); // its error
-    const { LlamaUnavailable, loadNodeLlamaCpp, runtimeDirOf } = await import('./llama/runtime');
-    const { checkpointDir } = await import('./llama/ggufConvert');
+    const { LlamaUnavailable } = await import('./llama/runtime');
     try {
-      checkpointDir(located.dir); // before installing anything: a folder without a checkpoint cannot use it
-      const runtime = await loadNodeLlamaCpp(runtimeDirOf(options.home), {
-        gpu: config.llamaGpu !== 'cpu',
-        installWith: options.childEnv,
-        log,
-      });
-      const { LlamaEngine } = await import('./llama/engine');
-      return await LlamaEngine.load(located.dir, {
-        runtime,
-        gpu: config.llamaGpu,
-        weights: config.llamaWeights,
-        threads: config.threads,
-        speculation: config.speculation ? 8 : false,
-        rowsAtOnce: config.rowsAtOnce,
-        log,
-      });
+      return await loadLlamaEngine(config, options);
     } catch (e) {
       if (!(e instanceof LlamaUnavailable)) throw e;
       log(`llama: ${e.message}; falling back to the onnx engine`);
@@ -125,4 +108,37 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
       }
     }
   },
+  // Chosen per machine between onnx and llama by their calibrated cost models (autoEngine.ts).
+  auto: async (config, options) => {
+    const { autoEngine } = await import('./autoEngine');
+    return autoEngine(config, options);
+  },
 };
+
+/**
+ * The llama engine without a fallback: a LlamaUnavailable error says why it cannot run (node-llama-cpp not
+ * installable or loadable, no checkpoint in the model folder). Installs node-llama-cpp when options.childEnv is given.
+ */
+export async function loadLlamaEngine(config: EngineConfig, options: CreateEngineOptions): Promise<Engine> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const located = locateModel(options.home, config.model ?? DEFAULT_MODEL);
+  if (located.format === 'incomplete') resolveModelDir(options.home, config.model ?? DEFAULT_MODEL); // its error
+  const { loadNodeLlamaCpp, runtimeDirOf } = await import('./llama/runtime');
+  const { checkpointDir } = await import('./llama/ggufConvert');
+  checkpointDir(located.dir); // before installing anything: a folder without a checkpoint cannot use it
+  const runtime = await loadNodeLlamaCpp(runtimeDirOf(options.home), {
+    gpu: config.llamaGpu !== 'cpu',
+    installWith: options.childEnv,
+    log,
+  });
+  const { LlamaEngine } = await import('./llama/engine');
+  return LlamaEngine.load(located.dir, {
+    runtime,
+    gpu: config.llamaGpu,
+    weights: config.llamaWeights,
+    threads: config.threads,
+    speculation: config.speculation ? 8 : false,
+    rowsAtOnce: config.rowsAtOnce,
+    log,
+  });
+}
