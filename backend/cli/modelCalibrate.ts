@@ -47,13 +47,13 @@ export async function calibrate(args: string[], settings: Settings): Promise<num
   }
   const withLlama = p.flags.get('with-llama') === true;
   const llama = withLlama
-    ? { candidate: true, why: '--with-llama' }
+    ? { candidate: true, why: '--with-llama', install: true }
     : await realAutoDeps.llamaCandidacy(config, options, modelDir);
   if (!llama.candidate)
     console.error(`kimina: llama.cpp is not compared: ${llama.why}; --with-llama installs it and compares both`);
   const { choice, engine } = await compareAndStore(
     config,
-    options,
+    llama.install ? options : { ...options, childEnv: undefined }, // installs only with a GPU here or --with-llama
     modelDir,
     llama.candidate ? ['onnx', 'llama'] : ['onnx'],
     undefined,

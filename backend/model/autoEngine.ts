@@ -15,13 +15,16 @@ import {
   type EngineChoice,
   type InProcessKind,
 } from './engineChoice';
-import { engineFactories, loadLlamaEngine, type CreateEngineOptions, type EngineConfig } from './index';
+import type { CreateEngineOptions, EngineConfig } from './engineConfig';
+import { loadLlamaEngine, loadOnnxEngine } from './inProcessEngines';
 import { DEFAULT_MODEL, locateModel } from './modelStore';
 
 /** Whether llama.cpp is a candidate here, and why (or why not). */
 export interface LlamaCandidacy {
   candidate: boolean;
   why: string;
+  /** Loading it may install what is missing (a GPU is here); else only what is installed loads. */
+  install?: boolean;
 }
 
 /** The reason auto gives for onnx where llama.cpp is neither installed nor has a GPU here. */
@@ -49,12 +52,12 @@ async function llamaCandidacy(
   } catch {
     return { candidate: false, why: "the model folder has no safetensors checkpoint to write llama.cpp's GGUF from" };
   }
-  return { candidate: true, why: installed ? 'node-llama-cpp is installed' : `${gpu} is here` };
+  return { candidate: true, why: installed ? 'node-llama-cpp is installed' : `${gpu} is here`, install: Boolean(gpu) };
 }
 
 export const realAutoDeps: AutoDeps = {
   llamaCandidacy,
-  load: { onnx: (c, o) => engineFactories.onnx(c, o), llama: loadLlamaEngine },
+  load: { onnx: loadOnnxEngine, llama: loadLlamaEngine },
 };
 
 /** The candidates' comparison, stored for this machine; `withLlama` makes llama.cpp a candidate (installing it). */
@@ -86,27 +89,29 @@ export async function autoEngine(
   const log = options.log ?? ((line: string) => console.error(line));
   const modelDir = locateModel(options.home, config.model ?? DEFAULT_MODEL).dir;
   const llama = await deps.llamaCandidacy(config, options, modelDir);
+  // Without a GPU here llama.cpp runs as installed: nothing more (its GPU builds) is installed unasked.
+  const loading = llama.install ? options : { ...options, childEnv: undefined };
   const stored = readChoice(modelDir, machineKey(config));
   // A stored choice holds while the candidates are those it compared (llama.cpp installed since: compare again).
   const comparedLlama = stored?.estimates.some((e) => e.engine === 'llama') ?? false;
   if (stored && (llama.candidate ? comparedLlama : stored.engine === 'onnx')) {
     log(`${stored.words} (chosen ${stored.at}; \`kimina model calibrate\` compares again)`);
     try {
-      return new ChosenEngine(await deps.load[stored.engine](config, options), stored);
+      return new ChosenEngine(await deps.load[stored.engine](config, loading), stored);
     } catch (err) {
       if (stored.engine === 'onnx') throw err;
       const why = `llama.cpp was chosen on ${stored.at} but did not load (${(err as Error).message})`;
       log(`engine auto: ${why}; the onnx engine instead`);
-      return new ChosenEngine(await deps.load.onnx(config, options), soleChoice('onnx', 'onnx', why));
+      return new ChosenEngine(await deps.load.onnx(config, loading), soleChoice('onnx', 'onnx', why));
     }
   }
   if (!llama.candidate) {
     const choice = soleChoice('onnx', 'onnx', llama.why);
     log(choice.words);
-    return new ChosenEngine(await deps.load.onnx(config, options), choice);
+    return new ChosenEngine(await deps.load.onnx(config, loading), choice);
   }
   log(`engine auto: comparing onnx and llama.cpp (${llama.why}) by a short calibration of each, once on this machine`);
-  const { choice, engine } = await compareAndStore(config, options, modelDir, ['onnx', 'llama'], deps);
+  const { choice, engine } = await compareAndStore(config, loading, modelDir, ['onnx', 'llama'], deps);
   log(choice.words);
   return new ChosenEngine(engine, choice);
 }
