@@ -22,7 +22,7 @@ function estimateLine(e: EngineEstimate): string {
 }
 
 /** The override note where kimina.engine names an engine. */
-export function overrideNote(settings: Settings): string {
+function overrideNote(settings: Settings): string {
   return settings.engine === 'auto' ? '' : ` (kimina.engine = ${settings.engine} overrides it)`;
 }
 

@@ -20,7 +20,7 @@ import { loadLlamaEngine, loadOnnxEngine } from './inProcessEngines';
 import { DEFAULT_MODEL, locateModel } from './modelStore';
 
 /** Whether llama.cpp is a candidate here, and why (or why not). */
-export interface LlamaCandidacy {
+interface LlamaCandidacy {
   candidate: boolean;
   why: string;
   /** Loading it may install what is missing (a GPU is here); else only what is installed loads. */
@@ -44,7 +44,7 @@ async function llamaCandidacy(
 ): Promise<LlamaCandidacy> {
   const { llamaGpuHere, nodeLlamaCppInstalled, runtimeDirOf } = await import('./llama/runtime');
   const installed = nodeLlamaCppInstalled(runtimeDirOf(options.home));
-  const gpu = config.llamaGpu === 'cpu' ? undefined : llamaGpuHere(options.childEnv ?? process.env);
+  const gpu = config.llamaGpu === 'cpu' ? undefined : llamaGpuHere(options.childEnv);
   if (!installed && !gpu) return { candidate: false, why: LLAMA_ABSENT };
   const { checkpointDir } = await import('./llama/ggufConvert');
   try {

@@ -105,7 +105,7 @@ function estimateWords(e: EngineEstimate): string {
 }
 
 /** The label of a loaded in-process engine: 'onnx', or 'llama (cuda)' with llama.cpp's backend. */
-export function labelOf(kind: InProcessKind, engine: Engine): string {
+function labelOf(kind: InProcessKind, engine: Engine): string {
   const backend = (engine as { backend?: unknown }).backend;
   return kind === 'llama' && typeof backend === 'string' ? `llama (${backend})` : kind;
 }
@@ -116,7 +116,7 @@ export function soleChoice(engine: InProcessKind, label: string, why: string): E
 }
 
 /** The choice among estimates: the least expected time to the first verified proof; without any, the first. */
-export function choose(estimates: EngineEstimate[]): EngineChoice {
+function choose(estimates: EngineEstimate[]): EngineChoice {
   if (estimates.length === 0) throw new Error('internal: no engine to choose from');
   const timed = estimates.filter((e) => e.expectedFirstProofSeconds !== undefined);
   const best = timed.length

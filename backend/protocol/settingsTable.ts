@@ -46,7 +46,8 @@ export const settingsTable = {
     type: 'string',
     enum: engineKindDescriptions,
     default: 'auto',
-    description: 'Where the model runs. auto: chosen per machine by a short calibration (shown in the status bar and `kimina model list`); the others override it.',
+    description:
+      'Where the model runs. auto: chosen per machine by a short calibration (shown in the status bar and `kimina model list`); the others override it.',
     restricted: true,
     restart: true,
     env: 'KIMINA_ENGINE',

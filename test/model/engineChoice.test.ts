@@ -179,7 +179,7 @@ test('the GPUs llama.cpp is considered for: Apple silicon, an NVIDIA driver on x
 });
 
 test('the real auto on the tiny model without llama.cpp or a GPU: the onnx engine, nothing installed; naming an engine overrides a stored choice', async (t) => {
-  if (llamaGpuHere(process.env)) return t.skip('a GPU llama.cpp could use is here: llama.cpp would be a candidate');
+  if (llamaGpuHere(undefined)) return t.skip('a GPU llama.cpp could use is here: llama.cpp would be a candidate');
   const home = tempDir();
   const dir = writeTinyModel(join(home, 'tiny')).dir;
   const cfg = { ...config, model: dir, threads: 1 } as EngineConfig;

@@ -23,7 +23,7 @@ export function runtimeDirOf(home: string): string {
   return join(home, 'engines', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
 }
 
-function hasNvidiaDriver(env: NodeJS.ProcessEnv): boolean {
+function hasNvidiaDriver(env: NodeJS.ProcessEnv | undefined): boolean {
   if (process.platform === 'linux' && existsSync('/proc/driver/nvidia/version')) return true;
   try {
     return spawnSync('nvidia-smi', ['-L'], { env, timeout: 5000, stdio: 'ignore' }).status === 0;
@@ -37,10 +37,10 @@ function hasNvidiaDriver(env: NodeJS.ProcessEnv): boolean {
  * (Vulkan drivers are not looked for: the engine chooser does not install llama.cpp for them unasked.)
  */
 export function llamaGpuHere(
-  env: NodeJS.ProcessEnv,
+  env: NodeJS.ProcessEnv | undefined,
   platform: string = process.platform,
   arch: string = process.arch,
-  nvidia: (env: NodeJS.ProcessEnv) => boolean = hasNvidiaDriver,
+  nvidia: (env: NodeJS.ProcessEnv | undefined) => boolean = hasNvidiaDriver,
 ): string | undefined {
   if (platform === 'darwin' && arch === 'arm64') return 'Apple silicon (Metal)';
   if ((platform === 'linux' || platform === 'win32') && arch === 'x64' && nvidia(env)) return 'an NVIDIA driver (CUDA)';
