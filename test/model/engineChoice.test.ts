@@ -115,6 +115,11 @@ for (const [fast, slow] of [
       ),
     );
     assert.equal(chosen.engineChoice, chosen.detail?.replace(/; fake detail$/, ''));
+    // The prover's schedule line (kimina prove, the Proof view) says the choice after the rows.
+    const { proveSchedule } = await import('../../backend/prover/waves');
+    const { DEFAULT_SETTINGS } = await import('../../backend/prover/request');
+    const line = await proveSchedule(chosen, DEFAULT_SETTINGS);
+    assert.ok(line.text.startsWith(`${fast}: `) && line.text.endsWith(`; ${chosen.engineChoice}`), line.text);
 
     const stored = JSON.parse(readFileSync(join(s.dir, 'engine-choice.json'), 'utf8')) as Record<
       string,
