@@ -23,10 +23,14 @@ export async function useOpenAIEngine(): Promise<void> {
   await vscode.commands.executeCommand('workbench.action.openSettings', 'kimina.openaiBaseUrl');
 }
 
-/** Makes the in-process engine prove with the model in `dir` (user settings: kimina.engine, kimina.model). */
+/**
+ * Makes the in-process engine prove with the model in `dir` (user settings: kimina.engine, kimina.model): an
+ * OpenAI-compatible server gives way to auto (the in-process engine chosen per machine); onnx or llama stays.
+ */
 export async function proveWithModel(dir: string): Promise<void> {
   const config = vscode.workspace.getConfiguration('kimina');
-  await config.update('engine', 'onnx', vscode.ConfigurationTarget.Global);
+  if (config.get<string>('engine') === 'openai')
+    await config.update('engine', 'auto', vscode.ConfigurationTarget.Global);
   await config.update('model', dir, vscode.ConfigurationTarget.Global);
 }
 

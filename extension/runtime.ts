@@ -43,7 +43,7 @@ export function missingEngineNotice(
   platform: string = process.platform,
   arch: string = process.arch,
 ): string | null {
-  if (onnxPresent || engine !== 'onnx') return null;
+  if (onnxPresent || (engine !== 'onnx' && engine !== 'auto')) return null; // auto runs onnx where llama.cpp is absent
   const where = platform === 'darwin' && arch === 'x64' ? 'on Intel Macs (darwin-x64)' : `on ${platform}-${arch}`;
   return (
     `Kimina: the in-process ONNX engine is not available ${where}: onnxruntime-node has no binary for it. ` +

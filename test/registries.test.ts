@@ -191,5 +191,8 @@ test('the engine kinds: one factory each, and the same list in package.json and 
   assert.deepEqual([...(engine?.enum ?? [])].sort(), [...engineKinds].sort());
   assert.deepEqual(Object.keys(settingsTable.engine.enum).sort(), [...engineKinds].sort());
   for (const kind of engineKinds) assert.equal(readSettings({ KIMINA_ENGINE: kind }).engine, kind);
-  assert.throws(() => readSettings({ KIMINA_ENGINE: 'tensorrt' }), /KIMINA_ENGINE must be one of onnx, openai, llama/);
+  assert.throws(
+    () => readSettings({ KIMINA_ENGINE: 'tensorrt' }),
+    /KIMINA_ENGINE must be one of auto, onnx, openai, llama/,
+  );
 });

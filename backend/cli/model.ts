@@ -1,4 +1,4 @@
-// `kimina model pull|list|path|convert`: the model store on the command line.
+// `kimina model pull|list|path|convert|calibrate`: the model store (and the engine choice) on the command line.
 import { basename } from 'node:path';
 import type { Settings } from '../settings/settings';
 import { parseArgs, flagString } from './args';
@@ -14,8 +14,9 @@ import {
 } from '../model/modelStore';
 import { hubEndpoint, hubOptionsOf } from '../model/hub';
 import { convertLazily } from '../model/lazyConvert';
-import { storedSchedules } from '../model/onnx/calibrationFile';
+import { storedSchedules } from '../model/calibrationFile';
 import { scheduleWords } from '../model/schedule';
+import { calibrate, CALIBRATE_USAGE, storedChoiceLine } from './modelCalibrate';
 
 const USAGE = `usage: kimina model <command>
 
@@ -25,7 +26,9 @@ const USAGE = `usage: kimina model <command>
         Resumes interrupted downloads. Honours HF_TOKEN and HF_ENDPOINT.
   list [--json]
         the models in the store: name, size, format, folder; * marks the one in use (KIMINA_MODEL);
-        then each model's device calibrations and the samples they decode at once (KIMINA_ROWS_AT_ONCE overrides)
+        then each model's device calibrations and the samples they decode at once (KIMINA_ROWS_AT_ONCE overrides),
+        and the engine kimina.engine = auto chose on this machine (KIMINA_ENGINE naming one overrides)
+${CALIBRATE_USAGE}
   path [ID]
         the folder the ONNX engine would load for ID (default: KIMINA_MODEL or ${DEFAULT_MODEL})
   convert SRC [OUT] [--quantize q4|fp32]
@@ -151,6 +154,7 @@ function list(args: string[], settings: Settings): number {
         from: s.from,
         expectedFirstProofSeconds: s.expectedFirstProofSeconds,
       })),
+      engineChoice: storedChoiceLine(m.dir, settings),
     }));
     console.log(JSON.stringify(withCalibrations, null, 2));
     return 0;
@@ -178,6 +182,14 @@ function list(args: string[], settings: Settings): number {
   if (calibrated.length)
     console.log(
       `\ncalibrations (the engine times decode steps at first run; the rows at once minimise the expected time to the first verified proof, kimina.rowsAtOnce overrides):\n${calibrated.join('\n')}`,
+    );
+  const chosen = rows.flatMap((r, i) => {
+    const line = storedChoiceLine(models[i].dir, settings);
+    return line ? [`  ${r[1]}: ${line}`] : [];
+  });
+  if (chosen.length)
+    console.log(
+      `\nengine choice on this machine (kimina.engine = auto; \`kimina model calibrate\` compares again):\n${chosen.join('\n')}`,
     );
   if (!models.some((m) => m.isDefault))
     console.log(`\n(in use: ${current}, not in the store: run \`kimina model pull ${current}\`)`);
@@ -212,6 +224,8 @@ export async function run(args: string[], settings: Settings): Promise<number> {
       return 0;
     case 'convert':
       return convert(rest, settings);
+    case 'calibrate':
+      return calibrate(rest, settings);
     case undefined:
     case '--help':
     case '-h':

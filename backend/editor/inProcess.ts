@@ -97,8 +97,12 @@ export async function createInProcessService(app: InProcessParts, log: (line: st
   };
 }
 
-/** The engine's schedule in words for the status (calibrated at first use; read back after), when it has one. */
+/**
+ * The engine's schedule in words for the status (calibrated at first use; read back after), when it has one, after
+ * how kimina.engine = auto chose the engine.
+ */
 async function scheduleLine(engine: Engine): Promise<{ schedule?: string }> {
   const s = await engine.schedule?.().catch(() => undefined);
-  return s ? { schedule: scheduleWords(s) } : {};
+  const line = [engine.engineChoice, s && scheduleWords(s)].filter(Boolean).join('; ');
+  return line ? { schedule: line } : {};
 }

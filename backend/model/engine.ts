@@ -38,6 +38,8 @@ export interface Engine {
   readonly maxContext?: number;
   /** How it runs, for status lines (onnx: the decoding path and why, KV cache, threads). */
   readonly detail?: string;
+  /** How kimina.engine = auto chose this engine, in words (engineChoice.ts), when it did. */
+  readonly engineChoice?: string;
   /**
    * Generates one answer per conversation, all decoded together where the engine can batch.
    * n samples of one prompt = the same conversation n times. Rejects only on setup failures;

@@ -10,6 +10,7 @@
 /** The engine kinds, each with the line the settings editor shows; KIMINA_ENGINE accepts these, and
  * backend/model/index.ts has one factory for each (engineFactories). */
 const engineKindDescriptions = {
+  auto: 'Chosen per machine: the in-process engine (ONNX or llama.cpp) with the earlier expected first verified proof by their calibrated cost models; llama.cpp only where it is installed or a GPU it can use is there (`kimina model calibrate` compares both)',
   onnx: 'In-process ONNX model (CPU or CUDA)',
   openai: 'An OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
   llama: 'In-process llama.cpp (Metal, Vulkan, CUDA or CPU), installed on first use',
@@ -44,8 +45,9 @@ export const settingsTable = {
   engine: {
     type: 'string',
     enum: engineKindDescriptions,
-    default: 'onnx',
-    description: 'Where the model runs.',
+    default: 'auto',
+    description:
+      'Where the model runs. auto: chosen per machine by a short calibration (shown in the status bar and `kimina model list`); the others override it.',
     restricted: true,
     restart: true,
     env: 'KIMINA_ENGINE',

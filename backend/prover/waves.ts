@@ -53,7 +53,7 @@ export async function proveSchedule(engine: Engine, settings: ProveSettings): Pr
     ...(cost ? { calibration: { a: cost.a, m: cost.m, b: cost.b, now: schedule?.calibratedNow === true } } : {}),
     ...(expected === undefined ? {} : { expectedFirstProofSeconds: expected }),
     ...(worst === undefined ? {} : { worstCaseSeconds: worst }),
-    text: `${engine.name}: ${at}${waves > 1 ? `, ${waves} waves` : ''} (${grounds})`,
+    text: `${engine.name}: ${at}${waves > 1 ? `, ${waves} waves` : ''} (${grounds})${engine.engineChoice ? `; ${engine.engineChoice}` : ''}`,
   };
 }
 

@@ -186,9 +186,9 @@ const declarations = {
   engine: {
     name: 'KIMINA_ENGINE',
     type: engineKinds.map((k) => `\`${k}\``).join(' or '),
-    default: '`onnx`',
-    doc: 'in-process ONNX, an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama), or in-process llama.cpp (docs/llama-engine.md)',
-    read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'onnx'),
+    default: '`auto`',
+    doc: '`auto` chooses per machine between the in-process engines by their calibrated cost models (the earlier expected first verified proof; docs/models.md), or one named: in-process ONNX, an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama), or in-process llama.cpp (docs/llama-engine.md)',
+    read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'auto'),
   },
   model: {
     name: 'KIMINA_MODEL',

@@ -36,6 +36,7 @@ test('a package without onnxruntime-node says so once and offers the OpenAI-comp
   const notice = missingEngineNotice('onnx', hasOnnxEngine(dir), 'darwin', 'x64');
   assert.match(notice ?? '', /not available on Intel Macs \(darwin-x64\).*OpenAI-compatible server/);
   assert.equal(missingEngineNotice('openai', false, 'darwin', 'x64'), null);
+  assert.equal(missingEngineNotice('auto', false, 'darwin', 'x64'), notice, 'auto (the default) runs onnx there');
   mkdirSync(join(dir, 'node_modules', 'onnxruntime-node'), { recursive: true });
   writeFileSync(join(dir, 'node_modules', 'onnxruntime-node', 'package.json'), '{}');
   assert.equal(hasOnnxEngine(dir), true);

@@ -22,7 +22,7 @@ const createEngine = (config: EngineConfig, options: Partial<CreateEngineOptions
 
 test('settings from the environment, with defaults and clear errors', () => {
   assert.deepEqual(engineConfigFromEnv({}), {
-    engine: 'onnx',
+    engine: 'auto',
     model: undefined,
     openaiBaseUrl: DEFAULT_OPENAI_BASE_URL,
     openaiApiKey: undefined,
@@ -67,7 +67,7 @@ test('settings from the environment, with defaults and clear errors', () => {
   assert.equal(engineConfigFromEnv({ KIMINA_DEVICE: 'auto' }).device, 'cpu');
   assert.throws(
     () => engineConfigFromEnv({ KIMINA_ENGINE: 'tensorrt' }),
-    /KIMINA_ENGINE must be one of onnx, openai, llama, got 'tensorrt'/,
+    /KIMINA_ENGINE must be one of auto, onnx, openai, llama, got 'tensorrt'/,
   );
   assert.equal(engineConfigFromEnv({ KIMINA_ENGINE: 'llama', KIMINA_LLAMA_GPU: 'vulkan' }).llamaGpu, 'vulkan');
   assert.equal(engineConfigFromEnv({ KIMINA_LLAMA_WEIGHTS: 'f16' }).llamaWeights, 'f16');

@@ -16,7 +16,7 @@ test('defaults: paths under KIMINA_HOME, the database beside them, server and ve
   assert.equal(s.db, join(homedir(), '.kimina', 'kimina.db'));
   assert.equal(s.port, 8000);
   assert.equal(s.host, '127.0.0.1');
-  assert.equal(s.engine, 'onnx');
+  assert.equal(s.engine, 'auto');
   assert.equal(s.apiToken, undefined);
   assert.equal(s.sandbox, 'auto');
   assert.equal(s.allowedAxioms, undefined);
@@ -58,7 +58,7 @@ test('values are parsed and checked; the first of two names that is set wins; fl
   assert.throws(() => readSettings({ KIMINA_PORT: 'eighty' }), /KIMINA_PORT must be a number, got "eighty"/);
   assert.throws(
     () => readSettings({ KIMINA_ENGINE: 'tensorrt' }),
-    /KIMINA_ENGINE must be one of onnx, openai, llama, got 'tensorrt'/,
+    /KIMINA_ENGINE must be one of auto, onnx, openai, llama, got 'tensorrt'/,
   );
   assert.throws(
     () => readSettings({ KIMINA_SANDBOX: 'docker' }),

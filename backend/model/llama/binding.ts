@@ -18,6 +18,8 @@ export interface Llama {
   readonly gpu: false | 'cuda' | 'vulkan' | 'metal';
   readonly cpuMathCores: number;
   getGpuDeviceNames(): Promise<string[]>;
+  /** The GPU's memory in bytes (on the CPU backend: zeros). */
+  getVramState(): Promise<{ total: number; used: number; free: number }>;
   loadModel(options: { modelPath: string; gpuLayers?: 'auto' | 'max' | number }): Promise<LlamaModel>;
   dispose(): Promise<void>;
 }
@@ -36,13 +38,21 @@ export interface LlamaModel {
   dispose(): Promise<void>;
 }
 
-interface LlamaContext {
+export interface LlamaContext {
   readonly contextSize: number;
   getSequence(options?: { tokenPredictor?: TokenPredictorBase }): LlamaSequence;
   dispose(): Promise<void>;
 }
 
 interface LlamaSequence {
+  /** Where the next token goes: the tokens the sequence holds. */
+  readonly nextTokenIndex: number;
+  /** Evaluates tokens into the sequence's cache (no logits). */
+  evaluateWithoutGeneratingNewTokens(tokens: number[]): Promise<void>;
+  /** Evaluates tokens; those marked generate the next token (logits and sampling, as decoding does). */
+  controlledEvaluate(input: (number | [number, { generateNext?: { token?: boolean } }])[]): Promise<unknown[]>;
+  /** Removes cached tokens in [start, end). */
+  eraseContextTokenRanges(ranges: { start: number; end: number }[]): Promise<void>;
   evaluate(
     tokens: number[],
     options: { temperature: number; topP?: number; seed?: number; yieldEogToken?: boolean },

@@ -4,14 +4,18 @@
 // ids, so the model sees the same tokens; answers are decoded by our tokenizer with the same stop-string rules
 // (onnx/textStream.ts). Several conversations decode together as sequences of one context.
 import { randomInt } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, FinishReason, Generation, OnDelta, SamplingOptions } from '../engine';
 import { loadTokenizer, type Tokenizer } from '../tokenizer';
 import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
 import { SampleText } from '../onnx/textStream';
-import { qwen3ShapeFromConfig } from '../onnx/qwen3Config';
+import { qwen3ShapeFromConfig, type Qwen3Shape } from '../onnx/qwen3Config';
+import { calibrate, scheduleOf, scheduleWords, type Schedule } from '../schedule';
+import { llamaRowCandidates, readCalibrations, storeCalibration } from '../calibrationFile';
+import { llamaStepProbe } from './stepProbe';
 import type { Llama, LlamaModel, NodeLlamaCpp } from './binding';
 import type { GgufWeightType } from './ggufFormat';
 import { ensureModelGguf } from './ggufConvert';
@@ -31,6 +35,10 @@ export interface LlamaEngineOptions {
   threads?: number;
   /** Prompt-lookup drafts per step, or false for none (default). */
   speculation?: number | false;
+  /** Samples decoded at once, overriding the calibration (kimina.rowsAtOnce); 0 or absent: from the calibration. */
+  rowsAtOnce?: number;
+  /** The memory the rows' caches are capped against on the CPU backend; default the machine's (a GPU: its own). */
+  totalMemory?: number;
   log?: (line: string) => void;
 }
 
@@ -54,9 +62,11 @@ export class LlamaEngine implements Engine {
     private readonly template: ChatTemplate,
     private readonly eosIds: Set<number>,
     private readonly options: LlamaEngineOptions,
-    /** Which backend runs and why, the weights and threads: the status line. */
-    readonly detail: string,
+    /** Which backend runs and why, the weights and threads: the status line's start. */
+    private readonly runsOn: string,
     maxContext: number,
+    /** What the calibration is keyed by and the rows are capped with. */
+    private readonly facts: { shape: Qwen3Shape; ggufPath: string; weights: GgufWeightType; devices: string[] },
   ) {
     this.model = modelDir;
     this.maxContext = maxContext;
@@ -122,7 +132,66 @@ export class LlamaEngine implements Engine {
       { ...options, threads },
       detail,
       shape.maxPositions,
+      { shape, ggufPath, weights, devices },
     );
+  }
+
+  /** One line for status output: the backend and why, the weights, threads, and the schedule once known. */
+  get detail(): string {
+    return `${this.runsOn}${this.scheduled ? `; ${scheduleWords(this.scheduled)}` : ''}`;
+  }
+
+  private scheduling?: Promise<Schedule | undefined>;
+  private scheduled?: Schedule;
+
+  /** Where the calibration is kept (calibration.json beside the model): per weights, backend, threads and device. */
+  private calibrationKey(): string {
+    const device = this.facts.devices.join('+') || (cpus()[0]?.model ?? 'cpu');
+    return `llama/${this.facts.weights}/${this.backend}/${this.options.threads}t/${device}`;
+  }
+
+  /**
+   * The device's cost model (schedule.ts) and the row count it implies, as the onnx engine's: three timed decode
+   * steps the first time (stepProbe.ts; rows as sequences of one context), stored beside the model and read back
+   * after; rows capped to what fits half the memory (the GPU's, or the machine's on the CPU) at the recipe's longest
+   * answers in llama.cpp's float16 cache beside the GGUF; kimina.rowsAtOnce, when set, gives the rows. Asked twice
+   * at once, it calibrates once.
+   */
+  schedule(): Promise<Schedule | undefined> {
+    this.scheduling ??= this.findSchedule().then((s) => {
+      this.scheduled = s;
+      return s;
+    });
+    return this.scheduling;
+  }
+
+  private async findSchedule(): Promise<Schedule | undefined> {
+    const key = this.calibrationKey();
+    const stored = readCalibrations(this.model)[key];
+    const gpuMemory = this.llama.gpu ? (await this.llama.getVramState()).total : 0;
+    const memory = stored?.memory ?? (gpuMemory || (this.options.totalMemory ?? totalmem()));
+    let cost = stored && { a: stored.a, m: stored.m, b: stored.b };
+    if (!cost) {
+      const probe = llamaStepProbe(this.gguf, {
+        threads: this.options.threads,
+        flashAttention: this.flashAttention,
+        vocabSize: this.tokenizer.vocabSize,
+      });
+      try {
+        cost = await calibrate(probe.timeStep, 3, Math.min(4096, this.maxContext - 8));
+      } finally {
+        await probe.close();
+      }
+      storeCalibration(this.model, key, gpuMemory ? { ...cost, memory: gpuMemory } : cost);
+    }
+    const ggufBytes = statSync(this.facts.ggufPath, { throwIfNoEntry: false })?.size ?? 0;
+    const candidates = llamaRowCandidates(this.facts.shape, ggufBytes, memory);
+    return scheduleOf(cost, { candidates, override: this.options.rowsAtOnce ?? 0, calibratedNow: !stored });
+  }
+
+  /** On a CPU flash attention slows long-context decoding about 2.7× (docs/llama-engine.md); GPUs: llama.cpp's choice. */
+  private get flashAttention(): boolean | 'auto' {
+    return this.llama.gpu ? 'auto' : false;
   }
 
   /** Which llama.cpp backend runs: 'metal', 'cuda', 'vulkan' or 'cpu'. */
@@ -161,8 +230,7 @@ export class LlamaEngine implements Engine {
       contextSize,
       sequences: prompts.length,
       threads: this.options.threads,
-      // On a CPU flash attention slows long-context decoding about 2.7× (docs/llama-engine.md); GPUs: llama.cpp's choice.
-      flashAttention: this.llama.gpu ? 'auto' : false,
+      flashAttention: this.flashAttention,
     });
     const seed = options.seed ?? randomInt(2 ** 31);
     try {

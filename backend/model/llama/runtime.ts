@@ -23,13 +23,33 @@ export function runtimeDirOf(home: string): string {
   return join(home, 'engines', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}`);
 }
 
-function hasNvidiaDriver(env: NodeJS.ProcessEnv): boolean {
+function hasNvidiaDriver(env: NodeJS.ProcessEnv | undefined): boolean {
   if (process.platform === 'linux' && existsSync('/proc/driver/nvidia/version')) return true;
   try {
     return spawnSync('nvidia-smi', ['-L'], { env, timeout: 5000, stdio: 'ignore' }).status === 0;
   } catch {
     return false;
   }
+}
+
+/**
+ * The GPU llama.cpp could use here, in words, or undefined: an NVIDIA driver (CUDA), or Apple silicon (Metal).
+ * (Vulkan drivers are not looked for: the engine chooser does not install llama.cpp for them unasked.)
+ */
+export function llamaGpuHere(
+  env: NodeJS.ProcessEnv | undefined,
+  platform: string = process.platform,
+  arch: string = process.arch,
+  nvidia: (env: NodeJS.ProcessEnv | undefined) => boolean = hasNvidiaDriver,
+): string | undefined {
+  if (platform === 'darwin' && arch === 'arm64') return 'Apple silicon (Metal)';
+  if ((platform === 'linux' || platform === 'win32') && arch === 'x64' && nvidia(env)) return 'an NVIDIA driver (CUDA)';
+  return undefined;
+}
+
+/** Whether node-llama-cpp is installed in `dir` (runtimeDirOf), without loading it. */
+export function nodeLlamaCppInstalled(dir: string): boolean {
+  return existsSync(join(dir, 'node_modules', 'node-llama-cpp', 'dist', 'index.js'));
 }
 
 /**
@@ -156,7 +176,7 @@ export async function loadNodeLlamaCpp(dir: string, options: LoadRuntimeOptions 
     const gpu = options.gpu !== false;
     const packages = prebuiltPackages(process.platform, process.arch, gpu, gpu && hasNvidiaDriver(env));
     await installNodeLlamaCpp(dir, packages, env, log);
-  } else if (!existsSync(entry)) throw new LlamaUnavailable(`node-llama-cpp is not installed in ${dir}`);
+  } else if (!nodeLlamaCppInstalled(dir)) throw new LlamaUnavailable(`node-llama-cpp is not installed in ${dir}`);
   try {
     // A file URL: node-llama-cpp is an ES module outside the bundle.
     return (await import(pathToFileURL(entry).href)) as NodeLlamaCpp;

@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { calibrate, scheduleOf, scheduleWords, RECIPE_ANSWERS, type Schedule } from '../schedule';
 import { defaultPlan, recipeRowsThatFit, rowCandidates } from './memoryPlan';
-import { readCalibrations, storeCalibration } from './calibrationFile';
+import { readCalibrations, storeCalibration } from '../calibrationFile';
 import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';

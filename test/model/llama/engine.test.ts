@@ -292,3 +292,69 @@ test('the factory builds the llama engine from a checkpoint folder with the runt
     await e.close();
   }
 });
+
+test('schedule(): calibrated on the CPU backend at first use (rows as sequences of one context), stored beside the model, read back, capped by memory; the prover decodes in its waves', async (t) => {
+  const { readFileSync, statSync } = await import('node:fs');
+  const { cacheBytesPerToken } = await import('../../../backend/model/onnx/memoryPlan');
+  const { modelShapeOf } = await import('../../../backend/model/calibrationFile');
+  const { RECIPE_ANSWERS } = await import('../../../backend/model/schedule');
+  const { proveSchedule } = await import('../../../backend/prover/waves');
+  const { DEFAULT_SETTINGS } = await import('../../../backend/prover/request');
+  const folder = tempDir();
+  for (const [name, content] of Object.entries(tinyCheckpointFiles(11))) writeFileSync(join(folder, name), content);
+  const load = (options: { rowsAtOnce?: number; totalMemory?: number } = {}) =>
+    LlamaEngine.load(folder, { runtime, weights: 'f32', threads: 1, gpu: 'cpu', log: () => undefined, ...options });
+
+  const first = await load();
+  let cost;
+  try {
+    const s = await first.schedule();
+    assert.ok(s?.cost && s.calibratedNow && s.from === 'calibration', JSON.stringify(s));
+    cost = s.cost;
+    t.diagnostic(`tiny checkpoint, llama.cpp cpu, 1 thread: ${JSON.stringify(cost)}`);
+    assert.ok(cost.a > 0 && Number.isFinite(cost.b) && Number.isFinite(cost.m), JSON.stringify(cost));
+    assert.deepEqual(
+      s.estimates.map((e) => e.rows),
+      [1, 2, 4, 8],
+    );
+    assert.match(
+      first.detail,
+      /^llama\.cpp cpu .*; 1 threads; calibrated .* a step: \d rows? at once \(expected first proof/,
+    );
+    // The prover's waves follow it.
+    const waves = await proveSchedule(first, { ...DEFAULT_SETTINGS, samples: 8 });
+    assert.equal(waves.rows, Math.min(s.rows, 8));
+    assert.equal(waves.from, 'calibration');
+  } finally {
+    await first.close();
+  }
+  const stored = JSON.parse(readFileSync(join(folder, 'calibration.json'), 'utf8')) as Record<string, unknown>;
+  const [key] = Object.keys(stored);
+  assert.match(key, /^llama\/f32\/cpu\/1t\/./);
+  assert.deepEqual(stored[key], cost);
+
+  // Read back, not timed again; a memory where one recipe-length row fits beside the GGUF leaves one candidate.
+  const shape = modelShapeOf(folder)!;
+  const row = cacheBytesPerToken(shape, 'fp16') * RECIPE_ANSWERS.maxTokens;
+  const gguf = statSync(join(folder, 'gguf', 'model.f32.gguf')).size;
+  const small = await load({ totalMemory: 2 * (gguf + 1.5 * row) });
+  try {
+    const s = await small.schedule();
+    assert.ok(s && !s.calibratedNow);
+    assert.deepEqual(s.cost, cost);
+    assert.deepEqual(
+      s.estimates.map((e) => e.rows),
+      [1],
+    );
+  } finally {
+    await small.close();
+  }
+  const forced = await load({ rowsAtOnce: 3 });
+  try {
+    const s = await forced.schedule();
+    assert.equal(s?.rows, 3);
+    assert.equal(s?.from, 'setting');
+  } finally {
+    await forced.close();
+  }
+});
