@@ -62,8 +62,12 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
   const stopDecoding = linkedController(ctx.signal);
   const stopChecks = linkedController(ctx.signal);
   const checks = new Map<number, Check>();
+  /** Every check started, a lane's superseded early check included (it may still verify, and then it wins). */
+  const allChecks: Check[] = [];
   const exhaustive = ctx.deps.options?.exhaustive === true;
   let winnerLane = -1;
+  /** The check that verified the winning proof: its code is the proof, whichever of its lane's checks it was. */
+  let winnerCheck: Check | undefined;
   const judged = new Set<number>(); // lanes whose verdict was emitted
 
   const startCheck = (k: number, code: string): Check => {
@@ -90,6 +94,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
       }
       if (outcome?.verdict.status === 'valid' && winnerLane < 0) {
         winnerLane = k;
+        winnerCheck = check;
         if (!exhaustive) {
           stopChecks.abort(); // the first verified proof wins: stop the other checks…
           stopDecoding.abort(); // …and the samples still decoding
@@ -110,6 +115,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
       return outcome;
     });
     checks.set(k, check);
+    allChecks.push(check);
     return check;
   };
 
@@ -152,6 +158,9 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
     });
   }
 
+  // Every check settles before the attempts are written, so a superseded early check that verifies is the winner
+  // (its code the proof), never a verdict after the round or a win reported with another block's code.
+  await Promise.all(allChecks.map((c) => c.outcome));
   const started = lanes.flatMap((lane, k) => {
     const gen = generations[k];
     return gen ? [{ lane, k, gen }] : [];
@@ -182,7 +191,8 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         ...(gen.finishReason === 'length' ? { cut: gen.cut ?? 'the answer reached the token limit (max tokens)' } : {}),
         timings: { generateMs: generateMs[k], verifyMs: 0 },
       };
-      const check = checks.get(k); // started early or at the wave's end (checkAtEnd)
+      // The winner's verified check, else the lane's own (started early or at the wave's end, checkAtEnd).
+      const check = winnerLane === k ? winnerCheck : checks.get(k);
       if (!check) return attempt;
       const outcome = await check.outcome;
       attempt.code = check.code;
