@@ -63,6 +63,8 @@ export async function generateRound(
   signal: AbortSignal,
   onComplete: (k: number, text: string) => void,
   wave?: ProveWave,
+  /** The wave's first lane in its round: engines draw row r from (seed, r), so a later wave's seed moves on by it. */
+  seedOffset = 0,
 ): Promise<RoundGeneration> {
   const splitters = lanes.map(() => new ThinkSplitter());
   const watch = new CompletionWatch(lanes.length, onComplete);
@@ -98,7 +100,7 @@ export async function generateRound(
       maxTokens,
       temperature: ctx.settings.temperature,
       topP: ctx.settings.topP,
-      seed: ctx.deps.options?.seed,
+      seed: ctx.deps.options?.seed === undefined ? undefined : ctx.deps.options.seed + seedOffset,
       signal,
     },
     (k, delta) => {

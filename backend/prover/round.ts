@@ -150,6 +150,7 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
         if (extraction.ok) startCheck(wave[i], extraction.code);
       },
       { index: w + 1, of: waves.length, rows: wave.length },
+      wave[0], // a seeded request draws new samples in each wave, as all of them at once would
     );
     decoded.generations.forEach((gen, i) => {
       generations[wave[i]] = gen;

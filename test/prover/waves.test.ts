@@ -223,3 +223,18 @@ test('an engine without a schedule decodes every sample of a round at once, as b
     'scripted-test-double: all 3 samples at once (scripted-test-double has no calibrated schedule)',
   );
 });
+
+test('a seeded request (evaluation --seed) draws distinct samples in every wave, not the first wave again', async () => {
+  // Engines draw row r of a call from (seed, r) (onnx rowRandom, llama.cpp seed + r, servers seed + r): a later wave
+  // of the same prompt with the same seed would decode the first wave's samples again.
+  const log: string[] = [];
+  const engine = new ScheduledEngine(inOrder([]), log, [1, 2]);
+  const verifier = new GatedVerifier(judge, log);
+  await prove({ code: FILE, samples: 5, fixTurns: 0 }, { engine, verifier, options: { seed: 1234, exhaustive: true } });
+  assert.equal(engine.calls.length, 3);
+  const draws = engine.calls.flatMap((c) => c.conversations.map((_, row) => `${c.options.seed}:${row}`));
+  assert.equal(new Set(draws).size, 5, `(seed, row) draws: ${draws.join(', ')}`);
+  // Under seed + row, the waves draw exactly what all five decoded at once would have.
+  const seedPlusRow = engine.calls.flatMap((c) => c.conversations.map((_, row) => c.options.seed! + row));
+  assert.deepEqual(seedPlusRow, [1234, 1235, 1236, 1237, 1238]);
+});
