@@ -7,9 +7,9 @@ import type { Settings } from '../settings/settings';
 import { parseArgs } from './args';
 import { engineConfigOf } from '../model/index';
 import { DEFAULT_MODEL, locateModel } from '../model/modelStore';
-import { aboutTime, forgetChoices, machineKey, readChoice, type EngineEstimate } from '../model/engineChoice';
+import { forgetChoices, machineKey, readChoice, type EngineEstimate } from '../model/engineChoice';
 import { compareAndStore, realAutoDeps } from '../model/autoEngine';
-import { costWords } from '../model/schedule';
+import { aboutTime, costWords } from '../model/schedule';
 
 export const CALIBRATE_USAGE = `  calibrate [ID] [--with-llama] [--again] [--json]
         time the in-process engines on this machine (onnx; llama.cpp where installed or a GPU it can use is here,

@@ -9,7 +9,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage } from '../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from './engine';
-import type { Schedule, StepCost } from './schedule';
+import { aboutTime, type Schedule, type StepCost } from './schedule';
 
 /** The engines auto chooses between. */
 export type InProcessKind = 'onnx' | 'llama';
@@ -91,11 +91,6 @@ export function forgetChoices(dir: string): void {
   } catch {
     /* read-only */
   }
-}
-
-/** Seconds as the status line says them: "~40 s", "~12 min". */
-export function aboutTime(seconds: number): string {
-  return seconds < 90 ? `~${Math.round(seconds)} s` : `~${Math.round(seconds / 60)} min`;
 }
 
 function estimateWords(e: EngineEstimate): string {

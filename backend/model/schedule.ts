@@ -262,8 +262,13 @@ export function worstCaseSeconds(
   return seconds * budget.turns;
 }
 
+/** Seconds as the status lines say them: "~40 s", "~12 min". */
+export function aboutTime(seconds: number): string {
+  return seconds < 90 ? `~${Math.round(seconds)} s` : `~${Math.round(seconds / 60)} min`;
+}
+
 /**
- * A schedule in words, for status lines: "calibrated 25.0 ms + … a step: 1 row at once (expected first proof 58
+ * A schedule in words, for status lines: "calibrated 25.0 ms + … a step: 1 row at once (expected first proof ~58
  * min over the recipe's answers)", with "(kimina.rowsAtOnce)" after the rows when the setting chose them.
  */
 export function scheduleWords(s: Schedule): string {
@@ -271,6 +276,6 @@ export function scheduleWords(s: Schedule): string {
   const expected =
     s.expectedFirstProofSeconds === undefined
       ? ''
-      : ` (expected first proof ${(s.expectedFirstProofSeconds / 60).toFixed(0)} min over the recipe's answers)`;
+      : ` (expected first proof ${aboutTime(s.expectedFirstProofSeconds)} over the recipe's answers)`;
   return s.cost ? `calibrated ${costWords(s.cost)}: ${rows}${expected}` : `${rows}${expected}`;
 }

@@ -47,9 +47,9 @@ test("the tooltip says how many samples decode at once and the engine's calibrat
     state: 'ready',
     engine: 'onnx',
     schedule:
-      "calibrated 25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step: 1 row at once (expected first proof 58 min over the recipe's answers)",
+      "calibrated 25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step: 1 row at once (expected first proof ~58 min over the recipe's answers)",
   });
   assert.match(look.tooltip, /^Engine: onnx$/m);
-  assert.match(look.tooltip, /^Decoding: calibrated 25\.0 ms .*: 1 row at once \(expected first proof 58 min/m);
+  assert.match(look.tooltip, /^Decoding: calibrated 25\.0 ms .*: 1 row at once \(expected first proof ~58 min/m);
   assert.doesNotMatch(statusLook({ state: 'ready', engine: 'openai' }).tooltip, /Decoding/);
 });

@@ -75,7 +75,7 @@ test('kimina model pull / list / path through the real CLI against a stand-in hu
   const calibrated = await kimina(['model', 'list'], env);
   assert.match(
     calibrated.stdout,
-    /^ {2}me\/ready on c-api-gqa\/fp32\/16t\/cpu\/Some CPU: calibrated 8\.0 ms \+ 0\.3 ms per further row \+ 0\.02 µs per cached token a step: 8 rows at once \(expected first proof \d+ min over the recipe's answers\)$/m,
+    /^ {2}me\/ready on c-api-gqa\/fp32\/16t\/cpu\/Some CPU: calibrated 8\.0 ms \+ 0\.3 ms per further row \+ 0\.02 µs per cached token a step: 8 rows at once \(expected first proof ~\d+ (?:s|min) over the recipe's answers\)$/m,
   );
   const forced = await kimina(['model', 'list', '--json'], { ...env, KIMINA_ROWS_AT_ONCE: '3' });
   const [entry] = JSON.parse(forced.stdout) as Array<{ calibrations: { key: string; rows: number; from: string }[] }>;

@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { autoEngine, LLAMA_ABSENT, realAutoDeps, type AutoDeps } from '../../backend/model/autoEngine';
-import { aboutTime, machineKey, type InProcessKind } from '../../backend/model/engineChoice';
+import { machineKey, type InProcessKind } from '../../backend/model/engineChoice';
+import { aboutTime } from '../../backend/model/schedule';
 import { createEngine, type EngineConfig } from '../../backend/model/index';
 import { llamaGpuHere, runtimeDirOf } from '../../backend/model/llama/runtime';
 import { calibrate, scheduleOf, type StepCost, type TimeStep } from '../../backend/model/schedule';

@@ -10,6 +10,7 @@ import {
   scheduleOf,
   stepMs,
   costWords,
+  scheduleWords,
   worstCaseSeconds,
   waveFinishTimes,
   RECIPE_ANSWERS,
@@ -127,4 +128,19 @@ test('memory: rows of 24,576-token answers that fit half of a 16 GB laptop besid
   assert.equal(rowsThatFit(fp32, 24_576, 16 * gib, 0.5 * gib), 1);
   assert.equal(rowsThatFit(int8, 24_576, 16 * gib, 0.5 * gib), 5);
   assert.equal(rowsThatFit(fp32, 24_576, 8 * gib, 0.5 * gib), 0);
+});
+
+test("a schedule's words say a first proof under a minute in seconds, as the engine choice beside them does", () => {
+  // A fast device: the expected first proof is under a minute; "0 min" or "1 min" would misstate it.
+  const fast: StepCost = { a: 0.5, m: 0.01, b: 1e-6 };
+  const s = scheduleOf(fast, { candidates: [8] })!;
+  assert.ok(s.expectedFirstProofSeconds! < 60, `expected ${s.expectedFirstProofSeconds} s`);
+  const words = scheduleWords(s);
+  assert.match(words, new RegExp(`expected first proof ~${Math.round(s.expectedFirstProofSeconds!)} s over`), words);
+  // A slow one in minutes, rounded.
+  const slow = scheduleOf(CPU, { candidates: [1] })!;
+  assert.match(
+    scheduleWords(slow),
+    new RegExp(`expected first proof ~${Math.round(slow.expectedFirstProofSeconds! / 60)} min over`),
+  );
 });
