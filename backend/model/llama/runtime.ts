@@ -7,7 +7,7 @@
 // x64, CUDA where an NVIDIA driver answers. The install runs npm (on the PATH, or beside kimina.nodePath's
 // Node); with no npm the engine says so and the onnx engine runs instead (docs/llama-engine.md).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { NodeLlamaCpp } from './binding';
@@ -86,19 +86,35 @@ function installed(dir: string): string[] {
   }
 }
 
-/** npm next to the Node that runs the backend (a set kimina.nodePath), else the one on the PATH. */
-function npmCommand(): string {
-  const name = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const beside = join(dirname(process.execPath), name);
-  return existsSync(beside) && !process.versions.electron ? beside : name;
+/** How to start npm: the command and whether through a shell. */
+export interface NpmCommand {
+  command: string;
+  shell: boolean;
 }
 
-function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+/**
+ * npm next to the Node that runs the backend (a set kimina.nodePath), else the one on the PATH. On Windows npm is
+ * a .cmd, which Node starts only through a shell (cmd.exe); the shell reads the command line, so the path is
+ * quoted: Node's default folder is C:\Program Files\nodejs, and a space (or an `&` in a user name) would cut it.
+ */
+export function npmCommand(
+  platform: string = process.platform,
+  execPath: string = process.execPath,
+  inElectron: boolean = Boolean(process.versions.electron),
+): NpmCommand {
+  const windows = platform === 'win32';
+  const name = windows ? 'npm.cmd' : 'npm';
+  const beside = join(dirname(execPath), name);
+  const command = existsSync(beside) && !inElectron ? beside : name;
+  return windows ? { command: `"${command}"`, shell: true } : { command, shell: false };
+}
+
+function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv, npm: NpmCommand): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(npmCommand(), args, {
+    const child = spawn(npm.command, args, {
       cwd,
       env,
-      shell: process.platform === 'win32',
+      shell: npm.shell,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let tail = '';
@@ -121,39 +137,95 @@ function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<vo
   });
 }
 
-/** Installs node-llama-cpp and the given binary packages into `dir` (nothing when they are there already). */
-async function installNodeLlamaCpp(
+/** A lock untouched this long holds nothing: its process died (the holder touches it every minute). */
+const STALE_LOCK_MS = 5 * 60_000;
+
+/**
+ * Runs `fn` holding `dir`.lock (a directory: mkdir is atomic), so two backends starting at once (two windows, the
+ * CLI beside the editor) do not run npm in one folder together; the second waits, then finds the install done.
+ */
+async function withInstallLock<T>(dir: string, log: (line: string) => void, fn: () => Promise<T>): Promise<T> {
+  const lock = `${dir}.lock`;
+  mkdirSync(dirname(lock), { recursive: true });
+  let said = false;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+      if (since !== undefined && Date.now() - since > STALE_LOCK_MS) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (!said) log(`llama: another process is installing node-llama-cpp into ${dir}; waiting for it`);
+      said = true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const touch = setInterval(() => {
+    const now = new Date();
+    try {
+      utimesSync(lock, now, now);
+    } catch {
+      /* gone: the next holder's */
+    }
+  }, 60_000);
+  touch.unref();
+  try {
+    return await fn();
+  } finally {
+    clearInterval(touch);
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Whether `dir` holds node-llama-cpp with every one of `packages` (the marker lists what an install finished). */
+function hasPackages(dir: string, packages: string[]): boolean {
+  const have = new Set(installed(dir));
+  return existsSync(join(dir, 'node_modules', 'node-llama-cpp', 'package.json')) && packages.every((p) => have.has(p));
+}
+
+/**
+ * Installs node-llama-cpp and the given binary packages into `dir` (nothing when they are there already), one
+ * process at a time.
+ */
+export async function installNodeLlamaCpp(
   dir: string,
   packages: string[],
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
+  npm: NpmCommand = npmCommand(),
 ): Promise<void> {
-  const have = new Set(installed(dir));
-  if (existsSync(join(dir, 'node_modules', 'node-llama-cpp', 'package.json')) && packages.every((p) => have.has(p)))
-    return;
-  mkdirSync(dir, { recursive: true });
-  const manifest = join(dir, 'package.json');
-  if (!existsSync(manifest)) writeFileSync(manifest, '{ "name": "kimina-llama-runtime", "private": true }\n');
-  const all = [...new Set([...have, ...packages])];
-  log(`llama: installing node-llama-cpp ${NODE_LLAMA_CPP_VERSION} with ${all.join(', ')} into ${dir} (once)`);
-  // Optional dependencies (every platform's binaries) left out; the wanted ones are named. No install scripts:
-  // node-llama-cpp's postinstall only builds from source where no prebuilt binary fits, which the engine never uses.
-  await runNpm(
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      '--omit=optional',
-      '--ignore-scripts',
-      '--loglevel=error',
-      '--save-exact',
-      `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`,
-      ...all.map((p) => `${p}@${NODE_LLAMA_CPP_VERSION}`),
-    ],
-    dir,
-    env,
-  );
-  writeFileSync(join(dir, MARKER), JSON.stringify({ packages: all }) + '\n');
+  if (hasPackages(dir, packages)) return;
+  await withInstallLock(dir, log, async () => {
+    if (hasPackages(dir, packages)) return; // another process installed them while this one waited
+    mkdirSync(dir, { recursive: true });
+    const manifest = join(dir, 'package.json');
+    if (!existsSync(manifest)) writeFileSync(manifest, '{ "name": "kimina-llama-runtime", "private": true }\n');
+    const all = [...new Set([...installed(dir), ...packages])];
+    log(`llama: installing node-llama-cpp ${NODE_LLAMA_CPP_VERSION} with ${all.join(', ')} into ${dir} (once)`);
+    // Optional dependencies (every platform's binaries) left out; the wanted ones are named. No install scripts:
+    // node-llama-cpp's postinstall only builds from source where no prebuilt binary fits, which the engine never uses.
+    await runNpm(
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--omit=optional',
+        '--ignore-scripts',
+        '--loglevel=error',
+        '--save-exact',
+        `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`,
+        ...all.map((p) => `${p}@${NODE_LLAMA_CPP_VERSION}`),
+      ],
+      dir,
+      env,
+      npm,
+    );
+    writeFileSync(join(dir, MARKER), JSON.stringify({ packages: all }) + '\n');
+  });
 }
 
 export interface LoadRuntimeOptions {
