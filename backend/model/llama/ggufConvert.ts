@@ -1,7 +1,7 @@
 // The llama engine's GGUF, written lazily from the model folder's safetensors checkpoint (the folder itself, or
 // its checkpoint/ subfolder that `kimina model pull` keeps) and cached beside the model as gguf/model.<type>.gguf;
-// written again when the checkpoint or config.json is newer than it. Written to a temporary name and renamed, so
-// an interrupted conversion never leaves a loadable half file. No Python.
+// written again when the checkpoint or config.json is newer than it. Written to a temporary name of this process
+// and renamed, so an interrupted conversion never leaves a loadable half file. No Python.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SafetensorsCheckpoint } from '../onnx/safetensors';
@@ -64,7 +64,8 @@ export async function ensureModelGguf(
   const eos = tokenizer.eosToken ?? '<|im_end|>';
   const gguf = ggufTokenizerOf(tokenJson, shape.vocabSize, { eos, pad: tokenizer.templateTokens.pad_token ?? eos });
   mkdirSync(join(modelDir, 'gguf'), { recursive: true });
-  const partial = `${path}.partial`;
+  // This process's own temporary name: two backends converting at once (two windows) never write into one file.
+  const partial = `${path}.${process.pid}.partial`;
   const t0 = Date.now();
   log(`llama: writing ${path} (${weights} matrices) from ${ckpt}`);
   try {

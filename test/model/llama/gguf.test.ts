@@ -3,7 +3,7 @@
 // floats within each type's stated error bound; the lazy, cached conversion beside a model folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -157,4 +157,18 @@ test('a model folder without a checkpoint (an ONNX export) says so, as LlamaUnav
     assert.match(e.message, /onnx engine/);
     return true;
   });
+});
+
+test("a conversion leaves another process's half-written GGUF alone (two backends converting at once)", async () => {
+  const dir = checkpointFolder();
+  const path = ggufPathOf(dir, 'q8_0');
+  // Another backend (another window) started converting the same folder and is writing its temporary file.
+  mkdirSync(join(dir, 'gguf'), { recursive: true });
+  const theirs = `${path}.partial`;
+  writeFileSync(theirs, 'another process is writing this');
+  const written = await ensureModelGguf(dir, 'q8_0');
+  assert.equal(written, path);
+  assert.ok(existsSync(theirs), "the other process's file was taken (its rename would then fail)");
+  assert.equal(readFileSync(theirs, 'utf8'), 'another process is writing this', 'and overwritten');
+  assert.ok(readGguf(path).tensors.length > 0, 'ours is a whole GGUF');
 });
