@@ -137,26 +137,35 @@ export async function runRound(ctx: ProveContext, lanes: Lane[]): Promise<RoundR
     lanes.map((_, k) => k),
     ctx.rowsAtOnce,
   );
-  for (const [w, wave] of waves.entries()) {
-    // A verified proof (unless exhaustive), a cancel or a verifier that cannot run: no further wave starts.
-    if (stopDecoding.signal.aborted) break;
-    const decoded = await generateRound(
-      ctx,
-      wave.map((k) => lanes[k]),
-      stopDecoding.signal,
-      (i, text) => {
-        if (!early || (winnerLane >= 0 && !exhaustive) || stopChecks.signal.aborted) return;
-        const extraction = extractProof(text, ctx.statement);
-        if (extraction.ok) startCheck(wave[i], extraction.code);
-      },
-      { index: w + 1, of: waves.length, rows: wave.length },
-      wave[0], // a seeded request draws new samples in each wave, as all of them at once would
-    );
-    decoded.generations.forEach((gen, i) => {
-      generations[wave[i]] = gen;
-      generateMs[wave[i]] = decoded.generateMs;
-      checkAtEnd(wave[i], gen); // Lean judges this wave's answers while the next wave decodes
-    });
+  try {
+    for (const [w, wave] of waves.entries()) {
+      // A verified proof (unless exhaustive), a cancel or a verifier that cannot run: no further wave starts.
+      if (stopDecoding.signal.aborted) break;
+      const decoded = await generateRound(
+        ctx,
+        wave.map((k) => lanes[k]),
+        stopDecoding.signal,
+        (i, text) => {
+          if (!early || (winnerLane >= 0 && !exhaustive) || stopChecks.signal.aborted) return;
+          const extraction = extractProof(text, ctx.statement);
+          if (extraction.ok) startCheck(wave[i], extraction.code);
+        },
+        { index: w + 1, of: waves.length, rows: wave.length },
+        wave[0], // a seeded request draws new samples in each wave, as all of them at once would
+      );
+      decoded.generations.forEach((gen, i) => {
+        generations[wave[i]] = gen;
+        generateMs[wave[i]] = decoded.generateMs;
+        checkAtEnd(wave[i], gen); // Lean judges this wave's answers while the next wave decodes
+      });
+    }
+  } catch (err) {
+    // A wave that cannot decode ends the request: the earlier waves' Lean checks stop with it.
+    stopChecks.abort();
+    stopDecoding.abort();
+    stopDecoding.unlink();
+    stopChecks.unlink();
+    throw err;
   }
 
   // Every check settles before the attempts are written, so a superseded early check that verifies is the winner

@@ -238,3 +238,26 @@ test('a seeded request (evaluation --seed) draws distinct samples in every wave,
   const seedPlusRow = engine.calls.flatMap((c) => c.conversations.map((_, row) => c.options.seed! + row));
   assert.deepEqual(seedPlusRow, [1234, 1235, 1236, 1237, 1238]);
 });
+
+test("a wave whose decoding fails ends the request: the earlier wave's Lean checks are stopped, not left running", async () => {
+  const log: string[] = [];
+  /** Test double: the scheduled engine whose second wave fails (an engine error: out of memory, a lost GPU). */
+  class FailingSecondWave extends ScheduledEngine {
+    override async generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta) {
+      if (this.calls.length === 1) {
+        this.calls.push({ conversations, options });
+        throw new Error('the engine failed');
+      }
+      return super.generate(conversations, options, onDelta);
+    }
+  }
+  const engine = new FailingSecondWave(inOrder([]), log, [1, 2]);
+  // Lean takes long over the first wave's answers (a test double honouring the abort signal).
+  const verifier = new StandInVerifier(() => ({ verdict: leanError([mismatch]), delayMs: 5000 }));
+  const t0 = Date.now();
+  await assert.rejects(prove({ code: FILE, samples: 4, fixTurns: 0 }, { engine, verifier }), /the engine failed/);
+  assert.equal(verifier.calls.length, 2, "the first wave's two answers went to Lean");
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(verifier.aborted, 2, "the first wave's checks were stopped with the request");
+  assert.ok(Date.now() - t0 < 4000);
+});
