@@ -3,7 +3,7 @@
 // before n answers decoded together would. An engine without a schedule (an OpenAI-compatible server) decodes
 // every sample of a round at once, as before.
 import type { Engine } from '../model/engine';
-import { costWords, worstCaseSeconds, type Schedule } from '../model/schedule';
+import { costWords, expectedFirstProof, worstCaseSeconds, type Schedule } from '../model/schedule';
 import type { ProveSchedule } from '../protocol';
 import type { ProveSettings } from './request';
 
@@ -27,7 +27,11 @@ export async function proveSchedule(engine: Engine, settings: ProveSettings): Pr
   const worst = cost
     ? worstCaseSeconds(cost, { rows, samples, maxTokens: settings.maxTokens, turns: 1 + settings.fixTurns })
     : undefined;
-  const expected = schedule?.expectedFirstProofSeconds;
+  // The schedule's estimate is at its own rows; a request with fewer samples decodes fewer at once.
+  const expected =
+    cost && schedule && rows !== schedule.rows
+      ? expectedFirstProof(cost, rows).expectedSeconds
+      : schedule?.expectedFirstProofSeconds;
   const from = !schedule ? 'engine' : schedule.from;
   const grounds =
     from === 'engine'

@@ -5,7 +5,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatMessage, ProveEvent } from '../../backend/protocol';
 import type { Generation, OnDelta, SamplingOptions } from '../../backend/model/engine';
-import { calibrate, scheduleOf, stepMs, type Schedule, type StepCost } from '../../backend/model/schedule';
+import {
+  calibrate,
+  expectedFirstProof,
+  scheduleOf,
+  stepMs,
+  type Schedule,
+  type StepCost,
+} from '../../backend/model/schedule';
 import { prove } from '../../backend/prover/prove';
 import { TerminalView } from '../../backend/prover/terminal';
 import { WELL_FORMED } from '../../backend/demo/kiminaExamples';
@@ -260,4 +267,22 @@ test("a wave whose decoding fails ends the request: the earlier wave's Lean chec
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(verifier.aborted, 2, "the first wave's checks were stopped with the request");
   assert.ok(Date.now() - t0 < 4000);
+});
+
+test("fewer samples than the scheduled rows: the expected first proof is the cost model's at the rows that decode", async () => {
+  const log: string[] = [];
+  const engine = new ScheduledEngine(inOrder([]), log, [1, 2, 4, 8]); // the GPU-like device takes 8 rows
+  assert.equal((await engine.schedule())!.rows, 8);
+  const events: ProveEvent[] = [];
+  await prove({ code: FILE, samples: 4, fixTurns: 0 }, { engine, verifier: new GatedVerifier(judge, log) }, (e) =>
+    events.push(e),
+  );
+  const started = events.find((e) => e.type === 'started');
+  assert.ok(started?.type === 'started' && started.schedule?.calibration);
+  const s = started.schedule;
+  assert.equal(s.rows, 4);
+  const atFour = expectedFirstProof(s.calibration!, 4).expectedSeconds;
+  const atEight = expectedFirstProof(s.calibration!, 8).expectedSeconds;
+  assert.ok(atFour > atEight * 1.2, 'the two row counts differ enough to tell apart');
+  assert.equal(s.expectedFirstProofSeconds, atFour);
 });
