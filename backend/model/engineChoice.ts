@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import type { ChatMessage } from '../protocol';
+import { errorKindOf, type ChatMessage, type ErrorKind } from '../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from './engine';
 import { aboutTime, type Schedule, type StepCost } from './schedule';
 
@@ -168,6 +168,8 @@ export async function compareEngines(
 ): Promise<{ choice: EngineChoice; engine: Engine }> {
   const estimates: EngineEstimate[] = [];
   const errors: string[] = [];
+  /** The first failure's kind (a model not there), kept on the error when none loads: the caller's remedy. */
+  let kind: ErrorKind | undefined;
   let last: { kind: InProcessKind; engine: Engine } | undefined;
   for (const c of candidates) {
     if (last) await last.engine.close();
@@ -178,6 +180,7 @@ export async function compareEngines(
     } catch (err) {
       const why = (err as Error).message;
       errors.push(`${c.kind}: ${why}`);
+      kind ??= errorKindOf(err);
       log(`engine auto: ${c.kind} did not load (${why})`);
       estimates.push({ engine: c.kind, label: c.kind, none: `did not load (${why})` });
       continue;
@@ -190,7 +193,8 @@ export async function compareEngines(
     last = { kind: c.kind, engine };
   }
   const loaded = estimates.filter((e) => !e.none?.startsWith('did not load'));
-  if (loaded.length === 0) throw new Error(`no in-process engine loads: ${errors.join('; ')}`);
+  if (loaded.length === 0)
+    throw Object.assign(new Error(`no in-process engine loads: ${errors.join('; ')}`), kind ? { kind } : {});
   const choice = choose([...loaded, ...estimates.filter((e) => !loaded.includes(e))]); // untimed: a loaded one first
   if (last && last.kind === choice.engine) return { choice, engine: last.engine };
   if (last) await last.engine.close();

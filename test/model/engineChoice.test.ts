@@ -15,6 +15,8 @@ import { llamaGpuHere, runtimeDirOf } from '../../backend/model/llama/runtime';
 import { calibrate, scheduleOf, type StepCost, type TimeStep } from '../../backend/model/schedule';
 import type { Engine, Generation } from '../../backend/model/engine';
 import { writeTinyModel } from '../../backend/demo/models/tinyModel';
+import { ModelNotAvailable } from '../../backend/model/modelStore';
+import { errorKindOf } from '../../backend/protocol/errors';
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kimina-choice-'));
@@ -231,4 +233,19 @@ test('the real auto on the tiny model without llama.cpp or a GPU: the onnx engin
   } finally {
     await auto.close();
   }
+});
+
+test('no candidate loads, the model not there: the error keeps its kind, so the editor offers to pull a model', async () => {
+  const s = scripted({ onnx: CPU_LIKE, llama: GPU_LIKE });
+  s.deps.load.onnx = async () => {
+    throw new ModelNotAvailable('the model is not pulled yet: run `kimina model pull`');
+  };
+  s.deps.load.llama = async () => {
+    throw new Error('npm install of node-llama-cpp failed (offline)');
+  };
+  await assert.rejects(autoEngine(s.cfg, { home: s.home, log: () => undefined }, s.deps), (e: Error) => {
+    assert.equal(errorKindOf(e), 'model-missing');
+    assert.match(e.message, /not pulled yet.*offline/s);
+    return true;
+  });
 });
