@@ -41,16 +41,16 @@ export interface Engine {
   /** How kimina.engine = auto chose this engine, in words (engineChoice.ts), when it did. */
   readonly engineChoice?: string;
   /**
-   * Generates one answer per conversation, all decoded together where the engine can batch.
-   * n samples of one prompt = the same conversation n times. Rejects only on setup failures;
-   * a cancelled signal resolves with what was generated so far and finishReason 'cancelled'.
-   */
-  /**
    * How many samples to decode at once, from a calibrated cost model of the device (schedule.ts) or the
    * kimina.rowsAtOnce override; the prover decodes its samples in waves of that many. Engines without it (an
    * OpenAI-compatible server), or answering undefined, get every sample of a round at once.
    */
   schedule?(): Promise<Schedule | undefined>;
+  /**
+   * Generates one answer per conversation, all decoded together where the engine can batch.
+   * n samples of one prompt = the same conversation n times. Rejects only on setup failures;
+   * a cancelled signal resolves with what was generated so far and finishReason 'cancelled'.
+   */
   generate(conversations: ChatMessage[][], options: SamplingOptions, onDelta?: OnDelta): Promise<Generation[]>;
   /** Tokens of the rendered prompt (chat template with the generation prompt), for length limits. */
   countPromptTokens(conversation: ChatMessage[]): Promise<number>;
