@@ -63,7 +63,12 @@ export async function ensureModelGguf(
   const tokenJson = JSON.parse(readFileSync(join(meta, 'tokenizer.json'), 'utf8')) as unknown;
   const eos = tokenizer.eosToken ?? '<|im_end|>';
   const gguf = ggufTokenizerOf(tokenJson, shape.vocabSize, { eos, pad: tokenizer.templateTokens.pad_token ?? eos });
-  mkdirSync(join(modelDir, 'gguf'), { recursive: true });
+  try {
+    mkdirSync(join(modelDir, 'gguf'), { recursive: true });
+  } catch (e) {
+    // a read-only model folder (or a file in the way): the engine factory falls back to onnx and says why
+    throw new LlamaUnavailable(`the GGUF cannot be written beside the model (${(e as Error).message})`);
+  }
   // This process's own temporary name: two backends converting at once (two windows) never write into one file.
   const partial = `${path}.${process.pid}.partial`;
   const t0 = Date.now();
@@ -77,6 +82,9 @@ export async function ensureModelGguf(
     renameSync(partial, path);
   } catch (e) {
     rmSync(partial, { force: true });
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOSPC')
+      throw new LlamaUnavailable(`the GGUF cannot be written beside the model (${(e as Error).message})`);
     throw e;
   }
   log(`llama: GGUF written in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -172,3 +172,13 @@ test("a conversion leaves another process's half-written GGUF alone (two backend
   assert.equal(readFileSync(theirs, 'utf8'), 'another process is writing this', 'and overwritten');
   assert.ok(readGguf(path).tensors.length > 0, 'ours is a whole GGUF');
 });
+
+test('a model folder the GGUF cannot be written into says so, as LlamaUnavailable (the factory then runs onnx)', async () => {
+  const dir = checkpointFolder();
+  writeFileSync(join(dir, 'gguf'), 'a file where the cache folder would go'); // fails for root too, unlike a chmod
+  await assert.rejects(ensureModelGguf(dir, 'q8_0'), (e: Error) => {
+    assert.ok(e instanceof LlamaUnavailable, String(e));
+    assert.match(e.message, /cannot be written beside the model/);
+    return true;
+  });
+});
