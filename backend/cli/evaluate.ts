@@ -139,7 +139,7 @@ async function runCommand(p: Parsed, settings: Settings): Promise<number> {
   if (!model) throw new Error('kimina eval run needs --model NAME');
   const engineName = flagString(p, 'engine') ?? (isSet('engine', settings.childEnv) ? settings.engine : 'openai');
   if (!(engineKinds as readonly string[]).includes(engineName))
-    throw new Error(`--engine must be ${[...engineKinds].reverse().join(' or ')}, got '${engineName}'`);
+    throw new Error(`--engine must be one of ${engineKinds.join(', ')}, got '${engineName}'`);
   const split = flagString(p, 'split')?.toLowerCase() ?? null;
   const samples = intFlag(p, 'samples', 32, 1, 1024);
   const fixTurns = intFlag(p, 'fix-turns', 1, 0, 1);

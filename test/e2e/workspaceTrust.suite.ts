@@ -119,7 +119,7 @@ describe('Workspace Trust: a hostile workspace settings file', () => {
     const envOf = (name: string) => environ.find((e) => e.startsWith(`${name}=`))?.slice(name.length + 1);
     assert.equal(envOf('KIMINA_REPL_COMMAND'), standInReplCommand());
     assert.equal(envOf('KIMINA_MODEL'), join(scratch, 'model'));
-    assert.equal(envOf('KIMINA_ENGINE'), 'onnx');
+    assert.equal(envOf('KIMINA_ENGINE'), 'auto', "the default: the workspace's 'openai' is not read");
     assert.equal(envOf('KIMINA_SERVER_URL'), undefined);
     assert.equal(envOf('KIMINA_API_TOKEN'), undefined);
     assert.equal(envOf('KIMINA_OPENAI_BASE_URL'), undefined);

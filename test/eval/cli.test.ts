@@ -38,7 +38,7 @@ test('bad arguments are refused before anything starts', async (t) => {
   await assert.rejects(run(['run', '--model', 'm', '--db', db]), /needs a benchmark/);
   await assert.rejects(
     run(['run', bench, '--model', 'm', '--engine', 'vllm', '--db', db]),
-    /--engine must be openai or onnx, got 'vllm'/,
+    /--engine must be one of auto, onnx, openai, llama, got 'vllm'/,
   );
   await assert.rejects(
     run(['run', bench, '--model', 'm', '--samples', '0', '--db', db]),

@@ -97,7 +97,7 @@ test('the extension reads every kimina.* setting through the table, and updates 
 
 test('set values travel as KIMINA_* variables; empty ones stay unset so the backend default applies', () => {
   assert.deepEqual(settingsEnv(defaults), {
-    KIMINA_ENGINE: 'onnx',
+    KIMINA_ENGINE: 'auto',
     KIMINA_TIMEOUT: '60',
     KIMINA_PROVE_TIMEOUT: '900',
     KIMINA_DEVICE: 'auto',

@@ -235,6 +235,7 @@ test('the engine settings reach the engine: KIMINA_KV_CACHE, KIMINA_SPECULATION,
     create(config, { home: kiminaHome(), ...o });
   const engine = (await createEngine(
     engineConfigFromEnv({
+      KIMINA_ENGINE: 'onnx',
       KIMINA_MODEL: scripted,
       KIMINA_THREADS: '1',
       KIMINA_KV_CACHE: 'fp16',
@@ -252,7 +253,12 @@ test('the engine settings reach the engine: KIMINA_KV_CACHE, KIMINA_SPECULATION,
     await engine.close();
   }
   const plain = (await createEngine(
-    engineConfigFromEnv({ KIMINA_MODEL: scripted, KIMINA_THREADS: '1', KIMINA_KV_CACHE: 'fp32' }),
+    engineConfigFromEnv({
+      KIMINA_ENGINE: 'onnx',
+      KIMINA_MODEL: scripted,
+      KIMINA_THREADS: '1',
+      KIMINA_KV_CACHE: 'fp32',
+    }),
     { log: () => undefined },
   )) as OnnxEngine;
   assert.equal(plain.speculating, false);
