@@ -1,6 +1,7 @@
 // Runs every *.test.ts under the given folder with node's test runner (TypeScript through tsx).
 // `test` alone skips the e2e and trainer folders, which have their own scripts.
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -34,7 +35,13 @@ if (root.startsWith('test/trainer')) {
 }
 // The e2e files share one packaged extension and code-server install: run them one at a time.
 const serial = root.startsWith('test/e2e') ? ['--test-concurrency=1'] : [];
+// Every temporary folder the tests make (hundreds a run) goes under one scratch folder, removed at the end. The e2e
+// files keep the system's: code-server puts its IPC sockets there and the harness cleans up after itself.
+const scratch = serial.length === 0 ? mkdtempSync(join(tmpdir(), 'kimina-tests-')) : undefined;
+const env = scratch ? { ...process.env, TMPDIR: scratch, TMP: scratch, TEMP: scratch } : process.env;
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...serial, ...files], {
   stdio: 'inherit',
+  env,
 });
+if (scratch) rmSync(scratch, { recursive: true, force: true });
 process.exit(r.status ?? 1);
