@@ -161,7 +161,7 @@ function list(args: string[], settings: Settings): number {
   }
   if (models.length === 0) {
     console.log(
-      `no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint({ endpoint: settings.hfEndpoint })})`,
+      `no models yet; run \`kimina model pull ${DEFAULT_MODEL}\` (hub: ${hubEndpoint({ hfEndpoint: settings.hfEndpoint })})`,
     );
     return 0;
   }

@@ -36,44 +36,35 @@ export interface RepoListing {
   files: HubFile[];
 }
 
-export interface HubOptions {
-  /** Base URL of the hub (the HF_ENDPOINT setting); default https://huggingface.co. */
-  endpoint?: string;
-  /** Access token (HF_TOKEN or HUGGING_FACE_HUB_TOKEN); else the token file. */
-  token?: string;
-  /** The token file `hf auth login` (formerly `huggingface-cli login`) writes (HF_TOKEN_PATH). */
-  tokenPath?: string;
-  /** HF_HUB_OFFLINE: the hub is not contacted. */
-  offline?: boolean;
-  /** HF_HUB_CACHE: huggingface_hub's cache, read (never written) for models already downloaded there. */
-  cacheDir?: string;
-  /** Where to tell users to put a model folder when the hub cannot be reached. */
+/** The hub's part of the backend settings, under their own names (docs/settings.md). */
+export type HubSettings = Pick<Settings, 'hfEndpoint' | 'hfToken' | 'hfTokenPath' | 'hfHubOffline' | 'hfHubCache'>;
+
+/**
+ * What the hub calls read: the settings as they are (HF_ENDPOINT: default https://huggingface.co; HF_TOKEN, else the
+ * token file HF_TOKEN_PATH that `hf auth login` writes; HF_HUB_OFFLINE: the hub is not contacted; HF_HUB_CACHE:
+ * huggingface_hub's cache, read, never written), plus where to tell users to put a model folder when the hub
+ * cannot be reached, and a timeout.
+ */
+export interface HubOptions extends Partial<HubSettings> {
   offlineHint?: string;
   timeoutMs?: number;
 }
 
-/** The hub's part of the backend settings, handed down by the commands and the language server. */
-export type HubSettings = Pick<Settings, 'hfEndpoint' | 'hfToken' | 'hfTokenPath' | 'hfHubOffline' | 'hfHubCache'>;
-
+/** Only the hub's settings of a larger settings object (so a spread into a request carries nothing else). */
 export function hubOptionsOf(s: HubSettings): HubOptions {
-  return {
-    endpoint: s.hfEndpoint,
-    token: s.hfToken,
-    tokenPath: s.hfTokenPath,
-    offline: s.hfHubOffline,
-    cacheDir: s.hfHubCache,
-  };
+  const { hfEndpoint, hfToken, hfTokenPath, hfHubOffline, hfHubCache } = s;
+  return { hfEndpoint, hfToken, hfTokenPath, hfHubOffline, hfHubCache };
 }
 
 export function hubEndpoint(options: HubOptions = {}): string {
-  return (options.endpoint ?? 'https://huggingface.co').replace(/\/+$/, '');
+  return (options.hfEndpoint ?? 'https://huggingface.co').replace(/\/+$/, '');
 }
 
 function hubToken(options: HubOptions = {}): string | undefined {
-  if (options.token) return options.token;
-  if (!options.tokenPath) return undefined;
+  if (options.hfToken) return options.hfToken;
+  if (!options.hfTokenPath) return undefined;
   try {
-    return readFileSync(options.tokenPath, 'utf8').trim() || undefined;
+    return readFileSync(options.hfTokenPath, 'utf8').trim() || undefined;
   } catch {
     return undefined;
   }
@@ -142,7 +133,7 @@ async function hubError(err: unknown, what: string, repo: string, options: HubOp
 /** Lists the files of a model repository at a revision (branch, tag or commit). */
 export async function listRepoFiles(repo: string, revision = 'main', options: HubOptions = {}): Promise<RepoListing> {
   checkRepoId(repo);
-  if (options.offline) {
+  if (options.hfHubOffline) {
     throw new Error(
       `HF_HUB_OFFLINE is set, so ${new URL(hubEndpoint(options)).host} is not contacted; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`,
     );
@@ -295,7 +286,7 @@ export async function downloadFile(
   options: DownloadOptions = {},
 ): Promise<string> {
   const target = safeJoin(dir, listed.path);
-  if (options.offline)
+  if (options.hfHubOffline)
     throw new Error(
       `HF_HUB_OFFLINE is set, so ${listed.path} of ${repo} is not downloaded; ${options.offlineHint ?? 'copy a model folder here or set KIMINA_MODEL to a local folder'}`,
     );

@@ -341,18 +341,18 @@ async function listForPull(
   revision: string,
   o: PullOptions,
 ): Promise<{ listing: RepoListing; snapshot?: CachedSnapshot; offline: boolean }> {
-  const cached = o.cacheDir ? findCachedSnapshot(id, revision, o.cacheDir) : undefined;
-  if (o.offline) {
+  const cached = o.hfHubCache ? findCachedSnapshot(id, revision, o.hfHubCache) : undefined;
+  if (o.hfHubOffline) {
     if (!cached)
       throw new Error(
-        `HF_HUB_OFFLINE is set and the Hugging Face cache (${o.cacheDir ?? 'HF_HUB_CACHE: not given'}) has no ${id} at ${revision}; ${o.offlineHint}`,
+        `HF_HUB_OFFLINE is set and the Hugging Face cache (${o.hfHubCache ?? 'HF_HUB_CACHE: not given'}) has no ${id} at ${revision}; ${o.offlineHint}`,
       );
     return { listing: cachedListing(cached), snapshot: cached, offline: true };
   }
   try {
     const listing = await listRepoFiles(id, revision, o);
     // The cache's snapshot of exactly this commit (an older one may hold other files under the same names).
-    const snapshot = listing.commit && o.cacheDir ? findCachedSnapshot(id, listing.commit, o.cacheDir) : undefined;
+    const snapshot = listing.commit && o.hfHubCache ? findCachedSnapshot(id, listing.commit, o.hfHubCache) : undefined;
     return { listing, snapshot, offline: false };
   } catch (err) {
     if (cached && err instanceof HubUnreachable)

@@ -133,7 +133,7 @@ test(
     // What we read of the library's layout: refs/main -> the commit, the snapshot's links -> blobs named by checksum.
     const snapshot = findCachedSnapshot(REPO, 'main', hubCacheDir())!;
     assert.equal(snapshot.commit, COMMIT_A);
-    const listed = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+    const listed = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
     const fromCache = cachedListing(snapshot);
     assert.deepEqual(
       fromCache.files.map((f) => [f.path, f.size, f.sha256 ?? f.gitOid]),
@@ -149,7 +149,7 @@ test(
     const seen: string[][] = [];
     const events: string[] = [];
     const r = await pullModel(REPO, {
-      endpoint: hub.endpoint,
+      hfEndpoint: hub.endpoint,
       convert: recordingConvert(seen),
       onEvent: (e) => events.push(e.message ?? e.file ?? ''),
     });
@@ -167,7 +167,7 @@ test(
     // Online, the same commit in the cache: only the listing is asked of the hub, no file is downloaded.
     delete process.env.HF_HUB_OFFLINE;
     hub.log.length = 0;
-    const again = await pullModel(REPO, { endpoint: hub.endpoint, convert: recordingConvert(seen), force: true });
+    const again = await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: recordingConvert(seen), force: true });
     assert.deepEqual(
       hub.log.map((l) => l.path),
       [`/api/models/${REPO}/revision/main`],
@@ -202,7 +202,7 @@ test(
     });
     const cache = process.env.HF_HUB_CACHE!;
     await snapshotDownload(hub.endpoint, cache, REPO);
-    const listed = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+    const listed = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
     const sha = listed.files.find((f) => f.path === 'model.safetensors')!.sha256!;
     const repoBlob = join(cache, 'models--AI-MO--Kimina-Prover-RL-1.7B', 'blobs', sha);
     const xetHash = 'e7'.repeat(32); // the store names content by its Xet hash, not its sha256
@@ -217,7 +217,7 @@ test(
     );
     hub.log.length = 0;
     process.env.HF_HUB_OFFLINE = '1';
-    const r = await pullModel(REPO, { endpoint: hub.endpoint, convert: recordingConvert([]) });
+    const r = await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: recordingConvert([]) });
     assert.equal(hub.log.length, 0);
     assert.equal(r.downloadedBytes, 0);
     assert.deepEqual(readFileSync(join(storeDirOf(REPO), CHECKPOINT_SUBDIR, 'model.safetensors')), weights);
@@ -246,7 +246,7 @@ test('offline with no cached model: a clear error naming the cache, and the hub 
   hub = await startStandInHub({ repos: { [REPO]: repoAt(COMMIT_A, { ...baseFiles, 'model.safetensors': weights }) } });
   process.env.HF_HUB_OFFLINE = '1';
   await assert.rejects(
-    pullModel(REPO, { endpoint: hub.endpoint }),
+    pullModel(REPO, { hfEndpoint: hub.endpoint }),
     /HF_HUB_OFFLINE is set and the Hugging Face cache \(.*hf\/hub\) has no AI-MO\/Kimina-Prover-RL-1\.7B at main/,
   );
   assert.deepEqual(hub.log, []);
@@ -256,22 +256,25 @@ test('a .part is resumed only for the same commit', async () => {
   const files = { ...baseFiles, 'model.safetensors': weights };
   hub = await startStandInHub({ repos: { [REPO]: repoAt(COMMIT_A, files) } });
   const dir = join(home, 'dl');
-  const listing = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+  const listing = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
   const file = listing.files.find((f) => f.path === 'model.safetensors')!;
   hub.cutNext('model.safetensors', 50_000);
-  await assert.rejects(downloadFile(REPO, COMMIT_A, file, dir, { endpoint: hub.endpoint }), /interrupted|ended early/);
+  await assert.rejects(
+    downloadFile(REPO, COMMIT_A, file, dir, { hfEndpoint: hub.endpoint }),
+    /interrupted|ended early/,
+  );
   assert.ok(existsSync(join(dir, 'model.safetensors.part')));
   // Same commit: resumed with a Range request.
   hub.cutNext('model.safetensors', 50_000);
-  await assert.rejects(downloadFile(REPO, COMMIT_A, file, dir, { endpoint: hub.endpoint }));
+  await assert.rejects(downloadFile(REPO, COMMIT_A, file, dir, { hfEndpoint: hub.endpoint }));
   assert.match(hub.log.filter((l) => l.path.endsWith('model.safetensors')).at(-1)!.range ?? '', /^bytes=\d+-$/);
   // The repository moved to another commit (new weights): the old bytes are dropped, the file fetched whole.
   await hub.close();
   const newWeights = Buffer.from(weights).reverse();
   hub = await startStandInHub({ repos: { [REPO]: repoAt(COMMIT_B, { ...files, 'model.safetensors': newWeights }) } });
-  const listingB = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+  const listingB = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
   const fileB = listingB.files.find((f) => f.path === 'model.safetensors')!;
-  await downloadFile(REPO, COMMIT_B, fileB, dir, { endpoint: hub.endpoint });
+  await downloadFile(REPO, COMMIT_B, fileB, dir, { hfEndpoint: hub.endpoint });
   const gets = hub.log.filter((l) => l.method === 'GET' && l.path.endsWith('model.safetensors'));
   assert.equal(gets.length, 1);
   assert.equal(gets[0].range, undefined, 'no Range: the .part of commit A was not resumed');
@@ -289,11 +292,11 @@ test('checkpoint files missing from a new listing are removed before conversion'
   };
   hub = await startStandInHub({ repos: { [REPO]: repoAt(COMMIT_A, sharded) } });
   const seen: string[][] = [];
-  await pullModel(REPO, { endpoint: hub.endpoint, convert: recordingConvert(seen) });
+  await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: recordingConvert(seen) });
   assert.ok(seen[0].includes('model-00001-of-00002.safetensors'));
   await hub.close();
   hub = await startStandInHub({ repos: { [REPO]: repoAt(COMMIT_B, { ...baseFiles, 'model.safetensors': weights }) } });
-  await pullModel(REPO, { endpoint: hub.endpoint, convert: recordingConvert(seen) });
+  await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: recordingConvert(seen) });
   assert.deepEqual(seen[1], ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
   assert.equal(readManifest(storeDirOf(REPO))?.commit, COMMIT_B);
 });
@@ -306,12 +309,12 @@ test('the checksum lookup follows a relative redirect (a renamed repository) and
     namesOnly: true,
     noTree: true,
   });
-  const listing = await listRepoFiles(OLD, 'main', { endpoint: hub.endpoint });
+  const listing = await listRepoFiles(OLD, 'main', { hfEndpoint: hub.endpoint });
   const file = listing.files.find((f) => f.path === 'model.safetensors')!;
   assert.equal(file.sha256, undefined, 'names only: the checksum must come from the resolve headers');
   hub.corrupt('model.safetensors', Buffer.alloc(weights.length, 1));
   await assert.rejects(
-    downloadFile(OLD, COMMIT_A, file, join(home, 'dl'), { endpoint: hub.endpoint }),
+    downloadFile(OLD, COMMIT_A, file, join(home, 'dl'), { hfEndpoint: hub.endpoint }),
     /checksum mismatch for model\.safetensors/,
   );
   const heads = hub.log.filter((l) => l.method === 'HEAD').map((l) => l.path);

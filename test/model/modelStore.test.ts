@@ -77,7 +77,7 @@ after(async () => {
 });
 
 test('listing: sizes, LFS sha256 and git ids from the revision API; the tree API (paged) when names only', async () => {
-  const listing = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+  const listing = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
   assert.equal(listing.commit, checkpoint.commit);
   const st = listing.files.find((f) => f.path === 'model.safetensors')!;
   assert.equal(st.size, weights.length);
@@ -85,7 +85,7 @@ test('listing: sizes, LFS sha256 and git ids from the revision API; the tree API
   assert.match(listing.files.find((f) => f.path === 'config.json')!.gitOid!, /^[0-9a-f]{40}$/);
   await hub.close();
   hub = await startStandInHub({ repos: { [REPO]: checkpoint }, namesOnly: true, treePageSize: 3 });
-  const tree = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+  const tree = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
   assert.equal(tree.files.length, Object.keys(checkpoint.files).length);
   assert.deepEqual(
     tree.files.find((f) => f.path === 'model.safetensors'),
@@ -98,7 +98,7 @@ test('pull: downloads the checkpoint (no README, .bin or foreign ONNX), converts
   const calls: string[] = [];
   const events: PullEvent[] = [];
   const result = await pullModel(REPO, {
-    endpoint: hub.endpoint,
+    hfEndpoint: hub.endpoint,
     convert: standInConvert(calls),
     onEvent: (e) => events.push(e),
   });
@@ -128,7 +128,7 @@ test('pull: downloads the checkpoint (no README, .bin or foreign ONNX), converts
 
   // A second pull finds everything in place: no downloads, no conversion.
   const before = hub.log.length;
-  const again = await pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert(calls) });
+  const again = await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert(calls) });
   assert.equal(again.converted, false);
   assert.equal(calls.length, 1);
   assert.ok(hub.log.slice(before).every((r) => !r.path.includes('/resolve/')));
@@ -138,13 +138,13 @@ test('resume: an interrupted transfer continues from the .part file with a Range
   hub.cutNext('model.safetensors', 100_000);
   const calls: string[] = [];
   await assert.rejects(
-    pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert(calls) }),
+    pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert(calls) }),
     /interrupted|ended early/,
   );
   const part = join(storeDirOf(REPO), CHECKPOINT_SUBDIR, 'model.safetensors.part');
   const kept = statSync(part).size;
   assert.ok(kept > 0 && kept < weights.length, `partial file kept (${kept} bytes)`);
-  await pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert(calls) });
+  await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert(calls) });
   const ranged = hub.log.filter((r) => r.path.endsWith('model.safetensors') && r.range);
   assert.deepEqual(
     ranged.map((r) => r.range),
@@ -159,17 +159,17 @@ test('checksum mismatch: the damaged file is deleted and the error says so', asy
   bad[1234] ^= 0xff;
   hub.corrupt('model.safetensors', bad);
   await assert.rejects(
-    pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert([]) }),
+    pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert([]) }),
     /checksum mismatch for model.safetensors of AI-MO\/Kimina-Prover-RL-0.6B: expected sha256 [0-9a-f]{64}, got [0-9a-f]{64}; the damaged download was deleted/,
   );
   const ck = join(storeDirOf(REPO), CHECKPOINT_SUBDIR);
   assert.ok(!existsSync(join(ck, 'model.safetensors')) && !existsSync(join(ck, 'model.safetensors.part')));
   // Non-LFS files are checked against their git blob id.
   hub.corrupt('config.json', Buffer.from('{"tampered":true}'));
-  const listing = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+  const listing = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
   const cfg = { ...listing.files.find((f) => f.path === 'config.json')!, size: '{"tampered":true}'.length };
   await assert.rejects(
-    downloadFile(REPO, 'main', cfg, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { endpoint: hub.endpoint }),
+    downloadFile(REPO, 'main', cfg, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { hfEndpoint: hub.endpoint }),
     /checksum mismatch for config.json.*git blob/,
   );
 });
@@ -191,7 +191,7 @@ test('a repository that ships ONNX in our layout is used without conversion', as
       },
     },
   });
-  const r = await pullModel('me/ready', { endpoint: hub.endpoint });
+  const r = await pullModel('me/ready', { hfEndpoint: hub.endpoint });
   assert.equal(r.converted, false);
   assert.equal(r.manifest.source, 'hub-onnx');
   assert.ok(existsSync(join(r.dir, 'onnx', 'model.onnx_data')));
@@ -208,7 +208,7 @@ test('hub errors: offline, unknown repo, gated repo with and without HF_TOKEN, b
     });
   });
   await assert.rejects(
-    pullModel(REPO, { endpoint: `http://127.0.0.1:${port}` }),
+    pullModel(REPO, { hfEndpoint: `http://127.0.0.1:${port}` }),
     (e: Error) =>
       e.message.startsWith(`cannot reach 127.0.0.1:${port}: ECONNREFUSED`) &&
       e.message.includes(`copy a model folder to ${storeDirOf(REPO)} or set KIMINA_MODEL to a local folder`),
@@ -216,18 +216,18 @@ test('hub errors: offline, unknown repo, gated repo with and without HF_TOKEN, b
   process.env.HF_HUB_OFFLINE = '1';
   try {
     await assert.rejects(
-      pullModel(REPO, { endpoint: hub.endpoint }),
+      pullModel(REPO, { hfEndpoint: hub.endpoint }),
       /HF_HUB_OFFLINE is set and the Hugging Face cache \(.*hf-cache\) has no AI-MO\/Kimina-Prover-RL-0\.6B at main; copy a model folder to/,
     );
   } finally {
     delete process.env.HF_HUB_OFFLINE;
   }
   await assert.rejects(
-    pullModel('nobody/nothing', { endpoint: hub.endpoint }),
+    pullModel('nobody/nothing', { hfEndpoint: hub.endpoint }),
     /has no model nobody\/nothing at revision main \(HTTP 404/,
   );
-  await assert.rejects(pullModel(REPO, { endpoint: hub.endpoint, revision: 'v9' }), /at revision v9 \(HTTP 404/);
-  await assert.rejects(pullModel('../etc', { endpoint: hub.endpoint }), /not a Hugging Face model id/);
+  await assert.rejects(pullModel(REPO, { hfEndpoint: hub.endpoint, revision: 'v9' }), /at revision v9 \(HTTP 404/);
+  await assert.rejects(pullModel('../etc', { hfEndpoint: hub.endpoint }), /not a Hugging Face model id/);
   await hub.close();
   hub = await startStandInHub({
     repos: {
@@ -236,19 +236,19 @@ test('hub errors: offline, unknown repo, gated repo with and without HF_TOKEN, b
     },
   });
   await assert.rejects(
-    pullModel('gated/m', { endpoint: hub.endpoint, token: 'wrong' }),
+    pullModel('gated/m', { hfEndpoint: hub.endpoint, hfToken: 'wrong' }),
     /refused access to gated\/m \(HTTP 401.*set HF_TOKEN/,
   );
   process.env.HF_TOKEN = 'hf_secret';
   try {
-    const r = await pullModel('gated/m', { endpoint: hub.endpoint, convert: standInConvert([]) });
+    const r = await pullModel('gated/m', { hfEndpoint: hub.endpoint, convert: standInConvert([]) });
     assert.equal(r.converted, true);
     assert.ok(hub.log.filter((l) => l.path.includes('/resolve/')).every((l) => l.authorization === 'Bearer hf_secret'));
   } finally {
     delete process.env.HF_TOKEN;
   }
   await assert.rejects(
-    pullModel('empty/m', { endpoint: hub.endpoint }),
+    pullModel('empty/m', { hfEndpoint: hub.endpoint }),
     /has neither an ONNX export in Kimina's layout nor safetensors weights/,
   );
 });
@@ -259,7 +259,7 @@ test('list and resolve: formats, sizes, default marker, folder paths, clear erro
     () => resolveModelDir(),
     new RegExp(`no model available: ${DEFAULT_MODEL} is not in .*; run \`kimina model pull ${DEFAULT_MODEL}\``),
   );
-  await pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert([]) });
+  await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert([]) });
   const half = storeDirOf('someone/half');
   mkdirSync(join(half, CHECKPOINT_SUBDIR), { recursive: true });
   writeFileSync(join(half, CHECKPOINT_SUBDIR, 'model.safetensors'), 'x');
@@ -301,12 +301,12 @@ test('one pull per model at a time; a stale lock is taken over; a foreign ONNX e
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, '.pull.lock'), String(process.ppid));
   await assert.rejects(
-    pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert([]) }),
+    pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert([]) }),
     new RegExp(`another \`kimina model pull\` of ${REPO} is running \\(pid ${process.ppid}\\)`),
   );
   writeFileSync(join(dir, '.pull.lock'), '2147483646');
   const calls: string[] = [];
-  const r = await pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert(calls) });
+  const r = await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert(calls) });
   assert.equal(r.converted, true);
   assert.equal(calls.length, 1);
   assert.match(readFileSync(join(dir, 'onnx', 'model.onnx'), 'utf8'), new RegExp(ONNX_LAYOUT_MARKER));
@@ -316,23 +316,23 @@ test('one pull per model at a time; a stale lock is taken over; a foreign ONNX e
 test("without checksums in any listing, the hub's X-Linked-Etag / ETag headers are used", async () => {
   await hub.close();
   hub = await startStandInHub({ repos: { [REPO]: checkpoint }, namesOnly: true, noTree: true });
-  const listing = await listRepoFiles(REPO, 'main', { endpoint: hub.endpoint });
+  const listing = await listRepoFiles(REPO, 'main', { hfEndpoint: hub.endpoint });
   assert.ok(listing.files.every((f) => f.size === undefined && !f.sha256 && !f.gitOid));
   const dir = mkdtempSync(join(tmpdir(), 'kimina-dl-'));
   const st = listing.files.find((f) => f.path === 'model.safetensors')!;
-  await downloadFile(REPO, 'main', st, dir, { endpoint: hub.endpoint });
+  await downloadFile(REPO, 'main', st, dir, { hfEndpoint: hub.endpoint });
   assert.deepEqual(readFileSync(join(dir, 'model.safetensors')), weights);
   const bad = Buffer.from(weights);
   bad[7] ^= 1;
   hub.corrupt('model.safetensors', bad);
   hub.corrupt('config.json', Buffer.from('{"model_type":"qwen4","hidden_size":8}'));
   await assert.rejects(
-    downloadFile(REPO, 'main', st, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { endpoint: hub.endpoint }),
+    downloadFile(REPO, 'main', st, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { hfEndpoint: hub.endpoint }),
     /checksum mismatch for model.safetensors.*sha256/,
   );
   const cfg = listing.files.find((f) => f.path === 'config.json')!;
   await assert.rejects(
-    downloadFile(REPO, 'main', cfg, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { endpoint: hub.endpoint }),
+    downloadFile(REPO, 'main', cfg, mkdtempSync(join(tmpdir(), 'kimina-dl-')), { hfEndpoint: hub.endpoint }),
     /checksum mismatch for config.json.*git blob/,
   );
   assert.ok(hub.log.some((r) => r.method === 'HEAD'));
@@ -347,7 +347,7 @@ test('a cancelled download keeps its .part file and says so; the next pull resum
   });
   await assert.rejects(
     pullModel(REPO, {
-      endpoint: hub.endpoint,
+      hfEndpoint: hub.endpoint,
       convert: standInConvert([]),
       signal: controller.signal,
       onEvent: (e) => {
@@ -359,7 +359,7 @@ test('a cancelled download keeps its .part file and says so; the next pull resum
   const part = join(storeDirOf(REPO), CHECKPOINT_SUBDIR, 'model.safetensors.part');
   const kept = existsSync(part) ? statSync(part).size : -1;
   assert.ok(kept > 0 && kept < big.length, `partial file kept (${kept} bytes)`);
-  await pullModel(REPO, { endpoint: hub.endpoint, convert: standInConvert([]) });
+  await pullModel(REPO, { hfEndpoint: hub.endpoint, convert: standInConvert([]) });
   assert.deepEqual(readFileSync(join(storeDirOf(REPO), CHECKPOINT_SUBDIR, 'model.safetensors')), big);
   assert.ok(
     hub.log.some((r) => r.path.endsWith('model.safetensors') && r.range !== undefined),

@@ -38,7 +38,7 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
   try {
     const stages = new Set<string>();
     const result = await pullModel('tiny-org/tiny-qwen3', {
-      endpoint: hub.endpoint,
+      hfEndpoint: hub.endpoint,
       quantize: 'fp32',
       convert: (src, out, o) =>
         convertCheckpoint(src, out, {
@@ -75,12 +75,12 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
     const convert = (src: string, out: string, o: { quantize: 'q4' | 'fp32' }) =>
       convertCheckpoint(src, out, { quantize: o.quantize });
     assert.equal(
-      (await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
+      (await pullModel('tiny-org/tiny-qwen3', { hfEndpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
       false,
     );
     rmSync(join(result.dir, ONNX_KV16_FILE));
     assert.equal(
-      (await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
+      (await pullModel('tiny-org/tiny-qwen3', { hfEndpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
       true,
     );
     assert.ok(existsSync(join(result.dir, ONNX_KV16_FILE)));
@@ -91,7 +91,7 @@ test('pull converts a hub checkpoint with the real converter; the engine loads i
     });
     assert.equal(graphHasSharedPrefix(result.dir), false);
     assert.equal(
-      (await pullModel('tiny-org/tiny-qwen3', { endpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
+      (await pullModel('tiny-org/tiny-qwen3', { hfEndpoint: hub.endpoint, quantize: 'fp32', convert })).converted,
       true,
     );
     assert.ok(graphHasSharedPrefix(result.dir));
