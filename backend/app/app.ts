@@ -25,6 +25,7 @@ import { LazyStart, RunningProofs } from '../prover/running';
 import { openTrainingService, type TrainingService } from '../training/service';
 import { prepareDemo, type DemoParts } from '../demo/demo';
 import { readSettings, type Settings } from '../settings/settings';
+import { defaultAllowedAxioms } from '../lean/verdict';
 
 /** The app's state as data: what a first run may still need to set up. */
 export interface AppState {
@@ -223,7 +224,7 @@ export class App {
       // an unchanged file is the user's: checked in its own project, its own commands unfiltered (still audited)
       checkUserFile: (text, path, _client, signal) =>
         this.verifierForFile(path).verifier.checkUserFile(userSource(text), { signal }),
-      allowedAxioms: this.verifierSettings().allowedAxioms,
+      allowedAxioms: this.verifierSettings().allowedAxioms ?? defaultAllowedAxioms,
       childEnv: this.settings.childEnv,
     });
     return { tools, jobs };
@@ -287,13 +288,17 @@ export class App {
   verifierForFile(file: string): BuiltVerifier {
     const settings = this.verifierSettings();
     const projectDir = findUserProject(file);
-    if (projectDir === undefined || resolve(projectDir) === resolve(settings.projectDir)) return this.verifier();
+    if (projectDir === undefined || resolve(projectDir) === resolve(settings.leanProject)) return this.verifier();
     let built = this.projectVerifiers.get(projectDir);
     if (!built) {
       // KIMINA_REPL_PATH was built for the verifier's project: another toolchain finds its own REPL (the project's
       // `repl` package, or `kimina lean setup`'s for its tag), else runs `lake env lean`
-      const sameToolchain = projectToolchainTag(projectDir) === projectToolchainTag(settings.projectDir);
-      const own = buildVerifier({ ...settings, projectDir, ...(sameToolchain ? {} : { replPath: undefined }) });
+      const sameToolchain = projectToolchainTag(projectDir) === projectToolchainTag(settings.leanProject);
+      const own = buildVerifier({
+        ...settings,
+        leanProject: projectDir,
+        ...(sameToolchain ? {} : { replPath: undefined }),
+      });
       built = own;
       this.projectVerifiers.set(projectDir, own);
       this.own(`verifier of ${projectDir}`, () => own.verifier.close());

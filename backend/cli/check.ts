@@ -60,7 +60,7 @@ export async function run(args: string[], settings: Settings): Promise<number> {
   }
   const flags: Partial<VerifierSettings> = {};
   const project = flagString(p, 'project');
-  if (project) flags.projectDir = resolve(project);
+  if (project) flags.leanProject = resolve(project);
   if (p.flags.has('allow-native-decide')) flags.allowNativeDecide = true;
   const timeout = flagNumber(p, 'timeout');
   const sources: [string, string][] = [];
@@ -85,7 +85,7 @@ export async function run(args: string[], settings: Settings): Promise<number> {
     const groups = new Map<BuiltVerifier, number[]>();
     sources.forEach(([file, code], i) => {
       const own = !project && !untrusted;
-      const projectDir = (own ? findUserProject(file) : undefined) ?? app.verifierSettings().projectDir;
+      const projectDir = (own ? findUserProject(file) : undefined) ?? app.verifierSettings().leanProject;
       // a project Lean would start in (not a REPL command we were given) must be built for the file's imports
       const unbuilt =
         settings.replCommand || untrusted

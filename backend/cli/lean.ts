@@ -27,7 +27,7 @@ export async function run(args: string[], all: Settings): Promise<number> {
     return sub ? 0 : 2;
   }
   const settings = openApp({ settings: all }).verifierSettings(); // settings only: nothing is opened
-  const project = resolve(flagString(p, 'project') ?? settings.projectDir);
+  const project = resolve(flagString(p, 'project') ?? settings.leanProject);
   if (sub === 'setup') {
     // the modules of each pre-warmed header as the pool sends it (Mathlib… collapsed), flags (`public`, `all`) aside
     const imports = Object.keys(settings.initRepls).flatMap((h) => {
@@ -78,7 +78,7 @@ export async function run(args: string[], all: Settings): Promise<number> {
     const sandbox = detectSandbox(settings.sandbox, settings.childEnv);
     console.log(`sandbox:   ${sandbox.kind}: ${sandbox.enforces}`);
     console.log(
-      `limits:    ${settings.maxRepls} REPLs, queue ${settings.maxQueue}, ${settings.memoryLimitMb} MiB address space, recycle after ${settings.maxUses} uses or ${settings.maxRssMb} MiB RSS`,
+      `limits:    ${settings.maxRepls} REPLs, queue ${settings.maxQueue}, ${settings.replMemoryMb} MiB address space, recycle after ${settings.replMaxUses} uses or ${settings.replMaxRssMb} MiB RSS`,
     );
     return 0;
   }

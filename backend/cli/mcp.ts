@@ -37,7 +37,7 @@ export async function run(args: string[], settings: Settings): Promise<number> {
     settings,
     log,
     demo: p.flags.has('demo'),
-    verifier: project ? { projectDir: resolve(project) } : {},
+    verifier: project ? { leanProject: resolve(project) } : {},
   });
   const root = resolve(flagString(p, 'root') ?? project ?? settings.leanProject);
   let clientName = 'unnamed';

@@ -35,7 +35,7 @@ export async function run(args: string[], settings: Settings): Promise<number> {
   const port = flagNumber(p, 'port') ?? settings.port;
   const project = flagString(p, 'project');
   enterPrivateHome(settings.home); // 0700/0600 for what exists (older installs) and for what this server creates
-  const app = openApp({ settings, verifier: project ? { projectDir: resolve(project) } : {} });
+  const app = openApp({ settings, verifier: project ? { leanProject: resolve(project) } : {} });
   // always a token: the configured one, else a random one that only local clients learn (from serve.json)
   const token = settings.apiToken ?? newApiToken();
   const allowedHosts =
@@ -59,7 +59,7 @@ export async function run(args: string[], settings: Settings): Promise<number> {
   });
   const discovery = writeDiscoveryFile({ host, port: http.port, token }, discoveryPath(settings.home));
   console.log(`Kimina backend listening on ${http.url}`);
-  console.error(`lean: ${built.describe}; project ${verifierSettings.projectDir}`);
+  console.error(`lean: ${built.describe}; project ${verifierSettings.leanProject}`);
   console.error(
     `sandbox: ${built.sandbox.kind} (${built.sandbox.enforces}); API token required (${settings.apiToken ? 'KIMINA_API_TOKEN' : `random, in ${discovery?.path ?? 'serve.json'}`})`,
   );

@@ -28,7 +28,7 @@ function repoRoot(): string {
 /** Verifier settings that run the stand-in REPL (no sandbox or memory cap: it is a Node script). */
 export function standInVerifier(): Partial<VerifierSettings> {
   const replScript = join(repoRoot(), 'backend', 'demo', 'stand-in-repl', 'repl.mjs');
-  return { replCommand: `'${process.execPath}' '${replScript}'`, sandbox: 'none', memoryLimitMb: 0, initRepls: {} };
+  return { replCommand: `'${process.execPath}' '${replScript}'`, sandbox: 'none', replMemoryMb: 0, initRepls: {} };
 }
 
 /** Writes the scripted model to a temporary folder and names the stand-in REPL as the verifier's command. */

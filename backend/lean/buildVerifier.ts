@@ -8,41 +8,10 @@ import { LeanFileRunner } from './leanFileRunner';
 import { PoolRunner } from './poolRunner';
 import { ReplPool } from './pool';
 import type { SnippetRunner } from './runner';
-import { detectSandbox, type Sandbox, type SandboxPreference } from './sandbox';
+import { detectSandbox, type Sandbox } from './sandbox';
 import { defaultAllowedAxioms } from './verdict';
 import { Verifier } from './verifier';
 import { Admission, type AdmissionOptions } from './admission';
-
-export interface VerifierSettings {
-  /** KIMINA_HOME, where `kimina lean setup` builds the REPL. */
-  home: string;
-  /** ELAN_HOME for the REPLs, whose HOME is their scratch folder (launch.ts elanHomeToKeep). */
-  elanHome?: string;
-  projectDir: string;
-  replCommand?: string;
-  replPath?: string;
-  maxRepls: number;
-  maxQueue: number;
-  maxUses: number;
-  maxRssMb: number;
-  memoryLimitMb: number;
-  /** Largest answer of one REPL command in MiB (KIMINA_REPL_ANSWER_MB; default 64). */
-  answerLimitMb?: number;
-  /** Stop REPLs idle this many seconds (0: keep them). */
-  idleTimeoutS?: number;
-  sandbox: SandboxPreference;
-  allowedAxioms: string[];
-  allowNativeDecide: boolean;
-  defaultTimeoutS: number;
-  /** Header -> number of REPLs to start at once. */
-  initRepls: Record<string, number>;
-  /** Snippets one request may carry (fair sharing; default 128). */
-  maxBatch?: number;
-  /** Checks one client may have admitted at once (default half the queue, at least one batch). */
-  maxPerClient?: number;
-  /** The base environment of lake and the REPLs, handed down by the root (Settings.childEnv). */
-  childEnv: NodeJS.ProcessEnv;
-}
 
 const leanKeys = [
   'leanProject',
@@ -66,32 +35,18 @@ const leanKeys = [
   'userHome',
   'elanHome',
 ] as const;
-export type LeanSettings = Pick<Settings, (typeof leanKeys)[number] | 'childEnv'>;
+/**
+ * The verifier's part of the backend settings, under their own names (backend/settings/settings.ts; documented in
+ * docs/settings.md): the project Lean runs in, the REPL pool's bounds, the sandbox, the axiom policy, fair sharing;
+ * `childEnv` is the base environment of lake and the REPLs, handed down by the root.
+ */
+export type VerifierSettings = Pick<Settings, (typeof leanKeys)[number] | 'childEnv'>;
 
-/** The verifier's part of the backend settings (backend/settings/settings.ts; documented in docs/settings.md). */
-export function verifierSettingsOf(s: LeanSettings): VerifierSettings {
-  return {
-    home: s.home,
-    elanHome: elanHomeToKeep(s),
-    projectDir: s.leanProject,
-    replCommand: s.replCommand,
-    replPath: s.replPath,
-    maxRepls: s.maxRepls,
-    maxQueue: s.maxQueue,
-    maxUses: s.replMaxUses,
-    maxRssMb: s.replMaxRssMb,
-    memoryLimitMb: s.replMemoryMb,
-    answerLimitMb: s.replAnswerMb,
-    idleTimeoutS: s.replIdleS,
-    sandbox: s.sandbox,
-    allowedAxioms: s.allowedAxioms ?? defaultAllowedAxioms,
-    allowNativeDecide: s.allowNativeDecide,
-    defaultTimeoutS: s.timeoutS,
-    initRepls: s.initRepls,
-    maxBatch: s.maxBatch,
-    maxPerClient: s.maxPerClient,
-    childEnv: s.childEnv,
-  };
+/** Only the verifier's settings of a larger settings object (picked, not renamed). */
+export function verifierSettingsOf(s: VerifierSettings): VerifierSettings {
+  return Object.fromEntries(
+    [...leanKeys, 'childEnv'].map((k) => [k, s[k as keyof VerifierSettings]]),
+  ) as VerifierSettings;
 }
 
 export interface BuiltVerifier {
@@ -114,62 +69,63 @@ export function memoryLine(memoryLimitMb: number, os: Os, cap = memoryCap(memory
 
 export function buildVerifier(settings: VerifierSettings, os: Os = osOf()): BuiltVerifier {
   const sandbox = detectSandbox(settings.sandbox, settings.childEnv, os);
-  const cap = memoryCap(settings.memoryLimitMb, os);
+  const cap = memoryCap(settings.replMemoryMb, os);
   const replPath = settings.replCommand
     ? undefined
-    : findReplBinary(settings.home, settings.projectDir, settings.replPath, os);
+    : findReplBinary(settings.home, settings.leanProject, settings.replPath, os);
   let runner: SnippetRunner;
   let describe: string;
   if (settings.replCommand || replPath) {
-    const lakeEnv = settings.replCommand ? undefined : lakeEnvironment(settings.projectDir, settings.childEnv);
+    const lakeEnv = settings.replCommand ? undefined : lakeEnvironment(settings.leanProject, settings.childEnv);
+    const elanHome = elanHomeToKeep(settings);
     const launchOptions = {
       command: settings.replCommand,
       replPath,
       lakeEnv,
       env: settings.childEnv,
-      projectDir: settings.projectDir,
-      memoryLimitMb: settings.memoryLimitMb,
-      ...(settings.answerLimitMb !== undefined ? { answerLimitMb: settings.answerLimitMb } : {}),
+      projectDir: settings.leanProject,
+      memoryLimitMb: settings.replMemoryMb,
+      ...(settings.replAnswerMb !== undefined ? { answerLimitMb: settings.replAnswerMb } : {}),
       sandbox,
       os,
       cap,
-      ...(settings.elanHome ? { elanHome: settings.elanHome } : {}),
+      ...(elanHome ? { elanHome } : {}),
     };
     const pool = new ReplPool({
       launch: (scratch) => buildLaunch(launchOptions, scratch),
       maxRepls: settings.maxRepls,
-      maxUses: settings.maxUses,
-      maxRssMb: settings.maxRssMb,
-      idleTimeoutMs: (settings.idleTimeoutS ?? 0) * 1000,
+      maxUses: settings.replMaxUses,
+      maxRssMb: settings.replMaxRssMb,
+      idleTimeoutMs: (settings.replIdleS ?? 0) * 1000,
     });
     runner = new PoolRunner(pool);
     describe = `REPL pool (${settings.replCommand ?? (lakeEnv ? `${replPath} with lake's environment` : `lake env ${replPath}`)}), up to ${settings.maxRepls} REPLs`;
   } else {
     // lake runs once here, outside the sandbox; Lean then starts directly with lake's environment
-    const lakeEnv = lakeEnvironment(settings.projectDir, settings.childEnv, exeName('lake', os));
+    const lakeEnv = lakeEnvironment(settings.leanProject, settings.childEnv, exeName('lake', os));
     runner = new LeanFileRunner({
-      projectDir: settings.projectDir,
+      projectDir: settings.leanProject,
       maxParallel: settings.maxRepls,
       ...(lakeEnv ? { leanCommand: [exeName('lean', os)], env: lakeEnv } : { env: settings.childEnv }),
       wrap: (argv, scratch) => withMemoryCap(sandbox.wrap(argv, scratch), cap, 'kimina-lean'),
       os,
-      guardBytes: Math.max(0, settings.memoryLimitMb) * 1024 * 1024,
+      guardBytes: Math.max(0, settings.replMemoryMb) * 1024 * 1024,
     });
     describe =
       'no REPL build found: `lake env lean --json` per snippet (slower; run `kimina lean setup` for the REPL pool)';
   }
   const verifier = new Verifier({
     runner,
-    policy: { allowed: settings.allowedAxioms, allowNativeDecide: settings.allowNativeDecide },
+    policy: { allowed: settings.allowedAxioms ?? defaultAllowedAxioms, allowNativeDecide: settings.allowNativeDecide },
     maxInFlight: settings.maxRepls + settings.maxQueue,
-    defaultTimeoutS: settings.defaultTimeoutS,
+    defaultTimeoutS: settings.timeoutS,
     // a REPL command we were given runs a Lean we do not know: module files are then audited outside module mode
     printAxiomsInModules: printAxiomsWorksInModules(
-      settings.replCommand ? undefined : projectToolchainTag(settings.projectDir),
+      settings.replCommand ? undefined : projectToolchainTag(settings.leanProject),
     ),
   });
   const admission = new Admission(verifier, admissionOptions(settings));
-  describe += `; ${memoryLine(settings.memoryLimitMb, os, cap)}`;
+  describe += `; ${memoryLine(settings.replMemoryMb, os, cap)}`;
   return { verifier, admission, mode: runner.mode, sandbox, describe };
 }
 
@@ -186,7 +142,7 @@ function admissionOptions(settings: VerifierSettings): AdmissionOptions {
     perClient,
     maxBatch,
     lanes: Math.max(1, settings.maxRepls * 2),
-    defaultTimeoutS: settings.defaultTimeoutS,
+    defaultTimeoutS: settings.timeoutS,
   };
 }
 

@@ -5,23 +5,25 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildVerifier } from '../../backend/lean/buildVerifier';
+import { buildVerifier, verifierSettingsOf } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 import { defaultAllowedAxioms } from '../../backend/lean/verdict';
 
 const built = buildVerifier({
+  ...verifierSettingsOf(readSettings()),
   home: mkdtempSync(join(tmpdir(), 'kimina-hardhome-')),
-  projectDir: mkdtempSync(join(tmpdir(), 'kimina-hard-')),
+  leanProject: mkdtempSync(join(tmpdir(), 'kimina-hard-')),
   replCommand: process.argv[2],
   maxRepls: 1,
   maxQueue: 4,
-  maxUses: 0,
-  maxRssMb: 0,
-  memoryLimitMb: 16384,
+  replMaxUses: 0,
+  replMaxRssMb: 0,
+  replMemoryMb: 16384,
   sandbox: 'none',
   childEnv: process.env,
   allowedAxioms: defaultAllowedAxioms,
   allowNativeDecide: false,
-  defaultTimeoutS: 20,
+  timeoutS: 20,
   initRepls: {},
 });
 void (async () => {

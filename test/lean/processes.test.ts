@@ -12,7 +12,8 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildLaunch, findReplBinary } from '../../backend/lean/launch';
 import { lakeFound } from '../../backend/lean/lake';
-import { buildVerifier, memoryLine } from '../../backend/lean/buildVerifier';
+import { buildVerifier, memoryLine, verifierSettingsOf } from '../../backend/lean/buildVerifier';
+import { readSettings } from '../../backend/settings/settings';
 import { LeanFileRunner } from '../../backend/lean/leanFileRunner';
 import { detectSandbox } from '../../backend/lean/sandbox';
 import {
@@ -386,18 +387,19 @@ test('the lean-file fallback: the guard stops a runaway `lean --json` too', asyn
 
 test('buildVerifier says once how memory is bounded on the OS it runs for', async () => {
   const settings = {
+    ...verifierSettingsOf(readSettings()),
     home: mkdtempSync(join(tmpdir(), 'kimina-bvhome-')),
-    projectDir: mkdtempSync(join(tmpdir(), 'kimina-bv-')),
+    leanProject: mkdtempSync(join(tmpdir(), 'kimina-bv-')),
     replCommand: standInReplCommand(),
     maxRepls: 1,
     maxQueue: 1,
-    maxUses: 0,
-    maxRssMb: 0,
-    memoryLimitMb: 16384,
+    replMaxUses: 0,
+    replMaxRssMb: 0,
+    replMemoryMb: 16384,
     sandbox: 'none' as const,
     allowedAxioms: defaultAllowedAxioms,
     allowNativeDecide: false,
-    defaultTimeoutS: 10,
+    timeoutS: 10,
     initRepls: {},
     childEnv: process.env,
   };

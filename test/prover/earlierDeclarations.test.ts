@@ -106,7 +106,7 @@ const built = buildVerifier({
   ...verifierSettingsOf(readSettings()),
   replCommand: standInReplCommand(),
   sandbox: 'none',
-  memoryLimitMb: 0,
+  replMemoryMb: 0,
   maxRepls: 1,
   initRepls: {},
 });

@@ -43,7 +43,7 @@ function standInBuilt() {
     ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
-    memoryLimitMb: 0,
+    replMemoryMb: 0,
     maxRepls: 2,
     initRepls: {},
   });
@@ -56,7 +56,7 @@ function standInVerifier() {
     ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
-    memoryLimitMb: 0,
+    replMemoryMb: 0,
     maxRepls: 2,
     initRepls: {},
   });

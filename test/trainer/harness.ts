@@ -41,7 +41,7 @@ export async function startBackend(
     ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
-    memoryLimitMb: 0,
+    replMemoryMb: 0,
     initRepls: {},
     maxRepls: 2,
   });

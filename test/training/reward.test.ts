@@ -61,7 +61,7 @@ before(() => {
     ...verifierSettingsOf(readSettings()),
     replCommand: standInReplCommand(),
     sandbox: 'none',
-    memoryLimitMb: 0,
+    replMemoryMb: 0,
     initRepls: {},
     maxRepls: 2,
   });

@@ -54,7 +54,7 @@ test(
     // the routers' context as `kimina serve` builds it: an App over this test's database, with the stand-in REPL
     const owner = openApp({
       settings: readSettings(),
-      verifier: { replCommand: standInReplCommand(), sandbox: 'none', memoryLimitMb: 0, initRepls: {}, maxRepls: 1 },
+      verifier: { replCommand: standInReplCommand(), sandbox: 'none', replMemoryMb: 0, initRepls: {}, maxRepls: 1 },
     });
     const ctx: ApiContext = apiContextOf(owner, { token: undefined, backendUrl: () => undefined, onClose: () => {} });
     const app = await createApp(ctx, [() => trainingRouterFactory(ctx)]);
