@@ -13,8 +13,9 @@ import { loadTokenizer, type Tokenizer } from '../tokenizer';
 import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
 import { SampleText } from '../onnx/textStream';
 import { qwen3ShapeFromConfig, type Qwen3Shape } from '../onnx/qwen3Config';
-import { calibrate, scheduleOf, scheduleWords, type Schedule } from '../schedule';
-import { llamaRowCandidates, readCalibrations, storeCalibration } from '../calibrationFile';
+import { calibrate, scheduleOf, scheduleWords, settingWords, type Schedule } from '../schedule';
+import { rowCandidates } from '../onnx/memoryPlan';
+import { llamaRowsThatFit, readCalibrations, storeCalibration } from '../calibrationFile';
 import { llamaStepProbe } from './stepProbe';
 import type { Llama, LlamaModel, NodeLlamaCpp } from './binding';
 import type { GgufWeightType } from './ggufFormat';
@@ -185,8 +186,11 @@ export class LlamaEngine implements Engine {
       storeCalibration(this.model, key, gpuMemory ? { ...cost, memory: gpuMemory } : cost);
     }
     const ggufBytes = statSync(this.facts.ggufPath, { throwIfNoEntry: false })?.size ?? 0;
-    const candidates = llamaRowCandidates(this.facts.shape, ggufBytes, memory);
-    return scheduleOf(cost, { candidates, override: this.options.rowsAtOnce ?? 0, calibratedNow: !stored });
+    const fit = llamaRowsThatFit(this.facts.shape, ggufBytes, memory);
+    const override = this.options.rowsAtOnce ?? 0;
+    const schedule = scheduleOf(cost, { candidates: rowCandidates(fit), override, fit, calibratedNow: !stored });
+    if (schedule?.loweredFrom !== undefined) (this.options.log ?? console.error)(`llama: ${settingWords(schedule)}`);
+    return schedule;
   }
 
   /** On a CPU flash attention slows long-context decoding about 2.7× (docs/llama-engine.md); GPUs: llama.cpp's choice. */
