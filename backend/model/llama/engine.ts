@@ -41,6 +41,8 @@ export interface LlamaEngineOptions {
   /** The memory the rows' caches are capped against on the CPU backend; default the machine's (a GPU: its own). */
   totalMemory?: number;
   log?: (line: string) => void;
+  /** Cancels the GGUF write of a load in progress. */
+  signal?: AbortSignal;
 }
 
 /** The folder that holds tokenizer.json and config.json: the model folder or its checkpoint/ subfolder. */
@@ -80,7 +82,7 @@ export class LlamaEngine implements Engine {
     const shape = qwen3ShapeFromConfig(JSON.parse(readFileSync(join(meta, 'config.json'), 'utf8')));
     const tokenizer = await loadTokenizer(meta);
     const template = chatTemplateOf(tokenizer, modelDir);
-    const ggufPath = await ensureModelGguf(modelDir, weights, log);
+    const ggufPath = await ensureModelGguf(modelDir, weights, log, { signal: options.signal });
     const mod = options.runtime;
     const asked = options.gpu ?? 'auto';
     let llama: Llama;

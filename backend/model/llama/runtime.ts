@@ -109,13 +109,20 @@ export function npmCommand(
   return windows ? { command: `"${command}"`, shell: true } : { command, shell: false };
 }
 
-function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv, npm: NpmCommand): Promise<void> {
+function runNpm(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  npm: NpmCommand,
+  signal?: AbortSignal,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(npm.command, args, {
       cwd,
       env,
       shell: npm.shell,
       stdio: ['ignore', 'pipe', 'pipe'],
+      signal, // an abort kills npm (the marker is written only after a finished install)
     });
     let tail = '';
     const keep = (d: Buffer) => {
@@ -125,9 +132,11 @@ function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv, npm: NpmCom
     child.stderr.on('data', keep);
     child.on('error', (e) =>
       reject(
-        new LlamaUnavailable(
-          `installing node-llama-cpp needs npm, which did not start (${e.message}); install Node.js 20+ with npm, or run \`npm install --prefix ${cwd} node-llama-cpp@${NODE_LLAMA_CPP_VERSION}\` yourself`,
-        ),
+        e.name === 'AbortError'
+          ? new Error('the install of node-llama-cpp was cancelled')
+          : new LlamaUnavailable(
+              `installing node-llama-cpp needs npm, which did not start (${e.message}); install Node.js 20+ with npm, or run \`npm install --prefix ${cwd} node-llama-cpp@${NODE_LLAMA_CPP_VERSION}\` yourself`,
+            ),
       ),
     );
     child.on('close', (code) => {
@@ -197,6 +206,7 @@ export async function installNodeLlamaCpp(
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
   npm: NpmCommand = npmCommand(),
+  signal?: AbortSignal,
 ): Promise<void> {
   if (hasPackages(dir, packages)) return;
   await withInstallLock(dir, log, async () => {
@@ -223,6 +233,7 @@ export async function installNodeLlamaCpp(
       dir,
       env,
       npm,
+      signal,
     );
     writeFileSync(join(dir, MARKER), JSON.stringify({ packages: all }) + '\n');
   });
@@ -237,6 +248,8 @@ export interface LoadRuntimeOptions {
   /** Also install the GPU builds this machine can use (default true). */
   gpu?: boolean;
   log?: (line: string) => void;
+  /** Cancels the install (npm is killed). */
+  signal?: AbortSignal;
 }
 
 /** node-llama-cpp from `dir`, installed first when needed; a LlamaUnavailable error says why it cannot be. */
@@ -247,7 +260,7 @@ export async function loadNodeLlamaCpp(dir: string, options: LoadRuntimeOptions 
   if (env) {
     const gpu = options.gpu !== false;
     const packages = prebuiltPackages(process.platform, process.arch, gpu, gpu && hasNvidiaDriver(env));
-    await installNodeLlamaCpp(dir, packages, env, log);
+    await installNodeLlamaCpp(dir, packages, env, log, npmCommand(), options.signal);
   } else if (!nodeLlamaCppInstalled(dir)) throw new LlamaUnavailable(`node-llama-cpp is not installed in ${dir}`);
   try {
     // A file URL: node-llama-cpp is an ES module outside the bundle.
