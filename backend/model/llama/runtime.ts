@@ -86,6 +86,18 @@ function installed(dir: string): string[] {
   }
 }
 
+/** node-llama-cpp's version and the binary packages installed in `dir`, in words; undefined where none finished. */
+export function installedRuntimeWords(dir: string): string | undefined {
+  const packages = installed(dir);
+  try {
+    const manifest = join(dir, 'node_modules', 'node-llama-cpp', 'package.json');
+    const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
+    return packages.length ? `${version} with ${packages.join(', ')}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How to start npm: the command and whether through a shell. */
 export interface NpmCommand {
   command: string;
