@@ -46,7 +46,7 @@ function metadataDir(modelDir: string, ckpt: string): string {
 }
 
 /** Whether the model folder's GGUF in a weight type is written and newer than the checkpoint and config.json. */
-export function ggufUpToDate(modelDir: string, weights: GgufWeightType): boolean {
+function ggufUpToDate(modelDir: string, weights: GgufWeightType): boolean {
   const path = ggufPathOf(modelDir, weights);
   return existsSync(path) && statSync(path).mtimeMs >= newestInput(checkpointDir(modelDir), modelDir);
 }
