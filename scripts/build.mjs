@@ -45,6 +45,15 @@ const jobs = [
     outfile: 'dist/statement-worker.js',
     external: nativeExternals,
   }),
+  // llama.cpp's GGUF is written in a worker thread (backend/model/llama/ggufConvert.ts).
+  build({
+    ...common,
+    platform: 'node',
+    format: 'cjs',
+    entryPoints: ['backend/model/llama/ggufWorker.ts'],
+    outfile: 'dist/gguf-worker.js',
+    external: nativeExternals,
+  }),
   build({
     ...common,
     platform: 'node',

@@ -49,11 +49,11 @@ export function modelShapeOf(dir: string): Qwen3Shape | undefined {
 }
 
 /**
- * The row counts a llama.cpp context may decode at once: rows of the recipe's longest answers whose float16 caches
+ * The most rows a llama.cpp context may decode at once: rows of the recipe's longest answers whose float16 caches
  * (node-llama-cpp's default cache type) fit half of `memory` (the GPU's, or the machine's on the CPU) beside the GGUF.
  */
-export function llamaRowCandidates(shape: Qwen3Shape, ggufBytes: number, memory: number): number[] {
-  return rowCandidates(recipeRowsThatFit(shape, 'fp16', ggufBytes, memory));
+export function llamaRowsThatFit(shape: Qwen3Shape, ggufBytes: number, memory: number): number {
+  return recipeRowsThatFit(shape, 'fp16', ggufBytes, memory);
 }
 
 /** The cache precision and weights file size a key's rows are capped with. */
@@ -69,7 +69,8 @@ function cachePlanOf(dir: string, key: string): { precision: 'fp32' | 'fp16' | '
 
 /**
  * Each stored calibration with the schedule it gives on this machine: the rows its cache (the key's) lets fit
- * at the recipe's longest answers beside the weights, or `override` (kimina.rowsAtOnce) when above 0.
+ * at the recipe's longest answers beside the weights, or `override` (kimina.rowsAtOnce) when above 0, lowered to
+ * those that fit.
  */
 export function storedSchedules(
   dir: string,
@@ -81,9 +82,8 @@ export function storedSchedules(
   const shape = modelShapeOf(dir);
   return stored.map(([key, { a, m, b, memory }]) => {
     const plan = cachePlanOf(dir, key);
-    const candidates = shape
-      ? rowCandidates(recipeRowsThatFit(shape, plan.precision, plan.weights, memory ?? totalMemory))
-      : undefined;
-    return { key, schedule: scheduleOf({ a, m, b }, { candidates, override })! };
+    const fit = shape ? recipeRowsThatFit(shape, plan.precision, plan.weights, memory ?? totalMemory) : undefined;
+    const candidates = fit === undefined ? undefined : rowCandidates(fit);
+    return { key, schedule: scheduleOf({ a, m, b }, { candidates, override, fit })! };
   });
 }

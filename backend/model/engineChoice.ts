@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { errorKindOf, type ChatMessage, type ErrorKind } from '../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from './engine';
+import type { LlamaFailure } from './llamaRetry';
 import { aboutTime, type Schedule, type StepCost } from './schedule';
 
 /** The engines auto chooses between. */
@@ -37,6 +38,8 @@ export interface EngineChoice {
   estimates: EngineEstimate[];
   /** When it was chosen (ISO time). */
   at: string;
+  /** llama.cpp failed (to install, load or calibrate): why, and what it depended on (llamaRetry.ts). */
+  llamaFailure?: LlamaFailure;
 }
 
 const FILE = 'engine-choice.json';
@@ -111,7 +114,7 @@ export function soleChoice(engine: InProcessKind, label: string, why: string): E
 }
 
 /** The choice among estimates: the least expected time to the first verified proof; without any, the first. */
-function choose(estimates: EngineEstimate[]): EngineChoice {
+export function choose(estimates: EngineEstimate[]): EngineChoice {
   if (estimates.length === 0) throw new Error('internal: no engine to choose from');
   const timed = estimates.filter((e) => e.expectedFirstProofSeconds !== undefined);
   const best = timed.length
@@ -138,7 +141,7 @@ export interface Candidate {
 }
 
 /** The estimate of a loaded engine: its schedule (calibrating now on first use on this device). */
-async function estimateOf(kind: InProcessKind, engine: Engine): Promise<EngineEstimate> {
+export async function estimateOf(kind: InProcessKind, engine: Engine): Promise<EngineEstimate> {
   const label = labelOf(kind, engine);
   let schedule: Schedule | undefined;
   try {

@@ -40,4 +40,6 @@ export interface CreateEngineOptions {
   log?: (line: string) => void;
   /** The environment child processes start from (Settings.childEnv): the llama engine installs its runtime with it. */
   childEnv?: NodeJS.ProcessEnv;
+  /** Cancels a load in progress (auto's llama.cpp setup in the background: npm, the GGUF write). */
+  signal?: AbortSignal;
 }

@@ -35,6 +35,7 @@ export async function loadLlamaEngine(config: EngineConfig, options: CreateEngin
     gpu: config.llamaGpu !== 'cpu',
     installWith: options.childEnv,
     log,
+    signal: options.signal,
   });
   const { LlamaEngine } = await import('./llama/engine');
   return LlamaEngine.load(located.dir, {
@@ -45,5 +46,6 @@ export async function loadLlamaEngine(config: EngineConfig, options: CreateEngin
     speculation: config.speculation ? 8 : false,
     rowsAtOnce: config.rowsAtOnce,
     log,
+    signal: options.signal,
   });
 }

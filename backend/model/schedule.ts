@@ -212,17 +212,28 @@ export interface Schedule {
   calibratedNow: boolean;
   /** Expected seconds to the first verified proof at `rows` over the recipe's answers; absent without a cost. */
   expectedFirstProofSeconds?: number;
+  /** kimina.rowsAtOnce as set, where it was lowered to `rows`: more rows' caches would not fit the memory. */
+  loweredFrom?: number;
 }
 
 /**
  * The schedule from a cost model (or none) and an override: the override's rows when it is above 0, else the
- * candidate with the least expected time to the first verified proof; undefined when neither is there.
+ * candidate with the least expected time to the first verified proof; undefined when neither is there. `fit`:
+ * the most rows whose caches fit the memory (memoryPlan.ts); an override above it is lowered to it (one row at
+ * the least), and the schedule says so.
  */
 export function scheduleOf(
   cost: StepCost | undefined,
-  options: { candidates?: number[]; override?: number; calibratedNow?: boolean; answers?: AnswerModel } = {},
+  options: {
+    candidates?: number[];
+    override?: number;
+    fit?: number;
+    calibratedNow?: boolean;
+    answers?: AnswerModel;
+  } = {},
 ): Schedule | undefined {
-  const override = Math.floor(options.override ?? 0);
+  const asked = Math.floor(options.override ?? 0);
+  const override = options.fit === undefined ? asked : Math.min(asked, Math.max(1, Math.floor(options.fit)));
   const answers = options.answers ?? RECIPE_ANSWERS;
   if (!cost && override < 1) return undefined;
   const choice = cost ? chooseRows(cost, answers, options.candidates) : { rows: override, estimates: [] };
@@ -237,7 +248,15 @@ export function scheduleOf(
     estimates: choice.estimates,
     calibratedNow: options.calibratedNow ?? false,
     ...(expected === undefined ? {} : { expectedFirstProofSeconds: expected }),
+    ...(override < asked ? { loweredFrom: asked } : {}),
   };
+}
+
+/** Where the rows came from, in words: "kimina.rowsAtOnce", "kimina.rowsAtOnce 16 lowered to 2 by memory". */
+export function settingWords(s: Schedule): string {
+  return s.loweredFrom === undefined
+    ? 'kimina.rowsAtOnce'
+    : `kimina.rowsAtOnce ${s.loweredFrom} lowered to ${s.rows}: more rows' caches at ${RECIPE_ANSWERS.maxTokens.toLocaleString('en-US')}-token answers would not fit half the memory`;
 }
 
 /** The cost model in words: "25.0 ms + 20.0 ms per further row + 8.00 µs per cached token a step". */
@@ -272,7 +291,7 @@ export function aboutTime(seconds: number): string {
  * min over the recipe's answers)", with "(kimina.rowsAtOnce)" after the rows when the setting chose them.
  */
 export function scheduleWords(s: Schedule): string {
-  const rows = `${s.rows} row${s.rows === 1 ? '' : 's'} at once${s.from === 'setting' ? ' (kimina.rowsAtOnce)' : ''}`;
+  const rows = `${s.rows} row${s.rows === 1 ? '' : 's'} at once${s.from === 'setting' ? ` (${settingWords(s)})` : ''}`;
   const expected =
     s.expectedFirstProofSeconds === undefined
       ? ''

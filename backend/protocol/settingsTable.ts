@@ -185,7 +185,7 @@ export const settingsTable = {
     minimum: 0,
     maximum: 64,
     description:
-      'Samples the in-process engine decodes at once; a proof decodes its samples in waves of this many. 0: chosen by the calibration at first run (the least expected time to the first verified proof on this device).',
+      'Samples the in-process engine decodes at once; a proof decodes its samples in waves of this many, lowered (and said so) to the rows whose caches at 24,576-token answers fit half the memory. 0: chosen by the calibration at first run (the least expected time to the first verified proof on this device).',
     restricted: false,
     restart: true,
     env: 'KIMINA_ROWS_AT_ONCE',

@@ -3,7 +3,7 @@
 // before n answers decoded together would. An engine without a schedule (an OpenAI-compatible server) decodes
 // every sample of a round at once, as before.
 import type { Engine } from '../model/engine';
-import { costWords, expectedFirstProof, worstCaseSeconds, type Schedule } from '../model/schedule';
+import { costWords, expectedFirstProof, settingWords, worstCaseSeconds, type Schedule } from '../model/schedule';
 import type { ProveSchedule } from '../protocol';
 import type { ProveSettings } from './request';
 
@@ -37,7 +37,7 @@ export async function proveSchedule(engine: Engine, settings: ProveSettings): Pr
     from === 'engine'
       ? `${failed}${engine.name} has no calibrated schedule`
       : [
-          from === 'setting' ? 'kimina.rowsAtOnce' : undefined,
+          from === 'setting' && schedule ? settingWords(schedule) : undefined,
           cost ? `calibrated${schedule?.calibratedNow ? ' now' : ''}: ${costWords(cost)}` : undefined,
           expected === undefined ? undefined : `expected first proof about ${minutes(expected)} (recipe's answers)`,
         ]

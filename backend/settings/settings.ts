@@ -280,7 +280,7 @@ const declarations = {
     name: 'KIMINA_ROWS_AT_ONCE',
     type: 'whole number ≥ 0',
     default: '0',
-    doc: "samples the in-process engine decodes at once (the prover's waves); 0 takes the row count from the device's calibration (the expected time to the first verified proof, docs/onnx-engine.md)",
+    doc: "samples the in-process engine decodes at once (the prover's waves), lowered to the rows whose caches at 24,576-token answers fit half the memory; 0 takes the row count from the device's calibration (the expected time to the first verified proof, docs/onnx-engine.md)",
     read: (raw: string | undefined) => {
       const n = number('KIMINA_ROWS_AT_ONCE', raw, 0);
       if (!Number.isInteger(n) || n < 0)

@@ -1,14 +1,15 @@
 // A tiny Qwen3 checkpoint in the Hugging Face layout (config, tokenizer, F32 safetensors), as the file
-// map a stand-in hub repository serves. Built from the ONNX engineer's seeded test weights.
+// map a stand-in hub repository serves. Built from the ONNX engineer's seeded test weights; `overrides` makes it
+// larger (a GGUF write that takes long enough to watch).
 import { encodeSafetensors } from '../../backend/model/onnx/safetensors';
-import { configForShape, qwen3TensorShapes } from '../../backend/model/onnx/qwen3Config';
+import { configForShape, qwen3TensorShapes, type Qwen3Shape } from '../../backend/model/onnx/qwen3Config';
 import { buildTokenizer } from '../../backend/demo/models/tinyTokenizer';
 import { tinyShape } from '../../backend/demo/models/tinyModel';
 import { randomWeights } from '../../backend/demo/models/randomWeights';
 
-export function tinyCheckpointFiles(seed = 11): Record<string, string | Buffer> {
+export function tinyCheckpointFiles(seed = 11, overrides: Partial<Qwen3Shape> = {}): Record<string, string | Buffer> {
   const tok = buildTokenizer();
-  const shape = tinyShape(tok.vocabSize);
+  const shape = tinyShape(tok.vocabSize, overrides);
   const weights = randomWeights(shape, seed);
   return {
     'config.json': JSON.stringify(configForShape(shape, { torch_dtype: 'float32' })),

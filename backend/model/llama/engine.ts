@@ -13,8 +13,9 @@ import { loadTokenizer, type Tokenizer } from '../tokenizer';
 import { chatTemplateOf, type ChatTemplate } from '../chatTemplate';
 import { SampleText } from '../onnx/textStream';
 import { qwen3ShapeFromConfig, type Qwen3Shape } from '../onnx/qwen3Config';
-import { calibrate, scheduleOf, scheduleWords, type Schedule } from '../schedule';
-import { llamaRowCandidates, readCalibrations, storeCalibration } from '../calibrationFile';
+import { calibrate, scheduleOf, scheduleWords, settingWords, type Schedule } from '../schedule';
+import { rowCandidates } from '../onnx/memoryPlan';
+import { llamaRowsThatFit, readCalibrations, storeCalibration } from '../calibrationFile';
 import { llamaStepProbe } from './stepProbe';
 import type { Llama, LlamaModel, NodeLlamaCpp } from './binding';
 import type { GgufWeightType } from './ggufFormat';
@@ -40,6 +41,8 @@ export interface LlamaEngineOptions {
   /** The memory the rows' caches are capped against on the CPU backend; default the machine's (a GPU: its own). */
   totalMemory?: number;
   log?: (line: string) => void;
+  /** Cancels the GGUF write of a load in progress. */
+  signal?: AbortSignal;
 }
 
 /** The folder that holds tokenizer.json and config.json: the model folder or its checkpoint/ subfolder. */
@@ -79,7 +82,7 @@ export class LlamaEngine implements Engine {
     const shape = qwen3ShapeFromConfig(JSON.parse(readFileSync(join(meta, 'config.json'), 'utf8')));
     const tokenizer = await loadTokenizer(meta);
     const template = chatTemplateOf(tokenizer, modelDir);
-    const ggufPath = await ensureModelGguf(modelDir, weights, log);
+    const ggufPath = await ensureModelGguf(modelDir, weights, log, { signal: options.signal });
     const mod = options.runtime;
     const asked = options.gpu ?? 'auto';
     let llama: Llama;
@@ -185,8 +188,11 @@ export class LlamaEngine implements Engine {
       storeCalibration(this.model, key, gpuMemory ? { ...cost, memory: gpuMemory } : cost);
     }
     const ggufBytes = statSync(this.facts.ggufPath, { throwIfNoEntry: false })?.size ?? 0;
-    const candidates = llamaRowCandidates(this.facts.shape, ggufBytes, memory);
-    return scheduleOf(cost, { candidates, override: this.options.rowsAtOnce ?? 0, calibratedNow: !stored });
+    const fit = llamaRowsThatFit(this.facts.shape, ggufBytes, memory);
+    const override = this.options.rowsAtOnce ?? 0;
+    const schedule = scheduleOf(cost, { candidates: rowCandidates(fit), override, fit, calibratedNow: !stored });
+    if (schedule?.loweredFrom !== undefined) (this.options.log ?? console.error)(`llama: ${settingWords(schedule)}`);
+    return schedule;
   }
 
   /** On a CPU flash attention slows long-context decoding about 2.7× (docs/llama-engine.md); GPUs: llama.cpp's choice. */

@@ -1,9 +1,12 @@
 // The llama engine's GGUF, written lazily from the model folder's safetensors checkpoint (the folder itself, or
 // its checkpoint/ subfolder that `kimina model pull` keeps) and cached beside the model as gguf/model.<type>.gguf;
 // written again when the checkpoint or config.json is newer than it. Written to a temporary name of this process
-// and renamed, so an interrupted conversion never leaves a loadable half file. No Python.
+// and thread and renamed, so an interrupted conversion never leaves a loadable half file. No Python. The write
+// (quantizing every matrix: tens of seconds for a 1.7B checkpoint) runs in a worker thread (ggufWorker.ts;
+// dist/gguf-worker.js next to a bundle), so the backend's event loop keeps answering meanwhile.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { threadId, Worker } from 'node:worker_threads';
 import { SafetensorsCheckpoint } from '../onnx/safetensors';
 import { qwen3ShapeFromConfig, qwen3TensorShapes } from '../onnx/qwen3Config';
 import { loadTokenizer } from '../tokenizer';
@@ -42,15 +45,84 @@ function metadataDir(modelDir: string, ckpt: string): string {
   return existsSync(join(modelDir, 'tokenizer.json')) && existsSync(join(modelDir, 'config.json')) ? modelDir : ckpt;
 }
 
-/** The model folder's GGUF in a weight type: the cached one when up to date, else written now. */
+/** Whether the model folder's GGUF in a weight type is written and newer than the checkpoint and config.json. */
+function ggufUpToDate(modelDir: string, weights: GgufWeightType): boolean {
+  const path = ggufPathOf(modelDir, weights);
+  return existsSync(path) && statSync(path).mtimeMs >= newestInput(checkpointDir(modelDir), modelDir);
+}
+
+/** What the GGUF worker is asked, and what it posts: log lines, then the end (the error's message and kind). */
+export interface GgufJob {
+  modelDir: string;
+  weights: GgufWeightType;
+}
+export type GgufMessage = { log: string } | { end: true; error?: string; unavailable?: boolean };
+
+function workerScript(): string | undefined {
+  const candidates = __filename.endsWith('.ts')
+    ? [join(__dirname, 'ggufWorker.ts')]
+    : [join(__dirname, 'gguf-worker.js'), join(__dirname, 'ggufWorker.js')];
+  return candidates.find((p) => existsSync(p));
+}
+
+function startWorker(script: string): Worker {
+  if (!script.endsWith('.ts')) return new Worker(script);
+  // source checkouts (tests under tsx): the worker loads tsx's require hook first; the bundle never comes here
+  const hook = require.resolve(['tsx', 'cjs'].join('/'));
+  return new Worker(`require(${JSON.stringify(hook)}); require(${JSON.stringify(script)});`, { eval: true });
+}
+
+/** Writes the GGUF in a worker thread; an abort terminates the worker (its partial file is removed). */
+function writeInWorker(script: string, job: GgufJob, log: (line: string) => void, signal?: AbortSignal): Promise<void> {
+  const worker = startWorker(script);
+  const partials = () => `${ggufPathOf(job.modelDir, job.weights)}.${process.pid}-${worker.threadId}.partial`;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      reject(new Error('the GGUF write was cancelled'));
+      void worker.terminate().then(() => rmSync(partials(), { force: true }));
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', (m: GgufMessage) => {
+      if ('log' in m) return log(m.log);
+      signal?.removeEventListener('abort', onAbort);
+      if (m.error === undefined) resolve();
+      else reject(m.unavailable ? new LlamaUnavailable(m.error) : new Error(m.error));
+      void worker.terminate();
+    });
+    worker.once('error', (e) => {
+      signal?.removeEventListener('abort', onAbort);
+      rmSync(partials(), { force: true });
+      reject(e);
+    });
+    worker.once('exit', (code) => reject(new Error(`the GGUF worker exited (code ${code})`)));
+    worker.postMessage(job);
+  });
+}
+
+/**
+ * The model folder's GGUF in a weight type: the cached one when up to date, else written now, in a worker thread
+ * (on this thread only where no worker script ships, or with `inThread`).
+ */
 export async function ensureModelGguf(
   modelDir: string,
   weights: GgufWeightType,
   log: (line: string) => void = () => undefined,
+  options: { signal?: AbortSignal; inThread?: boolean } = {},
 ): Promise<string> {
+  const path = ggufPathOf(modelDir, weights);
+  if (ggufUpToDate(modelDir, weights)) return path;
+  const script = options.inThread ? undefined : workerScript();
+  if (!script) return writeModelGguf({ modelDir, weights }, log);
+  log('llama: the GGUF is written in a worker thread (the backend keeps answering)');
+  await writeInWorker(script, { modelDir, weights }, log, options.signal);
+  return path;
+}
+
+/** Writes the model folder's GGUF on this thread (the worker runs exactly this). */
+export async function writeModelGguf({ modelDir, weights }: GgufJob, log: (line: string) => void): Promise<string> {
   const ckpt = checkpointDir(modelDir);
   const path = ggufPathOf(modelDir, weights);
-  if (existsSync(path) && statSync(path).mtimeMs >= newestInput(ckpt, modelDir)) return path;
   const meta = metadataDir(modelDir, ckpt);
   const shape = qwen3ShapeFromConfig(JSON.parse(readFileSync(join(meta, 'config.json'), 'utf8')));
   const checkpoint = new SafetensorsCheckpoint(ckpt);
@@ -70,7 +142,7 @@ export async function ensureModelGguf(
     throw new LlamaUnavailable(`the GGUF cannot be written beside the model (${(e as Error).message})`);
   }
   // This process's own temporary name: two backends converting at once (two windows) never write into one file.
-  const partial = `${path}.${process.pid}.partial`;
+  const partial = `${path}.${process.pid}-${threadId}.partial`;
   const t0 = Date.now();
   log(`llama: writing ${path} (${weights} matrices) from ${ckpt}`);
   try {

@@ -86,6 +86,18 @@ function installed(dir: string): string[] {
   }
 }
 
+/** node-llama-cpp's version and the binary packages installed in `dir`, in words; undefined where none finished. */
+export function installedRuntimeWords(dir: string): string | undefined {
+  const packages = installed(dir);
+  try {
+    const manifest = join(dir, 'node_modules', 'node-llama-cpp', 'package.json');
+    const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
+    return packages.length ? `${version} with ${packages.join(', ')}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How to start npm: the command and whether through a shell. */
 export interface NpmCommand {
   command: string;
@@ -109,13 +121,20 @@ export function npmCommand(
   return windows ? { command: `"${command}"`, shell: true } : { command, shell: false };
 }
 
-function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv, npm: NpmCommand): Promise<void> {
+function runNpm(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  npm: NpmCommand,
+  signal?: AbortSignal,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(npm.command, args, {
       cwd,
       env,
       shell: npm.shell,
       stdio: ['ignore', 'pipe', 'pipe'],
+      signal, // an abort kills npm (the marker is written only after a finished install)
     });
     let tail = '';
     const keep = (d: Buffer) => {
@@ -125,9 +144,11 @@ function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv, npm: NpmCom
     child.stderr.on('data', keep);
     child.on('error', (e) =>
       reject(
-        new LlamaUnavailable(
-          `installing node-llama-cpp needs npm, which did not start (${e.message}); install Node.js 20+ with npm, or run \`npm install --prefix ${cwd} node-llama-cpp@${NODE_LLAMA_CPP_VERSION}\` yourself`,
-        ),
+        e.name === 'AbortError'
+          ? new Error('the install of node-llama-cpp was cancelled')
+          : new LlamaUnavailable(
+              `installing node-llama-cpp needs npm, which did not start (${e.message}); install Node.js 20+ with npm, or run \`npm install --prefix ${cwd} node-llama-cpp@${NODE_LLAMA_CPP_VERSION}\` yourself`,
+            ),
       ),
     );
     child.on('close', (code) => {
@@ -197,6 +218,7 @@ export async function installNodeLlamaCpp(
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
   npm: NpmCommand = npmCommand(),
+  signal?: AbortSignal,
 ): Promise<void> {
   if (hasPackages(dir, packages)) return;
   await withInstallLock(dir, log, async () => {
@@ -223,6 +245,7 @@ export async function installNodeLlamaCpp(
       dir,
       env,
       npm,
+      signal,
     );
     writeFileSync(join(dir, MARKER), JSON.stringify({ packages: all }) + '\n');
   });
@@ -237,6 +260,8 @@ export interface LoadRuntimeOptions {
   /** Also install the GPU builds this machine can use (default true). */
   gpu?: boolean;
   log?: (line: string) => void;
+  /** Cancels the install (npm is killed). */
+  signal?: AbortSignal;
 }
 
 /** node-llama-cpp from `dir`, installed first when needed; a LlamaUnavailable error says why it cannot be. */
@@ -247,7 +272,7 @@ export async function loadNodeLlamaCpp(dir: string, options: LoadRuntimeOptions 
   if (env) {
     const gpu = options.gpu !== false;
     const packages = prebuiltPackages(process.platform, process.arch, gpu, gpu && hasNvidiaDriver(env));
-    await installNodeLlamaCpp(dir, packages, env, log);
+    await installNodeLlamaCpp(dir, packages, env, log, npmCommand(), options.signal);
   } else if (!nodeLlamaCppInstalled(dir)) throw new LlamaUnavailable(`node-llama-cpp is not installed in ${dir}`);
   try {
     // A file URL: node-llama-cpp is an ES module outside the bundle.

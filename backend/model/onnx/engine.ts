@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { calibrate, scheduleOf, scheduleWords, RECIPE_ANSWERS, type Schedule } from '../schedule';
+import { calibrate, scheduleOf, scheduleWords, settingWords, RECIPE_ANSWERS, type Schedule } from '../schedule';
 import { defaultPlan, recipeRowsThatFit, rowCandidates } from './memoryPlan';
 import { readCalibrations, storeCalibration } from '../calibrationFile';
 import { GqaCache } from './gqaCache';
@@ -177,6 +177,7 @@ export class OnnxEngine implements Engine {
     const engine = new OnnxEngine(folder, tokenizer, template, backend, kvCache);
     engine.totalMemory = totalMemory;
     engine.rowsAtOnce = options.rowsAtOnce ?? 0;
+    engine.log = log;
     engine.speculation = speculation || undefined;
     return engine;
   }
@@ -194,6 +195,7 @@ export class OnnxEngine implements Engine {
 
   private totalMemory = totalmem();
   private rowsAtOnce = 0;
+  private log: (line: string) => void = (line) => console.error(line);
   private scheduling?: Promise<Schedule | undefined>;
   private scheduled?: Schedule;
 
@@ -218,8 +220,12 @@ export class OnnxEngine implements Engine {
   }
 
   private async findSchedule(): Promise<Schedule | undefined> {
+    // Only rows whose caches at the recipe's longest answer fit half the memory beside the weights: the
+    // calibration's candidates, and the most kimina.rowsAtOnce may ask for.
+    const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE), { throwIfNoEntry: false })?.size ?? 0;
+    const fit = recipeRowsThatFit(this.folder.shape, this.kvCache.precision, weights, this.totalMemory);
     const probe = this.backend.timeStep;
-    if (!probe) return scheduleOf(undefined, { override: this.rowsAtOnce });
+    if (!probe) return this.said(scheduleOf(undefined, { override: this.rowsAtOnce, fit }));
     const key = this.calibrationKey();
     let cost = readCalibrations(this.folder.dir)[key];
     const calibratedNow = !cost;
@@ -227,11 +233,15 @@ export class OnnxEngine implements Engine {
       cost = await calibrate(probe, 3, Math.min(4096, this.maxContext - 8));
       storeCalibration(this.folder.dir, key, cost);
     }
-    // Only row counts whose caches at the recipe's longest answer fit half the memory beside the weights.
-    const weights = statSync(join(this.folder.dir, 'onnx', ONNX_DATA_FILE)).size;
-    const precision = this.kvCache.precision === 'int8' ? 'int8' : 'fp32'; // the C API path's caches
-    const candidates = rowCandidates(recipeRowsThatFit(this.folder.shape, precision, weights, this.totalMemory));
-    return scheduleOf(cost, { candidates, override: this.rowsAtOnce, calibratedNow });
+    return this.said(
+      scheduleOf(cost, { candidates: rowCandidates(fit), override: this.rowsAtOnce, fit, calibratedNow }),
+    );
+  }
+
+  /** The schedule, logged when it lowered kimina.rowsAtOnce. */
+  private said(schedule: Schedule | undefined): Schedule | undefined {
+    if (schedule?.loweredFrom !== undefined) this.log(`onnx: ${settingWords(schedule)}`);
+    return schedule;
   }
 
   /** Where decoding runs (the path and why, device, threads, why CUDA fell back). */
