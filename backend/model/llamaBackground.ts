@@ -42,22 +42,27 @@ async function compareInBackground(engine: SwitchingEngine, onnx: Engine, setup:
   const key = machineKey(config);
   let llama: Engine | undefined;
   try {
-    engine.setStage('calibrating onnx');
-    const onnxEstimate = await estimateOf('onnx', onnx);
-    if (signal.aborted) return;
     engine.setStage('installing llama.cpp and writing its GGUF where missing');
     log('engine auto: setting up llama.cpp in the background (node-llama-cpp, the GGUF)');
-    let llamaEstimate: EngineEstimate;
+    let loadFailure: string | undefined;
     try {
       llama = await deps.load.llama(config, { ...setup.options, signal });
-      if (signal.aborted) return;
-      engine.setStage('calibrating llama.cpp between requests');
-      await engine.whenIdle();
-      if (signal.aborted) return;
-      llamaEstimate = await estimateOf('llama', llama);
     } catch (err) {
-      if (signal.aborted) return;
-      llamaEstimate = { engine: 'llama', label: 'llama', none: `did not load (${(err as Error).message})` };
+      loadFailure = `did not load (${(err as Error).message})`;
+    }
+    if (signal.aborted) return;
+    // Both are timed between requests: a decode in flight would slow the probe and be slowed by it.
+    engine.setStage('calibrating the engines between requests');
+    await engine.whenIdle();
+    if (signal.aborted) return;
+    const onnxEstimate = await estimateOf('onnx', onnx);
+    let llamaEstimate: EngineEstimate = { engine: 'llama', label: 'llama', none: loadFailure ?? 'did not load' };
+    if (llama) {
+      try {
+        llamaEstimate = await estimateOf('llama', llama);
+      } catch (err) {
+        llamaEstimate = { engine: 'llama', label: 'llama', none: `did not calibrate (${(err as Error).message})` };
+      }
     }
     if (signal.aborted) return;
     const choice = choose([onnxEstimate, llamaEstimate]);

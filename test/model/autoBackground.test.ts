@@ -165,7 +165,8 @@ test("a request in flight finishes on onnx; llama.cpp's calibration waits for it
   onnx.hold = decoding.promise;
   const inFlight = engine.generate(convo, sampling);
   setup.open();
-  await until(() => engine.engineChoice.endsWith('calibrating llama.cpp between requests'), 'waiting for idle');
+  await until(() => engine.engineChoice.endsWith('calibrating the engines between requests'), 'waiting for idle');
+  assert.equal(onnx.steps, 0, 'onnx is not timed while a request decodes on it');
   const llama = m.engines[1];
   assert.equal(llama.steps, 0, 'not timed while a request decodes');
   decoding.open();
