@@ -17,7 +17,7 @@ const FILE = 'calibration.json';
 type StoredCost = StepCost & { memory?: number };
 
 /** The stored cost models by key; empty when there are none or the file is unreadable. */
-export function readCalibrations(dir: string): Record<string, StoredCost> {
+function readCalibrations(dir: string): Record<string, StoredCost> {
   const file = join(dir, FILE);
   try {
     return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, StoredCost>) : {};
@@ -34,6 +34,22 @@ export function storeCalibration(dir: string, key: string, cost: StoredCost): vo
   } catch {
     /* read-only */
   }
+}
+
+/**
+ * The cost model stored under `key` beside the model, else the one `measure` times now, stored (what both in-process
+ * engines' schedules start from; `calibratedNow` says which).
+ */
+export async function calibratedCost(
+  dir: string,
+  key: string,
+  measure: () => Promise<StoredCost>,
+): Promise<{ cost: StoredCost; calibratedNow: boolean }> {
+  const stored = readCalibrations(dir)[key];
+  if (stored) return { cost: stored, calibratedNow: false };
+  const cost = await measure();
+  storeCalibration(dir, key, cost);
+  return { cost, calibratedNow: true };
 }
 
 /** The model's shape from config.json in the folder or its checkpoint/ subfolder; undefined when neither reads. */

@@ -15,7 +15,7 @@ import { SampleText } from '../onnx/textStream';
 import { qwen3ShapeFromConfig, type Qwen3Shape } from '../onnx/qwen3Config';
 import { calibrate, scheduleOf, scheduleWords, settingWords, type Schedule } from '../schedule';
 import { rowCandidates } from '../onnx/memoryPlan';
-import { llamaRowsThatFit, readCalibrations, storeCalibration } from '../calibrationFile';
+import { calibratedCost, llamaRowsThatFit } from '../calibrationFile';
 import { llamaStepProbe } from './stepProbe';
 import type { Llama, LlamaModel, NodeLlamaCpp } from './binding';
 import type { GgufWeightType } from './ggufFormat';
@@ -169,28 +169,26 @@ export class LlamaEngine implements Engine {
   }
 
   private async findSchedule(): Promise<Schedule | undefined> {
-    const key = this.calibrationKey();
-    const stored = readCalibrations(this.model)[key];
     const gpuMemory = this.llama.gpu ? (await this.llama.getVramState()).total : 0;
-    const memory = stored?.memory ?? (gpuMemory || (this.options.totalMemory ?? totalmem()));
-    let cost = stored && { a: stored.a, m: stored.m, b: stored.b };
-    if (!cost) {
+    const { cost, calibratedNow } = await calibratedCost(this.model, this.calibrationKey(), async () => {
       const probe = llamaStepProbe(this.gguf, {
         threads: this.options.threads,
         flashAttention: this.flashAttention,
         vocabSize: this.tokenizer.vocabSize,
       });
       try {
-        cost = await calibrate(probe.timeStep, 3, Math.min(4096, this.maxContext - 8));
+        const measured = await calibrate(probe.timeStep, 3, Math.min(4096, this.maxContext - 8));
+        return gpuMemory ? { ...measured, memory: gpuMemory } : measured;
       } finally {
         await probe.close();
       }
-      storeCalibration(this.model, key, gpuMemory ? { ...cost, memory: gpuMemory } : cost);
-    }
+    });
+    const memory = cost.memory ?? (gpuMemory || (this.options.totalMemory ?? totalmem()));
     const ggufBytes = statSync(this.facts.ggufPath, { throwIfNoEntry: false })?.size ?? 0;
     const fit = llamaRowsThatFit(this.facts.shape, ggufBytes, memory);
     const override = this.options.rowsAtOnce ?? 0;
-    const schedule = scheduleOf(cost, { candidates: rowCandidates(fit), override, fit, calibratedNow: !stored });
+    const { a, m, b } = cost;
+    const schedule = scheduleOf({ a, m, b }, { candidates: rowCandidates(fit), override, fit, calibratedNow });
     if (schedule?.loweredFrom !== undefined) (this.options.log ?? console.error)(`llama: ${settingWords(schedule)}`);
     return schedule;
   }

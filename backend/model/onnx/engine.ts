@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { calibrate, scheduleOf, scheduleWords, settingWords, RECIPE_ANSWERS, type Schedule } from '../schedule';
 import { defaultPlan, recipeRowsThatFit, rowCandidates } from './memoryPlan';
-import { readCalibrations, storeCalibration } from '../calibrationFile';
+import { calibratedCost } from '../calibrationFile';
 import { GqaCache } from './gqaCache';
 import type { ChatMessage } from '../../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from '../engine';
@@ -226,13 +226,9 @@ export class OnnxEngine implements Engine {
     const fit = recipeRowsThatFit(this.folder.shape, this.kvCache.precision, weights, this.totalMemory);
     const probe = this.backend.timeStep;
     if (!probe) return this.said(scheduleOf(undefined, { override: this.rowsAtOnce, fit }));
-    const key = this.calibrationKey();
-    let cost = readCalibrations(this.folder.dir)[key];
-    const calibratedNow = !cost;
-    if (!cost) {
-      cost = await calibrate(probe, 3, Math.min(4096, this.maxContext - 8));
-      storeCalibration(this.folder.dir, key, cost);
-    }
+    const { cost, calibratedNow } = await calibratedCost(this.folder.dir, this.calibrationKey(), () =>
+      calibrate(probe, 3, Math.min(4096, this.maxContext - 8)),
+    );
     return this.said(
       scheduleOf(cost, { candidates: rowCandidates(fit), override: this.rowsAtOnce, fit, calibratedNow }),
     );
