@@ -187,7 +187,7 @@ const declarations = {
     name: 'KIMINA_ENGINE',
     type: engineKinds.map((k) => `\`${k}\``).join(' or '),
     default: '`auto`',
-    doc: '`auto` chooses per machine between the in-process engines by their calibrated cost models (the earlier expected first verified proof; docs/models.md), or one named: in-process ONNX, an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama), or in-process llama.cpp (docs/llama-engine.md)',
+    doc: '`auto` chooses per machine between the in-process engines by their calibrated cost models (the earlier expected first verified proof; docs/models.md), or one named: in-process ONNX, an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama), in-process llama.cpp (docs/llama-engine.md), or a vLLM server the backend starts itself (docs/vllm-engine.md)',
     read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'auto'),
   },
   model: {

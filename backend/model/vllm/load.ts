@@ -10,7 +10,7 @@ import { CHECKPOINT_SUBDIR, DEFAULT_MODEL, findTokenizerDir, locateModel, resolv
 import { VllmEngine } from './engine';
 
 /** vLLM cannot run here: the message says why and what to do. */
-export class VllmUnavailable extends Error {}
+class VllmUnavailable extends Error {}
 
 /**
  * --max-model-len: the recipe's context, prompts of up to 8192 tokens (the fix turn's limit, prover/fixTurn.ts)
@@ -22,7 +22,7 @@ export const VLLM_MAX_MODEL_LEN = 32768;
 const VLLM_SEED = 0;
 
 /** The trainer environment's Python, as training/paths.ts trainerPython says (the model room cannot import it). */
-export function vllmPython(c: Pick<EngineConfig, 'trainerPython' | 'trainerVenv'>): string {
+function vllmPython(c: Pick<EngineConfig, 'trainerPython' | 'trainerVenv'>): string {
   return c.trainerPython ?? join(c.trainerVenv, 'bin', 'python');
 }
 
