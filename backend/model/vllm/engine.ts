@@ -35,6 +35,8 @@ export class VllmEngine implements Engine {
   private inFlight = 0;
   private idle: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Aborted on close: a server still loading is stopped at once. */
+  private readonly closing = new AbortController();
   private local: Promise<LocalTemplate> | undefined;
   /** The server's state in words, for the status line. */
   private state = 'not running: it starts on the first request';
@@ -51,7 +53,9 @@ export class VllmEngine implements Engine {
   }
   get detail(): string {
     const idle = this.o.idleMinutes > 0 ? `stops after ${this.o.idleMinutes} min idle` : 'no idle stop';
-    return `managed vLLM (${this.o.server.python}, ${this.o.server.modelDir}; ${idle}): ${this.state}`;
+    const died = this.current && !this.current.server.running;
+    const state = died ? 'stopped: it exited on its own; the next request starts it again' : this.state;
+    return `managed vLLM (${this.o.server.python}, ${this.o.server.modelDir}; ${idle}): ${state}`;
   }
 
   /** The running server, if any (for tests and status). */
@@ -90,8 +94,18 @@ export class VllmEngine implements Engine {
     }
   }
 
-  /** The server up, started now if it is not running; undefined when the signal aborts first (the start goes on). */
+  /** The server up, started now if it is not running; undefined when the signal aborts first (a start goes on). */
   private async whenUp(signal?: AbortSignal): Promise<Up | undefined> {
+    if (signal?.aborted) return undefined;
+    const ready = this.ensureUp();
+    if (!signal) return ready;
+    return Promise.race([
+      ready,
+      new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true })),
+    ]);
+  }
+
+  private async ensureUp(): Promise<Up> {
     const current = this.up;
     if (current) {
       const up = await current; // a failed start throws here, and the next request tries again
@@ -99,13 +113,7 @@ export class VllmEngine implements Engine {
       this.o.log(`vLLM had stopped (${up.server.exitWords()}); starting it again`);
       this.forget(up);
     }
-    const starting = this.start();
-    if (!signal) return starting;
-    if (signal.aborted) return undefined;
-    return Promise.race([
-      starting,
-      new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true })),
-    ]);
+    return this.start();
   }
 
   private start(): Promise<Up> {
@@ -114,7 +122,7 @@ export class VllmEngine implements Engine {
       this.starts++;
       this.state = 'starting (loading the weights and capturing CUDA graphs can take minutes)';
       this.o.log(`vLLM is not running: starting it for this request (start ${this.starts})`);
-      const server = await VllmServer.start({ ...this.o.server, log: this.o.log });
+      const server = await VllmServer.start({ ...this.o.server, log: this.o.log, signal: this.closing.signal });
       try {
         const client = await OpenAIEngine.connect({
           baseUrl: server.baseUrl,
@@ -173,6 +181,7 @@ export class VllmEngine implements Engine {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     clearTimeout(this.idle);
     const current = this.up;
     this.up = undefined;

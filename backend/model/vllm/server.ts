@@ -27,6 +27,8 @@ export interface VllmServerOptions {
   startTimeoutMs?: number;
   /** How long a stopping server has after SIGTERM before SIGKILL (default 15 s). */
   stopGraceMs?: number;
+  /** Aborting it gives up a start still loading: the server is stopped and the start rejects. */
+  signal?: AbortSignal;
 }
 
 /** vLLM's last log lines kept for an error message. */
@@ -139,14 +141,20 @@ export class VllmServer {
     o.log(`vLLM starting: ${o.python} -m vllm.entrypoints.openai.api_server on 127.0.0.1:${port} (pid ${child.pid})`);
     const started = Date.now();
     const timeout = o.startTimeoutMs ?? 20 * 60_000;
-    const outcome = await Promise.race([server.waitHealthy(started + timeout), failedToSpawn]);
+    const aborted = new Promise<'aborted'>((resolve) => {
+      if (o.signal?.aborted) resolve('aborted');
+      o.signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
+    });
+    const outcome = await Promise.race([server.waitHealthy(started + timeout), failedToSpawn, aborted]);
     if (outcome !== 'up') {
       await server.stop();
       if (outcome instanceof Error) throw new Error(`vLLM did not start: ${o.python}: ${outcome.message}`);
       throw new Error(
         outcome === 'timeout'
           ? `vLLM did not answer GET /health within ${Math.round(timeout / 1000)} s of starting, and was stopped; ${server.exitWords()}`
-          : `vLLM stopped while starting: ${server.exitWords()}`,
+          : outcome === 'aborted'
+            ? `vLLM's start was given up (the engine closed) and the server stopped`
+            : `vLLM stopped while starting: ${server.exitWords()}`,
       );
     }
     server.ready = true;

@@ -172,3 +172,39 @@ test('no process is left after close, the engine core included', async () => {
   });
   await until(() => !pids.some(alive), 5000);
 });
+
+test('a request cancelled while vLLM loads ends at once; the start goes on and the next request uses it', async () => {
+  await withEngine({ STAND_IN_VLLM_LOAD_SECONDS: '1.5' }, {}, async (engine, logs) => {
+    const controller = new AbortController();
+    const cancelled = engine.generate([buildPrompt(STATEMENT)], { ...SAMPLING, signal: controller.signal });
+    await until(() => logs.some((l) => l.startsWith('vLLM starting')));
+    controller.abort();
+    assert.deepEqual(
+      (await cancelled).map((g) => g.finishReason),
+      ['cancelled'],
+    );
+    assert.match(engine.detail, /starting \(loading the weights/);
+    const out = await engine.generate([buildPrompt(STATEMENT)], SAMPLING);
+    assert.ok(extractProof(out[0].text, STATEMENT).ok);
+    assert.equal(engine.starts, 1, 'the start under way was used, not a second one');
+  });
+});
+
+test('closing the engine while vLLM loads stops it at once', async () => {
+  const rig = makeRig();
+  const logs: string[] = [];
+  const engine = (await createEngine(configOf(rig), {
+    home: rig.home,
+    childEnv: childEnvOf(rig, { STAND_IN_VLLM_LOAD_SECONDS: '120' }),
+    log: (l) => logs.push(l),
+  })) as Engine as VllmEngine;
+  const request = engine.generate([buildPrompt(STATEMENT)], SAMPLING);
+  await until(() => engineCorePids(logs).length > 0);
+  const pid = Number(/\(pid (\d+)\)/.exec(logs.find((l) => l.startsWith('vLLM starting'))!)![1]);
+  const t0 = Date.now();
+  await engine.close();
+  assert.ok(Date.now() - t0 < 10_000, 'not the two minutes of loading');
+  await assert.rejects(request, /vLLM's start was given up \(the engine closed\)/);
+  await until(() => !alive(pid) && !engineCorePids(logs).some(alive), 5000);
+  assert.match(engine.detail, /stopped: the engine closed/);
+});
