@@ -1,5 +1,6 @@
 // `kimina model pull|list|path|convert|calibrate`: the model store (and the engine choice) on the command line.
 import { basename } from 'node:path';
+import { settingsTable } from '../protocol/settingsTable';
 import type { Settings } from '../settings/settings';
 import { parseArgs, flagString } from './args';
 import { ProgressBar, formatSeconds } from './progress';
@@ -27,7 +28,8 @@ const USAGE = `usage: kimina model <command>
   list [--json]
         the models in the store: name, size, format, folder; * marks the one in use (KIMINA_MODEL);
         then each model's device calibrations and the samples they decode at once (KIMINA_ROWS_AT_ONCE overrides),
-        and the engine kimina.engine = auto chose on this machine (KIMINA_ENGINE naming one overrides)
+        and the engine kimina.engine = auto chose on this machine (KIMINA_ENGINE naming one overrides);
+        last, the engine kind in use (kimina.engine)
 ${CALIBRATE_USAGE}
   path [ID]
         the folder the ONNX engine would load for ID (default: KIMINA_MODEL or ${DEFAULT_MODEL})
@@ -193,6 +195,7 @@ function list(args: string[], settings: Settings): number {
     );
   if (!models.some((m) => m.isDefault))
     console.log(`\n(in use: ${current}, not in the store: run \`kimina model pull ${current}\`)`);
+  console.log(`\nengine: kimina.engine = ${settings.engine}: ${settingsTable.engine.enum[settings.engine]}`);
   return 0;
 }
 

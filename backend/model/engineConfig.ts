@@ -10,7 +10,8 @@ import type { Settings } from '../settings/settings';
  * model); openai: `openaiBaseUrl`, `openaiApiKey`, `openaiN` (send `n`, or one request per sample; 'auto' finds
  * out); onnx: `device` (CUDA falls back to the CPU with a log line), `threads` (default every core), `kvCache`
  * (see chooseKvCache), `speculation` (DEFAULT_SPECULATION's drafts when on), `spinning` (onnxruntime's threads
- * spin between operators), `rowsAtOnce` (samples decoded at once; 0: from the calibration).
+ * spin between operators), `rowsAtOnce` (samples decoded at once; 0: from the calibration); vllm: `vllmIdleMinutes`,
+ * `vllmGpuMemoryUtilization`, and the trainer environment's Python it runs (`trainerPython`, else `trainerVenv`'s).
  */
 const engineKeys = [
   'engine',
@@ -26,6 +27,10 @@ const engineKeys = [
   'llamaGpu',
   'llamaWeights',
   'rowsAtOnce',
+  'vllmIdleMinutes',
+  'vllmGpuMemoryUtilization',
+  'trainerPython',
+  'trainerVenv',
 ] as const;
 export type EngineConfig = Pick<Settings, (typeof engineKeys)[number]>;
 

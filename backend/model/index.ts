@@ -1,6 +1,7 @@
 // The engine factory: one place that turns settings (KIMINA_ENGINE, KIMINA_MODEL, KIMINA_OPENAI_*,
 // KIMINA_DEVICE, KIMINA_THREADS, KIMINA_KV_CACHE, KIMINA_SPECULATION, KIMINA_SPINNING, KIMINA_ROWS_AT_ONCE,
-// KIMINA_LLAMA_*) into a ready Engine: in-process ONNX, an OpenAI-compatible server or in-process llama.cpp, or
+// KIMINA_LLAMA_*, KIMINA_VLLM_*) into a ready Engine: in-process ONNX, an OpenAI-compatible server, in-process
+// llama.cpp, a vLLM server the backend starts itself, or
 // (auto, the default) the in-process one chosen for this machine (autoEngine.ts).
 import { DEFAULT_OPENAI_BASE_URL, type engineKinds } from '../settings/settings';
 import type { CreateEngineOptions, EngineConfig } from './engineConfig';
@@ -60,6 +61,12 @@ export const engineFactories: Record<EngineKind, EngineFactory> = {
         );
       }
     }
+  },
+  // A vLLM server the backend starts on the first request and stops when idle (vllm/load.ts refuses, saying why,
+  // without an NVIDIA GPU or without vllm in the trainer environment).
+  vllm: async (config, options) => {
+    const { loadVllmEngine } = await import('./vllm/load');
+    return loadVllmEngine(config, options);
   },
   // Chosen per machine between onnx and llama by their calibrated cost models (autoEngine.ts).
   auto: async (config, options) => {

@@ -14,6 +14,7 @@ const engineKindDescriptions = {
   onnx: 'In-process ONNX model (CPU or CUDA)',
   openai: 'An OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama)',
   llama: 'In-process llama.cpp (Metal, Vulkan, CUDA or CPU), installed on first use',
+  vllm: 'A vLLM server the backend starts from the trainer environment on the first request and stops when idle (Linux, NVIDIA GPU; `kimina trainer setup --gpu` installs vLLM)',
 } as const;
 export type EngineKind = keyof typeof engineKindDescriptions;
 export const engineKinds = Object.keys(engineKindDescriptions) as EngineKind[];
@@ -218,6 +219,26 @@ export const settingsTable = {
     restricted: false,
     restart: true,
     env: 'KIMINA_LLAMA_WEIGHTS',
+  },
+  vllmIdleMinutes: {
+    type: 'number',
+    default: 10,
+    minimum: 0,
+    description:
+      'When kimina.engine is vllm: minutes without a request before the vLLM server the backend started is stopped, giving the GPU back (the next request starts it again). 0: it runs until the backend stops.',
+    restricted: false,
+    restart: true,
+    env: 'KIMINA_VLLM_IDLE_MINUTES',
+  },
+  vllmGpuMemoryUtilization: {
+    type: 'number',
+    default: 0.85,
+    minimum: 0.05,
+    maximum: 1,
+    description: "When kimina.engine is vllm: the share of the GPU's memory vLLM takes (its --gpu-memory-utilization).",
+    restricted: false,
+    restart: true,
+    env: 'KIMINA_VLLM_GPU_MEMORY_UTILIZATION',
   },
   nodePath: {
     type: 'string',

@@ -187,7 +187,7 @@ const declarations = {
     name: 'KIMINA_ENGINE',
     type: engineKinds.map((k) => `\`${k}\``).join(' or '),
     default: '`auto`',
-    doc: '`auto` chooses per machine between the in-process engines by their calibrated cost models (the earlier expected first verified proof; docs/models.md), or one named: in-process ONNX, an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama), or in-process llama.cpp (docs/llama-engine.md)',
+    doc: '`auto` chooses per machine between the in-process engines by their calibrated cost models (the earlier expected first verified proof; docs/models.md), or one named: in-process ONNX, an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama), in-process llama.cpp (docs/llama-engine.md), or a vLLM server the backend starts itself (docs/vllm-engine.md)',
     read: (raw: string | undefined) => oneOf('KIMINA_ENGINE', raw, engineKinds, 'auto'),
   },
   model: {
@@ -255,6 +255,29 @@ const declarations = {
     doc: "type of the llama engine's weight matrices in the GGUF it writes from the checkpoint (cached beside the model)",
     read: (raw: string | undefined) =>
       oneOf('KIMINA_LLAMA_WEIGHTS', raw, ['q8_0', 'f16', 'q4_0', 'f32'] as const, 'q8_0'),
+  },
+  vllmIdleMinutes: {
+    name: 'KIMINA_VLLM_IDLE_MINUTES',
+    type: 'minutes ≥ 0',
+    default: '`10`',
+    doc: 'kimina.engine = vllm: the vLLM server the backend started stops after this long without a request, giving the GPU back (the next request starts it again); 0 keeps it up until the backend stops (docs/vllm-engine.md)',
+    read: (raw: string | undefined) => {
+      const n = number('KIMINA_VLLM_IDLE_MINUTES', raw, 10);
+      if (n < 0) throw new Error(`KIMINA_VLLM_IDLE_MINUTES must be 0 or more, got '${raw}'`);
+      return n;
+    },
+  },
+  vllmGpuMemoryUtilization: {
+    name: 'KIMINA_VLLM_GPU_MEMORY_UTILIZATION',
+    type: 'number in (0, 1]',
+    default: '`0.85`',
+    doc: "kimina.engine = vllm: the share of the GPU's memory vLLM takes for the model and its KV cache (its --gpu-memory-utilization)",
+    read: (raw: string | undefined) => {
+      const n = number('KIMINA_VLLM_GPU_MEMORY_UTILIZATION', raw, 0.85);
+      if (!(n > 0 && n <= 1))
+        throw new Error(`KIMINA_VLLM_GPU_MEMORY_UTILIZATION must be above 0 and at most 1, got '${raw}'`);
+      return n;
+    },
   },
   spinning: {
     name: 'KIMINA_SPINNING',

@@ -106,6 +106,8 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_LLAMA_WEIGHTS: 'q8_0',
     KIMINA_ROWS_AT_ONCE: '0',
     KIMINA_SPECULATION: '0',
+    KIMINA_VLLM_IDLE_MINUTES: '10',
+    KIMINA_VLLM_GPU_MEMORY_UTILIZATION: '0.85',
   });
   const env = settingsEnv({
     ...defaults,
@@ -121,6 +123,7 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     speculation: true,
     nodePath: '/usr/bin/node',
     trainingModel: 'x',
+    vllmIdleMinutes: 2.5,
   });
   assert.deepEqual(env, {
     KIMINA_ENGINE: 'openai',
@@ -138,6 +141,8 @@ test('set values travel as KIMINA_* variables; empty ones stay unset so the back
     KIMINA_LLAMA_WEIGHTS: 'q8_0',
     KIMINA_ROWS_AT_ONCE: '0',
     KIMINA_SPECULATION: '1',
+    KIMINA_VLLM_IDLE_MINUTES: '2.5',
+    KIMINA_VLLM_GPU_MEMORY_UTILIZATION: '0.85',
   });
 });
 

@@ -64,6 +64,12 @@ test('kimina model pull / list / path through the real CLI against a stand-in hu
   const list = await kimina(['model', 'list'], env);
   assert.match(list.stdout, /^\s+NAME\s+SIZE\s+FORMAT\s+PATH$/m);
   assert.match(list.stdout, /^\*\s+me\/ready\s+2\.50 MB\s+onnx\s+\S+models\/me\/ready$/m);
+  assert.match(list.stdout, /^engine: kimina\.engine = auto: Chosen per machine/m);
+  const vllm = await kimina(['model', 'list'], { ...env, KIMINA_ENGINE: 'vllm' });
+  assert.match(
+    vllm.stdout,
+    /^engine: kimina\.engine = vllm: A vLLM server the backend starts from the trainer environment/m,
+  );
 
   const path = await kimina(['model', 'path'], env);
   assert.equal(path.stdout.trim(), join(env.KIMINA_HOME, 'models', 'me', 'ready'));

@@ -35,6 +35,10 @@ test('settings from the environment, with defaults and clear errors', () => {
     llamaGpu: 'auto',
     llamaWeights: 'q8_0',
     rowsAtOnce: 0,
+    vllmIdleMinutes: 10,
+    vllmGpuMemoryUtilization: 0.85,
+    trainerPython: undefined,
+    trainerVenv: join(kiminaHome(), 'trainer-venv'),
   });
   const c = engineConfigFromEnv({
     KIMINA_ENGINE: 'openai',
@@ -63,11 +67,15 @@ test('settings from the environment, with defaults and clear errors', () => {
     llamaGpu: 'auto',
     llamaWeights: 'q8_0',
     rowsAtOnce: 2,
+    vllmIdleMinutes: 10,
+    vllmGpuMemoryUtilization: 0.85,
+    trainerPython: undefined,
+    trainerVenv: join(kiminaHome(), 'trainer-venv'),
   });
   assert.equal(engineConfigFromEnv({ KIMINA_DEVICE: 'auto' }).device, 'cpu');
   assert.throws(
     () => engineConfigFromEnv({ KIMINA_ENGINE: 'tensorrt' }),
-    /KIMINA_ENGINE must be one of auto, onnx, openai, llama, got 'tensorrt'/,
+    /KIMINA_ENGINE must be one of auto, onnx, openai, llama, vllm, got 'tensorrt'/,
   );
   assert.equal(engineConfigFromEnv({ KIMINA_ENGINE: 'llama', KIMINA_LLAMA_GPU: 'vulkan' }).llamaGpu, 'vulkan');
   assert.equal(engineConfigFromEnv({ KIMINA_LLAMA_WEIGHTS: 'f16' }).llamaWeights, 'f16');
@@ -83,6 +91,15 @@ test('settings from the environment, with defaults and clear errors', () => {
   assert.throws(
     () => engineConfigFromEnv({ KIMINA_ROWS_AT_ONCE: '1.5' }),
     /KIMINA_ROWS_AT_ONCE must be a whole number/,
+  );
+  assert.equal(engineConfigFromEnv({ KIMINA_VLLM_IDLE_MINUTES: '0.5' }).vllmIdleMinutes, 0.5);
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_VLLM_IDLE_MINUTES: '-1' }),
+    /KIMINA_VLLM_IDLE_MINUTES must be 0 or more/,
+  );
+  assert.throws(
+    () => engineConfigFromEnv({ KIMINA_VLLM_GPU_MEMORY_UTILIZATION: '1.5' }),
+    /KIMINA_VLLM_GPU_MEMORY_UTILIZATION must be above 0 and at most 1/,
   );
   assert.equal(engineConfigFromEnv({ KIMINA_KV_CACHE: 'int8' }).kvCache, 'int8');
   assert.throws(

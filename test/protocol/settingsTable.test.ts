@@ -23,7 +23,13 @@ test('package.json holds exactly the generated configuration, trust list and eng
   assert.equal(text, withGeneratedManifest(text), 'package.json is out of date: run `npm run gen:settings`');
   const pkg = JSON.parse(text);
   assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations, restrictedConfigurations());
-  assert.deepEqual(pkg.contributes.configuration.properties['kimina.engine'].enum, ['auto', 'onnx', 'openai', 'llama']);
+  assert.deepEqual(pkg.contributes.configuration.properties['kimina.engine'].enum, [
+    'auto',
+    'onnx',
+    'openai',
+    'llama',
+    'vllm',
+  ]);
 });
 
 test('every KIMINA_* variable of the table is declared by the backend, and reads back the value sent', () => {

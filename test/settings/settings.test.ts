@@ -58,7 +58,7 @@ test('values are parsed and checked; the first of two names that is set wins; fl
   assert.throws(() => readSettings({ KIMINA_PORT: 'eighty' }), /KIMINA_PORT must be a number, got "eighty"/);
   assert.throws(
     () => readSettings({ KIMINA_ENGINE: 'tensorrt' }),
-    /KIMINA_ENGINE must be one of auto, onnx, openai, llama, got 'tensorrt'/,
+    /KIMINA_ENGINE must be one of auto, onnx, openai, llama, vllm, got 'tensorrt'/,
   );
   assert.throws(
     () => readSettings({ KIMINA_SANDBOX: 'docker' }),

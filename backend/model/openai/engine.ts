@@ -32,6 +32,12 @@ export interface OpenAIEngineOptions {
   maxParallel?: number;
   /** A local model folder, for counting prompt tokens when the server has no tokenize endpoint. */
   tokenizerDir?: string;
+  /**
+   * 'completions': prompts rendered with the checkpoint's template (tokenizerDir) go to /v1/completions from the
+   * first request, with no comparison of templates: for a server the backend started on that very checkpoint
+   * (the managed vLLM, backend/model/vllm/).
+   */
+  route?: 'completions';
   /** Connect timeout for the initial model listing, in ms. */
   connectTimeoutMs?: number;
   /** Give up on a generation request after this long without any data (queueing included), in ms. */
@@ -118,6 +124,7 @@ export class OpenAIEngine implements Engine {
     private readonly ownedBy?: string,
   ) {
     this.nIgnored = o.nMode === 'parallel';
+    if (o.route === 'completions' && o.tokenizerDir) this.route = 'completions';
     this.counter = new PromptTokenCounter({
       http,
       rootUrl: rootOf(o.baseUrl),

@@ -1,0 +1,23 @@
+// A backend that starts a vLLM server (the stand-in's, see standInSetup.ts) and exits without stopping it: prints
+// the server's and its engine core's pids as one JSON line first, so the test can check that neither outlives it.
+import { VllmServer } from '../../../backend/model/vllm/server';
+import { PYTHON, childEnvOf, engineCorePids, makeRig } from './standInSetup';
+
+async function main(): Promise<void> {
+  const rig = makeRig();
+  const logs: string[] = [];
+  const server = await VllmServer.start({
+    python: PYTHON,
+    modelDir: rig.modelDir,
+    servedModelName: 'm',
+    maxModelLen: 1024,
+    gpuMemoryUtilization: 0.5,
+    seed: 0,
+    env: childEnvOf(rig),
+    log: (l) => logs.push(l),
+  });
+  console.log(JSON.stringify({ pids: [server.pid, ...engineCorePids(logs)] }));
+  process.exit(0);
+}
+
+void main();
