@@ -1,7 +1,8 @@
 // One vLLM server process the backend starts and stops itself: the trainer environment's Python runs
 // `-m vllm.entrypoints.openai.api_server` (the module `vllm serve` runs too; it takes the model as --model) on
 // 127.0.0.1, a free port and a random API key per start (every web page the user opens can reach localhost; the key
-// keeps them out of /v1). Its log lines are streamed while it loads (weights, CUDA graphs: minutes), and it is up
+// keeps them out of /v1). The key goes in the environment (VLLM_API_KEY, which vLLM reads when --api-key is absent),
+// not on the command line: `ps` shows every local user a command line, and vLLM logs its non-default flags. Its log lines are streamed while it loads (weights, CUDA graphs: minutes), and it is up
 // once GET /health answers 200 (vLLM binds its port before the engine loads and listens only after). It runs in a
 // process group of its own, so stopping it (SIGTERM, then SIGKILL after a grace) also ends its engine-core
 // children, and whatever is left of a server that died is ended too. A backend that exits kills what it started.
@@ -124,13 +125,12 @@ export class VllmServer {
       '--served-model-name', o.servedModelName,
       '--host', '127.0.0.1',
       '--port', String(port),
-      '--api-key', apiKey,
       '--max-model-len', String(o.maxModelLen),
       '--gpu-memory-utilization', String(o.gpuMemoryUtilization),
       '--seed', String(o.seed),
     ];
     const child = spawn(o.python, args, {
-      env: o.env,
+      env: { ...o.env, VLLM_API_KEY: apiKey }, // readable by this user only (/proc/<pid>/environ is 0400)
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // a process group of its own, ended as one
       windowsHide: true,

@@ -4,9 +4,45 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import axios from 'axios';
 import { VllmServer } from '../../../backend/model/vllm/server';
 import { PYTHON, alive, childEnvOf, engineCorePids, makeRig, until } from './standInSetup';
+
+test('the API key reaches vLLM by environment: not on its command line (ps), not in its log lines; /v1 needs it', async () => {
+  const rig = makeRig();
+  const logs: string[] = [];
+  const server = await VllmServer.start({
+    python: PYTHON,
+    modelDir: rig.modelDir,
+    servedModelName: 'm',
+    maxModelLen: 1024,
+    gpuMemoryUtilization: 0.5,
+    seed: 0,
+    env: childEnvOf(rig, { VLLM_API_KEY: 'a key of the user environment' }),
+    log: (l) => logs.push(l),
+  });
+  try {
+    assert.ok(server.apiKey.length >= 32);
+    const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8'); // what `ps` shows every local user
+    assert.match(cmdline, /vllm\.entrypoints\.openai\.api_server/);
+    assert.ok(!cmdline.includes(server.apiKey), 'the key is not on the command line');
+    assert.ok(!logs.some((l) => l.includes(server.apiKey)), 'the key is in no log line');
+    const models = `${server.baseUrl}/models`;
+    const none = await axios.get(models, { validateStatus: () => true });
+    assert.equal(none.status, 401, 'no key: refused');
+    const theirs = await axios.get(models, {
+      headers: { Authorization: 'Bearer a key of the user environment' },
+      validateStatus: () => true,
+    });
+    assert.equal(theirs.status, 401, "the environment's own VLLM_API_KEY is replaced by the random one");
+    const ours = await axios.get(models, { headers: { Authorization: `Bearer ${server.apiKey}` } });
+    assert.equal(ours.status, 200);
+  } finally {
+    await server.stop();
+  }
+});
 
 test('a server that ignores SIGTERM is killed, group and all, after the grace', async () => {
   const rig = makeRig();

@@ -9,8 +9,11 @@ What it copies from vLLM's source (vllm-project/vllm):
   `--model` names the model (the `vllm serve MODEL` CLI takes it positionally instead).
 - same file, setup_server: the socket is bound before the engine loads (issue 8204) and only listens once it has
   loaded, so /health is refused until then; SIGTERM during loading raises KeyboardInterrupt("terminated").
-- same file, AuthenticationMiddleware: with --api-key every path under /v1 needs `Authorization: Bearer <key>`,
-  else 401 {"error": "Unauthorized"}; /health and /tokenize are not under /v1 and need none.
+- same file, AuthenticationMiddleware: with --api-key, else the VLLM_API_KEY environment variable
+  (`args.api_key or envs.VLLM_API_KEY`), every path under /v1 needs `Authorization: Bearer <key>`, else
+  401 {"error": "Unauthorized"}; /health and /tokenize are not under /v1 and need none.
+- vllm/entrypoints/utils.py log_non_default_args: its "non-default args" line prints the flags as given, --api-key
+  included (releases before redact_sensitive_args), so a key passed as a flag lands in the log.
 - 98b137c vllm/entrypoints/serve/instrumentator/health.py: GET /health answers 200 with an empty body.
 - d7e5252 vllm/entrypoints/openai/engine/protocol.py ModelCard (GET /v1/models: owned_by "vllm", root,
   max_model_len) and UsageInfo; completion stream chunks as `text_completion` objects with `text`,
@@ -108,10 +111,11 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def authorized(self) -> bool:
-            if not args.api_key or not self.path.startswith("/v1"):
+            key = args.api_key or os.environ.get("VLLM_API_KEY")
+            if not key or not self.path.startswith("/v1"):
                 return True
             scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
-            if scheme.lower() == "bearer" and token == args.api_key:
+            if scheme.lower() == "bearer" and token == key:
                 return True
             self.send_json(401, {"error": "Unauthorized"})
             return False
@@ -222,7 +226,7 @@ def main() -> None:
     args = parse_args(sys.argv[1:])
     state = State(args)
     log("INFO", "api_server.py:1885", f"vLLM API server version 0.33.0 (stand-in, a test double): model {args.model}")
-    log("INFO", "utils.py:326", f"non-default args: {vars(args) | {'api_key': '***' if args.api_key else None}}")
+    log("INFO", "utils.py:326", f"non-default args: {vars(args)}")
     # setup_server: bind before the engine loads; listen (and answer /health) only once it has loaded.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
