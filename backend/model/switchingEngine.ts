@@ -1,7 +1,9 @@
 // The engine kimina.engine = auto answers with while llama.cpp is set up and compared in the background
 // (llamaBackground.ts): the onnx engine at first, the winner once the comparison ends. A switch applies to the
 // next generate call; calls in flight finish on the engine they started on, which is closed after the last of
-// them. The choice's words (the status bar, the Proof view, `kimina prove`'s schedule line) say what the
+// them. A proof sizes its waves once, by the schedule of the engine answering when it starts (prover/waves.ts), so
+// a call that reaches an engine switched to is decoded in that engine's own rows (its caches fit its memory, not
+// the first engine's). The choice's words (the status bar, the Proof view, `kimina prove`'s schedule line) say what the
 // background is doing until it ends. Closing it cancels the background work and closes every engine it holds.
 import type { ChatMessage } from '../protocol';
 import type { Engine, Generation, OnDelta, SamplingOptions } from './engine';
@@ -20,10 +22,15 @@ export class SwitchingEngine implements Engine {
   /** The background work (llamaBackground.ts); settles when it ends, never rejects. */
   background: Promise<void> = Promise.resolve();
 
+  /** The engine it started with: its schedule sized the waves of the calls it gets. */
+  private readonly first: Engine;
+
   constructor(
     private inner: Engine,
     private chosen: EngineChoice,
-  ) {}
+  ) {
+    this.first = inner;
+  }
 
   /** Aborted when the engine is closed: the background work stops (npm killed, the GGUF worker terminated). */
   get signal(): AbortSignal {
@@ -87,7 +94,19 @@ export class SwitchingEngine implements Engine {
     const engine = this.inner;
     this.running.set(engine, (this.running.get(engine) ?? 0) + 1);
     try {
-      return await engine.generate(conversations, options, onDelta);
+      const rows = engine === this.first ? undefined : (await engine.schedule?.().catch(() => undefined))?.rows;
+      if (!rows || conversations.length <= rows) return await engine.generate(conversations, options, onDelta);
+      const out: Generation[] = [];
+      for (let start = 0; start < conversations.length; start += rows) {
+        const seed = options.seed === undefined ? {} : { seed: options.seed + start }; // row k's seed, as in one call
+        const part = await engine.generate(
+          conversations.slice(start, start + rows),
+          { ...options, ...seed },
+          onDelta && ((i, delta) => onDelta(start + i, delta)),
+        );
+        out.push(...part);
+      }
+      return out;
     } finally {
       const left = this.running.get(engine)! - 1;
       if (left) this.running.set(engine, left);
