@@ -64,18 +64,41 @@ export function machineKey(c: {
   ].join('/');
 }
 
-function readChoices(dir: string): Record<string, EngineChoice> {
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function readChoices(dir: string): Record<string, unknown> {
   try {
     const file = join(dir, FILE);
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, EngineChoice>) : {};
+    const all: unknown = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+    return isRecord(all) ? all : {};
   } catch {
     return {};
   }
 }
 
-/** The stored choice for this machine and settings, if any. */
+/** Whether a stored entry has what auto reads (a hand-edited or half-written file holds anything). */
+function isChoice(v: unknown): v is EngineChoice {
+  if (!isRecord(v) || (v.engine !== 'onnx' && v.engine !== 'llama') || typeof v.at !== 'string') return false;
+  if (typeof v.words !== 'string' || !Array.isArray(v.estimates) || !v.estimates.every(isRecord)) return false;
+  const f = v.llamaFailure;
+  if (f === undefined) return true;
+  const d = isRecord(f) ? f.depends : undefined;
+  return (
+    isRecord(f) &&
+    typeof f.why === 'string' &&
+    typeof f.at === 'string' &&
+    !Number.isNaN(Date.parse(f.at)) &&
+    isRecord(d) &&
+    ['nodeLlamaCpp', 'gpu', 'gguf'].every((k) => typeof d[k] === 'string')
+  );
+}
+
+/** The stored choice for this machine and settings, if any (one auto cannot read is none: it compares again). */
 export function readChoice(dir: string, key: string): EngineChoice | undefined {
-  return readChoices(dir)[key];
+  const choice = readChoices(dir)[key];
+  return isChoice(choice) ? choice : undefined;
 }
 
 /** Stores a choice (a read-only model folder keeps nothing: the next start compares again). */

@@ -319,3 +319,43 @@ test('closing the engine during the setup cancels it: the signal aborts, what it
   assert.equal(existsSync(join(m.dir, 'engine-choice.json')), false);
   assert.ok(m.lines.some((l) => /background setup of llama\.cpp was cancelled/.test(l)));
 });
+
+test('a damaged engine-choice.json (hand-edited, another version, half written) is no choice: auto starts as on a first run', async () => {
+  const m = machine();
+  const file = join(m.dir, 'engine-choice.json');
+  const key = machineKey(m.cfg);
+  const at = new Date().toISOString();
+  const damaged = [
+    '{"half": ',
+    'null',
+    '[1, 2]',
+    JSON.stringify({ [key]: 'llama' }),
+    JSON.stringify({ [key]: { engine: 'llama', at } }),
+    JSON.stringify({
+      [key]: {
+        engine: 'onnx',
+        words: 'w',
+        at,
+        estimates: [{ engine: 'llama', label: 'llama', none: 'x' }],
+        llamaFailure: {},
+      },
+    }),
+    JSON.stringify({
+      [key]: {
+        engine: 'onnx',
+        words: 'w',
+        at,
+        estimates: [{ engine: 'llama', label: 'llama', none: 'x' }],
+        llamaFailure: { why: 'x', at: 'never', depends: m.depends }, // a time that never passes a week
+      },
+    }),
+  ];
+  for (const text of damaged) {
+    writeFileSync(file, text);
+    const engine = await m.start();
+    await engine.background;
+    assert.equal(engine.name, 'llama', `${text}: compared afresh, and llama.cpp won`);
+    assert.equal(readChoice(m.dir, key)?.engine, 'llama', `${text}: the new choice is stored`);
+    await engine.close();
+  }
+});
