@@ -16,11 +16,21 @@ const FILE = 'calibration.json';
 /** A stored cost model; `memory`: the bytes its engine capped the rows against (a GPU's memory), when not the machine's. */
 type StoredCost = StepCost & { memory?: number };
 
-/** The stored cost models by key; empty when there are none or the file is unreadable. */
+/** Whether a stored entry is a cost model (a hand-edited or half-written file holds anything). */
+function isStoredCost(v: unknown): v is StoredCost {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as Record<string, unknown>;
+  const finite = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
+  return finite(c.a) && finite(c.m) && finite(c.b) && (c.memory === undefined || finite(c.memory));
+}
+
+/** The stored cost models by key; empty when there are none or the file is unreadable; entries that are not skipped. */
 function readCalibrations(dir: string): Record<string, StoredCost> {
   const file = join(dir, FILE);
   try {
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, StoredCost>) : {};
+    const all: unknown = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+    if (typeof all !== 'object' || all === null || Array.isArray(all)) return {};
+    return Object.fromEntries(Object.entries(all).filter(([, v]) => isStoredCost(v)));
   } catch {
     return {};
   }

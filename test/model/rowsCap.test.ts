@@ -4,7 +4,7 @@
 // stated 16 GiB laptop); the schedule code and the real onnx engine on the tiny model are real.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OnnxEngine } from '../../backend/model/onnx/engine';
@@ -12,7 +12,7 @@ import { recipeRowsThatFit, cacheBytesPerToken } from '../../backend/model/onnx/
 import { qwen3ShapeFromConfig } from '../../backend/model/onnx/qwen3Config';
 import { ONNX_DATA_FILE } from '../../backend/model/onnx/modelFolder';
 import { RECIPE_ANSWERS, scheduleOf, scheduleWords, type StepCost } from '../../backend/model/schedule';
-import { storedSchedules, storeCalibration } from '../../backend/model/calibrationFile';
+import { calibratedCost, storedSchedules, storeCalibration } from '../../backend/model/calibrationFile';
 import { writeTinyModel } from '../../backend/demo/models/tinyModel';
 import { proveSchedule } from '../../backend/prover/waves';
 import { DEFAULT_SETTINGS } from '../../backend/prover/request';
@@ -115,5 +115,20 @@ test('the real onnx engine on the tiny model with a scripted memory size: kimina
     assert.deepEqual([s?.rows, s?.loweredFrom], [5, undefined]);
   } finally {
     await roomy.close();
+  }
+});
+
+test('a damaged calibration.json is no stored cost model: the engine times it again, and the listing skips it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kimina-calfile-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'calibration.json');
+  for (const text of ['null', '[3]', JSON.stringify({ k: 'fast' }), JSON.stringify({ k: { a: 'x', m: 1, b: 1 } })]) {
+    writeFileSync(file, text);
+    assert.deepEqual(storedSchedules(dir), [], text);
+    let timed = 0;
+    const { cost, calibratedNow } = await calibratedCost(dir, 'k', async () => (timed++, CPU));
+    assert.equal(timed, 1, `${text}: timed now`);
+    assert.deepEqual([cost, calibratedNow], [CPU, true]);
+    assert.deepEqual((await calibratedCost(dir, 'k', async () => assert.fail('stored now'))).cost, CPU);
   }
 });
