@@ -5,7 +5,10 @@
 // not on the command line: `ps` shows every local user a command line, and vLLM logs its non-default flags. Its log lines are streamed while it loads (weights, CUDA graphs: minutes), and it is up
 // once GET /health answers 200 (vLLM binds its port before the engine loads and listens only after). It runs in a
 // process group of its own, so stopping it (SIGTERM, then SIGKILL after a grace) also ends its engine-core
-// children, and whatever is left of a server that died is ended too. A backend that exits kills what it started.
+// children, and whatever is left of a server that died is ended too. A backend that exits kills what it started;
+// one killed outright (SIGKILL, a crash of Node, a signal it has no handler for) runs no exit hook, so a lifeline
+// watches for that on POSIX: a small Python process in a session of its own holding a pipe from the backend, which
+// the kernel closes however the backend ends; at its end of file it stops vLLM's group as stop() does.
 import axios from 'axios';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -60,6 +63,39 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** The lifeline: reads its stdin to the end (the backend gone), then SIGTERM to the group, SIGKILL after the grace. */
+const LIFELINE = `
+import os, signal, sys, time
+for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM): signal.signal(s, signal.SIG_IGN)
+group, grace = int(sys.argv[1]), float(sys.argv[2])
+while sys.stdin.buffer.read(65536): pass
+def signal_group(sig):
+    try:
+        os.killpg(group, sig)
+        return True
+    except OSError:
+        return False
+end = time.time() + grace
+if signal_group(signal.SIGTERM):
+    while time.time() < end and signal_group(0): time.sleep(0.2)
+    signal_group(signal.SIGKILL)
+`;
+
+/** Starts the lifeline of a server's process group; undefined where there is none (Windows, no pid). */
+function startLifeline(o: VllmServerOptions, group: number | undefined): ChildProcess | undefined {
+  if (group === undefined || process.platform === 'win32') return undefined;
+  const lifeline = spawn(o.python, ['-c', LIFELINE, String(group), String((o.stopGraceMs ?? 15_000) / 1000)], {
+    env: o.env,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true, // a session of its own: a Ctrl-C or a closed terminal that ends the backend does not end it
+  });
+  lifeline.on('error', () => undefined); // without it vLLM still stops with a backend that exits or stops it
+  lifeline.stdin?.on('error', () => undefined);
+  lifeline.unref(); // it never keeps the backend running
+  (lifeline.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return lifeline;
+}
+
 /** A port free on 127.0.0.1 now (vLLM binds it a moment later). */
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -86,12 +122,14 @@ export class VllmServer {
     readonly apiKey: string,
     private readonly o: VllmServerOptions,
   ) {
+    const lifeline = startLifeline(o, child.pid);
     this.ended = new Promise((resolve) => {
       const ended = (code: number | null, signal: NodeJS.Signals | null): void => {
         if (this.exit) return;
         this.exit = { code, signal };
         live.delete(child);
         killGroup(child, 'SIGKILL'); // an engine core left behind by a server that died
+        lifeline?.kill('SIGKILL'); // nothing left to watch
         resolve();
       };
       child.once('exit', ended);

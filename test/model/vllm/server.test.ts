@@ -79,6 +79,17 @@ test('a backend that exits without stopping its server leaves no vLLM process be
   await until(() => !pids.some(alive), 5000);
 });
 
+test('a backend killed outright (SIGKILL: no exit hook) leaves no vLLM process behind either', async () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, 'killedBackend.ts')], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(r.signal, 'SIGKILL', r.stderr);
+  const { pids } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { pids: number[] };
+  assert.equal(pids.length, 2);
+  await until(() => !pids.some(alive), 10_000);
+});
+
 test('a server that never answers /health is given up after the start timeout, and stopped', async () => {
   const rig = makeRig();
   const start = VllmServer.start({
