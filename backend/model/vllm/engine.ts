@@ -26,6 +26,9 @@ interface Up {
 /** How long a failed request waits for the server's exit to be seen, to tell a dead server from a refusal. */
 const EXIT_SETTLE_MS = 2000;
 
+/** The longest a Node timer waits (about 24.8 days); a longer one fires after 1 ms instead. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 export class VllmEngine implements Engine {
   readonly name = 'vllm';
   private up: Promise<Up> | undefined;
@@ -157,8 +160,10 @@ export class VllmEngine implements Engine {
 
   private armIdleStop(): void {
     clearTimeout(this.idle);
-    if (this.inFlight > 0 || this.closed || !this.up || this.o.idleMinutes <= 0) return;
-    this.idle = setTimeout(() => void this.stopIdle(), this.o.idleMinutes * 60_000);
+    const ms = this.o.idleMinutes * 60_000;
+    // 0, or beyond what a timer holds: no idle stop (a timer of 100,000 minutes would fire at once)
+    if (this.inFlight > 0 || this.closed || !this.up || !(ms > 0 && ms <= LONGEST_TIMER_MS)) return;
+    this.idle = setTimeout(() => void this.stopIdle(), ms);
     this.idle.unref();
   }
 

@@ -208,3 +208,14 @@ test('closing the engine while vLLM loads stops it at once', async () => {
   await until(() => !alive(pid) && !engineCorePids(logs).some(alive), 5000);
   assert.match(engine.detail, /stopped: the engine closed/);
 });
+
+test('an idle time beyond what a timer holds (about 24.8 days) keeps the server up, as 0 does, not 1 ms', async () => {
+  await withEngine({}, { KIMINA_VLLM_IDLE_MINUTES: '100000' }, async (engine) => {
+    await engine.generate([buildPrompt(STATEMENT)], SAMPLING);
+    const server = await engine.server();
+    assert.ok(server?.pid);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(alive(server.pid!), 'not stopped for idleness');
+    assert.equal(engine.starts, 1);
+  });
+});
