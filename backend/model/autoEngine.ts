@@ -19,8 +19,8 @@ import {
 } from './engineChoice';
 import type { CreateEngineOptions, EngineConfig } from './engineConfig';
 import { loadLlamaEngine, loadOnnxEngine } from './inProcessEngines';
-import { onnxNowLlamaLater } from './llamaBackground';
-import { llamaDependsHere, retryWhy, type LlamaDepends } from './llamaRetry';
+import { onnxNowLlamaLater, type BackgroundDeps } from './llamaBackground';
+import { llamaDependsHere, retryWhy } from './llamaRetry';
 import { DEFAULT_MODEL, locateModel } from './modelStore';
 
 /** Whether llama.cpp is a candidate here, and why (or why not). */
@@ -35,11 +35,8 @@ interface LlamaCandidacy {
 export const LLAMA_ABSENT = 'llama.cpp not installed; `kimina model calibrate` compares both';
 
 /** What auto reads of the machine and loads engines with (tests pass doubles). */
-export interface AutoDeps {
+export interface AutoDeps extends BackgroundDeps {
   llamaCandidacy(config: EngineConfig, options: CreateEngineOptions, modelDir: string): Promise<LlamaCandidacy>;
-  load: Record<InProcessKind, (config: EngineConfig, options: CreateEngineOptions) => Promise<Engine>>;
-  /** What a llama.cpp failure depends on here now (llamaRetry.ts): it is tried again when this changes. */
-  llamaDepends(config: EngineConfig, options: CreateEngineOptions, modelDir: string): Promise<LlamaDepends>;
 }
 
 /** llama.cpp's candidacy: installed, or a GPU it can use (unless KIMINA_LLAMA_GPU=cpu); and a checkpoint to write its GGUF. */

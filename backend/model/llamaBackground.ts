@@ -4,12 +4,26 @@
 // thread), each engine's cost model calibrated (llama.cpp's between requests, so a decode in flight neither slows
 // it nor is slowed) — and the choice stored. If llama.cpp wins, the next generate call runs on it; if it fails,
 // the onnx engine stays, the log says why, and the failure is stored with what it depended on (llamaRetry.ts).
-import type { AutoDeps } from './autoEngine';
 import type { Engine } from './engine';
-import { choose, estimateOf, machineKey, soleChoice, storeChoice, type EngineEstimate } from './engineChoice';
+import {
+  choose,
+  estimateOf,
+  machineKey,
+  soleChoice,
+  storeChoice,
+  type EngineEstimate,
+  type InProcessKind,
+} from './engineChoice';
 import type { CreateEngineOptions, EngineConfig } from './engineConfig';
-import { RETRY_AFTER_DAYS } from './llamaRetry';
+import { RETRY_AFTER_DAYS, type LlamaDepends } from './llamaRetry';
 import { SwitchingEngine } from './switchingEngine';
+
+/** What the background loads engines with and reads of the machine (autoEngine.ts's AutoDeps; tests pass doubles). */
+export interface BackgroundDeps {
+  load: Record<InProcessKind, (config: EngineConfig, options: CreateEngineOptions) => Promise<Engine>>;
+  /** What a llama.cpp failure depends on here now (llamaRetry.ts): it is tried again when this changes. */
+  llamaDepends(config: EngineConfig, options: CreateEngineOptions, modelDir: string): Promise<LlamaDepends>;
+}
 
 export interface BackgroundSetup {
   config: EngineConfig;
@@ -18,7 +32,7 @@ export interface BackgroundSetup {
   modelDir: string;
   /** Why llama.cpp is a candidate, in words. */
   why: string;
-  deps: AutoDeps;
+  deps: BackgroundDeps;
   log: (line: string) => void;
 }
 

@@ -37,8 +37,8 @@ test('bad arguments are refused before anything starts', async (t) => {
   await assert.rejects(run(['run', bench, '--db', db]), /needs --model NAME/);
   await assert.rejects(run(['run', '--model', 'm', '--db', db]), /needs a benchmark/);
   await assert.rejects(
-    run(['run', bench, '--model', 'm', '--engine', 'vllm', '--db', db]),
-    /--engine must be one of auto, onnx, openai, llama, got 'vllm'/,
+    run(['run', bench, '--model', 'm', '--engine', 'tgi', '--db', db]),
+    /--engine must be one of auto, onnx, openai, llama, vllm, got 'tgi'/,
   );
   await assert.rejects(
     run(['run', bench, '--model', 'm', '--samples', '0', '--db', db]),
