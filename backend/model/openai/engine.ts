@@ -26,6 +26,11 @@ export interface OpenAIEngineOptions {
   /** Model name as the server knows it; when absent, the server's only model. */
   model?: string;
   apiKey?: string;
+  /**
+   * A Unix socket every request goes to instead of baseUrl's host and port (axios' socketPath): the managed vLLM
+   * listens on one (backend/model/vllm/server.ts).
+   */
+  socketPath?: string;
   /** 'auto': send n and switch to parallel requests if the server answers fewer choices. */
   nMode?: 'auto' | 'native' | 'parallel';
   /** Most requests in flight at once (parallel mode). */
@@ -152,6 +157,7 @@ export class OpenAIEngine implements Engine {
       throw new Error(`KIMINA_OPENAI_BASE_URL must be an http(s) URL, got '${options.baseUrl}'`);
     const http = axios.create({
       headers: options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {},
+      ...(options.socketPath ? { socketPath: options.socketPath } : {}),
       maxBodyLength: Infinity,
       maxContentLength: Infinity,
     });

@@ -129,6 +129,7 @@ export class VllmEngine implements Engine {
       try {
         const client = await OpenAIEngine.connect({
           baseUrl: server.baseUrl,
+          socketPath: server.socketPath,
           apiKey: server.apiKey,
           model: this.o.server.servedModelName,
           nMode: 'native', // vLLM honours n
@@ -136,7 +137,7 @@ export class VllmEngine implements Engine {
           tokenizerDir: this.o.tokenizerDir,
           log: this.o.log,
         });
-        this.state = `up on 127.0.0.1:${server.port} (pid ${server.pid})`;
+        this.state = `up on unix socket ${server.socketPath} (pid ${server.pid})`;
         this.current = { server, client };
         return this.current;
       } catch (err) {

@@ -1,18 +1,23 @@
 // One vLLM server process the backend starts and stops itself: the trainer environment's Python runs
-// `-m vllm.entrypoints.openai.api_server` (the module `vllm serve` runs too; it takes the model as --model) on
-// 127.0.0.1, a free port and a random API key per start (every web page the user opens can reach localhost; the key
-// keeps them out of /v1). The key goes in the environment (VLLM_API_KEY, which vLLM reads when --api-key is absent),
+// `-m vllm.entrypoints.openai.api_server` (the module `vllm serve` runs too; it takes the model as --model) on a
+// Unix socket in a private folder (mode 0700, removed when the server ends), never a TCP port: every web page the user
+// opens can reach 127.0.0.1 ports, vLLM checks its API key only under /v1 (/invocations, /tokenize… answer without
+// it) and its CORS default allows every origin; a socket file only this user can reach keeps pages out of all routes.
+// A random API key per start stays as a second lock on /v1. The key goes in the environment (VLLM_API_KEY, which vLLM reads when --api-key is absent),
 // not on the command line: `ps` shows every local user a command line, and vLLM logs its non-default flags. Its log lines are streamed while it loads (weights, CUDA graphs: minutes), and it is up
-// once GET /health answers 200 (vLLM binds its port before the engine loads and listens only after). It runs in a
+// once GET /health answers 200 over the socket (vLLM binds it before the engine loads and listens only after). It runs in a
 // process group of its own, so stopping it (SIGTERM, then SIGKILL after a grace) also ends its engine-core
 // children, and whatever is left of a server that died is ended too. A backend that exits kills what it started;
 // one killed outright (SIGKILL, a crash of Node, a signal it has no handler for) runs no exit hook, so a lifeline
 // watches for that on POSIX: a small Python process in a session of its own holding a pipe from the backend, which
-// the kernel closes however the backend ends; at its end of file it stops vLLM's group as stop() does.
+// the kernel closes however the backend ends; at its end of file it stops vLLM's group as stop() does and removes
+// the socket's folder.
 import axios from 'axios';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface VllmServerOptions {
   /** The Python with vllm installed (the trainer environment's). */
@@ -38,16 +43,38 @@ export interface VllmServerOptions {
 /** vLLM's last log lines kept for an error message. */
 const TAIL_LINES = 30;
 
-/** Servers of this process not stopped yet: killed (group and all) if the backend exits first. */
-const live = new Set<ChildProcess>();
+/** Servers of this process not stopped yet, with their socket folders: killed (group and all) and the folder removed if the backend exits first. */
+const live = new Map<ChildProcess, string>();
 let exitHook = false;
-function killOnExit(child: ChildProcess): void {
-  live.add(child);
+function killOnExit(child: ChildProcess, socketDir: string): void {
+  live.set(child, socketDir);
   if (exitHook) return;
   exitHook = true;
   process.once('exit', () => {
-    for (const c of live) killGroup(c, 'SIGKILL');
+    for (const [c, dir] of live) {
+      killGroup(c, 'SIGKILL');
+      removeFolder(dir);
+    }
   });
+}
+
+function removeFolder(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    /* already gone, or not ours to remove */
+  }
+}
+
+/** The longest socket path that binds everywhere vLLM runs (sun_path: 108 bytes on Linux, 104 on macOS, with its NUL). */
+const MAX_SOCKET_PATH = 100;
+
+/** A new folder only this user can enter (mkdtemp makes it 0700; chmod says so outright), for the server's socket. */
+function privateSocketFolder(): { dir: string; socket: string } {
+  const under = join(tmpdir(), 'kimina-vllm-XXXXXX', 'vllm.sock').length <= MAX_SOCKET_PATH ? tmpdir() : '/tmp';
+  const dir = mkdtempSync(join(under, 'kimina-vllm-'));
+  chmodSync(dir, 0o700);
+  return { dir, socket: join(dir, 'vllm.sock') };
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -63,11 +90,14 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-/** The lifeline: reads its stdin to the end (the backend gone), then SIGTERM to the group, SIGKILL after the grace. */
+/**
+ * The lifeline: reads its stdin to the end (the backend gone), then SIGTERM to the group, SIGKILL after the grace,
+ * then removes the socket's folder.
+ */
 const LIFELINE = `
-import os, signal, sys, time
+import os, shutil, signal, sys, time
 for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM): signal.signal(s, signal.SIG_IGN)
-group, grace = int(sys.argv[1]), float(sys.argv[2])
+group, grace, folder = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 while sys.stdin.buffer.read(65536): pass
 def signal_group(sig):
     try:
@@ -79,12 +109,14 @@ end = time.time() + grace
 if signal_group(signal.SIGTERM):
     while time.time() < end and signal_group(0): time.sleep(0.2)
     signal_group(signal.SIGKILL)
+shutil.rmtree(folder, ignore_errors=True)
 `;
 
 /** Starts the lifeline of a server's process group; undefined where there is none (Windows, no pid). */
-function startLifeline(o: VllmServerOptions, group: number | undefined): ChildProcess | undefined {
+function startLifeline(o: VllmServerOptions, group: number | undefined, socketDir: string): ChildProcess | undefined {
   if (group === undefined || process.platform === 'win32') return undefined;
-  const lifeline = spawn(o.python, ['-c', LIFELINE, String(group), String((o.stopGraceMs ?? 15_000) / 1000)], {
+  const grace = String((o.stopGraceMs ?? 15_000) / 1000);
+  const lifeline = spawn(o.python, ['-c', LIFELINE, String(group), grace, socketDir], {
     env: o.env,
     stdio: ['pipe', 'ignore', 'ignore'],
     detached: true, // a session of its own: a Ctrl-C or a closed terminal that ends the backend does not end it
@@ -96,19 +128,6 @@ function startLifeline(o: VllmServerOptions, group: number | undefined): ChildPr
   return lifeline;
 }
 
-/** A port free on 127.0.0.1 now (vLLM binds it a moment later). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 export class VllmServer {
   private readonly tail: string[] = [];
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -118,11 +137,13 @@ export class VllmServer {
 
   private constructor(
     private readonly child: ChildProcess,
-    readonly port: number,
+    /** The Unix socket vLLM listens on, in a folder of its own (socketDir) that only this user can enter. */
+    readonly socketPath: string,
+    readonly socketDir: string,
     readonly apiKey: string,
     private readonly o: VllmServerOptions,
   ) {
-    const lifeline = startLifeline(o, child.pid);
+    const lifeline = startLifeline(o, child.pid, socketDir);
     this.ended = new Promise((resolve) => {
       const ended = (code: number | null, signal: NodeJS.Signals | null): void => {
         if (this.exit) return;
@@ -130,6 +151,7 @@ export class VllmServer {
         live.delete(child);
         killGroup(child, 'SIGKILL'); // an engine core left behind by a server that died
         lifeline?.kill('SIGKILL'); // nothing left to watch
+        removeFolder(socketDir);
         resolve();
       };
       child.once('exit', ended);
@@ -154,15 +176,14 @@ export class VllmServer {
 
   /** Starts the server and waits until GET /health answers 200; rejects with vLLM's last lines if it exits or stalls. */
   static async start(o: VllmServerOptions): Promise<VllmServer> {
-    const port = await freePort();
+    const { dir: socketDir, socket: socketPath } = privateSocketFolder();
     const apiKey = randomBytes(24).toString('base64url');
     // prettier-ignore
     const args = [
       '-m', 'vllm.entrypoints.openai.api_server',
       '--model', o.modelDir,
       '--served-model-name', o.servedModelName,
-      '--host', '127.0.0.1',
-      '--port', String(port),
+      '--uds', socketPath, // vLLM ignores --host and --port then: no TCP port at all
       '--max-model-len', String(o.maxModelLen),
       '--gpu-memory-utilization', String(o.gpuMemoryUtilization),
       '--seed', String(o.seed),
@@ -174,9 +195,9 @@ export class VllmServer {
       windowsHide: true,
     });
     const failedToSpawn = new Promise<Error>((resolve) => child.once('error', resolve));
-    if (child.pid !== undefined) killOnExit(child);
-    const server = new VllmServer(child, port, apiKey, o);
-    o.log(`vLLM starting: ${o.python} -m vllm.entrypoints.openai.api_server on 127.0.0.1:${port} (pid ${child.pid})`);
+    if (child.pid !== undefined) killOnExit(child, socketDir);
+    const server = new VllmServer(child, socketPath, socketDir, apiKey, o);
+    o.log(`vLLM starting: ${o.python} -m vllm.entrypoints.openai.api_server on unix socket ${socketPath} (pid ${child.pid})`);
     const started = Date.now();
     const timeout = o.startTimeoutMs ?? 20 * 60_000;
     const aborted = new Promise<'aborted'>((resolve) => {
@@ -196,13 +217,13 @@ export class VllmServer {
       );
     }
     server.ready = true;
-    o.log(`vLLM is up on 127.0.0.1:${port} (pid ${child.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    o.log(`vLLM is up on unix socket ${socketPath} (pid ${child.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return server;
   }
 
-  /** The OpenAI API root. */
+  /** The OpenAI API root; requests go to socketPath (axios' socketPath), so its host is only a name. */
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.port}/v1`;
+    return 'http://localhost/v1';
   }
 
   get pid(): number | undefined {
@@ -232,7 +253,7 @@ export class VllmServer {
     while (!exited) {
       if (Date.now() > deadline) return 'timeout';
       const ok = await axios
-        .get(`http://127.0.0.1:${this.port}/health`, { timeout: 5000, validateStatus: () => true })
+        .get('http://localhost/health', { socketPath: this.socketPath, timeout: 5000, validateStatus: () => true })
         .then((r) => r.status === 200)
         .catch(() => false);
       if (ok) return 'up';
@@ -241,7 +262,7 @@ export class VllmServer {
     return 'exited';
   }
 
-  /** SIGTERM to its process group, SIGKILL after the grace; resolves once the server process has ended. */
+  /** SIGTERM to its process group, SIGKILL after the grace; resolves once the server process has ended and its socket folder is gone. */
   async stop(): Promise<void> {
     if (this.exit) return;
     killGroup(this.child, 'SIGTERM');

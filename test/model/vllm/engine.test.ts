@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import axios from 'axios';
 import { createEngine } from '../../../backend/model/index';
@@ -58,21 +58,24 @@ test('start on the first request, /health, a prove-style generate, idle stop, re
     }
     const first = await engine.server();
     assert.ok(first?.pid && alive(first.pid));
-    assert.match(engine.detail, new RegExp(`up on 127\\.0\\.0\\.1:${first.port} \\(pid ${first.pid}\\)`));
+    assert.ok(engine.detail.includes(`up on unix socket ${first.socketPath} (pid ${first.pid})`), engine.detail);
     assert.ok(
-      logs.some((l) => /^vLLM starting: .* -m vllm\.entrypoints\.openai\.api_server on 127\.0\.0\.1:\d+/.test(l)),
+      logs.some((l) =>
+        l.startsWith(`vLLM starting: ${PYTHON} -m vllm.entrypoints.openai.api_server on unix socket ${first.socketPath}`),
+      ),
     );
     assert.ok(
       logs.some((l) => /^vllm: .*Loading weights took/.test(l)),
       'its log lines are streamed while it loads',
     );
-    assert.ok(logs.some((l) => /^vLLM is up on 127\.0\.0\.1:\d+ \(pid \d+\)/.test(l)));
+    assert.ok(logs.some((l) => l.startsWith(`vLLM is up on unix socket ${first.socketPath} (pid ${first.pid})`)));
     const core = engineCorePids(logs)[0];
     assert.ok(core && alive(core), "the stand-in's engine core runs beside it");
 
     await until(() => !alive(first.pid!), 10_000);
     await until(() => logs.some((l) => /stopped after .* min without a request, so the GPU is given back/.test(l)));
     assert.ok(!alive(core), 'the engine core went with it');
+    assert.ok(!existsSync(first.socketDir), 'its socket folder went with it');
     assert.match(engine.detail, /stopped after .* without a request; the next request starts it again/);
 
     const again = await engine.generate([prompt], SAMPLING);
@@ -90,7 +93,8 @@ test('the API key is random and required on /v1; /health needs none (as vLLM)', 
     const server = (await engine.server())!;
     assert.ok(server.apiKey.length >= 32);
     const get = (path: string, key?: string) =>
-      axios.get(`http://127.0.0.1:${server.port}${path}`, {
+      axios.get(`http://localhost${path}`, {
+        socketPath: server.socketPath,
         headers: key ? { Authorization: `Bearer ${key}` } : {},
         validateStatus: () => true,
       });

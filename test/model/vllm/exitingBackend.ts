@@ -1,5 +1,5 @@
 // A backend that starts a vLLM server (the stand-in's, see standInSetup.ts) and exits without stopping it: prints
-// the server's and its engine core's pids as one JSON line first, so the test can check that neither outlives it.
+// the server's and its engine core's pids and its socket folder as one JSON line first, so the test can check that none outlives it.
 import { VllmServer } from '../../../backend/model/vllm/server';
 import { PYTHON, childEnvOf, engineCorePids, makeRig } from './standInSetup';
 
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     env: childEnvOf(rig),
     log: (l) => logs.push(l),
   });
-  console.log(JSON.stringify({ pids: [server.pid, ...engineCorePids(logs)] }));
+  console.log(JSON.stringify({ pids: [server.pid, ...engineCorePids(logs)], socketDir: server.socketDir }));
   process.exit(0);
 }
 

@@ -1,6 +1,6 @@
 // A backend that starts a vLLM server (the stand-in's, see standInSetup.ts) and is then killed outright (SIGKILL:
 // no exit hook runs, as when Node crashes or the OOM killer ends it): prints the server's and its engine core's
-// pids as one JSON line first, so the test can check that neither outlives it.
+// pids and its socket folder as one JSON line first, so the test can check that none outlives it.
 import { VllmServer } from '../../../backend/model/vllm/server';
 import { PYTHON, childEnvOf, engineCorePids, makeRig } from './standInSetup';
 
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     log: (l) => logs.push(l),
     stopGraceMs: 500,
   });
-  process.stdout.write(`${JSON.stringify({ pids: [server.pid, ...engineCorePids(logs)] })}\n`, () =>
+  process.stdout.write(`${JSON.stringify({ pids: [server.pid, ...engineCorePids(logs)], socketDir: server.socketDir })}\n`, () =>
     process.kill(process.pid, 'SIGKILL'),
   );
 }

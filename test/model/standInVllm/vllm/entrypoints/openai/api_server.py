@@ -9,6 +9,10 @@ What it copies from vLLM's source (vllm-project/vllm):
   `--model` names the model (the `vllm serve MODEL` CLI takes it positionally instead).
 - same file, setup_server: the socket is bound before the engine loads (issue 8204) and only listens once it has
   loaded, so /health is refused until then; SIGTERM during loading raises KeyboardInterrupt("terminated").
+- --uds PATH (vllm-project/vllm PR #18097, May 2025; 0052233 vllm/entrypoints/openai/cli_args.py FrontendArgs.uds:
+  "Unix domain socket path. If set, host and port arguments are ignored."; 0001948 api_server.py setup_server /
+  create_server_unix_socket: an AF_UNIX SOCK_STREAM socket bound to PATH, logged as `unix:PATH`). Like vLLM it does
+  not remove the socket file when it ends.
 - same file, AuthenticationMiddleware: with --api-key, else the VLLM_API_KEY environment variable
   (`args.api_key or envs.VLLM_API_KEY`), every path under /v1 needs `Authorization: Bearer <key>`, else
   401 {"error": "Unauthorized"}; /health and /tokenize are not under /v1 and need none.
@@ -37,6 +41,7 @@ import json
 import os
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import threading
@@ -57,6 +62,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--model", required=True)
     parser.add_argument("--host", default=None)
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--uds", default=None)
     parser.add_argument("--api-key", default=None)
     parser.add_argument("--served-model-name", nargs="+", default=None)
     parser.add_argument("--max-model-len", type=int, default=None)
@@ -91,6 +97,16 @@ class State:
 
 def chunks(text: str) -> list[str]:
     return [text[i:i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)]
+
+
+class UnixHTTPServer(socketserver.ThreadingUnixStreamServer):
+    """HTTP over a Unix socket: http.server's handler with a threaded AF_UNIX server."""
+
+    daemon_threads = True
+
+    def get_request(self):  # type: ignore[override]
+        request, _ = super().get_request()
+        return request, ("unix", 0)  # the handler reads client_address[0]; an AF_UNIX peer has no address
 
 
 def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
@@ -228,9 +244,15 @@ def main() -> None:
     log("INFO", "api_server.py:1885", f"vLLM API server version 0.33.0 (stand-in, a test double): model {args.model}")
     log("INFO", "utils.py:326", f"non-default args: {vars(args)}")
     # setup_server: bind before the engine loads; listen (and answer /health) only once it has loaded.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host or "", args.port))
+    if args.uds:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(args.uds)
+        listen_address = f"unix:{args.uds}"
+    else:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((args.host or "", args.port))
+        listen_address = f"http://{args.host or '0.0.0.0'}:{args.port}"
 
     def on_sigterm(*_: object) -> None:
         if state.engine_core:
@@ -261,11 +283,16 @@ def main() -> None:
         log("INFO", "default_loader.py:267", f"Loading weights took {load / 2:.2f} seconds", core)
         log("INFO", "gpu_model_runner.py:3625", "Graph capturing finished (stand-in)", core)
         time.sleep(load / 2)
-        server = ThreadingHTTPServer((args.host or "", args.port), make_handler(state), bind_and_activate=False)
+        handler = make_handler(state)
+        server: socketserver.TCPServer = (
+            UnixHTTPServer(args.uds, handler, bind_and_activate=False)
+            if args.uds
+            else ThreadingHTTPServer((args.host or "", args.port), handler, bind_and_activate=False)
+        )
         server.socket.close()
         server.socket = sock
         server.server_activate()
-        log("INFO", "api_server.py:1971", f"Starting vLLM API server 0 on http://{args.host or '0.0.0.0'}:{args.port}")
+        log("INFO", "api_server.py:1971", f"Starting vLLM API server 0 on {listen_address}")
         log("INFO", "launcher.py:46", "Route: /health, Methods: GET")
         threading.Thread(target=server.serve_forever, daemon=True).start()
         while True:
