@@ -1,17 +1,18 @@
 // One vLLM server process the backend starts and stops itself: the trainer environment's Python runs
 // `-m vllm.entrypoints.openai.api_server` (the module `vllm serve` runs too; it takes the model as --model) on a
-// Unix socket in a private folder (mode 0700, removed when the server ends), never a TCP port: every web page the user
-// opens can reach 127.0.0.1 ports, vLLM checks its API key only under /v1 (/invocations, /tokenize… answer without
-// it) and its CORS default allows every origin; a socket file only this user can reach keeps pages out of all routes.
-// A random API key per start stays as a second lock on /v1. The key goes in the environment (VLLM_API_KEY, which vLLM reads when --api-key is absent),
-// not on the command line: `ps` shows every local user a command line, and vLLM logs its non-default flags. Its log lines are streamed while it loads (weights, CUDA graphs: minutes), and it is up
-// once GET /health answers 200 over the socket (vLLM binds it before the engine loads and listens only after). It runs in a
-// process group of its own, so stopping it (SIGTERM, then SIGKILL after a grace) also ends its engine-core
-// children, and whatever is left of a server that died is ended too. A backend that exits kills what it started;
-// one killed outright (SIGKILL, a crash of Node, a signal it has no handler for) runs no exit hook, so a lifeline
-// watches for that on POSIX: a small Python process in a session of its own holding a pipe from the backend, which
-// the kernel closes however the backend ends; at its end of file it stops vLLM's group as stop() does and removes
-// the socket's folder.
+// Unix socket (--uds) in a private folder (mode 0700, removed when the server ends), never a TCP port: every web
+// page the user opens can reach 127.0.0.1 ports, vLLM checks its API key only under /v1 (/invocations, /tokenize…
+// answer without it) and its CORS default allows every origin; a socket only this user can reach keeps pages out
+// of every route. A random API key per start stays as a second lock on /v1. The key goes in the environment
+// (VLLM_API_KEY, which vLLM reads when --api-key is absent), not on the command line: `ps` shows every local user a
+// command line, and vLLM logs its non-default flags. Its log lines are streamed while it loads (weights, CUDA
+// graphs: minutes), and it is up once GET /health answers 200 over the socket (vLLM binds it before the engine
+// loads and listens only after). It runs in a process group of its own, so stopping it (SIGTERM, then SIGKILL
+// after a grace) also ends its engine-core children, and whatever is left of a server that died is ended too. A
+// backend that exits kills what it started; one killed outright (SIGKILL, a crash of Node, a signal it has no
+// handler for) runs no exit hook, so a lifeline watches for that on POSIX: a small Python process in a session of
+// its own holding a pipe from the backend, which the kernel closes however the backend ends; at its end of file it
+// stops vLLM's group as stop() does and removes the socket's folder.
 import axios from 'axios';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -43,7 +44,7 @@ export interface VllmServerOptions {
 /** vLLM's last log lines kept for an error message. */
 const TAIL_LINES = 30;
 
-/** Servers of this process not stopped yet, with their socket folders: killed (group and all) and the folder removed if the backend exits first. */
+/** Servers of this process not stopped yet, with their socket folders: killed (group and all), folder removed, if the backend exits first. */
 const live = new Map<ChildProcess, string>();
 let exitHook = false;
 function killOnExit(child: ChildProcess, socketDir: string): void {
@@ -197,7 +198,9 @@ export class VllmServer {
     const failedToSpawn = new Promise<Error>((resolve) => child.once('error', resolve));
     if (child.pid !== undefined) killOnExit(child, socketDir);
     const server = new VllmServer(child, socketPath, socketDir, apiKey, o);
-    o.log(`vLLM starting: ${o.python} -m vllm.entrypoints.openai.api_server on unix socket ${socketPath} (pid ${child.pid})`);
+    o.log(
+      `vLLM starting: ${o.python} -m vllm.entrypoints.openai.api_server on unix socket ${socketPath} (pid ${child.pid})`,
+    );
     const started = Date.now();
     const timeout = o.startTimeoutMs ?? 20 * 60_000;
     const aborted = new Promise<'aborted'>((resolve) => {
@@ -217,7 +220,9 @@ export class VllmServer {
       );
     }
     server.ready = true;
-    o.log(`vLLM is up on unix socket ${socketPath} (pid ${child.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    o.log(
+      `vLLM is up on unix socket ${socketPath} (pid ${child.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     return server;
   }
 

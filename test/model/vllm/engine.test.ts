@@ -61,7 +61,9 @@ test('start on the first request, /health, a prove-style generate, idle stop, re
     assert.ok(engine.detail.includes(`up on unix socket ${first.socketPath} (pid ${first.pid})`), engine.detail);
     assert.ok(
       logs.some((l) =>
-        l.startsWith(`vLLM starting: ${PYTHON} -m vllm.entrypoints.openai.api_server on unix socket ${first.socketPath}`),
+        l.startsWith(
+          `vLLM starting: ${PYTHON} -m vllm.entrypoints.openai.api_server on unix socket ${first.socketPath}`,
+        ),
       ),
     );
     assert.ok(

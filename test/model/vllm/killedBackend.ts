@@ -18,8 +18,9 @@ async function main(): Promise<void> {
     log: (l) => logs.push(l),
     stopGraceMs: 500,
   });
-  process.stdout.write(`${JSON.stringify({ pids: [server.pid, ...engineCorePids(logs)], socketDir: server.socketDir })}\n`, () =>
-    process.kill(process.pid, 'SIGKILL'),
+  process.stdout.write(
+    `${JSON.stringify({ pids: [server.pid, ...engineCorePids(logs)], socketDir: server.socketDir })}\n`,
+    () => process.kill(process.pid, 'SIGKILL'),
   );
 }
 
