@@ -102,10 +102,16 @@ export class VllmEngine implements Engine {
     if (signal?.aborted) return undefined;
     const ready = this.ensureUp();
     if (!signal) return ready;
-    return Promise.race([
-      ready,
-      new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true })),
-    ]);
+    let onAbort = (): void => undefined;
+    const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([ready, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort); // a request's signal outlives the start: no listener left on it
+    }
   }
 
   private async ensureUp(): Promise<Up> {
