@@ -21,6 +21,7 @@ export const readRepo: Reader = (path) => {
 
 const TRAINER = 'backend/trainer';
 const STAND_IN = 'test/model/standInOpenAIServer.ts';
+const STAND_IN_VLLM = 'test/model/standInVllm/vllm/entrypoints/openai/api_server.py';
 
 /** `name==version` of a pip requirements or constraints file (names compared as pip normalises them). */
 function pin(read: Reader, file: string, name: string): string | undefined {
@@ -84,6 +85,17 @@ function standInSources(read: Reader, server: string): string | undefined {
   ]
     .filter(Boolean)
     .join('; ');
+}
+
+/** The stand-in vllm package's source notes (its docstring's "What it copies" block): commits and PRs. */
+function standInVllmSources(read: Reader): string | undefined {
+  const text = read(STAND_IN_VLLM);
+  const start = text?.indexOf("What it copies from vLLM's source") ?? -1;
+  if (!text || start < 0) return undefined;
+  const block = text.slice(start, text.indexOf('"""', start));
+  const commits = [...new Set([...block.matchAll(/\b(?=[0-9a-f]*\d)[0-9a-f]{7}\b/g)].map((m) => m[0]))];
+  const prs = [...new Set([...block.matchAll(/PR #(\d+)/g)].map((m) => `PR #${m[1]}`))];
+  return commits.length ? [`vllm-project/vllm at ${commits.join(', ')}`, ...prs].join('; ') : undefined;
 }
 
 /** The repl snapshot the fixture was listed from: "8948401 (2026-08-03)". */
@@ -173,9 +185,11 @@ export function versionRows(read: Reader = readRepo): VersionRow[] {
           .filter(Boolean)
           .map((v) => `${v} (trainer, GPU: its rollouts; not installed by the tests)`),
         standInSources(read, 'vLLM') ? `server answers: ${standInSources(read, 'vLLM')}` : missing('stand-in notes'),
+        standInVllmSources(read) ? `managed server: ${standInVllmSources(read)}` : missing('stand-in vllm notes'),
       ].join('; '),
-      pinnedBy: '`requirements-gpu.txt`; `test/model/standInOpenAIServer.ts` source notes',
-      exercised: 'OpenAI engine against the stand-in server',
+      pinnedBy: `\`requirements-gpu.txt\`; the source notes of \`${STAND_IN}\` and \`${STAND_IN_VLLM}\``,
+      exercised:
+        'OpenAI engine against the stand-in server; `kimina.engine = vllm` starting and stopping the stand-in vllm package',
     },
     {
       component: 'SGLang',
