@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GqaDecoder } from '../backend/model/onnx/gqaDecoder';
 import { ONNX_GQA_FILE, readModelFolder } from '../backend/model/onnx/modelFolder';
-import { OrtNative } from '../backend/model/onnx/ortNative';
 import { ensureOnnxModel } from './decodeModel';
 import { ensureGenaiModel, GENAI_PYTHON } from './genaiDecode';
-import { nativeStateWithCached } from './nativeDecode';
+import { loadNative, nativeStateWithCached } from './nativeDecode';
 
 interface StepProfile {
   who: string;
@@ -47,7 +46,7 @@ function opTotals(events: ProfileEvent[], steps: number): { opUs: Record<string,
 function profileOurs(cached: number, steps: number, threads: number): StepProfile {
   const dir = ensureOnnxModel(4, (s) => console.error(s));
   const folder = readModelFolder(dir);
-  const ort = OrtNative.load();
+  const ort = loadNative();
   const tmp = mkdtempSync(join(tmpdir(), 'kimina-native-profile-'));
   const session = ort.createSession(join(dir, ONNX_GQA_FILE), { threads, profilePrefix: join(tmp, 'ort') });
   const decoder = new GqaDecoder(ort, session, folder.shape);

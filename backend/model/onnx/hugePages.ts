@@ -1,7 +1,7 @@
 // Linux transparent huge pages for the KV cache, asked for without costing memory: madvise(MADV_COLLAPSE)
 // (Linux 6.1+) turns the 2 MiB blocks a cache row has already filled into huge pages, so decode's reads of
-// the cache miss the TLB 512 times less often (bench/profileNative.ts: ~1.2-1.4× faster GroupQueryAttention at
-// 12,288 cached on a 2-core VM). Blocks not yet written stay unallocated 4 KiB pages, as before; asking for
+// the cache miss the TLB 512 times less often (1.08-1.19x per decode step at 4,096 and 12,288 cached on a
+// 2-core VM: docs/benchmarks.md). Blocks not yet written stay unallocated 4 KiB pages, as before; asking for
 // huge pages up front (MADV_HUGEPAGE) would allocate up to 2 MiB per head region at its first write.
 // Elsewhere (macOS, Windows, older kernels, koffi missing) this does nothing.
 
@@ -13,11 +13,18 @@ type Koffi = typeof import('koffi');
 
 let madvise: Madvise | null | undefined;
 let koffi: Koffi | undefined;
+let wanted = true;
+
+/** Turns huge pages off (or back on) for caches made from now on: the benchmarks' A/B (KIMINA_HUGE_PAGES=off). */
+export function useHugePages(on: boolean): void {
+  wanted = on;
+}
 
 function load(): Madvise | null {
+  if (!wanted) return null;
   if (madvise !== undefined) return madvise;
   madvise = null;
-  if (process.platform !== 'linux' || process.env.KIMINA_HUGE_PAGES === 'off') return null;
+  if (process.platform !== 'linux') return null;
   try {
     // Resolved at run time: a missing or unloadable koffi must not break the module graph.
     koffi = require(['koffi'][0]) as Koffi;

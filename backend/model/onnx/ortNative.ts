@@ -66,14 +66,8 @@ export interface NativeSessionOptions {
   profilePrefix?: string;
 }
 
-/**
- * onnxruntime-node's libonnxruntime for this platform (the folder of its native binding). The benchmarks'
- * A/B of onnxruntime versions points KIMINA_ORT_LIBRARY at another build of the library (bench-only: the
- * extension never sets it).
- */
+/** onnxruntime-node's libonnxruntime for this platform (the folder of its native binding). */
 function ortLibraryPath(): string {
-  const override = process.env.KIMINA_ORT_LIBRARY;
-  if (override) return override;
   const pkg = dirname(require.resolve('onnxruntime-node/package.json'));
   const binRoot = join(pkg, 'bin');
   const os = process.platform;
@@ -159,12 +153,16 @@ export class OrtNative {
     this.cpu = info[0];
   }
 
-  /** The process's C API, loaded on first use (koffi and libonnxruntime from onnxruntime-node). */
-  static load(): OrtNative {
+  /**
+   * The process's C API, loaded on first use (koffi and libonnxruntime from onnxruntime-node). `libraryPath`,
+   * on that first call, loads another build of libonnxruntime instead: the benchmarks' A/B of onnxruntime
+   * versions (KIMINA_ORT_LIBRARY, bench/nativeDecode.ts); the extension never passes it.
+   */
+  static load(libraryPath?: string): OrtNative {
     if (!OrtNative.instance) {
       // Resolved at run time: a missing or unloadable koffi must not break the module graph.
       const koffi = require(['koffi'][0]) as Koffi;
-      OrtNative.instance = new OrtNative(koffi, ortLibraryPath());
+      OrtNative.instance = new OrtNative(koffi, libraryPath ?? ortLibraryPath());
     }
     return OrtNative.instance;
   }
