@@ -4,14 +4,24 @@
 import { join } from 'node:path';
 import { GqaDecoder, type GqaState } from '../backend/model/onnx/gqaDecoder';
 import { ONNX_GQA8_FILE, ONNX_GQA_FILE, readModelFolder } from '../backend/model/onnx/modelFolder';
+import { useHugePages } from '../backend/model/onnx/hugePages';
 import { OrtNative } from '../backend/model/onnx/ortNative';
 import { argmax, seededRandom } from '../backend/model/onnx/sampler';
 import { bestWindowRate } from './bestWindow';
 import type { Measure } from './oursDecode';
 
+// The benchmarks' A/B knobs: another libonnxruntime build (KIMINA_ORT_LIBRARY=path), huge pages off
+// (KIMINA_HUGE_PAGES=off; backend/model/onnx/hugePages.ts).
+if (process.env.KIMINA_HUGE_PAGES === 'off') useHugePages(false);
+
+/** The C API (with KIMINA_ORT_LIBRARY's build of libonnxruntime where it is set). */
+export function loadNative(): OrtNative {
+  return OrtNative.load(process.env.KIMINA_ORT_LIBRARY || undefined);
+}
+
 export function openNative(modelDir: string, threads: number, int8 = false) {
   const folder = readModelFolder(modelDir);
-  const ort = OrtNative.load();
+  const ort = loadNative();
   const file = join(modelDir, int8 ? ONNX_GQA8_FILE : ONNX_GQA_FILE);
   const decoder = new GqaDecoder(ort, ort.createSession(file, { threads }), folder.shape, { int8 });
   return { decoder, release: () => decoder.close() };

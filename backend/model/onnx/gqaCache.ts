@@ -2,7 +2,9 @@
 // memory V8 never moves, each wrapped once in an OrtValue that is both the layer's `past_key.L` input and
 // its `present_key.L` output, so GroupQueryAttention appends the new tokens in place. Each row has its own
 // length; GroupQueryAttention reads only a row's own length (seqlens_k), so rows of different lengths
-// decode together without padding.
+// decode together without padding. The filled part of each row is moved onto huge pages as it grows
+// (hugePages.ts).
+import { collapseHugePages, HUGE_PAGE_BYTES, hugePageOffset, hugePagesAvailable } from './hugePages';
 import { ElementType, nativeBuffer, type NativeValue, type OrtNative } from './ortNative';
 
 export interface GqaCacheShape {
@@ -20,6 +22,9 @@ export class GqaCache {
   values: GqaCacheArray[] = [];
   /** Cached tokens per row. */
   lengths: number[];
+  /** Per row, the length up to which its filled blocks were last collapsed into huge pages. */
+  private collapsedTo: number[];
+  private hugePages = true;
   private batchValues?: { rows: number; k: NativeValue[]; v: NativeValue[] };
 
   constructor(
@@ -29,6 +34,8 @@ export class GqaCache {
     public capacity: number,
   ) {
     this.lengths = new Array<number>(rows).fill(0);
+    this.collapsedTo = new Array<number>(rows).fill(0);
+    this.capacity = this.roundCapacity(capacity);
     this.allocate();
   }
 
@@ -45,15 +52,43 @@ export class GqaCache {
     return this.shape.kvHeads * this.capacity * this.shape.headDim;
   }
 
+  /** Tokens of one head's slots that fill one huge page. */
+  private get hugeBlockTokens(): number {
+    return HUGE_PAGE_BYTES / (this.shape.headDim * (this.shape.int8 ? 1 : 4));
+  }
+
+  /**
+   * Whether each head region starts on a huge-page boundary, so that every 2 MiB a row fills can become one
+   * huge page: for caches of at least one huge page per head, where huge pages are available. The capacity
+   * is then a whole number of huge pages per head (slots never written cost no memory).
+   */
+  private alignsToHugePages(capacity: number): boolean {
+    return this.hugePages && capacity >= this.hugeBlockTokens && hugePagesAvailable();
+  }
+
+  private roundCapacity(capacity: number): number {
+    if (!this.alignsToHugePages(capacity)) return capacity;
+    return Math.ceil(capacity / this.hugeBlockTokens) * this.hugeBlockTokens;
+  }
+
   private allocate(): void {
     // Zero-filled lazily by the OS: pages of slots never written take no memory.
     const n = this.rows * this.block;
-    const make = (): GqaCacheArray =>
-      this.shape.int8
-        ? nativeBuffer((b) => new Int8Array(b, 0, n), n)
-        : nativeBuffer((b) => new Float32Array(b, 0, n), n * 4);
+    const bytes = n * (this.shape.int8 ? 1 : 4);
+    const aligned = this.alignsToHugePages(this.capacity);
+    const make = (): GqaCacheArray => {
+      if (!aligned)
+        return this.shape.int8
+          ? nativeBuffer((b) => new Int8Array(b, 0, n), n)
+          : nativeBuffer((b) => new Float32Array(b, 0, n), bytes);
+      // A huge page more than needed, viewed from its first huge-page boundary on.
+      const buffer = new ArrayBuffer(bytes + HUGE_PAGE_BYTES);
+      const at = hugePageOffset(buffer);
+      return this.shape.int8 ? new Int8Array(buffer, at, n) : new Float32Array(buffer, at, n);
+    };
     this.keys = [];
     this.values = [];
+    this.collapsedTo = new Array<number>(this.rows).fill(0);
     for (let l = 0; l < this.shape.layers; l++) {
       this.keys.push(make());
       this.values.push(make());
@@ -87,7 +122,7 @@ export class GqaCache {
   reserve(extra: number, step = 256): void {
     const needed = Math.max(...this.lengths) + extra;
     if (needed <= this.capacity) return;
-    const capacity = Math.max(needed, Math.ceil((this.capacity * 1.5) / step) * step);
+    const capacity = this.roundCapacity(Math.max(needed, Math.ceil((this.capacity * 1.5) / step) * step));
     const old = { keys: this.keys, values: this.values, capacity: this.capacity };
     this.capacity = capacity;
     this.releaseValues();
@@ -134,9 +169,38 @@ export class GqaCache {
           }
     });
     this.lengths = lengths;
+    this.collapsedTo = from.map((src, dst) => (src === dst ? this.collapsedTo[src] : 0));
     if (from.length !== this.rows) {
       this.rows = from.length;
       this.releaseValues();
+    }
+  }
+
+  /**
+   * Huge pages under what each row has filled (hugePages.ts): asked whenever a row has grown by another
+   * 2 MiB per head region since the last time (every 4,096 tokens of a float cache), from the block that
+   * straddled the last watermark. Writes no data; costs a copy of those blocks once (the kernel's).
+   */
+  collapseFilled(): void {
+    if (!this.hugePages) return;
+    const { kvHeads, headDim } = this.shape;
+    const tokenBytes = headDim * (this.shape.int8 ? 1 : 4);
+    const blockTokens = HUGE_PAGE_BYTES / tokenBytes;
+    for (let r = 0; r < this.rows; r++) {
+      const done = this.collapsedTo[r];
+      const length = this.lengths[r];
+      if (length - done < blockTokens) continue;
+      const from = Math.max(0, done - blockTokens) * tokenBytes;
+      const to = length * tokenBytes;
+      for (const a of [...this.keys, ...this.values])
+        for (let h = 0; h < kvHeads; h++) {
+          const region = (r * kvHeads + h) * this.capacity * tokenBytes;
+          if (!collapseHugePages(a, region + from, region + to)) {
+            this.hugePages = false;
+            return;
+          }
+        }
+      this.collapsedTo[r] = length;
     }
   }
 

@@ -128,6 +128,7 @@ export class GqaDecoder {
     }
     if (row === undefined) for (let b = 0; b < B; b++) cache.lengths[b] += S;
     else cache.lengths[row] += S;
+    cache.collapseFilled();
     return logits.data;
   }
 

@@ -19,6 +19,7 @@ const API = {
   Run: 9,
   CreateSessionOptions: 10,
   SetSessionExecutionMode: 13,
+  EnableProfiling: 14,
   SetSessionLogSeverityLevel: 22,
   SetSessionGraphOptimizationLevel: 23,
   SetIntraOpNumThreads: 24,
@@ -37,6 +38,7 @@ const API = {
   ReleaseSession: 95,
   ReleaseValue: 96,
   ReleaseSessionOptions: 100,
+  SessionEndProfiling: 110,
   AddSessionConfigEntry: 130,
 } as const;
 /** The C API version asked for: 1.30 serves every version up to its own; 17 (1.17) has all of the above. */
@@ -60,9 +62,11 @@ export interface NativeSessionOptions {
   threads: number;
   spinning?: boolean;
   dynamicBlocks?: boolean;
+  /** onnxruntime's profiler on, its JSON written at this path prefix (`NativeSession.endProfiling` says where). */
+  profilePrefix?: string;
 }
 
-/** The folder of onnxruntime-node's native binding for this platform, which holds libonnxruntime too. */
+/** onnxruntime-node's libonnxruntime for this platform (the folder of its native binding). */
 function ortLibraryPath(): string {
   const pkg = dirname(require.resolve('onnxruntime-node/package.json'));
   const binRoot = join(pkg, 'bin');
@@ -110,6 +114,7 @@ export class OrtNative {
       Run: 'void *f(void *session, void *runOptions, const char **inNames, void **inputs, size_t nIn, const char **outNames, size_t nOut, void **outputs)',
       CreateSessionOptions: 'void *f(_Out_ void **options)',
       SetSessionExecutionMode: 'void *f(void *options, int mode)',
+      EnableProfiling: 'void *f(void *options, const char *prefix)', // ORTCHAR_T: char off Windows
       SetSessionLogSeverityLevel: 'void *f(void *options, int level)',
       SetSessionGraphOptimizationLevel: 'void *f(void *options, int level)',
       SetIntraOpNumThreads: 'void *f(void *options, int n)',
@@ -129,6 +134,7 @@ export class OrtNative {
       ReleaseSession: 'void f(void *p)',
       ReleaseValue: 'void f(void *p)',
       ReleaseSessionOptions: 'void f(void *p)',
+      SessionEndProfiling: 'void *f(void *session, void *allocator, _Out_ void **path)',
       AddSessionConfigEntry: 'void *f(void *options, const char *key, const char *value)',
     };
     const fns = {} as Record<keyof typeof API, (...args: unknown[]) => unknown>;
@@ -147,12 +153,16 @@ export class OrtNative {
     this.cpu = info[0];
   }
 
-  /** The process's C API, loaded on first use (koffi and libonnxruntime from onnxruntime-node). */
-  static load(): OrtNative {
+  /**
+   * The process's C API, loaded on first use (koffi and libonnxruntime from onnxruntime-node). `libraryPath`,
+   * on that first call, loads another build of libonnxruntime instead: the benchmarks' A/B of onnxruntime
+   * versions (KIMINA_ORT_LIBRARY, bench/nativeDecode.ts); the extension never passes it.
+   */
+  static load(libraryPath?: string): OrtNative {
     if (!OrtNative.instance) {
       // Resolved at run time: a missing or unloadable koffi must not break the module graph.
       const koffi = require(['koffi'][0]) as Koffi;
-      OrtNative.instance = new OrtNative(koffi, ortLibraryPath());
+      OrtNative.instance = new OrtNative(koffi, libraryPath ?? ortLibraryPath());
     }
     return OrtNative.instance;
   }
@@ -180,6 +190,7 @@ export class OrtNative {
       this.check(this.fns.AddSessionConfigEntry(so, 'session.inter_op.allow_spinning', spin), 'config');
       if (options.dynamicBlocks !== false)
         this.check(this.fns.AddSessionConfigEntry(so, 'session.dynamic_block_base', '4'), 'config');
+      if (options.profilePrefix) this.check(this.fns.EnableProfiling(so, options.profilePrefix), 'EnableProfiling');
       const session = [null];
       this.check(this.fns.CreateSession(this.env, path, so, session), 'CreateSession');
       return new NativeSession(this, session[0], this.names(session[0], 'Input'), this.names(session[0], 'Output'));
@@ -220,6 +231,17 @@ export class OrtNative {
   /** @internal */
   release(kind: 'Value' | 'Session', p: Ptr): void {
     this.fns[`Release${kind}`](p);
+  }
+
+  /** @internal Stops the session's profiler; the path of the JSON file it wrote. */
+  endProfiling(session: Ptr): string {
+    const alloc = [null];
+    this.check(this.fns.GetAllocatorWithDefaultOptions(alloc), 'GetAllocatorWithDefaultOptions');
+    const p = [null];
+    this.check(this.fns.SessionEndProfiling(session, alloc[0], p), 'SessionEndProfiling');
+    const path = this.koffi.decode(p[0], 'char', -1) as string;
+    this.check(this.fns.AllocatorFree(alloc[0], p[0]), 'AllocatorFree');
+    return path;
   }
 
   /** @internal */
@@ -268,6 +290,11 @@ export class NativeSession {
       [...outputs.keys()],
       [...outputs.values()].map((v) => v.handle),
     );
+  }
+
+  /** Stops onnxruntime's profiler (the session was made with `profilePrefix`): the JSON file's path. */
+  endProfiling(): string {
+    return this.ort.endProfiling(this.handle);
   }
 
   release(): void {
