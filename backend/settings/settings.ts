@@ -804,6 +804,27 @@ const otherVariables: { name: string; scope: Exclude<Scope, 'backend'>; type: st
       doc: '`bench:decode:keys`: which llama.cpp settings run (flash attention off, on, on with a q8_0 cache)',
     },
     {
+      name: 'KIMINA_HUGE_PAGES',
+      scope: 'bench',
+      type: 'string',
+      default: '`on`',
+      doc: "`off`: the C API path's benchmarks (bench/nativeDecode.ts) run without huge pages under the KV cache, for the A/B (backend/model/onnx/hugePages.ts)",
+    },
+    {
+      name: 'KIMINA_ORT_LIBRARY',
+      scope: 'bench',
+      type: 'path',
+      default: "onnxruntime-node's libonnxruntime",
+      doc: "another libonnxruntime build for the C API path's benchmarks (bench/nativeDecode.ts, bench/profileNative.ts): the A/B of onnxruntime versions",
+    },
+    {
+      name: 'KIMINA_PROFILE_ONLY',
+      scope: 'bench',
+      type: 'string',
+      default: 'both',
+      doc: '`bench/profileNative.ts`: `ours` or `genai` profiles only that engine',
+    },
+    {
       name: 'KIMINA_GPU_STEPS',
       scope: 'bench',
       type: 'number',
