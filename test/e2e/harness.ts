@@ -277,13 +277,27 @@ export async function openFile(page: Page, name: string): Promise<void> {
 
 /** Opens a workspace file with Quick Open (works whichever side bar view is showing). */
 export async function quickOpen(page: Page, name: string): Promise<void> {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(name);
-  // Enter picks the first row: wait until the filter has put the file there.
-  await page.locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: name }).waitFor();
-  await page.keyboard.press('Enter');
+  // A webview that holds the focus (the Proof view after Accept) can swallow Ctrl+P: each attempt after the first
+  // gives the focus to an open editor first, as a user's click would, and opens Quick Open afresh.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
+      if (attempt > 1 && (await editor.count()) > 0) await editor.click({ timeout: 5_000 });
+      await page.keyboard.press('Control+P');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: 10_000 });
+      await input.fill(name, { timeout: 5_000 });
+      // Enter picks the first row: wait until the filter has put the file there.
+      await page
+        .locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: name })
+        .waitFor({ timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (err) {
+      await page.keyboard.press('Escape');
+      if (attempt === 4) throw err;
+    }
+  }
 }
 
 export async function runCommand(page: Page, title: string): Promise<void> {
