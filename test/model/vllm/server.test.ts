@@ -8,21 +8,12 @@ import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from 'n
 import { join } from 'node:path';
 import axios from 'axios';
 import { VllmServer } from '../../../backend/model/vllm/server';
-import { PYTHON, alive, childEnvOf, engineCorePids, makeRig, until } from './standInSetup';
+import { alive, engineCorePids, makeRig, serverOptions, until } from './standInSetup';
 
 test('the API key reaches vLLM by environment: not on its command line (ps), not in its log lines; /v1 needs it', async () => {
   const rig = makeRig();
   const logs: string[] = [];
-  const server = await VllmServer.start({
-    python: PYTHON,
-    modelDir: rig.modelDir,
-    servedModelName: 'm',
-    maxModelLen: 1024,
-    gpuMemoryUtilization: 0.5,
-    seed: 0,
-    env: childEnvOf(rig, { VLLM_API_KEY: 'a key of the user environment' }),
-    log: (l) => logs.push(l),
-  });
+  const server = await VllmServer.start(serverOptions(rig, logs, { VLLM_API_KEY: 'a key of the user environment' }));
   try {
     assert.ok(server.apiKey.length >= 32);
     const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8'); // what `ps` shows every local user
@@ -71,16 +62,7 @@ function tcpListenInodes(): Set<string> {
 
 test('it listens on a Unix socket in a folder only this user can enter, on no TCP port, and the folder goes with it', async () => {
   const rig = makeRig();
-  const server = await VllmServer.start({
-    python: PYTHON,
-    modelDir: rig.modelDir,
-    servedModelName: 'm',
-    maxModelLen: 1024,
-    gpuMemoryUtilization: 0.5,
-    seed: 0,
-    env: childEnvOf(rig),
-    log: () => {},
-  });
+  const server = await VllmServer.start(serverOptions(rig, []));
   const { socketDir, socketPath } = server;
   try {
     const args = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
@@ -103,17 +85,9 @@ test('it listens on a Unix socket in a folder only this user can enter, on no TC
 test('a server that ignores SIGTERM is killed, group and all, after the grace', async () => {
   const rig = makeRig();
   const logs: string[] = [];
-  const server = await VllmServer.start({
-    python: PYTHON,
-    modelDir: rig.modelDir,
-    servedModelName: 'm',
-    maxModelLen: 1024,
-    gpuMemoryUtilization: 0.5,
-    seed: 0,
-    env: childEnvOf(rig, { STAND_IN_VLLM_IGNORE_SIGTERM: '1' }),
-    log: (l) => logs.push(l),
-    stopGraceMs: 300,
-  });
+  const server = await VllmServer.start(
+    serverOptions(rig, logs, { STAND_IN_VLLM_IGNORE_SIGTERM: '1' }, { stopGraceMs: 300 }),
+  );
   const pids = [server.pid!, ...engineCorePids(logs)];
   assert.equal(pids.length, 2);
   const t0 = Date.now();
@@ -150,17 +124,7 @@ test('a backend killed outright (SIGKILL: no exit hook) leaves no vLLM process b
 
 test('a server that never answers /health is given up after the start timeout, and stopped', async () => {
   const rig = makeRig();
-  const start = VllmServer.start({
-    python: PYTHON,
-    modelDir: rig.modelDir,
-    servedModelName: 'm',
-    maxModelLen: 1024,
-    gpuMemoryUtilization: 0.5,
-    seed: 0,
-    env: childEnvOf(rig, { STAND_IN_VLLM_LOAD_SECONDS: '60' }),
-    log: () => {},
-    startTimeoutMs: 800,
-  });
+  const start = VllmServer.start(serverOptions(rig, [], { STAND_IN_VLLM_LOAD_SECONDS: '60' }, { startTimeoutMs: 800 }));
   await assert.rejects(
     start,
     /vLLM did not answer GET \/health within 1 s of starting, and was stopped; vLLM \(pid \d+\) (was ended by SIGTERM|exited with code 0)/,
@@ -170,16 +134,7 @@ test('a server that never answers /health is given up after the start timeout, a
 test('a python that cannot be run: the start fails at once, saying so', async () => {
   const rig = makeRig();
   await assert.rejects(
-    VllmServer.start({
-      python: join(rig.home, 'missing', 'python'),
-      modelDir: rig.modelDir,
-      servedModelName: 'm',
-      maxModelLen: 1024,
-      gpuMemoryUtilization: 0.5,
-      seed: 0,
-      env: childEnvOf(rig),
-      log: () => {},
-    }),
+    VllmServer.start(serverOptions(rig, [], {}, { python: join(rig.home, 'missing', 'python') })),
     /vLLM did not start: .*missing\/python: spawn .*ENOENT/,
   );
 });

@@ -7,6 +7,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { engineConfigOf, type EngineConfig } from '../../../backend/model/index';
+import type { VllmServerOptions } from '../../../backend/model/vllm/server';
 import { readSettings, type Env } from '../../../backend/settings/settings';
 import { QWEN3_DIR } from '../qwen3Fixture';
 
@@ -55,6 +56,30 @@ export function childEnvOf(rig: Rig, extra: NodeJS.ProcessEnv = {}): NodeJS.Proc
     PYTHONUNBUFFERED: '1',
     STAND_IN_VLLM_LOAD_SECONDS: '0.3',
     ...extra,
+  };
+}
+
+/**
+ * VllmServer.start's options for the stand-in: this machine's python3, the rig's model, a small context; `env`
+ * adds to the child environment (the test's knobs), `more` sets the rest (a grace, a timeout, another python).
+ * The server's log lines are collected in `logs`.
+ */
+export function serverOptions(
+  rig: Rig,
+  logs: string[],
+  env: NodeJS.ProcessEnv = {},
+  more: Partial<VllmServerOptions> = {},
+): VllmServerOptions {
+  return {
+    python: PYTHON,
+    modelDir: rig.modelDir,
+    servedModelName: 'm',
+    maxModelLen: 1024,
+    gpuMemoryUtilization: 0.5,
+    seed: 0,
+    env: childEnvOf(rig, env),
+    log: (l) => logs.push(l),
+    ...more,
   };
 }
 
