@@ -275,21 +275,27 @@ export async function openFile(page: Page, name: string): Promise<void> {
   await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
 }
 
-/** Opens a workspace file with Quick Open (works whichever side bar view is showing). */
-export async function quickOpen(page: Page, name: string): Promise<void> {
-  // A webview that holds the focus (the Proof view after Accept) can swallow Ctrl+P: each attempt after the first
-  // gives the focus to an open editor first, as a user's click would, and opens Quick Open afresh.
+/**
+ * Opens the quick input with `key`, types `text` and picks the first row once it shows `shown`. The palette's list
+ * can still be loading right after start-up, and a focus change (an editor revealed after an edit, a webview taking
+ * focus) can close it or swallow the key: each of four attempts opens it afresh, `beforeRetry` first.
+ */
+async function pickFirstRow(
+  page: Page,
+  key: string,
+  text: string,
+  shown: string,
+  beforeRetry?: () => Promise<void>,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
-      if (attempt > 1 && (await editor.count()) > 0) await editor.click({ timeout: 5_000 });
-      await page.keyboard.press('Control+P');
+      if (attempt > 1) await beforeRetry?.();
+      await page.keyboard.press(key);
       const input = page.locator('.quick-input-widget input');
       await input.waitFor({ timeout: 10_000 });
-      await input.fill(name, { timeout: 5_000 });
-      // Enter picks the first row: wait until the filter has put the file there.
+      await input.fill(text, { timeout: 5_000 });
       await page
-        .locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: name })
+        .locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: shown })
         .waitFor({ timeout: 10_000 });
       await page.keyboard.press('Enter');
       return;
@@ -300,26 +306,18 @@ export async function quickOpen(page: Page, name: string): Promise<void> {
   }
 }
 
+/** Opens a workspace file with Quick Open (works whichever side bar view is showing). */
+export async function quickOpen(page: Page, name: string): Promise<void> {
+  // A webview that holds the focus (the Proof view after Accept) can swallow Ctrl+P: a retry gives the focus to an
+  // open editor first, as a user's click would.
+  const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
+  await pickFirstRow(page, 'Control+P', name, name, async () => {
+    if ((await editor.count()) > 0) await editor.click({ timeout: 5_000 });
+  });
+}
+
 export async function runCommand(page: Page, title: string): Promise<void> {
-  // The palette's command list can still be loading right after start-up, and a focus change (an editor revealed
-  // after an edit, a webview taking focus) can close the palette between opening it and typing: each attempt opens
-  // it afresh, with short waits, until the title shows.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ timeout: 5_000 });
-      await input.fill(`>${title}`, { timeout: 5_000 });
-      await page
-        .locator('.quick-input-widget .monaco-list-row[data-index="0"]', { hasText: title })
-        .waitFor({ timeout: 10_000 });
-      await page.keyboard.press('Enter');
-      return;
-    } catch (err) {
-      await page.keyboard.press('Escape');
-      if (attempt === 4) throw err;
-    }
-  }
+  await pickFirstRow(page, 'F1', `>${title}`, title);
 }
 
 /** Moves the cursor to a 1-based line with Go to Line. */
