@@ -8,6 +8,7 @@ import sys
 import time
 
 import onnxruntime_genai as og
+from steps import prompt, timed_steps
 
 args = json.loads(sys.argv[1])
 model_dir, threads, steps = args["dir"], args["threads"], args["steps"]
@@ -24,24 +25,8 @@ def best_window(step_ms, window=4, tokens_per_step=1):
     return 1000 * window * tokens_per_step / best
 
 
-def prompt(length, row=0):
-    return [1000 + ((i * 7919 + row * 131) % 100000) for i in range(length)]
-
-
 def decode_rate(cached, rows):
-    params = og.GeneratorParams(model)
-    params.set_search_options(max_length=cached + steps + 8, batch_size=rows, do_sample=False)
-    generator = og.Generator(model, params)
-    tokens = [t for r in range(rows) for t in prompt(cached, r)]
-    generator.append_tokens(tokens)  # prefill (not timed)
-    generator.generate_next_token()  # warm-up step
-    step_ms = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        generator.generate_next_token()
-        step_ms.append((time.perf_counter() - t) * 1000)
-    del generator
-    return best_window(step_ms, 4, rows)
+    return best_window(timed_steps(model, cached, steps, rows), 4, rows)
 
 
 def prefill_rate(length):

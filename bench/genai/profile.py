@@ -7,9 +7,9 @@ import json
 import os
 import sys
 import tempfile
-import time
 
 import onnxruntime_genai as og
+from steps import timed_steps
 
 args = json.loads(sys.argv[1])
 src, threads, cached, steps = os.path.abspath(args["dir"]), args["threads"], args["cached"], args["steps"]
@@ -29,16 +29,7 @@ with open(os.path.join(work, "genai_config.json"), "w") as f:
 og_config = og.Config(work)
 og_config.clear_providers()  # CPU
 model = og.Model(og_config)
-params = og.GeneratorParams(model)
-params.set_search_options(max_length=cached + steps + 8, batch_size=1, do_sample=False)
-generator = og.Generator(model, params)
-generator.append_tokens([1000 + ((i * 7919) % 100000) for i in range(cached)])  # prefill (not counted)
-generator.generate_next_token()  # warm-up step
-step_ms = []
-for _ in range(steps):
-    t = time.perf_counter()
-    generator.generate_next_token()
-    step_ms.append((time.perf_counter() - t) * 1000)
+step_ms = timed_steps(model, cached, steps)
 # Which libonnxruntime onnxruntime-genai loaded (the onnxruntime wheel beside it).
 with open("/proc/self/maps") as f:
     ort_library = next((line.split()[-1] for line in f if "libonnxruntime.so" in line), "")
