@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { OnnxEngine } from '../../backend/model/onnx/engine';
 import { recipeRowsThatFit, cacheBytesPerToken } from '../../backend/model/onnx/memoryPlan';
 import { qwen3ShapeFromConfig } from '../../backend/model/onnx/qwen3Config';
+import { shapes } from './onnx/kiminaShapes';
 import { ONNX_DATA_FILE } from '../../backend/model/onnx/modelFolder';
 import { RECIPE_ANSWERS, scheduleOf, scheduleWords, type StepCost } from '../../backend/model/schedule';
 import { calibratedCost, storedSchedules, storeCalibration } from '../../backend/model/calibrationFile';
@@ -19,19 +20,7 @@ import { DEFAULT_SETTINGS } from '../../backend/prover/request';
 
 const gib = 2 ** 30;
 const CPU: StepCost = { a: 25, m: 20, b: 8e-3 };
-// Qwen3-1.7B's shape (Kimina-Prover-RL-1.7B's config.json fields).
-const SHAPE_1_7B = qwen3ShapeFromConfig({
-  model_type: 'qwen3',
-  vocab_size: 151_936,
-  hidden_size: 2048,
-  num_hidden_layers: 28,
-  num_attention_heads: 16,
-  num_key_value_heads: 8,
-  head_dim: 128,
-  intermediate_size: 6144,
-  tie_word_embeddings: true,
-  max_position_embeddings: 40_960,
-});
+const SHAPE_1_7B = shapes['1.7B'];
 
 test('scheduleOf: an override above what fits is lowered to it, one row at the least; one that fits stays', () => {
   const lowered = scheduleOf(CPU, { candidates: [1, 2], override: 16, fit: 2 })!;

@@ -4,41 +4,14 @@
 // (MatMulNBits: half a byte per weight plus a float32 scale per 32; the embedding in float16; norms in float32).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { qwen3ShapeFromConfig, qwen3TensorShapes, type Qwen3Shape } from '../../../backend/model/onnx/qwen3Config';
+import { qwen3TensorShapes, type Qwen3Shape } from '../../../backend/model/onnx/qwen3Config';
+import { shapes } from './kiminaShapes';
 import { cacheBytesPerToken, defaultPlan } from '../../../backend/model/onnx/memoryPlan';
 import { GqaCache } from '../../../backend/model/onnx/gqaCache';
 import { RECIPE_ANSWERS, scheduleOf, type StepCost } from '../../../backend/model/schedule';
 
 const gib = 2 ** 30;
 const LAPTOP = 16 * gib;
-
-/** The Qwen3 configs of the two checkpoints (their config.json's shape fields). */
-const shapes: Record<string, Qwen3Shape> = {
-  '0.6B': qwen3ShapeFromConfig({
-    model_type: 'qwen3',
-    vocab_size: 151_936,
-    hidden_size: 1024,
-    num_hidden_layers: 28,
-    num_attention_heads: 16,
-    num_key_value_heads: 8,
-    head_dim: 128,
-    intermediate_size: 3072,
-    tie_word_embeddings: true,
-    max_position_embeddings: 40_960,
-  }),
-  '1.7B': qwen3ShapeFromConfig({
-    model_type: 'qwen3',
-    vocab_size: 151_936,
-    hidden_size: 2048,
-    num_hidden_layers: 28,
-    num_attention_heads: 16,
-    num_key_value_heads: 8,
-    head_dim: 128,
-    intermediate_size: 6144,
-    tie_word_embeddings: true,
-    max_position_embeddings: 40_960,
-  }),
-};
 
 /** The 4-bit model folder's weights in bytes (the tied head is quantized once more from the embedding). */
 function q4WeightBytes(s: Qwen3Shape): number {
